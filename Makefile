@@ -1,0 +1,130 @@
+# syncprof build pipeline:
+#   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/*.o -> ./syncprof
+# Quiet by default; V=1 shows the commands.
+
+ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+OUT         := build
+BPFTOOL     ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CLANG       ?= clang
+CC          ?= cc
+PYTHON      ?= /usr/bin/python3
+VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
+
+# Debian packages the build, the tests and the demo need.
+DEB_PKGS    := clang llvm gcc make pkg-config libc6-dev libbpf-dev bpftool \
+               libelf-dev libdw-dev zlib1g-dev libcmocka-dev python3 \
+               util-linux procps
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Recursive (=) so pkg-config runs only once the packages are there.
+LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf 2>/dev/null)
+LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf 2>/dev/null) -lz
+CFLAGS      ?= -g -O2
+WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+               -Wstrict-prototypes -Wmissing-prototypes
+ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
+               -Ibpf -Iskel -Iuser $(LIB_CFLAGS)
+BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+               -I$(dir $(VMLINUX)) -Ibpf -MMD -MP
+
+BPF_SRCS    := $(wildcard bpf/*.bpf.c)
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS       := $(patsubst bpf/%.bpf.c,skel/%.skel.h,$(BPF_SRCS))
+
+USER_SRCS   := $(wildcard user/*.c)
+USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS    := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+
+# Unit tests: tests/unit/test_<module>.c links user/<module>.c and what
+# that module needs; none of them needs root or BPF.
+UNIT_NAMES  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
+UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
+TARGET_SRCS := $(wildcard tests/targets/*.c)
+TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS))
+FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
+
+.DELETE_ON_ERROR:
+.PHONY: all deps demo test check-unit check-integration clean vmlinux
+
+all: syncprof
+
+deps:
+	$(Q)missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "syncprof: missing Debian packages:$$missing (run 'sudo make deps')" >&2; \
+	    exit 1; fi; \
+	  echo "  DEPS    installing$$missing"; \
+	  apt-get update -q >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null; \
+	fi
+
+vmlinux:
+	$(call msg,BTF,$(VMLINUX))
+	$(Q)mkdir -p $(dir $(VMLINUX))
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+skel/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# Every user object may include a skeleton; generate them first.
+$(OUT)/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+syncprof: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIB_LDLIBS) -o $@
+
+$(OUT)/tests/unit/%.o: tests/unit/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/tests/unit/test_%: $(OUT)/tests/unit/test_%.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIB_LDLIBS) -lcmocka -o $@
+
+# Target programs are built like users build theirs: -O2 -g, no frame
+# pointers, dynamically linked against the system libc.
+$(OUT)/tests/targets/%: tests/targets/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
+
+$(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures/versioned.map
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -fPIC -shared -Wl,--version-script=tests/fixtures/versioned.map $< -o $@
+
+demo:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
+	./syncprof --duration 5 -- $(OUT)/tests/targets/demo 4
+
+test:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory syncprof $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
+	$(Q)$(PYTHON) tests/run.py --build $(OUT)
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf $(OUT) skel/*.skel.h syncprof
+
+-include $(wildcard $(OUT)/user/*.d $(OUT)/bpf/*.d $(OUT)/tests/unit/*.d)

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Full mode: an entry uprobe and a return uprobe on each pthread lock and
+ * condvar-wait function of the target's libc.
+ *
+ * One program pair serves every function; the attach cookie says whether
+ * the function takes a mutex or a condvar (enum sp_probe_class), so the
+ * probed functions are a table in the loader, not code here.
+ *
+ * Entry stashes {t0, object, call site, type, sp} per thread; the return
+ * adds now - t0 to a per-CPU hash keyed by {object, call site, tid, type}.
+ * Pairing uses the stack pointer: a return belongs to the stash whose
+ * entry sp is 8 bytes below it (the return address popped).  A call made
+ * while another probed call of the same thread is in flight (deeper sp:
+ * a signal handler, or a libc that calls its own public entry points) is
+ * left out, so a condvar's internal re-lock never adds a mutex row.  A
+ * thread that dies inside a call (cancellation) has its stash removed at
+ * exit, so a new thread with the same tid and a recycled stack starts
+ * clean.
+ *
+ * Counters are per-CPU but updated atomically: uprobe programs run
+ * preemptibly, and two tasks on one CPU may update the same slot.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "syncprof.h"
+
+#define EOWNERDEAD 130
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 target_tgid = 0;
+
+/* Report window, advanced by the loader before each read. */
+volatile __u64 window = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__type(key, struct sp_key);
+	__type(value, struct sp_value);
+	__uint(max_entries, 16384);	/* set by the loader before load */
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct sp_inflight);
+	__uint(max_entries, 8192);	/* set by the loader before load */
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, SP_CNT__COUNT);
+} counters SEC(".maps");
+
+static __always_inline void counter_bump(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&counters, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline bool is_target(__u64 pid_tgid)
+{
+	return (__u32)(pid_tgid >> 32) == target_tgid;
+}
+
+static __always_inline __u32 mutex_type(__u64 mutex)
+{
+	__u32 kind = 0;
+
+	bpf_probe_read_user(&kind, sizeof(kind),
+			    (void *)(mutex + SP_MUTEX_KIND_OFFSET));
+	if ((kind & SP_MUTEX_KIND_MASK) == SP_MUTEX_KIND_RECURSIVE)
+		return SP_TYPE_REC_MUTEX;
+	return SP_TYPE_MUTEX;
+}
+
+static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
+				      bool acquired)
+{
+	__u64 cur_window = window;
+	struct sp_value *v = bpf_map_lookup_elem(&stats, key);
+
+	if (!v) {
+		struct sp_value init = {
+			.count = acquired,
+			.wait_ns = wait_ns,
+			.max_ns = wait_ns,
+			.failed = !acquired,
+			.window_max_ns = wait_ns,
+			.window = cur_window,
+		};
+		long err = bpf_map_update_elem(&stats, key, &init, BPF_NOEXIST);
+
+		if (!err)
+			return;
+		if (err != -17 /* EEXIST: another CPU raced us */) {
+			counter_bump(SP_CNT_DROPPED_STATS);
+			return;
+		}
+		v = bpf_map_lookup_elem(&stats, key);
+		if (!v) {
+			counter_bump(SP_CNT_DROPPED_STATS);
+			return;
+		}
+	}
+	if (acquired)
+		__sync_fetch_and_add(&v->count, 1);
+	else
+		__sync_fetch_and_add(&v->failed, 1);
+	__sync_fetch_and_add(&v->wait_ns, wait_ns);
+	if (wait_ns > v->max_ns)
+		v->max_ns = wait_ns;
+	if (v->window != cur_window) {
+		v->window = cur_window;
+		v->window_max_ns = wait_ns;
+	} else if (wait_ns > v->window_max_ns) {
+		v->window_max_ns = wait_ns;
+	}
+}
+
+SEC("uprobe")
+int lock_enter(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct sp_inflight *outer, call = {};
+
+	if (!is_target(pid_tgid))
+		return 0;
+	call.sp = PT_REGS_SP(ctx);
+	outer = bpf_map_lookup_elem(&inflight, &tid);
+	if (outer && call.sp < outer->sp)
+		return 0;	/* nested inside a probed call */
+
+	call.object = PT_REGS_PARM1(ctx);
+	if (bpf_probe_read_user(&call.callsite, sizeof(call.callsite),
+				(void *)call.sp))
+		call.callsite = 0;
+	if (bpf_get_attach_cookie(ctx) == SP_CLASS_CONDVAR)
+		call.type = SP_TYPE_CONDVAR;
+	else
+		call.type = mutex_type(call.object);
+	call.t0 = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY))
+		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+	return 0;
+}
+
+SEC("uretprobe")
+int lock_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct sp_inflight *call;
+	struct sp_key key = {};
+	__u64 sp, t0;
+	long ret;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	call = bpf_map_lookup_elem(&inflight, &tid);
+	if (!call)
+		return 0;
+	sp = PT_REGS_SP(ctx);
+	if (sp < call->sp + 8)
+		return 0;	/* a nested call returns; the outer goes on */
+	if (sp > call->sp + 8) {
+		/* Its frame is gone (longjmp): the stash is stale. */
+		bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	}
+	key.object = call->object;
+	key.callsite = call->callsite;
+	key.type = call->type;
+	key.tid = tid;
+	t0 = call->t0;
+	bpf_map_delete_elem(&inflight, &tid);
+
+	ret = (int)PT_REGS_RC(ctx);
+	stats_add(&key, now > t0 ? now - t0 : 0,
+		  ret == 0 || ret == EOWNERDEAD);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int thread_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+
+	if (is_target(pid_tgid))
+		bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}

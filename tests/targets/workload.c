@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A target for syncprof's integration tests.  Each scenario locks real
+ * pthread objects with known timings, times every call itself with
+ * clock_gettime(CLOCK_MONOTONIC) and writes the ground truth as JSON
+ * (--truth FILE) when it ends: object addresses, counts, failures and
+ * the summed wait per object and per thread.
+ *
+ *   workload SCENARIO [--threads N] [--iters N] [--hold-us N]
+ *            [--objects N] [--truth FILE] [--wait-signal] [--exit-code N]
+ *
+ * Scenarios: mutex, condvar, trylock, recursive, heap, many.
+ * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
+ * profiler can attach first.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define MAX_THREADS 16
+#define MAX_OBJECTS 256
+
+struct thread_truth {
+	pid_t tid;
+	uint64_t count;		/* successful calls */
+	uint64_t failed;	/* failed trylocks / timeouts */
+	uint64_t wait_ns;	/* time in the calls, failed ones too */
+};
+
+static struct {
+	int threads;
+	int iters;
+	int hold_us;
+	int n_objects;
+} cfg = { .threads = 2, .iters = 50, .hold_us = 2000, .n_objects = 4 };
+
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t rec_lock;
+static pthread_mutex_t *heap_locks[MAX_OBJECTS];
+static struct thread_truth truth[MAX_THREADS];
+static uint64_t hold_count;	/* trylock: the holder's own acquisitions */
+static int cond_generation, cond_done;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_us(int us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Times one lock call; noinline keeps one call site per caller. */
+static __attribute__((noinline)) int timed_lock(struct thread_truth *t,
+						pthread_mutex_t *m)
+{
+	uint64_t t0 = now_ns();
+	int err = pthread_mutex_lock(m);
+
+	t->wait_ns += now_ns() - t0;
+	if (err)
+		t->failed++;
+	else
+		t->count++;
+	return err;
+}
+
+static void *mutex_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < cfg.iters; i++) {
+		timed_lock(t, &big_lock);
+		sleep_us(cfg.hold_us);
+		pthread_mutex_unlock(&big_lock);
+		sleep_us(cfg.hold_us / 4);
+	}
+	return NULL;
+}
+
+static void *recursive_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < cfg.iters; i++) {
+		timed_lock(t, &rec_lock);
+		timed_lock(t, &rec_lock);
+		sleep_us(cfg.hold_us);
+		pthread_mutex_unlock(&rec_lock);
+		pthread_mutex_unlock(&rec_lock);
+		sleep_us(cfg.hold_us / 4);
+	}
+	return NULL;
+}
+
+static void *heap_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < cfg.iters; i++) {
+		for (int o = 0; o < cfg.n_objects; o++) {
+			timed_lock(t, heap_locks[o]);
+			sleep_us(cfg.hold_us);
+			pthread_mutex_unlock(heap_locks[o]);
+		}
+	}
+	return NULL;
+}
+
+/* Thread 0 holds the lock half the time; the others try it. */
+static void *trylock_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (t == &truth[0]) {
+		struct thread_truth own = { 0 };
+
+		for (int i = 0; i < cfg.iters; i++) {
+			timed_lock(&own, &big_lock);
+			sleep_us(cfg.hold_us);
+			pthread_mutex_unlock(&big_lock);
+			sleep_us(cfg.hold_us);
+		}
+		hold_count = own.count;
+		return NULL;
+	}
+	for (int i = 0; i < cfg.iters * 2; i++) {
+		uint64_t t0 = now_ns();
+		int err = pthread_mutex_trylock(&big_lock);
+
+		t->wait_ns += now_ns() - t0;
+		if (err) {
+			t->failed++;
+		} else {
+			t->count++;
+			pthread_mutex_unlock(&big_lock);
+		}
+		sleep_us(cfg.hold_us / 2 + 77);
+	}
+	return NULL;
+}
+
+/* Thread 0 signals; the others wait.  Truth: the waiters' cond_wait calls. */
+static void *condvar_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (t == &truth[0]) {
+		for (int i = 0; i < cfg.iters; i++) {
+			sleep_us(cfg.hold_us);
+			pthread_mutex_lock(&cond_lock);
+			cond_generation++;
+			pthread_cond_broadcast(&cond);
+			pthread_mutex_unlock(&cond_lock);
+		}
+		pthread_mutex_lock(&cond_lock);
+		cond_done = 1;
+		pthread_cond_broadcast(&cond);
+		pthread_mutex_unlock(&cond_lock);
+		return NULL;
+	}
+	pthread_mutex_lock(&cond_lock);
+	while (!cond_done) {
+		uint64_t t0 = now_ns();
+		int err = pthread_cond_wait(&cond, &cond_lock);
+
+		t->wait_ns += now_ns() - t0;
+		if (err)
+			t->failed++;
+		else
+			t->count++;
+	}
+	pthread_mutex_unlock(&cond_lock);
+	return NULL;
+}
+
+/* One thread, many objects, each locked once: fills small maps. */
+static void *many_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	for (int o = 0; o < cfg.n_objects; o++) {
+		timed_lock(t, heap_locks[o]);
+		pthread_mutex_unlock(heap_locks[o]);
+	}
+	return NULL;
+}
+
+static void write_truth(const char *path, const char *scenario,
+			const void *object)
+{
+	FILE *f = path ? fopen(path, "w") : NULL;
+	uint64_t count = 0, failed = 0, wait_ns = 0;
+
+	if (!f)
+		return;
+	for (int i = 0; i < cfg.threads; i++) {
+		count += truth[i].count;
+		failed += truth[i].failed;
+		wait_ns += truth[i].wait_ns;
+	}
+	fprintf(f, "{\"scenario\": \"%s\", \"pid\": %d, \"object\": \"%p\", "
+		"\"count\": %" PRIu64 ", \"failed\": %" PRIu64
+		", \"wait_ns\": %" PRIu64 ", \"hold_count\": %" PRIu64
+		", \"objects\": [", scenario, (int)getpid(), object, count,
+		failed, wait_ns, hold_count);
+	for (int o = 0; o < cfg.n_objects && heap_locks[o]; o++)
+		fprintf(f, "%s\"%p\"", o ? ", " : "", (void *)heap_locks[o]);
+	fprintf(f, "], \"threads\": [");
+	for (int i = 0; i < cfg.threads; i++)
+		fprintf(f, "%s{\"tid\": %d, \"count\": %" PRIu64
+			", \"failed\": %" PRIu64 ", \"wait_ns\": %" PRIu64 "}",
+			i ? ", " : "", (int)truth[i].tid, truth[i].count,
+			truth[i].failed, truth[i].wait_ns);
+	fprintf(f, "]}\n");
+	fclose(f);
+}
+
+static void wait_for_go(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	sigwait(&set, &sig);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "hold-us", required_argument, NULL, 'h' },
+		{ "objects", required_argument, NULL, 'o' },
+		{ "truth", required_argument, NULL, 'T' },
+		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "exit-code", required_argument, NULL, 'x' },
+		{ 0 },
+	};
+	void *(*worker)(void *) = NULL;
+	const char *truth_path = NULL, *scenario;
+	const void *object = &big_lock;
+	pthread_t threads[MAX_THREADS];
+	pthread_mutexattr_t attr;
+	int opt, wait_signal = 0, exit_code = 0;
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 't': cfg.threads = atoi(optarg); break;
+		case 'i': cfg.iters = atoi(optarg); break;
+		case 'h': cfg.hold_us = atoi(optarg); break;
+		case 'o': cfg.n_objects = atoi(optarg); break;
+		case 'T': truth_path = optarg; break;
+		case 'w': wait_signal = 1; break;
+		case 'x': exit_code = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc || cfg.threads < 1 || cfg.threads > MAX_THREADS ||
+	    cfg.n_objects < 1 || cfg.n_objects > MAX_OBJECTS) {
+		fprintf(stderr, "usage: workload mutex|condvar|trylock|recursive|heap|many [options]\n");
+		return 2;
+	}
+	scenario = argv[optind];
+	if (!strcmp(scenario, "mutex")) {
+		worker = mutex_worker;
+	} else if (!strcmp(scenario, "recursive")) {
+		pthread_mutexattr_init(&attr);
+		pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&rec_lock, &attr);
+		worker = recursive_worker;
+		object = &rec_lock;
+	} else if (!strcmp(scenario, "heap") || !strcmp(scenario, "many")) {
+		for (int o = 0; o < cfg.n_objects; o++) {
+			heap_locks[o] = malloc(sizeof(pthread_mutex_t));
+			pthread_mutex_init(heap_locks[o], NULL);
+		}
+		worker = !strcmp(scenario, "heap") ? heap_worker : many_worker;
+		object = NULL;
+	} else if (!strcmp(scenario, "trylock")) {
+		worker = trylock_worker;
+	} else if (!strcmp(scenario, "condvar")) {
+		worker = condvar_worker;
+		object = &cond;
+	} else {
+		fprintf(stderr, "workload: unknown scenario '%s'\n", scenario);
+		return 2;
+	}
+	if (wait_signal)
+		wait_for_go();
+	for (int i = 0; i < cfg.threads; i++)
+		pthread_create(&threads[i], NULL, worker, &truth[i]);
+	for (int i = 0; i < cfg.threads; i++)
+		pthread_join(threads[i], NULL);
+	write_truth(truth_path, scenario, object);
+	return exit_code;
+}

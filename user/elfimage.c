@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfimage.h"
+
+#define VERSYM_HIDDEN 0x8000
+
+struct elfimage {
+	int fd;
+	Elf *elf;
+};
+
+int elfimage__open(const char *path, struct elfimage **out)
+{
+	struct elfimage *image;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	image = calloc(1, sizeof(*image));
+	if (!image)
+		return -ENOMEM;
+	image->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (image->fd < 0) {
+		int err = -errno;
+
+		free(image);
+		return err;
+	}
+	image->elf = elf_begin(image->fd, ELF_C_READ_MMAP, NULL);
+	if (!image->elf || elf_kind(image->elf) != ELF_K_ELF) {
+		elfimage__close(image);
+		return -ENOEXEC;
+	}
+	*out = image;
+	return 0;
+}
+
+void elfimage__close(struct elfimage *image)
+{
+	if (!image)
+		return;
+	if (image->elf)
+		elf_end(image->elf);
+	if (image->fd >= 0)
+		close(image->fd);
+	free(image);
+}
+
+static int elfimage__vaddr_to_offset(struct elfimage *image, uint64_t vaddr,
+				     uint64_t *offset)
+{
+	size_t n;
+
+	if (elf_getphdrnum(image->elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(image->elf, (int)i, &phdr) ||
+		    phdr.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= phdr.p_vaddr && vaddr < phdr.p_vaddr + phdr.p_memsz) {
+			*offset = vaddr - phdr.p_vaddr + phdr.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static Elf_Scn *elfimage__section(struct elfimage *image, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(image->elf, scn))) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Best match for NAME in one symbol table: 1 found, 0 not. */
+static int elfimage__search(struct elfimage *image, Elf_Scn *symtab,
+			    Elf_Data *versym, const char *name,
+			    GElf_Sym *best)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	bool found = false, found_default = false;
+	size_t name_len = strlen(name);
+
+	if (!gelf_getshdr(symtab, &shdr) || !shdr.sh_entsize)
+		return 0;
+	data = elf_getdata(symtab, NULL);
+	if (!data)
+		return 0;
+	for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+		GElf_Sym sym;
+		GElf_Versym ver = 0;
+		const char *sym_name;
+		bool is_default;
+
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		sym_name = elf_strptr(image->elf, shdr.sh_link, sym.st_name);
+		if (!sym_name || strncmp(sym_name, name, name_len))
+			continue;
+		/* .symtab spells versions into the name: NAME@VER, NAME@@VER. */
+		if (sym_name[name_len] == '\0')
+			is_default = true;
+		else if (sym_name[name_len] == '@')
+			is_default = sym_name[name_len + 1] == '@';
+		else
+			continue;
+		if (versym && gelf_getversym(versym, (int)i, &ver) &&
+		    (ver & VERSYM_HIDDEN))
+			is_default = false;
+		if (!found || (is_default && !found_default)) {
+			*best = sym;
+			found = true;
+			found_default = is_default;
+		}
+	}
+	return found;
+}
+
+int elfimage__find_func(struct elfimage *image, const char *name,
+			struct elfimage_func *func)
+{
+	Elf_Scn *dynsym = elfimage__section(image, SHT_DYNSYM);
+	Elf_Scn *symtab = elfimage__section(image, SHT_SYMTAB);
+	Elf_Scn *versym_scn = elfimage__section(image, SHT_GNU_versym);
+	Elf_Data *versym = versym_scn ? elf_getdata(versym_scn, NULL) : NULL;
+	GElf_Sym sym;
+	int found = 0;
+
+	if (dynsym)
+		found = elfimage__search(image, dynsym, versym, name, &sym);
+	if (!found && symtab)
+		found = elfimage__search(image, symtab, NULL, name, &sym);
+	if (!found)
+		return -ENOENT;
+	func->vaddr = sym.st_value;
+	func->size = sym.st_size;
+	return elfimage__vaddr_to_offset(image, sym.st_value, &func->file_offset);
+}
+
+bool elfimage__is_dynamic(struct elfimage *image)
+{
+	size_t n;
+
+	if (elf_getphdrnum(image->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr phdr;
+
+		if (gelf_getphdr(image->elf, (int)i, &phdr) &&
+		    phdr.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}

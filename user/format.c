@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+#define CALLSITE_MAX 512
+
+/* Length of a valid, printable UTF-8 sequence at s, or 0. */
+static size_t utf8_printable_len(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t n;
+
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] < 0x80)
+		return 0;	/* C0 control or DEL */
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, C1 controls, surrogates, beyond Unicode. */
+	if ((n == 2 && cp < 0xa0) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void format__sanitize(const char *in, char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t out = 0;
+
+	if (!len)
+		return;
+	while (*s && out + 1 < len) {
+		size_t n = utf8_printable_len(s);
+
+		if (!n) {
+			buf[out++] = '?';
+			s++;
+			continue;
+		}
+		if (out + n >= len)
+			break;
+		memcpy(buf + out, s, n);
+		out += n;
+		s += n;
+	}
+	buf[out] = '\0';
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void format__callsite_text(const struct symbol_info *info, uint64_t addr,
+			   char *buf, size_t len)
+{
+	char raw[CALLSITE_MAX];
+
+	if (info->file && info->line)
+		snprintf(raw, sizeof(raw), "%s:%u", info->file, info->line);
+	else if (info->function)
+		snprintf(raw, sizeof(raw), "%s", info->function);
+	else if (info->module)
+		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
+			 basename_of(info->module), info->module_offset);
+	else
+		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
+	format__sanitize(raw, buf, len);
+}
+
+/* Display width of a sanitized (valid UTF-8) string. */
+static int display_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void print_summary(FILE *out, const struct format_meta *meta,
+			  const struct report_rows *rows)
+{
+	char comm[64];
+
+	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
+	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64 "\n",
+		(int)meta->pid, comm, meta->mode, meta->elapsed_s,
+		rows->count, rows->total, meta->dropped);
+}
+
+static void print_rule(FILE *out, int n)
+{
+	for (int i = 0; i < n; i++)
+		fputc('-', out);
+	fputc('\n', out);
+}
+
+static int format__table(FILE *out, const struct format_meta *meta,
+			 const struct report_rows *rows,
+			 const struct format_names *names)
+{
+	static const char callsite_title[] = "Call site";
+	int callsite_len = (int)strlen(callsite_title);
+	char (*text)[CALLSITE_MAX] = NULL;
+
+	if (rows->count) {
+		text = calloc(rows->count, sizeof(*text));
+		if (!text)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < rows->count; i++) {
+		int w;
+
+		format__callsite_text(&names[i].callsite,
+				      rows->rows[i].callsite, text[i],
+				      sizeof(text[i]));
+		w = display_width(text[i]);
+		if (w > callsite_len)
+			callsite_len = w;
+	}
+	int rspace = callsite_len - (int)strlen(callsite_title);
+
+	print_summary(out, meta, rows);
+	/* QSP's columns; a Thread column is added only when split by thread. */
+	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
+	int width = 79 + rspace + (per_thread ? 10 : 0);
+
+	fprintf(out, "Type               Object  Call site%*s  Wait Time (s)  "
+		"       Count  Average (us)%s\n", rspace, "",
+		per_thread ? "    Thread" : "");
+	print_rule(out, width);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+		char object[32];
+
+		fprintf(out, "%-9s  ", report__type_name(r->type));
+		if (r->n_objects > 1) {
+			fprintf(out, "[%12u]", r->n_objects);
+		} else {
+			snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
+			fprintf(out, "%14s", object);
+		}
+		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64 "  %12.2f", text[i],
+			callsite_len - display_width(text[i]), "",
+			(double)r->wait_ns * 1e-9, r->count,
+			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
+		if (per_thread)
+			fprintf(out, "  %8" PRId64, r->tid);
+		fputc('\n', out);
+	}
+	print_rule(out, width);
+	free(text);
+	return 0;
+}
+
+/* JSON string or null; bytes that are not printable UTF-8 become \u00XX. */
+static void json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	while (*p) {
+		size_t n = utf8_printable_len(p);
+
+		if (n == 1 && (*p == '"' || *p == '\\')) {
+			fputc('\\', out);
+			fputc(*p++, out);
+		} else if (n) {
+			fwrite(p, 1, n, out);
+			p += n;
+		} else {
+			fprintf(out, "\\u%04x", *p++);
+		}
+	}
+	fputc('"', out);
+}
+
+static void json_hex_or_null(FILE *out, bool known, uint64_t v)
+{
+	if (known)
+		fprintf(out, "\"0x%" PRIx64 "\"", v);
+	else
+		fputs("null", out);
+}
+
+static int format__json(FILE *out, const struct format_meta *meta,
+			const struct report_rows *rows,
+			const struct format_names *names)
+{
+	fprintf(out, "{\"pid\": %d, \"comm\": ", (int)meta->pid);
+	json_string(out, meta->comm);
+	fputs(", \"mode\": ", out);
+	json_string(out, meta->mode);
+	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
+		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
+		", \"sequence\": %u, \"rows_total\": %zu, \"rows\": [",
+		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
+		meta->sequence, rows->total);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+		const struct symbol_info *cs = &names[i].callsite;
+
+		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
+		json_string(out, report__type_name(r->type));
+		fputs(", \"object\": ", out);
+		json_hex_or_null(out, r->n_objects == 1, r->object);
+		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
+		json_string(out, names[i].object_symbol);
+		fputs(", \"callsite\": {\"address\": ", out);
+		json_hex_or_null(out, true, r->callsite);
+		fputs(", \"module\": ", out);
+		json_string(out, cs->module);
+		fputs(", \"offset\": ", out);
+		json_hex_or_null(out, cs->module != NULL, cs->module_offset);
+		fputs(", \"function\": ", out);
+		json_string(out, cs->function);
+		fputs(", \"file\": ", out);
+		json_string(out, cs->file);
+		if (cs->line)
+			fprintf(out, ", \"line\": %u}", cs->line);
+		else
+			fputs(", \"line\": null}", out);
+		if (r->tid == REPORT_NO_TID)
+			fputs(", \"tid\": null", out);
+		else
+			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
+			r->count, r->wait_ns);
+		if (r->count)
+			fprintf(out, ", \"avg_ns\": %" PRIu64, r->wait_ns / r->count);
+		else
+			fputs(", \"avg_ns\": null", out);
+		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64 "}",
+			r->max_ns, r->failed);
+	}
+	fputs("]}\n", out);
+	return 0;
+}
+
+static const char csv_columns[] =
+	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
+	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
+	"max_ns,failed";
+
+void format__csv_header(FILE *out)
+{
+	fprintf(out, "%s\n", csv_columns);
+}
+
+/* A CSV field: sanitized, quoted when it holds a comma or a quote. */
+static void csv_field(FILE *out, const char *s)
+{
+	char clean[CALLSITE_MAX];
+
+	if (!s)
+		return;
+	format__sanitize(s, clean, sizeof(clean));
+	if (!strpbrk(clean, ",\"")) {
+		fputs(clean, out);
+		return;
+	}
+	fputc('"', out);
+	for (const char *p = clean; *p; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static int format__csv(FILE *out, const struct format_meta *meta,
+		       const struct report_rows *rows,
+		       const struct format_names *names)
+{
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+		const struct symbol_info *cs = &names[i].callsite;
+
+		fprintf(out, "%u,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
+			meta->sequence, (int)meta->pid, meta->start_ns,
+			meta->end_ns, meta->dropped, report__type_name(r->type));
+		if (r->n_objects == 1)
+			fprintf(out, "0x%" PRIx64, r->object);
+		fprintf(out, ",%u,", r->n_objects);
+		csv_field(out, names[i].object_symbol);
+		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
+		csv_field(out, cs->module);
+		fputc(',', out);
+		if (cs->module)
+			fprintf(out, "0x%" PRIx64, cs->module_offset);
+		fputc(',', out);
+		csv_field(out, cs->function);
+		fputc(',', out);
+		csv_field(out, cs->file);
+		fputc(',', out);
+		if (cs->line)
+			fprintf(out, "%u", cs->line);
+		fputc(',', out);
+		if (r->tid != REPORT_NO_TID)
+			fprintf(out, "%" PRId64, r->tid);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->count, r->wait_ns);
+		if (r->count)
+			fprintf(out, "%" PRIu64, r->wait_ns / r->count);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 "\n", r->max_ns, r->failed);
+	}
+	return 0;
+}
+
+int format__report(FILE *out, enum output_format format,
+		   const struct format_meta *meta,
+		   const struct report_rows *rows,
+		   const struct format_names *names)
+{
+	int err;
+
+	switch (format) {
+	case FORMAT_TABLE:
+		err = format__table(out, meta, rows, names);
+		break;
+	case FORMAT_CSV:
+		err = format__csv(out, meta, rows, names);
+		break;
+	case FORMAT_JSON:
+		err = format__json(out, meta, rows, names);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	if (!err && fflush(out))
+		err = -errno;
+	return err;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Report printers: QSP's table, CSV, and one-line JSON. */
+#ifndef SYNCPROF_FORMAT_H
+#define SYNCPROF_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "report.h"
+#include "symbolizer.h"
+
+struct format_meta {
+	pid_t pid;
+	const char *comm;
+	const char *mode;
+	double elapsed_s;	/* length of the reported window */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+	uint64_t dropped;	/* events lost since attach */
+	unsigned int sequence;	/* 1 for the first report */
+};
+
+/* Names of one row: where the call site is, and the object's symbol. */
+struct format_names {
+	struct symbol_info callsite;
+	const char *object_symbol;	/* NULL if unknown */
+};
+
+/* Prints one report.  names[i] belongs to rows->rows[i]. */
+int format__report(FILE *out, enum output_format format,
+		   const struct format_meta *meta,
+		   const struct report_rows *rows,
+		   const struct format_names *names);
+/* CSV's header line, once per output. */
+void format__csv_header(FILE *out);
+/* The call site as the table shows it. */
+void format__callsite_text(const struct symbol_info *info, uint64_t addr,
+			   char *buf, size_t len);
+/*
+ * Copies a string from the target into buf, replacing control
+ * characters, escape sequences and invalid UTF-8 with '?'.
+ */
+void format__sanitize(const char *in, char *buf, size_t len);
+
+#endif

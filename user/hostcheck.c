@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hostcheck.h"
+#include "log.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool exists_under(const char *root, const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return access(path, F_OK) == 0;
+}
+
+int hostcheck__kernel(const char *sysfs_root)
+{
+	if (!exists_under(sysfs_root, "kernel/btf/vmlinux")) {
+		pr_err("this kernel has no BTF (%s/kernel/btf/vmlinux is missing); "
+		       "syncprof needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		       sysfs_root);
+		return -ENOTSUP;
+	}
+	if (!exists_under(sysfs_root, "bus/event_source/devices/uprobe/type")) {
+		pr_err("this kernel has no uprobes (%s/bus/event_source/devices/uprobe "
+		       "is missing); syncprof needs CONFIG_UPROBE_EVENTS=y",
+		       sysfs_root);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static bool cap_in(const struct __user_cap_data_struct data[2], int cap)
+{
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+int hostcheck__privileges(void)
+{
+	struct __user_cap_header_struct header = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &header, data))
+		return -errno;
+	if (cap_in(data, CAP_SYS_ADMIN) ||
+	    (cap_in(data, CAP_BPF) && cap_in(data, CAP_PERFMON) &&
+	     cap_in(data, CAP_SYS_PTRACE)))
+		return 0;
+	pr_err("permission denied: syncprof needs root, or the capabilities "
+	       "CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (try sudo)");
+	return -EPERM;
+}

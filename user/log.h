@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one diagnostics printer: everything goes to stderr, prefixed. */
+#ifndef SYNCPROF_LOG_H
+#define SYNCPROF_LOG_H
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_ERROR = 0,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,
+};
+
+void log__set_level(enum log_level level);
+bool log__enabled(enum log_level level);
+void log__print(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Routes libbpf's own messages through log__print. */
+void log__capture_libbpf(void);
+
+#define pr_err(...)	log__print(LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...)	log__print(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)	log__print(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...)	log__print(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * syncprof's lifecycle, linear: parse, check the host, find or launch the
+ * target, load and attach the probes, let a launched target go, then one
+ * poll loop over signals, the target's pidfd and the report timers, a
+ * final report, and one cleanup path in reverse order.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "hostcheck.h"
+#include "log.h"
+#include "options.h"
+#include "probes.h"
+#include "report.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+#include "target.h"
+
+#define MAX_THREADS_IN_CALLS 8192
+
+struct session {
+	const struct options *opts;
+	struct target *target;
+	struct probes *probes;
+	struct symbolizer *symbolizer;
+	struct snapshot *prev;
+	FILE *out;
+	uint64_t attach_ns;
+	uint64_t last_ns;
+	unsigned int sequence;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int session__print(struct session *s, const struct snapshot *view,
+			  uint64_t start_ns, uint64_t end_ns)
+{
+	const struct report_settings settings = {
+		.coalesce = s->opts->coalesce,
+		.per_thread = s->opts->per_thread,
+		.sort = s->opts->sort,
+		.top = s->opts->top,
+	};
+	struct format_names *names = NULL;
+	struct report_rows rows;
+	uint64_t dropped = probes__dropped(s->probes);
+	int err;
+
+	err = report__build(snapshot__entries(view), snapshot__count(view),
+			    &settings, &rows);
+	if (err)
+		return err;
+	if (rows.count) {
+		names = calloc(rows.count, sizeof(*names));
+		if (!names) {
+			report__free(&rows);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < rows.count; i++)
+		symbolizer__lookup(s->symbolizer, rows.rows[i].callsite,
+				   &names[i].callsite);
+	const struct format_meta meta = {
+		.pid = target__pid(s->target),
+		.comm = target__comm(s->target),
+		.mode = "full",
+		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+		.dropped = dropped,
+		.sequence = ++s->sequence,
+	};
+	err = format__report(s->out, s->opts->format, &meta, &rows, names);
+	if (dropped && s->opts->format != FORMAT_TABLE)
+		pr_warn("%llu events dropped: the stats map is full "
+			"(raise --map-size)", (unsigned long long)dropped);
+	free(names);
+	report__free(&rows);
+	return err;
+}
+
+static int session__report(struct session *s)
+{
+	struct snapshot *snap, *delta = NULL;
+	uint64_t now;
+	int err;
+
+	err = probes__read(s->probes, &snap);
+	if (err)
+		return err;
+	now = monotonic_ns();
+	if (s->opts->cumulative) {
+		err = session__print(s, snap, s->attach_ns, now);
+	} else {
+		err = snapshot__delta(snap, s->prev, &delta);
+		if (!err)
+			err = session__print(s, delta, s->last_ns, now);
+		snapshot__free(delta);
+	}
+	snapshot__free(s->prev);
+	s->prev = snap;
+	s->last_ns = now;
+	return err;
+}
+
+static int timer_new(double seconds, bool periodic)
+{
+	struct itimerspec its = { 0 };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	its.it_value.tv_sec = (time_t)seconds;
+	its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	if (periodic)
+		its.it_interval = its.it_value;
+	if (timerfd_settime(fd, 0, &its, NULL)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+enum { FD_SIGNAL, FD_TARGET, FD_INTERVAL, FD_DURATION, FD__COUNT };
+
+/* Runs until the duration ends, a signal comes or the target exits. */
+static int session__loop(struct session *s, int signal_fd)
+{
+	struct pollfd fds[FD__COUNT];
+	int err = 0;
+
+	for (int i = 0; i < FD__COUNT; i++)
+		fds[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+	fds[FD_SIGNAL].fd = signal_fd;
+	fds[FD_TARGET].fd = target__pidfd(s->target);
+	if (s->opts->interval_s > 0)
+		fds[FD_INTERVAL].fd = timer_new(s->opts->interval_s, true);
+	if (s->opts->duration_s > 0)
+		fds[FD_DURATION].fd = timer_new(s->opts->duration_s, false);
+	if (fds[FD_INTERVAL].fd < -1 || fds[FD_DURATION].fd < -1) {
+		err = fds[FD_INTERVAL].fd < -1 ? fds[FD_INTERVAL].fd
+					       : fds[FD_DURATION].fd;
+		goto out;
+	}
+	for (;;) {
+		uint64_t ticks;
+
+		if (poll(fds, FD__COUNT, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (fds[FD_SIGNAL].revents) {
+			struct signalfd_siginfo info;
+
+			if (read(signal_fd, &info, sizeof(info)) == sizeof(info))
+				pr_info("stopping on signal %u", info.ssi_signo);
+			break;
+		}
+		if (fds[FD_TARGET].revents) {
+			pr_info("PID %d exited", (int)target__pid(s->target));
+			err = target__reap(s->target);
+			break;
+		}
+		if (fds[FD_DURATION].revents)
+			break;
+		if (fds[FD_INTERVAL].revents &&
+		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
+			err = session__report(s);
+			if (err)
+				break;
+		}
+	}
+out:
+	if (fds[FD_INTERVAL].fd >= 0)
+		close(fds[FD_INTERVAL].fd);
+	if (fds[FD_DURATION].fd >= 0)
+		close(fds[FD_DURATION].fd);
+	return err;
+}
+
+static int signals_block(int *signal_fd)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	/* A closed reader is an error from write, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	*signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return *signal_fd < 0 ? -errno : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opts;
+	struct session s = { .opts = &opts };
+	char library[4096];
+	int signal_fd = -1, err, exit_code = 1;
+
+	err = options__parse(&opts, argc, argv);
+	if (err)
+		return 2;
+	if (opts.help_shown)
+		return 0;
+	log__set_level(LOG_WARN + opts.verbosity);
+	log__capture_libbpf();
+
+	if (hostcheck__privileges() || hostcheck__kernel("/sys"))
+		return 1;
+	s.out = stdout;
+	if (opts.output) {
+		s.out = fopen(opts.output, "we");
+		if (!s.out) {
+			pr_err("cannot write %s: %s", opts.output, strerror(errno));
+			return 1;
+		}
+	}
+	/* Blocked before launch; the child unblocks them before exec. */
+	err = signals_block(&signal_fd);
+	if (err) {
+		pr_err("cannot set up signal handling: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = opts.command ? target__launch(opts.command, &s.target)
+			   : target__attach(opts.pid, &s.target);
+	if (err)
+		goto cleanup;
+	err = target__pthread_library(s.target, library, sizeof(library));
+	if (err)
+		goto cleanup;
+	const struct probes_config cfg = {
+		.tgid = target__pid(s.target),
+		.map_size = opts.map_size,
+		.max_threads = MAX_THREADS_IN_CALLS,
+	};
+	err = probes__new(&cfg, &s.probes);
+	if (err)
+		goto cleanup;
+	err = probes__attach(s.probes, library);
+	if (err)
+		goto cleanup;
+	s.attach_ns = s.last_ns = monotonic_ns();
+	err = target__resume(s.target);
+	if (err) {
+		pr_err("cannot resume PID %d: %s", (int)target__pid(s.target),
+		       strerror(-err));
+		goto cleanup;
+	}
+	err = symbolizer__new(target__pid(s.target), &s.symbolizer);
+	if (err)
+		goto cleanup;
+	pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
+		target__comm(s.target),
+		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (opts.format == FORMAT_CSV)
+		format__csv_header(s.out);
+
+	err = session__loop(&s, signal_fd);
+	if (!err)
+		err = session__report(&s);
+	if (err) {
+		pr_err("%s", strerror(-err));
+		goto cleanup;
+	}
+	exit_code = target__launched(s.target) ? target__exit_code(s.target) : 0;
+	if (exit_code < 0)
+		exit_code = 0;	/* stopped before the launched command ended */
+cleanup:
+	symbolizer__free(s.symbolizer);
+	snapshot__free(s.prev);
+	probes__free(s.probes);
+	target__free(s.target);
+	if (signal_fd >= 0)
+		close(signal_fd);
+	if (s.out && s.out != stdout && fclose(s.out) && !err) {
+		pr_err("cannot write %s: %s", opts.output, strerror(errno));
+		exit_code = 1;
+	}
+	return exit_code;
+}

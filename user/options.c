@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+
+#define SYNCPROF_VERSION "0.1"
+
+enum {
+	OPT_MAP_SIZE = 0x100,
+	OPT_USAGE,
+	OPT_VERSION,
+};
+
+static const char doc[] =
+"syncprof -- where the threads of a running process wait on locks.\n\n"
+"Attaches uprobes to the pthread mutex and condvar functions of the "
+"target's libc and prints a report in the shape of QEMU's QSP: one row "
+"per lock type, object and call site. Count is the number of successful "
+"acquisitions (a failed trylock or a timeout adds time but no count); "
+"Wait Time is the time spent inside the call; Average = Wait Time / "
+"Count. Nothing is rebuilt, restarted or preloaded; the target runs on "
+"unchanged when syncprof stops."
+"\v"
+"Examples:\n"
+"  syncprof --pid 4242                     report on Ctrl-C\n"
+"  syncprof -p 4242 -d 10 -s mean -n -N 20\n"
+"  syncprof --format json -i 5 -- ./server --port 9000\n";
+
+static const char args_doc[] = "--pid PID | -- COMMAND [ARG...]";
+
+static const struct argp_option option_table[] = {
+	{ NULL, 0, NULL, 0, "Target:", 1 },
+	{ "pid", 'p', "PID", 0, "Attach to running process PID (all threads)", 1 },
+	{ NULL, 0, NULL, 0, "When to report:", 2 },
+	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 2 },
+	{ "interval", 'i', "SECS", 0, "Report every SECS", 2 },
+	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 2 },
+	{ NULL, 0, NULL, 0, "What to report:", 3 },
+	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 3 },
+	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 3 },
+	{ NULL, 'm', NULL, 0, "Same as --sort mean", 3 },
+	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 3 },
+	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
+	{ "format", 'f', "FMT", 0, "table (default) | csv | json", 3 },
+	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
+	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 4 },
+	{ "map-size", OPT_MAP_SIZE, "N", 0,
+	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 4 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 4 },
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", OPT_VERSION, NULL, 0, "Print the version", -1 },
+	{ 0 },
+};
+
+static int parse_seconds(const char *name, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
+	    v > 365.0 * 24 * 3600) {
+		pr_err("invalid %s '%s': expected a positive number of seconds",
+		       name, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *name, const char *arg, unsigned long min,
+		      unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	if (*arg == '-' || *arg == '+')
+		goto invalid;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		goto invalid;
+	*out = v;
+	return 0;
+invalid:
+	pr_err("invalid %s '%s': expected an integer from %lu to %lu",
+	       name, arg, min, max);
+	return -EINVAL;
+}
+
+static int parse_choice(const char *name, const char *arg,
+			const char *const *choices, int n, int *out)
+{
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(arg, choices[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	pr_err("invalid %s '%s'", name, arg);
+	return -EINVAL;
+}
+
+static const char *const sort_names[] = { "total", "mean", "max", "count" };
+static const char *const format_names[] = { "table", "csv", "json" };
+
+const char *options__sort_name(enum sort_key key)
+{
+	return key < 4 ? sort_names[key] : "?";
+}
+
+const char *options__format_name(enum output_format format)
+{
+	return format < 3 ? format_names[format] : "?";
+}
+
+static error_t options__parse_one(int key, char *arg, struct argp_state *state)
+{
+	struct options *opts = state->input;
+	unsigned long n;
+	int choice = 0, err = 0;
+	n = 0;
+
+	switch (key) {
+	case 'p':
+		err = parse_uint("--pid", arg, 1, INT_MAX, &n);
+		if (!err)
+			opts->pid = (pid_t)n;
+		break;
+	case 'd':
+		err = parse_seconds("--duration", arg, &opts->duration_s);
+		break;
+	case 'i':
+		err = parse_seconds("--interval", arg, &opts->interval_s);
+		break;
+	case 'c':
+		opts->cumulative = true;
+		break;
+	case 'N':
+		err = parse_uint("--top", arg, 0, 1000000, &n);
+		if (!err)
+			opts->top = (unsigned int)n;
+		break;
+	case 's':
+		err = parse_choice("--sort", arg, sort_names, 4, &choice);
+		if (!err)
+			opts->sort = choice;
+		break;
+	case 'm':
+		opts->sort = SORT_MEAN;
+		break;
+	case 'n':
+		opts->coalesce = false;
+		break;
+	case 'T':
+		opts->per_thread = true;
+		break;
+	case 'f':
+		err = parse_choice("--format", arg, format_names, 3, &choice);
+		if (!err)
+			opts->format = choice;
+		break;
+	case 'o':
+		opts->output = arg;
+		break;
+	case OPT_MAP_SIZE:
+		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
+		if (!err)
+			opts->map_size = (unsigned int)n;
+		break;
+	case 'v':
+		opts->verbosity++;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		opts->help_shown = true;
+		state->next = state->argc;
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE);
+		opts->help_shown = true;
+		state->next = state->argc;
+		break;
+	case OPT_VERSION:
+		printf("syncprof %s\n", SYNCPROF_VERSION);
+		opts->help_shown = true;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_ARG:
+		/* The command and everything after it belong to the command. */
+		opts->command = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return err ? EINVAL : 0;
+}
+
+int options__parse(struct options *opts, int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = option_table,
+		.parser = options__parse_one,
+		.args_doc = args_doc,
+		.doc = doc,
+	};
+	int err;
+
+	*opts = (struct options){
+		.top = OPTIONS_DEFAULT_TOP,
+		.sort = SORT_TOTAL,
+		.coalesce = true,
+		.format = FORMAT_TABLE,
+		.map_size = OPTIONS_DEFAULT_MAP_SIZE,
+	};
+	/* In order, so options after COMMAND stay the command's. */
+	err = argp_parse(&argp, argc, argv,
+			 ARGP_IN_ORDER | ARGP_NO_EXIT | ARGP_NO_HELP, NULL, opts);
+	if (err)
+		return -EINVAL;
+	if (opts->help_shown)
+		return 0;
+	if (opts->pid && opts->command) {
+		pr_err("give either --pid PID or a COMMAND, not both");
+		return -EINVAL;
+	}
+	if (!opts->pid && !opts->command) {
+		pr_err("nothing to profile: give --pid PID or -- COMMAND "
+		       "(see 'syncprof --help')");
+		return -EINVAL;
+	}
+	if (opts->cumulative && opts->interval_s == 0) {
+		pr_err("--cumulative needs --interval");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The command line: argp in, one plain settings struct out. */
+#ifndef SYNCPROF_OPTIONS_H
+#define SYNCPROF_OPTIONS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum sort_key {
+	SORT_TOTAL = 0,
+	SORT_MEAN,
+	SORT_MAX,
+	SORT_COUNT,
+};
+
+enum output_format {
+	FORMAT_TABLE = 0,
+	FORMAT_CSV,
+	FORMAT_JSON,
+};
+
+#define OPTIONS_DEFAULT_TOP		10
+#define OPTIONS_DEFAULT_MAP_SIZE	16384
+#define OPTIONS_MAX_MAP_SIZE		(1u << 22)
+
+struct options {
+	pid_t pid;		/* > 0: attach to this process */
+	char **command;		/* else: launch this, NULL-terminated */
+	double duration_s;	/* 0: until Ctrl-C or the target exits */
+	double interval_s;	/* 0: one report at the end */
+	unsigned int top;	/* rows per report, 0 = all */
+	enum sort_key sort;
+	bool coalesce;
+	bool per_thread;
+	bool cumulative;
+	enum output_format format;
+	const char *output;	/* NULL: stdout */
+	unsigned int map_size;	/* stats map entries */
+	int verbosity;
+	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
+};
+
+/* Fills *opts from argv; 0, or -EINVAL after printing why. */
+int options__parse(struct options *opts, int argc, char **argv);
+const char *options__sort_name(enum sort_key key);
+const char *options__format_name(enum output_format format);
+
+#endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Full mode's probes are one table: each pthread function with the class
+ * passed to the BPF programs as the attach cookie.  Symbols are resolved
+ * here (elfimage), not by libbpf, because libc holds several versions of
+ * some names (pthread_cond_wait@GLIBC_2.2.5 is the pre-2.3.2 condvar) and
+ * only the default version is the one programs call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "elfimage.h"
+#include "log.h"
+#include "probes.h"
+#include "syncprof.skel.h"
+
+static const struct probe_spec {
+	const char *func;
+	enum sp_probe_class class;
+	bool required;
+} probe_table[] = {
+	{ "pthread_mutex_lock", SP_CLASS_MUTEX, true },
+	{ "pthread_mutex_trylock", SP_CLASS_MUTEX, true },
+	{ "pthread_mutex_timedlock", SP_CLASS_MUTEX, false },
+	{ "pthread_mutex_clocklock", SP_CLASS_MUTEX, false },	/* glibc 2.30+ */
+	{ "pthread_cond_wait", SP_CLASS_CONDVAR, true },
+	{ "pthread_cond_timedwait", SP_CLASS_CONDVAR, false },
+	{ "pthread_cond_clockwait", SP_CLASS_CONDVAR, false },	/* glibc 2.30+ */
+};
+
+#define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
+
+struct probes {
+	struct syncprof_bpf *skel;
+	pid_t tgid;
+	int ncpus;
+	uint64_t window;
+	struct sp_value *values;	/* ncpus slots for one read */
+	struct bpf_link *links[N_PROBES][2];
+	struct bpf_link *exit_link;
+};
+
+int probes__new(const struct probes_config *cfg, struct probes **out)
+{
+	struct probes *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->tgid = cfg->tgid;
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0) {
+		err = p->ncpus ? p->ncpus : -EINVAL;
+		goto fail;
+	}
+	p->values = calloc((size_t)p->ncpus, sizeof(*p->values));
+	if (!p->values) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	p->skel = syncprof_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	p->skel->rodata->target_tgid = (__u32)cfg->tgid;
+	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.inflight,
+					       cfg->max_threads);
+	if (err)
+		goto fail;
+	err = syncprof_bpf__load(p->skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s (run with -vv for "
+		       "the verifier's log)", strerror(-err));
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	probes__free(p);
+	return err;
+}
+
+static int probes__attach_one(struct probes *p, const char *library,
+			      size_t index, uint64_t offset)
+{
+	const struct probe_spec *spec = &probe_table[index];
+
+	for (int ret = 0; ret < 2; ret++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts,
+			    .bpf_cookie = spec->class,
+			    .retprobe = ret);
+		struct bpf_program *prog = ret ? p->skel->progs.lock_return
+					       : p->skel->progs.lock_enter;
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(
+			prog, p->tgid, library, offset, &opts);
+
+		if (!link) {
+			int err = -errno;
+
+			pr_err("cannot attach a uprobe to %s in %s: %s",
+			       spec->func, library, strerror(-err));
+			return err;
+		}
+		p->links[index][ret] = link;
+	}
+	return 0;
+}
+
+int probes__attach(struct probes *p, const char *library)
+{
+	struct elfimage *image;
+	int err = elfimage__open(library, &image);
+
+	if (err) {
+		pr_err("cannot read %s: %s", library, strerror(-err));
+		return err;
+	}
+	/* Thread exits first: no stale in-flight state once calls are probed. */
+	p->exit_link = bpf_program__attach_raw_tracepoint(p->skel->progs.thread_exit,
+							  "sched_process_exit");
+	if (!p->exit_link) {
+		err = -errno;
+		pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < N_PROBES; i++) {
+		struct elfimage_func func;
+
+		err = elfimage__find_func(image, probe_table[i].func, &func);
+		if (err) {
+			if (!probe_table[i].required) {
+				pr_debug("%s: not in %s, not probed",
+					 probe_table[i].func, library);
+				err = 0;
+				continue;
+			}
+			pr_err("%s has no %s; is it a glibc libc?", library,
+			       probe_table[i].func);
+			goto out;
+		}
+		pr_debug("%s at file offset 0x%lx", probe_table[i].func,
+			 (unsigned long)func.file_offset);
+		err = probes__attach_one(p, library, i, func.file_offset);
+		if (err)
+			goto out;
+	}
+out:
+	elfimage__close(image);
+	return err;
+}
+
+int probes__read(struct probes *p, struct snapshot **out)
+{
+	struct snapshot *snap;
+	struct sp_key key, next;
+	struct sp_key *prev = NULL;
+	int fd = bpf_map__fd(p->skel->maps.stats);
+	uint64_t closing = p->window;
+	int err;
+
+	/* Calls ending from now on count toward the next window's max. */
+	p->skel->bss->window = ++p->window;
+	err = snapshot__new(&snap);
+	if (err)
+		return err;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, p->values))
+			continue;	/* cannot vanish: entries are never deleted */
+		err = snapshot__add(snap, &key, p->values, p->ncpus, closing);
+		if (err) {
+			snapshot__free(snap);
+			return err;
+		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
+uint64_t probes__dropped(struct probes *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.counters);
+	uint64_t *per_cpu = calloc((size_t)p->ncpus, sizeof(*per_cpu));
+	uint64_t total = 0;
+
+	if (!per_cpu)
+		return 0;
+	for (__u32 i = 0; i < SP_CNT__COUNT; i++) {
+		if (bpf_map_lookup_elem(fd, &i, per_cpu))
+			continue;
+		for (int cpu = 0; cpu < p->ncpus; cpu++)
+			total += per_cpu[cpu];
+	}
+	free(per_cpu);
+	return total;
+}
+
+void probes__free(struct probes *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < N_PROBES; i++) {
+		bpf_link__destroy(p->links[i][0]);
+		bpf_link__destroy(p->links[i][1]);
+	}
+	bpf_link__destroy(p->exit_link);
+	syncprof_bpf__destroy(p->skel);
+	free(p->values);
+	free(p);
+}

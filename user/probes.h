@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The BPF side: owns the skeleton, attaches the probes, reads the maps. */
+#ifndef SYNCPROF_PROBES_H
+#define SYNCPROF_PROBES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "snapshot.h"
+
+struct probes;
+
+struct probes_config {
+	pid_t tgid;
+	unsigned int map_size;		/* stats map entries */
+	unsigned int max_threads;	/* threads inside a probed call at once */
+};
+
+/* Opens, sizes and loads the BPF programs for one target. */
+int probes__new(const struct probes_config *cfg, struct probes **out);
+/* Attaches entry and return probes to the pthread functions of library. */
+int probes__attach(struct probes *p, const char *library);
+/* Starts a new report window and reads the stats into a sealed snapshot. */
+int probes__read(struct probes *p, struct snapshot **out);
+/* Events lost since attach (a full map). */
+uint64_t probes__dropped(struct probes *p);
+void probes__free(struct probes *p);
+
+#endif

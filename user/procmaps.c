@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procmaps.h"
+
+struct procmaps {
+	struct procmaps_entry *entries;
+	size_t count;
+};
+
+int procmaps__parse_line(char *line, struct procmaps_entry *entry)
+{
+	unsigned int dev_major, dev_minor;
+	char perms[5];
+	uint64_t start, end, offset, inode;
+	int path_at = -1;
+	size_t len;
+	char *path;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &start, &end, perms, &offset, &dev_major, &dev_minor, &inode,
+		   &path_at) < 7 || path_at < 0 || start >= end)
+		return -EINVAL;
+	path = line + path_at;
+	len = strlen(path);
+	while (len && isspace((unsigned char)path[len - 1]))
+		path[--len] = '\0';
+	*entry = (struct procmaps_entry){
+		.start = start,
+		.end = end,
+		.offset = offset,
+		.inode = inode,
+		.exec = perms[2] == 'x',
+		.path = path,
+	};
+	static const char deleted[] = " (deleted)";
+	if (len > sizeof(deleted) - 1 &&
+	    !strcmp(path + len - (sizeof(deleted) - 1), deleted)) {
+		path[len - (sizeof(deleted) - 1)] = '\0';
+		entry->deleted = true;
+	}
+	return 0;
+}
+
+void procmaps__free(struct procmaps *maps)
+{
+	if (!maps)
+		return;
+	for (size_t i = 0; i < maps->count; i++)
+		free((char *)maps->entries[i].path);
+	free(maps->entries);
+	free(maps);
+}
+
+int procmaps__parse(FILE *file, struct procmaps **out)
+{
+	struct procmaps *maps = calloc(1, sizeof(*maps));
+	size_t cap = 0, line_cap = 0;
+	char *line = NULL;
+	int err = 0;
+
+	if (!maps)
+		return -ENOMEM;
+	while (getline(&line, &line_cap, file) > 0) {
+		struct procmaps_entry entry;
+
+		if (procmaps__parse_line(line, &entry)) {
+			err = -EINVAL;
+			break;
+		}
+		if (maps->count == cap) {
+			size_t new_cap = cap ? cap * 2 : 64;
+			void *grown = realloc(maps->entries,
+					      new_cap * sizeof(*maps->entries));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			maps->entries = grown;
+			cap = new_cap;
+		}
+		entry.path = strdup(entry.path);
+		if (!entry.path) {
+			err = -ENOMEM;
+			break;
+		}
+		maps->entries[maps->count++] = entry;
+	}
+	free(line);
+	if (err) {
+		procmaps__free(maps);
+		return err;
+	}
+	*out = maps;
+	return 0;
+}
+
+int procmaps__read(pid_t pid, struct procmaps **out)
+{
+	char path[64];
+	FILE *file;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return -errno;
+	err = procmaps__parse(file, out);
+	fclose(file);
+	return err;
+}
+
+size_t procmaps__count(const struct procmaps *maps)
+{
+	return maps->count;
+}
+
+const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
+					     size_t index)
+{
+	return index < maps->count ? &maps->entries[index] : NULL;
+}
+
+const struct procmaps_entry *procmaps__find(const struct procmaps *maps,
+					    uint64_t addr)
+{
+	/* /proc/PID/maps is sorted by address. */
+	size_t lo = 0, hi = maps->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct procmaps_entry *e = &maps->entries[mid];
+
+		if (addr < e->start)
+			hi = mid;
+		else if (addr >= e->end)
+			lo = mid + 1;
+		else
+			return e->path[0] == '/' ? e : NULL;
+	}
+	return NULL;
+}
+
+bool procmaps__is_library(const char *path, const char *stem)
+{
+	const char *base = strrchr(path, '/');
+	size_t stem_len = strlen(stem);
+	const char *rest;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, stem, stem_len))
+		return false;
+	rest = base + stem_len;
+	if (!strncmp(rest, ".so", 3)) {
+		/* libc.so, libc.so.6 */
+		rest += 3;
+		if (!*rest)
+			return true;
+		if (*rest != '.')
+			return false;
+		rest++;
+		if (!isdigit((unsigned char)*rest))
+			return false;
+		while (isdigit((unsigned char)*rest) || *rest == '.')
+			rest++;
+		return !*rest;
+	}
+	if (*rest == '-') {
+		/* libc-2.31.so */
+		rest++;
+		if (!isdigit((unsigned char)*rest))
+			return false;
+		while (isdigit((unsigned char)*rest) || *rest == '.')
+			rest++;
+		return !strcmp(rest - 1, ".so") && rest - 1 > base + stem_len + 1;
+	}
+	return false;
+}
+
+const struct procmaps_entry *procmaps__find_library(const struct procmaps *maps,
+						    const char *stem)
+{
+	for (size_t i = 0; i < maps->count; i++) {
+		if (procmaps__is_library(maps->entries[i].path, stem))
+			return &maps->entries[i];
+	}
+	return NULL;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A parsed /proc/PID/maps: which file backs which address. */
+#ifndef SYNCPROF_PROCMAPS_H
+#define SYNCPROF_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct procmaps_entry {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;	/* file offset of start */
+	uint64_t inode;
+	bool exec;
+	bool deleted;		/* the file was unlinked or replaced */
+	const char *path;	/* "" for anonymous memory */
+};
+
+struct procmaps;
+
+/* Parses one maps line; path points into line_copy (caller's buffer). */
+int procmaps__parse_line(char *line, struct procmaps_entry *entry);
+int procmaps__parse(FILE *file, struct procmaps **out);
+int procmaps__read(pid_t pid, struct procmaps **out);
+void procmaps__free(struct procmaps *maps);
+
+size_t procmaps__count(const struct procmaps *maps);
+const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
+					     size_t index);
+/* The file-backed entry that holds addr, or NULL. */
+const struct procmaps_entry *procmaps__find(const struct procmaps *maps,
+					    uint64_t addr);
+/*
+ * The first mapped file whose name is STEM.so[.N] or STEM-X.Y.so (libc,
+ * libpthread, ...), or NULL.
+ */
+const struct procmaps_entry *procmaps__find_library(const struct procmaps *maps,
+						    const char *stem);
+bool procmaps__is_library(const char *path, const char *stem);
+
+#endif

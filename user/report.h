@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * From snapshot entries to the rows of one report: group (coalesce by
+ * call site, split by thread), sort with QSP's tie-breaks, keep the top N.
+ */
+#ifndef SYNCPROF_REPORT_H
+#define SYNCPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "snapshot.h"
+
+#define REPORT_NO_TID ((int64_t)-1)
+
+struct report_row {
+	uint32_t type;		/* enum sp_lock_type */
+	uint64_t object;	/* lowest object address of the row */
+	uint32_t n_objects;
+	uint64_t callsite;
+	int64_t tid;		/* REPORT_NO_TID unless split by thread */
+	uint64_t count;
+	uint64_t wait_ns;
+	uint64_t max_ns;
+	uint64_t failed;
+};
+
+struct report_settings {
+	bool coalesce;
+	bool per_thread;
+	enum sort_key sort;
+	unsigned int top;	/* 0 = all */
+};
+
+struct report_rows {
+	struct report_row *rows;
+	size_t count;		/* rows kept */
+	size_t total;		/* rows before --top */
+};
+
+int report__build(const struct snapshot_entry *entries, size_t n,
+		  const struct report_settings *settings,
+		  struct report_rows *out);
+void report__free(struct report_rows *rows);
+/* Row order for a sort key: <0 if a goes first. */
+int report__row_cmp(const struct report_row *a, const struct report_row *b,
+		    enum sort_key sort);
+const char *report__type_name(uint32_t type);
+
+#endif

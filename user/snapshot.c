@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+
+struct snapshot {
+	struct snapshot_entry *entries;
+	size_t count;
+	size_t cap;
+};
+
+int snapshot__new(struct snapshot **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void snapshot__free(struct snapshot *snap)
+{
+	if (!snap)
+		return;
+	free(snap->entries);
+	free(snap);
+}
+
+static struct snapshot_entry *snapshot__append(struct snapshot *snap)
+{
+	if (snap->count == snap->cap) {
+		size_t cap = snap->cap ? snap->cap * 2 : 256;
+		void *grown = realloc(snap->entries, cap * sizeof(*snap->entries));
+
+		if (!grown)
+			return NULL;
+		snap->entries = grown;
+		snap->cap = cap;
+	}
+	return memset(&snap->entries[snap->count++], 0,
+		      sizeof(struct snapshot_entry));
+}
+
+int snapshot__add(struct snapshot *snap, const struct sp_key *key,
+		  const struct sp_value *per_cpu, int ncpus, uint64_t window)
+{
+	struct snapshot_entry *e = snapshot__append(snap);
+
+	if (!e)
+		return -ENOMEM;
+	e->key = *key;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct sp_value *v = &per_cpu[cpu];
+
+		e->count += v->count;
+		e->wait_ns += v->wait_ns;
+		e->failed += v->failed;
+		if (v->max_ns > e->max_ns)
+			e->max_ns = v->max_ns;
+		if (v->window == window && v->window_max_ns > e->window_max_ns)
+			e->window_max_ns = v->window_max_ns;
+	}
+	return 0;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
+{
+	int c;
+
+	if ((c = cmp_u64(a->object, b->object)))
+		return c;
+	if ((c = cmp_u64(a->callsite, b->callsite)))
+		return c;
+	if ((c = cmp_u64(a->type, b->type)))
+		return c;
+	return cmp_u64(a->tid, b->tid);
+}
+
+static int snapshot__entry_cmp(const void *a, const void *b)
+{
+	return snapshot__key_cmp(&((const struct snapshot_entry *)a)->key,
+				 &((const struct snapshot_entry *)b)->key);
+}
+
+void snapshot__seal(struct snapshot *snap)
+{
+	size_t out = 0;
+
+	qsort(snap->entries, snap->count, sizeof(*snap->entries),
+	      snapshot__entry_cmp);
+	for (size_t i = 0; i < snap->count; i++) {
+		struct snapshot_entry *e = &snap->entries[i];
+		struct snapshot_entry *last = out ? &snap->entries[out - 1] : NULL;
+
+		if (last && !snapshot__key_cmp(&last->key, &e->key)) {
+			last->count += e->count;
+			last->wait_ns += e->wait_ns;
+			last->failed += e->failed;
+			if (e->max_ns > last->max_ns)
+				last->max_ns = e->max_ns;
+			if (e->window_max_ns > last->window_max_ns)
+				last->window_max_ns = e->window_max_ns;
+			continue;
+		}
+		snap->entries[out++] = *e;
+	}
+	snap->count = out;
+}
+
+size_t snapshot__count(const struct snapshot *snap)
+{
+	return snap->count;
+}
+
+const struct snapshot_entry *snapshot__entries(const struct snapshot *snap)
+{
+	return snap->entries;
+}
+
+static const struct snapshot_entry *
+snapshot__find(const struct snapshot *snap, const struct sp_key *key)
+{
+	size_t lo = 0, hi = snap->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = snapshot__key_cmp(key, &snap->entries[mid].key);
+
+		if (!c)
+			return &snap->entries[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
+		    struct snapshot **out)
+{
+	struct snapshot *delta;
+	int err = snapshot__new(&delta);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < cur->count; i++) {
+		const struct snapshot_entry *c = &cur->entries[i];
+		const struct snapshot_entry *p = prev ? snapshot__find(prev, &c->key) : NULL;
+		struct snapshot_entry d = *c;
+
+		if (p) {
+			/* Counters only grow; guard anyway against a reset map. */
+			d.count = c->count >= p->count ? c->count - p->count : c->count;
+			d.wait_ns = c->wait_ns >= p->wait_ns ? c->wait_ns - p->wait_ns : c->wait_ns;
+			d.failed = c->failed >= p->failed ? c->failed - p->failed : c->failed;
+		}
+		if (!d.count && !d.wait_ns && !d.failed)
+			continue;
+		/*
+		 * The window's own maximum; a call that ended between the
+		 * window switch and the read is in the next window's maximum,
+		 * but if it raised the all-time maximum it is this one's.
+		 */
+		d.max_ns = c->window_max_ns;
+		if ((!p || c->max_ns > p->max_ns) && c->max_ns > d.max_ns)
+			d.max_ns = c->max_ns;
+		struct snapshot_entry *slot = snapshot__append(delta);
+		if (!slot) {
+			snapshot__free(delta);
+			return -ENOMEM;
+		}
+		*slot = d;
+	}
+	*out = delta;
+	return 0;
+}

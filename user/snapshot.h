@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A snapshot: the stats map read at one instant, CPUs merged, sorted by
+ * key; and the difference between two of them.
+ */
+#ifndef SYNCPROF_SNAPSHOT_H
+#define SYNCPROF_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncprof.h"
+
+struct snapshot_entry {
+	struct sp_key key;
+	uint64_t count;
+	uint64_t wait_ns;
+	uint64_t failed;
+	uint64_t max_ns;	/* since attach; in a delta: in the window */
+	uint64_t window_max_ns;	/* in the window this snapshot closed */
+};
+
+struct snapshot;
+
+int snapshot__new(struct snapshot **out);
+void snapshot__free(struct snapshot *snap);
+/*
+ * Adds one map entry: ncpus per-CPU values merged.  window_max_ns keeps
+ * only the CPUs whose values belong to `window`.
+ */
+int snapshot__add(struct snapshot *snap, const struct sp_key *key,
+		  const struct sp_value *per_cpu, int ncpus, uint64_t window);
+/* Sorts and merges duplicate keys; call once before reading it. */
+void snapshot__seal(struct snapshot *snap);
+size_t snapshot__count(const struct snapshot *snap);
+const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
+/*
+ * What changed from prev (may be NULL) to cur: one entry per key whose
+ * count, wait or failures grew, holding the growth; max_ns is the longest
+ * call in cur's window.
+ */
+int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
+		    struct snapshot **out);
+int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b);
+
+#endif

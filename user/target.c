@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Launching: fork, PTRACE_TRACEME, exec.  The exec stop comes before the
+ * dynamic loader runs, when libc is not mapped yet, so the child is
+ * stepped syscall by syscall (PTRACE_SYSCALL) until libc has an executable
+ * mapping.  The loader maps every DT_NEEDED library before it runs any
+ * constructor, so probes attached at that point see the first lock call
+ * of the program.  A syscall made from outside the loader while no libc is
+ * mapped means the program never maps one.  Rejected: LD_PRELOAD or a
+ * stop at the entry point (a constructor could lock first), and resolving
+ * the libc path ahead of time (it is the loader's decision, not ours).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "elfimage.h"
+#include "log.h"
+#include "procmaps.h"
+#include "target.h"
+
+#define PF_KTHREAD 0x00200000
+
+struct target {
+	pid_t pid;
+	int pidfd;
+	bool launched;
+	bool held;		/* launched and still ptrace-stopped */
+	bool reaped;
+	int wait_status;
+	char comm[64];
+};
+
+static int target__new(pid_t pid, struct target **out)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->pidfd = -1;
+	*out = t;
+	return 0;
+}
+
+static int target__open_pidfd(struct target *t)
+{
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	return t->pidfd < 0 ? -errno : 0;
+}
+
+/* Reads state, flags and comm from /proc/PID/stat. */
+static int read_stat(pid_t pid, char *state, unsigned long *flags,
+		     char *comm, size_t comm_len)
+{
+	char path[64], buf[1024], *open_paren, *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: take the last ')'. */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
+	snprintf(comm, comm_len, "%.*s", (int)(close_paren - open_paren - 1),
+		 open_paren + 1);
+	if (sscanf(close_paren + 2, "%c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+static pid_t read_tgid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t tgid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	}
+	fclose(f);
+	return tgid;
+}
+
+int target__attach(pid_t pid, struct target **out)
+{
+	unsigned long flags = 0;
+	struct target *t;
+	char state = 0;
+	pid_t tgid;
+	int err;
+
+	if (kill(pid, 0) && errno == ESRCH) {
+		pr_err("no process with PID %d", (int)pid);
+		return -ESRCH;
+	}
+	tgid = read_tgid(pid);
+	if (tgid != pid) {
+		pr_info("PID %d is a thread of process %d; profiling all of %d",
+			(int)pid, (int)tgid, (int)tgid);
+		pid = tgid;
+	}
+	err = target__new(pid, &t);
+	if (err)
+		return err;
+	err = read_stat(pid, &state, &flags, t->comm, sizeof(t->comm));
+	if (err) {
+		pr_err("cannot read /proc/%d/stat: %s", (int)pid, strerror(-err));
+		goto fail;
+	}
+	if (flags & PF_KTHREAD) {
+		pr_err("PID %d (%s) is a kernel thread; syncprof profiles "
+		       "user-space processes", (int)pid, t->comm);
+		err = -EINVAL;
+		goto fail;
+	}
+	if (state == 'Z' || state == 'X') {
+		pr_err("PID %d (%s) has exited", (int)pid, t->comm);
+		err = -ESRCH;
+		goto fail;
+	}
+	err = target__open_pidfd(t);
+	if (err) {
+		pr_err("cannot watch PID %d: %s", (int)pid, strerror(-err));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	target__free(t);
+	return err;
+}
+
+/* An executable mapping of the library that holds pthread_mutex_lock. */
+static const struct procmaps_entry *
+find_pthread_mapping(const struct procmaps *maps, pid_t pid)
+{
+	static const char *const stems[] = { "libpthread", "libc" };
+
+	for (size_t s = 0; s < sizeof(stems) / sizeof(stems[0]); s++) {
+		for (size_t i = 0; i < procmaps__count(maps); i++) {
+			const struct procmaps_entry *e = procmaps__entry(maps, i);
+			struct elfimage *image;
+			struct elfimage_func func;
+			char path[PATH_MAX];
+			bool defines;
+
+			if (!e->exec || !procmaps__is_library(e->path, stems[s]))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+				 (int)pid, e->start, e->end);
+			if (elfimage__open(path, &image)) {
+				snprintf(path, sizeof(path), "/proc/%d/root%s",
+					 (int)pid, e->path);
+				if (elfimage__open(path, &image))
+					continue;
+			}
+			defines = !elfimage__find_func(image, "pthread_mutex_lock", &func);
+			elfimage__close(image);
+			if (defines)
+				return e;
+		}
+	}
+	return NULL;
+}
+
+static bool is_static_executable(pid_t pid)
+{
+	struct elfimage *image;
+	char path[64];
+	bool dynamic;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (elfimage__open(path, &image))
+		return false;
+	dynamic = elfimage__is_dynamic(image);
+	elfimage__close(image);
+	return !dynamic;
+}
+
+int target__pthread_library(struct target *t, char *path, size_t len)
+{
+	const struct procmaps_entry *e;
+	struct procmaps *maps;
+	struct stat st;
+	int err = procmaps__read(t->pid, &maps);
+
+	if (err) {
+		pr_err("cannot read /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+		return err;
+	}
+	e = find_pthread_mapping(maps, t->pid);
+	if (!e) {
+		if (is_static_executable(t->pid))
+			pr_err("PID %d (%s) is statically linked; syncprof needs a "
+			       "target that uses a shared libc (static targets are "
+			       "not supported yet)", (int)t->pid, t->comm);
+		else
+			pr_err("PID %d (%s) maps no libc or libpthread with "
+			       "pthread_mutex_lock; nothing to probe",
+			       (int)t->pid, t->comm);
+		procmaps__free(maps);
+		return -ENOENT;
+	}
+	/* The file by its name in the target's mount namespace... */
+	snprintf(path, len, "/proc/%d/root%s", (int)t->pid, e->path);
+	/* ...unless it was replaced on disk since it was mapped. */
+	if (e->deleted || stat(path, &st) || st.st_ino != e->inode)
+		snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)t->pid, e->start, e->end);
+	pr_debug("pthread functions of PID %d: %s (%s)", (int)t->pid, e->path, path);
+	procmaps__free(maps);
+	return 0;
+}
+
+static int exec_mappings(pid_t pid, uint64_t (*ranges)[2], size_t max,
+			 size_t *n)
+{
+	struct procmaps *maps;
+	int err = procmaps__read(pid, &maps);
+
+	if (err)
+		return err;
+	*n = 0;
+	for (size_t i = 0; i < procmaps__count(maps) && *n < max; i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+
+		if (e->exec && e->path[0] == '/') {
+			ranges[*n][0] = e->start;
+			ranges[*n][1] = e->end;
+			(*n)++;
+		}
+	}
+	procmaps__free(maps);
+	return 0;
+}
+
+static bool libc_ready(pid_t pid)
+{
+	struct procmaps *maps;
+	bool ready;
+
+	if (procmaps__read(pid, &maps))
+		return false;
+	ready = find_pthread_mapping(maps, pid) != NULL;
+	procmaps__free(maps);
+	return ready;
+}
+
+/*
+ * Steps the held child through its loader's syscalls until libc is
+ * mapped.  At exec, the executable mappings are the program's and the
+ * loader's; a syscall issued from anywhere else is the program's own.
+ */
+static int target__run_to_libc(struct target *t, const char *name)
+{
+	uint64_t loader[8][2];
+	size_t n_loader = 0;
+	bool in_syscall = false;
+	int sig = 0, status, err;
+
+	err = exec_mappings(t->pid, loader, 8, &n_loader);
+	if (err)
+		return err;
+	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, (void *)(long)sig))
+			return -errno;
+		sig = 0;
+		if (waitpid(t->pid, &status, 0) < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->held = false;
+			t->reaped = true;
+			t->wait_status = status;
+			pr_err("'%s' exited before it mapped a libc", name);
+			return -ECHILD;
+		}
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status);
+			continue;
+		}
+		if (in_syscall) {
+			in_syscall = false;
+			if (libc_ready(t->pid))
+				return 0;
+			continue;
+		}
+		in_syscall = true;
+		struct user_regs_struct regs;
+		bool from_loader = false;
+
+		if (ptrace(PTRACE_GETREGS, t->pid, 0, &regs))
+			return -errno;
+		for (size_t i = 0; i < n_loader; i++)
+			from_loader |= regs.rip >= loader[i][0] && regs.rip < loader[i][1];
+		if (!from_loader) {
+			if (is_static_executable(t->pid))
+				pr_err("'%s' is statically linked; syncprof needs a "
+				       "target that uses a shared libc (static "
+				       "targets are not supported yet)", name);
+			else
+				pr_err("'%s' maps no libc or libpthread with "
+				       "pthread_mutex_lock; nothing to probe", name);
+			return -ENOENT;
+		}
+	}
+}
+
+int target__launch(char *const argv[], struct target **out)
+{
+	int pipefd[2], status, child_errno = 0, err;
+	struct target *t;
+	sigset_t none;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
+			execvp(argv[0], argv);
+		child_errno = errno;
+		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	err = target__new(pid, &t);
+	if (err) {
+		close(pipefd[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return err;
+	}
+	t->launched = true;
+	t->held = true;
+	snprintf(t->comm, sizeof(t->comm), "%s", argv[0]);
+	if (waitpid(pid, &status, 0) < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		goto fail;
+	}
+	if (!WIFSTOPPED(status)) {
+		t->held = false;
+		t->reaped = true;
+		t->wait_status = status;
+		if (read(pipefd[0], &child_errno, sizeof(child_errno)) !=
+		    sizeof(child_errno))
+			child_errno = ECHILD;
+		close(pipefd[0]);
+		pr_err("cannot run '%s': %s", argv[0], strerror(child_errno));
+		err = -child_errno;
+		goto fail;
+	}
+	close(pipefd[0]);
+	char state;
+	unsigned long flags;
+	read_stat(pid, &state, &flags, t->comm, sizeof(t->comm));
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)PTRACE_O_TRACESYSGOOD)) {
+		err = -errno;
+		goto fail;
+	}
+	err = target__run_to_libc(t, argv[0]);
+	if (err)
+		goto fail;
+	err = target__open_pidfd(t);
+	if (err)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	target__free(t);
+	return err;
+}
+
+int target__resume(struct target *t)
+{
+	if (!t->held)
+		return 0;
+	if (ptrace(PTRACE_DETACH, t->pid, 0, 0))
+		return -errno;
+	t->held = false;
+	return 0;
+}
+
+pid_t target__pid(const struct target *t)
+{
+	return t->pid;
+}
+
+const char *target__comm(const struct target *t)
+{
+	return t->comm;
+}
+
+int target__pidfd(const struct target *t)
+{
+	return t->pidfd;
+}
+
+bool target__launched(const struct target *t)
+{
+	return t->launched;
+}
+
+int target__reap(struct target *t)
+{
+	if (!t->launched || t->reaped)
+		return 0;
+	if (waitpid(t->pid, &t->wait_status, 0) < 0)
+		return -errno;
+	t->reaped = true;
+	return 0;
+}
+
+int target__exit_code(const struct target *t)
+{
+	if (!t->launched || !t->reaped)
+		return -1;
+	if (WIFEXITED(t->wait_status))
+		return WEXITSTATUS(t->wait_status);
+	if (WIFSIGNALED(t->wait_status))
+		return 128 + WTERMSIG(t->wait_status);
+	return -1;
+}
+
+void target__free(struct target *t)
+{
+	if (!t)
+		return;
+	if (t->held) {
+		/* Launched, never resumed: it ran no code of its own. */
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+	}
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The profiled process: found by PID, or launched and held at its start. */
+#ifndef SYNCPROF_TARGET_H
+#define SYNCPROF_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct target;
+
+/* Checks that PID is a live user-space process and opens a pidfd on it. */
+int target__attach(pid_t pid, struct target **out);
+/*
+ * Runs argv with the new process held (ptrace) right after its dynamic
+ * loader mapped libc, before any code of the program or its libraries ran.
+ */
+int target__launch(char *const argv[], struct target **out);
+/* Lets a launched process go; a no-op for an attached one. */
+int target__resume(struct target *t);
+/*
+ * The file that holds the target's pthread functions (libpthread when it
+ * defines them, else libc), as a path syncprof can open: through
+ * /proc/PID/root, or /proc/PID/map_files when the file was replaced.
+ */
+int target__pthread_library(struct target *t, char *path, size_t len);
+pid_t target__pid(const struct target *t);
+const char *target__comm(const struct target *t);
+/* Readable when the process exits. */
+int target__pidfd(const struct target *t);
+/* Collects the exit of a launched process; call once the pidfd is readable. */
+int target__reap(struct target *t);
+bool target__launched(const struct target *t);
+/* Shell-style exit code of a reaped launched process, or -1. */
+int target__exit_code(const struct target *t);
+/* Frees; a launched process still held is killed, having run nothing. */
+void target__free(struct target *t);
+
+#endif
