@@ -108,6 +108,11 @@ $(OUT)/tests/targets/%: tests/targets/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
 
+$(OUT)/tests/targets/static_spin: tests/targets/static_spin.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -Werror -pthread -static $< -o $@
+
 $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures/versioned.map
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -116,7 +121,7 @@ $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures
 demo:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
-	./syncprof --duration 5 -- $(OUT)/tests/targets/demo 4
+	./syncprof -- $(OUT)/tests/targets/demo 4 5
 
 test:
 	$(Q)$(MAKE) --no-print-directory deps

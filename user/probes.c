@@ -204,6 +204,11 @@ uint64_t probes__dropped(struct probes *p)
 	return total;
 }
 
+/*
+ * Detaching costs ~90 ms per uprobe link on these machines (the kernel
+ * unregisters them one at a time, each waiting for a grace period; from
+ * parallel threads too), so syncprof prints its last report first.
+ */
 void probes__free(struct probes *p)
 {
 	if (!p)

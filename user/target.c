@@ -157,6 +157,28 @@ fail:
 	return err;
 }
 
+/*
+ * A path to the very file behind a mapping.  /proc/PID/map_files names
+ * the mapped inode itself, whatever mount namespace, chroot or later
+ * replacement on disk; it needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE).
+ * /proc/PID/root + the maps path is the fallback; the maps path is
+ * printed relative to the reader's root, so the inode must be checked.
+ */
+static int mapping_path(pid_t pid, const struct procmaps_entry *e,
+			char *path, size_t len)
+{
+	struct stat st;
+
+	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, e->start, e->end);
+	if (!stat(path, &st) && st.st_ino == e->inode)
+		return 0;
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, e->path);
+	if (!stat(path, &st) && st.st_ino == e->inode)
+		return 0;
+	return -ENOENT;
+}
+
 /* An executable mapping of the library that holds pthread_mutex_lock. */
 static const struct procmaps_entry *
 find_pthread_mapping(const struct procmaps *maps, pid_t pid)
@@ -173,14 +195,9 @@ find_pthread_mapping(const struct procmaps *maps, pid_t pid)
 
 			if (!e->exec || !procmaps__is_library(e->path, stems[s]))
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-				 (int)pid, e->start, e->end);
-			if (elfimage__open(path, &image)) {
-				snprintf(path, sizeof(path), "/proc/%d/root%s",
-					 (int)pid, e->path);
-				if (elfimage__open(path, &image))
-					continue;
-			}
+			if (mapping_path(pid, e, path, sizeof(path)) ||
+			    elfimage__open(path, &image))
+				continue;
 			defines = !elfimage__find_func(image, "pthread_mutex_lock", &func);
 			elfimage__close(image);
 			if (defines)
@@ -208,7 +225,6 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 {
 	const struct procmaps_entry *e;
 	struct procmaps *maps;
-	struct stat st;
 	int err = procmaps__read(t->pid, &maps);
 
 	if (err) {
@@ -228,30 +244,36 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 		procmaps__free(maps);
 		return -ENOENT;
 	}
-	/* The file by its name in the target's mount namespace... */
-	snprintf(path, len, "/proc/%d/root%s", (int)t->pid, e->path);
-	/* ...unless it was replaced on disk since it was mapped. */
-	if (e->deleted || stat(path, &st) || st.st_ino != e->inode)
-		snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 (int)t->pid, e->start, e->end);
-	pr_debug("pthread functions of PID %d: %s (%s)", (int)t->pid, e->path, path);
+	err = mapping_path(t->pid, e, path, len);
+	if (err)
+		pr_err("cannot open %s as PID %d maps it", e->path, (int)t->pid);
+	else
+		pr_debug("pthread functions of PID %d: %s (%s)", (int)t->pid,
+			 e->path, path);
 	procmaps__free(maps);
-	return 0;
+	return err;
 }
 
-static int exec_mappings(pid_t pid, uint64_t (*ranges)[2], size_t max,
-			 size_t *n)
+/* Executable file mappings other than the program's own: the loader's. */
+static int loader_mappings(pid_t pid, uint64_t (*ranges)[2], size_t max,
+			   size_t *n)
 {
 	struct procmaps *maps;
-	int err = procmaps__read(pid, &maps);
+	struct stat exe;
+	char path[64];
+	int err;
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &exe))
+		return -errno;
+	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
 	*n = 0;
 	for (size_t i = 0; i < procmaps__count(maps) && *n < max; i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
 
-		if (e->exec && e->path[0] == '/') {
+		if (e->exec && e->path[0] == '/' && e->inode != exe.st_ino) {
 			ranges[*n][0] = e->start;
 			ranges[*n][1] = e->end;
 			(*n)++;
@@ -285,7 +307,13 @@ static int target__run_to_libc(struct target *t, const char *name)
 	bool in_syscall = false;
 	int sig = 0, status, err;
 
-	err = exec_mappings(t->pid, loader, 8, &n_loader);
+	if (is_static_executable(t->pid)) {
+		pr_err("'%s' is statically linked; syncprof needs a target that "
+		       "uses a shared libc (static targets are not supported yet)",
+		       name);
+		return -ENOTSUP;
+	}
+	err = loader_mappings(t->pid, loader, 8, &n_loader);
 	if (err)
 		return err;
 	for (;;) {
@@ -320,13 +348,8 @@ static int target__run_to_libc(struct target *t, const char *name)
 		for (size_t i = 0; i < n_loader; i++)
 			from_loader |= regs.rip >= loader[i][0] && regs.rip < loader[i][1];
 		if (!from_loader) {
-			if (is_static_executable(t->pid))
-				pr_err("'%s' is statically linked; syncprof needs a "
-				       "target that uses a shared libc (static "
-				       "targets are not supported yet)", name);
-			else
-				pr_err("'%s' maps no libc or libpthread with "
-				       "pthread_mutex_lock; nothing to probe", name);
+			pr_err("'%s' maps no libc or libpthread with "
+			       "pthread_mutex_lock; nothing to probe", name);
 			return -ENOENT;
 		}
 	}

@@ -52,6 +52,15 @@ static struct thread_truth truth[MAX_THREADS];
 static uint64_t hold_count;	/* trylock: the holder's own acquisitions */
 static int cond_generation, cond_done;
 
+/* Locked once before main(): launch mode must see it. */
+static pthread_mutex_t ctor_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((constructor)) static void lock_before_main(void)
+{
+	pthread_mutex_lock(&ctor_lock);
+	pthread_mutex_unlock(&ctor_lock);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -226,8 +235,10 @@ static void write_truth(const char *path, const char *scenario,
 	fprintf(f, "{\"scenario\": \"%s\", \"pid\": %d, \"object\": \"%p\", "
 		"\"count\": %" PRIu64 ", \"failed\": %" PRIu64
 		", \"wait_ns\": %" PRIu64 ", \"hold_count\": %" PRIu64
+		", \"cond_mutex\": \"%p\", \"ctor_lock\": \"%p\""
 		", \"objects\": [", scenario, (int)getpid(), object, count,
-		failed, wait_ns, hold_count);
+		failed, wait_ns, hold_count, (void *)&cond_lock,
+		(void *)&ctor_lock);
 	for (int o = 0; o < cfg.n_objects && heap_locks[o]; o++)
 		fprintf(f, "%s\"%p\"", o ? ", " : "", (void *)heap_locks[o]);
 	fprintf(f, "], \"threads\": [");

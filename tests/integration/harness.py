@@ -1,0 +1,140 @@
+"""Shared helpers for syncprof's integration tests: run syncprof against
+target programs built by `make test`, read its JSON reports and the
+targets' own ground truth."""
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
+SYNCPROF = os.path.join(ROOT, "syncprof")
+WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
+STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
+
+# Uprobe round trips are slow here (~20 us): keep call counts small and
+# waits long, so the per-call probe cost stays well inside the tolerance.
+TOLERANCE = 0.03
+
+
+class Run:
+    """One finished syncprof run."""
+
+    def __init__(self, returncode, stdout, stderr, reports):
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.reports = reports
+
+
+def parse_reports(text):
+    return [json.loads(line) for line in text.splitlines()
+            if line.startswith("{")]
+
+
+class SyncprofTestCase(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="syncprof-test-")
+        self.addCleanup(self.tmp.cleanup)
+        self.children = []
+        self.addCleanup(self._reap_children)
+
+    def _reap_children(self):
+        for child in self.children:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            for stream in (child.stdout, child.stderr):
+                if stream:
+                    stream.close()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def workload_cmd(self, scenario, *args, truth="truth.json"):
+        return [WORKLOAD, scenario, "--truth", self.path(truth), *args]
+
+    def truth(self, name="truth.json"):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    def launch(self, syncprof_args, command, timeout=60):
+        """syncprof [args] --format json -o FILE -- command"""
+        out = self.path("report.json")
+        proc = subprocess.run(
+            [SYNCPROF, "--format", "json", "-o", out, *syncprof_args, "--", *command],
+            capture_output=True, text=True, timeout=timeout)
+        return Run(proc.returncode, proc.stdout, proc.stderr, self._read_reports(out))
+
+    def _read_reports(self, path):
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return parse_reports(f.read())
+
+    def start_waiting_target(self, command):
+        """Starts a target that prints 'ready PID' and waits for SIGUSR1."""
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        line = proc.stdout.readline()
+        self.assertTrue(line.startswith("ready "), f"target said {line!r}")
+        return proc
+
+    def start_syncprof(self, args):
+        """syncprof -v --format json -o FILE args; returns once it attached."""
+        out = self.path("report.json")
+        proc = subprocess.Popen([SYNCPROF, "-v", "--format", "json", "-o", out, *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        self.children.append(proc)
+        seen = ""
+        deadline = time.monotonic() + 30
+        while "profiling PID" not in seen:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                self.fail(f"syncprof did not attach: {seen}{proc.stderr.read()}")
+            ready, _, _ = select.select([proc.stderr], [], [], 1)
+            if ready:
+                seen += proc.stderr.readline()
+        proc.report_path = out
+        return proc
+
+    def finish_syncprof(self, proc, timeout=60):
+        stdout, stderr = proc.communicate(timeout=timeout)
+        return Run(proc.returncode, stdout, stderr,
+                   self._read_reports(proc.report_path))
+
+    def go(self, target):
+        os.kill(target.pid, signal.SIGUSR1)
+
+    # --- reading reports -------------------------------------------------
+
+    @staticmethod
+    def rows_for(report, obj, kind=None):
+        return [r for r in report["rows"]
+                if r["object"] == obj and (kind is None or r["type"] == kind)]
+
+    @staticmethod
+    def total(rows, field):
+        return sum(r[field] for r in rows)
+
+    def assertInside(self, measured, truth, what="wait"):
+        """Each probed interval lies inside the target's own clock_gettime
+        pair, so syncprof can never report more than the target saw."""
+        self.assertGreater(measured, 0, f"{what}: syncprof measured nothing")
+        self.assertLessEqual(measured, truth,
+                             f"{what}: syncprof {measured} > target {truth}")
+
+    def assertWithin(self, measured, truth, tolerance=TOLERANCE, what="wait"):
+        self.assertGreater(truth, 0, f"{what}: the target measured nothing")
+        self.assertInside(measured, truth, what)
+        error = abs(measured - truth) / truth
+        self.assertLessEqual(
+            error, tolerance,
+            f"{what}: syncprof {measured} vs target {truth} "
+            f"({error * 100:.2f}% > {tolerance * 100:.0f}%)")

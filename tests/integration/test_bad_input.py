@@ -1,0 +1,127 @@
+"""Bad input: each case ends with a one-line reason on stderr and a
+non-zero exit, and never harms the target."""
+import os
+import shutil
+import subprocess
+import time
+
+from harness import STATIC_SPIN, SYNCPROF, WORKLOAD, SyncprofTestCase
+
+
+def syncprof(*args, timeout=60, **kw):
+    return subprocess.run([SYNCPROF, *args], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def process_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def kernel_thread_pid():
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[6]) & 0x00200000:  # PF_KTHREAD
+            return int(entry)
+    return None
+
+
+class BadInput(SyncprofTestCase):
+
+    def assertFails(self, proc, message, code=None):
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)
+        if code is not None:
+            self.assertEqual(proc.returncode, code)
+        self.assertIn(message, proc.stderr)
+        self.assertEqual(proc.stdout, "", "no report on failure")
+
+    def test_pid_that_does_not_exist(self):
+        pid = 4194304 - 7  # above any pid_max in use here
+        self.assertFails(syncprof("--pid", str(pid)), f"no process with PID {pid}")
+
+    def test_pid_that_has_exited(self):
+        zombie = subprocess.Popen(["true"])
+        self.children.append(zombie)
+        deadline = time.monotonic() + 10
+        while process_state(zombie.pid) != "Z":
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        self.assertFails(syncprof("--pid", str(zombie.pid)), "has exited")
+
+    def test_kernel_thread(self):
+        pid = kernel_thread_pid()
+        self.assertIsNotNone(pid, "this kernel shows no kernel thread")
+        self.assertFails(syncprof("--pid", str(pid)), "is a kernel thread")
+
+    def test_no_permission(self):
+        setpriv = shutil.which("setpriv")
+        self.assertIsNotNone(setpriv, "util-linux's setpriv is needed")
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--iters", "1", "--wait-signal"))
+        proc = subprocess.run(
+            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+             "--inh-caps=-all", SYNCPROF, "--pid", str(target.pid)],
+            capture_output=True, text=True, timeout=30)
+        self.assertFails(proc, "permission denied")
+        self.go(target)
+        self.assertEqual(target.wait(timeout=30), 0)
+
+    def test_static_target_launched(self):
+        proc = syncprof("--", STATIC_SPIN, "1")
+        self.assertFails(proc, "is statically linked")
+        self.assertNotIn("ready", proc.stdout, "it must not have run")
+
+    def test_static_target_by_pid(self):
+        target = self.start_waiting_target([STATIC_SPIN, "3"])
+        self.assertFails(syncprof("--pid", str(target.pid)), "is statically linked")
+        self.assertIsNone(target.poll(), "the target runs on")
+
+    def test_command_that_does_not_exist(self):
+        self.assertFails(syncprof("--", "/nonexistent/program"),
+                         "cannot run '/nonexistent/program': No such file")
+
+    def test_unknown_flag(self):
+        self.assertFails(syncprof("--frobnicate", "--pid", "1"),
+                         "unrecognized option '--frobnicate'", code=2)
+
+    def test_malformed_values(self):
+        for args, message in [
+                (["--pid", "12ab"], "invalid --pid '12ab'"),
+                (["--pid", "-5"], "invalid --pid '-5'"),
+                (["--duration", "soon", "--pid", "1"], "invalid --duration 'soon'"),
+                (["--interval", "0", "--pid", "1"], "invalid --interval '0'"),
+                (["--top", "-1", "--pid", "1"], "invalid --top '-1'"),
+                (["--sort", "fastest", "--pid", "1"], "invalid --sort 'fastest'"),
+                (["--format", "xml", "--pid", "1"], "invalid --format 'xml'"),
+                (["--map-size", "0", "--pid", "1"], "invalid --map-size '0'")]:
+            with self.subTest(args=args):
+                self.assertFails(syncprof(*args), message, code=2)
+
+    def test_pid_and_command_together(self):
+        self.assertFails(syncprof("--pid", "1", "--", "true"), "not both", code=2)
+
+    def test_nothing_to_profile(self):
+        self.assertFails(syncprof(), "nothing to profile", code=2)
+
+    def test_full_map_drops_are_counted_and_reported(self):
+        objects, size = 64, 8
+        run = self.launch(["--map-size", str(size), "--top", "0"], self.workload_cmd(
+            "many", "--threads", "1", "--objects", str(objects)))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[-1]
+        self.assertLessEqual(report["rows_total"], size)
+        self.assertGreaterEqual(report["dropped"], objects - size)
+        counted = self.total(report["rows"], "count")
+        # Every lock call is either in a row or in the drop count.
+        self.assertGreaterEqual(counted + report["dropped"], objects)
+        self.assertIn("dropped", run.stderr)
+        table = syncprof("--map-size", str(size), "--", WORKLOAD, "many",
+                         "--threads", "1", "--objects", str(objects))
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertRegex(table.stdout, r"dropped (\d{2,})")

@@ -1,0 +1,261 @@
+"""How syncprof starts, reports and stops: attach by PID, launch mode,
+interval reports, the target exiting, signals, and the target's safety
+when syncprof dies."""
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+from harness import SYNCPROF, WORKLOAD, SyncprofTestCase
+
+
+def libc_path(pid):
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            if "/libc.so" in line:
+                return line.split()[-1]
+    raise AssertionError("no libc mapped")
+
+
+def libc_text(pid, offset, length=16):
+    """Bytes of the target's libc text at a file offset, as the target's
+    memory holds them (a live uprobe shows there as int3)."""
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+) ([0-9a-f]+) \S+ \d+\s+(\S+)", line)
+            if not m or "x" not in m.group(3) or "/libc.so" not in m.group(5):
+                continue
+            start, end, fo = (int(m.group(i), 16) for i in (1, 2, 4))
+            if fo <= offset < fo + (end - start):
+                with open(f"/proc/{pid}/mem", "rb") as mem:
+                    mem.seek(start + offset - fo)
+                    return mem.read(length), m.group(5)
+    raise AssertionError("libc text not found")
+
+
+def func_file_offset(path, name):
+    """File offset of a default-version dynamic symbol, via readelf."""
+    out = subprocess.run(["readelf", "-W", "--dyn-syms", "-l", path],
+                         capture_output=True, text=True, check=True).stdout
+    vaddr = None
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[7] == f"{name}@@GLIBC_2.2.5":
+            vaddr = int(parts[1], 16)
+    loads = re.findall(r"LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) \S+ \S+ 0x([0-9a-f]+)", out)
+    for off, va, memsz in loads:
+        off, va, memsz = int(off, 16), int(va, 16), int(memsz, 16)
+        if va <= vaddr < va + memsz:
+            return vaddr - va + off
+    raise AssertionError(f"{name} not in {path}")
+
+
+class Lifecycle(SyncprofTestCase):
+
+    def test_attach_by_pid_sees_threads_created_after_attach(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "40", "--hold-us", "3000",
+            "--wait-signal"))
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.go(target)  # the worker threads are created now
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("exited", run.stderr)
+        truth = self.truth()
+        rows = self.rows_for(run.reports[-1], truth["object"])
+        self.assertEqual(self.total(rows, "count"), truth["count"])
+        self.assertWithin(self.total(rows, "wait_ns"), truth["wait_ns"])
+
+    def test_launch_sees_a_lock_taken_before_main(self):
+        run = self.launch(["--top", "0"], self.workload_cmd(
+            "mutex", "--threads", "1", "--iters", "2", "--hold-us", "100"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rows = self.rows_for(run.reports[-1], self.truth()["ctor_lock"])
+        self.assertEqual(self.total(rows, "count"), 1)
+
+    def test_launch_passes_on_the_exit_status(self):
+        run = self.launch([], self.workload_cmd(
+            "mutex", "--threads", "1", "--iters", "1", "--exit-code", "7"))
+        self.assertEqual(run.returncode, 7, run.stderr)
+        self.assertEqual(len(run.reports), 1)
+
+    def test_launch_of_a_killed_command_exits_128_plus_signal(self):
+        run = self.launch([], ["sh", "-c", "kill -SEGV $$"])
+        self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)
+        self.assertEqual(len(run.reports), 1)
+
+    def test_interval_deltas_add_up_to_the_total(self):
+        run = self.launch(["--interval", "0.3", "--top", "0"], self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "150", "--hold-us", "3000"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        self.assertGreaterEqual(len(run.reports), 3, "several windows")
+        counts = [self.total(self.rows_for(r, truth["object"]), "count")
+                  for r in run.reports]
+        self.assertGreater(sum(1 for c in counts if c), 1)
+        self.assertEqual(sum(counts), truth["count"])
+        waits = sum(self.total(self.rows_for(r, truth["object"]), "wait_ns")
+                    for r in run.reports)
+        self.assertWithin(waits, truth["wait_ns"])
+        # Windows tile the run: each starts where the previous ended.
+        for prev, cur in zip(run.reports, run.reports[1:]):
+            self.assertEqual(cur["start_ns"], prev["end_ns"])
+            self.assertEqual(cur["sequence"], prev["sequence"] + 1)
+        # A window's max is a call of that window: never above its total.
+        for r in run.reports:
+            for row in r["rows"]:
+                self.assertLessEqual(row["max_ns"], row["wait_ns"])
+
+    def test_cumulative_reports_grow_to_the_total(self):
+        run = self.launch(["--interval", "0.3", "--cumulative", "--top", "0"],
+                          self.workload_cmd("mutex", "--threads", "2", "--iters",
+                                            "120", "--hold-us", "3000"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        counts = [self.total(self.rows_for(r, truth["object"]), "count")
+                  for r in run.reports]
+        self.assertGreaterEqual(len(counts), 3)
+        self.assertEqual(counts, sorted(counts))
+        self.assertEqual(counts[-1], truth["count"])
+        starts = {r["start_ns"] for r in run.reports}
+        self.assertEqual(len(starts), 1, "cumulative windows start at attach")
+
+    def test_target_exiting_mid_run_ends_syncprof_with_a_report(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "20", "--hold-us", "2000",
+            "--wait-signal"))
+        prof = self.start_syncprof(["--pid", str(target.pid), "--duration", "120"])
+        started = time.monotonic()
+        self.go(target)
+        target.wait(timeout=60)
+        run = self.finish_syncprof(prof, timeout=30)
+        self.assertLess(time.monotonic() - started, 20)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = self.rows_for(run.reports[-1], truth["object"])
+        self.assertEqual(self.total(rows, "count"), truth["count"])
+
+    def test_duration_ends_the_run_and_the_target_goes_on(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "800", "--hold-us", "2000",
+            "--wait-signal"))
+        prof = self.start_syncprof(["--pid", str(target.pid), "--duration", "0.5"])
+        self.go(target)
+        run = self.finish_syncprof(prof, timeout=30)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIsNone(target.poll(), "the target outlives syncprof")
+        self.assertEqual(len(run.reports), 1)
+        self.assertGreater(run.reports[0]["elapsed_s"], 0.4)
+        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(self.truth()["count"], 1600)
+
+    def _stop_with(self, sig):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "300", "--hold-us", "2000",
+            "--wait-signal"))
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.go(target)
+        time.sleep(0.5)
+        prof.send_signal(sig)
+        run = self.finish_syncprof(prof, timeout=30)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.reports), 1, "a final report")
+        self.assertTrue(run.reports[0]["rows"])
+        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(self.truth()["count"], 600)
+
+    def test_sigint_prints_a_final_report(self):
+        self._stop_with(signal.SIGINT)
+
+    def test_sigterm_prints_a_final_report(self):
+        self._stop_with(signal.SIGTERM)
+
+    def test_sigkill_leaves_the_target_unharmed_and_unprobed(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "700", "--hold-us", "2000",
+            "--wait-signal"))
+        offset = func_file_offset(f"/proc/{target.pid}/root{libc_path(target.pid)}",
+                                  "pthread_mutex_lock")
+        clean, _ = libc_text(target.pid, offset)
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        probed, _ = libc_text(target.pid, offset)
+        self.assertNotEqual(probed, clean, "a live uprobe shows in memory")
+        self.go(target)
+        time.sleep(0.3)
+        prof.kill()
+        prof.wait()
+        deadline = time.monotonic() + 5
+        while libc_text(target.pid, offset)[0] != clean:
+            self.assertLess(time.monotonic(), deadline, "probe left behind")
+            time.sleep(0.05)
+        self.assertEqual(target.wait(timeout=60), 0)
+        truth = self.truth()
+        self.assertEqual(truth["count"], 1400, "every lock call completed")
+
+    def test_table_is_the_default_output(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
+             "--hold-us", "1000"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
+        self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
+                         r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0$")
+        self.assertRegex(lines[header], r"^Type               Object  Call site +"
+                         r"  Wait Time \(s\)         Count  Average \(us\)$")
+        self.assertEqual(set(lines[header + 1]), {"-"})
+        self.assertEqual(len(lines[header + 1]), len(lines[header]))
+        self.assertRegex(lines[header + 2],
+                         r"^mutex      0x[0-9a-f]+  workload\+0x[0-9a-f]+ +"
+                         r"  +\d+\.\d{5}  +10  +\d+\.\d\d$")
+
+    def test_csv_output(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--format", "csv", "--", WORKLOAD, "heap", "--threads", "1",
+             "--iters", "2", "--objects", "3", "--hold-us", "100"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+        heap = [r for r in rows if r["objects"] == "3"]
+        self.assertEqual(len(heap), 1)
+        self.assertEqual(heap[0]["count"], "6")
+        self.assertEqual(heap[0]["type"], "mutex")
+        self.assertEqual(heap[0]["object"], "")
+        self.assertTrue(heap[0]["module"].endswith("/workload"))
+
+    def test_output_file_keeps_stdout_for_the_target(self):
+        run = self.launch([], ["sh", "-c", "echo target-output"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout, "target-output\n")
+        self.assertEqual(len(run.reports), 1)
+
+    def test_target_in_another_mount_namespace(self):
+        """The target maps a private copy of libc bind-mounted over the
+        host's path: the same path names another file on the host, so only
+        the target's own view of the mapping finds the right inode."""
+        libc = libc_path(os.getpid())
+        copy = self.path("libc.so.6")
+        shutil.copyfile(f"/proc/self/root{libc}", copy)
+        self.assertNotEqual(os.stat(copy).st_ino, os.stat(libc).st_ino)
+        script = (f"mount --bind {copy} {libc} && exec {WORKLOAD} mutex "
+                  f"--threads 2 --iters 20 --hold-us 2000 --wait-signal "
+                  f"--truth {self.path('truth.json')}")
+        target = self.start_waiting_target(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script])
+        with open(f"/proc/{target.pid}/maps") as f:
+            mapped = {int(line.split()[4]) for line in f if "/libc.so" in line}
+        self.assertEqual(mapped, {os.stat(copy).st_ino})
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.go(target)
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = self.rows_for(run.reports[-1], truth["object"])
+        self.assertEqual(self.total(rows, "count"), truth["count"])
+        self.assertEqual(truth["count"], 40)
