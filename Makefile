@@ -7,11 +7,12 @@ OUT         := build
 BPFTOOL     ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CLANG       ?= clang
 CC          ?= cc
+CXX         ?= g++
 PYTHON      ?= /usr/bin/python3
 VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the demo need.
-DEB_PKGS    := clang llvm gcc make pkg-config libc6-dev libbpf-dev bpftool \
+DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev python3 \
                util-linux procps
 
@@ -25,7 +26,7 @@ endif
 
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf 2>/dev/null)
-LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf 2>/dev/null) -lz
+LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf 2>/dev/null) -lz -lstdc++
 CFLAGS      ?= -g -O2
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
@@ -47,7 +48,9 @@ LIB_OBJS    := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 UNIT_NAMES  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
-TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS))
+TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
+               $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
+               $(OUT)/tests/targets/workload-stripped
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
@@ -107,6 +110,21 @@ $(OUT)/tests/targets/%: tests/targets/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
+
+$(OUT)/tests/targets/libsharedlock.so: tests/targets/lib/sharedlock.c tests/targets/lib/sharedlock.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $< -o $@
+
+$(OUT)/tests/targets/cxxlock: tests/targets/cxxlock.cpp $(OUT)/tests/targets/libsharedlock.so
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -g -O2 -Wall -Werror -pthread -Itests/targets $< \
+		-L$(OUT)/tests/targets -lsharedlock -Wl,-rpath,'$$ORIGIN' -o $@
+
+# What users ship: no .symtab, no DWARF.
+$(OUT)/tests/targets/workload-stripped: $(OUT)/tests/targets/workload
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 $(OUT)/tests/targets/static_spin: tests/targets/static_spin.c
 	$(call msg,CC,$@)

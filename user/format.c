@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "srcpath.h"
 
 #define CALLSITE_MAX 512
 
@@ -75,20 +76,48 @@ static const char *basename_of(const char *path)
 }
 
 void format__callsite_text(const struct symbol_info *info, uint64_t addr,
+			   enum callsite_style style, size_t strip,
 			   char *buf, size_t len)
 {
+	const char *file = info->file && info->line ? info->file : NULL;
 	char raw[CALLSITE_MAX];
 
-	if (info->file && info->line)
-		snprintf(raw, sizeof(raw), "%s:%u", info->file, info->line);
+	if (file && file[0] == '/' && strlen(file) > strip)
+		file += strip;
+	if (file && style == CALLSITE_LINE)
+		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
+	else if (file && info->function && style == CALLSITE_BOTH)
+		snprintf(raw, sizeof(raw), "%s (%s:%u)", info->function, file,
+			 info->line);
 	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s", info->function);
+		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, info->function,
+			 info->function_offset);
+	else if (file)
+		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
 	else if (info->module)
 		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
 			 basename_of(info->module), info->module_offset);
 	else
 		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
 	format__sanitize(raw, buf, len);
+}
+
+/* Common source root of the rows' absolute files; relative ones stay. */
+static size_t common_source_root(const struct report_rows *rows,
+				 const struct format_names *names)
+{
+	const char **files = calloc(rows->count ? rows->count : 1, sizeof(*files));
+	size_t n = 0, strip;
+
+	if (!files)
+		return 0;
+	for (size_t i = 0; i < rows->count; i++)
+		if (names[i].callsite.file && names[i].callsite.line &&
+		    names[i].callsite.file[0] == '/')
+			files[n++] = names[i].callsite.file;
+	strip = srcpath__common_dir(files, n);
+	free(files);
+	return strip;
 }
 
 /* Display width of a sanitized (valid UTF-8) string. */
@@ -119,51 +148,73 @@ static void print_rule(FILE *out, int n)
 	fputc('\n', out);
 }
 
-static int format__table(FILE *out, const struct format_meta *meta,
+/* The Object column: [N], the symbol, or the address (QSP's %14p). */
+static void object_text(const struct report_row *r, const char *symbol,
+			char *buf, size_t len)
+{
+	char raw[CALLSITE_MAX];
+
+	if (r->n_objects > 1)
+		snprintf(raw, sizeof(raw), "[%12u]", r->n_objects);
+	else if (symbol)
+		snprintf(raw, sizeof(raw), "%s", symbol);
+	else
+		snprintf(raw, sizeof(raw), "0x%" PRIx64, r->object);
+	format__sanitize(raw, buf, len);
+}
+
+static int format__table(FILE *out, enum callsite_style style,
+			 const struct format_meta *meta,
 			 const struct report_rows *rows,
 			 const struct format_names *names)
 {
 	static const char callsite_title[] = "Call site";
 	int callsite_len = (int)strlen(callsite_title);
+	int object_len = 14;
 	char (*text)[CALLSITE_MAX] = NULL;
+	char (*object)[CALLSITE_MAX] = NULL;
+	size_t strip = common_source_root(rows, names);
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
-		if (!text)
+		object = calloc(rows->count, sizeof(*object));
+		if (!text || !object) {
+			free(text);
+			free(object);
 			return -ENOMEM;
+		}
 	}
 	for (size_t i = 0; i < rows->count; i++) {
 		int w;
 
-		format__callsite_text(&names[i].callsite,
-				      rows->rows[i].callsite, text[i],
-				      sizeof(text[i]));
+		format__callsite_text(&names[i].callsite, rows->rows[i].callsite,
+				      style, strip, text[i], sizeof(text[i]));
 		w = display_width(text[i]);
 		if (w > callsite_len)
 			callsite_len = w;
+		object_text(&rows->rows[i], names[i].object_symbol, object[i],
+			    sizeof(object[i]));
+		w = display_width(object[i]);
+		if (w > object_len)
+			object_len = w;
 	}
 	int rspace = callsite_len - (int)strlen(callsite_title);
+	int ospace = object_len - 14;
 
 	print_summary(out, meta, rows);
 	/* QSP's columns; a Thread column is added only when split by thread. */
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	int width = 79 + rspace + (per_thread ? 10 : 0);
+	int width = 79 + rspace + ospace + (per_thread ? 10 : 0);
 
-	fprintf(out, "Type               Object  Call site%*s  Wait Time (s)  "
-		"       Count  Average (us)%s\n", rspace, "",
-		per_thread ? "    Thread" : "");
+	fprintf(out, "Type     %*s  Call site%*s  Wait Time (s)  "
+		"       Count  Average (us)%s\n", object_len + 2, "Object",
+		rspace, "", per_thread ? "    Thread" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
-		char object[32];
 
-		fprintf(out, "%-9s  ", report__type_name(r->type));
-		if (r->n_objects > 1) {
-			fprintf(out, "[%12u]", r->n_objects);
-		} else {
-			snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
-			fprintf(out, "%14s", object);
-		}
+		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
+			object_len - display_width(object[i]), "", object[i]);
 		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64 "  %12.2f", text[i],
 			callsite_len - display_width(text[i]), "",
 			(double)r->wait_ns * 1e-9, r->count,
@@ -174,6 +225,7 @@ static int format__table(FILE *out, const struct format_meta *meta,
 	}
 	print_rule(out, width);
 	free(text);
+	free(object);
 	return 0;
 }
 
@@ -275,25 +327,31 @@ void format__csv_header(FILE *out)
 	fprintf(out, "%s\n", csv_columns);
 }
 
-/* A CSV field: sanitized, quoted when it holds a comma or a quote. */
+/* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 static void csv_field(FILE *out, const char *s)
 {
-	char clean[CALLSITE_MAX];
+	size_t len;
+	char *clean;
 
 	if (!s)
 		return;
-	format__sanitize(s, clean, sizeof(clean));
+	len = strlen(s) + 1;
+	clean = malloc(len);
+	if (!clean)
+		return;
+	format__sanitize(s, clean, len);
 	if (!strpbrk(clean, ",\"")) {
 		fputs(clean, out);
-		return;
+	} else {
+		fputc('"', out);
+		for (const char *p = clean; *p; p++) {
+			if (*p == '"')
+				fputc('"', out);
+			fputc(*p, out);
+		}
+		fputc('"', out);
 	}
-	fputc('"', out);
-	for (const char *p = clean; *p; p++) {
-		if (*p == '"')
-			fputc('"', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
+	free(clean);
 }
 
 static int format__csv(FILE *out, const struct format_meta *meta,
@@ -335,7 +393,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 }
 
 int format__report(FILE *out, enum output_format format,
-		   const struct format_meta *meta,
+		   enum callsite_style style, const struct format_meta *meta,
 		   const struct report_rows *rows,
 		   const struct format_names *names)
 {
@@ -343,7 +401,7 @@ int format__report(FILE *out, enum output_format format,
 
 	switch (format) {
 	case FORMAT_TABLE:
-		err = format__table(out, meta, rows, names);
+		err = format__table(out, style, meta, rows, names);
 		break;
 	case FORMAT_CSV:
 		err = format__csv(out, meta, rows, names);

@@ -31,13 +31,17 @@ struct format_names {
 
 /* Prints one report.  names[i] belongs to rows->rows[i]. */
 int format__report(FILE *out, enum output_format format,
-		   const struct format_meta *meta,
+		   enum callsite_style style, const struct format_meta *meta,
 		   const struct report_rows *rows,
 		   const struct format_names *names);
 /* CSV's header line, once per output. */
 void format__csv_header(FILE *out);
-/* The call site as the table shows it. */
+/*
+ * The call site as the table shows it, in style; strip: how many leading
+ * bytes of info->file are the common source root, left out.
+ */
 void format__callsite_text(const struct symbol_info *info, uint64_t addr,
+			   enum callsite_style style, size_t strip,
 			   char *buf, size_t len);
 /*
  * Copies a string from the target into buf, replacing control

@@ -73,9 +73,13 @@ static int session__print(struct session *s, const struct snapshot *view,
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < rows.count; i++)
-		symbolizer__lookup(s->symbolizer, rows.rows[i].callsite,
-				   &names[i].callsite);
+	for (size_t i = 0; i < rows.count; i++) {
+		symbolizer__callsite(s->symbolizer, rows.rows[i].callsite,
+				     &names[i].callsite);
+		if (rows.rows[i].n_objects == 1)
+			names[i].object_symbol = symbolizer__object(
+				s->symbolizer, rows.rows[i].object);
+	}
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = target__comm(s->target),
@@ -86,7 +90,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.dropped = dropped,
 		.sequence = ++s->sequence,
 	};
-	err = format__report(s->out, s->opts->format, &meta, &rows, names);
+	err = format__report(s->out, s->opts->format, s->opts->callsite, &meta,
+			     &rows, names);
 	if (dropped && s->opts->format != FORMAT_TABLE)
 		pr_warn("%llu events dropped: the stats map is full "
 			"(raise --map-size)", (unsigned long long)dropped);
@@ -141,7 +146,10 @@ static int timer_new(double seconds, bool periodic)
 	return fd;
 }
 
-enum { FD_SIGNAL, FD_TARGET, FD_INTERVAL, FD_DURATION, FD__COUNT };
+enum { FD_SIGNAL, FD_TARGET, FD_INTERVAL, FD_DURATION, FD_MODULES, FD__COUNT };
+
+/* How often the target's module list is re-read while it lives. */
+#define MODULES_REFRESH_S 1.0
 
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
@@ -157,10 +165,12 @@ static int session__loop(struct session *s, int signal_fd)
 		fds[FD_INTERVAL].fd = timer_new(s->opts->interval_s, true);
 	if (s->opts->duration_s > 0)
 		fds[FD_DURATION].fd = timer_new(s->opts->duration_s, false);
-	if (fds[FD_INTERVAL].fd < -1 || fds[FD_DURATION].fd < -1) {
-		err = fds[FD_INTERVAL].fd < -1 ? fds[FD_INTERVAL].fd
-					       : fds[FD_DURATION].fd;
-		goto out;
+	fds[FD_MODULES].fd = timer_new(MODULES_REFRESH_S, true);
+	for (int i = FD_INTERVAL; i < FD__COUNT; i++) {
+		if (fds[i].fd < -1) {
+			err = fds[i].fd;
+			goto out;
+		}
 	}
 	for (;;) {
 		uint64_t ticks;
@@ -185,6 +195,9 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
+		if (fds[FD_MODULES].revents &&
+		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
+			symbolizer__refresh(s->symbolizer);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
 			err = session__report(s);
@@ -193,10 +206,9 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 	}
 out:
-	if (fds[FD_INTERVAL].fd >= 0)
-		close(fds[FD_INTERVAL].fd);
-	if (fds[FD_DURATION].fd >= 0)
-		close(fds[FD_DURATION].fd);
+	for (int i = FD_INTERVAL; i < FD__COUNT; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
 	return err;
 }
 
@@ -265,6 +277,10 @@ int main(int argc, char **argv)
 	err = probes__attach(s.probes, library);
 	if (err)
 		goto cleanup;
+	/* Named while a launched target is still held: it may not live long. */
+	err = symbolizer__new(target__pid(s.target), NULL, &s.symbolizer);
+	if (err)
+		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
 	err = target__resume(s.target);
 	if (err) {
@@ -272,9 +288,6 @@ int main(int argc, char **argv)
 		       strerror(-err));
 		goto cleanup;
 	}
-	err = symbolizer__new(target__pid(s.target), &s.symbolizer);
-	if (err)
-		goto cleanup;
 	pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
 		target__comm(s.target),
 		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");

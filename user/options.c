@@ -13,6 +13,7 @@
 
 enum {
 	OPT_MAP_SIZE = 0x100,
+	OPT_CALLSITE,
 	OPT_USAGE,
 	OPT_VERSION,
 };
@@ -49,6 +50,8 @@ static const struct argp_option option_table[] = {
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
 	{ "format", 'f', "FMT", 0, "table (default) | csv | json", 3 },
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
+	{ "callsite", OPT_CALLSITE, "STYLE", 0,
+	  "How the table names call sites: line (file:line, default) | func | both", 3 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 4 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
 	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 4 },
@@ -111,6 +114,7 @@ static int parse_choice(const char *name, const char *arg,
 
 static const char *const sort_names[] = { "total", "mean", "max", "count" };
 static const char *const format_names[] = { "table", "csv", "json" };
+static const char *const callsite_names[] = { "line", "func", "both" };
 
 const char *options__sort_name(enum sort_key key)
 {
@@ -170,6 +174,11 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		opts->output = arg;
+		break;
+	case OPT_CALLSITE:
+		err = parse_choice("--callsite", arg, callsite_names, 3, &choice);
+		if (!err)
+			opts->callsite = choice;
 		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);

@@ -13,6 +13,13 @@ enum sort_key {
 	SORT_COUNT,
 };
 
+/* How the table names a call site. */
+enum callsite_style {
+	CALLSITE_LINE = 0,	/* file:line, as QSP */
+	CALLSITE_FUNC,		/* function */
+	CALLSITE_BOTH,		/* function (file:line) */
+};
+
 enum output_format {
 	FORMAT_TABLE = 0,
 	FORMAT_CSV,
@@ -34,6 +41,7 @@ struct options {
 	bool per_thread;
 	bool cumulative;
 	enum output_format format;
+	enum callsite_style callsite;
 	const char *output;	/* NULL: stdout */
 	unsigned int map_size;	/* stats map entries */
 	int verbosity;

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "procmaps.h"
 
@@ -34,6 +36,7 @@ int procmaps__parse_line(char *line, struct procmaps_entry *entry)
 		.end = end,
 		.offset = offset,
 		.inode = inode,
+		.dev = makedev(dev_major, dev_minor),
 		.exec = perms[2] == 'x',
 		.path = path,
 	};
@@ -189,4 +192,34 @@ const struct procmaps_entry *procmaps__find_library(const struct procmaps *maps,
 			return &maps->entries[i];
 	}
 	return NULL;
+}
+
+static bool same_file(const char *path, const struct procmaps_entry *entry)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == entry->inode &&
+	       st.st_dev == entry->dev;
+}
+
+/*
+ * The maps path is printed relative to the reader's root, so through
+ * /proc/PID/root it names the target's file only when the identity
+ * checks out.  map_files names the mapped inode itself, across mount
+ * namespaces and replacements on disk, but needs CAP_SYS_ADMIN; and its
+ * directory is no place to look for a debuglink, hence second.
+ */
+int procmaps__file_path(pid_t pid, const struct procmaps_entry *entry,
+			char *path, size_t len)
+{
+	if (entry->path[0] != '/')
+		return -ENOENT;
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, entry->path);
+	if (same_file(path, entry))
+		return 0;
+	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, entry->start, entry->end);
+	if (same_file(path, entry))
+		return 0;
+	return -ENOENT;
 }

@@ -14,6 +14,7 @@ struct procmaps_entry {
 	uint64_t end;
 	uint64_t offset;	/* file offset of start */
 	uint64_t inode;
+	uint64_t dev;		/* as st_dev: makedev(major, minor) */
 	bool exec;
 	bool deleted;		/* the file was unlinked or replaced */
 	const char *path;	/* "" for anonymous memory */
@@ -40,5 +41,12 @@ const struct procmaps_entry *procmaps__find(const struct procmaps *maps,
 const struct procmaps_entry *procmaps__find_library(const struct procmaps *maps,
 						    const char *stem);
 bool procmaps__is_library(const char *path, const char *stem);
+/*
+ * A path syncprof can open that names the very file behind entry (same
+ * device and inode): /proc/PID/root + its path, else /proc/PID/map_files.
+ * -ENOENT when neither does (the file was replaced, or no permission).
+ */
+int procmaps__file_path(pid_t pid, const struct procmaps_entry *entry,
+			char *path, size_t len);
 
 #endif

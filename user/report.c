@@ -57,9 +57,13 @@ static int cmp_mean(const struct report_row *a, const struct report_row *b)
 {
 	unsigned __int128 lhs, rhs;
 
-	if (!a->count || !b->count)
-		return cmp_u64(a->count ? a->wait_ns / a->count : 0,
-			       b->count ? b->wait_ns / b->count : 0);
+	/* A mean of 0 ties only with another mean of exactly 0. */
+	if (!a->count && !b->count)
+		return 0;
+	if (!a->count)
+		return b->wait_ns ? -1 : 0;
+	if (!b->count)
+		return a->wait_ns ? 1 : 0;
 	lhs = (unsigned __int128)a->wait_ns * b->count;
 	rhs = (unsigned __int128)b->wait_ns * a->count;
 	return lhs < rhs ? -1 : lhs > rhs;

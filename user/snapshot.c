@@ -90,6 +90,8 @@ void snapshot__seal(struct snapshot *snap)
 {
 	size_t out = 0;
 
+	if (snap->count < 2)
+		return;
 	qsort(snap->entries, snap->count, sizeof(*snap->entries),
 	      snapshot__entry_cmp);
 	for (size_t i = 0; i < snap->count; i++) {

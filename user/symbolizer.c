@@ -1,28 +1,84 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * One libdwfl session per target, in the manner of eu-stack.
+ *
+ * Modules are reported by syncprof, not by dwfl_linux_proc_report: each
+ * file is opened here, through the target's root or its map_files, so a
+ * process in a container resolves, and its ELF and DWARF are opened at
+ * once, so reports printed after the target exited are still named.  A
+ * miss re-reads /proc/PID/maps (at most every 50 ms) and adds what was
+ * mapped since: libraries dlopen'ed later resolve too.
+ *
+ * A call site is looked up at ret - 1.  Its line is the first location,
+ * from the innermost outward, that is not in a system header: the line
+ * table's line, then the call sites of each inlined function around it.
+ * So std::lock_guard -> std::mutex::lock -> __gthread_mutex_lock, all
+ * inlined, resolve to the user's lock_guard line, while a user's own
+ * inline helper keeps its own line.
+ *
+ * Results are cached per address (open addressing; strings owned here):
+ * a report looks up each row's call site and object once per refresh.
+ */
+#include <dwarf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <stdbool.h>
-
+#include "log.h"
 #include "procmaps.h"
+#include "srcpath.h"
 #include "symbolizer.h"
 
-/*
- * Every maps list ever read is kept: an address resolved against an older
- * list keeps its module string alive, and a library unmapped since still
- * names the addresses that were in it.
- */
+/* The C++ ABI's demangler, from libstdc++. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+#define REFRESH_MIN_INTERVAL_NS 50000000ull
+
+enum cache_kind {
+	CACHE_CALLSITE = 0,
+	CACHE_OBJECT = 1,
+};
+
+struct cache_entry {
+	uint64_t key;		/* addr << 1 | kind; 0 = empty slot */
+	int err;
+	struct symbol_info info;
+	const char *object;
+};
+
+struct reported_file {
+	uint64_t dev;
+	uint64_t inode;
+	uint64_t base;
+};
+
 struct symbolizer {
 	pid_t pid;
+	Dwfl *dwfl;
+	Dwfl_Callbacks callbacks;
+	char *debuginfo_path;
+	/* Every maps list read: a module named once stays named. */
 	struct procmaps **generations;
 	size_t n_generations;
 	uint64_t last_refresh_ns;
+	struct reported_file *reported;
+	size_t n_reported;
+	struct cache_entry *cache;
+	size_t cache_cap;	/* a power of two */
+	size_t cache_used;
+	char **strings;		/* everything handed out, freed at the end */
+	size_t n_strings;
+	size_t strings_cap;
 };
-
-/* Misses on garbage addresses must not re-read the maps every time. */
-#define REFRESH_MIN_INTERVAL_NS 50000000ull
 
 static uint64_t monotonic_ns(void)
 {
@@ -30,6 +86,136 @@ static uint64_t monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Keeps s (malloc'ed) until symbolizer__free; NULL stays NULL. */
+static const char *symbolizer__own(struct symbolizer *sym, char *s)
+{
+	if (!s)
+		return NULL;
+	if (sym->n_strings == sym->strings_cap) {
+		size_t cap = sym->strings_cap ? sym->strings_cap * 2 : 64;
+		void *grown = realloc(sym->strings, cap * sizeof(*sym->strings));
+
+		if (!grown) {
+			free(s);
+			return NULL;
+		}
+		sym->strings = grown;
+		sym->strings_cap = cap;
+	}
+	sym->strings[sym->n_strings++] = s;
+	return s;
+}
+
+static char *demangle(const char *name)
+{
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = -1;
+		char *out = __cxa_demangle(name, NULL, NULL, &status);
+
+		if (out && !status)
+			return out;
+		free(out);
+	}
+	return strdup(name);
+}
+
+static bool symbolizer__was_reported(struct symbolizer *sym,
+				     const struct reported_file *file)
+{
+	for (size_t i = 0; i < sym->n_reported; i++) {
+		const struct reported_file *r = &sym->reported[i];
+
+		if (r->dev == file->dev && r->inode == file->inode &&
+		    r->base == file->base)
+			return true;
+	}
+	return false;
+}
+
+/* The lowest mapping of the same file at or before index i. */
+static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
+						  size_t i)
+{
+	const struct procmaps_entry *e = procmaps__entry(maps, i);
+	const struct procmaps_entry *first = e;
+
+	while (i-- > 0) {
+		const struct procmaps_entry *prev = procmaps__entry(maps, i);
+
+		if (prev->inode != e->inode || prev->dev != e->dev)
+			break;
+		first = prev;
+	}
+	return first;
+}
+
+/*
+ * Reports the files of maps not reported yet.  All files are opened
+ * first, then their DWARF loaded: loading is slow (libc's separate debug
+ * file takes ~100 ms) and a short-lived target may be gone by then, but
+ * an open file outlives it.
+ */
+static void symbolizer__report(struct symbolizer *sym,
+			       const struct procmaps *maps)
+{
+	Dwfl_Module **added = calloc(procmaps__count(maps) + 1, sizeof(*added));
+	size_t n_added = 0;
+
+	dwfl_report_begin_add(sym->dwfl);
+	for (size_t i = 0; i < procmaps__count(maps); i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+		const struct procmaps_entry *first;
+		struct reported_file file;
+		char path[PATH_MAX];
+		Dwfl_Module *mod;
+		int fd;
+
+		if (!e->exec || e->path[0] != '/')
+			continue;
+		first = first_mapping(maps, i);
+		file = (struct reported_file){
+			.dev = e->dev,
+			.inode = e->inode,
+			.base = first->start - first->offset,
+		};
+		if (symbolizer__was_reported(sym, &file))
+			continue;
+		if (procmaps__file_path(sym->pid, e, path, sizeof(path))) {
+			pr_debug("symbols: cannot open %s", e->path);
+			continue;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* libdwfl owns fd from here on success. */
+		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
+		if (!mod) {
+			pr_debug("symbols: cannot use %s: %s", e->path, dwfl_errmsg(-1));
+			close(fd);
+			continue;
+		}
+		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
+		if (added)
+			added[n_added++] = mod;
+		void *grown = realloc(sym->reported,
+				      (sym->n_reported + 1) * sizeof(*sym->reported));
+		if (grown) {
+			sym->reported = grown;
+			sym->reported[sym->n_reported++] = file;
+		}
+	}
+	dwfl_report_end(sym->dwfl, NULL, NULL);
+	for (size_t i = 0; i < n_added; i++) {
+		Dwarf_Addr bias;
+
+		if (!dwfl_module_getdwarf(added[i], &bias))
+			pr_debug("symbols: no DWARF for %s",
+				 dwfl_module_info(added[i], NULL, NULL, NULL, NULL,
+						  NULL, NULL, NULL));
+	}
+	free(added);
 }
 
 static bool procmaps_same(const struct procmaps *a, const struct procmaps *b)
@@ -48,15 +234,15 @@ static bool procmaps_same(const struct procmaps *a, const struct procmaps *b)
 	return true;
 }
 
-static int symbolizer__refresh(struct symbolizer *sym)
+int symbolizer__refresh(struct symbolizer *sym)
 {
 	struct procmaps *maps;
 	void *grown;
 	int err = procmaps__read(sym->pid, &maps);
 
+	sym->last_refresh_ns = monotonic_ns();
 	if (err)
 		return err;
-	sym->last_refresh_ns = monotonic_ns();
 	if (sym->n_generations &&
 	    procmaps_same(maps, sym->generations[sym->n_generations - 1])) {
 		procmaps__free(maps);
@@ -70,10 +256,12 @@ static int symbolizer__refresh(struct symbolizer *sym)
 	}
 	sym->generations = grown;
 	sym->generations[sym->n_generations++] = maps;
+	symbolizer__report(sym, maps);
 	return 0;
 }
 
-int symbolizer__new(pid_t pid, struct symbolizer **out)
+int symbolizer__new(pid_t pid, const char *debuginfo_path,
+		    struct symbolizer **out)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
 	int err;
@@ -81,6 +269,28 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!sym)
 		return -ENOMEM;
 	sym->pid = pid;
+	sym->cache_cap = 1024;
+	sym->cache = calloc(sym->cache_cap, sizeof(*sym->cache));
+	if (debuginfo_path)
+		sym->debuginfo_path = strdup(debuginfo_path);
+	else if (asprintf(&sym->debuginfo_path,
+			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
+			  (int)pid) < 0)
+		sym->debuginfo_path = NULL;
+	if (!sym->cache || !sym->debuginfo_path) {
+		symbolizer__free(sym);
+		return -ENOMEM;
+	}
+	sym->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &sym->debuginfo_path,
+	};
+	sym->dwfl = dwfl_begin(&sym->callbacks);
+	if (!sym->dwfl) {
+		symbolizer__free(sym);
+		return -ENOMEM;
+	}
 	/* A target already gone leaves addresses unnamed, not an error. */
 	err = symbolizer__refresh(sym);
 	if (err == -ENOMEM) {
@@ -95,14 +305,80 @@ void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
+	if (sym->dwfl)
+		dwfl_end(sym->dwfl);
 	for (size_t i = 0; i < sym->n_generations; i++)
 		procmaps__free(sym->generations[i]);
+	for (size_t i = 0; i < sym->n_strings; i++)
+		free(sym->strings[i]);
+	free(sym->strings);
 	free(sym->generations);
+	free(sym->reported);
+	free(sym->cache);
+	free(sym->debuginfo_path);
 	free(sym);
 }
 
-static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
-						     uint64_t addr)
+/* ---- the cache ---------------------------------------------------- */
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct cache_entry *cache_slot(struct cache_entry *table, size_t cap,
+				      uint64_t key)
+{
+	size_t i = (size_t)hash64(key) & (cap - 1);
+
+	while (table[i].key && table[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &table[i];
+}
+
+static int symbolizer__cache_grow(struct symbolizer *sym)
+{
+	size_t cap = sym->cache_cap * 2;
+	struct cache_entry *table = calloc(cap, sizeof(*table));
+
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < sym->cache_cap; i++)
+		if (sym->cache[i].key)
+			*cache_slot(table, cap, sym->cache[i].key) = sym->cache[i];
+	free(sym->cache);
+	sym->cache = table;
+	sym->cache_cap = cap;
+	return 0;
+}
+
+/* The slot for key: filled (key set) if cached, else empty; NULL: no memory. */
+static struct cache_entry *symbolizer__cache(struct symbolizer *sym,
+					     uint64_t addr, enum cache_kind kind)
+{
+	uint64_t key = (addr << 1 | kind) + 1;	/* never 0 */
+
+	if ((sym->cache_used + 1) * 4 > sym->cache_cap * 3 &&
+	    symbolizer__cache_grow(sym))
+		return NULL;
+	return cache_slot(sym->cache, sym->cache_cap, key);
+}
+
+static void symbolizer__cache_fill(struct symbolizer *sym,
+				   struct cache_entry *slot, uint64_t addr,
+				   enum cache_kind kind)
+{
+	slot->key = (addr << 1 | kind) + 1;
+	sym->cache_used++;
+}
+
+/* ---- call sites --------------------------------------------------- */
+
+static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
+							uint64_t addr)
 {
 	/* Newest first: a reused address belongs to what is mapped now. */
 	for (size_t i = sym->n_generations; i-- > 0;) {
@@ -114,18 +390,221 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 	return NULL;
 }
 
-int symbolizer__lookup(struct symbolizer *sym, uint64_t addr,
-		       struct symbol_info *info)
+/* A function's name from its DIE: linkage name demangled, else its name. */
+static char *die_function_name(Dwarf_Die *die)
 {
-	const struct procmaps_entry *e = symbolizer__find(sym, addr);
+	static const unsigned int linkage_attrs[] = {
+		DW_AT_linkage_name, DW_AT_MIPS_linkage_name,
+	};
+	Dwarf_Attribute attr;
+	const char *name;
+
+	for (size_t i = 0; i < 2; i++) {
+		name = dwarf_formstring(dwarf_attr_integrate(die, linkage_attrs[i],
+							     &attr));
+		if (name)
+			return demangle(name);
+	}
+	name = dwarf_diename(die);
+	return name ? strdup(name) : NULL;
+}
+
+static bool is_function_scope(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/*
+ * file:line of pc through the inline chain (see the top of this file).
+ * *inline_scope is set when the chosen line lies in an inlined function
+ * (its DIE names the function), left NULL for the real function.
+ */
+static void symbolizer__source(struct symbolizer *sym, Dwfl_Module *mod,
+			       Dwarf_Addr pc, struct symbol_info *info,
+			       char **inline_function)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	Dwarf_Die *scopes = NULL, *cudie;
+	Dwarf_Files *files = NULL;
+	Dwarf_Addr bias;
+	const char *file;
+	size_t nfiles = 0;
+	int lineno = 0, nscopes;
+
+	*inline_function = NULL;
+	if (!line)
+		return;
+	file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	if (!file)
+		return;
+	cudie = dwfl_module_addrdie(mod, pc, &bias);
+	nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+	if (nscopes > 0) {
+		/*
+		 * Past an inlined subroutine, dwarf_getscopes goes on with the
+		 * scopes of its abstract origin; the callers are the parents of
+		 * the innermost scope in the concrete tree.
+		 */
+		Dwarf_Die innermost = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&innermost, &scopes);
+		if (nscopes < 0)
+			nscopes = 0;
+	}
+	if (cudie)
+		dwarf_getsrcfiles(cudie, &files, &nfiles);
+
+	/* The location inside scopes[at]; walk out while it is a system header. */
+	int at = 0;
+
+	while (file && srcpath__is_system(file) && at < nscopes) {
+		Dwarf_Attribute attr;
+		Dwarf_Word call_file, call_line;
+		int next;
+
+		while (at < nscopes && dwarf_tag(&scopes[at]) != DW_TAG_inlined_subroutine) {
+			if (dwarf_tag(&scopes[at]) == DW_TAG_subprogram)
+				at = nscopes;	/* the real function: no caller here */
+			else
+				at++;
+		}
+		if (at >= nscopes)
+			break;
+		if (dwarf_formudata(dwarf_attr(&scopes[at], DW_AT_call_file, &attr), &call_file) ||
+		    dwarf_formudata(dwarf_attr(&scopes[at], DW_AT_call_line, &attr), &call_line) ||
+		    !files)
+			break;
+		/* The call of inline `at` lies in the next function scope out. */
+		for (next = at + 1; next < nscopes && !is_function_scope(&scopes[next]); next++)
+			;
+		file = dwarf_filesrc(files, call_file, NULL, NULL);
+		lineno = (int)call_line;
+		at = next;
+	}
+	if (file) {
+		Dwarf_Attribute attr;
+		const char *comp_dir = cudie ? dwarf_formstring(
+			dwarf_attr(cudie, DW_AT_comp_dir, &attr)) : NULL;
+
+		info->file = symbolizer__own(sym, srcpath__join(comp_dir, file));
+		info->line = lineno > 0 ? (unsigned int)lineno : 0;
+	}
+	/* Name the inlined function the line is in, if it is one. */
+	for (int i = at; i < nscopes; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			*inline_function = die_function_name(&scopes[i]);
+			break;
+		}
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+}
+
+static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
+			       struct symbol_info *info)
+{
+	const struct procmaps_entry *e;
+	uint64_t pc = ret - 1;
+	Dwfl_Module *mod;
+	char *inline_function = NULL;
+	const char *name;
+	GElf_Off offset;
+	GElf_Sym elf_sym;
 
 	*info = (struct symbol_info){ 0 };
+	e = symbolizer__mapping(sym, pc);
 	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
 	    !symbolizer__refresh(sym))
-		e = symbolizer__find(sym, addr);
+		e = symbolizer__mapping(sym, pc);
 	if (!e)
 		return -ENOENT;
 	info->module = e->path;
-	info->module_offset = addr - e->start + e->offset;
+	info->module_offset = ret - e->start + e->offset;
+	mod = dwfl_addrmodule(sym->dwfl, pc);
+	if (!mod)
+		return 0;
+	name = dwfl_module_addrinfo(mod, pc, &offset, &elf_sym, NULL, NULL, NULL);
+	if (name && GELF_ST_TYPE(elf_sym.st_info) == STT_FUNC) {
+		info->function = symbolizer__own(sym, demangle(name));
+		info->function_offset = offset + 1;
+	}
+	symbolizer__source(sym, mod, pc, info, &inline_function);
+	if (inline_function)
+		info->function = symbolizer__own(sym, inline_function);
 	return 0;
+}
+
+int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
+			 struct symbol_info *info)
+{
+	struct cache_entry *slot = symbolizer__cache(sym, ret_addr, CACHE_CALLSITE);
+	int err;
+
+	if (slot && slot->key) {
+		*info = slot->info;
+		return slot->err;
+	}
+	err = symbolizer__resolve(sym, ret_addr, info);
+	/* A miss may have refreshed and rehashed: find the slot again. */
+	slot = symbolizer__cache(sym, ret_addr, CACHE_CALLSITE);
+	if (slot && !slot->key) {
+		symbolizer__cache_fill(sym, slot, ret_addr, CACHE_CALLSITE);
+		slot->info = *info;
+		slot->err = err;
+	}
+	return err;
+}
+
+/* ---- objects ------------------------------------------------------ */
+
+static const char *symbolizer__resolve_object(struct symbolizer *sym,
+					      uint64_t addr)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
+	const char *name;
+	GElf_Off offset;
+	GElf_Sym elf_sym;
+	char *full, *out;
+	int type;
+
+	if (!mod)
+		return NULL;
+	name = dwfl_module_addrinfo(mod, addr, &offset, &elf_sym, NULL, NULL, NULL);
+	if (!name)
+		return NULL;
+	type = GELF_ST_TYPE(elf_sym.st_info);
+	if (type != STT_OBJECT && type != STT_TLS)
+		return NULL;
+	if (offset >= elf_sym.st_size && !(elf_sym.st_size == 0 && offset == 0))
+		return NULL;
+	full = demangle(name);
+	if (!full)
+		return NULL;
+	if (!offset)
+		return symbolizer__own(sym, full);
+	if (asprintf(&out, "%s+0x%" PRIx64, full, (uint64_t)offset) < 0)
+		out = NULL;
+	free(full);
+	return symbolizer__own(sym, out);
+}
+
+const char *symbolizer__object(struct symbolizer *sym, uint64_t addr)
+{
+	struct cache_entry *slot = symbolizer__cache(sym, addr, CACHE_OBJECT);
+	const char *name;
+
+	if (slot && slot->key)
+		return slot->object;
+	name = symbolizer__resolve_object(sym, addr);
+	slot = symbolizer__cache(sym, addr, CACHE_OBJECT);
+	if (slot && !slot->key) {
+		symbolizer__cache_fill(sym, slot, addr, CACHE_OBJECT);
+		slot->object = name;
+	}
+	return name;
 }

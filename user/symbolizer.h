@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Names for addresses in the target: the module that maps a call site and
- * the offset into it.  The module list is taken at attach and re-read on a
- * miss while the target lives, so a report after the target exited still
- * names every address seen before.
+ * Names for addresses in the target, from outside and without frame
+ * pointers: a call site becomes module, function, file and line (through
+ * inlined wrappers, to the user's own line); a lock object becomes the
+ * global or static variable that holds it.
  */
 #ifndef SYNCPROF_SYMBOLIZER_H
 #define SYNCPROF_SYMBOLIZER_H
@@ -15,16 +15,31 @@ struct symbolizer;
 
 struct symbol_info {
 	const char *module;	/* path in the target, NULL if unknown */
-	uint64_t module_offset;	/* file offset in module */
-	const char *function;	/* NULL if unknown */
-	const char *file;	/* NULL if unknown */
+	uint64_t module_offset;	/* file offset of the address in module */
+	const char *function;	/* demangled, NULL if unknown */
+	uint64_t function_offset; /* address - function start */
+	const char *file;	/* source file of the call, NULL if unknown */
 	unsigned int line;	/* 0 if unknown */
 };
 
-int symbolizer__new(pid_t pid, struct symbolizer **out);
+/*
+ * Reads the target's modules now, so later lookups work after it exits.
+ * debuginfo_path: where to look for separate debug files, in libdwfl's
+ * syntax (NULL: ":.debug:/usr/lib/debug" and the target's own root).
+ */
+int symbolizer__new(pid_t pid, const char *debuginfo_path,
+		    struct symbolizer **out);
 void symbolizer__free(struct symbolizer *sym);
-/* Fills *info; strings stay valid until symbolizer__free.  -ENOENT: unmapped. */
-int symbolizer__lookup(struct symbolizer *sym, uint64_t addr,
-		       struct symbol_info *info);
+/* Adds what the target mapped since; call now and then while it lives. */
+int symbolizer__refresh(struct symbolizer *sym);
+/*
+ * Names the call site whose return address is `ret_addr` (looked up at
+ * ret_addr - 1).  Strings stay valid until symbolizer__free.  -ENOENT:
+ * no module maps it (info->module is NULL then).
+ */
+int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
+			 struct symbol_info *info);
+/* "name" or "name+0xoff" of the data symbol holding addr, or NULL. */
+const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 
 #endif

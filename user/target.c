@@ -157,28 +157,6 @@ fail:
 	return err;
 }
 
-/*
- * A path to the very file behind a mapping.  /proc/PID/map_files names
- * the mapped inode itself, whatever mount namespace, chroot or later
- * replacement on disk; it needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE).
- * /proc/PID/root + the maps path is the fallback; the maps path is
- * printed relative to the reader's root, so the inode must be checked.
- */
-static int mapping_path(pid_t pid, const struct procmaps_entry *e,
-			char *path, size_t len)
-{
-	struct stat st;
-
-	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, e->start, e->end);
-	if (!stat(path, &st) && st.st_ino == e->inode)
-		return 0;
-	snprintf(path, len, "/proc/%d/root%s", (int)pid, e->path);
-	if (!stat(path, &st) && st.st_ino == e->inode)
-		return 0;
-	return -ENOENT;
-}
-
 /* An executable mapping of the library that holds pthread_mutex_lock. */
 static const struct procmaps_entry *
 find_pthread_mapping(const struct procmaps *maps, pid_t pid)
@@ -195,7 +173,7 @@ find_pthread_mapping(const struct procmaps *maps, pid_t pid)
 
 			if (!e->exec || !procmaps__is_library(e->path, stems[s]))
 				continue;
-			if (mapping_path(pid, e, path, sizeof(path)) ||
+			if (procmaps__file_path(pid, e, path, sizeof(path)) ||
 			    elfimage__open(path, &image))
 				continue;
 			defines = !elfimage__find_func(image, "pthread_mutex_lock", &func);
@@ -244,7 +222,7 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 		procmaps__free(maps);
 		return -ENOENT;
 	}
-	err = mapping_path(t->pid, e, path, len);
+	err = procmaps__file_path(t->pid, e, path, len);
 	if (err)
 		pr_err("cannot open %s as PID %d maps it", e->path, (int)t->pid);
 	else

@@ -206,12 +206,16 @@ class Lifecycle(SyncprofTestCase):
         header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
         self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
                          r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0$")
-        self.assertRegex(lines[header], r"^Type               Object  Call site +"
+        # QSP's header; the Object column widens to the longest name.
+        self.assertRegex(lines[header], r"^Type     +Object  Call site +"
                          r"  Wait Time \(s\)         Count  Average \(us\)$")
+        # Right-aligned: the title and the names end in one column.
+        self.assertEqual(lines[header].index("Object") + len("Object"),
+                         lines[header + 2].index("big_lock") + len("big_lock"))
         self.assertEqual(set(lines[header + 1]), {"-"})
         self.assertEqual(len(lines[header + 1]), len(lines[header]))
         self.assertRegex(lines[header + 2],
-                         r"^mutex      0x[0-9a-f]+  workload\+0x[0-9a-f]+ +"
+                         r"^mutex +big_lock  workload\.c:\d+ +"
                          r"  +\d+\.\d{5}  +10  +\d+\.\d\d$")
 
     def test_csv_output(self):

@@ -9,10 +9,13 @@
  *   workload SCENARIO [--threads N] [--iters N] [--hold-us N]
  *            [--objects N] [--truth FILE] [--wait-signal] [--exit-code N]
  *
- * Scenarios: mutex, condvar, trylock, recursive, heap, many.
+ * Scenarios: mutex, condvar, trylock, recursive, heap, many, and
+ * dlopen (--lib PATH: loads a library after the start signal and calls
+ * its shared_lock_work(iters)).
  * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
  * profiler can attach first.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -77,12 +80,13 @@ static void sleep_us(int us)
 		;
 }
 
-/* Times one lock call; noinline keeps one call site per caller. */
-static __attribute__((noinline)) int timed_lock(struct thread_truth *t,
-						pthread_mutex_t *m)
+/* Times one lock call; noinline and global keep one named call site. */
+int timed_lock(struct thread_truth *t, pthread_mutex_t *m);
+__attribute__((noinline)) int timed_lock(struct thread_truth *t,
+					 pthread_mutex_t *m)
 {
 	uint64_t t0 = now_ns();
-	int err = pthread_mutex_lock(m);
+	int err = pthread_mutex_lock(m); /* CALLSITE:timed_lock */
 
 	t->wait_ns += now_ns() - t0;
 	if (err)
@@ -157,7 +161,7 @@ static void *trylock_worker(void *arg)
 	}
 	for (int i = 0; i < cfg.iters * 2; i++) {
 		uint64_t t0 = now_ns();
-		int err = pthread_mutex_trylock(&big_lock);
+		int err = pthread_mutex_trylock(&big_lock); /* CALLSITE:trylock */
 
 		t->wait_ns += now_ns() - t0;
 		if (err) {
@@ -194,7 +198,7 @@ static void *condvar_worker(void *arg)
 	pthread_mutex_lock(&cond_lock);
 	while (!cond_done) {
 		uint64_t t0 = now_ns();
-		int err = pthread_cond_wait(&cond, &cond_lock);
+		int err = pthread_cond_wait(&cond, &cond_lock); /* CALLSITE:cond_wait */
 
 		t->wait_ns += now_ns() - t0;
 		if (err)
@@ -251,6 +255,32 @@ static void write_truth(const char *path, const char *scenario,
 	fclose(f);
 }
 
+/* Loads lib now, while profiled, and locks through its code. */
+static int run_library(const char *lib, const char *truth_path)
+{
+	void *handle = dlopen(lib, RTLD_NOW);
+	long (*work)(int);
+	void *lock;
+	FILE *f;
+
+	if (!handle) {
+		fprintf(stderr, "workload: %s\n", dlerror());
+		return 1;
+	}
+	work = (long (*)(int))dlsym(handle, "shared_lock_work");
+	lock = dlsym(handle, "shared_lock");
+	if (!work || !lock)
+		return 1;
+	long count = work(cfg.iters);
+	f = truth_path ? fopen(truth_path, "w") : NULL;
+	if (f) {
+		fprintf(f, "{\"scenario\": \"dlopen\", \"object\": \"%p\", "
+			"\"count\": %ld}\n", lock, count);
+		fclose(f);
+	}
+	return 0;
+}
+
 static void wait_for_go(void)
 {
 	sigset_t set;
@@ -274,10 +304,11 @@ int main(int argc, char **argv)
 		{ "truth", required_argument, NULL, 'T' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "exit-code", required_argument, NULL, 'x' },
+		{ "lib", required_argument, NULL, 'l' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
-	const char *truth_path = NULL, *scenario;
+	const char *truth_path = NULL, *scenario, *lib = NULL;
 	const void *object = &big_lock;
 	pthread_t threads[MAX_THREADS];
 	pthread_mutexattr_t attr;
@@ -292,6 +323,7 @@ int main(int argc, char **argv)
 		case 'T': truth_path = optarg; break;
 		case 'w': wait_signal = 1; break;
 		case 'x': exit_code = atoi(optarg); break;
+		case 'l': lib = optarg; break;
 		default: return 2;
 		}
 	}
@@ -321,6 +353,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(scenario, "condvar")) {
 		worker = condvar_worker;
 		object = &cond;
+	} else if (!strcmp(scenario, "dlopen") && lib) {
+		if (wait_signal)
+			wait_for_go();
+		return run_library(lib, truth_path);
 	} else {
 		fprintf(stderr, "workload: unknown scenario '%s'\n", scenario);
 		return 2;

@@ -1,0 +1,1090 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * format: QSP's table byte for byte, the call-site text, one-line JSON,
+ * CSV, and sanitizing strings that come from the target.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+
+#define UNUSED __attribute__((unused))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Rules: 79 dashes is QSP's table with the narrowest call-site column (9);
+ * wider columns and the Thread column add to it.
+ */
+#define RULE79 "-------------------------------------------------------------------------------\n"
+#define RULE89 "-----------------------------------------------------------------------------------------\n"
+#define RULE93 "---------------------------------------------------------------------------------------------\n"
+
+static const struct format_meta meta = {
+	.pid = 123,
+	.comm = "qemu",
+	.mode = "full",
+	.elapsed_s = 10.0,
+	.start_ns = 5061234000000ull,
+	.end_ns = 5071234000000ull,
+	.dropped = 0,
+	.sequence = 1,
+};
+
+static struct report_row row(uint32_t type, uint64_t object, uint32_t n_objects,
+			     uint64_t callsite, int64_t tid, uint64_t count,
+			     uint64_t wait_ns, uint64_t max_ns, uint64_t failed)
+{
+	return (struct report_row){
+		.type = type,
+		.object = object,
+		.n_objects = n_objects,
+		.callsite = callsite,
+		.tid = tid,
+		.count = count,
+		.wait_ns = wait_ns,
+		.max_ns = max_ns,
+		.failed = failed,
+	};
+}
+
+static struct format_names file_line(const char *file, unsigned int line)
+{
+	return (struct format_names){
+		.callsite = { .file = file, .line = line },
+	};
+}
+
+/* Prints one report into a string; the caller frees it. */
+static char *render_style(enum output_format format, enum callsite_style style,
+			  const struct format_meta *m, struct report_row *rows,
+			  size_t count, size_t total,
+			  const struct format_names *names)
+{
+	struct report_rows r = { .rows = rows, .count = count, .total = total };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(format__report(f, format, style, m, &r, names), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* The default style: file:line, as QSP. */
+static char *render(enum output_format format, const struct format_meta *m,
+		    struct report_row *rows, size_t count, size_t total,
+		    const struct format_names *names)
+{
+	return render_style(format, CALLSITE_LINE, m, rows, count, total, names);
+}
+
+static char *callsite_text_style(const struct symbol_info *info,
+				 uint64_t addr, enum callsite_style style,
+				 size_t strip)
+{
+	static char buf[512];
+
+	memset(buf, 'Z', sizeof(buf));
+	format__callsite_text(info, addr, style, strip, buf, sizeof(buf));
+	return buf;
+}
+
+static char *callsite_text(const struct symbol_info *info, uint64_t addr)
+{
+	return callsite_text_style(info, addr, CALLSITE_LINE, 0);
+}
+
+static const char *sanitize(const char *in, size_t len)
+{
+	static char buf[256];
+
+	assert_true(len <= sizeof(buf));
+	memset(buf, 'Z', sizeof(buf));
+	format__sanitize(in, buf, len);
+	return buf;
+}
+
+/* -- A small JSON syntax checker (RFC 8259, no semantics). -- */
+
+static const char *json_value(const char *p, int depth);
+
+static const char *json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *json_string_end(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p != '"') {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20)
+			return NULL;	/* raw control byte, or end of input */
+		if (c == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++) {
+					if (!isxdigit((unsigned char)p[i]))
+						return NULL;
+				}
+				p += 5;
+				continue;
+			}
+			if (!*p || !strchr("\"\\/bfnrt", *p))
+				return NULL;
+		}
+		p++;
+	}
+	return p + 1;
+}
+
+static const char *json_number_end(const char *p)
+{
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (isdigit((unsigned char)*p))
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	return p;
+}
+
+static const char *json_members(const char *p, int depth, char close,
+				bool keyed)
+{
+	p = json_ws(p + 1);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (keyed) {
+			p = json_string_end(p);
+			if (!p)
+				return NULL;
+			p = json_ws(p);
+			if (*p++ != ':')
+				return NULL;
+		}
+		p = json_value(p, depth + 1);
+		if (!p)
+			return NULL;
+		p = json_ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+		p = json_ws(p);
+	}
+}
+
+static const char *json_value(const char *p, int depth)
+{
+	if (depth > 32)
+		return NULL;
+	p = json_ws(p);
+	switch (*p) {
+	case '{':
+		return json_members(p, depth, '}', true);
+	case '[':
+		return json_members(p, depth, ']', false);
+	case '"':
+		return json_string_end(p);
+	case 't':
+		return strncmp(p, "true", 4) ? NULL : p + 4;
+	case 'f':
+		return strncmp(p, "false", 5) ? NULL : p + 5;
+	case 'n':
+		return strncmp(p, "null", 4) ? NULL : p + 4;
+	default:
+		return json_number_end(p);
+	}
+}
+
+/* One JSON object on exactly one line. */
+static void assert_json_line(const char *s)
+{
+	const char *end = json_value(s, 0);
+	size_t len = strlen(s);
+
+	if (!end || *json_ws(end) != '\0')
+		fail_msg("invalid JSON near offset %td: %s",
+			 end ? end - s : (ptrdiff_t)-1, s);
+	assert_true(s[0] == '{');
+	assert_true(len > 0 && s[len - 1] == '\n');
+	assert_ptr_equal(strchr(s, '\n'), s + len - 1);
+}
+
+/* String checks that report the caller's line on failure. */
+static void contains_at(const char *haystack, const char *needle, bool want,
+			const char *file, int line)
+{
+	if (!strstr(haystack, needle) == !want)
+		return;
+	print_error("'%s' %s in: %s\n", needle,
+		    want ? "not found" : "unexpectedly found", haystack);
+	_fail(file, line);
+}
+
+static void starts_with_at(const char *s, const char *prefix,
+			   const char *file, int line)
+{
+	if (!strncmp(s, prefix, strlen(prefix)))
+		return;
+	print_error("'%s' does not start with '%s'\n", s, prefix);
+	_fail(file, line);
+}
+
+#define assert_contains(s, needle) \
+	contains_at((s), (needle), true, __FILE__, __LINE__)
+#define assert_not_contains(s, needle) \
+	contains_at((s), (needle), false, __FILE__, __LINE__)
+#define assert_starts_with(s, prefix) \
+	starts_with_at((s), (prefix), __FILE__, __LINE__)
+
+/* The checker itself must catch what the JSON tests look for. */
+static void test_json_checker_rejects_invalid(void **state UNUSED)
+{
+	static const char *const bad[] = {
+		"{\"a\": \"raw\ttab\"}",
+		"{\"a\": \"\\x41\"}",
+		"{\"a\": \"\\u00g1\"}",
+		"{\"a\": 1,}",
+		"{\"a\" 1}",
+		"{\"a\": 01}",
+		"{\"a\": nul}",
+		"{\"a\": [1, 2}",
+		"{\"a\": 1} x",
+		"{\"a\": \"unterminated}",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *end = json_value(bad[i], 0);
+
+		if (end && *json_ws(end) == '\0')
+			fail_msg("checker accepted '%s'", bad[i]);
+	}
+	assert_non_null(json_value("{\"a\": [1, -2.5e+3, true, null, "
+				   "\"\\u00e9\\\"\"], \"b\": {}}", 0));
+}
+
+/* -- The table. -- */
+
+static void test_table_qsp_example(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x56189610b2e0ull, 1, 0x5618950a1234ull,
+		    REPORT_NO_TID, 12346237, 253110000, 900, 0),
+		row(SP_TYPE_CONDVAR, 0x5618970cf220ull, 1, 0x5618950b0000ull,
+		    REPORT_NO_TID, 2, 55061560, 40000000, 0),
+		row(SP_TYPE_REC_MUTEX, 0x5618970d0000ull, 2, 0x5618950c0000ull,
+		    REPORT_NO_TID, 493, 16000, 80, 0),
+	};
+	const struct format_names names[] = {
+		file_line("accel/tcg/cputlb.c", 1365),
+		file_line("softmmu/cpus.c", 423),
+		file_line("util/async.c", 682),
+	};
+	char *out = render(FORMAT_TABLE, &meta, rows, 3, 5, names);
+
+	/* The rows of QSP's own report (docs: anchors.md), "BQL " aside. */
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/5  dropped 0\n"
+		"Type               Object  Call site                Wait Time (s)         Count  Average (us)\n"
+		RULE93
+		"mutex      0x56189610b2e0  accel/tcg/cputlb.c:1365        0.25311      12346237          0.02\n"
+		"condvar    0x5618970cf220  softmmu/cpus.c:423             0.05506             2      27530.78\n"
+		"rec_mutex  [           2]  util/async.c:682               0.00002           493          0.03\n"
+		RULE93);
+	free(out);
+}
+
+static void test_table_empty(void **state UNUSED)
+{
+	char *out = render(FORMAT_TABLE, &meta, NULL, 0, 0, NULL);
+
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 0\n"
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
+		RULE79
+		RULE79);
+	free(out);
+}
+
+static void test_table_short_callsites_keep_title_width(void **state UNUSED)
+{
+	/* "f.c:1" is narrower than "Call site": the column stays 9 wide. */
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 2000, 900, 0),
+	};
+	const struct format_names names[] = { file_line("f.c", 1) };
+	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
+
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 1/1  dropped 0\n"
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
+		RULE79
+		"mutex    " "  " "        0x1000" "  " "f.c:1    " "  "
+		"      0.00000" "  " "           4" "  " "        0.50\n"
+		RULE79);
+	free(out);
+}
+
+static void test_table_per_thread_column(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x400, 4242, 5,
+		    1000000000, 201000000, 0),
+		row(SP_TYPE_CONDVAR, 0x55d0c0de2000ull, 3, 0x500, 17, 1,
+		    1500, 1500, 0),
+	};
+	const struct format_names names[] = {
+		file_line("w.c", 10), file_line("sleep.c", 2),
+	};
+	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)    Thread\n"
+		RULE89
+		"mutex    " "  " "0x55d0c0de1040" "  " "w.c:10   " "  "
+		"      1.00000" "  " "           5" "  " "   200000.00" "  " "    4242\n"
+		"condvar  " "  " "[           3]" "  " "sleep.c:2" "  "
+		"      0.00000" "  " "           1" "  " "        1.50" "  " "      17\n"
+		RULE89);
+	free(out);
+}
+
+static void test_table_object_symbols(void **state UNUSED)
+{
+	/*
+	 * A known symbol replaces the address; the column grows to the
+	 * widest (28 here, rule 79 + 14) and stays right-aligned; a
+	 * coalesced row shows [N], not a symbol.
+	 */
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1000, 1000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
+		row(SP_TYPE_MUTEX, 0x3000, 2, 0x600, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	struct format_names names[] = {
+		file_line("a.c", 1), file_line("b.c", 2), file_line("c.c", 3),
+	};
+	char *out;
+
+	names[0].object_symbol = "big_lock";
+	names[1].object_symbol = "a_rather_long_lock_name+0x10";
+	names[2].object_symbol = "not_shown";
+	out = render(FORMAT_TABLE, &meta, rows, 3, 3, names);
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/3  dropped 0\n"
+		"Type                             Object  Call site  Wait Time (s)         Count  Average (us)\n"
+		RULE93
+		"mutex    " "  " "                    big_lock" "  " "a.c:1    " "  "
+		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"mutex    " "  " "a_rather_long_lock_name+0x10" "  " "b.c:2    " "  "
+		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"mutex    " "  " "              [           2]" "  " "c.c:3    " "  "
+		"      0.00000" "  " "           1" "  " "        1.00\n"
+		RULE93);
+	free(out);
+}
+
+static void test_table_strips_common_source_root(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 2000, 1000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = {
+		file_line("/home/u/proj/src/a.c", 10),
+		file_line("/home/u/proj/lib/b.c", 20),
+	};
+	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+
+	assert_contains(out, "        0x1000  src/a.c:10  ");
+	assert_contains(out, "        0x2000  lib/b.c:20  ");
+	assert_not_contains(out, "/home/u/proj");
+	free(out);
+	/* JSON and CSV keep the full path. */
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	assert_contains(out, "\"file\": \"/home/u/proj/src/a.c\"");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 2, 2, names);
+	assert_contains(out, ",/home/u/proj/lib/b.c,20,");
+	free(out);
+}
+
+/* One source file: its directory is the common root, the table shows its name. */
+static void test_table_single_file_shows_its_name(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 2000, 1000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = {
+		file_line("/home/u/proj/src/a.c", 10),
+		file_line("/home/u/proj/src/a.c", 20),
+	};
+	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+
+	assert_contains(out, "  a.c:10  ");
+	assert_contains(out, "  a.c:20  ");
+	assert_not_contains(out, "/home/u/proj");
+	free(out);
+}
+
+static void test_table_zero_count_average(void **state UNUSED)
+{
+	/* Only failed trylocks: time, no count, average 0. */
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 2500000000ull,
+		    2000000000ull, 7),
+	};
+	const struct format_names names[] = { file_line("a.c", 9) };
+	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
+
+	assert_contains(out,
+		"mutex    " "  " "        0x1000" "  " "a.c:9    " "  "
+		"      2.50000" "  " "           0" "  " "        0.00\n");
+	free(out);
+}
+
+static void test_table_pads_by_display_width(void **state UNUSED)
+{
+	/*
+	 * "función.c:12" is 12 columns but 13 bytes: the column is 12
+	 * wide, and the ASCII row is padded to 12 columns, not 13 bytes.
+	 */
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1000, 1000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = {
+		file_line("funci\xc3\xb3n.c", 12),
+		file_line("ab.c", 3),
+	};
+	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
+		"Type               Object  Call site     Wait Time (s)         Count  Average (us)\n"
+		"----------------------------------------------------------------------------------\n"
+		"mutex    " "  " "        0x1000" "  " "funci\xc3\xb3n.c:12" "  "
+		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"mutex    " "  " "        0x2000" "  " "ab.c:3      " "  "
+		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"----------------------------------------------------------------------------------\n");
+	free(out);
+}
+
+static void test_table_large_values(void **state UNUSED)
+{
+	/* 18446744073 s does not fit 13 columns; the row grows, nothing is cut. */
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, UINT64_MAX, 1, 0x400, REPORT_NO_TID,
+		    999999999999ull, UINT64_MAX, UINT64_MAX, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
+
+	assert_contains(out,
+		"mutex    " "  " "0xffffffffffffffff" "  " "a.c:1    " "  "
+		"18446744073.70955" "  " "999999999999" "  " "    18446.74\n");
+	free(out);
+}
+
+static void test_table_sanitizes_names(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = {
+		{ .callsite = { .function = "evil\x1b[2J\n" } },
+	};
+	char *out;
+
+	m.comm = "a\x1b]0;t\x07";
+	out = render(FORMAT_TABLE, &m, rows, 1, 1, names);
+	assert_contains(out, "syncprof: pid 123 (a?]0;t?)  mode full");
+	assert_contains(out, "  evil?[2J?+0x0  ");
+	assert_not_contains(out, "\x1b");
+	assert_not_contains(out, "\x07");
+	free(out);
+}
+
+static void test_table_summary_without_comm(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	char *out;
+
+	m.comm = NULL;
+	m.pid = 4242;
+	m.mode = "contended";
+	m.elapsed_s = 0.5;
+	m.dropped = 17;
+	out = render(FORMAT_TABLE, &m, NULL, 0, 0, NULL);
+	assert_starts_with(out,
+		"syncprof: pid 4242 (?)  mode contended  elapsed 0.50 s  rows 0/0  dropped 17\n");
+	free(out);
+}
+
+/* -- Call-site text. -- */
+
+static void test_callsite_file_and_line(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.module = "/usr/bin/x", .module_offset = 0x1234,
+		.function = "waiter", .file = "src/x.c", .line = 42,
+	};
+
+	assert_string_equal(callsite_text(&info, 0x55d0c0a01234ull), "src/x.c:42");
+}
+
+static void test_callsite_function_when_no_line(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.module = "/usr/bin/x", .module_offset = 0x1234,
+		.function = "waiter", .function_offset = 0x1c,
+		.file = "src/x.c", .line = 0,
+	};
+
+	assert_string_equal(callsite_text(&info, 0x55d0c0a01234ull), "waiter+0x1c");
+	info.file = NULL;
+	info.line = 42;
+	assert_string_equal(callsite_text(&info, 0x55d0c0a01234ull), "waiter+0x1c");
+}
+
+static void test_callsite_style_func(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.module = "/usr/bin/x", .module_offset = 0x1234,
+		.function = "waiter", .function_offset = 0x1c,
+		.file = "src/x.c", .line = 42,
+	};
+
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_FUNC, 0),
+			    "waiter+0x1c");
+	/* No function: file:line is still better than an offset. */
+	info.function = NULL;
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_FUNC, 0),
+			    "src/x.c:42");
+}
+
+static void test_callsite_style_both(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.module = "/usr/bin/x", .module_offset = 0x1234,
+		.function = "waiter", .function_offset = 0x1c,
+		.file = "src/x.c", .line = 42,
+	};
+
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_BOTH, 0),
+			    "waiter (src/x.c:42)");
+	info.function = NULL;
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_BOTH, 0),
+			    "src/x.c:42");
+	info.function = "waiter";
+	info.line = 0;
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_BOTH, 0),
+			    "waiter+0x1c");
+}
+
+static void test_callsite_strip_source_root(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.function = "waiter", .file = "/home/u/proj/src/x.c", .line = 42,
+	};
+
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_LINE, 13),
+			    "src/x.c:42");
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_BOTH, 13),
+			    "waiter (src/x.c:42)");
+	/* Never the whole name. */
+	assert_string_equal(callsite_text_style(&info, 0, CALLSITE_LINE, 20),
+			    "/home/u/proj/src/x.c:42");
+}
+
+static void test_callsite_module_offset(void **state UNUSED)
+{
+	struct symbol_info info = {
+		.module = "/usr/lib/x86_64-linux-gnu/libfoo.so.1",
+		.module_offset = 0x1a2b3c,
+	};
+
+	assert_string_equal(callsite_text(&info, 0x7f0000001234ull),
+			    "libfoo.so.1+0x1a2b3c");
+	info.module = "app";
+	info.module_offset = 0;
+	assert_string_equal(callsite_text(&info, 0x1234), "app+0x0");
+}
+
+static void test_callsite_address_when_nothing_known(void **state UNUSED)
+{
+	struct symbol_info info = { 0 };
+
+	assert_string_equal(callsite_text(&info, 0x55d0c0a01234ull),
+			    "0x55d0c0a01234");
+	assert_string_equal(callsite_text(&info, 0), "0x0");
+}
+
+static void test_callsite_truncates_to_buffer(void **state UNUSED)
+{
+	struct symbol_info info = { .file = "src/x.c", .line = 42 };
+	char buf[8];
+
+	format__callsite_text(&info, 0, CALLSITE_LINE, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "src/x.c");
+}
+
+/* -- JSON. -- */
+
+static void test_json_design_example(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x55d0c0a01234ull,
+		    REPORT_NO_TID, 5, 1000000000, 201000000, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/usr/bin/x", .module_offset = 0x1234,
+				.function = "waiter", .file = "src/x.c",
+				.line = 42,
+			},
+			.object_symbol = "big_lock",
+		},
+	};
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_starts_with(out, "{\"pid\": 123, \"comm\": \"qemu\", \"mode\": \"full\", ");
+	assert_contains(out, "\"elapsed_s\": 10.0");
+	assert_contains(out, "\"start_ns\": 5061234000000, ");
+	assert_contains(out, "\"end_ns\": 5071234000000, ");
+	assert_contains(out, "\"dropped\": 0, ");
+	assert_contains(out, "\"rows\": [{\"type\": \"mutex\", ");
+	assert_contains(out, "\"object\": \"0x55d0c0de1040\", \"objects\": 1, ");
+	assert_contains(out, "\"object_symbol\": \"big_lock\", ");
+	assert_contains(out, "\"callsite\": {\"address\": \"0x55d0c0a01234\", "
+			     "\"module\": \"/usr/bin/x\", ");
+	assert_contains(out, "\"function\": \"waiter\", \"file\": \"src/x.c\", "
+			     "\"line\": 42}");
+	assert_contains(out, "\"tid\": null, ");
+	assert_contains(out, "\"count\": 5, ");
+	assert_contains(out, "\"wait_ns\": 1000000000, ");
+	assert_contains(out, "\"avg_ns\": 200000000, ");
+	assert_contains(out, "\"max_ns\": 201000000");
+	assert_true(strcmp(out + strlen(out) - 4, "}]}\n") == 0);
+	free(out);
+}
+
+static void test_json_unknowns_are_null(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_CONDVAR, 0x1000, 1, 0x7f0000001000ull, REPORT_NO_TID,
+		    3, 300, 200, 0),
+	};
+	const struct format_names names[] = { { .callsite = { 0 } } };
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"object_symbol\": null, ");
+	assert_contains(out, "\"address\": \"0x7f0000001000\", \"module\": null, ");
+	assert_contains(out, "\"function\": null, \"file\": null, \"line\": null}");
+	assert_contains(out, "\"tid\": null, ");
+	assert_contains(out, "\"avg_ns\": 100, ");
+	free(out);
+}
+
+static void test_json_coalesced_object_is_null(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 4, 0x400, REPORT_NO_TID, 3, 300, 200, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"object\": null, \"objects\": 4, ");
+	assert_not_contains(out, "0x1000");
+	free(out);
+}
+
+static void test_json_zero_count_avg_is_null(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 300, 200, 2),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"count\": 0, \"wait_ns\": 300, \"avg_ns\": null, ");
+	assert_contains(out, "\"failed\": 2");
+	free(out);
+}
+
+static void test_json_per_thread_tid(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, 4242, 1, 1, 1, 0),
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, 4243, 1, 1, 1, 0),
+	};
+	const struct format_names names[] = {
+		file_line("a.c", 1), file_line("a.c", 1),
+	};
+	char *out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"tid\": 4242, ");
+	assert_contains(out, "\"tid\": 4243, ");
+	assert_contains(out, "}, {\"type\": \"mutex\"");
+	free(out);
+}
+
+static void test_json_no_rows(void **state UNUSED)
+{
+	char *out = render(FORMAT_JSON, &meta, NULL, 0, 0, NULL);
+
+	assert_json_line(out);
+	assert_contains(out, "\"rows\": []}\n");
+	free(out);
+}
+
+static void test_json_escapes_strings(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1, 1, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/opt/caf\xc3\xa9/x",
+				.function = "f\tg\nh",
+				.file = "C:\\src\\x.c",
+				.line = 7,
+			},
+			.object_symbol = "bad\xff\xc3",
+		},
+	};
+	char *out;
+
+	m.comm = "a\"b\\c\x01" "d\x1b[0m\x7f";
+	out = render(FORMAT_JSON, &m, rows, 1, 1, names);
+	assert_json_line(out);
+	assert_contains(out, "\"comm\": \"a\\\"b\\\\c\\u0001d\\u001b[0m\\u007f\", ");
+	assert_contains(out, "\"module\": \"/opt/caf\xc3\xa9/x\", ");
+	assert_contains(out, "\"function\": \"f\\u0009g\\u000ah\", ");
+	assert_contains(out, "\"file\": \"C:\\\\src\\\\x.c\", ");
+	assert_contains(out, "\"object_symbol\": \"bad\\u00ff\\u00c3\", ");
+	free(out);
+}
+
+/* -- CSV. -- */
+
+static void test_csv_header(void **state UNUSED)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	format__csv_header(f);
+	fclose(f);
+	assert_string_equal(buf,
+		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
+		"object_symbol,callsite,module,offset,function,file,line,tid,"
+		"count,wait_ns,avg_ns,max_ns,failed\n");
+	free(buf);
+}
+
+static void test_csv_row(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x55d0c0a01234ull,
+		    REPORT_NO_TID, 5, 1000000000, 201000000, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/usr/bin/x", .module_offset = 0x1234,
+				.function = "waiter", .file = "src/x.c",
+				.line = 42,
+			},
+			.object_symbol = "big_lock",
+		},
+	};
+	char *out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+
+	/* Rows only: the header is printed once per output, separately. */
+	assert_string_equal(out,
+		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
+		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
+		"5,1000000000,200000000,201000000,0\n");
+	free(out);
+}
+
+static void test_csv_unknowns_are_empty(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	struct report_row rows[] = {
+		row(SP_TYPE_CONDVAR, 0x1000, 3, 0x7f0000001000ull, 77, 0, 500,
+		    400, 2),
+	};
+	const struct format_names names[] = { { .callsite = { 0 } } };
+	char *out;
+
+	m.sequence = 4;
+	m.dropped = 9;
+	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
+	assert_string_equal(out,
+		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
+		",,,,,77,0,500,,400,2\n");
+	free(out);
+}
+
+static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/opt/a,b/lib.so", .module_offset = 0x10,
+				.function = "operator,(A, B)",
+				.file = "we\"ird.c",
+				.line = 3,
+			},
+			.object_symbol = "plain\nnewline",
+		},
+	};
+	char *out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+
+	assert_string_equal(out,
+		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
+		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0\n");
+	free(out);
+}
+
+static void test_csv_rows_without_header(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 2, 10, 10, 0),
+	};
+	const struct format_names names[] = {
+		file_line("a.c", 1), file_line("a.c", 1),
+	};
+	char *out = render(FORMAT_CSV, &meta, rows, 2, 7, names);
+	size_t lines = 0;
+
+	for (const char *p = out; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 2);
+	assert_not_contains(out, "report,");
+	free(out);
+}
+
+/*
+ * CSV prints long names whole (a demangled C++ template, say), as JSON
+ * does: two long names that differ only at the end stay apart.
+ */
+static void test_csv_long_names_not_truncated(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	struct format_names names[] = { file_line("a.c", 1) };
+	char function[700];
+	char *out;
+
+	memset(function, 'a', 600);
+	strcpy(function + 600, "<int>::lock_end");
+	names[0].callsite.function = function;
+	out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+	assert_contains(out, "<int>::lock_end\"");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+	assert_contains(out, "<int>::lock_end,a.c,1,");
+	free(out);
+}
+
+static void test_unknown_format_rejected(void **state UNUSED)
+{
+	struct report_rows r = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(format__report(f, (enum output_format)3, CALLSITE_LINE,
+					&meta, &r, NULL), -EINVAL);
+	fclose(f);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
+/* -- Sanitizing. -- */
+
+static void test_sanitize_plain_ascii_unchanged(void **state UNUSED)
+{
+	assert_string_equal(sanitize("pthread_mutex_lock+0x1f (a.c:12) ~!", 64),
+			    "pthread_mutex_lock+0x1f (a.c:12) ~!");
+	assert_string_equal(sanitize("", 64), "");
+}
+
+static void test_sanitize_control_characters(void **state UNUSED)
+{
+	assert_string_equal(sanitize("a\x01" "b\x1f" "c\td\ne\r", 64), "a?b?c?d?e?");
+	assert_string_equal(sanitize("\x1b[31mred\x1b[0m", 64), "?[31mred?[0m");
+	assert_string_equal(sanitize("del\x7f", 64), "del?");
+}
+
+static void test_sanitize_c1_controls(void **state UNUSED)
+{
+	/* U+0080..U+009F in UTF-8: c2 80 .. c2 9f; c2 9b is the 8-bit CSI. */
+	assert_string_equal(sanitize("a\xc2\x80" "b", 64), "a??b");
+	assert_string_equal(sanitize("\xc2\x9b" "2J", 64), "??2J");
+	assert_string_equal(sanitize("\xc2\x9f", 64), "??");
+	/* U+00A0 is the first printable two-byte character. */
+	assert_string_equal(sanitize("\xc2\xa0", 64), "\xc2\xa0");
+}
+
+static void test_sanitize_invalid_utf8(void **state UNUSED)
+{
+	assert_string_equal(sanitize("\xff\xfe", 64), "??");
+	assert_string_equal(sanitize("a\x80" "b", 64), "a?b");		/* lone continuation */
+	assert_string_equal(sanitize("\xc3" "a", 64), "?a");		/* truncated */
+	assert_string_equal(sanitize("x\xe2\x82", 64), "x??");		/* truncated at end */
+	assert_string_equal(sanitize("\xc0\xaf", 64), "??");		/* overlong '/' */
+	assert_string_equal(sanitize("\xe0\x80\xaf", 64), "???");	/* overlong */
+	assert_string_equal(sanitize("\xf0\x82\x82\xac", 64), "????");	/* overlong */
+	assert_string_equal(sanitize("\xed\xa0\x80", 64), "???");	/* surrogate */
+	assert_string_equal(sanitize("\xf4\x90\x80\x80", 64), "????");	/* > U+10FFFF */
+	assert_string_equal(sanitize("\xf8\x88\x80\x80\x80", 64), "?????");
+}
+
+static void test_sanitize_valid_multibyte_kept(void **state UNUSED)
+{
+	assert_string_equal(sanitize("caf\xc3\xa9", 64), "caf\xc3\xa9");		/* é */
+	assert_string_equal(sanitize("\xe2\x82\xac" "5", 64), "\xe2\x82\xac" "5");	/* € */
+	assert_string_equal(sanitize("\xf0\x9f\x98\x80", 64), "\xf0\x9f\x98\x80");	/* U+1F600 */
+	assert_string_equal(sanitize("\xf4\x8f\xbf\xbf", 64), "\xf4\x8f\xbf\xbf");	/* U+10FFFF */
+	assert_string_equal(sanitize("\xed\x9f\xbf", 64), "\xed\x9f\xbf");		/* U+D7FF */
+}
+
+static void test_sanitize_truncates_ascii(void **state UNUSED)
+{
+	assert_string_equal(sanitize("abcdef", 4), "abc");
+	assert_string_equal(sanitize("abc", 4), "abc");
+	assert_string_equal(sanitize("abc", 1), "");
+	/* The byte after the terminator is untouched. */
+	assert_int_equal(sanitize("abcdef", 4)[4], 'Z');
+}
+
+static void test_sanitize_truncation_never_splits_a_sequence(void **state UNUSED)
+{
+	/* "ab€": 5 bytes; with room for 4 only "ab" fits whole. */
+	assert_string_equal(sanitize("ab\xe2\x82\xac", 5), "ab");
+	assert_string_equal(sanitize("ab\xe2\x82\xac", 6), "ab\xe2\x82\xac");
+	assert_string_equal(sanitize("\xe2\x82\xac", 3), "");
+	assert_string_equal(sanitize("\xe2\x82\xac", 4), "\xe2\x82\xac");
+	assert_string_equal(sanitize("a\xf0\x9f\x98\x80" "b", 5), "a");
+	assert_string_equal(sanitize("a\xf0\x9f\x98\x80" "b", 6), "a\xf0\x9f\x98\x80");
+	assert_string_equal(sanitize("\xc3\xa9\xc3\xa9", 4), "\xc3\xa9");
+}
+
+static void test_sanitize_zero_length_buffer_untouched(void **state UNUSED)
+{
+	char buf[2] = { 'Z', 'Z' };
+
+	format__sanitize("abc", buf, 0);
+	assert_int_equal(buf[0], 'Z');
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_checker_rejects_invalid),
+		cmocka_unit_test(test_table_qsp_example),
+		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_short_callsites_keep_title_width),
+		cmocka_unit_test(test_table_per_thread_column),
+		cmocka_unit_test(test_table_object_symbols),
+		cmocka_unit_test(test_table_strips_common_source_root),
+		cmocka_unit_test(test_table_single_file_shows_its_name),
+		cmocka_unit_test(test_table_zero_count_average),
+		cmocka_unit_test(test_table_pads_by_display_width),
+		cmocka_unit_test(test_table_large_values),
+		cmocka_unit_test(test_table_sanitizes_names),
+		cmocka_unit_test(test_table_summary_without_comm),
+		cmocka_unit_test(test_callsite_file_and_line),
+		cmocka_unit_test(test_callsite_function_when_no_line),
+		cmocka_unit_test(test_callsite_style_func),
+		cmocka_unit_test(test_callsite_style_both),
+		cmocka_unit_test(test_callsite_strip_source_root),
+		cmocka_unit_test(test_callsite_module_offset),
+		cmocka_unit_test(test_callsite_address_when_nothing_known),
+		cmocka_unit_test(test_callsite_truncates_to_buffer),
+		cmocka_unit_test(test_json_design_example),
+		cmocka_unit_test(test_json_unknowns_are_null),
+		cmocka_unit_test(test_json_coalesced_object_is_null),
+		cmocka_unit_test(test_json_zero_count_avg_is_null),
+		cmocka_unit_test(test_json_per_thread_tid),
+		cmocka_unit_test(test_json_no_rows),
+		cmocka_unit_test(test_json_escapes_strings),
+		cmocka_unit_test(test_csv_header),
+		cmocka_unit_test(test_csv_row),
+		cmocka_unit_test(test_csv_unknowns_are_empty),
+		cmocka_unit_test(test_csv_quotes_commas_and_quotes),
+		cmocka_unit_test(test_csv_rows_without_header),
+		cmocka_unit_test(test_csv_long_names_not_truncated),
+		cmocka_unit_test(test_unknown_format_rejected),
+		cmocka_unit_test(test_sanitize_plain_ascii_unchanged),
+		cmocka_unit_test(test_sanitize_control_characters),
+		cmocka_unit_test(test_sanitize_c1_controls),
+		cmocka_unit_test(test_sanitize_invalid_utf8),
+		cmocka_unit_test(test_sanitize_valid_multibyte_kept),
+		cmocka_unit_test(test_sanitize_truncates_ascii),
+		cmocka_unit_test(test_sanitize_truncation_never_splits_a_sequence),
+		cmocka_unit_test(test_sanitize_zero_length_buffer_untouched),
+	};
+
+	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
+}

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * options__parse: defaults, every option's accepted and rejected values,
+ * the target rules (--pid or a command, not both, not neither), where the
+ * command starts, and that parsing twice in one process works (argp keeps
+ * getopt state).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+
+#define UNUSED __attribute__((unused))
+#define MAX_ARGS 32
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A mutable argv, as main() gets it: argv[0] is "syncprof". */
+struct args {
+	int argc;
+	char *argv[MAX_ARGS + 1];
+	char text[MAX_ARGS][128];
+};
+
+static void args_vinit(struct args *a, va_list ap)
+{
+	const char *s;
+
+	memset(a, 0, sizeof(*a));
+	strcpy(a->text[0], "syncprof");
+	a->argv[0] = a->text[0];
+	a->argc = 1;
+	while ((s = va_arg(ap, const char *))) {
+		assert_true(a->argc < MAX_ARGS);
+		assert_true(strlen(s) < sizeof(a->text[0]));
+		strcpy(a->text[a->argc], s);
+		a->argv[a->argc] = a->text[a->argc];
+		a->argc++;
+	}
+	a->argv[a->argc] = NULL;
+}
+
+/* Parses "syncprof ARGS..." (NULL-terminated); a keeps the strings. */
+static int parse(struct options *opts, struct args *a, ...)
+{
+	va_list ap;
+
+	va_start(ap, a);
+	args_vinit(a, ap);
+	va_end(ap);
+	return options__parse(opts, a->argc, a->argv);
+}
+
+/* Same, with stdout sent to /dev/null (for --help and friends). */
+static int parse_quiet(struct options *opts, struct args *a, ...)
+{
+	va_list ap;
+	int saved, devnull, err;
+
+	va_start(ap, a);
+	args_vinit(a, ap);
+	va_end(ap);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	assert_true(saved >= 0 && devnull >= 0);
+	dup2(devnull, STDOUT_FILENO);
+	err = options__parse(opts, a->argc, a->argv);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(devnull);
+	return err;
+}
+
+/*
+ * The first of values that "syncprof -p 1 OPTION VALUE" accepts, or
+ * "(none)": assert_string_equal then names the value on failure.
+ */
+static const char *first_accepted(const char *option,
+				  const char *const *values, size_t n)
+{
+	struct options o;
+	struct args a;
+
+	for (size_t i = 0; i < n; i++) {
+		if (parse(&o, &a, "-p", "1", option, values[i], NULL) != -EINVAL)
+			return values[i];
+	}
+	return "(none)";
+}
+
+static void test_defaults(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "--pid", "42", NULL), 0);
+	assert_int_equal(o.pid, 42);
+	assert_null(o.command);
+	assert_true(o.duration_s == 0.0);
+	assert_true(o.interval_s == 0.0);
+	assert_int_equal(o.top, 10);
+	assert_int_equal(o.sort, SORT_TOTAL);
+	assert_true(o.coalesce);
+	assert_false(o.per_thread);
+	assert_false(o.cumulative);
+	assert_int_equal(o.format, FORMAT_TABLE);
+	assert_int_equal(o.callsite, CALLSITE_LINE);
+	assert_null(o.output);
+	assert_int_equal(o.map_size, 16384);
+	assert_int_equal(o.verbosity, 0);
+	assert_false(o.help_shown);
+}
+
+static void test_pid_short_and_long(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "4242", NULL), 0);
+	assert_int_equal(o.pid, 4242);
+	assert_int_equal(parse(&o, &a, "--pid=7", NULL), 0);
+	assert_int_equal(o.pid, 7);
+	assert_int_equal(parse(&o, &a, "-p2147483647", NULL), 0);
+	assert_int_equal(o.pid, 2147483647);
+}
+
+static void test_pid_rejects_bad_values(void **state UNUSED)
+{
+	static const char *const bad[] = {
+		"0", "-5", "+5", "abc", "12x", "", "2147483648",
+		"99999999999999999999",
+	};
+
+	assert_string_equal(first_accepted("--pid", bad, ARRAY_SIZE(bad)),
+			    "(none)");
+}
+
+static void test_pid_without_value(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "--pid", NULL), -EINVAL);
+}
+
+static void test_duration_and_interval_seconds(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--duration", "2.5",
+			       "--interval", "0.25", NULL), 0);
+	assert_true(o.duration_s == 2.5);
+	assert_true(o.interval_s == 0.25);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "10", "-i", "1e-3",
+			       NULL), 0);
+	assert_true(o.duration_s == 10.0);
+	assert_true(o.interval_s == 0.001);
+}
+
+static void test_seconds_reject_bad_values(void **state UNUSED)
+{
+	static const char *const bad[] = {
+		"0", "0.0", "-1", "-0.5", "abc", "1x", "", "inf", "-inf",
+		"infinity", "nan", "NAN", "1e999",
+	};
+
+	assert_string_equal(first_accepted("--duration", bad, ARRAY_SIZE(bad)),
+			    "(none)");
+	assert_string_equal(first_accepted("--interval", bad, ARRAY_SIZE(bad)),
+			    "(none)");
+}
+
+static void test_seconds_upper_limit_is_one_year(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "31536000", NULL), 0);
+	assert_true(o.duration_s == 31536000.0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "31536001", NULL),
+			 -EINVAL);
+}
+
+static void test_top(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--top", "25", NULL), 0);
+	assert_int_equal(o.top, 25);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-N", "0", NULL), 0);
+	assert_int_equal(o.top, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--top", "-1", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--top", "ten", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--top", "1000001", NULL),
+			 -EINVAL);
+}
+
+static void test_sort_keys(void **state UNUSED)
+{
+	static const struct {
+		const char *name;
+		enum sort_key key;
+	} keys[] = {
+		{ "total", SORT_TOTAL },
+		{ "mean", SORT_MEAN },
+		{ "max", SORT_MAX },
+		{ "count", SORT_COUNT },
+	};
+	struct options o;
+	struct args a;
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		assert_int_equal(parse(&o, &a, "-p", "1", "--sort", keys[i].name,
+				       NULL), 0);
+		assert_int_equal(o.sort, keys[i].key);
+		assert_string_equal(options__sort_name(o.sort), keys[i].name);
+	}
+}
+
+static void test_sort_rejects_unknown_key(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--sort", "avg", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--sort", "Total", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--sort", "", NULL), -EINVAL);
+}
+
+static void test_m_means_sort_by_mean(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-m", NULL), 0);
+	assert_int_equal(o.sort, SORT_MEAN);
+	/* The last of -s and -m wins. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "-m", "-s", "max", NULL), 0);
+	assert_int_equal(o.sort, SORT_MAX);
+}
+
+static void test_no_coalesce_and_per_thread(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-n", NULL), 0);
+	assert_false(o.coalesce);
+	assert_false(o.per_thread);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--no-coalesce",
+			       "--per-thread", NULL), 0);
+	assert_false(o.coalesce);
+	assert_true(o.per_thread);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-T", NULL), 0);
+	assert_true(o.coalesce);
+	assert_true(o.per_thread);
+}
+
+static void test_cumulative_requires_interval(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--cumulative", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-c", "-d", "5", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--cumulative", "--interval",
+			       "2", NULL), 0);
+	assert_true(o.cumulative);
+	assert_true(o.interval_s == 2.0);
+}
+
+static void test_formats(void **state UNUSED)
+{
+	static const struct {
+		const char *name;
+		enum output_format format;
+	} formats[] = {
+		{ "table", FORMAT_TABLE },
+		{ "csv", FORMAT_CSV },
+		{ "json", FORMAT_JSON },
+	};
+	struct options o;
+	struct args a;
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		assert_int_equal(parse(&o, &a, "-p", "1", "--format",
+				       formats[i].name, NULL), 0);
+		assert_int_equal(o.format, formats[i].format);
+		assert_string_equal(options__format_name(o.format),
+				    formats[i].name);
+	}
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "xml", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "JSON", NULL), -EINVAL);
+}
+
+static void test_callsite_styles(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--callsite", "func", NULL), 0);
+	assert_int_equal(o.callsite, CALLSITE_FUNC);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--callsite=both", NULL), 0);
+	assert_int_equal(o.callsite, CALLSITE_BOTH);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--callsite", "line", NULL), 0);
+	assert_int_equal(o.callsite, CALLSITE_LINE);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--callsite", "file", NULL),
+			 -EINVAL);
+}
+
+static void test_output_file(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-o", "/tmp/out.txt", NULL), 0);
+	assert_string_equal(o.output, "/tmp/out.txt");
+}
+
+static void test_verbose_counts(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-vv", "-p", "1", "--verbose", NULL), 0);
+	assert_int_equal(o.verbosity, 3);
+}
+
+static void test_map_size_range(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--map-size", "1", NULL), 0);
+	assert_int_equal(o.map_size, 1);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--map-size", "4194304", NULL), 0);
+	assert_int_equal(o.map_size, OPTIONS_MAX_MAP_SIZE);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--map-size", "0", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--map-size", "4194305", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--map-size", "-1", NULL),
+			 -EINVAL);
+}
+
+static void test_unknown_option_rejected(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--bogus", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-Z", NULL), -EINVAL);
+}
+
+static void test_pid_and_command_is_an_error(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "--pid", "5", "--", "sleep", "1", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "--pid", "5", "sleep", NULL), -EINVAL);
+}
+
+static void test_no_target_is_an_error(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "--top", "3", NULL), -EINVAL);
+	/* A bare "--" names no command. */
+	assert_int_equal(parse(&o, &a, "--", NULL), -EINVAL);
+}
+
+static void test_command_after_double_dash_keeps_its_options(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-N", "3", "--", "cmd", "-x", "--y",
+			       "--pid", "9", NULL), 0);
+	assert_int_equal(o.pid, 0);
+	assert_int_equal(o.top, 3);
+	/* opts.command points into argv, not at a copy. */
+	assert_ptr_equal(o.command, &a.argv[4]);
+	assert_string_equal(o.command[0], "cmd");
+	assert_string_equal(o.command[1], "-x");
+	assert_string_equal(o.command[2], "--y");
+	assert_string_equal(o.command[3], "--pid");
+	assert_string_equal(o.command[4], "9");
+	assert_null(o.command[5]);
+}
+
+static void test_command_without_double_dash(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	/* Options after the command are the command's, not syncprof's. */
+	assert_int_equal(parse(&o, &a, "-m", "./server", "--port", "9000", "-n",
+			       NULL), 0);
+	assert_int_equal(o.sort, SORT_MEAN);
+	assert_true(o.coalesce);
+	assert_ptr_equal(o.command, &a.argv[2]);
+	assert_string_equal(o.command[0], "./server");
+	assert_string_equal(o.command[1], "--port");
+	assert_string_equal(o.command[2], "9000");
+	assert_string_equal(o.command[3], "-n");
+	assert_null(o.command[4]);
+}
+
+static void test_command_that_looks_like_an_option(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	/* After "--" even "-p" is the command. */
+	assert_int_equal(parse(&o, &a, "--", "-p", "1", NULL), 0);
+	assert_int_equal(o.pid, 0);
+	assert_ptr_equal(o.command, &a.argv[2]);
+	assert_string_equal(o.command[0], "-p");
+	assert_string_equal(o.command[1], "1");
+	assert_null(o.command[2]);
+}
+
+static void test_help_sets_help_shown(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse_quiet(&o, &a, "--help", NULL), 0);
+	assert_true(o.help_shown);
+	assert_int_equal(parse_quiet(&o, &a, "-h", NULL), 0);
+	assert_true(o.help_shown);
+	/* Help wins over what would be an error. */
+	assert_int_equal(parse_quiet(&o, &a, "--pid", "1", "--help", "--", "x",
+				     NULL), 0);
+	assert_true(o.help_shown);
+}
+
+static void test_usage_and_version_set_help_shown(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse_quiet(&o, &a, "--usage", NULL), 0);
+	assert_true(o.help_shown);
+	assert_int_equal(parse_quiet(&o, &a, "--version", NULL), 0);
+	assert_true(o.help_shown);
+}
+
+static void test_options_reset_between_calls(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-n", "-T", "-m", "-N", "3",
+			       "-f", "csv", "-i", "1", "-c", "--callsite", "both",
+			       "-o", "x", "--map-size", "5", "-v", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-p", "2", NULL), 0);
+	assert_int_equal(o.pid, 2);
+	assert_true(o.coalesce);
+	assert_false(o.per_thread);
+	assert_false(o.cumulative);
+	assert_int_equal(o.sort, SORT_TOTAL);
+	assert_int_equal(o.top, 10);
+	assert_int_equal(o.format, FORMAT_TABLE);
+	assert_int_equal(o.callsite, CALLSITE_LINE);
+	assert_null(o.output);
+	assert_int_equal(o.map_size, 16384);
+	assert_int_equal(o.verbosity, 0);
+	assert_true(o.interval_s == 0.0);
+}
+
+/*
+ * argp keeps getopt state; parsing again in the same process, after a
+ * "--", after a command and after an error, must read the new argv from
+ * its start.
+ */
+static void test_repeated_calls_in_one_process(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "--", "cmd", "-x", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-p", "7", "-N", "4", NULL), 0);
+	assert_int_equal(o.pid, 7);
+	assert_int_equal(o.top, 4);
+	assert_null(o.command);
+
+	assert_int_equal(parse(&o, &a, "cmd", "-p", "3", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-N", "5", "--", "sleep", "1", NULL), 0);
+	assert_int_equal(o.top, 5);
+	assert_ptr_equal(o.command, &a.argv[4]);
+	assert_string_equal(o.command[0], "sleep");
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--bogus", "-N", "2", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-s", "max", "-p", "11", NULL), 0);
+	assert_int_equal(o.sort, SORT_MAX);
+	assert_int_equal(o.pid, 11);
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--top", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "12", NULL), 0);
+	assert_int_equal(o.pid, 12);
+}
+
+static void test_name_functions_out_of_range(void **state UNUSED)
+{
+	assert_string_equal(options__sort_name((enum sort_key)4), "?");
+	assert_string_equal(options__format_name((enum output_format)3), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_pid_short_and_long),
+		cmocka_unit_test(test_pid_rejects_bad_values),
+		cmocka_unit_test(test_pid_without_value),
+		cmocka_unit_test(test_duration_and_interval_seconds),
+		cmocka_unit_test(test_seconds_reject_bad_values),
+		cmocka_unit_test(test_seconds_upper_limit_is_one_year),
+		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_sort_keys),
+		cmocka_unit_test(test_sort_rejects_unknown_key),
+		cmocka_unit_test(test_m_means_sort_by_mean),
+		cmocka_unit_test(test_no_coalesce_and_per_thread),
+		cmocka_unit_test(test_cumulative_requires_interval),
+		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_callsite_styles),
+		cmocka_unit_test(test_output_file),
+		cmocka_unit_test(test_verbose_counts),
+		cmocka_unit_test(test_map_size_range),
+		cmocka_unit_test(test_unknown_option_rejected),
+		cmocka_unit_test(test_pid_and_command_is_an_error),
+		cmocka_unit_test(test_no_target_is_an_error),
+		cmocka_unit_test(test_command_after_double_dash_keeps_its_options),
+		cmocka_unit_test(test_command_without_double_dash),
+		cmocka_unit_test(test_command_that_looks_like_an_option),
+		cmocka_unit_test(test_help_sets_help_shown),
+		cmocka_unit_test(test_usage_and_version_set_help_shown),
+		cmocka_unit_test(test_options_reset_between_calls),
+		cmocka_unit_test(test_repeated_calls_in_one_process),
+		cmocka_unit_test(test_name_functions_out_of_range),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}

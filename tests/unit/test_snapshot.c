@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * snapshot: merging per-CPU values, sealing (sort + merge duplicates) and
+ * the delta between two snapshots.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "snapshot.h"
+
+#define UNUSED __attribute__((unused))
+
+static struct sp_key key(uint64_t object, uint64_t callsite, uint32_t type,
+			 uint32_t tid)
+{
+	return (struct sp_key){
+		.object = object,
+		.callsite = callsite,
+		.tid = tid,
+		.type = type,
+	};
+}
+
+/* One CPU's value, all in window `window`. */
+static struct sp_value val(uint64_t count, uint64_t wait_ns, uint64_t max_ns,
+			   uint64_t failed, uint64_t window_max_ns,
+			   uint64_t window)
+{
+	return (struct sp_value){
+		.count = count,
+		.wait_ns = wait_ns,
+		.max_ns = max_ns,
+		.failed = failed,
+		.window_max_ns = window_max_ns,
+		.window = window,
+	};
+}
+
+/* Adds a key with a single CPU's value. */
+static void add1(struct snapshot *s, struct sp_key k, struct sp_value v,
+		 uint64_t window)
+{
+	assert_int_equal(snapshot__add(s, &k, &v, 1, window), 0);
+}
+
+static struct snapshot *new_snapshot(void)
+{
+	struct snapshot *s = NULL;
+
+	assert_int_equal(snapshot__new(&s), 0);
+	assert_non_null(s);
+	return s;
+}
+
+static void assert_key(const struct sp_key *k, uint64_t object,
+		       uint64_t callsite, uint32_t type, uint32_t tid)
+{
+	assert_int_equal(k->object, object);
+	assert_int_equal(k->callsite, callsite);
+	assert_int_equal(k->type, type);
+	assert_int_equal(k->tid, tid);
+}
+
+/*
+ * Sealing an empty snapshot must not hand qsort a NULL base (undefined
+ * behaviour; -fsanitize=undefined reports it).
+ */
+static void test_new_is_empty(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 0);
+	snapshot__free(s);
+	snapshot__free(NULL);
+}
+
+static void test_add_sums_cpus(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	struct sp_value cpus[3] = {
+		val(2, 300, 200, 1, 200, 5),
+		val(0, 0, 0, 0, 0, 0),
+		val(5, 1000, 600, 4, 600, 5),
+	};
+	const struct snapshot_entry *e;
+
+	assert_int_equal(snapshot__add(s, &k, cpus, 3, 5), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 1);
+	e = snapshot__entries(s);
+	assert_key(&e->key, 0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	assert_int_equal(e->count, 7);
+	assert_int_equal(e->wait_ns, 1300);
+	assert_int_equal(e->failed, 5);
+	assert_int_equal(e->max_ns, 600);
+	assert_int_equal(e->window_max_ns, 600);
+	snapshot__free(s);
+}
+
+static void test_add_max_is_max_not_sum_or_last(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	struct sp_value cpus[4] = {
+		val(1, 10, 10, 0, 10, 1),
+		val(1, 900, 900, 0, 900, 1),
+		val(1, 40, 40, 0, 40, 1),
+		val(1, 5, 5, 0, 5, 1),
+	};
+
+	assert_int_equal(snapshot__add(s, &k, cpus, 4, 1), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__entries(s)->max_ns, 900);
+	assert_int_equal(snapshot__entries(s)->window_max_ns, 900);
+	snapshot__free(s);
+}
+
+static void test_add_window_max_only_from_current_window(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_CONDVAR, 0);
+	/* CPU 0 last saw window 3 (stale), CPU 1 window 4, CPU 2 window 5. */
+	struct sp_value cpus[3] = {
+		val(1, 5000, 5000, 0, 5000, 3),
+		val(1, 700, 700, 0, 700, 4),
+		val(1, 300, 300, 0, 300, 5),
+	};
+	const struct snapshot_entry *e;
+
+	assert_int_equal(snapshot__add(s, &k, cpus, 3, 4), 0);
+	snapshot__seal(s);
+	e = snapshot__entries(s);
+	assert_int_equal(e->max_ns, 5000);	/* all-time: every CPU */
+	assert_int_equal(e->window_max_ns, 700);	/* window 4 only */
+	assert_int_equal(e->count, 3);
+	assert_int_equal(e->wait_ns, 6000);
+	snapshot__free(s);
+}
+
+static void test_add_window_max_zero_when_no_cpu_in_window(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 0);
+	struct sp_value cpus[2] = {
+		val(1, 100, 100, 0, 100, 1),
+		val(1, 200, 200, 0, 200, 2),
+	};
+
+	assert_int_equal(snapshot__add(s, &k, cpus, 2, 9), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__entries(s)->window_max_ns, 0);
+	assert_int_equal(snapshot__entries(s)->max_ns, 200);
+	snapshot__free(s);
+}
+
+static void test_seal_sorts_by_object_callsite_type_tid(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	const struct snapshot_entry *e;
+
+	/* Added in reverse of the expected order. */
+	add1(s, key(0x2000, 0x10, 0, 0), val(1, 1, 1, 0, 0, 0), 0);
+	add1(s, key(0x1000, 0x20, 0, 0), val(2, 1, 1, 0, 0, 0), 0);
+	add1(s, key(0x1000, 0x10, 2, 0), val(3, 1, 1, 0, 0, 0), 0);
+	add1(s, key(0x1000, 0x10, 1, 9), val(4, 1, 1, 0, 0, 0), 0);
+	add1(s, key(0x1000, 0x10, 1, 3), val(5, 1, 1, 0, 0, 0), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 5);
+	e = snapshot__entries(s);
+	assert_key(&e[0].key, 0x1000, 0x10, 1, 3);
+	assert_int_equal(e[0].count, 5);
+	assert_key(&e[1].key, 0x1000, 0x10, 1, 9);
+	assert_key(&e[2].key, 0x1000, 0x10, 2, 0);
+	assert_key(&e[3].key, 0x1000, 0x20, 0, 0);
+	assert_key(&e[4].key, 0x2000, 0x10, 0, 0);
+	assert_int_equal(e[4].count, 1);
+	snapshot__free(s);
+}
+
+static void test_seal_merges_duplicate_keys(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	const struct snapshot_entry *e;
+
+	add1(s, key(0x1000, 0x10, 0, 1), val(1, 100, 100, 1, 100, 2), 2);
+	add1(s, key(0x3000, 0x10, 0, 1), val(9, 9, 9, 0, 9, 2), 2);
+	add1(s, key(0x1000, 0x10, 0, 1), val(2, 500, 400, 0, 400, 2), 2);
+	add1(s, key(0x1000, 0x10, 0, 1), val(3, 60, 60, 2, 60, 2), 2);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 2);
+	e = snapshot__entries(s);
+	assert_key(&e[0].key, 0x1000, 0x10, 0, 1);
+	assert_int_equal(e[0].count, 6);
+	assert_int_equal(e[0].wait_ns, 660);
+	assert_int_equal(e[0].failed, 3);
+	assert_int_equal(e[0].max_ns, 400);
+	assert_int_equal(e[0].window_max_ns, 400);
+	assert_key(&e[1].key, 0x3000, 0x10, 0, 1);
+	assert_int_equal(e[1].count, 9);
+	snapshot__free(s);
+}
+
+static void test_key_cmp_order(void **state UNUSED)
+{
+	struct sp_key a = key(1, 9, 9, 9), b = key(2, 0, 0, 0);
+
+	assert_true(snapshot__key_cmp(&a, &b) < 0);
+	assert_true(snapshot__key_cmp(&b, &a) > 0);
+	assert_int_equal(snapshot__key_cmp(&a, &a), 0);
+	a = key(1, 1, 9, 9);
+	b = key(1, 2, 0, 0);
+	assert_true(snapshot__key_cmp(&a, &b) < 0);
+	a = key(1, 1, 1, 9);
+	b = key(1, 1, 2, 0);
+	assert_true(snapshot__key_cmp(&a, &b) < 0);
+	a = key(1, 1, 1, 1);
+	b = key(1, 1, 1, 2);
+	assert_true(snapshot__key_cmp(&a, &b) < 0);
+	/* Full 64-bit range, no truncation or signed overflow. */
+	a = key(0, 0, 0, 0);
+	b = key(UINT64_MAX, 0, 0, 0);
+	assert_true(snapshot__key_cmp(&a, &b) < 0);
+	a = key(0x100000000ull, 0, 0, 0);
+	b = key(0x1, 0, 0, 0);
+	assert_true(snapshot__key_cmp(&a, &b) > 0);
+}
+
+static void test_delta_without_prev_is_everything(void **state UNUSED)
+{
+	struct snapshot *cur = new_snapshot(), *d = NULL;
+	const struct snapshot_entry *e;
+
+	add1(cur, key(0x1000, 0x10, 0, 0), val(4, 4000, 2500, 1, 900, 3), 3);
+	add1(cur, key(0x2000, 0x10, 0, 0), val(1, 50, 50, 0, 50, 3), 3);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, NULL, &d), 0);
+	assert_int_equal(snapshot__count(d), 2);
+	e = snapshot__entries(d);
+	assert_key(&e[0].key, 0x1000, 0x10, 0, 0);
+	assert_int_equal(e[0].count, 4);
+	assert_int_equal(e[0].wait_ns, 4000);
+	assert_int_equal(e[0].failed, 1);
+	/* Nothing before: the all-time maximum happened in this window. */
+	assert_int_equal(e[0].max_ns, 2500);
+	assert_int_equal(e[1].count, 1);
+	assert_int_equal(e[1].max_ns, 50);
+	snapshot__free(d);
+	snapshot__free(cur);
+}
+
+static void test_delta_without_prev_skips_all_zero_entries(void **state UNUSED)
+{
+	struct snapshot *cur = new_snapshot(), *d = NULL;
+
+	add1(cur, key(0x1000, 0x10, 0, 0), val(0, 0, 0, 0, 0, 1), 1);
+	add1(cur, key(0x2000, 0x10, 0, 0), val(1, 10, 10, 0, 10, 1), 1);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, NULL, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	assert_int_equal(snapshot__entries(d)[0].key.object, 0x2000);
+	snapshot__free(d);
+	snapshot__free(cur);
+}
+
+static void test_delta_changed_unchanged_new(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	const struct snapshot_entry *e;
+
+	/* A: grows. B: unchanged. C: new in cur. D: only in prev. */
+	add1(prev, key(0xa, 0x10, 0, 0), val(10, 1000, 300, 1, 300, 1), 1);
+	add1(prev, key(0xb, 0x10, 0, 0), val(5, 500, 200, 0, 200, 1), 1);
+	add1(prev, key(0xd, 0x10, 0, 0), val(1, 1, 1, 0, 1, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 0), val(13, 1600, 300, 3, 250, 2), 2);
+	add1(cur, key(0xb, 0x10, 0, 0), val(5, 500, 200, 0, 0, 1), 2);
+	add1(cur, key(0xc, 0x10, 0, 0), val(2, 80, 70, 0, 70, 2), 2);
+	snapshot__seal(cur);
+
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 2);
+	e = snapshot__entries(d);
+	assert_key(&e[0].key, 0xa, 0x10, 0, 0);
+	assert_int_equal(e[0].count, 3);
+	assert_int_equal(e[0].wait_ns, 600);
+	assert_int_equal(e[0].failed, 2);
+	assert_int_equal(e[0].max_ns, 250);
+	assert_key(&e[1].key, 0xc, 0x10, 0, 0);
+	assert_int_equal(e[1].count, 2);
+	assert_int_equal(e[1].wait_ns, 80);
+	assert_int_equal(e[1].failed, 0);
+	assert_int_equal(e[1].max_ns, 70);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_only_failures_grew(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	const struct snapshot_entry *e;
+
+	add1(prev, key(0xa, 0x10, 0, 0), val(10, 1000, 300, 1, 300, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 0), val(10, 1000, 300, 4, 0, 1), 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = snapshot__entries(d);
+	assert_int_equal(e->count, 0);
+	assert_int_equal(e->wait_ns, 0);
+	assert_int_equal(e->failed, 3);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_max_is_window_max(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+
+	/* All-time max 900 is old; this window's longest call took 120. */
+	add1(prev, key(0xa, 0x10, 0, 0), val(10, 2000, 900, 0, 900, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 0), val(12, 2200, 900, 0, 120, 2), 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	assert_int_equal(snapshot__entries(d)->max_ns, 120);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_max_is_alltime_max_when_it_grew(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+
+	/*
+	 * The all-time max rose from 900 to 5000 since prev, but the window
+	 * max read 0 (the call ended after the window switched): the 5000 ns
+	 * call belongs to this report.
+	 */
+	add1(prev, key(0xa, 0x10, 0, 0), val(10, 2000, 900, 0, 900, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 0), val(11, 7000, 5000, 0, 0, 3), 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	assert_int_equal(snapshot__entries(d)->max_ns, 5000);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_counter_reset_uses_current_value(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	const struct snapshot_entry *e;
+
+	/* Counters went down (map recreated): take cur as the growth. */
+	add1(prev, key(0xa, 0x10, 0, 0), val(100, 10000, 500, 7, 500, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 0), val(3, 30, 20, 1, 20, 2), 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = snapshot__entries(d);
+	assert_int_equal(e->count, 3);
+	assert_int_equal(e->wait_ns, 30);
+	assert_int_equal(e->failed, 1);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_matches_full_key(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	const struct snapshot_entry *e;
+
+	/*
+	 * Same object and call site, other type or thread: distinct keys,
+	 * so each of cur's entries is new, not a difference.
+	 */
+	add1(prev, key(0xa, 0x10, 0, 1), val(10, 1000, 100, 0, 100, 1), 1);
+	snapshot__seal(prev);
+	add1(cur, key(0xa, 0x10, 0, 1), val(10, 1000, 100, 0, 0, 1), 2);
+	add1(cur, key(0xa, 0x10, 0, 2), val(4, 40, 10, 0, 10, 2), 2);
+	add1(cur, key(0xa, 0x10, 1, 1), val(6, 60, 10, 0, 10, 2), 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 2);
+	e = snapshot__entries(d);
+	assert_key(&e[0].key, 0xa, 0x10, 0, 2);
+	assert_int_equal(e[0].count, 4);
+	assert_key(&e[1].key, 0xa, 0x10, 1, 1);
+	assert_int_equal(e[1].count, 6);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_finds_keys_in_large_prev(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+
+	/* 1000 keys, added in scrambled order; only every 100th grows. */
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t obj = (i * 389) % 1000;
+
+		add1(prev, key(obj, 0x10, 0, 0), val(obj + 1, 10, 1, 0, 1, 1), 1);
+		add1(cur, key(obj, 0x10, 0, 0),
+		     val(obj + 1 + (obj % 100 == 0), 10, 1, 0, 1, 2), 2);
+	}
+	snapshot__seal(prev);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__count(prev), 1000);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 10);
+	for (size_t i = 0; i < 10; i++) {
+		assert_int_equal(snapshot__entries(d)[i].key.object, i * 100);
+		assert_int_equal(snapshot__entries(d)[i].count, 1);
+		assert_int_equal(snapshot__entries(d)[i].wait_ns, 0);
+	}
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
+static void test_delta_of_identical_snapshots_is_empty(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot(), *d = NULL;
+
+	add1(s, key(0xa, 0x10, 0, 0), val(10, 1000, 100, 2, 100, 1), 1);
+	add1(s, key(0xb, 0x10, 0, 0), val(1, 1, 1, 0, 1, 1), 1);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__delta(s, s, &d), 0);
+	assert_int_equal(snapshot__count(d), 0);
+	snapshot__free(d);
+	snapshot__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_is_empty),
+		cmocka_unit_test(test_add_sums_cpus),
+		cmocka_unit_test(test_add_max_is_max_not_sum_or_last),
+		cmocka_unit_test(test_add_window_max_only_from_current_window),
+		cmocka_unit_test(test_add_window_max_zero_when_no_cpu_in_window),
+		cmocka_unit_test(test_seal_sorts_by_object_callsite_type_tid),
+		cmocka_unit_test(test_seal_merges_duplicate_keys),
+		cmocka_unit_test(test_key_cmp_order),
+		cmocka_unit_test(test_delta_without_prev_is_everything),
+		cmocka_unit_test(test_delta_without_prev_skips_all_zero_entries),
+		cmocka_unit_test(test_delta_changed_unchanged_new),
+		cmocka_unit_test(test_delta_only_failures_grew),
+		cmocka_unit_test(test_delta_max_is_window_max),
+		cmocka_unit_test(test_delta_max_is_alltime_max_when_it_grew),
+		cmocka_unit_test(test_delta_counter_reset_uses_current_value),
+		cmocka_unit_test(test_delta_matches_full_key),
+		cmocka_unit_test(test_delta_finds_keys_in_large_prev),
+		cmocka_unit_test(test_delta_of_identical_snapshots_is_empty),
+	};
+
+	return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);
+}
