@@ -56,6 +56,12 @@ struct {
 	__uint(max_entries, SP_CNT__COUNT);
 } counters SEC(".maps");
 
+/* One event per change of the target's libraries (dlopen, dlclose). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} module_events SEC(".maps");
+
 static __always_inline void counter_bump(__u32 which)
 {
 	__u64 *n = bpf_map_lookup_elem(&counters, &which);
@@ -197,5 +203,26 @@ int thread_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (is_target(pid_tgid))
 		bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+/*
+ * The dynamic loader calls _dl_debug_state (r_brk, where debuggers stop)
+ * before and after each change of its library list: the loader re-reads
+ * the target's maps at once, so a library dlopen'ed and used briefly is
+ * still named after the target exits.
+ */
+SEC("uprobe")
+int modules_changed(struct pt_regs *ctx)
+{
+	__u32 *event;
+
+	if (!is_target(bpf_get_current_pid_tgid()))
+		return 0;
+	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
+	if (event) {
+		*event = 1;
+		bpf_ringbuf_submit(event, 0);
+	}
 	return 0;
 }

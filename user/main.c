@@ -146,7 +146,11 @@ static int timer_new(double seconds, bool periodic)
 	return fd;
 }
 
-enum { FD_SIGNAL, FD_TARGET, FD_INTERVAL, FD_DURATION, FD_MODULES, FD__COUNT };
+enum {
+	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS,
+	FD_INTERVAL, FD_DURATION, FD_MODULES,	/* timers, ours to close */
+	FD__COUNT
+};
 
 /* How often the target's module list is re-read while it lives. */
 #define MODULES_REFRESH_S 1.0
@@ -161,6 +165,7 @@ static int session__loop(struct session *s, int signal_fd)
 		fds[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
 	fds[FD_SIGNAL].fd = signal_fd;
 	fds[FD_TARGET].fd = target__pidfd(s->target);
+	fds[FD_MODULE_EVENTS].fd = probes__module_events_fd(s->probes);
 	if (s->opts->interval_s > 0)
 		fds[FD_INTERVAL].fd = timer_new(s->opts->interval_s, true);
 	if (s->opts->duration_s > 0)
@@ -195,6 +200,9 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
+		if (fds[FD_MODULE_EVENTS].revents &&
+		    probes__consume_module_events(s->probes) > 0)
+			symbolizer__refresh(s->symbolizer);
 		if (fds[FD_MODULES].revents &&
 		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
 			symbolizer__refresh(s->symbolizer);
@@ -277,6 +285,11 @@ int main(int argc, char **argv)
 	err = probes__attach(s.probes, library);
 	if (err)
 		goto cleanup;
+	/* Only names suffer without it: libraries dlopen'ed and gone. */
+	if (target__loader_library(s.target, library, sizeof(library)) ||
+	    probes__attach_loader(s.probes, library))
+		pr_info("not watching the dynamic loader; libraries loaded "
+			"later are named within a second");
 	/* Named while a launched target is still held: it may not live long. */
 	err = symbolizer__new(target__pid(s.target), NULL, &s.symbolizer);
 	if (err)

@@ -41,6 +41,9 @@ struct probes {
 	struct sp_value *values;	/* ncpus slots for one read */
 	struct bpf_link *links[N_PROBES][2];
 	struct bpf_link *exit_link;
+	struct bpf_link *loader_link;
+	struct ring_buffer *module_events;
+	int n_module_events;
 };
 
 int probes__new(const struct probes_config *cfg, struct probes **out)
@@ -156,6 +159,56 @@ out:
 	return err;
 }
 
+static int probes__count_event(void *ctx, void *data, size_t size)
+{
+	struct probes *p = ctx;
+
+	p->n_module_events++;
+	return 0;
+}
+
+int probes__attach_loader(struct probes *p, const char *loader)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct elfimage_func func;
+	struct elfimage *image;
+	int err = elfimage__open(loader, &image);
+
+	if (err)
+		return err;
+	err = elfimage__find_func(image, "_dl_debug_state", &func);
+	elfimage__close(image);
+	if (err)
+		return err;
+	p->module_events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
+					    probes__count_event, p, NULL);
+	if (!p->module_events)
+		return -errno;
+	p->loader_link = bpf_program__attach_uprobe_opts(
+		p->skel->progs.modules_changed, p->tgid, loader,
+		func.file_offset, &opts);
+	if (!p->loader_link)
+		return -errno;
+	return 0;
+}
+
+int probes__module_events_fd(struct probes *p)
+{
+	return p->module_events ? ring_buffer__epoll_fd(p->module_events) : -1;
+}
+
+int probes__consume_module_events(struct probes *p)
+{
+	int n;
+
+	if (!p->module_events)
+		return 0;
+	p->n_module_events = 0;
+	ring_buffer__consume(p->module_events);
+	n = p->n_module_events;
+	return n;
+}
+
 int probes__read(struct probes *p, struct snapshot **out)
 {
 	struct snapshot *snap;
@@ -218,6 +271,8 @@ void probes__free(struct probes *p)
 		bpf_link__destroy(p->links[i][1]);
 	}
 	bpf_link__destroy(p->exit_link);
+	bpf_link__destroy(p->loader_link);
+	ring_buffer__free(p->module_events);
 	syncprof_bpf__destroy(p->skel);
 	free(p->values);
 	free(p);

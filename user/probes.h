@@ -20,6 +20,15 @@ struct probes_config {
 int probes__new(const struct probes_config *cfg, struct probes **out);
 /* Attaches entry and return probes to the pthread functions of library. */
 int probes__attach(struct probes *p, const char *library);
+/*
+ * Watches the dynamic loader (the file defining _dl_debug_state) for
+ * library loads and unloads; the events come on probes__module_events_fd.
+ */
+int probes__attach_loader(struct probes *p, const char *loader);
+/* Readable when the target's libraries changed; -1 if not watched. */
+int probes__module_events_fd(struct probes *p);
+/* Takes the pending events; returns how many there were. */
+int probes__consume_module_events(struct probes *p);
 /* Starts a new report window and reads the stats into a sealed snapshot. */
 int probes__read(struct probes *p, struct snapshot **out);
 /* Events lost since attach (a full map). */

@@ -157,13 +157,12 @@ fail:
 	return err;
 }
 
-/* An executable mapping of the library that holds pthread_mutex_lock. */
+/* An executable mapping of a library named by one of stems that defines func. */
 static const struct procmaps_entry *
-find_pthread_mapping(const struct procmaps *maps, pid_t pid)
+find_mapping_defining(const struct procmaps *maps, pid_t pid,
+		      const char *const *stems, size_t n_stems, const char *func_name)
 {
-	static const char *const stems[] = { "libpthread", "libc" };
-
-	for (size_t s = 0; s < sizeof(stems) / sizeof(stems[0]); s++) {
+	for (size_t s = 0; s < n_stems; s++) {
 		for (size_t i = 0; i < procmaps__count(maps); i++) {
 			const struct procmaps_entry *e = procmaps__entry(maps, i);
 			struct elfimage *image;
@@ -176,13 +175,38 @@ find_pthread_mapping(const struct procmaps *maps, pid_t pid)
 			if (procmaps__file_path(pid, e, path, sizeof(path)) ||
 			    elfimage__open(path, &image))
 				continue;
-			defines = !elfimage__find_func(image, "pthread_mutex_lock", &func);
+			defines = !elfimage__find_func(image, func_name, &func);
 			elfimage__close(image);
 			if (defines)
 				return e;
 		}
 	}
 	return NULL;
+}
+
+static const struct procmaps_entry *
+find_pthread_mapping(const struct procmaps *maps, pid_t pid)
+{
+	static const char *const stems[] = { "libpthread", "libc" };
+
+	return find_mapping_defining(maps, pid, stems, 2, "pthread_mutex_lock");
+}
+
+int target__loader_library(struct target *t, char *path, size_t len)
+{
+	static const char *const stems[] = {
+		"ld-linux-x86-64", "ld-linux-aarch64", "ld-linux", "ld",
+	};
+	const struct procmaps_entry *e;
+	struct procmaps *maps;
+	int err = procmaps__read(t->pid, &maps);
+
+	if (err)
+		return err;
+	e = find_mapping_defining(maps, t->pid, stems, 4, "_dl_debug_state");
+	err = e ? procmaps__file_path(t->pid, e, path, len) : -ENOENT;
+	procmaps__free(maps);
+	return err;
 }
 
 static bool is_static_executable(pid_t pid)

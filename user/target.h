@@ -24,6 +24,8 @@ int target__resume(struct target *t);
  * /proc/PID/root, or /proc/PID/map_files when the file was replaced.
  */
 int target__pthread_library(struct target *t, char *path, size_t len);
+/* The target's dynamic loader (ld.so), as target__pthread_library. */
+int target__loader_library(struct target *t, char *path, size_t len);
 pid_t target__pid(const struct target *t);
 const char *target__comm(const struct target *t);
 /* Readable when the process exits. */
