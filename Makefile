@@ -13,8 +13,13 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
-               libelf-dev libdw-dev zlib1g-dev libcmocka-dev python3 \
+               libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
                util-linux procps
+
+# make bench compares with bpftrace doing full mode's job.
+ifeq ($(BENCH),1)
+DEB_PKGS    += bpftrace
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -25,8 +30,8 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # Recursive (=) so pkg-config runs only once the packages are there.
-LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf 2>/dev/null)
-LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf 2>/dev/null) -lz -lstdc++
+LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
+LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz -lstdc++
 CFLAGS      ?= -g -O2
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
@@ -54,7 +59,7 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test check-unit check-integration clean vmlinux
+.PHONY: all bench deps demo test check-unit check-integration clean vmlinux
 
 all: syncprof
 
@@ -135,6 +140,112 @@ $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -fPIC -shared -Wl,--version-script=tests/fixtures/versioned.map $< -o $@
+
+# --- symbolizer fixtures: begin
+# Programs whose call sites and locks tests/unit/test_symbolizer.c names:
+# built -g -O2 without frame pointers as users build, linked against
+# libcallsites.so next to them ($ORIGIN).  One source, several builds:
+#   callsites            the distribution's default (PIE on Debian)
+#   callsites-pie        -fPIE -pie
+#   callsites-nopie      -fno-pie -no-pie
+#   callsites-nodebug    strip --strip-debug: .symtab, no DWARF
+#   callsites-stripped   strip --strip-all: no .symtab, no DWARF
+#   callsites-debuglink  DWARF in callsites-debuglink.debug, by .gnu_debuglink
+#   callsites-buildid    DWARF in symdebug/.build-id/xx/yyyy.debug only, found
+#                        when symdebug/ is the debuginfo path
+SYMFIX        := $(OUT)/tests/fixtures
+SYMFIX_WARN   := -Wall -Wextra -Werror -Wshadow
+SYMFIX_CFLAGS := -g -O2 -fomit-frame-pointer -pthread $(SYMFIX_WARN) \
+                 -Wstrict-prototypes -Wmissing-prototypes
+SYMFIX_LINK   := -L$(SYMFIX) -lcallsites -Wl,-rpath,'$$ORIGIN' -ldl
+SYMFIX_CXX    := $(or $(CXX),g++)
+FIXTURES      += $(SYMFIX)/libcallsites.so $(SYMFIX)/callsites \
+                 $(SYMFIX)/callsites-pie $(SYMFIX)/callsites-nopie \
+                 $(SYMFIX)/callsites-nodebug $(SYMFIX)/callsites-stripped \
+                 $(SYMFIX)/callsites-debuglink $(SYMFIX)/callsites-buildid \
+                 $(SYMFIX)/cxxsites
+
+$(SYMFIX)/libcallsites.so: tests/fixtures/callsites_lib.c tests/fixtures/callsites_lib.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) -fPIC -shared $< -o $@
+
+CALLSITES_DEPS := tests/fixtures/callsites.c tests/fixtures/callsites_lib.h \
+                  $(SYMFIX)/libcallsites.so
+
+$(SYMFIX)/callsites: $(CALLSITES_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) '-DVARIANT="default"' $< $(SYMFIX_LINK) -o $@
+
+$(SYMFIX)/callsites-pie: $(CALLSITES_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) -fPIE -pie '-DVARIANT="pie"' $< $(SYMFIX_LINK) -o $@
+
+$(SYMFIX)/callsites-nopie: $(CALLSITES_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) -fno-pie -no-pie '-DVARIANT="nopie"' $< $(SYMFIX_LINK) -o $@
+
+$(SYMFIX)/callsites-nodebug: $(SYMFIX)/callsites
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-debug -o $@ $<
+
+$(SYMFIX)/callsites-stripped: $(SYMFIX)/callsites
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
+
+$(SYMFIX)/callsites-debuglink: $(SYMFIX)/callsites
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --only-keep-debug $< $@.debug
+	$(Q)strip --strip-debug -o $@ $<
+	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
+
+# Its own VARIANT string makes its build ID its own.
+$(SYMFIX)/callsites-buildid: $(CALLSITES_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) -Wl,--build-id=sha1 '-DVARIANT="buildid"' $< \
+		$(SYMFIX_LINK) -o $@.full
+	$(Q)id=$$(readelf -n $@.full | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p'); \
+	  test -n "$$id" || { echo "$@: no build ID" >&2; exit 1; }; \
+	  dir=$(SYMFIX)/symdebug/.build-id/$$(echo $$id | cut -c1-2); \
+	  rm -rf $(SYMFIX)/symdebug && mkdir -p $$dir && \
+	  objcopy --only-keep-debug $@.full $$dir/$$(echo $$id | cut -c3-).debug
+	$(Q)strip --strip-debug -o $@ $@.full
+	$(Q)rm -f $@.full
+
+$(SYMFIX)/cxxsites: tests/fixtures/cxxsites.cpp
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(SYMFIX_CXX) -g -O2 -fomit-frame-pointer -pthread $(SYMFIX_WARN) \
+		-Wmissing-declarations $< -ldl -o $@
+# --- symbolizer fixtures: end
+
+# Benchmarks: speed and overhead are measured here, never in timed tests.
+$(OUT)/tests/bench/sites.h: tests/bench/gen_sites.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sh $< 10000 > $@
+
+$(OUT)/tests/bench/bench_symbolizer: tests/bench/bench_symbolizer.c $(OUT)/tests/bench/sites.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -O1 -Wno-missing-prototypes -I$(OUT)/tests/bench $< $(LIB_OBJS) \
+		$(LIB_LDLIBS) -o $@
+
+$(OUT)/tests/bench/probecost: tests/bench/probecost.c skel/probecost.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
+
+$(OUT)/tests/bench/lockbench: tests/bench/lockbench.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
+
+BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost \
+               $(OUT)/tests/bench/lockbench
+
+bench:
+	$(Q)$(MAKE) --no-print-directory deps BENCH=1
+	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS)
+	$(Q)$(PYTHON) tests/bench/run.py
 
 demo:
 	$(Q)$(MAKE) --no-print-directory deps

@@ -7,16 +7,17 @@
  * the function takes a mutex or a condvar (enum sp_probe_class), so the
  * probed functions are a table in the loader, not code here.
  *
- * Entry stashes {t0, object, call site, type, sp} per thread; the return
- * adds now - t0 to a per-CPU hash keyed by {object, call site, tid, type}.
+ * Entry stashes {t0, object, call site, type, sp} in the thread's task
+ * storage; the return adds now - t0, less the calibrated probe time, to a
+ * per-CPU hash keyed by {object, call site, tid, type}.  Task storage
+ * rather than a hash keyed by tid: no insert and delete on every call
+ * (0.85 -> ~0.5 us of BPF work per call here, make bench), and a thread
+ * that dies inside a call (cancellation) takes its stash with it.
  * Pairing uses the stack pointer: a return belongs to the stash whose
  * entry sp is 8 bytes below it (the return address popped).  A call made
  * while another probed call of the same thread is in flight (deeper sp:
  * a signal handler, or a libc that calls its own public entry points) is
- * left out, so a condvar's internal re-lock never adds a mutex row.  A
- * thread that dies inside a call (cancellation) has its stash removed at
- * exit, so a new thread with the same tid and a recycled stack starts
- * clean.
+ * left out, so a condvar's internal re-lock never adds a mutex row.
  *
  * Counters are per-CPU but updated atomically: uprobe programs run
  * preemptibly, and two tasks on one CPU may update the same slot.
@@ -31,6 +32,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
+/* The probes' own time inside an entry-to-return interval, measured. */
+const volatile __u64 calibration_ns = 0;
 
 /* Report window, advanced by the loader before each read. */
 volatile __u64 window = 0;
@@ -43,10 +46,10 @@ struct {
 } stats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct sp_inflight);
-	__uint(max_entries, 8192);	/* set by the loader before load */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sp_inflight);	/* sp == 0: no call in flight */
 } inflight SEC(".maps");
 
 struct {
@@ -133,28 +136,31 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 SEC("uprobe")
 int lock_enter(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct sp_inflight *outer, call = {};
+	struct sp_inflight *call;
+	__u64 sp;
 
-	if (!is_target(pid_tgid))
+	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
-	call.sp = PT_REGS_SP(ctx);
-	outer = bpf_map_lookup_elem(&inflight, &tid);
-	if (outer && call.sp < outer->sp)
+	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+		return 0;
+	}
+	sp = PT_REGS_SP(ctx);
+	if (call->sp && sp < call->sp)
 		return 0;	/* nested inside a probed call */
 
-	call.object = PT_REGS_PARM1(ctx);
-	if (bpf_probe_read_user(&call.callsite, sizeof(call.callsite),
-				(void *)call.sp))
-		call.callsite = 0;
+	call->sp = sp;
+	call->object = PT_REGS_PARM1(ctx);
+	if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
+				(void *)sp))
+		call->callsite = 0;
 	if (bpf_get_attach_cookie(ctx) == SP_CLASS_CONDVAR)
-		call.type = SP_TYPE_CONDVAR;
+		call->type = SP_TYPE_CONDVAR;
 	else
-		call.type = mutex_type(call.object);
-	call.t0 = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY))
-		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+		call->type = mutex_type(call->object);
+	call->t0 = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -163,7 +169,6 @@ int lock_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
 	struct sp_inflight *call;
 	struct sp_key key = {};
 	__u64 sp, t0;
@@ -171,38 +176,27 @@ int lock_return(struct pt_regs *ctx)
 
 	if (!is_target(pid_tgid))
 		return 0;
-	call = bpf_map_lookup_elem(&inflight, &tid);
-	if (!call)
+	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (!call || !call->sp)
 		return 0;
 	sp = PT_REGS_SP(ctx);
 	if (sp < call->sp + 8)
 		return 0;	/* a nested call returns; the outer goes on */
 	if (sp > call->sp + 8) {
 		/* Its frame is gone (longjmp): the stash is stale. */
-		bpf_map_delete_elem(&inflight, &tid);
+		call->sp = 0;
 		return 0;
 	}
 	key.object = call->object;
 	key.callsite = call->callsite;
 	key.type = call->type;
-	key.tid = tid;
+	key.tid = (__u32)pid_tgid;
 	t0 = call->t0;
-	bpf_map_delete_elem(&inflight, &tid);
+	call->sp = 0;
 
 	ret = (int)PT_REGS_RC(ctx);
-	stats_add(&key, now > t0 ? now - t0 : 0,
+	stats_add(&key, now > t0 + calibration_ns ? now - t0 - calibration_ns : 0,
 		  ret == 0 || ret == EOWNERDEAD);
-	return 0;
-}
-
-SEC("raw_tracepoint/sched_process_exit")
-int thread_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-
-	if (is_target(pid_tgid))
-		bpf_map_delete_elem(&inflight, &tid);
 	return 0;
 }
 

@@ -31,7 +31,7 @@ enum sp_probe_class {
 /* Indexes into the per-CPU counters map. */
 enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
-	SP_CNT_DROPPED_INFLIGHT,	/* in-flight map full: a call was lost */
+	SP_CNT_DROPPED_INFLIGHT,	/* no task storage for a call: it was lost */
 	SP_CNT__COUNT,
 };
 

@@ -273,9 +273,10 @@ static int format__json(FILE *out, const struct format_meta *meta,
 	json_string(out, meta->mode);
 	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
-		", \"sequence\": %u, \"rows_total\": %zu, \"rows\": [",
+		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
+		", \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
-		meta->sequence, rows->total);
+		meta->sequence, meta->calibration_ns, rows->total);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;

@@ -20,6 +20,7 @@ struct format_meta {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
 	uint64_t dropped;	/* events lost since attach */
+	uint64_t calibration_ns; /* probe time taken out of each call */
 	unsigned int sequence;	/* 1 for the first report */
 };
 

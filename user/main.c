@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "format.h"
 #include "hostcheck.h"
 #include "log.h"
@@ -26,8 +27,6 @@
 #include "symbolizer.h"
 #include "target.h"
 
-#define MAX_THREADS_IN_CALLS 8192
-
 struct session {
 	const struct options *opts;
 	struct target *target;
@@ -36,6 +35,7 @@ struct session {
 	struct snapshot *prev;
 	FILE *out;
 	uint64_t attach_ns;
+	uint64_t calibration_ns;
 	uint64_t last_ns;
 	unsigned int sequence;
 };
@@ -88,6 +88,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 		.dropped = dropped,
+		.calibration_ns = s->calibration_ns,
 		.sequence = ++s->sequence,
 	};
 	err = format__report(s->out, s->opts->format, s->opts->callsite, &meta,
@@ -274,10 +275,26 @@ int main(int argc, char **argv)
 	err = target__pthread_library(s.target, library, sizeof(library));
 	if (err)
 		goto cleanup;
+	if (opts.calibrate) {
+		struct calibration cal;
+
+		err = calibrate__run(opts.probe_at_entry, &cal);
+		if (err) {
+			pr_warn("cannot calibrate the probes (%s); waits include "
+				"their own time", strerror(-err));
+		} else {
+			s.calibration_ns = cal.ns;
+			pr_info("calibration: the probes add %.2f us to each call "
+				"(median of %u rounds of %u, %.2f-%.2f us); subtracted",
+				cal.ns * 1e-3, cal.rounds, cal.calls,
+				cal.min_ns * 1e-3, cal.max_ns * 1e-3);
+		}
+	}
 	const struct probes_config cfg = {
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
-		.max_threads = MAX_THREADS_IN_CALLS,
+		.probe_at_entry = opts.probe_at_entry,
+		.calibration_ns = s.calibration_ns,
 	};
 	err = probes__new(&cfg, &s.probes);
 	if (err)

@@ -14,6 +14,8 @@
 enum {
 	OPT_MAP_SIZE = 0x100,
 	OPT_CALLSITE,
+	OPT_PROBE_AT,
+	OPT_NO_CALIBRATE,
 	OPT_USAGE,
 	OPT_VERSION,
 };
@@ -55,6 +57,10 @@ static const struct argp_option option_table[] = {
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 4 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
 	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 4 },
+	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
+	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 4 },
+	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
+	  "Keep the probes' own time (~us) in every measured call", 4 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 4 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -115,6 +121,7 @@ static int parse_choice(const char *name, const char *arg,
 static const char *const sort_names[] = { "total", "mean", "max", "count" };
 static const char *const format_names[] = { "table", "csv", "json" };
 static const char *const callsite_names[] = { "line", "func", "both" };
+static const char *const probe_at_names[] = { "auto", "entry" };
 
 const char *options__sort_name(enum sort_key key)
 {
@@ -180,6 +187,14 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		if (!err)
 			opts->callsite = choice;
 		break;
+	case OPT_PROBE_AT:
+		err = parse_choice("--probe-at", arg, probe_at_names, 2, &choice);
+		if (!err)
+			opts->probe_at_entry = choice == 1;
+		break;
+	case OPT_NO_CALIBRATE:
+		opts->calibrate = false;
+		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
 		if (!err)
@@ -230,6 +245,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.coalesce = true,
 		.format = FORMAT_TABLE,
 		.map_size = OPTIONS_DEFAULT_MAP_SIZE,
+		.calibrate = true,
 	};
 	/* In order, so options after COMMAND stay the command's. */
 	err = argp_parse(&argp, argc, argv,

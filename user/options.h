@@ -44,6 +44,8 @@ struct options {
 	enum callsite_style callsite;
 	const char *output;	/* NULL: stdout */
 	unsigned int map_size;	/* stats map entries */
+	bool probe_at_entry;	/* probe first instructions, not cheapest sites */
+	bool calibrate;		/* measure and subtract the probes' own time */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

@@ -7,14 +7,17 @@
  * only the default version is the one programs call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "elfimage.h"
 #include "log.h"
 #include "probes.h"
+#include "probesite.h"
 #include "syncprof.skel.h"
 
 static const struct probe_spec {
@@ -33,14 +36,17 @@ static const struct probe_spec {
 
 #define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
 
+/* Bytes of a function decoded to place its probe (more is not needed). */
+#define PROBESITE_CODE_MAX 4096
+
 struct probes {
 	struct syncprof_bpf *skel;
 	pid_t tgid;
+	bool probe_at_entry;
 	int ncpus;
 	uint64_t window;
 	struct sp_value *values;	/* ncpus slots for one read */
 	struct bpf_link *links[N_PROBES][2];
-	struct bpf_link *exit_link;
 	struct bpf_link *loader_link;
 	struct ring_buffer *module_events;
 	int n_module_events;
@@ -54,6 +60,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	if (!p)
 		return -ENOMEM;
 	p->tgid = cfg->tgid;
+	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		err = p->ncpus ? p->ncpus : -EINVAL;
@@ -71,10 +78,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	p->skel->rodata->target_tgid = (__u32)cfg->tgid;
+	p->skel->rodata->calibration_ns = cfg->calibration_ns;
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
-	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.inflight,
-					       cfg->max_threads);
 	if (err)
 		goto fail;
 	err = syncprof_bpf__load(p->skel);
@@ -116,47 +121,81 @@ static int probes__attach_one(struct probes *p, const char *library,
 	return 0;
 }
 
-int probes__attach(struct probes *p, const char *library)
+/* The cheapest safe site in the function (see probesite.c), as a file offset. */
+static uint64_t probes__site(struct probes *p, int fd, const char *name,
+			     const struct elfimage_func *func)
+{
+	uint8_t code[PROBESITE_CODE_MAX];
+	size_t want = func->size && func->size < sizeof(code) ? func->size
+							      : sizeof(code);
+	struct probesite site;
+	ssize_t got;
+
+	if (p->probe_at_entry)
+		return func->file_offset;
+	got = pread(fd, code, want, (off_t)func->file_offset);
+	if (got <= 0 || probesite__find(code, (size_t)got, func->vaddr, &site))
+		return func->file_offset;
+	pr_debug("%s: probe at +0x%lx (%s)%s", name, (unsigned long)site.offset,
+		 site.insn, site.emulated ? "" : ", single-stepped");
+	return func->file_offset + site.offset;
+}
+
+/* Attaches the table's functions named `only` (NULL: all of them). */
+static int probes__attach_table(struct probes *p, const char *library,
+				const char *only)
 {
 	struct elfimage *image;
 	int err = elfimage__open(library, &image);
+	int fd;
 
 	if (err) {
 		pr_err("cannot read %s: %s", library, strerror(-err));
 		return err;
 	}
-	/* Thread exits first: no stale in-flight state once calls are probed. */
-	p->exit_link = bpf_program__attach_raw_tracepoint(p->skel->progs.thread_exit,
-							  "sched_process_exit");
-	if (!p->exit_link) {
+	fd = open(library, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		err = -errno;
-		pr_err("cannot attach to sched_process_exit: %s", strerror(-err));
-		goto out;
+		elfimage__close(image);
+		return err;
 	}
 	for (size_t i = 0; i < N_PROBES; i++) {
+		const struct probe_spec *spec = &probe_table[i];
 		struct elfimage_func func;
 
-		err = elfimage__find_func(image, probe_table[i].func, &func);
+		if (only && strcmp(only, spec->func))
+			continue;
+		err = elfimage__find_func(image, spec->func, &func);
 		if (err) {
-			if (!probe_table[i].required) {
-				pr_debug("%s: not in %s, not probed",
-					 probe_table[i].func, library);
+			if (!spec->required) {
+				pr_debug("%s: not in %s, not probed", spec->func,
+					 library);
 				err = 0;
 				continue;
 			}
 			pr_err("%s has no %s; is it a glibc libc?", library,
-			       probe_table[i].func);
-			goto out;
+			       spec->func);
+			break;
 		}
-		pr_debug("%s at file offset 0x%lx", probe_table[i].func,
-			 (unsigned long)func.file_offset);
-		err = probes__attach_one(p, library, i, func.file_offset);
+		err = probes__attach_one(p, library, i,
+					 probes__site(p, fd, spec->func, &func));
 		if (err)
-			goto out;
+			break;
 	}
-out:
+	close(fd);
 	elfimage__close(image);
 	return err;
+}
+
+int probes__attach(struct probes *p, const char *library)
+{
+	return probes__attach_table(p, library, NULL);
+}
+
+int probes__attach_function(struct probes *p, const char *library,
+			    const char *name)
+{
+	return probes__attach_table(p, library, name);
 }
 
 static int probes__count_event(void *ctx, void *data, size_t size)
@@ -270,7 +309,6 @@ void probes__free(struct probes *p)
 		bpf_link__destroy(p->links[i][0]);
 		bpf_link__destroy(p->links[i][1]);
 	}
-	bpf_link__destroy(p->exit_link);
 	bpf_link__destroy(p->loader_link);
 	ring_buffer__free(p->module_events);
 	syncprof_bpf__destroy(p->skel);

@@ -3,6 +3,7 @@
 #ifndef SYNCPROF_PROBES_H
 #define SYNCPROF_PROBES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -12,14 +13,18 @@ struct probes;
 
 struct probes_config {
 	pid_t tgid;
+	bool probe_at_entry;		/* first instruction, not the cheapest site */
+	uint64_t calibration_ns;	/* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
-	unsigned int max_threads;	/* threads inside a probed call at once */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
 int probes__new(const struct probes_config *cfg, struct probes **out);
 /* Attaches entry and return probes to the pthread functions of library. */
 int probes__attach(struct probes *p, const char *library);
+/* The same for one function only (calibration). */
+int probes__attach_function(struct probes *p, const char *library,
+			    const char *name);
 /*
  * Watches the dynamic loader (the file defining _dl_debug_state) for
  * library loads and unloads; the events come on probes__module_events_fd.

@@ -16,8 +16,9 @@
  * inlined, resolve to the user's lock_guard line, while a user's own
  * inline helper keeps its own line.
  *
- * Results are cached per address (open addressing; strings owned here):
- * a report looks up each row's call site and object once per refresh.
+ * Lookups go through a per-module index (modindex.c: sorted symbols and
+ * DWARF function ranges, built on first use), and results are cached per
+ * address (open addressing; strings owned here).
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "modindex.h"
 #include "procmaps.h"
 #include "srcpath.h"
 #include "symbolizer.h"
@@ -301,12 +303,22 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 	return 0;
 }
 
+static int free_module_index(Dwfl_Module *mod, void **userdata,
+			     const char *name, Dwarf_Addr start, void *arg)
+{
+	modindex__free(*userdata);
+	*userdata = NULL;
+	return DWARF_CB_OK;
+}
+
 void symbolizer__free(struct symbolizer *sym)
 {
 	if (!sym)
 		return;
-	if (sym->dwfl)
+	if (sym->dwfl) {
+		dwfl_getmodules(sym->dwfl, free_module_index, NULL, 0);
 		dwfl_end(sym->dwfl);
+	}
 	for (size_t i = 0; i < sym->n_generations; i++)
 		procmaps__free(sym->generations[i]);
 	for (size_t i = 0; i < sym->n_strings; i++)
@@ -390,6 +402,18 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 	return NULL;
 }
 
+/* The module's index, built on first use; NULL if it cannot be. */
+static struct modindex *module_index(Dwfl_Module *mod)
+{
+	void **userdata;
+	struct modindex *idx;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!*userdata && !modindex__build(mod, &idx))
+		*userdata = idx;
+	return *userdata;
+}
+
 /* A function's name from its DIE: linkage name demangled, else its name. */
 static char *die_function_name(Dwarf_Die *die)
 {
@@ -422,13 +446,12 @@ static bool is_function_scope(Dwarf_Die *die)
  * (its DIE names the function), left NULL for the real function.
  */
 static void symbolizer__source(struct symbolizer *sym, Dwfl_Module *mod,
-			       Dwarf_Addr pc, struct symbol_info *info,
-			       char **inline_function)
+			       struct modindex *idx, Dwarf_Addr pc,
+			       struct symbol_info *info, char **inline_function)
 {
 	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-	Dwarf_Die *scopes = NULL, *cudie;
+	Dwarf_Die *scopes = NULL, *cudie, cu_mem;
 	Dwarf_Files *files = NULL;
-	Dwarf_Addr bias;
 	const char *file;
 	size_t nfiles = 0;
 	int lineno = 0, nscopes;
@@ -439,21 +462,13 @@ static void symbolizer__source(struct symbolizer *sym, Dwfl_Module *mod,
 	file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 	if (!file)
 		return;
-	cudie = dwfl_module_addrdie(mod, pc, &bias);
-	nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
-	if (nscopes > 0) {
-		/*
-		 * Past an inlined subroutine, dwarf_getscopes goes on with the
-		 * scopes of its abstract origin; the callers are the parents of
-		 * the innermost scope in the concrete tree.
-		 */
-		Dwarf_Die innermost = scopes[0];
+	nscopes = idx ? modindex__scopes(idx, pc, &scopes) : 0;
+	cudie = nscopes > 0 ? dwarf_diecu(&scopes[nscopes - 1], &cu_mem, NULL, NULL)
+			    : NULL;
+	if (!cudie) {
+		Dwarf_Addr bias;
 
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&innermost, &scopes);
-		if (nscopes < 0)
-			nscopes = 0;
+		cudie = dwfl_module_addrdie(mod, pc, &bias);
 	}
 	if (cudie)
 		dwarf_getsrcfiles(cudie, &files, &nfiles);
@@ -512,9 +527,10 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	uint64_t pc = ret - 1;
 	Dwfl_Module *mod;
 	char *inline_function = NULL;
+	struct modindex *idx;
 	const char *name;
 	GElf_Off offset;
-	GElf_Sym elf_sym;
+	int type;
 
 	*info = (struct symbol_info){ 0 };
 	e = symbolizer__mapping(sym, pc);
@@ -528,12 +544,13 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	mod = dwfl_addrmodule(sym->dwfl, pc);
 	if (!mod)
 		return 0;
-	name = dwfl_module_addrinfo(mod, pc, &offset, &elf_sym, NULL, NULL, NULL);
-	if (name && GELF_ST_TYPE(elf_sym.st_info) == STT_FUNC) {
+	idx = module_index(mod);
+	name = idx ? modindex__symbol(idx, pc, &offset, &type) : NULL;
+	if (name && type == STT_FUNC) {
 		info->function = symbolizer__own(sym, demangle(name));
 		info->function_offset = offset + 1;
 	}
-	symbolizer__source(sym, mod, pc, info, &inline_function);
+	symbolizer__source(sym, mod, idx, pc, info, &inline_function);
 	if (inline_function)
 		info->function = symbolizer__own(sym, inline_function);
 	return 0;
@@ -566,21 +583,16 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 					      uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
+	struct modindex *idx = mod ? module_index(mod) : NULL;
 	const char *name;
 	GElf_Off offset;
-	GElf_Sym elf_sym;
 	char *full, *out;
 	int type;
 
-	if (!mod)
+	if (!idx)
 		return NULL;
-	name = dwfl_module_addrinfo(mod, addr, &offset, &elf_sym, NULL, NULL, NULL);
-	if (!name)
-		return NULL;
-	type = GELF_ST_TYPE(elf_sym.st_info);
-	if (type != STT_OBJECT && type != STT_TLS)
-		return NULL;
-	if (offset >= elf_sym.st_size && !(elf_sym.st_size == 0 && offset == 0))
+	name = modindex__symbol(idx, addr, &offset, &type);
+	if (!name || type != STT_OBJECT)
 		return NULL;
 	full = demangle(name);
 	if (!full)

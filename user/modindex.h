@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * An address index over one libdwfl module: its symbols and its DWARF
+ * functions, sorted, so a lookup is a binary search.
+ */
+#ifndef SYNCPROF_MODINDEX_H
+#define SYNCPROF_MODINDEX_H
+
+#include <elfutils/libdwfl.h>
+
+struct modindex;
+
+/* Indexes mod's symbol table and DWARF functions (both may be absent). */
+int modindex__build(Dwfl_Module *mod, struct modindex **out);
+void modindex__free(struct modindex *idx);
+/*
+ * The defined function or data symbol whose extent holds addr (an
+ * address in the target), or NULL; *offset is addr - its start.  Of
+ * aliases, a global name wins over a weak or local one.
+ */
+const char *modindex__symbol(const struct modindex *idx, GElf_Addr addr,
+			     GElf_Off *offset, int *type);
+/*
+ * The DWARF scopes holding pc, innermost first, down from the function
+ * that contains it: lexical blocks, inlined subroutines, the subprogram
+ * last.  Returns how many (0 without DWARF); *scopes is malloc'ed.
+ */
+int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
+		     Dwarf_Die **scopes);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where in a function to put its entry probe: the first instruction the
+ * kernel emulates (no single step) that every call passes through before
+ * the stack pointer or the first argument changes.
+ */
+#ifndef SYNCPROF_PROBESITE_H
+#define SYNCPROF_PROBESITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct probesite {
+	uint64_t offset;	/* from the function's start */
+	bool emulated;		/* false: no such instruction, offset 0 */
+	char insn[200];		/* the instruction, for -v output */
+};
+
+/*
+ * Decodes code (the function's first bytes, code[0] at vaddr) and picks
+ * the site.  Falls back to offset 0 when the prefix cannot be proven safe.
+ */
+int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
+		    struct probesite *site);
+/* Whether the x86-64 uprobe code emulates this instruction (no step). */
+bool probesite__is_emulated(const uint8_t *insn, size_t size);
+
+#endif
