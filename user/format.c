@@ -7,8 +7,6 @@
 #include "format.h"
 #include "srcpath.h"
 
-#define CALLSITE_MAX 512
-
 /* Length of a valid, printable UTF-8 sequence at s, or 0. */
 static size_t utf8_printable_len(const unsigned char *s)
 {
@@ -80,7 +78,7 @@ void format__callsite_text(const struct symbol_info *info, uint64_t addr,
 			   char *buf, size_t len)
 {
 	const char *file = info->file && info->line ? info->file : NULL;
-	char raw[CALLSITE_MAX];
+	char raw[FORMAT_TEXT_MAX];
 
 	if (file && file[0] == '/' && strlen(file) > strip)
 		file += strip;
@@ -102,9 +100,30 @@ void format__callsite_text(const struct symbol_info *info, uint64_t addr,
 	format__sanitize(raw, buf, len);
 }
 
-/* Common source root of the rows' absolute files; relative ones stay. */
-static size_t common_source_root(const struct report_rows *rows,
-				 const struct format_names *names)
+int format__names(struct symbolizer *sym, const struct report_rows *rows,
+		  struct format_names **out)
+{
+	struct format_names *names = NULL;
+
+	*out = NULL;
+	if (!rows->count)
+		return 0;
+	names = calloc(rows->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->count; i++) {
+		symbolizer__callsite(sym, rows->rows[i].callsite,
+				     &names[i].callsite);
+		if (rows->rows[i].n_objects == 1)
+			names[i].object_symbol = symbolizer__object(
+				sym, rows->rows[i].object);
+	}
+	*out = names;
+	return 0;
+}
+
+size_t format__source_root(const struct report_rows *rows,
+			   const struct format_names *names)
 {
 	const char **files = calloc(rows->count ? rows->count : 1, sizeof(*files));
 	size_t n = 0, strip;
@@ -120,8 +139,7 @@ static size_t common_source_root(const struct report_rows *rows,
 	return strip;
 }
 
-/* Display width of a sanitized (valid UTF-8) string. */
-static int display_width(const char *s)
+int format__width(const char *s)
 {
 	int w = 0;
 
@@ -148,11 +166,10 @@ static void print_rule(FILE *out, int n)
 	fputc('\n', out);
 }
 
-/* The Object column: [N], the symbol, or the address (QSP's %14p). */
-static void object_text(const struct report_row *r, const char *symbol,
-			char *buf, size_t len)
+void format__object_text(const struct report_row *r, const char *symbol,
+			 char *buf, size_t len)
 {
-	char raw[CALLSITE_MAX];
+	char raw[FORMAT_TEXT_MAX];
 
 	if (r->n_objects > 1)
 		snprintf(raw, sizeof(raw), "[%12u]", r->n_objects);
@@ -171,9 +188,9 @@ static int format__table(FILE *out, enum callsite_style style,
 	static const char callsite_title[] = "Call site";
 	int callsite_len = (int)strlen(callsite_title);
 	int object_len = 14;
-	char (*text)[CALLSITE_MAX] = NULL;
-	char (*object)[CALLSITE_MAX] = NULL;
-	size_t strip = common_source_root(rows, names);
+	char (*text)[FORMAT_TEXT_MAX] = NULL;
+	char (*object)[FORMAT_TEXT_MAX] = NULL;
+	size_t strip = format__source_root(rows, names);
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -189,12 +206,12 @@ static int format__table(FILE *out, enum callsite_style style,
 
 		format__callsite_text(&names[i].callsite, rows->rows[i].callsite,
 				      style, strip, text[i], sizeof(text[i]));
-		w = display_width(text[i]);
+		w = format__width(text[i]);
 		if (w > callsite_len)
 			callsite_len = w;
-		object_text(&rows->rows[i], names[i].object_symbol, object[i],
-			    sizeof(object[i]));
-		w = display_width(object[i]);
+		format__object_text(&rows->rows[i], names[i].object_symbol,
+				    object[i], sizeof(object[i]));
+		w = format__width(object[i]);
 		if (w > object_len)
 			object_len = w;
 	}
@@ -214,9 +231,9 @@ static int format__table(FILE *out, enum callsite_style style,
 		const struct report_row *r = &rows->rows[i];
 
 		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
-			object_len - display_width(object[i]), "", object[i]);
+			object_len - format__width(object[i]), "", object[i]);
 		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64 "  %12.2f", text[i],
-			callsite_len - display_width(text[i]), "",
+			callsite_len - format__width(text[i]), "",
 			(double)r->wait_ns * 1e-9, r->count,
 			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
 		if (per_thread)

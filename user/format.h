@@ -24,12 +24,22 @@ struct format_meta {
 	unsigned int sequence;	/* 1 for the first report */
 };
 
+/* Longest Object or Call site text, with its NUL. */
+#define FORMAT_TEXT_MAX 512
+
 /* Names of one row: where the call site is, and the object's symbol. */
 struct format_names {
 	struct symbol_info callsite;
 	const char *object_symbol;	/* NULL if unknown */
 };
 
+/*
+ * Names every row through the symbolizer: call site, and the symbol of a
+ * row's single object.  *out (NULL for no rows) is freed with free();
+ * its strings belong to the symbolizer.
+ */
+int format__names(struct symbolizer *sym, const struct report_rows *rows,
+		  struct format_names **out);
 /* Prints one report.  names[i] belongs to rows->rows[i]. */
 int format__report(FILE *out, enum output_format format,
 		   enum callsite_style style, const struct format_meta *meta,
@@ -44,6 +54,17 @@ void format__csv_header(FILE *out);
 void format__callsite_text(const struct symbol_info *info, uint64_t addr,
 			   enum callsite_style style, size_t strip,
 			   char *buf, size_t len);
+/*
+ * Length of the source root the rows' absolute files share: the strip
+ * that format__callsite_text leaves out of each.
+ */
+size_t format__source_root(const struct report_rows *rows,
+			   const struct format_names *names);
+/* The Object column: [N], the symbol, or the address. */
+void format__object_text(const struct report_row *r, const char *symbol,
+			 char *buf, size_t len);
+/* Display width of a sanitized (valid UTF-8) string, in columns. */
+int format__width(const char *s);
 /*
  * Copies a string from the target into buf, replacing control
  * characters, escape sequences and invalid UTF-8 with '?'.

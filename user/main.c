@@ -64,21 +64,11 @@ static int session__print(struct session *s, const struct snapshot *view,
 
 	err = report__build(snapshot__entries(view), snapshot__count(view),
 			    &settings, &rows);
-	if (err)
+	if (!err)
+		err = format__names(s->symbolizer, &rows, &names);
+	if (err) {
+		report__free(&rows);
 		return err;
-	if (rows.count) {
-		names = calloc(rows.count, sizeof(*names));
-		if (!names) {
-			report__free(&rows);
-			return -ENOMEM;
-		}
-	}
-	for (size_t i = 0; i < rows.count; i++) {
-		symbolizer__callsite(s->symbolizer, rows.rows[i].callsite,
-				     &names[i].callsite);
-		if (rows.rows[i].n_objects == 1)
-			names[i].object_symbol = symbolizer__object(
-				s->symbolizer, rows.rows[i].object);
 	}
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),

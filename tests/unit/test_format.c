@@ -1038,6 +1038,50 @@ static void test_sanitize_zero_length_buffer_untouched(void **state UNUSED)
 	assert_int_equal(buf[0], 'Z');
 }
 
+/* The live screen lays its columns out with these. */
+static void test_width_counts_characters(void **state UNUSED)
+{
+	assert_int_equal(format__width(""), 0);
+	assert_int_equal(format__width("big_lock"), 8);
+	assert_int_equal(format__width("\xc3\xa9t\xc3\xa9.c:1"), 7);
+	assert_int_equal(format__width("\xe2\x82\xac\xf0\x9f\x94\x92"), 2);
+}
+
+static void test_object_text(void **state UNUSED)
+{
+	struct report_row r = row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x1234,
+				  REPORT_NO_TID, 1, 1, 1, 0);
+	char buf[64];
+
+	format__object_text(&r, NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "0x55d0c0de1040");
+	format__object_text(&r, "big_lock", buf, sizeof(buf));
+	assert_string_equal(buf, "big_lock");
+	format__object_text(&r, "bad\x1b[2Jname", buf, sizeof(buf));
+	assert_string_equal(buf, "bad?[2Jname");
+	r.n_objects = 8;
+	format__object_text(&r, "big_lock", buf, sizeof(buf));
+	assert_string_equal(buf, "[           8]");
+}
+
+/* The common root of the rows' absolute files; relative ones share none. */
+static void test_source_root(void **state UNUSED)
+{
+	struct report_row rows[3] = { 0 };
+	struct format_names names[3] = {
+		file_line("/src/app/a/x.c", 1),
+		file_line("/src/app/b/y.c", 2),
+		file_line("z.c", 3),
+	};
+	struct report_rows r = { .rows = rows, .count = 2, .total = 2 };
+
+	assert_int_equal(format__source_root(&r, names), strlen("/src/app/"));
+	r.count = 3;
+	assert_int_equal(format__source_root(&r, names), strlen("/src/app/"));
+	r.count = 0;
+	assert_int_equal(format__source_root(&r, names), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1084,6 +1128,9 @@ int main(void)
 		cmocka_unit_test(test_sanitize_truncates_ascii),
 		cmocka_unit_test(test_sanitize_truncation_never_splits_a_sequence),
 		cmocka_unit_test(test_sanitize_zero_length_buffer_untouched),
+		cmocka_unit_test(test_width_counts_characters),
+		cmocka_unit_test(test_object_text),
+		cmocka_unit_test(test_source_root),
 	};
 
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
