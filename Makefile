@@ -15,6 +15,8 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
                util-linux procps
+# The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
+DEB_PKGS    += libncurses-dev tmux
 
 # make bench compares with bpftrace doing full mode's job.
 ifeq ($(BENCH),1)
@@ -32,6 +34,9 @@ endif
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
 LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz -lstdc++
+# ncursesw: the live screen (user/live.c).
+LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
+LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 CFLAGS      ?= -g -O2
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes

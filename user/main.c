@@ -19,6 +19,7 @@
 #include "calibrate.h"
 #include "format.h"
 #include "hostcheck.h"
+#include "live.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
@@ -33,6 +34,7 @@ struct session {
 	struct probes *probes;
 	struct symbolizer *symbolizer;
 	struct snapshot *prev;
+	struct live *live;	/* the live screen, or NULL */
 	FILE *out;
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
@@ -49,21 +51,19 @@ static uint64_t monotonic_ns(void)
 }
 
 static int session__print(struct session *s, const struct snapshot *view,
+			  const struct report_settings *settings,
 			  uint64_t start_ns, uint64_t end_ns)
 {
-	const struct report_settings settings = {
-		.coalesce = s->opts->coalesce,
-		.per_thread = s->opts->per_thread,
-		.sort = s->opts->sort,
-		.top = s->opts->top,
-	};
 	struct format_names *names = NULL;
-	struct report_rows rows;
+	struct report_rows rows = { 0 };
 	uint64_t dropped = probes__dropped(s->probes);
 	int err;
 
-	err = report__build(snapshot__entries(view), snapshot__count(view),
-			    &settings, &rows);
+	if (view)
+		err = report__build(snapshot__entries(view),
+				    snapshot__count(view), settings, &rows);
+	else
+		err = 0;	/* nothing read since a reset */
 	if (!err)
 		err = format__names(s->symbolizer, &rows, &names);
 	if (err) {
@@ -93,6 +93,12 @@ static int session__print(struct session *s, const struct snapshot *view,
 
 static int session__report(struct session *s)
 {
+	const struct report_settings settings = {
+		.coalesce = s->opts->coalesce,
+		.per_thread = s->opts->per_thread,
+		.sort = s->opts->sort,
+		.top = s->opts->top,
+	};
 	struct snapshot *snap, *delta = NULL;
 	uint64_t now;
 	int err;
@@ -102,11 +108,11 @@ static int session__report(struct session *s)
 		return err;
 	now = monotonic_ns();
 	if (s->opts->cumulative) {
-		err = session__print(s, snap, s->attach_ns, now);
+		err = session__print(s, snap, &settings, s->attach_ns, now);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
 		if (!err)
-			err = session__print(s, delta, s->last_ns, now);
+			err = session__print(s, delta, &settings, s->last_ns, now);
 		snapshot__free(delta);
 	}
 	snapshot__free(s->prev);
@@ -115,22 +121,88 @@ static int session__report(struct session *s)
 	return err;
 }
 
-static int timer_new(double seconds, bool periodic)
+/* The live screen: a refresh, read into the screen instead of printed. */
+static int session__refresh(struct session *s)
+{
+	struct snapshot *snap;
+	int err = probes__read(s->probes, &snap);
+
+	if (err)
+		return err;
+	s->last_ns = monotonic_ns();
+	return live__update(s->live, snap, s->last_ns,
+			    probes__dropped(s->probes));
+}
+
+/*
+ * Ends the live screen with one last refresh, restores the terminal, and
+ * prints the totals since attach (or the last reset) as a table, with the
+ * settings the keys left.
+ */
+static int session__live_end(struct session *s)
+{
+	struct report_settings settings = { .top = s->opts->top };
+	const struct snapshot *totals;
+	uint64_t since_ns;
+	int err = session__refresh(s);
+
+	live__end(s->live);
+	if (err)
+		return err;
+	totals = live__totals(s->live, &settings, &since_ns);
+	return session__print(s, totals, &settings, since_ns, s->last_ns);
+}
+
+/* --interval on a terminal: the live screen, or plain reports without one. */
+static void session__live_start(struct session *s)
+{
+	char cmdline[256];
+	int err;
+
+	if (target__cmdline(s->target, cmdline, sizeof(cmdline)))
+		snprintf(cmdline, sizeof(cmdline), "%s", target__comm(s->target));
+	const struct live_config cfg = {
+		.pid = target__pid(s->target),
+		.cmdline = cmdline,
+		.mode = "full",
+		.interval_s = s->opts->interval_s,
+		.cumulative = s->opts->cumulative,
+		.sort = s->opts->sort,
+		.coalesce = s->opts->coalesce,
+		.per_thread = s->opts->per_thread,
+		.callsite = s->opts->callsite,
+		.symbolizer = s->symbolizer,
+		.attach_ns = s->attach_ns,
+	};
+	err = live__new(&cfg, &s->live);
+	if (err)
+		pr_warn("no live screen (%s); printing reports instead",
+			strerror(-err));
+}
+
+/* Arms fd to fire after `seconds`, and every `seconds` if periodic; 0 stops it. */
+static int timer_set(int fd, double seconds, bool periodic)
 {
 	struct itimerspec its = { 0 };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 
-	if (fd < 0)
-		return -errno;
 	its.it_value.tv_sec = (time_t)seconds;
 	its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+	if (seconds > 0 && !its.it_value.tv_sec && !its.it_value.tv_nsec)
 		its.it_value.tv_nsec = 1;
 	if (periodic)
 		its.it_interval = its.it_value;
-	if (timerfd_settime(fd, 0, &its, NULL)) {
-		int err = -errno;
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
 
+static int timer_new(double seconds, bool periodic)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = timer_set(fd, seconds, periodic);
+	if (err) {
 		close(fd);
 		return err;
 	}
@@ -138,7 +210,7 @@ static int timer_new(double seconds, bool periodic)
 }
 
 enum {
-	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS,
+	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS, FD_KEYS,
 	FD_INTERVAL, FD_DURATION, FD_MODULES,	/* timers, ours to close */
 	FD__COUNT
 };
@@ -157,6 +229,7 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_SIGNAL].fd = signal_fd;
 	fds[FD_TARGET].fd = target__pidfd(s->target);
 	fds[FD_MODULE_EVENTS].fd = probes__module_events_fd(s->probes);
+	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	if (s->opts->interval_s > 0)
 		fds[FD_INTERVAL].fd = timer_new(s->opts->interval_s, true);
 	if (s->opts->duration_s > 0)
@@ -172,10 +245,15 @@ static int session__loop(struct session *s, int signal_fd)
 		uint64_t ticks;
 
 		if (poll(fds, FD__COUNT, -1) < 0) {
-			if (errno == EINTR)
+			if (errno != EINTR) {
+				err = -errno;
+				break;
+			}
+			/* SIGWINCH: the live screen's KEY_RESIZE is waiting. */
+			if (!s->live)
 				continue;
-			err = -errno;
-			break;
+			for (int i = 0; i < FD__COUNT; i++)
+				fds[i].revents = 0;
 		}
 		if (fds[FD_SIGNAL].revents) {
 			struct signalfd_siginfo info;
@@ -199,7 +277,26 @@ static int session__loop(struct session *s, int signal_fd)
 			symbolizer__refresh(s->symbolizer);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
-			err = session__report(s);
+			err = s->live ? session__refresh(s) : session__report(s);
+			if (err)
+				break;
+		}
+		if (fds[FD_KEYS].revents & (POLLHUP | POLLERR | POLLNVAL))
+			fds[FD_KEYS].fd = -1;	/* the terminal is gone: SIGHUP */
+		if (s->live) {
+			int act = live__handle_input(s->live);
+
+			if (act < 0) {
+				err = act;
+				break;
+			}
+			if (act & LIVE_QUIT)
+				break;
+			if (act & LIVE_RETIME)
+				err = timer_set(fds[FD_INTERVAL].fd,
+						live__interval(s->live), true);
+			if (!err && (act & LIVE_REFRESH))
+				err = session__refresh(s);
 			if (err)
 				break;
 		}
@@ -313,10 +410,12 @@ int main(int argc, char **argv)
 		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
+	if (live__applies(&opts, isatty(STDOUT_FILENO)))
+		session__live_start(&s);
 
 	err = session__loop(&s, signal_fd);
 	if (!err)
-		err = session__report(&s);
+		err = s.live ? session__live_end(&s) : session__report(&s);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		goto cleanup;
@@ -325,6 +424,7 @@ int main(int argc, char **argv)
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
+	live__free(s.live);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	probes__free(s.probes);

@@ -18,6 +18,7 @@ enum {
 	OPT_NO_CALIBRATE,
 	OPT_USAGE,
 	OPT_VERSION,
+	OPT_BATCH,
 };
 
 static const char doc[] =
@@ -32,6 +33,7 @@ static const char doc[] =
 "\v"
 "Examples:\n"
 "  syncprof --pid 4242                     report on Ctrl-C\n"
+"  syncprof --pid 4242 --interval 1        live screen, like top\n"
 "  syncprof -p 4242 -d 10 -s mean -n -N 20\n"
 "  syncprof --format json -i 5 -- ./server --port 9000\n";
 
@@ -42,8 +44,12 @@ static const struct argp_option option_table[] = {
 	{ "pid", 'p', "PID", 0, "Attach to running process PID (all threads)", 1 },
 	{ NULL, 0, NULL, 0, "When to report:", 2 },
 	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 2 },
-	{ "interval", 'i', "SECS", 0, "Report every SECS", 2 },
+	{ "interval", 'i', "SECS", 0,
+	  "Report every SECS; on a terminal, a live screen that refreshes every SECS "
+	  "(keys: ? for help, q to quit)", 2 },
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 2 },
+	{ "batch", OPT_BATCH, NULL, 0,
+	  "With --interval: plain reports even on a terminal, no live screen", 2 },
 	{ NULL, 0, NULL, 0, "What to report:", 3 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 3 },
 	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 3 },
@@ -154,6 +160,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 		opts->cumulative = true;
+		break;
+	case OPT_BATCH:
+		opts->batch = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);

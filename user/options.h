@@ -40,6 +40,7 @@ struct options {
 	bool coalesce;
 	bool per_thread;
 	bool cumulative;
+	bool batch;		/* plain reports even on a terminal */
 	enum output_format format;
 	enum callsite_style callsite;
 	const char *output;	/* NULL: stdout */

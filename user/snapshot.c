@@ -181,3 +181,28 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 	*out = delta;
 	return 0;
 }
+
+int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
+		    struct snapshot **out)
+{
+	const struct snapshot *parts[] = { a, b };
+	struct snapshot *sum;
+	int err = snapshot__new(&sum);
+
+	if (err)
+		return err;
+	for (size_t p = 0; p < 2; p++) {
+		for (size_t i = 0; parts[p] && i < parts[p]->count; i++) {
+			struct snapshot_entry *slot = snapshot__append(sum);
+
+			if (!slot) {
+				snapshot__free(sum);
+				return -ENOMEM;
+			}
+			*slot = parts[p]->entries[i];
+		}
+	}
+	snapshot__seal(sum);
+	*out = sum;
+	return 0;
+}

@@ -41,6 +41,13 @@ const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
  */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out);
+/*
+ * a and b (either may be NULL) added key by key: counts, waits and
+ * failures summed, maxima the larger; sealed.  Summing the deltas of
+ * consecutive windows gives the totals over all of them, maxima included.
+ */
+int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
+		    struct snapshot **out);
 int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b);
 
 #endif

@@ -454,6 +454,35 @@ const char *target__comm(const struct target *t)
 	return t->comm;
 }
 
+int target__cmdline(const struct target *t, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		err = -errno;
+	else if (n == 0)
+		err = -ENOENT;	/* a zombie, or a kernel thread */
+	close(fd);
+	if (err)
+		return err;
+	while (n > 0 && !buf[n - 1])
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}
+
 int target__pidfd(const struct target *t)
 {
 	return t->pidfd;

@@ -28,6 +28,11 @@ int target__pthread_library(struct target *t, char *path, size_t len);
 int target__loader_library(struct target *t, char *path, size_t len);
 pid_t target__pid(const struct target *t);
 const char *target__comm(const struct target *t);
+/*
+ * The process's command line, arguments separated by spaces, cut to len
+ * (not sanitized: it is the target's text).
+ */
+int target__cmdline(const struct target *t, char *buf, size_t len);
 /* Readable when the process exits. */
 int target__pidfd(const struct target *t);
 /* Collects the exit of a launched process; call once the pidfd is readable. */

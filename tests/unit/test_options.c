@@ -112,6 +112,7 @@ static void test_defaults(void **state UNUSED)
 	assert_true(o.coalesce);
 	assert_false(o.per_thread);
 	assert_false(o.cumulative);
+	assert_false(o.batch);
 	assert_int_equal(o.format, FORMAT_TABLE);
 	assert_int_equal(o.callsite, CALLSITE_LINE);
 	assert_null(o.output);
@@ -279,6 +280,20 @@ static void test_cumulative_requires_interval(void **state UNUSED)
 			       "2", NULL), 0);
 	assert_true(o.cumulative);
 	assert_true(o.interval_s == 2.0);
+}
+
+/* --batch keeps plain reports on a terminal; alone it changes nothing. */
+static void test_batch(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--batch", "-i", "1", NULL), 0);
+	assert_true(o.batch);
+	assert_true(o.interval_s == 1.0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--batch", NULL), 0);
+	assert_true(o.batch);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--batch=1", NULL), -EINVAL);
 }
 
 static void test_formats(void **state UNUSED)
@@ -540,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_m_means_sort_by_mean),
 		cmocka_unit_test(test_no_coalesce_and_per_thread),
 		cmocka_unit_test(test_cumulative_requires_interval),
+		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_callsite_styles),
 		cmocka_unit_test(test_output_file),

@@ -449,6 +449,58 @@ static void test_delta_of_identical_snapshots_is_empty(void **state UNUSED)
 	snapshot__free(s);
 }
 
+/*
+ * Merging sums what both hold and keeps the larger maxima: summed deltas
+ * of consecutive windows are the totals over them.
+ */
+static void test_merge_sums_and_keeps_max(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *b = new_snapshot(), *m = NULL;
+	const struct snapshot_entry *e;
+
+	add1(a, key(0x10, 0x100, 0, 1), val(2, 200, 150, 1, 150, 1), 1);
+	add1(a, key(0x30, 0x100, 0, 1), val(1, 10, 10, 0, 10, 1), 1);
+	snapshot__seal(a);
+	add1(b, key(0x10, 0x100, 0, 1), val(3, 300, 120, 2, 120, 1), 1);
+	add1(b, key(0x20, 0x100, 0, 1), val(5, 50, 40, 0, 40, 1), 1);
+	snapshot__seal(b);
+	assert_int_equal(snapshot__merge(a, b, &m), 0);
+	assert_int_equal(snapshot__count(m), 3);
+	e = snapshot__entries(m);
+	assert_key(&e[0].key, 0x10, 0x100, 0, 1);
+	assert_int_equal(e[0].count, 5);
+	assert_int_equal(e[0].wait_ns, 500);
+	assert_int_equal(e[0].failed, 3);
+	assert_int_equal(e[0].max_ns, 150);
+	assert_key(&e[1].key, 0x20, 0x100, 0, 1);
+	assert_int_equal(e[1].count, 5);
+	assert_key(&e[2].key, 0x30, 0x100, 0, 1);
+	assert_int_equal(e[2].wait_ns, 10);
+	snapshot__free(m);
+	snapshot__free(a);
+	snapshot__free(b);
+}
+
+/* NULL is empty: merging with it copies; two NULLs give an empty snapshot. */
+static void test_merge_with_null(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *m = NULL;
+
+	add1(a, key(0x10, 0x100, 0, 1), val(2, 200, 150, 0, 150, 1), 1);
+	snapshot__seal(a);
+	assert_int_equal(snapshot__merge(NULL, a, &m), 0);
+	assert_int_equal(snapshot__count(m), 1);
+	assert_int_equal(snapshot__entries(m)[0].count, 2);
+	snapshot__free(m);
+	assert_int_equal(snapshot__merge(a, NULL, &m), 0);
+	assert_int_equal(snapshot__count(m), 1);
+	snapshot__free(m);
+	assert_int_equal(snapshot__merge(NULL, NULL, &m), 0);
+	assert_int_equal(snapshot__count(m), 0);
+	snapshot__free(m);
+	snapshot__free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +522,8 @@ int main(void)
 		cmocka_unit_test(test_delta_matches_full_key),
 		cmocka_unit_test(test_delta_finds_keys_in_large_prev),
 		cmocka_unit_test(test_delta_of_identical_snapshots_is_empty),
+		cmocka_unit_test(test_merge_sums_and_keeps_max),
+		cmocka_unit_test(test_merge_with_null),
 	};
 
 	return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);

@@ -1,0 +1,511 @@
+"""The live screen (--interval with a terminal on stdout), driven through
+a real terminal: syncprof runs in a tmux pane, keys go in with send-keys
+and the screen comes back with capture-pane.  Every wait polls the screen
+with a deadline (the VMs are slow and noisy); only "the screen did not
+change" needs a fixed wait."""
+import itertools
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+
+from harness import BUILD, SYNCPROF, WORKLOAD, SyncprofTestCase
+
+DEMO = os.path.join(BUILD, "tests", "targets", "demo")
+TIMEOUT = 40
+_sockets = itertools.count()
+
+ROW = re.compile(r"^(mutex|rec_mutex|condvar)\s+(\[\s*\d+\]|\S+)\s+(\S+)\s+"
+                 r"(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+)((?:\s+\S+)*)\s*$")
+SETTINGS = re.compile(r"^sort (\w+)  coalesce (on|off)  per-thread (on|off)  "
+                      r"view (deltas|totals) \(([\d.]+) s(?: since (\w+))?\)  "
+                      r"rows (\d+)/(\d+)(  PAUSED)?")
+STATUS = re.compile(r"^elapsed ([\d.]+) s  mode (\w+)  interval ([\d.]+) s  "
+                    r"threads (\d+)  events/s (\d+)  dropped (\d+)")
+TITLE = re.compile(r"^Type\s+Object\s+Call site\s+Wait Time \(s\)\s+Count\s+"
+                   r"Average \(us\)")
+SUMMARY = re.compile(r"^syncprof: pid (\d+) \((.*)\)  mode full  elapsed ([\d.]+) s")
+
+
+class Screen:
+    """One capture of the pane, parsed."""
+
+    def __init__(self, text):
+        self.text = text
+        self.lines = text.splitlines()
+        self.settings = self.status = self.title = None
+        for line in self.lines:
+            self.settings = self.settings or SETTINGS.match(line)
+            self.status = self.status or STATUS.match(line)
+            if TITLE.match(line) and self.title is None:
+                self.title = line
+        self.rows = []
+        for line in self.lines:
+            m = ROW.match(line)
+            if not m:
+                continue
+            extra = m.group(7).split()
+            row = {"type": m.group(1), "object": m.group(2),
+                   "callsite": m.group(3), "wait": float(m.group(4)),
+                   "count": int(m.group(5)), "avg": float(m.group(6)),
+                   "line": line}
+            for name in ("Thread", "Max (us)", "Failed"):
+                if self.title and name in self.title and extra:
+                    row[name] = extra.pop(0)
+            self.rows.append(row)
+
+    @property
+    def live(self):
+        return self.settings is not None and self.lines[0].startswith("syncprof  PID")
+
+    def setting(self, name):
+        index = {"sort": 1, "coalesce": 2, "per-thread": 3, "view": 4,
+                 "since": 6, "paused": 9}[name]
+        return self.settings.group(index) if self.settings else None
+
+    def interval(self):
+        return float(self.status.group(3)) if self.status else None
+
+    def rule(self):
+        """The dashes under the titles."""
+        for i, line in enumerate(self.lines):
+            if TITLE.match(line) and i + 1 < len(self.lines):
+                return self.lines[i + 1]
+        return None
+
+    def keyed(self):
+        """Row identities in screen order."""
+        return [(r["type"], r["object"], r["callsite"], r.get("Thread"))
+                for r in self.rows]
+
+
+class Tmux:
+    """A private tmux server with one pane running COMMAND."""
+
+    def __init__(self, command, width=160, height=40):
+        self.socket = f"syncprof-live-{os.getpid()}-{next(_sockets)}"
+        self.run("new-session", "-d", "-x", str(width), "-y", str(height),
+                 command)
+
+    def run(self, *args, check=True):
+        proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, timeout=20)
+        if check and proc.returncode:
+            raise AssertionError(f"tmux {args}: {proc.stderr}")
+        return proc.stdout
+
+    def capture(self):
+        return Screen(self.run("capture-pane", "-p"))
+
+    def keys(self, *keys):
+        self.run("send-keys", *keys)
+
+    def literal(self, text):
+        self.run("send-keys", "-l", "--", text)
+
+    def alternate_on(self):
+        return self.run("display-message", "-p", "#{alternate_on}").strip() == "1"
+
+    def resize(self, width, height):
+        self.run("resize-window", "-x", str(width), "-y", str(height))
+
+    def pane_pid(self):
+        return int(self.run("display-message", "-p", "#{pane_pid}").strip())
+
+    def kill(self):
+        self.run("kill-server", check=False)
+
+
+class Live(SyncprofTestCase):
+
+    # --- driving ---------------------------------------------------------
+
+    def start_live(self, target_pid, *args, width=160, height=40, stdin=None):
+        """syncprof --interval 0.5 --pid PID ARGS in a fresh pane; returns
+        once the screen is up.  The pane's shell records the terminal's
+        modes before and after, and syncprof's exit status."""
+        self.stty_before = self.path("stty.before")
+        self.stty_after = self.path("stty.after")
+        cmd = " ".join(shlex.quote(a) for a in
+                       [SYNCPROF, "--interval", "0.5", "--pid", str(target_pid), *args])
+        if stdin:
+            cmd += f" < {shlex.quote(stdin)}"
+        # The shell traps SIGINT (a handler, reset to default in syncprof)
+        # so that Ctrl-C in the pane reaches syncprof and the shell lives on.
+        script = (f"trap : INT; stty -g > {self.stty_before}; {cmd}; "
+                  f"echo syncprof-exit=$?; stty -g > {self.stty_after}; sleep 3600")
+        tmux = Tmux(script, width, height)
+        self.addCleanup(tmux.kill)
+        self.wait_for(tmux, lambda s: s.live, "the live screen")
+        return tmux
+
+    def wait_for(self, tmux, predicate, what, timeout=TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = tmux.capture()
+            if predicate(screen):
+                return screen
+            if time.monotonic() > deadline:
+                self.fail(f"{what}: not seen within {timeout} s; the screen:\n"
+                          f"{screen.text}")
+            time.sleep(0.1)
+
+    def stable(self, tmux):
+        """A capture that equals the next one: not taken mid-redraw."""
+        last = tmux.capture()
+        for _ in range(50):
+            time.sleep(0.05)
+            now = tmux.capture()
+            if now.text == last.text:
+                return now
+            last = now
+        return last
+
+    def wait_exit(self, tmux):
+        screen = self.wait_for(tmux, lambda s: "syncprof-exit=" in s.text,
+                               "syncprof's exit")
+        code = int(re.search(r"syncprof-exit=(\d+)", screen.text).group(1))
+        return screen, code
+
+    def start_mutex_target(self, *extra):
+        """Two threads on big_lock for a long time (killed in cleanup)."""
+        return self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "100000", "--hold-us", "2000",
+            "--wait-signal", *extra))
+
+    @staticmethod
+    def big_lock_rows(screen):
+        """The workers' rows: big_lock at timed_lock's call site."""
+        return [r for r in screen.rows if r["object"] == "big_lock"
+                and r["callsite"].startswith("workload.c:")]
+
+    @staticmethod
+    def big_lock_count(screen):
+        """big_lock's acquisitions, at whatever call site."""
+        return sum(r["count"] for r in screen.rows if r["object"] == "big_lock")
+
+    def assertCleanExit(self, tmux, screen, code):
+        """Exit 0, the main screen back, the modes as before, the final
+        report in the normal table format."""
+        self.assertEqual(code, 0, screen.text)
+        self.assertFalse(tmux.alternate_on(), "still on the alternate screen")
+        self.wait_for(tmux, lambda s: os.path.exists(self.stty_after), "stty")
+        with open(self.stty_before) as a, open(self.stty_after) as b:
+            self.assertEqual(a.read(), b.read(), "terminal modes not restored")
+        self.assertFalse(screen.live, screen.text)
+        self.assertTrue(any(SUMMARY.match(line) for line in screen.lines), screen.text)
+        self.assertIsNotNone(screen.title, screen.text)
+        self.assertNotIn("\x1b", screen.text)
+
+    # --- the screen ------------------------------------------------------
+
+    def test_header_and_rows_appear(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        self.assertTrue(tmux.alternate_on())
+        self.go(target)
+        # The workers, and the main thread (glibc's TLS lock in
+        # pthread_create).
+        screen = self.wait_for(tmux, lambda s: self.big_lock_rows(s)
+                               and s.status and int(s.status.group(4)) >= 2,
+                               "a big_lock row and the threads")
+        head = screen.lines[0]
+        self.assertIn(f"PID {target.pid}", head)
+        self.assertIn("workload mutex --truth", head)
+        self.assertIn("--threads 2", head)
+        self.assertEqual(screen.status.group(2), "full")
+        self.assertEqual(screen.interval(), 0.5)
+        self.assertEqual(screen.status.group(6), "0")
+        self.assertEqual(screen.setting("sort"), "total")
+        self.assertEqual(screen.setting("coalesce"), "on")
+        self.assertEqual(screen.setting("per-thread"), "off")
+        self.assertEqual(screen.setting("view"), "deltas")
+        # Events per second: ~400 locks/s; anything sane, never 0 here.
+        screen = self.wait_for(tmux, lambda s: s.status and int(s.status.group(5)) > 0,
+                               "events per second")
+        # 160 columns hold the optional columns.
+        self.assertIn("Max (us)", screen.title)
+        self.assertIn("Failed", screen.title)
+        row = self.big_lock_rows(screen)[0]
+        self.assertEqual(row["type"], "mutex")
+        self.assertRegex(row["callsite"], r"^workload\.c:\d+$")
+        self.assertEqual(row["Failed"], "0")
+        self.assertGreater(row["count"], 0)
+        # The key line at the bottom.
+        self.assertIn("q quit", screen.lines[-1])
+
+    def test_s_cycles_the_sort_and_reorders_the_rows(self):
+        demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.children.append(demo)
+        tmux = self.start_live(demo.pid, "--cumulative")
+        self.wait_for(tmux, lambda s: len(s.rows) >= 6 and
+                      float(s.settings.group(5)) >= 2, "demo rows over 2 s")
+        # Paused, the data stay: only the order may change.
+        tmux.keys("p")
+        paused = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
+        columns = {"total": "wait", "mean": "avg", "count": "count",
+                   "max": "Max (us)"}
+        orders = {}
+        for sort in ("total", "mean", "max", "count", "total"):
+            if sort != "total" or orders:
+                tmux.keys("s")
+            screen = self.wait_for(tmux, lambda s: s.setting("sort") == sort,
+                                   f"sort {sort}")
+            screen = self.stable(tmux)
+            self.assertEqual(sorted(screen.keyed()), sorted(paused.keyed()))
+            values = [float(r[columns[sort]]) for r in screen.rows]
+            self.assertEqual(values, sorted(values, reverse=True),
+                             f"not sorted by {sort}:\n{screen.text}")
+            orders.setdefault(sort, screen.keyed())
+            self.assertEqual(orders[sort], screen.keyed(),
+                             "the same sort gave another order")
+        # Workers wait on the queue's condvar most: first by total, never
+        # by count (each job locks the queue's mutex twice).
+        self.assertEqual(orders["total"][0][0], "condvar")
+        self.assertNotEqual(orders["total"], orders["count"])
+
+    def test_c_toggles_coalescing(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "heap", "--objects", "4", "--threads", "2", "--iters", "100000",
+            "--hold-us", "2000", "--wait-signal"))
+        tmux = self.start_live(target.pid)
+        self.go(target)
+        screen = self.wait_for(tmux, lambda s: self.heap_rows(s), "heap rows")
+        self.assertEqual([r["object"] for r in self.heap_rows(screen)],
+                         ["[           4]"], screen.text)
+        tmux.keys("c")
+        screen = self.wait_for(tmux, lambda s: s.setting("coalesce") == "off"
+                               and len(self.heap_rows(s)) == 4,
+                               "four rows, one per object")
+        objects = {r["object"] for r in self.heap_rows(screen)}
+        self.assertEqual(len(objects), 4, screen.text)
+        for obj in objects:
+            self.assertRegex(obj, r"^0x[0-9a-f]+$")
+        tmux.keys("c")
+        self.wait_for(tmux, lambda s: s.setting("coalesce") == "on" and
+                      [r["object"] for r in self.heap_rows(s)] == ["[           4]"],
+                      "coalesced again")
+
+    @staticmethod
+    def heap_rows(screen):
+        """The workers' rows: timed_lock's call site in workload.c."""
+        return [r for r in screen.rows if r["callsite"].startswith("workload.c:")]
+
+    def test_t_splits_rows_by_thread_and_d_switches_to_totals(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        tmux.keys("t")
+        screen = self.wait_for(tmux, lambda s: s.setting("per-thread") == "on"
+                               and len(self.big_lock_rows(s)) == 2,
+                               "a big_lock row per thread")
+        self.assertIn("Thread", screen.title)
+        tids = {int(r["Thread"]) for r in self.big_lock_rows(screen)}
+        self.assertEqual(len(tids), 2)
+        self.assertTrue(tids <= {int(t) for t in os.listdir(f"/proc/{target.pid}/task")})
+        tmux.keys("d")
+        screen = self.wait_for(tmux, lambda s: s.setting("view") == "totals",
+                               "totals")
+        self.assertEqual(screen.setting("since"), "attach")
+        first = sum(r["count"] for r in self.big_lock_rows(screen))
+        # Totals grow from refresh to refresh.
+        self.wait_for(tmux, lambda s: sum(r["count"] for r in self.big_lock_rows(s))
+                      > first, "growing totals")
+        tmux.keys("t", "d")
+        self.wait_for(tmux, lambda s: s.setting("view") == "deltas" and
+                      s.setting("per-thread") == "off" and
+                      len(self.big_lock_rows(s)) == 1 and "Thread" not in s.title,
+                      "back to one row of deltas")
+
+    def test_r_resets_the_counts(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, "--cumulative")
+        self.go(target)
+        screen = self.wait_for(tmux, lambda s: self.big_lock_rows(s) and
+                               self.big_lock_rows(s)[0]["count"] >= 800,
+                               "800 acquisitions in the totals")
+        before = self.big_lock_rows(screen)[0]["count"]
+        tmux.keys("r")
+        screen = self.wait_for(tmux, lambda s: s.setting("since") == "reset",
+                               "totals since reset")
+        # The first view after the reset is the reset itself: empty, or
+        # what ended in the moment since.
+        after = self.big_lock_rows(screen)
+        self.assertTrue(not after or after[0]["count"] < before / 2, screen.text)
+        screen = self.wait_for(tmux, self.big_lock_rows, "counting again")
+        self.assertLess(self.big_lock_rows(screen)[0]["count"], before / 2,
+                        screen.text)
+        self.assertLess(float(screen.settings.group(5)),
+                        float(screen.status.group(1)))
+
+    def test_p_pauses_and_plus_minus_change_the_interval(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        tmux.keys("p")
+        paused = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
+        paused = self.stable(tmux)
+        time.sleep(2.0)	# four intervals: nothing may move
+        self.assertEqual(tmux.capture().text, paused.text)
+        tmux.keys("p")
+        resumed = self.wait_for(tmux, lambda s: not s.setting("paused") and
+                                s.status.group(1) != paused.status.group(1),
+                                "a refresh after the resume")
+        self.assertGreaterEqual(float(resumed.status.group(1)),
+                                float(paused.status.group(1)) + 2.0)
+        for key, interval in (("+", 1.0), ("+", 2.0), ("-", 1.0), ("-", 0.5),
+                              ("-", 0.2), ("-", 0.1), ("-", 0.1), ("+", 0.2)):
+            tmux.literal(key)
+            self.wait_for(tmux, lambda s: s.interval() == interval,
+                          f"interval {interval} after {key}")
+        # At 0.2 s the screen moves on quickly.
+        first = self.stable(tmux).status.group(1)
+        self.wait_for(tmux, lambda s: s.status.group(1) != first, "refreshes",
+                      timeout=10)
+
+    def test_resize_relayouts(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, width=160, height=40)
+        self.go(target)
+        screen = self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        self.assertIn("Max (us)", screen.title)
+        self.assertIn("Failed", screen.title)
+        self.assertEqual(len(screen.rule()), len(screen.title))
+        self.assertEqual(len(screen.lines), 40)
+        for width, height, has_max, has_failed in ((100, 30, True, False),
+                                                   (84, 20, False, False),
+                                                   (160, 40, True, True)):
+            tmux.resize(width, height)
+            screen = self.wait_for(
+                tmux, lambda s: s.title and len(s.lines) == height and
+                ("Max (us)" in s.title) == has_max and
+                ("Failed" in s.title) == has_failed and self.big_lock_rows(s),
+                f"the layout for {width}x{height}")
+            self.assertEqual(len(screen.rule()), len(screen.title))
+            self.assertLessEqual(len(screen.title), width)
+            self.assertIn("q quit", screen.lines[height - 1])
+            for line in screen.lines:
+                self.assertLessEqual(len(line), width)
+
+    def test_help_shows_the_keys(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        tmux.literal("?")
+        screen = self.wait_for(tmux, lambda s: "Any key closes this help." in s.text,
+                               "the help")
+        for key in ("s ", "c ", "t ", "d ", "r ", "p ", "+ -", "q "):
+            self.assertTrue(any(line.startswith("  " + key) for line in screen.lines),
+                            f"{key!r} missing from the help")
+        tmux.keys("x")
+        self.wait_for(tmux, lambda s: s.title is not None, "the table again")
+
+    # --- leaving ---------------------------------------------------------
+
+    def test_q_restores_the_terminal_and_prints_the_final_report(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, "-v")
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        # The final report keeps the settings the keys left.
+        tmux.keys("t")
+        self.wait_for(tmux, lambda s: s.setting("per-thread") == "on", "per-thread")
+        tmux.keys("q")
+        screen, code = self.wait_exit(tmux)
+        self.assertCleanExit(tmux, screen, code)
+        self.assertIn("Thread", screen.title)
+        rows = self.big_lock_rows(screen)
+        self.assertEqual(len(rows), 2, screen.text)
+        self.assertGreater(rows[0]["count"], 0)
+        summary = next(SUMMARY.match(l) for l in screen.lines if SUMMARY.match(l))
+        self.assertEqual(int(summary.group(1)), target.pid)
+        self.assertEqual(summary.group(2), "workload")
+        # -v's messages from before the screen are on the main screen.
+        self.assertIn(f"profiling PID {target.pid}", screen.text)
+
+    def test_ctrl_c_quits_cleanly(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        tmux.keys("C-c")
+        screen, code = self.wait_exit(tmux)
+        self.assertCleanExit(tmux, screen, code)
+        self.assertEqual(len(self.big_lock_rows(screen)), 1, screen.text)
+        self.assertIsNone(target.poll(), "the target died")
+
+    def test_sigterm_ends_the_screen_with_the_final_report(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, "-v")
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        shell = tmux.pane_pid()
+        with open(f"/proc/{shell}/task/{shell}/children") as f:
+            children = [int(p) for p in f.read().split()]
+        self.assertEqual(len(children), 1)
+        with open(f"/proc/{children[0]}/comm") as f:
+            self.assertEqual(f.read().strip(), "syncprof")
+        os.kill(children[0], signal.SIGTERM)
+        screen, code = self.wait_exit(tmux)
+        self.assertCleanExit(tmux, screen, code)
+        self.assertEqual(len(self.big_lock_rows(screen)), 1, screen.text)
+        # Held while the screen was up, printed after it.
+        self.assertIn("stopping on signal 15", screen.text)
+
+    def test_target_exit_ends_the_screen_with_totals_since_attach(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "300", "--hold-us", "2000",
+            "--wait-signal"))
+        tmux = self.start_live(target.pid, "-v")
+        self.go(target)
+        screen, code = self.wait_exit(tmux)
+        self.assertEqual(target.wait(timeout=10), 0)
+        self.assertCleanExit(tmux, screen, code)
+        self.assertIn(f"PID {target.pid} exited", screen.text)
+        self.assertEqual(len(self.big_lock_rows(screen)), 1, screen.text)
+        # Every acquisition since attach, not the last interval's.
+        self.assertEqual(self.big_lock_count(screen), self.truth()["count"])
+
+    def test_keys_come_from_the_terminal_when_stdin_is_not_one(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, stdin="/dev/null")
+        tmux.keys("s")
+        self.wait_for(tmux, lambda s: s.setting("sort") == "mean", "sort mean")
+        tmux.keys("q")
+        screen, code = self.wait_exit(tmux)
+        self.assertCleanExit(tmux, screen, code)
+
+    # --- no screen -------------------------------------------------------
+
+    def test_a_pipe_gets_plain_reports(self):
+        target = self.start_mutex_target()
+        self.go(target)
+        run = subprocess.run([SYNCPROF, "--interval", "0.5", "--duration", "2.2",
+                              "--pid", str(target.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("\x1b", run.stdout)
+        summaries = [l for l in run.stdout.splitlines() if SUMMARY.match(l)]
+        self.assertGreaterEqual(len(summaries), 4, run.stdout)
+        self.assertNotIn("syncprof  PID", run.stdout)
+
+    def test_batch_and_json_keep_plain_reports_on_a_terminal(self):
+        target = self.start_mutex_target()
+        self.go(target)
+        for args, pattern in ((["--batch"], SUMMARY),
+                              (["--format", "json"], re.compile(r'^\{"pid": '))):
+            cmd = " ".join(shlex.quote(a) for a in
+                           [SYNCPROF, "--interval", "0.5", "--duration", "2.2",
+                            "--pid", str(target.pid), *args])
+            tmux = Tmux(f"{cmd}; echo syncprof-exit=$?; sleep 3600", 160, 60)
+            self.addCleanup(tmux.kill)
+            screen, code = self.wait_exit(tmux)
+            self.assertEqual(code, 0, screen.text)
+            self.assertFalse(screen.live, screen.text)
+            reports = [l for l in screen.lines if pattern.match(l)]
+            self.assertGreaterEqual(len(reports), 4, screen.text)

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * live: the parts of the live screen that need no terminal: when it
+ * applies, what each key changes, the interval ladder, the column layout
+ * for a window width, and the text of titles and rows in that layout.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+#include "live.h"
+
+#define UNUSED __attribute__((unused))
+
+/* QSP's table with the narrowest call site: 79 columns. */
+#define BASE_W 79
+
+static struct options interval_opts(void)
+{
+	return (struct options){
+		.pid = 1,
+		.interval_s = 1.0,
+		.top = 10,
+		.coalesce = true,
+		.format = FORMAT_TABLE,
+	};
+}
+
+static void test_applies_only_to_interval_tables_on_a_terminal(void **state UNUSED)
+{
+	struct options o = interval_opts();
+
+	assert_true(live__applies(&o, true));
+	assert_false(live__applies(&o, false));
+	o.batch = true;
+	assert_false(live__applies(&o, true));
+	o = interval_opts();
+	o.format = FORMAT_JSON;
+	assert_false(live__applies(&o, true));
+	o.format = FORMAT_CSV;
+	assert_false(live__applies(&o, true));
+	o = interval_opts();
+	o.output = "report.txt";
+	assert_false(live__applies(&o, true));
+	o = interval_opts();
+	o.interval_s = 0;
+	assert_false(live__applies(&o, true));
+	o.cumulative = true;	/* with an interval, cumulative is a view */
+	o.interval_s = 2;
+	assert_true(live__applies(&o, true));
+}
+
+static struct live_state default_state(void)
+{
+	return (struct live_state){
+		.sort = SORT_TOTAL,
+		.coalesce = true,
+		.interval_s = 1.0,
+	};
+}
+
+static void test_s_cycles_the_sort(void **state UNUSED)
+{
+	struct live_state st = default_state();
+	static const enum sort_key order[] = {
+		SORT_MEAN, SORT_MAX, SORT_COUNT, SORT_TOTAL, SORT_MEAN,
+	};
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_int_equal(live__key(&st, 's'), LIVE_REBUILD);
+		assert_int_equal(st.sort, order[i]);
+	}
+}
+
+static void test_c_t_d_toggle_and_rebuild(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'c'), LIVE_REBUILD);
+	assert_false(st.coalesce);
+	assert_int_equal(live__key(&st, 'c'), LIVE_REBUILD);
+	assert_true(st.coalesce);
+	assert_int_equal(live__key(&st, 't'), LIVE_REBUILD);
+	assert_true(st.per_thread);
+	assert_int_equal(live__key(&st, 'd'), LIVE_REBUILD);
+	assert_true(st.cumulative);
+	assert_int_equal(live__key(&st, 'd'), LIVE_REBUILD);
+	assert_false(st.cumulative);
+	/* Nothing else moved. */
+	assert_int_equal(st.sort, SORT_TOTAL);
+	assert_false(st.paused);
+	assert_true(st.interval_s == 1.0);
+}
+
+static void test_r_asks_for_a_snapshot_to_reset_at(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'r'), LIVE_REFRESH);
+	assert_true(st.reset);
+}
+
+static void test_p_pauses_and_resume_refreshes(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'p'), LIVE_RETIME | LIVE_REDRAW);
+	assert_true(st.paused);
+	assert_int_equal(live__key(&st, 'p'),
+			 LIVE_RETIME | LIVE_REDRAW | LIVE_REFRESH);
+	assert_false(st.paused);
+}
+
+static void test_plus_minus_walk_the_ladder(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, '+'), LIVE_RETIME | LIVE_REDRAW);
+	assert_true(st.interval_s == 2.0);
+	assert_int_equal(live__key(&st, '='), LIVE_RETIME | LIVE_REDRAW);
+	assert_true(st.interval_s == 5.0);
+	assert_int_equal(live__key(&st, '-'), LIVE_RETIME | LIVE_REDRAW);
+	assert_int_equal(live__key(&st, '-'), LIVE_RETIME | LIVE_REDRAW);
+	assert_int_equal(live__key(&st, '-'), LIVE_RETIME | LIVE_REDRAW);
+	assert_true(st.interval_s == 0.5);
+	st.interval_s = 0.1;
+	assert_int_equal(live__key(&st, '-'), 0);	/* the floor */
+	assert_true(st.interval_s == 0.1);
+	st.interval_s = 300;
+	assert_int_equal(live__key(&st, '+'), 0);	/* the ceiling */
+}
+
+static void test_step_interval_from_off_ladder_values(void **state UNUSED)
+{
+	assert_true(live__step_interval(0.7, 1) == 1.0);
+	assert_true(live__step_interval(0.7, -1) == 0.5);
+	assert_true(live__step_interval(0.05, -1) == 0.05);
+	assert_true(live__step_interval(0.05, 1) == 0.1);
+	assert_true(live__step_interval(1000, 1) == 1000);
+	assert_true(live__step_interval(1000, -1) == 300);
+	assert_true(live__step_interval(2, 0) == 2);
+}
+
+static void test_q_quits_even_from_help(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'q'), LIVE_QUIT);
+	assert_int_equal(live__key(&st, '?'), LIVE_REDRAW);
+	assert_true(st.help);
+	assert_int_equal(live__key(&st, 'Q'), LIVE_QUIT);
+}
+
+static void test_any_key_closes_help_and_does_nothing_else(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	live__key(&st, '?');
+	assert_int_equal(live__key(&st, 's'), LIVE_REDRAW);
+	assert_false(st.help);
+	assert_int_equal(st.sort, SORT_TOTAL);
+	assert_int_equal(live__key(&st, 'x'), 0);	/* unknown keys */
+	assert_int_equal(live__key(&st, ' '), 0);
+}
+
+/* Up to 96 columns: QSP's table and nothing more. */
+static void test_layout_narrow_has_no_optional_columns(void **state UNUSED)
+{
+	struct live_layout lay;
+
+	live__layout(90, 14, 13, false, &lay);
+	assert_false(lay.max);
+	assert_false(lay.failed);
+	assert_false(lay.thread);
+	assert_int_equal(lay.object_w, 14);
+	assert_int_equal(lay.callsite_w, 13);
+	assert_int_equal(lay.width, BASE_W + 4);
+}
+
+static void test_layout_adds_max_then_failed_as_it_widens(void **state UNUSED)
+{
+	struct live_layout lay;
+	int base = BASE_W + 4;	/* call sites of 13 columns */
+
+	live__layout(base + 13, 14, 13, false, &lay);
+	assert_false(lay.max);
+	live__layout(base + 14, 14, 13, false, &lay);
+	assert_true(lay.max);
+	assert_false(lay.failed);
+	assert_int_equal(lay.width, base + 14);
+	live__layout(base + 14 + 11, 14, 13, false, &lay);
+	assert_false(lay.failed);
+	live__layout(base + 14 + 12, 14, 13, false, &lay);
+	assert_true(lay.max);
+	assert_true(lay.failed);
+	assert_int_equal(lay.width, base + 26);
+	live__layout(300, 14, 13, false, &lay);
+	assert_int_equal(lay.width, base + 26);	/* no wider than needed */
+}
+
+static void test_layout_thread_column(void **state UNUSED)
+{
+	struct live_layout lay;
+
+	live__layout(160, 14, 9, true, &lay);
+	assert_true(lay.thread);
+	assert_true(lay.max);
+	assert_true(lay.failed);
+	assert_int_equal(lay.width, BASE_W + 10 + 14 + 12);
+}
+
+/* Too narrow: the call site gives way, down to its title's width. */
+static void test_layout_cuts_call_sites_to_fit(void **state UNUSED)
+{
+	struct live_layout lay;
+
+	live__layout(BASE_W + 5, 14, 30, false, &lay);
+	assert_false(lay.max);
+	assert_int_equal(lay.callsite_w, 14);
+	assert_int_equal(lay.width, BASE_W + 5);
+	live__layout(40, 14, 30, false, &lay);
+	assert_int_equal(lay.callsite_w, 9);
+	assert_int_equal(lay.width, BASE_W);
+}
+
+/* Very long call sites do not keep Max and Failed out for ever. */
+static void test_layout_long_call_sites_yield_to_extras(void **state UNUSED)
+{
+	struct live_layout lay;
+
+	live__layout(160, 14, 200, false, &lay);
+	assert_true(lay.max);
+	assert_true(lay.failed);
+	assert_int_equal(lay.width, 160);
+	assert_int_equal(lay.callsite_w, 160 - (BASE_W - 9) - 26);
+}
+
+static void test_layout_object_column_is_capped(void **state UNUSED)
+{
+	struct live_layout lay;
+
+	live__layout(200, 8, 9, false, &lay);
+	assert_int_equal(lay.object_w, 14);
+	live__layout(200, 20, 9, false, &lay);
+	assert_int_equal(lay.object_w, 20);
+	live__layout(200, 90, 9, false, &lay);
+	assert_int_equal(lay.object_w, 32);
+}
+
+static void test_table_rows_fill_the_height(void **state UNUSED)
+{
+	assert_int_equal(live__table_rows(40), 33);
+	assert_int_equal(live__table_rows(8), 1);
+	assert_int_equal(live__table_rows(7), 0);
+	assert_int_equal(live__table_rows(0), 0);
+}
+
+/* Titles and rows line up with QSP's table, and are layout->width wide. */
+static void test_title_and_row_text_match_qsp_columns(void **state UNUSED)
+{
+	const struct report_row r = {
+		.type = SP_TYPE_MUTEX, .object = 0x1000, .n_objects = 1,
+		.callsite = 0x2000, .tid = REPORT_NO_TID, .count = 4,
+		.wait_ns = 2000000, .max_ns = 900000, .failed = 3,
+	};
+	struct live_layout lay;
+	char title[512], row[512];
+
+	live__layout(80, 14, 9, false, &lay);
+	live__title_text(&lay, title, sizeof(title));
+	assert_string_equal(title,
+		"Type               Object  Call site  Wait Time (s)  "
+		"       Count  Average (us)");
+	live__row_text(&lay, &r, "big_lock", "x.c:42", row, sizeof(row));
+	assert_string_equal(row,
+		"mutex            big_lock  x.c:42           0.00200  "
+		"           4        500.00");
+	assert_int_equal(format__width(title), lay.width);
+	assert_int_equal(format__width(row), lay.width);
+
+	live__layout(160, 14, 9, false, &lay);
+	live__title_text(&lay, title, sizeof(title));
+	live__row_text(&lay, &r, "big_lock", "x.c:42", row, sizeof(row));
+	assert_non_null(strstr(title, "      Max (us)      Failed"));
+	assert_non_null(strstr(row, "        900.00           3"));
+	assert_int_equal(format__width(title), lay.width);
+	assert_int_equal(format__width(row), lay.width);
+}
+
+static void test_row_text_thread_and_cut_texts(void **state UNUSED)
+{
+	const struct report_row r = {
+		.type = SP_TYPE_CONDVAR, .n_objects = 1, .tid = 4242,
+		.count = 0, .wait_ns = 5,
+	};
+	struct live_layout lay;
+	char row[512];
+
+	live__layout(BASE_W + 18 + 10 + 1, 40, 12, true, &lay);
+	assert_int_equal(lay.object_w, 32);
+	assert_int_equal(lay.callsite_w, 10);
+	live__row_text(&lay, &r, "a_very_long_object_name_here_and_more_of_it",
+		       "workload.c:89", row, sizeof(row));
+	/* Objects are cut at 32 columns, call sites at their width; '~' shows it. */
+	assert_non_null(strstr(row, "a_very_long_object_name_here_an~  workload.~"));
+	assert_non_null(strstr(row, "        0.00      4242"));
+	assert_int_equal(format__width(row), lay.width);
+}
+
+/* Cuts respect UTF-8: a name is cut between characters, never inside one. */
+static void test_row_text_cuts_utf8_by_character(void **state UNUSED)
+{
+	const struct report_row r = { .type = SP_TYPE_MUTEX, .n_objects = 1,
+				      .tid = REPORT_NO_TID };
+	struct live_layout lay;
+	char row[512];
+
+	live__layout(BASE_W, 14, 9, false, &lay);
+	live__row_text(&lay, &r, "obj", "\xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9.c:1",
+		       row, sizeof(row));
+	assert_non_null(strstr(row, "  \xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9.c~  "));
+	assert_int_equal(format__width(row), lay.width);
+}
+
+/* A short buffer gets a cut, terminated line. */
+static void test_row_text_short_buffer(void **state UNUSED)
+{
+	const struct report_row r = { .type = SP_TYPE_MUTEX, .n_objects = 1,
+				      .tid = REPORT_NO_TID };
+	struct live_layout lay;
+	char row[20];
+
+	memset(row, 'x', sizeof(row));
+	live__layout(160, 14, 9, false, &lay);
+	live__row_text(&lay, &r, "obj", "a.c:1", row, sizeof(row));
+	assert_int_equal(strlen(row), sizeof(row) - 1);
+	live__title_text(&lay, row, sizeof(row));
+	assert_int_equal(strlen(row), sizeof(row) - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_applies_only_to_interval_tables_on_a_terminal),
+		cmocka_unit_test(test_s_cycles_the_sort),
+		cmocka_unit_test(test_c_t_d_toggle_and_rebuild),
+		cmocka_unit_test(test_r_asks_for_a_snapshot_to_reset_at),
+		cmocka_unit_test(test_p_pauses_and_resume_refreshes),
+		cmocka_unit_test(test_plus_minus_walk_the_ladder),
+		cmocka_unit_test(test_step_interval_from_off_ladder_values),
+		cmocka_unit_test(test_q_quits_even_from_help),
+		cmocka_unit_test(test_any_key_closes_help_and_does_nothing_else),
+		cmocka_unit_test(test_layout_narrow_has_no_optional_columns),
+		cmocka_unit_test(test_layout_adds_max_then_failed_as_it_widens),
+		cmocka_unit_test(test_layout_thread_column),
+		cmocka_unit_test(test_layout_cuts_call_sites_to_fit),
+		cmocka_unit_test(test_layout_long_call_sites_yield_to_extras),
+		cmocka_unit_test(test_layout_object_column_is_capped),
+		cmocka_unit_test(test_table_rows_fill_the_height),
+		cmocka_unit_test(test_title_and_row_text_match_qsp_columns),
+		cmocka_unit_test(test_row_text_thread_and_cut_texts),
+		cmocka_unit_test(test_row_text_cuts_utf8_by_character),
+		cmocka_unit_test(test_row_text_short_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The live screen, in QSP's manner: what was chosen, and why.
+ *
+ * Drawing.  ncurses, on stdout (newterm, not initscr, so keys can come
+ * from /dev/tty when stdin is not a terminal).  Every refresh erases the
+ * virtual screen, writes it whole and calls doupdate(): ncurses sends only
+ * the cells that changed, so nothing flickers, and it owns the terminal's
+ * modes, the alternate screen and their exact restoration by endwin().
+ * Rejected: clear() per refresh (a full repaint: visible flicker at 0.1 s
+ * intervals) and hand-written escape sequences (terminfo knows better).
+ *
+ * Keys.  cbreak(), not raw(): Ctrl-C still makes SIGINT, which main
+ * reads from its signalfd like any other stop.  getch() runs with
+ * nodelay inside main's one poll loop, on the terminal's descriptor, next
+ * to the signalfd, the pidfd and the timers.  Rejected: an input thread
+ * (ncurses is not thread-safe, and the loop would need a second wakeup
+ * path), and a getch() timeout as the loop's clock (it would tie report
+ * timing to key reads).
+ *
+ * Resizes.  ncurses installs its own SIGWINCH handler and queues
+ * KEY_RESIZE with the new size already applied; SIGWINCH interrupts
+ * main's poll (EINTR), and main calls live__handle_input on every pass of
+ * its loop, which reads it.  Rejected: SIGWINCH through the signalfd
+ * (ncurses would never see it; the size would have to be read and applied
+ * by hand).
+ *
+ * Data.  Each refresh is one probes__read: the totals since attach.  The
+ * screen keeps the delta against the previous read and the deltas summed
+ * since attach or the last reset (snapshot__merge).  Summing the windows
+ * keeps "Max" exact across a reset (QSP's sync-profile reset); a
+ * difference against the snapshot at the reset would give its counts but
+ * only the last window's maximum.  Pausing stops the refresh timer rather
+ * than discarding reads, so the window after a resume spans the pause and
+ * no call's maximum falls between two reads.
+ *
+ * Cost.  report__build keeps only the rows that fit on the screen, and
+ * only those are named: a refresh symbolizes at most the window's height
+ * of rows (cached lookups), whatever the map holds.
+ *
+ * Diagnostics written while the screen is up would scribble over it:
+ * when stderr is a terminal it is pointed at a memfd and replayed after
+ * endwin(), in order.  The locale is set for LC_CTYPE only (UTF-8 names
+ * on screen); numbers keep their '.' in the final report.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "live.h"
+#include "log.h"
+
+/* Column widths, as QSP's table. */
+#define TYPE_W		9
+#define OBJECT_MIN	14
+#define OBJECT_CAP	32
+#define CALLSITE_MIN	9	/* "Call site" */
+#define CALLSITE_CAP	48	/* call sites wider than this yield to Max/Failed */
+#define WAIT_W		13
+#define COUNT_W		12
+#define AVG_W		12
+#define THREAD_W	8
+#define MAX_W		12
+#define FAILED_W	10
+#define SEP		2
+
+/* Summary lines, a blank line, titles and rule, the key line. */
+#define HEADER_LINES	3
+#define CHROME_LINES	(HEADER_LINES + 1 + 2 + 1)
+
+#define LINE_MAX_BYTES	4096
+
+static const double interval_ladder[] = {
+	0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300,
+};
+
+struct live {
+	struct live_state state;
+	pid_t pid;
+	char cmdline[256];
+	const char *mode;
+	enum callsite_style callsite;
+	struct symbolizer *symbolizer;
+	uint64_t attach_ns;
+
+	struct snapshot *prev;		/* the last read: totals since attach */
+	struct snapshot *delta;		/* prev less the read before it */
+	struct snapshot *totals;	/* deltas summed since attach or reset */
+	uint64_t prev_ns;		/* when prev was read */
+	uint64_t delta_ns;		/* length of delta's window */
+	uint64_t since_ns;		/* when totals began */
+	bool was_reset;
+	uint64_t dropped;
+	double events_per_s;
+	unsigned int threads;
+
+	struct report_rows rows;	/* what the table shows */
+	struct format_names *names;
+
+	SCREEN *screen;
+	FILE *in;
+	bool own_in;
+	int saved_stderr;		/* the terminal, while stderr is held */
+	int held_stderr;		/* a memfd */
+};
+
+/* ---- pure parts --------------------------------------------------------- */
+
+bool live__applies(const struct options *opts, bool stdout_is_tty)
+{
+	return opts->interval_s > 0 && !opts->batch &&
+	       opts->format == FORMAT_TABLE && !opts->output && stdout_is_tty;
+}
+
+double live__step_interval(double interval_s, int direction)
+{
+	const size_t n = sizeof(interval_ladder) / sizeof(interval_ladder[0]);
+
+	if (direction > 0) {
+		for (size_t i = 0; i < n; i++)
+			if (interval_ladder[i] > interval_s * (1 + 1e-9))
+				return interval_ladder[i];
+	} else if (direction < 0) {
+		for (size_t i = n; i-- > 0;)
+			if (interval_ladder[i] < interval_s * (1 - 1e-9))
+				return interval_ladder[i];
+	}
+	return interval_s;
+}
+
+int live__key(struct live_state *st, int key)
+{
+	double interval;
+
+	if (key == 'q' || key == 'Q')
+		return LIVE_QUIT;
+	if (st->help) {
+		/* Any other key closes the help. */
+		st->help = false;
+		return LIVE_REDRAW;
+	}
+	switch (key) {
+	case 's':
+		st->sort = (enum sort_key)((st->sort + 1) % (SORT_COUNT + 1));
+		return LIVE_REBUILD;
+	case 'c':
+		st->coalesce = !st->coalesce;
+		return LIVE_REBUILD;
+	case 't':
+		st->per_thread = !st->per_thread;
+		return LIVE_REBUILD;
+	case 'd':
+		st->cumulative = !st->cumulative;
+		return LIVE_REBUILD;
+	case 'r':
+		st->reset = true;
+		return LIVE_REFRESH;
+	case 'p':
+		st->paused = !st->paused;
+		/* Resuming shows what happened during the pause at once. */
+		return LIVE_RETIME | LIVE_REDRAW | (st->paused ? 0 : LIVE_REFRESH);
+	case '+':
+	case '=':
+	case '-':
+		interval = live__step_interval(st->interval_s,
+					       key == '-' ? -1 : 1);
+		if (interval == st->interval_s)
+			return 0;
+		st->interval_s = interval;
+		return LIVE_RETIME | LIVE_REDRAW;
+	case '?':
+	case 'h':
+		st->help = true;
+		return LIVE_REDRAW;
+	default:
+		return 0;
+	}
+}
+
+static int clamp(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+void live__layout(int cols, int object_need, int callsite_need,
+		  bool per_thread, struct live_layout *out)
+{
+	int object_w = clamp(object_need, OBJECT_MIN, OBJECT_CAP);
+	int fixed = TYPE_W + SEP + object_w + SEP + SEP + WAIT_W + SEP +
+		    COUNT_W + SEP + AVG_W + (per_thread ? SEP + THREAD_W : 0);
+	int want = clamp(callsite_need, CALLSITE_MIN, FORMAT_TEXT_MAX - 1);
+	int comfortable = want < CALLSITE_CAP ? want : CALLSITE_CAP;
+	int extras = 0;
+
+	*out = (struct live_layout){ .object_w = object_w, .thread = per_thread };
+	out->max = cols >= fixed + comfortable + SEP + MAX_W;
+	if (out->max)
+		extras += SEP + MAX_W;
+	out->failed = out->max &&
+		      cols >= fixed + comfortable + extras + SEP + FAILED_W;
+	if (out->failed)
+		extras += SEP + FAILED_W;
+	out->callsite_w = want;
+	if (fixed + want + extras > cols)
+		out->callsite_w = clamp(cols - fixed - extras, CALLSITE_MIN, want);
+	out->width = fixed + out->callsite_w + extras;
+}
+
+int live__table_rows(int lines)
+{
+	return lines > CHROME_LINES ? lines - CHROME_LINES : 0;
+}
+
+/* Bytes of the first `cols` columns of s (valid UTF-8). */
+static size_t bytes_for_cols(const char *s, int cols)
+{
+	size_t i = 0;
+	int c = 0;
+
+	for (; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) == 0x80)
+			continue;	/* inside a character */
+		if (c == cols)
+			break;
+		c++;
+	}
+	return i;
+}
+
+/* snprintf at *pos, never past end - 1; *pos stays on the NUL. */
+static void __attribute__((format(printf, 3, 4)))
+append(char **pos, char *end, const char *fmt, ...)
+{
+	size_t avail = (size_t)(end - *pos);
+	va_list ap;
+	int n;
+
+	if (avail <= 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(*pos, avail, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
+}
+
+/*
+ * s in exactly w columns: cut with a '~' in its last column when longer,
+ * padded with spaces on the left (right-aligned) or on the right.
+ */
+static void append_cell(char **pos, char *end, const char *s, int w,
+			bool right)
+{
+	int sw = format__width(s);
+
+	if (sw > w)
+		append(pos, end, "%.*s~", (int)bytes_for_cols(s, w - 1), s);
+	else if (right)
+		append(pos, end, "%*s%s", w - sw, "", s);
+	else
+		append(pos, end, "%s%*s", s, w - sw, "");
+}
+
+void live__title_text(const struct live_layout *lay, char *buf, size_t len)
+{
+	char *pos = buf, *end = buf + len;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	append(&pos, end, "%-*s  %*s  %-*s  %*s  %*s  %*s", TYPE_W, "Type",
+	       lay->object_w, "Object", lay->callsite_w, "Call site", WAIT_W,
+	       "Wait Time (s)", COUNT_W, "Count", AVG_W, "Average (us)");
+	if (lay->thread)
+		append(&pos, end, "  %*s", THREAD_W, "Thread");
+	if (lay->max)
+		append(&pos, end, "  %*s", MAX_W, "Max (us)");
+	if (lay->failed)
+		append(&pos, end, "  %*s", FAILED_W, "Failed");
+}
+
+void live__row_text(const struct live_layout *lay, const struct report_row *r,
+		    const char *object, const char *callsite, char *buf,
+		    size_t len)
+{
+	char *pos = buf, *end = buf + len;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	append(&pos, end, "%-*s  ", TYPE_W, report__type_name(r->type));
+	append_cell(&pos, end, object, lay->object_w, true);
+	append(&pos, end, "  ");
+	append_cell(&pos, end, callsite, lay->callsite_w, false);
+	append(&pos, end, "  %*.5f  %*" PRIu64 "  %*.2f", WAIT_W,
+	       (double)r->wait_ns * 1e-9, COUNT_W, r->count, AVG_W,
+	       r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
+	if (lay->thread)
+		append(&pos, end, "  %*" PRId64, THREAD_W, r->tid);
+	if (lay->max)
+		append(&pos, end, "  %*.2f", MAX_W, (double)r->max_ns * 1e-3);
+	if (lay->failed)
+		append(&pos, end, "  %*" PRIu64, FAILED_W, r->failed);
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct threads in a snapshot. */
+static unsigned int count_threads(const struct snapshot *snap)
+{
+	size_t n = snapshot__count(snap);
+	const struct snapshot_entry *e = snapshot__entries(snap);
+	unsigned int distinct = 0;
+	uint32_t *tids;
+
+	if (!n)
+		return 0;
+	tids = malloc(n * sizeof(*tids));
+	if (!tids)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		tids[i] = e[i].key.tid;
+	qsort(tids, n, sizeof(*tids), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		distinct += !i || tids[i] != tids[i - 1];
+	free(tids);
+	return distinct;
+}
+
+/* Calls that ended in a snapshot: acquisitions and failures. */
+static uint64_t count_events(const struct snapshot *snap)
+{
+	const struct snapshot_entry *e = snapshot__entries(snap);
+	uint64_t events = 0;
+
+	for (size_t i = 0; i < snapshot__count(snap); i++)
+		events += e[i].count + e[i].failed;
+	return events;
+}
+
+/* ---- the screen --------------------------------------------------------- */
+
+/* One line at y, cut to the window's width. */
+static void put_line(int y, const char *text, attr_t attr)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	move(y, 0);
+	attron(attr);
+	addnstr(text, (int)bytes_for_cols(text, COLS));
+	attroff(attr);
+}
+
+/* A line in reverse video across the whole width. */
+static void put_bar(int y, const char *text)
+{
+	int w = format__width(text);
+
+	if (y < 0 || y >= LINES)
+		return;
+	attron(A_REVERSE);
+	mvaddnstr(y, 0, text, (int)bytes_for_cols(text, COLS));
+	for (int x = w; x < COLS; x++)
+		mvaddch(y, x, ' ');
+	attroff(A_REVERSE);
+}
+
+static void live__draw_header(struct live *l)
+{
+	const struct live_state *st = &l->state;
+	char line[LINE_MAX_BYTES];
+	double window_s;
+
+	snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
+		 l->cmdline);
+	put_line(0, line, A_BOLD);
+	snprintf(line, sizeof(line),
+		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
+		 "events/s %.0f  dropped %" PRIu64,
+		 (double)(l->prev_ns - l->attach_ns) * 1e-9, l->mode,
+		 st->interval_s, l->threads, l->events_per_s, l->dropped);
+	put_line(1, line, A_NORMAL);
+	window_s = (double)(st->cumulative ? l->prev_ns - l->since_ns
+					   : l->delta_ns) * 1e-9;
+	snprintf(line, sizeof(line),
+		 "sort %s  coalesce %s  per-thread %s  view %s (%.2f s%s)  "
+		 "rows %zu/%zu", options__sort_name(st->sort),
+		 st->coalesce ? "on" : "off", st->per_thread ? "on" : "off",
+		 st->cumulative ? "totals" : "deltas", window_s,
+		 !st->cumulative ? "" : l->was_reset ? " since reset"
+						     : " since attach",
+		 l->rows.count < (size_t)live__table_rows(LINES)
+			 ? l->rows.count : (size_t)live__table_rows(LINES),
+		 l->rows.total);
+	put_line(2, line, A_NORMAL);
+	if (st->paused) {
+		int x = format__width(line) + 2;
+
+		if (x + 6 <= COLS) {
+			attron(A_REVERSE | A_BOLD);
+			mvaddstr(2, x, "PAUSED");
+			attroff(A_REVERSE | A_BOLD);
+		}
+	}
+}
+
+static void live__draw_help(void)
+{
+	static const char *const text[] = {
+		"Keys",
+		"  s       sort by total, mean, max, count (cycles)",
+		"  c       coalesce the objects of a call site: on / off",
+		"  t       one row per thread: on / off",
+		"  d       deltas (since the last refresh) / totals (since attach or reset)",
+		"  r       reset: totals and deltas start again from now",
+		"  p       pause / resume",
+		"  + -     refresh interval longer / shorter",
+		"  Ctrl-L  repaint",
+		"  q       quit (Ctrl-C too), printing the final report",
+		"",
+		"Any key closes this help.",
+	};
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		put_line(HEADER_LINES + 1 + (int)i, text[i],
+			 i ? A_NORMAL : A_BOLD);
+}
+
+static int live__draw_table(struct live *l)
+{
+	size_t n = l->rows.count, fit = (size_t)live__table_rows(LINES);
+	size_t strip = format__source_root(&l->rows, l->names);
+	char (*object)[FORMAT_TEXT_MAX] = NULL;
+	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
+	int object_need = 0, callsite_need = 0, y = HEADER_LINES + 1;
+	struct live_layout lay;
+	char line[LINE_MAX_BYTES];
+
+	if (n > fit)
+		n = fit;
+	if (n) {
+		object = calloc(n, sizeof(*object));
+		callsite = calloc(n, sizeof(*callsite));
+		if (!object || !callsite) {
+			free(object);
+			free(callsite);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct report_row *r = &l->rows.rows[i];
+		int w;
+
+		format__object_text(r, l->names[i].object_symbol, object[i],
+				    sizeof(object[i]));
+		format__callsite_text(&l->names[i].callsite, r->callsite,
+				      l->callsite, strip, callsite[i],
+				      sizeof(callsite[i]));
+		w = format__width(object[i]);
+		if (w > object_need)
+			object_need = w;
+		w = format__width(callsite[i]);
+		if (w > callsite_need)
+			callsite_need = w;
+	}
+	live__layout(COLS, object_need, callsite_need, l->state.per_thread,
+		     &lay);
+	live__title_text(&lay, line, sizeof(line));
+	put_line(y++, line, A_BOLD);
+	memset(line, '-', (size_t)(lay.width < COLS ? lay.width : COLS));
+	line[lay.width < COLS ? lay.width : COLS] = '\0';
+	put_line(y++, line, A_NORMAL);
+	for (size_t i = 0; i < n; i++) {
+		live__row_text(&lay, &l->rows.rows[i], object[i], callsite[i],
+			       line, sizeof(line));
+		put_line(y++, line, A_NORMAL);
+	}
+	free(object);
+	free(callsite);
+	return 0;
+}
+
+int live__draw(struct live *l)
+{
+	int err = 0;
+
+	if (!l->screen)
+		return 0;
+	erase();
+	live__draw_header(l);
+	if (l->state.help)
+		live__draw_help();
+	else
+		err = live__draw_table(l);
+	put_bar(LINES - 1, l->state.paused
+		? "PAUSED: p resume  q quit  ? help"
+		: "q quit  ? help  s sort  c coalesce  t threads  "
+		  "d deltas/totals  r reset  p pause  +/- interval");
+	wnoutrefresh(stdscr);
+	doupdate();
+	return err;
+}
+
+/* Builds the rows that fit from the view the settings ask for, and draws. */
+static int live__rebuild(struct live *l)
+{
+	const struct snapshot *view = l->state.cumulative ? l->totals : l->delta;
+	int fit = l->screen ? live__table_rows(LINES) : 0;
+	const struct report_settings settings = {
+		.coalesce = l->state.coalesce,
+		.per_thread = l->state.per_thread,
+		.sort = l->state.sort,
+		.top = fit > 0 ? (unsigned int)fit : 1,	/* 0 would be all */
+	};
+	int err = 0;
+
+	report__free(&l->rows);
+	free(l->names);
+	l->names = NULL;
+	if (view)
+		err = report__build(snapshot__entries(view),
+				    snapshot__count(view), &settings, &l->rows);
+	if (!err)
+		err = format__names(l->symbolizer, &l->rows, &l->names);
+	if (err) {
+		report__free(&l->rows);
+		return err;
+	}
+	return live__draw(l);
+}
+
+int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
+		 uint64_t dropped)
+{
+	struct snapshot *delta = NULL, *totals = NULL;
+	uint64_t window = now_ns - l->prev_ns;
+	int err;
+
+	err = snapshot__delta(snap, l->prev, &delta);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	l->events_per_s = window ? (double)count_events(delta) /
+				   ((double)window * 1e-9) : 0.0;
+	if (l->state.reset) {
+		/* QSP's sync-profile reset: everything starts again from now. */
+		snapshot__free(delta);
+		delta = NULL;
+		err = snapshot__new(&delta);
+		if (!err)
+			err = snapshot__new(&totals);
+		l->since_ns = now_ns;
+		l->was_reset = true;
+		l->state.reset = false;
+	} else {
+		err = snapshot__merge(l->totals, delta, &totals);
+	}
+	if (err) {
+		snapshot__free(delta);
+		snapshot__free(snap);
+		return err;
+	}
+	l->threads = count_threads(snap);
+	snapshot__free(l->prev);
+	snapshot__free(l->delta);
+	snapshot__free(l->totals);
+	l->prev = snap;
+	l->delta = delta;
+	l->totals = totals;
+	l->delta_ns = window;
+	l->prev_ns = now_ns;
+	l->dropped = dropped;
+	return live__rebuild(l);
+}
+
+int live__handle_input(struct live *l)
+{
+	int ch, actions = 0, err = 0;
+
+	if (!l->screen)
+		return 0;
+	while (!(actions & LIVE_QUIT) && (ch = getch()) != ERR) {
+		if (ch == KEY_RESIZE) {
+			actions |= LIVE_REBUILD;
+		} else if (ch == ('L' & 0x1f)) {
+			clearok(curscr, TRUE);
+			actions |= LIVE_REDRAW;
+		} else {
+			actions |= live__key(&l->state, ch);
+		}
+	}
+	if (actions & LIVE_QUIT)
+		return LIVE_QUIT;
+	if (actions & LIVE_REBUILD)
+		err = live__rebuild(l);
+	else if (actions & LIVE_REDRAW)
+		err = live__draw(l);
+	if (err)
+		return err;
+	return actions & (LIVE_REFRESH | LIVE_RETIME);
+}
+
+int live__input_fd(const struct live *l)
+{
+	return l->screen ? fileno(l->in) : -1;
+}
+
+double live__interval(const struct live *l)
+{
+	return l->state.paused ? 0.0 : l->state.interval_s;
+}
+
+const struct snapshot *live__totals(const struct live *l,
+				    struct report_settings *settings,
+				    uint64_t *since_ns)
+{
+	settings->coalesce = l->state.coalesce;
+	settings->per_thread = l->state.per_thread;
+	settings->sort = l->state.sort;
+	*since_ns = l->since_ns;
+	return l->totals;
+}
+
+/* ---- the terminal ------------------------------------------------------- */
+
+/* Points a terminal stderr at a memfd while the screen is up. */
+static void live__hold_stderr(struct live *l)
+{
+	int fd;
+
+	if (!isatty(STDERR_FILENO))
+		return;
+	fd = memfd_create("syncprof-stderr", MFD_CLOEXEC);
+	if (fd < 0)
+		return;		/* diagnostics then scribble; not fatal */
+	fflush(stderr);
+	l->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (l->saved_stderr < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		if (l->saved_stderr >= 0)
+			close(l->saved_stderr);
+		l->saved_stderr = -1;
+		close(fd);
+		return;
+	}
+	l->held_stderr = fd;
+}
+
+/* Gives stderr back and writes what was held to it. */
+static void live__release_stderr(struct live *l)
+{
+	char buf[4096];
+	off_t off = 0;
+	ssize_t n;
+
+	if (l->held_stderr < 0)
+		return;
+	fflush(stderr);
+	dup2(l->saved_stderr, STDERR_FILENO);
+	close(l->saved_stderr);
+	l->saved_stderr = -1;
+	while ((n = pread(l->held_stderr, buf, sizeof(buf), off)) > 0) {
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(STDERR_FILENO, buf + done,
+					  (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			done += w;
+		}
+		off += n;
+	}
+	close(l->held_stderr);
+	l->held_stderr = -1;
+}
+
+int live__new(const struct live_config *cfg, struct live **out)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	int err;
+
+	*out = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->state = (struct live_state){
+		.sort = cfg->sort,
+		.coalesce = cfg->coalesce,
+		.per_thread = cfg->per_thread,
+		.cumulative = cfg->cumulative,
+		.interval_s = cfg->interval_s,
+	};
+	l->pid = cfg->pid;
+	format__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
+			 sizeof(l->cmdline));
+	l->mode = cfg->mode;
+	l->callsite = cfg->callsite;
+	l->symbolizer = cfg->symbolizer;
+	l->attach_ns = l->prev_ns = l->since_ns = cfg->attach_ns;
+	l->saved_stderr = l->held_stderr = -1;
+
+	if (isatty(STDIN_FILENO)) {
+		l->in = stdin;
+	} else {
+		int fd = open("/dev/tty", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+		l->in = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!l->in) {
+			err = -errno;
+			if (fd >= 0)
+				close(fd);
+			pr_info("no terminal to read keys from: %s",
+				strerror(-err));
+			free(l);
+			return err;
+		}
+		l->own_in = true;
+	}
+	setlocale(LC_CTYPE, "");
+	fflush(stdout);
+	l->screen = newterm(NULL, stdout, l->in);
+	if (!l->screen) {
+		pr_info("terminal type '%s' unknown to terminfo",
+			getenv("TERM") ? getenv("TERM") : "");
+		live__free(l);
+		return -ENOTTY;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);	/* a lone Esc must not stall the loop for 1 s */
+	curs_set(0);
+	live__hold_stderr(l);
+	err = live__rebuild(l);
+	if (err) {
+		live__free(l);
+		return err;
+	}
+	*out = l;
+	return 0;
+}
+
+void live__end(struct live *l)
+{
+	if (!l || !l->screen)
+		return;
+	endwin();
+	delscreen(l->screen);
+	l->screen = NULL;
+	fflush(stdout);
+	live__release_stderr(l);
+}
+
+void live__free(struct live *l)
+{
+	if (!l)
+		return;
+	live__end(l);
+	if (l->own_in && l->in)
+		fclose(l->in);
+	report__free(&l->rows);
+	free(l->names);
+	snapshot__free(l->prev);
+	snapshot__free(l->delta);
+	snapshot__free(l->totals);
+	free(l);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live screen: --interval on a terminal.  A top-like ncurses view of
+ * the rows the table prints, redrawn every interval, with keys that
+ * re-sort, coalesce, split by thread, switch deltas and totals, reset,
+ * pause and change the interval.
+ */
+#ifndef SYNCPROF_LIVE_H
+#define SYNCPROF_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "report.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+
+struct live;
+
+struct live_config {
+	pid_t pid;
+	const char *cmdline;	/* the target's, for the header; NULL: none */
+	const char *mode;	/* "full" */
+	double interval_s;
+	bool cumulative;	/* start with totals instead of deltas */
+	enum sort_key sort;
+	bool coalesce;
+	bool per_thread;
+	enum callsite_style callsite;
+	struct symbolizer *symbolizer;	/* names rows; not owned */
+	uint64_t attach_ns;	/* CLOCK_MONOTONIC, when counting began */
+};
+
+/* What a key asks of the screen (internal) and of its caller (main). */
+enum live_action {
+	LIVE_QUIT = 1 << 0,	/* end the screen, print the final report */
+	LIVE_REFRESH = 1 << 1,	/* read a snapshot now: live__update */
+	LIVE_RETIME = 1 << 2,	/* the refresh period changed: live__interval */
+	LIVE_REBUILD = 1 << 3,	/* rows to rebuild from the data held */
+	LIVE_REDRAW = 1 << 4,	/* the same rows, drawn again */
+};
+
+/*
+ * Whether these options and this stdout get the live screen: --interval,
+ * the table format, no --batch, no --output, stdout a terminal.
+ */
+bool live__applies(const struct options *opts, bool stdout_is_tty);
+/*
+ * Takes over the terminal: stdout for the screen, stdin (or /dev/tty when
+ * stdin is not one) for keys.  While it is up, diagnostics written to a
+ * terminal stderr are held and printed when it ends.
+ */
+int live__new(const struct live_config *cfg, struct live **out);
+/* The descriptor to poll for keys. */
+int live__input_fd(const struct live *l);
+/*
+ * Takes snap (totals since attach, read at now_ns; live owns it from
+ * here), updates deltas and totals and redraws.  dropped: since attach.
+ */
+int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
+		 uint64_t dropped);
+/* Draws the screen as it stands; no flicker (only changes are sent). */
+int live__draw(struct live *l);
+/*
+ * Reads the pending keys and a resize, acts on them, and returns the
+ * LIVE_QUIT, LIVE_REFRESH and LIVE_RETIME bits its caller acts on; or a
+ * negative errno.  Cheap when nothing is pending.
+ */
+int live__handle_input(struct live *l);
+/* Seconds between refreshes; 0 while paused. */
+double live__interval(const struct live *l);
+/*
+ * What the final report shows: the totals since attach or the last reset
+ * (NULL before the first update), *since_ns when they began, and the
+ * screen's sort, coalescing and per-thread settings in *settings (top is
+ * left as it was).
+ */
+const struct snapshot *live__totals(const struct live *l,
+				    struct report_settings *settings,
+				    uint64_t *since_ns);
+/* Restores the terminal exactly, then prints the held diagnostics. */
+void live__end(struct live *l);
+/* Ends the screen if it is still up, and frees. */
+void live__free(struct live *l);
+
+/* ---- pure parts, for the tests --------------------------------------- */
+
+/* What the keys change. */
+struct live_state {
+	enum sort_key sort;
+	bool coalesce;
+	bool per_thread;
+	bool cumulative;
+	bool paused;
+	bool help;
+	bool reset;		/* a reset waits for the next snapshot */
+	double interval_s;
+};
+
+/* Applies one key (a character; not KEY_RESIZE); LIVE_* bits, 0: none. */
+int live__key(struct live_state *st, int key);
+/* The next interval up (direction > 0) or down the 0.1 s .. 300 s ladder. */
+double live__step_interval(double interval_s, int direction);
+
+/* Columns of the table for a window width. */
+struct live_layout {
+	int object_w;
+	int callsite_w;
+	bool thread;		/* per-thread rows */
+	bool max;		/* Max (us) */
+	bool failed;		/* Failed: failed trylocks and timed-out waits */
+	int width;		/* of one table line */
+};
+
+/*
+ * object_need, callsite_need: widest texts of the rows shown.  Max and
+ * Failed are added only when the window holds them next to call sites of
+ * their full width (up to a cap).
+ */
+void live__layout(int cols, int object_need, int callsite_need,
+		  bool per_thread, struct live_layout *out);
+/* Table rows that fit in a window of `lines` (0 if none). */
+int live__table_rows(int lines);
+/* The column titles for a layout, layout->width columns wide. */
+void live__title_text(const struct live_layout *lay, char *buf, size_t len);
+/*
+ * One row for a layout; object and callsite are sanitized texts, cut to
+ * their columns here.
+ */
+void live__row_text(const struct live_layout *lay, const struct report_row *r,
+		    const char *object, const char *callsite, char *buf,
+		    size_t len);
+
+#endif
