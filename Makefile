@@ -64,6 +64,8 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
+# Kept between runs: a second make must not regenerate and relink.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: all bench deps demo test check-unit check-integration clean vmlinux
 
 all: syncprof

@@ -32,8 +32,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
-/* The probes' own time inside an entry-to-return interval, measured. */
-const volatile __u64 calibration_ns = 0;
+/* The probes' own time inside an entry-to-return interval, per site kind. */
+const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 
 /* Report window, advanced by the loader before each read. */
 volatile __u64 window = 0;
@@ -125,7 +125,16 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 	__sync_fetch_and_add(&v->wait_ns, wait_ns);
 	if (wait_ns > v->max_ns)
 		v->max_ns = wait_ns;
+	/*
+	 * The loader advances the window, then reads: a call ending between
+	 * the two starts the new window here, so the closing window's max
+	 * moves to prev_* rather than being lost.  max_ns and these are plain
+	 * read-modify-writes: two tasks preempting each other on one CPU in
+	 * this very spot can lose a maximum, never a count or a wait.
+	 */
 	if (v->window != cur_window) {
+		v->prev_window = v->window;
+		v->prev_window_max_ns = v->window_max_ns;
 		v->window = cur_window;
 		v->window_max_ns = wait_ns;
 	} else if (wait_ns > v->window_max_ns) {
@@ -156,7 +165,7 @@ int lock_enter(struct pt_regs *ctx)
 	if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
 				(void *)sp))
 		call->callsite = 0;
-	if (bpf_get_attach_cookie(ctx) == SP_CLASS_CONDVAR)
+	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR)
 		call->type = SP_TYPE_CONDVAR;
 	else
 		call->type = mutex_type(call->object);
@@ -171,7 +180,7 @@ int lock_return(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct sp_inflight *call;
 	struct sp_key key = {};
-	__u64 sp, t0;
+	__u64 sp, t0, bias;
 	long ret;
 
 	if (!is_target(pid_tgid))
@@ -195,7 +204,8 @@ int lock_return(struct pt_regs *ctx)
 	call->sp = 0;
 
 	ret = (int)PT_REGS_RC(ctx);
-	stats_add(&key, now > t0 + calibration_ns ? now - t0 - calibration_ns : 0,
+	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
+	stats_add(&key, now > t0 + bias ? now - t0 - bias : 0,
 		  ret == 0 || ret == EOWNERDEAD);
 	return 0;
 }

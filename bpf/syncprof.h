@@ -28,6 +28,20 @@ enum sp_probe_class {
 	SP_CLASS_CONDVAR = 1,	/* pthread_cond_{wait,timedwait,clockwait} */
 };
 
+/*
+ * The cookie's next byte: how the kernel runs the probed instruction,
+ * which decides the probe's own cost and so the calibration to subtract.
+ */
+enum sp_site_kind {
+	SP_SITE_EMULATED = 0,	/* push, jmp/jcc/call rel, nop */
+	SP_SITE_STEPPED = 1,	/* executed out of line, single-stepped */
+	SP_SITE__COUNT,
+};
+
+#define SP_COOKIE(class, kind)	((__u64)(class) | (__u64)(kind) << 8)
+#define SP_COOKIE_CLASS(cookie)	((cookie) & 0xff)
+#define SP_COOKIE_KIND(cookie)	(((cookie) >> 8) & 1)
+
 /* Indexes into the per-CPU counters map. */
 enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
@@ -55,6 +69,8 @@ struct sp_value {
 	__u64 failed;		/* failed trylocks, timeouts, errors */
 	__u64 window_max_ns;	/* longest call in report window `window` */
 	__u64 window;		/* the window window_max_ns belongs to */
+	__u64 prev_window_max_ns; /* the same for the window before it */
+	__u64 prev_window;
 };
 
 /* State between a probed call's entry and its return, per thread. */

@@ -84,7 +84,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 	err = format__report(s->out, s->opts->format, s->opts->callsite, &meta,
 			     &rows, names);
 	if (dropped && s->opts->format != FORMAT_TABLE)
-		pr_warn("%llu events dropped: the stats map is full "
+		pr_warn("%llu events dropped: a kernel map was full "
 			"(raise --map-size)", (unsigned long long)dropped);
 	free(names);
 	report__free(&rows);
@@ -209,6 +209,17 @@ static int timer_new(double seconds, bool periodic)
 	return fd;
 }
 
+/* Puts a new timer into a poll slot; 0 or -errno. */
+static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
+{
+	int fd = timer_new(seconds, periodic);
+
+	if (fd < 0)
+		return fd;
+	slot->fd = fd;
+	return 0;
+}
+
 enum {
 	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS, FD_KEYS,
 	FD_INTERVAL, FD_DURATION, FD_MODULES,	/* timers, ours to close */
@@ -231,16 +242,13 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_MODULE_EVENTS].fd = probes__module_events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	if (s->opts->interval_s > 0)
-		fds[FD_INTERVAL].fd = timer_new(s->opts->interval_s, true);
-	if (s->opts->duration_s > 0)
-		fds[FD_DURATION].fd = timer_new(s->opts->duration_s, false);
-	fds[FD_MODULES].fd = timer_new(MODULES_REFRESH_S, true);
-	for (int i = FD_INTERVAL; i < FD__COUNT; i++) {
-		if (fds[i].fd < -1) {
-			err = fds[i].fd;
-			goto out;
-		}
-	}
+		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
+	if (!err && s->opts->duration_s > 0)
+		err = loop_timer(&fds[FD_DURATION], s->opts->duration_s, false);
+	if (!err)
+		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
+	if (err)
+		goto out;
 	for (;;) {
 		uint64_t ticks;
 
@@ -264,7 +272,11 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
-			err = target__reap(s->target);
+			/* Its PID may be reused: no more /proc reads for names. */
+			symbolizer__freeze(s->symbolizer);
+			if (target__reap(s->target))
+				pr_warn("cannot collect PID %d's exit status",
+					(int)target__pid(s->target));
 			break;
 		}
 		if (fds[FD_DURATION].revents)
@@ -362,6 +374,8 @@ int main(int argc, char **argv)
 	err = target__pthread_library(s.target, library, sizeof(library));
 	if (err)
 		goto cleanup;
+	uint64_t calibration[SP_SITE__COUNT] = { 0 };
+
 	if (opts.calibrate) {
 		struct calibration cal;
 
@@ -371,18 +385,24 @@ int main(int argc, char **argv)
 				"their own time", strerror(-err));
 		} else {
 			s.calibration_ns = cal.ns;
-			pr_info("calibration: the probes add %.2f us to each call "
-				"(median of %u rounds of %u, %.2f-%.2f us); subtracted",
+			memcpy(calibration, cal.by_site, sizeof(calibration));
+			pr_info("calibration: the probes add %.2f us to each "
+				"pthread_mutex_lock call (median of %u rounds of %u, "
+				"%.2f-%.2f us); subtracted: %.2f us at emulated "
+				"sites, %.2f us at single-stepped ones",
 				cal.ns * 1e-3, cal.rounds, cal.calls,
-				cal.min_ns * 1e-3, cal.max_ns * 1e-3);
+				cal.min_ns * 1e-3, cal.max_ns * 1e-3,
+				cal.by_site[SP_SITE_EMULATED] * 1e-3,
+				cal.by_site[SP_SITE_STEPPED] * 1e-3);
 		}
 	}
-	const struct probes_config cfg = {
+	struct probes_config cfg = {
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
-		.calibration_ns = s.calibration_ns,
 	};
+
+	memcpy(cfg.calibration_ns, calibration, sizeof(calibration));
 	err = probes__new(&cfg, &s.probes);
 	if (err)
 		goto cleanup;

@@ -272,6 +272,10 @@ int options__parse(struct options *opts, int argc, char **argv)
 		       "(see 'syncprof --help')");
 		return -EINVAL;
 	}
+	if (opts->interval_s > 0 && opts->interval_s < OPTIONS_MIN_INTERVAL_S) {
+		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
+		return -EINVAL;
+	}
 	if (opts->cumulative && opts->interval_s == 0) {
 		pr_err("--cumulative needs --interval");
 		return -EINVAL;

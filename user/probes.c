@@ -47,6 +47,7 @@ struct probes {
 	uint64_t window;
 	struct sp_value *values;	/* ncpus slots for one read */
 	struct bpf_link *links[N_PROBES][2];
+	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *loader_link;
 	struct ring_buffer *module_events;
 	int n_module_events;
@@ -78,7 +79,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	p->skel->rodata->target_tgid = (__u32)cfg->tgid;
-	p->skel->rodata->calibration_ns = cfg->calibration_ns;
+	for (int k = 0; k < SP_SITE__COUNT; k++)
+		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
 	if (err)
 		goto fail;
@@ -96,13 +98,17 @@ fail:
 }
 
 static int probes__attach_one(struct probes *p, const char *library,
-			      size_t index, uint64_t offset)
+			      size_t index, uint64_t offset, enum sp_site_kind kind)
 {
 	const struct probe_spec *spec = &probe_table[index];
 
-	for (int ret = 0; ret < 2; ret++) {
+	/*
+	 * Return probe first: a call entering between the two attaches would
+	 * leave in-flight state that no return clears.
+	 */
+	for (int ret = 1; ret >= 0; ret--) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts,
-			    .bpf_cookie = spec->class,
+			    .bpf_cookie = SP_COOKIE(spec->class, kind),
 			    .retprobe = ret);
 		struct bpf_program *prog = ret ? p->skel->progs.lock_return
 					       : p->skel->progs.lock_enter;
@@ -118,12 +124,25 @@ static int probes__attach_one(struct probes *p, const char *library,
 		}
 		p->links[index][ret] = link;
 	}
+	p->kinds[index] = kind;
 	return 0;
 }
 
-/* The cheapest safe site in the function (see probesite.c), as a file offset. */
+enum sp_site_kind probes__site_kind(const struct probes *p, const char *name)
+{
+	for (size_t i = 0; i < N_PROBES; i++)
+		if (!strcmp(probe_table[i].func, name))
+			return p->kinds[i];
+	return SP_SITE_STEPPED;
+}
+
+/*
+ * The cheapest safe site in the function (see probesite.c), as a file
+ * offset, and how the kernel will run the instruction there.
+ */
 static uint64_t probes__site(struct probes *p, int fd, const char *name,
-			     const struct elfimage_func *func)
+			     const struct elfimage_func *func,
+			     enum sp_site_kind *kind)
 {
 	uint8_t code[PROBESITE_CODE_MAX];
 	size_t want = func->size && func->size < sizeof(code) ? func->size
@@ -131,11 +150,21 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	struct probesite site;
 	ssize_t got;
 
-	if (p->probe_at_entry)
-		return func->file_offset;
+	*kind = SP_SITE_STEPPED;
 	got = pread(fd, code, want, (off_t)func->file_offset);
 	if (got <= 0 || probesite__find(code, (size_t)got, func->vaddr, &site))
 		return func->file_offset;
+	if (site.entry_emulated)
+		*kind = SP_SITE_EMULATED;
+	if (p->probe_at_entry)
+		return func->file_offset;
+	/* Branches into a prefix are checked only within what was decoded. */
+	if (site.offset && (!func->size || func->size > (uint64_t)got)) {
+		pr_debug("%s: larger than %zu bytes, probed at entry", name,
+			 sizeof(code));
+		return func->file_offset;
+	}
+	*kind = site.emulated ? SP_SITE_EMULATED : SP_SITE_STEPPED;
 	pr_debug("%s: probe at +0x%lx (%s)%s", name, (unsigned long)site.offset,
 		 site.insn, site.emulated ? "" : ", single-stepped");
 	return func->file_offset + site.offset;
@@ -177,8 +206,10 @@ static int probes__attach_table(struct probes *p, const char *library,
 			       spec->func);
 			break;
 		}
-		err = probes__attach_one(p, library, i,
-					 probes__site(p, fd, spec->func, &func));
+		enum sp_site_kind kind;
+		uint64_t offset = probes__site(p, fd, spec->func, &func, &kind);
+
+		err = probes__attach_one(p, library, i, offset, kind);
 		if (err)
 			break;
 	}

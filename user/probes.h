@@ -8,13 +8,14 @@
 #include <sys/types.h>
 
 #include "snapshot.h"
+#include "syncprof.h"
 
 struct probes;
 
 struct probes_config {
 	pid_t tgid;
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
-	uint64_t calibration_ns;	/* probe time taken out of each call */
+	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
 };
 
@@ -34,9 +35,11 @@ int probes__attach_loader(struct probes *p, const char *loader);
 int probes__module_events_fd(struct probes *p);
 /* Takes the pending events; returns how many there were. */
 int probes__consume_module_events(struct probes *p);
+/* How the kernel runs the probed instruction of an attached function. */
+enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /* Starts a new report window and reads the stats into a sealed snapshot. */
 int probes__read(struct probes *p, struct snapshot **out);
-/* Events lost since attach (a full map). */
+/* Events lost since attach: a full stats map, or no task storage. */
 uint64_t probes__dropped(struct probes *p);
 void probes__free(struct probes *p);
 

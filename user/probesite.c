@@ -10,7 +10,9 @@
  * The site must see what the entry would: every call passes through it
  * (only straight-line, non-branching instructions before it, and no branch
  * in the function lands inside that prefix), the return address still at
- * [rsp] (nothing before it writes rsp), and the object still in rdi.  The
+ * [rsp] (nothing before it writes rsp or memory), and the object still in
+ * rdi.  Branches into the prefix are checked over the decoded bytes: the
+ * caller decodes the whole function or accepts only offset 0.  The
  * return probe shares the site: the kernel hijacks the return address at
  * [rsp], wherever the probe sits, as long as the stack has not moved.
  *
@@ -73,6 +75,18 @@ static bool writes_reg(csh cs, const cs_insn *insn, x86_reg reg)
 	return false;
 }
 
+/* Stores to memory: [rsp], the return address, could be among them. */
+static bool writes_memory(const cs_insn *insn)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+
+	for (uint8_t i = 0; i < x86->op_count; i++)
+		if (x86->operands[i].type == X86_OP_MEM &&
+		    (x86->operands[i].access & CS_AC_WRITE))
+			return true;
+	return false;
+}
+
 static bool is_branch(const cs_insn *insn)
 {
 	const cs_detail *d = insn->detail;
@@ -121,10 +135,12 @@ int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
 			break;
 		}
 		/* Everything before the site must flow into it unchanged. */
-		if (is_branch(&insns[i]) || writes_reg(cs, &insns[i], X86_REG_RSP) ||
+		if (is_branch(&insns[i]) || writes_memory(&insns[i]) ||
+		    writes_reg(cs, &insns[i], X86_REG_RSP) ||
 		    writes_reg(cs, &insns[i], X86_REG_RDI))
 			break;
 	}
+	site->entry_emulated = n && probesite__is_emulated(insns[0].bytes, insns[0].size);
 	if (found && chosen > 0) {
 		uint64_t lo = vaddr, hi = insns[chosen].address;
 

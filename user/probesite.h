@@ -14,6 +14,7 @@
 struct probesite {
 	uint64_t offset;	/* from the function's start */
 	bool emulated;		/* false: no such instruction, offset 0 */
+	bool entry_emulated;	/* the instruction at offset 0 is emulated */
 	char insn[200];		/* the instruction, for -v output */
 };
 

@@ -117,6 +117,21 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 	return err;
 }
 
+void procmaps__keep_exec_files(struct procmaps *maps)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < maps->count; i++) {
+		struct procmaps_entry *e = &maps->entries[i];
+
+		if (e->exec && e->path[0] == '/')
+			maps->entries[kept++] = *e;
+		else
+			free((char *)e->path);
+	}
+	maps->count = kept;
+}
+
 size_t procmaps__count(const struct procmaps *maps)
 {
 	return maps->count;

@@ -28,6 +28,8 @@ int procmaps__parse(FILE *file, struct procmaps **out);
 int procmaps__read(pid_t pid, struct procmaps **out);
 void procmaps__free(struct procmaps *maps);
 
+/* Drops every entry but executable, file-backed ones. */
+void procmaps__keep_exec_files(struct procmaps *maps);
 size_t procmaps__count(const struct procmaps *maps);
 const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
 					     size_t index);

@@ -1,4 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * Counts and waits only grow, so a window's are the difference of two
+ * snapshots.  A maximum cannot be subtracted: each per-CPU value keeps
+ * the max of the window it last saw a call in, and of the one before (the
+ * loader advances the window and then reads; a call in between opens the
+ * next window on its CPU).  A delta takes the closing window's max from
+ * whichever slot holds it, or the all-time max when that grew meanwhile.
+ * Rejected: resetting maxima from user space (races every CPU's update).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +67,9 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 			e->max_ns = v->max_ns;
 		if (v->window == window && v->window_max_ns > e->window_max_ns)
 			e->window_max_ns = v->window_max_ns;
+		if (v->prev_window == window &&
+		    v->prev_window_max_ns > e->window_max_ns)
+			e->window_max_ns = v->prev_window_max_ns;
 	}
 	return 0;
 }

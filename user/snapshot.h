@@ -26,7 +26,7 @@ int snapshot__new(struct snapshot **out);
 void snapshot__free(struct snapshot *snap);
 /*
  * Adds one map entry: ncpus per-CPU values merged.  window_max_ns keeps
- * only the CPUs whose values belong to `window`.
+ * only the CPUs whose current or previous window is `window`.
  */
 int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		  const struct sp_value *per_cpu, int ncpus, uint64_t window);

@@ -72,6 +72,7 @@ struct symbolizer {
 	struct procmaps **generations;
 	size_t n_generations;
 	uint64_t last_refresh_ns;
+	bool frozen;		/* the target is gone: its PID may be reused */
 	struct reported_file *reported;
 	size_t n_reported;
 	struct cache_entry *cache;
@@ -240,11 +241,22 @@ int symbolizer__refresh(struct symbolizer *sym)
 {
 	struct procmaps *maps;
 	void *grown;
-	int err = procmaps__read(sym->pid, &maps);
+	int err;
 
+	if (sym->frozen)
+		return 0;
+	err = procmaps__read(sym->pid, &maps);
 	sym->last_refresh_ns = monotonic_ns();
 	if (err)
 		return err;
+	/* Files new since the last report get a module (from the full list:
+	 * a file's load base is its lowest mapping, code or not). */
+	symbolizer__report(sym, maps);
+	/*
+	 * Only code is named through these lists: heap and stack churn must
+	 * not make a new generation (a copy kept for the whole run).
+	 */
+	procmaps__keep_exec_files(maps);
 	if (sym->n_generations &&
 	    procmaps_same(maps, sym->generations[sym->n_generations - 1])) {
 		procmaps__free(maps);
@@ -258,7 +270,6 @@ int symbolizer__refresh(struct symbolizer *sym)
 	}
 	sym->generations = grown;
 	sym->generations[sym->n_generations++] = maps;
-	symbolizer__report(sym, maps);
 	return 0;
 }
 
@@ -309,6 +320,11 @@ static int free_module_index(Dwfl_Module *mod, void **userdata,
 	modindex__free(*userdata);
 	*userdata = NULL;
 	return DWARF_CB_OK;
+}
+
+void symbolizer__freeze(struct symbolizer *sym)
+{
+	sym->frozen = true;
 }
 
 void symbolizer__free(struct symbolizer *sym)
@@ -567,6 +583,8 @@ int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
 		return slot->err;
 	}
 	err = symbolizer__resolve(sym, ret_addr, info);
+	if (err)
+		return err;	/* not cached: a library may map it later */
 	/* A miss may have refreshed and rehashed: find the slot again. */
 	slot = symbolizer__cache(sym, ret_addr, CACHE_CALLSITE);
 	if (slot && !slot->key) {
@@ -613,6 +631,8 @@ const char *symbolizer__object(struct symbolizer *sym, uint64_t addr)
 	if (slot && slot->key)
 		return slot->object;
 	name = symbolizer__resolve_object(sym, addr);
+	if (!name)
+		return NULL;	/* heap, stack, or a library not seen yet */
 	slot = symbolizer__cache(sym, addr, CACHE_OBJECT);
 	if (slot && !slot->key) {
 		symbolizer__cache_fill(sym, slot, addr, CACHE_OBJECT);

@@ -32,6 +32,8 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 void symbolizer__free(struct symbolizer *sym);
 /* Adds what the target mapped since; call now and then while it lives. */
 int symbolizer__refresh(struct symbolizer *sym);
+/* The target exited: never read its /proc files again (the PID may be reused). */
+void symbolizer__freeze(struct symbolizer *sym);
 /*
  * Names the call site whose return address is `ret_addr` (looked up at
  * ret_addr - 1).  Strings stay valid until symbolizer__free.  -ENOENT:

@@ -10,6 +10,7 @@
  * stop at the entry point (a constructor could lock first), and resolving
  * the libc path ahead of time (it is the loader's decision, not ours).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -108,6 +109,32 @@ static pid_t read_tgid(pid_t pid)
 	return tgid;
 }
 
+/* Whether a thread other than the (exited) leader still runs. */
+static bool process_has_live_threads(pid_t pid)
+{
+	char path[64], comm[64];
+	struct dirent *entry;
+	bool live = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!live && (entry = readdir(dir))) {
+		unsigned long flags;
+		char state = 0;
+		int tid = atoi(entry->d_name);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		live = !read_stat(tid, &state, &flags, comm, sizeof(comm)) &&
+		       state != 'Z' && state != 'X';
+	}
+	closedir(dir);
+	return live;
+}
+
 int target__attach(pid_t pid, struct target **out)
 {
 	unsigned long flags = 0;
@@ -141,7 +168,12 @@ int target__attach(pid_t pid, struct target **out)
 		goto fail;
 	}
 	if (state == 'Z' || state == 'X') {
-		pr_err("PID %d (%s) has exited", (int)pid, t->comm);
+		if (process_has_live_threads(pid))
+			pr_err("PID %d (%s): its main thread has exited while other "
+			       "threads run on; such processes are not supported yet",
+			       (int)pid, t->comm);
+		else
+			pr_err("PID %d (%s) has exited", (int)pid, t->comm);
 		err = -ESRCH;
 		goto fail;
 	}
@@ -376,8 +408,10 @@ int target__launch(char *const argv[], struct target **out)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
+		/* The command starts as it would without syncprof. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
 		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
 			execvp(argv[0], argv);
 		child_errno = errno;

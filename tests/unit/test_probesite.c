@@ -114,6 +114,17 @@ static void test_call_before_site_keeps_entry(void **state UNUSED)
 	assert_int_equal(site.offset, 0);
 }
 
+static void test_store_before_branch_keeps_entry(void **state UNUSED)
+{
+	/* mov %rdi,(%rsp): the return address is overwritten; then jne */
+	static const uint8_t code[] = { 0x48, 0x89, 0x3c, 0x24, 0x75, 0x02, 0x90, 0xc3 };
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_false(site.emulated);
+	assert_int_equal(site.offset, 0);
+}
+
 static void test_emulated_opcodes(void **state UNUSED)
 {
 	assert_true(probesite__is_emulated((const uint8_t *)"\x55", 1));
@@ -168,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_first_argument_clobbered_keeps_entry),
 		cmocka_unit_test(test_branch_into_prefix_keeps_entry),
 		cmocka_unit_test(test_call_before_site_keeps_entry),
+		cmocka_unit_test(test_store_before_branch_keeps_entry),
 		cmocka_unit_test(test_emulated_opcodes),
 		cmocka_unit_test(test_undecodable_bytes_keep_entry),
 		cmocka_unit_test(test_median),

@@ -161,6 +161,27 @@ static void test_add_window_max_zero_when_no_cpu_in_window(void **state UNUSED)
 	snapshot__free(s);
 }
 
+/*
+ * A call that ended after the window switch but before the read started
+ * the next window on its CPU: the closing window's max is in prev_*.
+ */
+static void test_add_window_max_from_previous_slot(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 0);
+	struct sp_value cpus[2] = {
+		val(50, 9000, 20000000, 0, 300, 5),
+		val(10, 800, 700, 0, 700, 4),
+	};
+
+	cpus[0].prev_window = 4;
+	cpus[0].prev_window_max_ns = 20000000;
+	assert_int_equal(snapshot__add(s, &k, cpus, 2, 4), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__entries(s)->window_max_ns, 20000000);
+	snapshot__free(s);
+}
+
 static void test_seal_sorts_by_object_callsite_type_tid(void **state UNUSED)
 {
 	struct snapshot *s = new_snapshot();
@@ -509,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_add_max_is_max_not_sum_or_last),
 		cmocka_unit_test(test_add_window_max_only_from_current_window),
 		cmocka_unit_test(test_add_window_max_zero_when_no_cpu_in_window),
+		cmocka_unit_test(test_add_window_max_from_previous_slot),
 		cmocka_unit_test(test_seal_sorts_by_object_callsite_type_tid),
 		cmocka_unit_test(test_seal_merges_duplicate_keys),
 		cmocka_unit_test(test_key_cmp_order),
