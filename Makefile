@@ -254,6 +254,35 @@ bench:
 	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS)
 	$(Q)$(PYTHON) tests/bench/run.py
 
+# --- unwind fixtures: begin
+# Code whose CFI tests/unit/test_cfitable.c checks rule by rule, linked
+# into one shared library, libunwind-fixture.so:
+#   unwind_frames.c    -O2 -fomit-frame-pointer: a leaf, a 0x88-byte frame
+#   unwind_fp.c        -O2 -fno-omit-frame-pointer: an rbp-based CFA
+#   unwind_dbgframe.c  -g without unwind tables: CFI in .debug_frame only
+#   unwind_asm.c       hand-written CFI in .eh_frame and .debug_frame: exact
+#                      rows, and the rules a BPF walker cannot apply
+UWFIX          := $(OUT)/tests/fixtures
+UWFIX_CFLAGS   := -O2 -fPIC -Wall -Wextra -Werror -Wshadow \
+                  -Wstrict-prototypes -Wmissing-prototypes
+UWFIX_frames   := -fomit-frame-pointer
+UWFIX_fp       := -fno-omit-frame-pointer
+UWFIX_dbgframe := -g -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+                  -fno-unwind-tables
+UWFIX_asm      :=
+UWFIX_OBJS     := $(patsubst %,$(UWFIX)/unwind_%.o,frames fp dbgframe asm)
+FIXTURES       += $(UWFIX)/libunwind-fixture.so
+
+$(UWFIX)/unwind_%.o: tests/fixtures/unwind_%.c tests/fixtures/unwind_fixture.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(UWFIX_CFLAGS) $(UWFIX_$*) -c $< -o $@
+
+$(UWFIX)/libunwind-fixture.so: $(UWFIX_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared $^ -o $@
+# --- unwind fixtures: end
+
 demo:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo

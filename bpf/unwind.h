@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The unwind table that crosses into BPF: one row per address range of a
+ * library with a single x86-64 CFI rule, computed by user/cfitable.c from
+ * .eh_frame (and .debug_frame) and applied by the BPF program to step out
+ * of frames that keep no frame pointer.  Fixed-width types only.
+ *
+ * Applying a row to a frame (pc, rsp, rbp), with pc a file-relative
+ * virtual address (pc - load bias; ra - 1 for a return address):
+ *	cfa        = (cfa_reg == SP_UNWIND_CFA_RSP ? rsp : rbp) + cfa_offset
+ *	caller ra  = *(u64 *)(cfa - 8)
+ *	caller rsp = cfa
+ *	caller rbp = *(u64 *)(cfa + rbp_offset)	SP_UNWIND_RBP_AT_CFA
+ *		     rbp			SP_UNWIND_RBP_SAME
+ *		     unknown			SP_UNWIND_RBP_UNDEFINED
+ * A row with SP_UNWIND_F_UNSUPPORTED set stops the walk; its rule fields
+ * are zero and the other flags say why.  No row for pc: no CFI there.
+ */
+#ifndef SYNCPROF_UNWIND_ABI_H
+#define SYNCPROF_UNWIND_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* The register the CFA is computed from.  0 is never a usable rule. */
+enum sp_unwind_cfa_reg {
+	SP_UNWIND_CFA_NONE = 0,		/* unsupported row */
+	SP_UNWIND_CFA_RSP = 1,		/* DWARF register 7 */
+	SP_UNWIND_CFA_RBP = 2,		/* DWARF register 6 */
+};
+
+/* Where the caller's rbp is. */
+enum sp_unwind_rbp_rule {
+	SP_UNWIND_RBP_SAME = 0,		/* unchanged by this frame */
+	SP_UNWIND_RBP_AT_CFA = 1,	/* saved at cfa + rbp_offset */
+	SP_UNWIND_RBP_UNDEFINED = 2,	/* clobbered: not recoverable */
+};
+
+/*
+ * SP_UNWIND_F_UNSUPPORTED: do not apply the row, stop the walk.  The
+ * other flags say why and come with it:
+ *   CFA_EXPR      the CFA is not register + int32 (a DWARF expression)
+ *   CFA_REG       the CFA is based on neither rsp nor rbp
+ *   RA            the return address is not saved at CFA-8
+ *   RA_UNDEFINED  no return address: the outermost frame (thread start)
+ *   RBP           rbp is restored from a register or by an expression
+ *   RSP           the caller's rsp is not the CFA
+ *   SIGNAL        a signal frame: its ra is exact, not after a call
+ *   ERROR         libdw could not evaluate the CFI there
+ */
+enum sp_unwind_flags {
+	SP_UNWIND_F_UNSUPPORTED = 1 << 0,
+	SP_UNWIND_F_CFA_EXPR = 1 << 1,
+	SP_UNWIND_F_CFA_REG = 1 << 2,
+	SP_UNWIND_F_RA = 1 << 3,
+	SP_UNWIND_F_RA_UNDEFINED = 1 << 4,
+	SP_UNWIND_F_RBP = 1 << 5,
+	SP_UNWIND_F_RSP = 1 << 6,
+	SP_UNWIND_F_SIGNAL = 1 << 7,
+	SP_UNWIND_F_ERROR = 1 << 8,
+};
+
+/* One rule over [start, end), file-relative virtual addresses. */
+struct sp_unwind_row {
+	__u64 start;
+	__u64 end;
+	__s32 cfa_offset;
+	__s32 rbp_offset;	/* for SP_UNWIND_RBP_AT_CFA, else 0 */
+	__u8 cfa_reg;		/* enum sp_unwind_cfa_reg */
+	__u8 rbp_rule;		/* enum sp_unwind_rbp_rule */
+	__u16 flags;		/* enum sp_unwind_flags */
+	__u32 reserved;		/* zero */
+};
+
+#endif
