@@ -112,6 +112,16 @@ class SyncprofTestCase(unittest.TestCase):
     def go(self, target):
         os.kill(target.pid, signal.SIGUSR1)
 
+    def profile_to_the_end(self, target, *args):
+        """Attaches syncprof to a waiting target, lets the target run to
+        its end, and returns syncprof's finished run."""
+        prof = self.start_syncprof(["--pid", str(target.pid), *args])
+        self.go(target)
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run
+
     # --- reading reports -------------------------------------------------
 
     @staticmethod

@@ -60,11 +60,8 @@ class Lifecycle(SyncprofTestCase):
         target = self.start_waiting_target(self.workload_cmd(
             "mutex", "--threads", "2", "--iters", "40", "--hold-us", "3000",
             "--wait-signal"))
-        prof = self.start_syncprof(["--pid", str(target.pid)])
-        self.go(target)  # the worker threads are created now
-        self.assertEqual(target.wait(timeout=60), 0)
-        run = self.finish_syncprof(prof)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        # The worker threads are created once it runs, after the attach.
+        run = self.profile_to_the_end(target)
         self.assertIn("exited", run.stderr)
         truth = self.truth()
         rows = self.rows_for(run.reports[-1], truth["object"])
@@ -255,11 +252,7 @@ class Lifecycle(SyncprofTestCase):
         with open(f"/proc/{target.pid}/maps") as f:
             mapped = {int(line.split()[4]) for line in f if "/libc.so" in line}
         self.assertEqual(mapped, {os.stat(copy).st_ino})
-        prof = self.start_syncprof(["--pid", str(target.pid)])
-        self.go(target)
-        self.assertEqual(target.wait(timeout=60), 0)
-        run = self.finish_syncprof(prof)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        run = self.profile_to_the_end(target)
         truth = self.truth()
         rows = self.rows_for(run.reports[-1], truth["object"])
         self.assertEqual(self.total(rows, "count"), truth["count"])

@@ -87,11 +87,7 @@ class Symbols(SyncprofTestCase):
     def test_library_dlopened_after_attach(self):
         target = self.start_waiting_target(self.workload_cmd(
             "dlopen", "--lib", SHAREDLIB, "--iters", "10", "--wait-signal"))
-        prof = self.start_syncprof(["--pid", str(target.pid)])
-        self.go(target)
-        self.assertEqual(target.wait(timeout=60), 0)
-        run = self.finish_syncprof(prof)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        run = self.profile_to_the_end(target)
         truth = self.truth()
         [row] = self.rows_for(run.reports[-1], truth["object"])
         self.assertEqual(row["count"], truth["count"])
