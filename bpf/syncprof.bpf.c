@@ -73,6 +73,11 @@ static __always_inline void counter_bump(__u32 which)
 		__sync_fetch_and_add(n, 1);
 }
 
+/*
+ * The kernel already filters pid-attached uprobes by process; this check
+ * (a few ns) keeps the programs right for a forked child that inherited
+ * the breakpoints before the kernel removed them from it.
+ */
 static __always_inline bool is_target(__u64 pid_tgid)
 {
 	return (__u32)(pid_tgid >> 32) == target_tgid;

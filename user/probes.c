@@ -46,6 +46,7 @@ struct probes {
 	int ncpus;
 	uint64_t window;
 	struct sp_value *values;	/* ncpus slots for one read */
+	uint64_t *counter_values;	/* ncpus slots for one counter */
 	struct bpf_link *links[N_PROBES][2];
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *loader_link;
@@ -68,7 +69,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	p->values = calloc((size_t)p->ncpus, sizeof(*p->values));
-	if (!p->values) {
+	p->counter_values = calloc((size_t)p->ncpus, sizeof(*p->counter_values));
+	if (!p->values || !p->counter_values) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -312,18 +314,14 @@ int probes__read(struct probes *p, struct snapshot **out)
 uint64_t probes__dropped(struct probes *p)
 {
 	int fd = bpf_map__fd(p->skel->maps.counters);
-	uint64_t *per_cpu = calloc((size_t)p->ncpus, sizeof(*per_cpu));
 	uint64_t total = 0;
 
-	if (!per_cpu)
-		return 0;
 	for (__u32 i = 0; i < SP_CNT__COUNT; i++) {
-		if (bpf_map_lookup_elem(fd, &i, per_cpu))
+		if (bpf_map_lookup_elem(fd, &i, p->counter_values))
 			continue;
 		for (int cpu = 0; cpu < p->ncpus; cpu++)
-			total += per_cpu[cpu];
+			total += p->counter_values[cpu];
 	}
-	free(per_cpu);
 	return total;
 }
 
@@ -344,5 +342,6 @@ void probes__free(struct probes *p)
 	ring_buffer__free(p->module_events);
 	syncprof_bpf__destroy(p->skel);
 	free(p->values);
+	free(p->counter_values);
 	free(p);
 }
