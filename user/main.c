@@ -226,7 +226,7 @@ enum {
 	FD__COUNT
 };
 
-/* How often the target's module list is re-read while it lives. */
+/* How often the module list is re-read when the loader cannot be watched. */
 #define MODULES_REFRESH_S 1.0
 
 /* Runs until the duration ends, a signal comes or the target exits. */
@@ -245,7 +245,8 @@ static int session__loop(struct session *s, int signal_fd)
 		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
 		err = loop_timer(&fds[FD_DURATION], s->opts->duration_s, false);
-	if (!err)
+	/* Polling the module list is the fallback for no loader watch. */
+	if (!err && fds[FD_MODULE_EVENTS].fd < 0)
 		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
 	if (err)
 		goto out;

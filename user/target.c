@@ -333,12 +333,13 @@ static bool libc_ready(pid_t pid)
  * Steps the held child through its loader's syscalls until libc is
  * mapped.  At exec, the executable mappings are the program's and the
  * loader's; a syscall issued from anywhere else is the program's own.
+ * Only an mmap can map libc, so the maps are read after mmaps alone.
  */
 static int target__run_to_libc(struct target *t, const char *name)
 {
 	uint64_t loader[8][2];
 	size_t n_loader = 0;
-	bool in_syscall = false;
+	bool in_syscall = false, in_mmap = false;
 	int sig = 0, status, err;
 
 	if (is_static_executable(t->pid)) {
@@ -369,7 +370,7 @@ static int target__run_to_libc(struct target *t, const char *name)
 		}
 		if (in_syscall) {
 			in_syscall = false;
-			if (libc_ready(t->pid))
+			if (in_mmap && libc_ready(t->pid))
 				return 0;
 			continue;
 		}
@@ -379,6 +380,7 @@ static int target__run_to_libc(struct target *t, const char *name)
 
 		if (ptrace(PTRACE_GETREGS, t->pid, 0, &regs))
 			return -errno;
+		in_mmap = regs.orig_rax == SYS_mmap;
 		for (size_t i = 0; i < n_loader; i++)
 			from_loader |= regs.rip >= loader[i][0] && regs.rip < loader[i][1];
 		if (!from_loader) {
