@@ -281,6 +281,13 @@ $(UWFIX)/unwind_%.o: tests/fixtures/unwind_%.c tests/fixtures/unwind_fixture.h
 $(UWFIX)/libunwind-fixture.so: $(UWFIX_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared $^ -o $@
+
+# Public names as glibc spells them, for tests/unit/test_libcmodel.c.
+FIXTURES       += $(UWFIX)/libfakelibc.so
+$(UWFIX)/libfakelibc.so: tests/fixtures/fakelibc.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(UWFIX_CFLAGS) -fomit-frame-pointer -shared $< -o $@
 # --- unwind fixtures: end
 
 demo:

@@ -19,31 +19,23 @@
  * a signal handler, or a libc that calls its own public entry points) is
  * left out, so a condvar's internal re-lock never adds a mutex row.
  *
- * Counters are per-CPU but updated atomically: uprobe programs run
- * preemptibly, and two tasks on one CPU may update the same slot.
+ * Contended mode's programs are in contended.bpf.h; the loader loads only
+ * the programs of the mode it runs.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "syncprof.h"
+#include "unwind.h"
 
 #define EOWNERDEAD 130
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 target_tgid = 0;
+#include "stats.bpf.h"
+
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
-
-/* Report window, advanced by the loader before each read. */
-volatile __u64 window = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__type(key, struct sp_key);
-	__type(value, struct sp_value);
-	__uint(max_entries, 16384);	/* set by the loader before load */
-} stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -51,101 +43,6 @@ struct {
 	__type(key, int);
 	__type(value, struct sp_inflight);	/* sp == 0: no call in flight */
 } inflight SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, SP_CNT__COUNT);
-} counters SEC(".maps");
-
-/* One event per change of the target's libraries (dlopen, dlclose). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} module_events SEC(".maps");
-
-static __always_inline void counter_bump(__u32 which)
-{
-	__u64 *n = bpf_map_lookup_elem(&counters, &which);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
-}
-
-/*
- * The kernel already filters pid-attached uprobes by process; this check
- * (a few ns) keeps the programs right for a forked child that inherited
- * the breakpoints before the kernel removed them from it.
- */
-static __always_inline bool is_target(__u64 pid_tgid)
-{
-	return (__u32)(pid_tgid >> 32) == target_tgid;
-}
-
-static __always_inline __u32 mutex_type(__u64 mutex)
-{
-	__u32 kind = 0;
-
-	bpf_probe_read_user(&kind, sizeof(kind),
-			    (void *)(mutex + SP_MUTEX_KIND_OFFSET));
-	if ((kind & SP_MUTEX_KIND_MASK) == SP_MUTEX_KIND_RECURSIVE)
-		return SP_TYPE_REC_MUTEX;
-	return SP_TYPE_MUTEX;
-}
-
-static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
-				      bool acquired)
-{
-	__u64 cur_window = window;
-	struct sp_value *v = bpf_map_lookup_elem(&stats, key);
-
-	if (!v) {
-		struct sp_value init = {
-			.count = acquired,
-			.wait_ns = wait_ns,
-			.max_ns = wait_ns,
-			.failed = !acquired,
-			.window_max_ns = wait_ns,
-			.window = cur_window,
-		};
-		long err = bpf_map_update_elem(&stats, key, &init, BPF_NOEXIST);
-
-		if (!err)
-			return;
-		if (err != -17 /* EEXIST: another CPU raced us */) {
-			counter_bump(SP_CNT_DROPPED_STATS);
-			return;
-		}
-		v = bpf_map_lookup_elem(&stats, key);
-		if (!v) {
-			counter_bump(SP_CNT_DROPPED_STATS);
-			return;
-		}
-	}
-	if (acquired)
-		__sync_fetch_and_add(&v->count, 1);
-	else
-		__sync_fetch_and_add(&v->failed, 1);
-	__sync_fetch_and_add(&v->wait_ns, wait_ns);
-	if (wait_ns > v->max_ns)
-		v->max_ns = wait_ns;
-	/*
-	 * The loader advances the window, then reads: a call ending between
-	 * the two starts the new window here, so the closing window's max
-	 * moves to prev_* rather than being lost.  max_ns and these are plain
-	 * read-modify-writes: two tasks preempting each other on one CPU in
-	 * this very spot can lose a maximum, never a count or a wait.
-	 */
-	if (v->window != cur_window) {
-		v->prev_window = v->window;
-		v->prev_window_max_ns = v->window_max_ns;
-		v->window = cur_window;
-		v->window_max_ns = wait_ns;
-	} else if (wait_ns > v->window_max_ns) {
-		v->window_max_ns = wait_ns;
-	}
-}
 
 SEC("uprobe")
 int lock_enter(struct pt_regs *ctx)
@@ -185,7 +82,8 @@ int lock_return(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct sp_inflight *call;
 	struct sp_key key = {};
-	__u64 sp, t0, bias;
+	__u64 sp, t0, bias, wait;
+	bool acquired;
 	long ret;
 
 	if (!is_target(pid_tgid))
@@ -210,8 +108,9 @@ int lock_return(struct pt_regs *ctx)
 
 	ret = (int)PT_REGS_RC(ctx);
 	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
-	stats_add(&key, now > t0 + bias ? now - t0 - bias : 0,
-		  ret == 0 || ret == EOWNERDEAD);
+	wait = now > t0 + bias ? now - t0 - bias : 0;
+	acquired = ret == 0 || ret == EOWNERDEAD;
+	stats_add(&key, wait, wait, acquired, !acquired);
 	return 0;
 }
 
@@ -235,3 +134,5 @@ int modules_changed(struct pt_regs *ctx)
 	}
 	return 0;
 }
+
+#include "contended.bpf.h"

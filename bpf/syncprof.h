@@ -16,6 +16,11 @@ enum sp_lock_type {
 	SP_TYPE_MUTEX = 0,
 	SP_TYPE_REC_MUTEX,
 	SP_TYPE_CONDVAR,
+	SP_TYPE_RWLOCK_R,	/* contended mode: a reader blocked */
+	SP_TYPE_RWLOCK_W,	/* contended mode: a writer blocked */
+	SP_TYPE_SEM,
+	SP_TYPE_LIBC_LOCK,	/* glibc's own locks: stdio, malloc arenas */
+	SP_TYPE_FUTEX,		/* any other futex wait */
 	SP_TYPE__COUNT,
 };
 
@@ -46,6 +51,11 @@ enum sp_site_kind {
 enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
 	SP_CNT_DROPPED_INFLIGHT,	/* no task storage for a call: it was lost */
+	SP_CNT_UNWIND_STOPPED,	/* contended: an unsupported unwind rule or
+				   no rule inside libc; the wait is kept
+				   with the innermost known call site */
+	SP_CNT_UNWIND_DEEP,	/* contended: still in libc after
+				   SP_UNWIND_MAX_FRAMES frames */
 	SP_CNT__COUNT,
 };
 
@@ -56,10 +66,12 @@ enum sp_counter {
 
 /* One row of the stats map, before aggregation. */
 struct sp_key {
-	__u64 object;		/* address of the mutex or condvar */
+	__u64 object;		/* address of the lock object */
 	__u64 callsite;		/* return address into the caller */
 	__u32 tid;
 	__u32 type;		/* enum sp_lock_type */
+	__u32 owner_tid;	/* contended mutexes: the holder; else 0 */
+	__u32 pad;
 };
 
 struct sp_value {
@@ -81,6 +93,55 @@ struct sp_inflight {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u32 type;
 	__u32 pad;
+};
+
+/*
+ * Contended mode.  The loader classifies libc's exported functions by the
+ * lock they implement; the BPF program looks up the outermost libc frame
+ * of a blocking wait in this table (sorted, disjoint, file-relative).
+ */
+enum sp_func_class {
+	SP_FUNC_OTHER = 0,	/* anything else: a plain futex wait */
+	SP_FUNC_MUTEX,		/* pthread_mutex_{lock,timedlock,clocklock} */
+	SP_FUNC_CONDVAR,	/* pthread_cond_{wait,timedwait,clockwait} */
+	SP_FUNC_CONDVAR_OTHER,	/* pthread_cond_{signal,broadcast,destroy} */
+	SP_FUNC_RWLOCK_R,	/* pthread_rwlock_*rdlock */
+	SP_FUNC_RWLOCK_W,	/* pthread_rwlock_*wrlock */
+	SP_FUNC_SEM,		/* sem_{wait,timedwait,clockwait} */
+};
+
+struct sp_func_range {
+	__u64 start;
+	__u64 end;
+	__u32 class;		/* enum sp_func_class */
+	__u32 pad;
+};
+
+/* Frames stepped through inside libc before giving up. */
+#define SP_UNWIND_MAX_FRAMES	12
+
+/* glibc's rwlock: readers wait on __readers@0 with PTHREAD_RWLOCK_RWAITING
+ * set in the expected value; every other wait is on __wrphase_futex@8 or
+ * __writers_futex@12 with a value below it. */
+#define SP_RWLOCK_READERS_WAITING	4
+#define SP_RWLOCK_PHASE_OFFSET		8
+
+/* glibc's mutex: the holder's TID. */
+#define SP_MUTEX_OWNER_OFFSET	8
+
+/*
+ * A thread's open contended acquisition, in task storage: the word it
+ * waits on and where the wait is counted.  A wait on the same word by the
+ * same thread continues the acquisition until it is closed (see
+ * bpf/contended.bpf.h).
+ */
+struct sp_contended {
+	struct sp_key key;	/* the row of the wait in flight or last */
+	__u64 uaddr;		/* futex word of the open acquisition */
+	__u64 t0;		/* wait in flight: entry time, else 0 */
+	__u64 episode_ns;	/* blocked so far in this acquisition */
+	__u32 counted;		/* the acquisition has been counted */
+	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
 };
 
 #endif /* SYNCPROF_ABI_H */

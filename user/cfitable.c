@@ -70,6 +70,7 @@ struct spans {
 struct cfitable {
 	struct sp_unwind_row *rows;
 	size_t n_rows, cap_rows;
+	struct spans functions;	/* .eh_frame FDEs walked, sorted by lo */
 	struct cfitable_stats stats;
 };
 
@@ -718,8 +719,13 @@ static int cfitable__fill(struct cfitable *table, Elf *elf,
 		if (!err)
 			err = cfitable__walk(table, cfi, &eh_fdes, allowed,
 					     &table->stats.fdes);
+		for (size_t i = 0; i < eh_fdes.n && !err; i++)
+			err = spans__push(&table->functions, eh_fdes.v[i].lo,
+					  eh_fdes.v[i].hi);
 		if (err)
 			goto out;
+		qsort(table->functions.v, table->functions.n,
+		      sizeof(*table->functions.v), cmp_span);
 	}
 	if (dbg_scn) {
 		size_t before = table->stats.fdes;
@@ -820,6 +826,7 @@ void cfitable__free(struct cfitable *table)
 	if (!table)
 		return;
 	free(table->rows);
+	spans__free(&table->functions);
 	free(table);
 }
 
@@ -852,4 +859,31 @@ const struct sp_unwind_row *cfitable__lookup(const struct cfitable *table,
 	if (!lo || addr >= table->rows[lo - 1].end)
 		return NULL;
 	return &table->rows[lo - 1];
+}
+
+int cfitable__function_at(const struct cfitable *table, uint64_t addr,
+			  struct cfitable_range *range)
+{
+	const struct spans *f = &table->functions;
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* FDEs may nest or overlap: take the nearest one that holds addr. */
+	while (lo-- > 0) {
+		if (addr < f->v[lo].hi) {
+			range->start = f->v[lo].lo;
+			range->end = f->v[lo].hi;
+			return 0;
+		}
+		if (f->n - lo > 64)
+			break;
+	}
+	return -ENOENT;
 }

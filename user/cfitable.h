@@ -59,4 +59,11 @@ void cfitable__stats(const struct cfitable *table, struct cfitable_stats *st);
 const struct sp_unwind_row *cfitable__lookup(const struct cfitable *table,
 					     uint64_t addr);
 
+/*
+ * The code range of the .eh_frame FDE that covers addr: one function, or
+ * one part of a split one (.cold).  -ENOENT if none does.
+ */
+int cfitable__function_at(const struct cfitable *table, uint64_t addr,
+			  struct cfitable_range *range);
+
 #endif

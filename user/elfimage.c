@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -167,4 +168,83 @@ bool elfimage__is_dynamic(struct elfimage *image)
 			return true;
 	}
 	return false;
+}
+
+int elfimage__for_each_dynfunc(struct elfimage *image,
+			       int (*fn)(void *ctx, const char *name,
+					 uint64_t vaddr, uint64_t size),
+			       void *ctx)
+{
+	Elf_Scn *dynsym = elfimage__section(image, SHT_DYNSYM);
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	if (!dynsym || !gelf_getshdr(dynsym, &shdr) || !shdr.sh_entsize)
+		return -ENOENT;
+	data = elf_getdata(dynsym, NULL);
+	if (!data)
+		return -ENOENT;
+	for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+		const char *name;
+		GElf_Sym sym;
+		int ret;
+
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(image->elf, shdr.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		ret = fn(ctx, name, sym.st_value, sym.st_size);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int elfimage__load_bias(struct elfimage *image, uint64_t map_start,
+			uint64_t map_offset, uint64_t *bias)
+{
+	size_t n;
+
+	if (elf_getphdrnum(image->elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr phdr;
+		uint64_t seg_page;
+
+		if (!gelf_getphdr(image->elf, (int)i, &phdr) ||
+		    phdr.p_type != PT_LOAD || !phdr.p_filesz)
+			continue;
+		/* The kernel maps from the page holding p_offset. */
+		seg_page = phdr.p_offset & ~(uint64_t)(phdr.p_align > 1 ?
+			   (phdr.p_align < 4096 ? phdr.p_align : 4096) - 1 : 0);
+		if (map_offset < seg_page ||
+		    map_offset >= phdr.p_offset + phdr.p_filesz)
+			continue;
+		/* p_vaddr - p_offset is preserved by the mapping. */
+		*bias = map_start - map_offset - (phdr.p_vaddr - phdr.p_offset);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int elfimage__build_id(struct elfimage *image, uint8_t *buf, size_t len)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(image->elf, &id);
+
+	if (n <= 0)
+		return -ENOENT;
+	if ((size_t)n > len)
+		n = (ssize_t)len;
+	memcpy(buf, id, (size_t)n);
+	return (int)n;
+}
+
+int elfimage__file_offset(struct elfimage *image, uint64_t vaddr,
+			  uint64_t *offset)
+{
+	return elfimage__vaddr_to_offset(image, vaddr, offset);
 }

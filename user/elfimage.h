@@ -22,6 +22,26 @@ void elfimage__close(struct elfimage *image);
  */
 int elfimage__find_func(struct elfimage *image, const char *name,
 			struct elfimage_func *func);
+/*
+ * Calls fn for each defined function of .dynsym (name without version),
+ * stopping at the first non-zero return, which it returns.
+ */
+int elfimage__for_each_dynfunc(struct elfimage *image,
+			       int (*fn)(void *ctx, const char *name,
+					 uint64_t vaddr, uint64_t size),
+			       void *ctx);
+/*
+ * The load bias (runtime address - file virtual address) of a mapping of
+ * this file that starts at map_start with file offset map_offset.
+ * -ENOENT if no PT_LOAD segment holds that offset.
+ */
+int elfimage__load_bias(struct elfimage *image, uint64_t map_start,
+			uint64_t map_offset, uint64_t *bias);
+/* The file offset of a virtual address in a PT_LOAD segment; -ENOENT. */
+int elfimage__file_offset(struct elfimage *image, uint64_t vaddr,
+			  uint64_t *offset);
+/* Copies the GNU build ID; its length, or -ENOENT. */
+int elfimage__build_id(struct elfimage *image, uint8_t *buf, size_t len);
 /* Has a program interpreter, i.e. is dynamically linked. */
 bool elfimage__is_dynamic(struct elfimage *image);
 

@@ -221,11 +221,17 @@ static int format__table(FILE *out, enum callsite_style style,
 	print_summary(out, meta, rows);
 	/* QSP's columns; a Thread column is added only when split by thread. */
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	int width = 79 + rspace + ospace + (per_thread ? 10 : 0);
+	bool owners = false;	/* and Owner, when a holder is known */
+
+	for (size_t i = 0; per_thread && i < rows->count; i++)
+		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
+	int width = 79 + rspace + ospace + (per_thread ? 10 : 0) +
+		    (owners ? 10 : 0);
 
 	fprintf(out, "Type     %*s  Call site%*s  Wait Time (s)  "
-		"       Count  Average (us)%s\n", object_len + 2, "Object",
-		rspace, "", per_thread ? "    Thread" : "");
+		"       Count  Average (us)%s%s\n", object_len + 2, "Object",
+		rspace, "", per_thread ? "    Thread" : "",
+		owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
@@ -238,6 +244,10 @@ static int format__table(FILE *out, enum callsite_style style,
 			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
 		if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
+		if (owners && r->owner_tid != REPORT_NO_TID)
+			fprintf(out, "  %8" PRId64, r->owner_tid);
+		else if (owners)
+			fprintf(out, "  %8s", "-");
 		fputc('\n', out);
 	}
 	print_rule(out, width);
@@ -318,10 +328,17 @@ static int format__json(FILE *out, const struct format_meta *meta,
 			fprintf(out, ", \"line\": %u}", cs->line);
 		else
 			fputs(", \"line\": null}", out);
-		if (r->tid == REPORT_NO_TID)
+		if (r->tid == REPORT_NO_TID) {
 			fputs(", \"tid\": null", out);
-		else
+		} else {
 			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+			/* Per-thread rows only: who held the lock. */
+			if (r->owner_tid == REPORT_NO_TID)
+				fputs(", \"owner_tid\": null", out);
+			else
+				fprintf(out, ", \"owner_tid\": %" PRId64,
+					r->owner_tid);
+		}
 		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
 			r->count, r->wait_ns);
 		if (r->count)
@@ -338,7 +355,7 @@ static int format__json(FILE *out, const struct format_meta *meta,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed";
+	"max_ns,failed,owner_tid";
 
 void format__csv_header(FILE *out)
 {
@@ -405,7 +422,10 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->count, r->wait_ns);
 		if (r->count)
 			fprintf(out, "%" PRIu64, r->wait_ns / r->count);
-		fprintf(out, ",%" PRIu64 ",%" PRIu64 "\n", r->max_ns, r->failed);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->max_ns, r->failed);
+		if (r->owner_tid != REPORT_NO_TID)
+			fprintf(out, "%" PRId64, r->owner_tid);
+		fputc('\n', out);
 	}
 	return 0;
 }

@@ -3,6 +3,8 @@
 #include <linux/capability.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -62,4 +64,32 @@ int hostcheck__privileges(void)
 	pr_err("permission denied: syncprof needs root, or the capabilities "
 	       "CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (try sudo)");
 	return -EPERM;
+}
+
+int hostcheck__tracepoints(const char *sysfs_root)
+{
+	static const char futex_event[] = "events/syscalls/sys_enter_futex";
+	char tracing[2048];
+
+	snprintf(tracing, sizeof(tracing), "%s/kernel/tracing", sysfs_root);
+	if (exists_under(tracing, futex_event) ||
+	    exists_under(sysfs_root, "kernel/debug/tracing/events/syscalls/sys_enter_futex"))
+		return 0;
+	if (!exists_under(tracing, "events")) {
+		if (mount("nodev", tracing, "tracefs", 0, NULL)) {
+			int err = -errno;
+
+			pr_err("contended mode needs tracefs, which is not mounted "
+			       "and cannot be mounted at %s: %s", tracing,
+			       strerror(-err));
+			return err;
+		}
+		pr_info("mounted tracefs at %s", tracing);
+	}
+	if (!exists_under(tracing, futex_event)) {
+		pr_err("this kernel has no syscalls:sys_enter_futex tracepoint "
+		       "(CONFIG_FTRACE_SYSCALLS); use --mode full");
+		return -ENOTSUP;
+	}
+	return 0;
 }

@@ -8,4 +8,11 @@ int hostcheck__kernel(const char *sysfs_root);
 /* Root, or CAP_BPF + CAP_PERFMON (+ CAP_SYS_PTRACE) in the effective set. */
 int hostcheck__privileges(void);
 
+/*
+ * The futex tracepoints under sysfs_root: mounts tracefs at
+ * sysfs_root/kernel/tracing when neither it nor debugfs's tracing is
+ * there (as perf and bpftrace do), then checks for sys_enter_futex.
+ */
+int hostcheck__tracepoints(const char *sysfs_root);
+
 #endif

@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "condprobe.h"
 #include "format.h"
 #include "hostcheck.h"
+#include "libcmodel.h"
 #include "live.h"
 #include "log.h"
 #include "options.h"
@@ -33,6 +35,7 @@ struct session {
 	struct target *target;
 	struct probes *probes;
 	struct symbolizer *symbolizer;
+	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct snapshot *prev;
 	struct live *live;	/* the live screen, or NULL */
 	FILE *out;
@@ -73,7 +76,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = target__comm(s->target),
-		.mode = "full",
+		.mode = options__mode_name(s->opts->mode),
 		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
@@ -164,7 +167,7 @@ static void session__live_start(struct session *s)
 	const struct live_config cfg = {
 		.pid = target__pid(s->target),
 		.cmdline = cmdline,
-		.mode = "full",
+		.mode = options__mode_name(s->opts->mode),
 		.interval_s = s->opts->interval_s,
 		.cumulative = s->opts->cumulative,
 		.sort = s->opts->sort,
@@ -337,6 +340,64 @@ static int signals_block(int *signal_fd)
 	return *signal_fd < 0 ? -errno : 0;
 }
 
+static void calibrate_probes(struct session *s, uint64_t *by_site)
+{
+	struct calibration cal;
+	int err = calibrate__run(s->opts->probe_at_entry, &cal);
+
+	if (err) {
+		pr_warn("cannot calibrate the probes (%s); waits include "
+			"their own time", strerror(-err));
+		return;
+	}
+	s->calibration_ns = cal.ns;
+	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
+	pr_info("calibration: the probes add %.2f us to each "
+		"pthread_mutex_lock call (median of %u rounds of %u, "
+		"%.2f-%.2f us); subtracted: %.2f us at emulated "
+		"sites, %.2f us at single-stepped ones",
+		cal.ns * 1e-3, cal.rounds, cal.calls,
+		cal.min_ns * 1e-3, cal.max_ns * 1e-3,
+		cal.by_site[SP_SITE_EMULATED] * 1e-3,
+		cal.by_site[SP_SITE_STEPPED] * 1e-3);
+}
+
+/* Contended mode: the target's libc read, placed and measured. */
+static int contended_setup(struct session *s, const char *library,
+			   struct probes_config *cfg)
+{
+	pid_t pid = target__pid(s->target);
+	size_t n_rows, n_funcs;
+	int err = hostcheck__tracepoints("/sys");
+
+	if (err)
+		return err;
+	err = libcmodel__build(library, &s->libc);
+	if (err) {
+		pr_err("cannot read the unwind rules and functions of %s: %s",
+		       library, strerror(-err));
+		return err;
+	}
+	err = libcmodel__place(s->libc, pid, library, &cfg->libc_place);
+	if (err) {
+		pr_err("cannot find where PID %d maps %s: %s", (int)pid, library,
+		       strerror(-err));
+		return err;
+	}
+	cfg->libc = s->libc;
+	err = condprobe__signal_offset(library, &cfg->cond_signal_offset);
+	if (err)
+		pr_warn("cannot find where this libc's condvars wait (%s); "
+			"condvar rows name the futex word, not the condvar",
+			strerror(-err));
+	libcmodel__rows(s->libc, &n_rows);
+	libcmodel__funcs(s->libc, &n_funcs);
+	pr_info("contended mode: %zu unwind rows and %zu lock functions for "
+		"%s; condvars wait at offset %u", n_rows, n_funcs, library,
+		cfg->cond_signal_offset);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -375,35 +436,20 @@ int main(int argc, char **argv)
 	err = target__pthread_library(s.target, library, sizeof(library));
 	if (err)
 		goto cleanup;
-	uint64_t calibration[SP_SITE__COUNT] = { 0 };
-
-	if (opts.calibrate) {
-		struct calibration cal;
-
-		err = calibrate__run(opts.probe_at_entry, &cal);
-		if (err) {
-			pr_warn("cannot calibrate the probes (%s); waits include "
-				"their own time", strerror(-err));
-		} else {
-			s.calibration_ns = cal.ns;
-			memcpy(calibration, cal.by_site, sizeof(calibration));
-			pr_info("calibration: the probes add %.2f us to each "
-				"pthread_mutex_lock call (median of %u rounds of %u, "
-				"%.2f-%.2f us); subtracted: %.2f us at emulated "
-				"sites, %.2f us at single-stepped ones",
-				cal.ns * 1e-3, cal.rounds, cal.calls,
-				cal.min_ns * 1e-3, cal.max_ns * 1e-3,
-				cal.by_site[SP_SITE_EMULATED] * 1e-3,
-				cal.by_site[SP_SITE_STEPPED] * 1e-3);
-		}
-	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
+		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
+						    : PROBES_FULL,
 	};
 
-	memcpy(cfg.calibration_ns, calibration, sizeof(calibration));
+	if (opts.mode == MODE_CONTENDED)
+		err = contended_setup(&s, library, &cfg);
+	else if (opts.calibrate)
+		calibrate_probes(&s, cfg.calibration_ns);
+	if (err)
+		goto cleanup;
 	err = probes__new(&cfg, &s.probes);
 	if (err)
 		goto cleanup;
@@ -449,6 +495,7 @@ cleanup:
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	probes__free(s.probes);
+	libcmodel__free(s.libc);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);

@@ -19,6 +19,7 @@ enum {
 	OPT_USAGE,
 	OPT_VERSION,
 	OPT_BATCH,
+	OPT_MODE,
 };
 
 static const char doc[] =
@@ -42,6 +43,9 @@ static const char args_doc[] = "--pid PID | -- COMMAND [ARG...]";
 static const struct argp_option option_table[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to running process PID (all threads)", 1 },
+	{ "mode", OPT_MODE, "MODE", 0,
+	  "full (default): every lock call, by uprobes; contended: only waits "
+	  "that block in the kernel, at the futex system call (see below)", 1 },
 	{ NULL, 0, NULL, 0, "When to report:", 2 },
 	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 2 },
 	{ "interval", 'i', "SECS", 0,
@@ -128,6 +132,12 @@ static const char *const sort_names[] = { "total", "mean", "max", "count" };
 static const char *const format_names[] = { "table", "csv", "json" };
 static const char *const callsite_names[] = { "line", "func", "both" };
 static const char *const probe_at_names[] = { "auto", "entry" };
+static const char *const mode_names[] = { "full", "contended" };
+
+const char *options__mode_name(enum measure_mode mode)
+{
+	return mode < 2 ? mode_names[mode] : "?";
+}
 
 const char *options__sort_name(enum sort_key key)
 {
@@ -195,6 +205,11 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		err = parse_choice("--callsite", arg, callsite_names, 3, &choice);
 		if (!err)
 			opts->callsite = choice;
+		break;
+	case OPT_MODE:
+		err = parse_choice("--mode", arg, mode_names, 2, &choice);
+		if (!err)
+			opts->mode = choice;
 		break;
 	case OPT_PROBE_AT:
 		err = parse_choice("--probe-at", arg, probe_at_names, 2, &choice);

@@ -20,6 +20,12 @@ enum callsite_style {
 	CALLSITE_BOTH,		/* function (file:line) */
 };
 
+/* How waits are measured. */
+enum measure_mode {
+	MODE_FULL = 0,		/* every lock call, by uprobes */
+	MODE_CONTENDED,		/* only waits that block, at the futex call */
+};
+
 enum output_format {
 	FORMAT_TABLE = 0,
 	FORMAT_CSV,
@@ -34,6 +40,7 @@ enum output_format {
 struct options {
 	pid_t pid;		/* > 0: attach to this process */
 	char **command;		/* else: launch this, NULL-terminated */
+	enum measure_mode mode;
 	double duration_s;	/* 0: until Ctrl-C or the target exits */
 	double interval_s;	/* 0: one report at the end */
 	unsigned int top;	/* rows per report, 0 = all */
@@ -56,5 +63,6 @@ struct options {
 int options__parse(struct options *opts, int argc, char **argv);
 const char *options__sort_name(enum sort_key key);
 const char *options__format_name(enum output_format format);
+const char *options__mode_name(enum measure_mode mode);
 
 #endif

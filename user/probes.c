@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,8 +40,23 @@ static const struct probe_spec {
 /* Bytes of a function decoded to place its probe (more is not needed). */
 #define PROBESITE_CODE_MAX 4096
 
+/* Contended mode's tracepoints; futex2's are newer (Linux 6.7). */
+static const struct tracepoint_spec {
+	const char *name;
+	bool required;
+} tracepoint_table[] = {
+	{ "sys_enter_futex", true },
+	{ "sys_exit_futex", true },
+	{ "sys_enter_futex_wait", false },
+	{ "sys_exit_futex_wait", false },
+	{ "sys_enter_futex_wake", false },
+};
+
+#define N_TRACEPOINTS (sizeof(tracepoint_table) / sizeof(tracepoint_table[0]))
+
 struct probes {
 	struct syncprof_bpf *skel;
+	enum probes_mode mode;
 	pid_t tgid;
 	bool probe_at_entry;
 	int ncpus;
@@ -49,10 +65,97 @@ struct probes {
 	uint64_t *counter_values;	/* ncpus slots for one counter */
 	struct bpf_link *links[N_PROBES][2];
 	enum sp_site_kind kinds[N_PROBES];
+	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct ring_buffer *module_events;
 	int n_module_events;
 };
+
+static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
+{
+	struct bpf_program *progs[N_TRACEPOINTS] = {
+		p->skel->progs.futex_enter, p->skel->progs.futex_exit,
+		p->skel->progs.futex2_wait_enter, p->skel->progs.futex2_wait_exit,
+		p->skel->progs.futex2_wake_enter,
+	};
+
+	return progs[i];
+}
+
+/* tracefs as libbpf looks for it: debugfs's tracing first. */
+static bool tracepoint_exists(const char *name)
+{
+	static const char *const roots[] = {
+		"/sys/kernel/debug/tracing", "/sys/kernel/tracing",
+	};
+	char path[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/events/syscalls/%s", roots[i], name);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
+/* Only the mode's programs are loaded; contended mode's maps get sized. */
+static int probes__configure(struct probes *p, const struct probes_config *cfg)
+{
+	bool contended = cfg->mode == PROBES_CONTENDED;
+	struct bpf_program *full[] = {
+		p->skel->progs.lock_enter, p->skel->progs.lock_return,
+	};
+	struct cfitable_range lll = { 0, 0 };
+	size_t n_rows, n_funcs;
+	int err;
+
+	for (size_t i = 0; i < 2; i++)
+		bpf_program__set_autoload(full[i], !contended);
+	for (size_t i = 0; i < N_TRACEPOINTS; i++)
+		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
+			contended && tracepoint_exists(tracepoint_table[i].name));
+	if (!contended)
+		return 0;
+	libcmodel__rows(cfg->libc, &n_rows);
+	libcmodel__funcs(cfg->libc, &n_funcs);
+	libcmodel__lll_private(cfg->libc, &lll);
+	err = bpf_map__set_max_entries(p->skel->maps.unwind_rows,
+				       n_rows ? (__u32)n_rows : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.libc_funcs,
+					       n_funcs ? (__u32)n_funcs : 1);
+	if (err)
+		return err;
+	p->skel->rodata->libc_bias = cfg->libc_place.bias;
+	p->skel->rodata->libc_text_start = cfg->libc_place.text_start;
+	p->skel->rodata->libc_text_end = cfg->libc_place.text_end;
+	p->skel->rodata->unwind_nrows = (__u32)n_rows;
+	p->skel->rodata->func_nrows = (__u32)n_funcs;
+	p->skel->rodata->lll_private_start = lll.start;
+	p->skel->rodata->lll_private_end = lll.end;
+	p->skel->rodata->cond_signal_offset = cfg->cond_signal_offset;
+	return 0;
+}
+
+/* Fills contended mode's tables after load. */
+static int probes__fill_tables(struct probes *p, const struct libcmodel *libc)
+{
+	int rows_fd = bpf_map__fd(p->skel->maps.unwind_rows);
+	int funcs_fd = bpf_map__fd(p->skel->maps.libc_funcs);
+	const struct sp_unwind_row *rows;
+	const struct sp_func_range *funcs;
+	size_t n_rows, n_funcs;
+
+	rows = libcmodel__rows(libc, &n_rows);
+	funcs = libcmodel__funcs(libc, &n_funcs);
+	for (__u32 i = 0; i < n_rows; i++)
+		if (bpf_map_update_elem(rows_fd, &i, &rows[i], BPF_ANY))
+			return -errno;
+	for (__u32 i = 0; i < n_funcs; i++)
+		if (bpf_map_update_elem(funcs_fd, &i, &funcs[i], BPF_ANY))
+			return -errno;
+	return 0;
+}
 
 int probes__new(const struct probes_config *cfg, struct probes **out)
 {
@@ -62,6 +165,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	if (!p)
 		return -ENOMEM;
 	p->tgid = cfg->tgid;
+	p->mode = cfg->mode;
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
@@ -84,6 +188,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
+	if (!err)
+		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
 	err = syncprof_bpf__load(p->skel);
@@ -91,6 +197,13 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
 		goto fail;
+	}
+	if (p->mode == PROBES_CONTENDED) {
+		err = probes__fill_tables(p, cfg->libc);
+		if (err) {
+			pr_err("cannot fill the unwind tables: %s", strerror(-err));
+			goto fail;
+		}
 	}
 	*out = p;
 	return 0;
@@ -220,8 +333,33 @@ static int probes__attach_table(struct probes *p, const char *library,
 	return err;
 }
 
+static int probes__attach_tracepoints(struct probes *p)
+{
+	for (size_t i = 0; i < N_TRACEPOINTS; i++) {
+		struct bpf_program *prog = probes__tracepoint_prog(p, i);
+		const char *name = tracepoint_table[i].name;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		p->tracepoint_links[i] = bpf_program__attach_tracepoint(prog,
+							"syscalls", name);
+		if (!p->tracepoint_links[i]) {
+			int err = -errno;
+
+			if (!tracepoint_table[i].required)
+				continue;
+			pr_err("cannot attach to the tracepoint syscalls:%s: %s",
+			       name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int probes__attach(struct probes *p, const char *library)
 {
+	if (p->mode == PROBES_CONTENDED)
+		return probes__attach_tracepoints(p);
 	return probes__attach_table(p, library, NULL);
 }
 
@@ -311,18 +449,28 @@ int probes__read(struct probes *p, struct snapshot **out)
 	return 0;
 }
 
-uint64_t probes__dropped(struct probes *p)
+static uint64_t probes__counter(struct probes *p, __u32 which)
 {
 	int fd = bpf_map__fd(p->skel->maps.counters);
 	uint64_t total = 0;
 
-	for (__u32 i = 0; i < SP_CNT__COUNT; i++) {
-		if (bpf_map_lookup_elem(fd, &i, p->counter_values))
-			continue;
-		for (int cpu = 0; cpu < p->ncpus; cpu++)
-			total += p->counter_values[cpu];
-	}
+	if (bpf_map_lookup_elem(fd, &which, p->counter_values))
+		return 0;
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		total += p->counter_values[cpu];
 	return total;
+}
+
+uint64_t probes__dropped(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_DROPPED_STATS) +
+	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT);
+}
+
+uint64_t probes__unwind_stopped(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_UNWIND_STOPPED) +
+	       probes__counter(p, SP_CNT_UNWIND_DEEP);
 }
 
 /*
@@ -338,6 +486,8 @@ void probes__free(struct probes *p)
 		bpf_link__destroy(p->links[i][0]);
 		bpf_link__destroy(p->links[i][1]);
 	}
+	for (size_t i = 0; i < N_TRACEPOINTS; i++)
+		bpf_link__destroy(p->tracepoint_links[i]);
 	bpf_link__destroy(p->loader_link);
 	ring_buffer__free(p->module_events);
 	syncprof_bpf__destroy(p->skel);

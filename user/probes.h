@@ -7,13 +7,24 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "libcmodel.h"
 #include "snapshot.h"
 #include "syncprof.h"
 
 struct probes;
 
+enum probes_mode {
+	PROBES_FULL = 0,	/* uprobes on every pthread lock call */
+	PROBES_CONTENDED,	/* futex tracepoints: blocking waits only */
+};
+
 struct probes_config {
 	pid_t tgid;
+	enum probes_mode mode;
+	/* Contended mode: the target's libc and where it is mapped. */
+	const struct libcmodel *libc;
+	struct libcmodel_placement libc_place;
+	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
@@ -21,7 +32,10 @@ struct probes_config {
 
 /* Opens, sizes and loads the BPF programs for one target. */
 int probes__new(const struct probes_config *cfg, struct probes **out);
-/* Attaches entry and return probes to the pthread functions of library. */
+/*
+ * Full mode: attaches entry and return probes to the pthread functions of
+ * library.  Contended mode: attaches to the futex tracepoints.
+ */
 int probes__attach(struct probes *p, const char *library);
 /* The same for one function only (calibration). */
 int probes__attach_function(struct probes *p, const char *library,
@@ -41,6 +55,8 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 int probes__read(struct probes *p, struct snapshot **out);
 /* Events lost since attach: a full stats map, or no task storage. */
 uint64_t probes__dropped(struct probes *p);
+/* Contended mode: waits whose walk out of libc stopped early. */
+uint64_t probes__unwind_stopped(struct probes *p);
 void probes__free(struct probes *p);
 
 #endif

@@ -15,6 +15,11 @@ static const char *const type_names[SP_TYPE__COUNT] = {
 	[SP_TYPE_MUTEX] = "mutex",
 	[SP_TYPE_REC_MUTEX] = "rec_mutex",
 	[SP_TYPE_CONDVAR] = "condvar",
+	[SP_TYPE_RWLOCK_R] = "rwlock-r",
+	[SP_TYPE_RWLOCK_W] = "rwlock-w",
+	[SP_TYPE_SEM] = "sem",
+	[SP_TYPE_LIBC_LOCK] = "libc-lock",
+	[SP_TYPE_FUTEX] = "futex",
 };
 
 const char *report__type_name(uint32_t type)
@@ -40,6 +45,8 @@ static int report__group_cmp(const void *pa, const void *pb, void *arg)
 		return c;
 	if (s->per_thread && (c = cmp_u64(a->key.tid, b->key.tid)))
 		return c;
+	if (s->per_thread && (c = cmp_u64(a->key.owner_tid, b->key.owner_tid)))
+		return c;
 	return cmp_u64(a->key.object, b->key.object);
 }
 
@@ -48,7 +55,8 @@ static bool report__same_row(const struct snapshot_entry *a,
 			     const struct report_settings *s)
 {
 	return a->key.type == b->key.type && a->key.callsite == b->key.callsite &&
-	       (!s->per_thread || a->key.tid == b->key.tid) &&
+	       (!s->per_thread || (a->key.tid == b->key.tid &&
+				   a->key.owner_tid == b->key.owner_tid)) &&
 	       (s->coalesce || a->key.object == b->key.object);
 }
 
@@ -98,7 +106,9 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		return c;
 	if ((c = cmp_u64(a->type, b->type)))
 		return c;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->owner_tid < b->owner_tid ? -1 : a->owner_tid > b->owner_tid;
 }
 
 static int report__sort_cmp(const void *pa, const void *pb, void *arg)
@@ -144,6 +154,9 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 			row->callsite = e->key.callsite;
 			row->tid = settings->per_thread ? (int64_t)e->key.tid
 							: REPORT_NO_TID;
+			row->owner_tid = settings->per_thread && e->key.owner_tid
+					 ? (int64_t)e->key.owner_tid
+					 : REPORT_NO_TID;
 		}
 		row->count += e->count;
 		row->wait_ns += e->wait_ns;

@@ -21,6 +21,8 @@ struct report_row {
 	uint32_t n_objects;
 	uint64_t callsite;
 	int64_t tid;		/* REPORT_NO_TID unless split by thread */
+	int64_t owner_tid;	/* split by thread: the holder it waited
+				   for, REPORT_NO_TID if not known */
 	uint64_t count;
 	uint64_t wait_ns;
 	uint64_t max_ns;

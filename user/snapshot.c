@@ -89,7 +89,9 @@ int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
 		return c;
 	if ((c = cmp_u64(a->type, b->type)))
 		return c;
-	return cmp_u64(a->tid, b->tid);
+	if ((c = cmp_u64(a->tid, b->tid)))
+		return c;
+	return cmp_u64(a->owner_tid, b->owner_tid);
 }
 
 static int snapshot__entry_cmp(const void *a, const void *b)

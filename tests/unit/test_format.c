@@ -49,6 +49,7 @@ static struct report_row row(uint32_t type, uint64_t object, uint32_t n_objects,
 		.n_objects = n_objects,
 		.callsite = callsite,
 		.tid = tid,
+		.owner_tid = REPORT_NO_TID,
 		.count = count,
 		.wait_ns = wait_ns,
 		.max_ns = max_ns,
@@ -828,7 +829,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid\n");
 	free(buf);
 }
 
@@ -854,7 +855,7 @@ static void test_csv_row(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
 		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0\n");
+		"5,1000000000,200000000,201000000,0,\n");
 	free(out);
 }
 
@@ -873,7 +874,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2\n");
+		",,,,,77,0,500,,400,2,\n");
 	free(out);
 }
 
@@ -898,7 +899,7 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
 		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0\n");
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,\n");
 	free(out);
 }
 

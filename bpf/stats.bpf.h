@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What both modes share: the target filter, the stats map with its report
+ * windows, the drop counters and the library-change events.
+ *
+ * Counters are per-CPU but updated atomically: uprobe programs run
+ * preemptibly, and two tasks on one CPU may update the same slot.
+ */
+#ifndef SYNCPROF_STATS_BPF_H
+#define SYNCPROF_STATS_BPF_H
+
+const volatile __u32 target_tgid = 0;
+/* Report window, advanced by the loader before each read. */
+volatile __u64 window = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__type(key, struct sp_key);
+	__type(value, struct sp_value);
+	__uint(max_entries, 16384);	/* set by the loader before load */
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, SP_CNT__COUNT);
+} counters SEC(".maps");
+
+/* One event per change of the target's libraries (dlopen, dlclose). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} module_events SEC(".maps");
+
+static __always_inline void counter_bump(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&counters, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+/*
+ * The kernel already filters pid-attached uprobes by process; this check
+ * (a few ns) keeps the programs right for a forked child that inherited
+ * the breakpoints before the kernel removed them from it.
+ */
+static __always_inline bool is_target(__u64 pid_tgid)
+{
+	return (__u32)(pid_tgid >> 32) == target_tgid;
+}
+
+static __always_inline __u32 mutex_type(__u64 mutex)
+{
+	__u32 kind = 0;
+
+	bpf_probe_read_user(&kind, sizeof(kind),
+			    (void *)(mutex + SP_MUTEX_KIND_OFFSET));
+	if ((kind & SP_MUTEX_KIND_MASK) == SP_MUTEX_KIND_RECURSIVE)
+		return SP_TYPE_REC_MUTEX;
+	return SP_TYPE_MUTEX;
+}
+
+/*
+ * Adds one wait to key's row: count and failed grow by their increments,
+ * and max_candidate_ns (the wait, or the whole acquisition so far) may
+ * raise the maxima.
+ */
+static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
+				      __u64 max_candidate_ns, __u64 count_inc,
+				      __u64 failed_inc)
+{
+	__u64 cur_window = window;
+	struct sp_value *v = bpf_map_lookup_elem(&stats, key);
+
+	if (!v) {
+		struct sp_value init = {
+			.count = count_inc,
+			.wait_ns = wait_ns,
+			.max_ns = max_candidate_ns,
+			.failed = failed_inc,
+			.window_max_ns = max_candidate_ns,
+			.window = cur_window,
+		};
+		long err = bpf_map_update_elem(&stats, key, &init, BPF_NOEXIST);
+
+		if (!err)
+			return;
+		if (err != -17 /* EEXIST: another CPU raced us */) {
+			counter_bump(SP_CNT_DROPPED_STATS);
+			return;
+		}
+		v = bpf_map_lookup_elem(&stats, key);
+		if (!v) {
+			counter_bump(SP_CNT_DROPPED_STATS);
+			return;
+		}
+	}
+	if (count_inc)
+		__sync_fetch_and_add(&v->count, count_inc);
+	if (failed_inc)
+		__sync_fetch_and_add(&v->failed, failed_inc);
+	__sync_fetch_and_add(&v->wait_ns, wait_ns);
+	if (max_candidate_ns > v->max_ns)
+		v->max_ns = max_candidate_ns;
+	/*
+	 * The loader advances the window, then reads: a call ending between
+	 * the two starts the new window here, so the closing window's max
+	 * moves to prev_* rather than being lost.  max_ns and these are plain
+	 * read-modify-writes: two tasks preempting each other on one CPU in
+	 * this very spot can lose a maximum, never a count or a wait.
+	 */
+	if (v->window != cur_window) {
+		v->prev_window = v->window;
+		v->prev_window_max_ns = v->window_max_ns;
+		v->window = cur_window;
+		v->window_max_ns = max_candidate_ns;
+	} else if (max_candidate_ns > v->window_max_ns) {
+		v->window_max_ns = max_candidate_ns;
+	}
+}
+
+#endif
