@@ -154,9 +154,12 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 	char comm[64];
 
 	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
-	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64 "\n",
+	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
 		(int)meta->pid, comm, meta->mode, meta->elapsed_s,
 		rows->count, rows->total, meta->dropped);
+	if (meta->unwind_stopped)
+		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
+	fputc('\n', out);
 }
 
 static void print_rule(FILE *out, int n)
@@ -301,9 +304,10 @@ static int format__json(FILE *out, const struct format_meta *meta,
 	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
 		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
-		", \"rows_total\": %zu, \"rows\": [",
+		", \"unwind_stopped\": %" PRIu64 ", \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
-		meta->sequence, meta->calibration_ns, rows->total);
+		meta->sequence, meta->calibration_ns, meta->unwind_stopped,
+		rows->total);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;

@@ -21,6 +21,7 @@ struct format_meta {
 	uint64_t end_ns;
 	uint64_t dropped;	/* events lost since attach */
 	uint64_t calibration_ns; /* probe time taken out of each call */
+	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	unsigned int sequence;	/* 1 for the first report */
 };
 

@@ -82,6 +82,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.end_ns = end_ns,
 		.dropped = dropped,
 		.calibration_ns = s->calibration_ns,
+		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
 	};
 	err = format__report(s->out, s->opts->format, s->opts->callsite, &meta,

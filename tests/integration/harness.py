@@ -21,6 +21,12 @@ STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 TOLERANCE = 0.03
 
 
+def with_mode(args):
+    """Full mode unless the test picks one: most files check the exact
+    counts of every acquisition, which only full mode gives."""
+    return list(args) if "--mode" in args else ["--mode", "full", *args]
+
+
 class Run:
     """One finished syncprof run."""
 
@@ -68,7 +74,8 @@ class SyncprofTestCase(unittest.TestCase):
         """syncprof [args] --format json -o FILE -- command"""
         out = self.path("report.json")
         proc = subprocess.run(
-            [SYNCPROF, "--format", "json", "-o", out, *syncprof_args, "--", *command],
+            [SYNCPROF, "--format", "json", "-o", out, *with_mode(syncprof_args),
+             "--", *command],
             capture_output=True, text=True, timeout=timeout)
         return Run(proc.returncode, proc.stdout, proc.stderr, self._read_reports(out))
 
@@ -89,7 +96,8 @@ class SyncprofTestCase(unittest.TestCase):
     def start_syncprof(self, args):
         """syncprof -v --format json -o FILE args; returns once it attached."""
         out = self.path("report.json")
-        proc = subprocess.Popen([SYNCPROF, "-v", "--format", "json", "-o", out, *args],
+        proc = subprocess.Popen([SYNCPROF, "-v", "--format", "json", "-o", out,
+                                 *with_mode(args)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         self.children.append(proc)

@@ -197,7 +197,7 @@ class Lifecycle(SyncprofTestCase):
 
     def test_table_is_the_default_output(self):
         proc = subprocess.run(
-            [SYNCPROF, "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
+            [SYNCPROF, "--mode", "full", "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
              "--hold-us", "1000"], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
@@ -218,7 +218,7 @@ class Lifecycle(SyncprofTestCase):
 
     def test_csv_output(self):
         proc = subprocess.run(
-            [SYNCPROF, "--format", "csv", "--", WORKLOAD, "heap", "--threads", "1",
+            [SYNCPROF, "--mode", "full", "--format", "csv", "--", WORKLOAD, "heap", "--threads", "1",
              "--iters", "2", "--objects", "3", "--hold-us", "100"],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)

@@ -129,7 +129,7 @@ class Live(SyncprofTestCase):
         self.stty_before = self.path("stty.before")
         self.stty_after = self.path("stty.after")
         cmd = " ".join(shlex.quote(a) for a in
-                       [SYNCPROF, "--interval", "0.5", "--pid", str(target_pid), *args])
+                       [SYNCPROF, "--mode", "full", "--interval", "0.5", "--pid", str(target_pid), *args])
         if stdin:
             cmd += f" < {shlex.quote(stdin)}"
         # The shell traps SIGINT (a handler, reset to default in syncprof)
@@ -484,7 +484,7 @@ class Live(SyncprofTestCase):
     def test_a_pipe_gets_plain_reports(self):
         target = self.start_mutex_target()
         self.go(target)
-        run = subprocess.run([SYNCPROF, "--interval", "0.5", "--duration", "2.2",
+        run = subprocess.run([SYNCPROF, "--mode", "full", "--interval", "0.5", "--duration", "2.2",
                               "--pid", str(target.pid)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, timeout=60)
@@ -500,7 +500,7 @@ class Live(SyncprofTestCase):
         for args, pattern in ((["--batch"], SUMMARY),
                               (["--format", "json"], re.compile(r'^\{"pid": '))):
             cmd = " ".join(shlex.quote(a) for a in
-                           [SYNCPROF, "--interval", "0.5", "--duration", "2.2",
+                           [SYNCPROF, "--mode", "full", "--interval", "0.5", "--duration", "2.2",
                             "--pid", str(target.pid), *args])
             tmux = Tmux(f"{cmd}; echo syncprof-exit=$?; sleep 3600", 160, 60)
             self.addCleanup(tmux.kill)

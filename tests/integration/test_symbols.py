@@ -115,19 +115,19 @@ class Symbols(SyncprofTestCase):
 
     def test_table_shows_names_and_short_lines(self):
         proc = subprocess.run(
-            [SYNCPROF, "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
+            [SYNCPROF, "--mode", "full", "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
              "--hold-us", "500"], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         line = marker_line("workload.c", "timed_lock")
         self.assertRegex(proc.stdout, rf"\nmutex +big_lock  workload\.c:{line} +"
                          r"\d+\.\d{5} +10 +\d+\.\d\d\n")
         both = subprocess.run(
-            [SYNCPROF, "--callsite", "both", "--", WORKLOAD, "mutex", "--threads",
+            [SYNCPROF, "--mode", "full", "--callsite", "both", "--", WORKLOAD, "mutex", "--threads",
              "1", "--iters", "2", "--hold-us", "100"],
             capture_output=True, text=True, timeout=60)
         self.assertIn(f"timed_lock (workload.c:{line})", both.stdout)
         func = subprocess.run(
-            [SYNCPROF, "--callsite", "func", "--", WORKLOAD, "mutex", "--threads",
+            [SYNCPROF, "--mode", "full", "--callsite", "func", "--", WORKLOAD, "mutex", "--threads",
              "1", "--iters", "2", "--hold-us", "100"],
             capture_output=True, text=True, timeout=60)
         self.assertRegex(func.stdout, r"big_lock  timed_lock\+0x[0-9a-f]+ ")
