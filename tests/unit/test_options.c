@@ -121,6 +121,21 @@ static void test_defaults(void **state UNUSED)
 	assert_false(o.help_shown);
 }
 
+static void test_mode(void **state UNUSED)
+{
+	static const char *const bad[] = { "Full", "contention", "", "all" };
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "contended", NULL), 0);
+	assert_int_equal(o.mode, MODE_CONTENDED);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode=full", NULL), 0);
+	assert_int_equal(o.mode, MODE_FULL);
+	assert_string_equal(first_accepted("--mode", bad, 4), "(none)");
+	assert_string_equal(options__mode_name(MODE_CONTENDED), "contended");
+	assert_string_equal(options__mode_name(MODE_FULL), "full");
+}
+
 static void test_pid_short_and_long(void **state UNUSED)
 {
 	struct options o;
@@ -545,6 +560,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_pid_short_and_long),
 		cmocka_unit_test(test_pid_rejects_bad_values),
 		cmocka_unit_test(test_pid_without_value),
