@@ -461,10 +461,33 @@ static uint64_t probes__counter(struct probes *p, __u32 which)
 	return total;
 }
 
+/*
+ * Runs the kernel skipped because another BPF program was running on the
+ * same CPU (a preempted tracepoint program holds the CPU's slot): each is
+ * a wait or a wake not seen.
+ */
+static uint64_t probes__recursion_misses(struct probes *p)
+{
+	struct bpf_program *prog;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.recursion_misses;
+	}
+	return total;
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
-	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT);
+	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
+	       probes__recursion_misses(p);
 }
 
 uint64_t probes__unwind_stopped(struct probes *p)
