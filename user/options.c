@@ -27,11 +27,7 @@ static const char doc[] =
 "Prints a report in the shape of QEMU's QSP: one row per lock type, "
 "object and call site. Nothing is rebuilt, restarted or preloaded; the "
 "target runs on unchanged when syncprof stops.\n\n"
-"--mode full: uprobes on the pthread mutex and condvar functions of the "
-"target's libc. Count is the number of successful acquisitions (a failed "
-"trylock or a timeout adds time but no count); Wait Time is the time spent "
-"inside the call; every call pays the probes (~2 us here).\n\n"
-"--mode contended: only waits that block in the kernel are seen, at the "
+"--mode contended (default): only waits that block in the kernel are seen, at the "
 "futex system call; an uncontended lock is never probed. Count is the "
 "number of contended acquisitions: acquisitions whose thread went into "
 "the kernel to wait, however many futex waits that took. Wait Time is the "
@@ -41,6 +37,10 @@ static const char doc[] =
 "rwlock-r, rwlock-w, sem, libc-lock (glibc's own stdio and malloc locks) "
 "and futex (any other futex wait). With --per-thread, rows are also split "
 "by the mutex's holder when the thread blocked (JSON owner_tid).\n\n"
+"--mode full: uprobes on the pthread mutex and condvar functions of the "
+"target's libc. Count is the number of successful acquisitions (a failed "
+"trylock or a timeout adds time but no count); Wait Time is the time spent "
+"inside the call; every call pays the probes (~2 us here).\n\n"
 "In both modes Average = Wait Time / Count."
 "\v"
 "Examples:\n"
@@ -55,8 +55,8 @@ static const struct argp_option option_table[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to running process PID (all threads)", 1 },
 	{ "mode", OPT_MODE, "MODE", 0,
-	  "full (default): every lock call, by uprobes; contended: only waits "
-	  "that block in the kernel, at the futex system call (see above)", 1 },
+	  "contended (default): only waits that block in the kernel, at the "
+	  "futex system call; full: every lock call, by uprobes (see above)", 1 },
 	{ NULL, 0, NULL, 0, "When to report:", 2 },
 	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 2 },
 	{ "interval", 'i', "SECS", 0,
@@ -281,6 +281,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.format = FORMAT_TABLE,
 		.map_size = OPTIONS_DEFAULT_MAP_SIZE,
 		.calibrate = true,
+		.mode = MODE_CONTENDED,
 	};
 	/* In order, so options after COMMAND stay the command's. */
 	err = argp_parse(&argp, argc, argv,

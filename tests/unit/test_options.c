@@ -117,6 +117,7 @@ static void test_defaults(void **state UNUSED)
 	assert_int_equal(o.callsite, CALLSITE_LINE);
 	assert_null(o.output);
 	assert_int_equal(o.map_size, 16384);
+	assert_int_equal(o.mode, MODE_CONTENDED);
 	assert_int_equal(o.verbosity, 0);
 	assert_false(o.help_shown);
 }
