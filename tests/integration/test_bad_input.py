@@ -121,7 +121,7 @@ class BadInput(SyncprofTestCase):
         # Every lock call is either in a row or in the drop count.
         self.assertGreaterEqual(counted + report["dropped"], objects)
         self.assertIn("dropped", run.stderr)
-        table = syncprof("--map-size", str(size), "--", WORKLOAD, "many",
+        table = syncprof("--mode", "full", "--map-size", str(size), "--", WORKLOAD, "many",
                          "--threads", "1", "--objects", str(objects))
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertRegex(table.stdout, r"dropped (\d{2,})")
