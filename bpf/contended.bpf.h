@@ -172,28 +172,6 @@ struct libc_walk {
 	__u64 outer_rel;	/* the outermost libc frame's lookup address */
 };
 
-/*
- * Another tool's return probe (a uretprobe on a libc function, from
- * bpftrace or perf) replaces the return address on the stack with the
- * kernel's trampoline and keeps the real one in the thread's
- * return_instances, keyed by the slot's address.  Returns it, or ra.
- */
-static __always_inline __u64 real_return_address(__u64 slot, __u64 ra)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri;
-
-	if (!task->utask)
-		return ra;
-	ri = BPF_CORE_READ(task, utask, return_instances);
-	for (int i = 0; i < 4 && ri; i++) {
-		if (BPF_CORE_READ(ri, stack) == slot)
-			return BPF_CORE_READ(ri, orig_ret_vaddr);
-		ri = BPF_CORE_READ(ri, next);
-	}
-	return ra;
-}
-
 static long libc_walk_step(__u32 i, void *data)
 {
 	struct libc_walk *w = data;

@@ -68,6 +68,8 @@ int lock_enter(struct pt_regs *ctx)
 	if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
 				(void *)sp))
 		call->callsite = 0;
+	else
+		call->callsite = real_return_address(sp, call->callsite);
 	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR)
 		call->type = SP_TYPE_CONDVAR;
 	else
