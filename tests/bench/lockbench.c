@@ -5,47 +5,102 @@
  * measured itself around every lock call with clock_gettime: calls,
  * summed wait, the objects' addresses.
  *
- *   lockbench uncontended|contended|pingpong|many
- *             [--threads N] [--ops N] [--hold-ns N] [--locks N] [--truth]
+ *   lockbench uncontended|contended|pingpong|many|handoff|condhandoff|
+ *             futexpp|futexwake|getppid
+ *             [--threads N] [--ops N] [--hold-ns N] [--locks N] [--pin CPU]
+ *             [--rounds N] [--truth]
  *
  * uncontended: each thread locks its own mutex (the fast path).
  * contended:   all threads on one mutex, held --hold-ns (busy) each time.
  * pingpong:    two threads hand a token back and forth through a condvar.
  * many:        --threads threads on --locks mutexes, short holds.
+ * handoff:     two threads, one mutex; each op the holder takes it, waits
+ *              until the waiter's pthread_mutex_lock is asleep in the
+ *              futex system call (read from /proc/self/task/TID/syscall),
+ *              holds it --hold-ns more and lets go.  Every one of the
+ *              waiter's --ops lock calls blocks, by construction.
+ * condhandoff: the same with a condvar: the signaller waits until the
+ *              waiter's pthread_cond_wait is asleep in the kernel, holds
+ *              --hold-ns, then sets the predicate and signals (after
+ *              unlocking, so taking the mutex back never blocks).
+ * futexpp:     two threads hand a turn back and forth through a bare futex
+ *              word: FUTEX_WAIT while it is the other's turn, then
+ *              FUTEX_WAKE.  calls = FUTEX_WAIT calls made.
+ * futexwake:   each thread calls futex(FUTEX_WAKE) on its own word that
+ *              nobody waits on: what every futex call pays, never blocking.
+ * getppid:     each thread calls getppid: what any other system call pays.
+ *
+ * --rounds N runs the workload N times over in one process (not the
+ * handoffs), the workers starting together each time; ns_per_op is then
+ * the fastest round's (time only adds: the fastest round is the one other
+ * work on the machine disturbed least), round_ns_per_op lists them all.
+ *
+ * --pin CPU runs every worker on that one CPU: a ping-pong then does one
+ * wakeup and one blocking wait per op, always, which makes the cost of a
+ * blocking wait measurable on a noisy machine.
+ *
+ * "blocking_calls" in the JSON is the number of calls that were made to
+ * block (the two handoff workloads); null where it is not known.
+ * "sleeps" is the workers' voluntary context switches during the run
+ * (getrusage RUSAGE_THREAD): how often they went to sleep in the kernel,
+ * futex waits and anything else, profiled or not.
+ *
+ * Nothing outside the measured calls blocks in the kernel: threads start
+ * on an atomic flag and report their end through an atomic counter, both
+ * polled with nanosleep, and main joins them with pthread_tryjoin_np, so
+ * a profiler that sees only blocking waits sees nothing of the harness
+ * (the uncontended workload must show zero events).
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_THREADS 64
 #define MAX_LOCKS 64
+#define MAX_ROUNDS 64
 
 struct worker {
 	pthread_t thread;
 	int index;
+	int tid;			/* for the handoff partner's /proc read */
 	pthread_mutex_t own;		/* uncontended */
 	uint64_t calls;
 	uint64_t wait_ns;
-	uint64_t start_ns, end_ns;	/* the run spans all workers' */
+	uint64_t start_ns[MAX_ROUNDS], end_ns[MAX_ROUNDS]; /* a round spans all workers' */
+	long sleeps;			/* voluntary context switches in it */
 } __attribute__((aligned(64)));
 
 static struct {
 	const char *name;
-	int threads, locks, truth;
+	int threads, locks, truth, pin, rounds;
 	long ops;
 	uint64_t hold_ns;
-} cfg = { .threads = 2, .ops = 20000, .hold_ns = 2000, .locks = 4 };
+} cfg = { .threads = 2, .ops = 20000, .hold_ns = 2000, .locks = 4, .pin = -1,
+	.rounds = 1 };
 
 static struct worker workers[MAX_THREADS];
 static pthread_mutex_t shared[MAX_LOCKS];
 static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pp_cond = PTHREAD_COND_INITIALIZER;
 static int pp_turn;
-static pthread_barrier_t start;
+static int fx_turn;
+static int go, finished, started;
+
+/* The handoff protocol: sequence numbers published by each side. */
+static long ho_ready, ho_done;
+static int ho_pred;
 
 static uint64_t now_ns(void)
 {
@@ -61,6 +116,54 @@ static void spin_ns(uint64_t ns)
 
 	while (now_ns() < end)
 		;
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait for the partner's sequence number without a futex. */
+static void await(long *seq, long value)
+{
+	while (__atomic_load_n(seq, __ATOMIC_ACQUIRE) != value)
+		sched_yield();
+}
+
+/* Wait until thread tid is asleep in the futex system call. */
+static void await_futex_sleep(int fd)
+{
+	char want[16], buf[128];
+	int len = snprintf(want, sizeof(want), "%d ", (int)SYS_futex);
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n < 0) {
+			perror("lockbench: read /proc/self/task/TID/syscall");
+			exit(1);
+		}
+		buf[n] = '\0';
+		if (!strncmp(buf, want, (size_t)len))
+			return;
+		sched_yield();
+	}
+}
+
+static int open_syscall_file(int tid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	return fd;
 }
 
 /* One lock call, timed by the workload itself when --truth. */
@@ -110,6 +213,43 @@ static void *run_many(struct worker *w)
 	return NULL;
 }
 
+static void *run_futexpp(struct worker *w)
+{
+	int other = !w->index;
+
+	for (long i = 0; i < cfg.ops; i++) {
+		while (__atomic_load_n(&fx_turn, __ATOMIC_ACQUIRE) != w->index) {
+			uint64_t t0 = cfg.truth ? now_ns() : 0;
+
+			syscall(SYS_futex, &fx_turn, FUTEX_WAIT_PRIVATE, other, NULL, NULL, 0);
+			if (cfg.truth)
+				w->wait_ns += now_ns() - t0;
+			w->calls++;
+		}
+		__atomic_store_n(&fx_turn, other, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &fx_turn, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+static void *run_futexwake(struct worker *w)
+{
+	int word = 0;
+
+	for (long i = 0; i < cfg.ops; i++)
+		syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	w->calls = (uint64_t)cfg.ops;
+	return NULL;
+}
+
+static void *run_getppid(struct worker *w)
+{
+	for (long i = 0; i < cfg.ops; i++)
+		syscall(SYS_getppid);
+	w->calls = (uint64_t)cfg.ops;
+	return NULL;
+}
+
 /* Thread i waits for turn i, passes it on: every op is one wakeup. */
 static void *run_pingpong(struct worker *w)
 {
@@ -130,28 +270,140 @@ static void *run_pingpong(struct worker *w)
 	return NULL;
 }
 
+/*
+ * Worker 0 holds shared[0] until worker 1's lock call sleeps in the
+ * kernel, then --hold-ns more; worker 1 takes it, lets go, and the next
+ * round starts only then, so worker 0's own lock calls never block.
+ */
+static void *run_handoff(struct worker *w)
+{
+	pthread_mutex_t *m = &shared[0];
+
+	if (w->index == 0) {
+		int fd = open_syscall_file(workers[1].tid);
+
+		for (long i = 1; i <= cfg.ops; i++) {
+			await(&ho_done, i - 1);
+			lock(w, m);
+			__atomic_store_n(&ho_ready, i, __ATOMIC_RELEASE);
+			await_futex_sleep(fd);
+			spin_ns(cfg.hold_ns);
+			pthread_mutex_unlock(m);
+		}
+		close(fd);
+	} else {
+		for (long i = 1; i <= cfg.ops; i++) {
+			await(&ho_ready, i);
+			lock(w, m);
+			pthread_mutex_unlock(m);
+			__atomic_store_n(&ho_done, i, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Worker 1 waits on pp_cond under pp_lock; worker 0 signals once that
+ * wait sleeps in the kernel, plus --hold-ns.  The predicate is set under
+ * the mutex and the signal sent after unlocking, so worker 1 takes the
+ * mutex back without blocking: each op is exactly one blocking wait.
+ */
+static void *run_condhandoff(struct worker *w)
+{
+	if (w->index == 0) {
+		int fd = open_syscall_file(workers[1].tid);
+
+		for (long i = 1; i <= cfg.ops; i++) {
+			await(&ho_ready, i);
+			await_futex_sleep(fd);
+			spin_ns(cfg.hold_ns);
+			pthread_mutex_lock(&pp_lock);
+			ho_pred = 1;
+			pthread_mutex_unlock(&pp_lock);
+			pthread_cond_signal(&pp_cond);
+			await(&ho_done, i);
+		}
+		close(fd);
+	} else {
+		for (long i = 1; i <= cfg.ops; i++) {
+			pthread_mutex_lock(&pp_lock);
+			__atomic_store_n(&ho_ready, i, __ATOMIC_RELEASE);
+			while (!ho_pred) {
+				uint64_t t0 = cfg.truth ? now_ns() : 0;
+
+				pthread_cond_wait(&pp_cond, &pp_lock);
+				if (cfg.truth)
+					w->wait_ns += now_ns() - t0;
+				w->calls++;
+			}
+			ho_pred = 0;
+			pthread_mutex_unlock(&pp_lock);
+			__atomic_store_n(&ho_done, i, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+static void run_workload(struct worker *w);
+
 static void *thread_main(void *arg)
 {
 	struct worker *w = arg;
+	struct rusage ru0, ru1;
 
-	pthread_barrier_wait(&start);
-	w->start_ns = now_ns();
+	w->tid = (int)gettid();
+	if (cfg.pin >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cfg.pin, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("lockbench: sched_setaffinity");
+			exit(1);
+		}
+	}
+	__atomic_fetch_add(&started, 1, __ATOMIC_RELEASE);
+	for (int r = 0; r < cfg.rounds; r++) {
+		while (__atomic_load_n(&go, __ATOMIC_ACQUIRE) <= r)
+			sleep_ns(50000);
+		getrusage(RUSAGE_THREAD, &ru0);
+		w->start_ns[r] = now_ns();
+		run_workload(w);
+		w->end_ns[r] = now_ns();
+		getrusage(RUSAGE_THREAD, &ru1);
+		w->sleeps += ru1.ru_nvcsw - ru0.ru_nvcsw;
+		__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void run_workload(struct worker *w)
+{
 	if (!strcmp(cfg.name, "uncontended"))
 		run_uncontended(w);
 	else if (!strcmp(cfg.name, "contended"))
 		run_contended(w);
 	else if (!strcmp(cfg.name, "many"))
 		run_many(w);
+	else if (!strcmp(cfg.name, "handoff"))
+		run_handoff(w);
+	else if (!strcmp(cfg.name, "condhandoff"))
+		run_condhandoff(w);
+	else if (!strcmp(cfg.name, "futexpp"))
+		run_futexpp(w);
+	else if (!strcmp(cfg.name, "futexwake"))
+		run_futexwake(w);
+	else if (!strcmp(cfg.name, "getppid"))
+		run_getppid(w);
 	else
 		run_pingpong(w);
-	w->end_ns = now_ns();
-	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t first = UINT64_MAX, last = 0, elapsed, calls = 0, wait_ns = 0;
-	long total_ops;
+	uint64_t elapsed = UINT64_MAX, round_ns[MAX_ROUNDS], calls = 0, wait_ns = 0;
+	long total_ops, blocking_calls = -1, sleeps = 0;
+	int handoff;
 
 	if (argc < 2)
 		return 2;
@@ -167,47 +419,88 @@ int main(int argc, char **argv)
 			cfg.hold_ns = strtoull(argv[++i], NULL, 10);
 		else if (i + 1 < argc && !strcmp(argv[i], "--locks"))
 			cfg.locks = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--pin"))
+			cfg.pin = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--rounds"))
+			cfg.rounds = atoi(argv[++i]);
 		else
 			return 2;
 	}
-	if (!strcmp(cfg.name, "pingpong"))
+	if (strcmp(cfg.name, "uncontended") && strcmp(cfg.name, "contended") &&
+	    strcmp(cfg.name, "pingpong") && strcmp(cfg.name, "many") &&
+	    strcmp(cfg.name, "handoff") && strcmp(cfg.name, "condhandoff") &&
+	    strcmp(cfg.name, "futexpp") && strcmp(cfg.name, "futexwake") &&
+	    strcmp(cfg.name, "getppid"))
+		return 2;
+	handoff = !strcmp(cfg.name, "handoff") || !strcmp(cfg.name, "condhandoff");
+	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") || handoff)
 		cfg.threads = 2;
 	if (cfg.threads < 1 || cfg.threads > MAX_THREADS || cfg.locks < 1 ||
-	    cfg.locks > MAX_LOCKS)
+	    cfg.locks > MAX_LOCKS || cfg.pin >= CPU_SETSIZE || cfg.rounds < 1 ||
+	    cfg.rounds > MAX_ROUNDS || (handoff && cfg.rounds > 1))
 		return 2;
 	for (int i = 0; i < MAX_LOCKS; i++)
 		pthread_mutex_init(&shared[i], NULL);
-	pthread_barrier_init(&start, NULL, (unsigned int)cfg.threads + 1);
 	for (int i = 0; i < cfg.threads; i++) {
 		workers[i].index = i;
 		pthread_mutex_init(&workers[i].own, NULL);
-		pthread_create(&workers[i].thread, NULL, thread_main, &workers[i]);
+		if (pthread_create(&workers[i].thread, NULL, thread_main, &workers[i]))
+			return 1;
 	}
-	pthread_barrier_wait(&start);
+	/* Every tid is known before any worker starts (the handoffs read them). */
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < cfg.threads)
+		sleep_ns(50000);
+	for (int r = 0; r < cfg.rounds; r++) {
+		__atomic_store_n(&go, r + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < (r + 1) * cfg.threads)
+			sleep_ns(1000000);
+	}
 	for (int i = 0; i < cfg.threads; i++)
-		pthread_join(workers[i].thread, NULL);
+		while (pthread_tryjoin_np(workers[i].thread, NULL) == EBUSY)
+			sleep_ns(100000);
 	for (int i = 0; i < cfg.threads; i++) {
 		calls += workers[i].calls;
 		wait_ns += workers[i].wait_ns;
-		if (workers[i].start_ns < first)
-			first = workers[i].start_ns;
-		if (workers[i].end_ns > last)
-			last = workers[i].end_ns;
+		sleeps += workers[i].sleeps;
 	}
-	elapsed = last - first;
-	total_ops = cfg.ops * cfg.threads;
+	for (int r = 0; r < cfg.rounds; r++) {
+		uint64_t first = UINT64_MAX, last = 0;
+
+		for (int i = 0; i < cfg.threads; i++) {
+			if (workers[i].start_ns[r] < first)
+				first = workers[i].start_ns[r];
+			if (workers[i].end_ns[r] > last)
+				last = workers[i].end_ns[r];
+		}
+		round_ns[r] = last - first;
+		if (round_ns[r] < elapsed)
+			elapsed = round_ns[r];
+	}
+	total_ops = handoff ? cfg.ops : cfg.ops * cfg.threads;
+	if (handoff)
+		blocking_calls = cfg.ops;
 	printf("{\"workload\": \"%s\", \"threads\": %d, \"ops\": %ld, "
 	       "\"elapsed_ns\": %" PRIu64 ", \"ns_per_op\": %.2f, "
-	       "\"truth\": %s, \"calls\": %" PRIu64 ", \"wait_ns\": %" PRIu64
-	       ", \"objects\": [", cfg.name, cfg.threads, total_ops, elapsed,
+	       "\"truth\": %s, \"calls\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
+	       cfg.name, cfg.threads, total_ops, elapsed,
 	       (double)elapsed / (double)total_ops, cfg.truth ? "true" : "false",
 	       calls, wait_ns);
+	if (blocking_calls >= 0)
+		printf(", \"blocking_calls\": %ld", blocking_calls);
+	else
+		printf(", \"blocking_calls\": null");
+	printf(", \"rounds\": %d, \"round_ns_per_op\": [", cfg.rounds);
+	for (int r = 0; r < cfg.rounds; r++)
+		printf("%s%.2f", r ? ", " : "", (double)round_ns[r] / (double)total_ops);
+	printf("], \"sleeps\": %ld, \"objects\": [", sleeps);
 	if (!strcmp(cfg.name, "uncontended"))
 		for (int i = 0; i < cfg.threads; i++)
 			printf("%s\"%p\"", i ? ", " : "", (void *)&workers[i].own);
-	else if (!strcmp(cfg.name, "pingpong"))
+	else if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "condhandoff"))
 		printf("\"%p\"", (void *)&pp_cond);
-	else
+	else if (!strcmp(cfg.name, "futexpp"))
+		printf("\"%p\"", (void *)&fx_turn);
+	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid"))
 		for (int i = 0; i < (!strcmp(cfg.name, "many") ? cfg.locks : 1); i++)
 			printf("%s\"%p\"", i ? ", " : "", (void *)&shared[i]);
 	printf("]}\n");

@@ -3,14 +3,40 @@
 
 Each workload of lockbench runs without a profiler, under syncprof's full
 mode with first-instruction probes (--probe-at entry) and with placed
-probes (the default), and under bpftrace doing full mode's job (uprobe and
-uretprobe, aggregated by thread, object and caller).  Speed runs give ns
-per operation; every profiled run is paired with an unprofiled run right
-before it, and the slowdown is their ratio.  Truth runs time every lock
-call inside the workload with clock_gettime and compare the profiler's
-wait and count with it.  Medians over BENCH_RUNS runs (default 3).
+probes (the default), under contended mode (--mode contended), and under
+bpftrace doing full mode's job (uprobe and uretprobe, aggregated by
+thread, object and caller).  Speed runs give ns per operation; every
+profiled run is paired with an unprofiled run right before it, and the
+slowdown is their ratio.  Truth runs time every lock call inside the
+workload with clock_gettime and compare the profiler's wait and count with
+it.  Medians over BENCH_RUNS runs (default 3).
 
-Results go to build/bench/results.json as well as the table on stdout.
+Contended mode counts only acquisitions that blocked in the kernel.  Its
+count is checked exactly on the handoff workloads, where every measured
+call is made to block (lockbench waits until the call sleeps in the futex
+system call before letting it go); elsewhere the table shows blocked
+acquisitions out of all lock calls, as information.  Its wait is the
+blocked time; for a condvar wait that includes taking the mutex back (a
+mutex row at the wait's call site), which the workload's clock covers too.
+
+Then contended mode alone, with BENCH_PAIRS pairs (default max(5,
+BENCH_RUNS)):
+  * overhead on the fast path: millions of uncontended lock/unlock pairs
+    in 4 threads, next to full mode's slowdown on the small uncontended
+    workload of the table, and the zero-event check (no row, no event).
+    Each run does 7 rounds and keeps the fastest (other work on the
+    machine only ever adds time); the slowdown is the median over pairs;
+  * the added cost per blocking wait: a condvar ping-pong and a bare futex
+    ping-pong, both threads pinned to one CPU (the steadiest figures on a
+    noisy machine), (profiled - unprofiled) time divided by the blocking
+    waits syncprof counted; with the workers' voluntary context switches
+    (sleeps) per op with and without the profiler, which shows when the
+    profiler changes how often the workload blocks;
+  * what other processes pay while contended mode is attached elsewhere:
+    a futex call (the tracepoint's program runs and filters by process)
+    and any other system call.
+
+Results go to build/bench/results.json as well as the tables on stdout.
 """
 import json
 import os
@@ -27,13 +53,24 @@ BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
 SYNCPROF = os.path.join(ROOT, "syncprof")
 LOCKBENCH = os.path.join(BUILD, "tests", "bench", "lockbench")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+PAIRS = int(os.environ.get("BENCH_PAIRS", str(max(5, RUNS))))
 
 WORKLOADS = {
     "uncontended": ["--threads", "2", "--ops", "20000"],
     "contended": ["--threads", "2", "--ops", "600", "--hold-ns", "200000"],
     "pingpong": ["--ops", "3000"],
     "many": ["--threads", "8", "--locks", "4", "--ops", "400", "--hold-ns", "20000"],
+    "handoff": ["--ops", "300", "--hold-ns", "200000"],
+    "condhandoff": ["--ops", "300", "--hold-ns", "200000"],
 }
+
+# Contended mode's own sections (workload, arguments).
+OVERHEAD = ("uncontended", ["--threads", "4", "--ops", "3000000", "--rounds", "7"])
+OVERHEAD_LIMIT = 1.03
+COST = [("pingpong", ["--ops", "20000"]),        # plus --pin CPU
+        ("futexpp", ["--ops", "20000"])]
+BYSTANDER = [("futexwake", ["--threads", "1", "--ops", "50000", "--rounds", "5"]),
+             ("getppid", ["--threads", "1", "--ops", "50000", "--rounds", "5"])]
 
 BPFTRACE_SCRIPT = r"""
 uprobe:LIBC:pthread_mutex_lock, uprobe:LIBC:pthread_cond_wait /pid == cpid/ {
@@ -71,27 +108,56 @@ def libc_path():
     return os.path.realpath(m.group(1))
 
 
-def run_plain(workload, truth):
-    args = [LOCKBENCH, workload, *WORKLOADS[workload]] + (["--truth"] if truth else [])
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+def lockbench_args(workload, truth, args=None):
+    return ([LOCKBENCH, workload, *(WORKLOADS[workload] if args is None else args)] +
+            (["--truth"] if truth else []))
+
+
+def run_plain(workload, truth, args=None):
+    out = subprocess.run(lockbench_args(workload, truth, args), capture_output=True,
+                         text=True, check=True).stdout
     return json.loads(out.splitlines()[-1])
 
 
-def run_syncprof(workload, truth, probe_at):
+def workload_rows(rows, objects, mode):
+    """The rows of the workload's own objects, and (contended mode) the
+    mutex rows of taking a condvar's mutex back: contended mode reports
+    that part of pthread_cond_wait as a mutex row at the wait's call
+    site, and the workload's clock around the call covers it."""
+    own = [r for r in rows if r["object"] in objects]
+    extra = []
+    if mode == "contended":
+        sites = {r["callsite"]["address"] for r in own if r["type"] == "condvar"}
+        extra = [r for r in rows if r["object"] not in objects and
+                 r["type"] in ("mutex", "rec_mutex") and
+                 r["callsite"]["address"] in sites]
+    return own, extra
+
+
+def run_syncprof(workload, truth, probe_at, mode="full", args=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        args = [SYNCPROF, "--format", "json", "--no-coalesce", "--top", "0",
-                "--probe-at", probe_at, "-o", report.name, "--",
-                LOCKBENCH, workload, *WORKLOADS[workload]]
-        if truth:
-            args.append("--truth")
-        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+        cmd = [SYNCPROF, "--format", "json", "--no-coalesce", "--top", "0",
+               "-o", report.name]
+        cmd += ["--mode", mode]        # always: the default mode has changed before
+        if mode == "full":
+            cmd += ["--probe-at", probe_at]
+        cmd += ["--", *lockbench_args(workload, truth, args)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         result = json.loads(out.splitlines()[-1])
         reports = [json.loads(l) for l in open(report.name) if l.startswith("{")]
-    rows = [r for r in reports[-1]["rows"] if r["object"] in result["objects"]]
-    result["seen_calls"] = sum(r["count"] + r["failed"] for r in rows)
-    result["seen_wait_ns"] = sum(r["wait_ns"] for r in rows)
-    result["dropped"] = reports[-1]["dropped"]
-    result["calibration_ns"] = reports[-1].get("calibration_ns", 0)
+    last = reports[-1]
+    if last.get("mode", "full") != mode:
+        raise RuntimeError(f"report says mode {last.get('mode')!r}, not {mode!r}")
+    own, extra = workload_rows(last["rows"], result["objects"], mode)
+    result["seen_calls"] = sum(r["count"] + r["failed"] for r in own)
+    result["seen_wait_ns"] = sum(r["wait_ns"] for r in own + extra)
+    result["dropped"] = last["dropped"]
+    result["calibration_ns"] = last.get("calibration_ns", 0)
+    result["unwind_stopped"] = last.get("unwind_stopped", 0)
+    # Everything the report holds, the harness's and libc's rows included.
+    result["rows_total"] = last.get("rows_total", len(last["rows"]))
+    result["events"] = sum(r["count"] + r["failed"] for r in last["rows"])
+    result["event_types"] = sorted({r["type"] for r in last["rows"]})
     return result
 
 
@@ -122,34 +188,29 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def main():
-    if os.geteuid() != 0:
-        print("make bench needs root (BPF and uprobes)", file=sys.stderr)
-        return 1
-    libc = libc_path()
-    have_bpftrace = shutil.which("bpftrace") is not None
-    variants = [("full (entry)", lambda w, t: run_syncprof(w, t, "entry")),
-                ("full", lambda w, t: run_syncprof(w, t, "auto"))]
-    if have_bpftrace:
-        variants.append(("bpftrace", lambda w, t: run_bpftrace(w, t, libc)))
-    results = {"machine": machine(), "runs": RUNS, "workloads": {}}
-    m = results["machine"]
-    print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
-          f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
+def table_header(first="workload", width=12, extra=""):
+    header = (f"{first:{width}} {'profiler':13} {'ns/op':>10} {'slowdown':>9} " + extra)
+    print(header.rstrip())
+    print("-" * len(header.rstrip()))
+
+
+def main_table(results, variants):
     print(f"medians of {RUNS} runs; slowdown = profiled / unprofiled ns per op, "
           "paired run by run")
+    print("contended: count err only where every measured call blocks (handoff, "
+          "condhandoff);")
+    print("  blocked = acquisitions that blocked / lock calls the workload made")
     print()
-    header = (f"{'workload':12} {'profiler':13} {'ns/op':>10} {'slowdown':>9} "
-              f"{'wait err':>9} {'count err':>9} {'mean wait':>11} {'dropped':>8}")
-    print(header)
-    print("-" * len(header))
+    table_header(extra=f"{'wait err':>9} {'count err':>9} {'mean wait':>11} "
+                 f"{'dropped':>8} {'blocked':>13}")
     for workload in WORKLOADS:
         rows = results["workloads"][workload] = {}
         base = [run_plain(workload, False)["ns_per_op"] for _ in range(RUNS)]
         rows["none"] = {"ns_per_op": median(base)}
         print(f"{workload:12} {'none':13} {median(base):10.1f} {'1.00x':>9}")
-        for name, run in variants:
+        for name, mode, run in variants:
             speed, ratios, werr, cerr, mean_wait, dropped = [], [], [], [], [], 0
+            blocked, calls, events, rows_total, types, unwind_stopped = [], [], 0, 0, set(), 0
             try:
                 for _ in range(RUNS):
                     plain = run_plain(workload, False)["ns_per_op"]
@@ -159,20 +220,252 @@ def main():
                     truth = run(workload, True)
                     werr.append(100.0 * (truth["seen_wait_ns"] - truth["wait_ns"]) /
                                 truth["wait_ns"])
-                    cerr.append(truth["seen_calls"] - truth["calls"])
+                    if mode == "contended":
+                        # Only blocked acquisitions count: exact where the
+                        # workload knows which calls blocked.
+                        if truth.get("blocking_calls") is not None:
+                            cerr.append(truth["seen_calls"] - truth["blocking_calls"])
+                        blocked.append(truth["seen_calls"])
+                        calls.append(truth["calls"])
+                        for r in (profiled, truth):
+                            events += r["events"]
+                            rows_total += r["rows_total"]
+                            types |= set(r["event_types"])
+                            unwind_stopped += r.get("unwind_stopped", 0)
+                    else:
+                        cerr.append(truth["seen_calls"] - truth["calls"])
                     mean_wait.append(truth["seen_wait_ns"] / max(truth["seen_calls"], 1))
                     dropped += truth["dropped"]
-            except (RuntimeError, subprocess.CalledProcessError) as e:
+            except (RuntimeError, subprocess.CalledProcessError, ValueError,
+                    KeyError, IndexError) as e:
                 print(f"{workload:12} {name:13} failed: {e}")
                 continue
-            rows[name] = {"ns_per_op": median(speed), "slowdown": median(ratios),
-                          "wait_error_pct": median(werr), "count_error": median(cerr),
-                          "count_errors": cerr, "mean_wait_ns": median(mean_wait),
-                          "dropped": dropped}
+            row = rows[name] = {
+                "mode": mode, "ns_per_op": median(speed), "slowdown": median(ratios),
+                "wait_error_pct": median(werr), "count_error": median(cerr),
+                "count_errors": cerr, "mean_wait_ns": median(mean_wait),
+                "dropped": dropped}
+            cerr_text = f"{median(cerr):+9.0f}" if cerr else f"{'n/a':>9}"
+            blocked_text = ""
+            if mode == "contended":
+                row.update({"blocked": blocked, "lock_calls": calls,
+                            "count_basis": ("blocking_calls" if cerr else None),
+                            "events_all_rows": events, "rows_all": rows_total,
+                            "event_types": sorted(types),
+                            "unwind_stopped": unwind_stopped})
+                blocked_text = f"{median(blocked):.0f}/{median(calls):.0f}"
             print(f"{workload:12} {name:13} {median(speed):10.1f} "
-                  f"{median(ratios):8.1f}x {median(werr):+8.2f}% {median(cerr):+9.0f} "
-                  f"{median(mean_wait) / 1000:9.2f}us {dropped:8d}")
+                  f"{median(ratios):8.1f}x {median(werr):+8.2f}% {cerr_text} "
+                  f"{median(mean_wait) / 1000:9.2f}us {dropped:8d} {blocked_text:>13}"
+                  .rstrip())
         print()
+
+
+def contended_overhead(results):
+    """Millions of uncontended pairs: none vs contended, paired; full mode's
+    figures on the small uncontended workload come from the table above."""
+    workload, args = OVERHEAD
+    plain_ns, prof_ns, ratios, runs = [], [], [], []
+    for _ in range(PAIRS):
+        plain = run_plain(workload, False, args)
+        prof = run_syncprof(workload, False, None, "contended", args)
+        plain_ns.append(plain["ns_per_op"])
+        prof_ns.append(prof["ns_per_op"])
+        ratios.append(prof["ns_per_op"] / plain["ns_per_op"])
+        runs.append({k: prof[k] for k in ("events", "rows_total", "event_types",
+                                          "dropped", "unwind_stopped")})
+        runs[-1]["none_round_ns_per_op"] = plain["round_ns_per_op"]
+        runs[-1]["contended_round_ns_per_op"] = prof["round_ns_per_op"]
+    threads = args[args.index("--threads") + 1]
+    ops = args[args.index("--ops") + 1]
+    rounds = args[args.index("--rounds") + 1]
+    big = f"{workload} {threads}x{ops}"
+    small = WORKLOADS[workload]
+    small_label = (f"{workload} {small[small.index('--threads') + 1]}x"
+                   f"{small[small.index('--ops') + 1]}")
+    width = max(len(big), len(small_label), 12)
+    print(f"contended mode on the fast path: {threads} threads x {ops} lock/unlock "
+          f"pairs, each thread its own mutex;")
+    print(f"  ns/op of a run = its fastest of {rounds} rounds; median of {PAIRS} pairs")
+    print(f"(the {small_label} rows: the table above, medians of {RUNS})")
+    print()
+    table_header(width=width, extra=f"{'events':>8} {'rows':>6}")
+    events = sum(r["events"] for r in runs)
+    rows_total = sum(r["rows_total"] for r in runs)
+    ok = median(ratios) <= OVERHEAD_LIMIT
+    print(f"{big:{width}} {'none':13} {median(plain_ns):10.2f} {'1.00x':>9}")
+    print(f"{big:{width}} {'contended':13} {median(prof_ns):10.2f} "
+          f"{median(ratios):8.3f}x {events:8d} {rows_total:6d}   "
+          f"limit {OVERHEAD_LIMIT:.2f}x: {'ok' if ok else 'EXCEEDED'}")
+    table = results["workloads"].get(workload, {})
+    # The small workload's contended row stays in the table above: a run of
+    # 40000 pairs lasts a fraction of a millisecond, too short to time 3%.
+    for name in ["none"] + [n for n in table if n not in ("none", "contended")]:
+        r = table[name]
+        slow = f"{r['slowdown']:8.1f}x" if "slowdown" in r else f"{'1.00x':>9}"
+        print(f"{small_label:{width}} {name:13} {r['ns_per_op']:10.2f} {slow}")
+    print()
+    small_events = table.get("contended", {}).get("events_all_rows")
+    small_rows = table.get("contended", {}).get("rows_all")
+    zero = (events == 0 and rows_total == 0 and small_events == 0 and small_rows == 0)
+    types = sorted({t for r in runs for t in r["event_types"]} |
+                   set(table.get("contended", {}).get("event_types", [])))
+    print(f"zero-event check (uncontended, contended mode): {events} events, "
+          f"{rows_total} rows in {PAIRS} runs of {big} x {rounds} rounds; "
+          f"{small_events} events, {small_rows} rows in {2 * RUNS} runs of "
+          f"{small_label}: {'ok' if zero else 'FAILED, types ' + ', '.join(types)}")
+    print()
+    results["contended"]["overhead"] = {
+        "workload": workload, "args": args, "pairs": PAIRS,
+        "none_ns_per_op": median(plain_ns), "contended_ns_per_op": median(prof_ns),
+        "slowdown": median(ratios), "slowdowns": ratios, "limit": OVERHEAD_LIMIT,
+        "ok": ok, "runs": runs,
+        "small_workload": {n: table[n] for n in table},
+        "full_mode_workload": small_label}
+    results["contended"]["zero_events"] = {
+        "ok": zero, "events": events, "rows": rows_total,
+        "small_events": small_events, "small_rows": small_rows, "types": types}
+
+
+def contended_cost(results):
+    """Added time per blocking wait: ping-pongs on one CPU."""
+    cpu = max(os.sched_getaffinity(0))
+    out = results["contended"]["per_wait_cost"] = {}
+    print(f"cost per blocking wait (contended mode): 2 threads on CPU {cpu}; "
+          f"median of {PAIRS} pairs")
+    print("per wait = (profiled - unprofiled ns/op) x ops / blocking waits counted; "
+          "sleeps = the")
+    print("  workers' voluntary context switches per op; count err: futexpp's "
+          "FUTEX_WAIT calls (exact)")
+    print()
+    table_header(extra=f"{'waits/op':>9} {'sleeps/op':>9} {'count err':>9} "
+                 f"{'per wait':>9}")
+    for workload, args in COST:
+        args = args + ["--pin", str(cpu)]
+        plain_ns, prof_ns, ratios, per_wait, waits_per_op = [], [], [], [], []
+        sleeps_plain, sleeps_prof, cerr, runs = [], [], [], []
+        try:
+            for _ in range(PAIRS):
+                plain = run_plain(workload, False, args)
+                prof = run_syncprof(workload, False, None, "contended", args)
+                plain_ns.append(plain["ns_per_op"])
+                prof_ns.append(prof["ns_per_op"])
+                ratios.append(prof["ns_per_op"] / plain["ns_per_op"])
+                waits_per_op.append(prof["events"] / prof["ops"])
+                per_wait.append((prof["ns_per_op"] - plain["ns_per_op"]) * prof["ops"] /
+                                max(prof["events"], 1))
+                sleeps_plain.append(plain["sleeps"] / plain["ops"])
+                sleeps_prof.append(prof["sleeps"] / prof["ops"])
+                if workload == "futexpp":
+                    cerr.append(prof["seen_calls"] - prof["calls"])
+                runs.append({k: prof[k] for k in ("ops", "events", "event_types", "calls",
+                                                  "seen_calls", "sleeps", "dropped")})
+        except (RuntimeError, subprocess.CalledProcessError, ValueError,
+                KeyError, IndexError) as e:
+            print(f"{workload:12} {'contended':13} failed: {e}")
+            continue
+        cerr_text = f"{median(cerr):+9.0f}" if cerr else f"{'n/a':>9}"
+        print(f"{workload:12} {'none':13} {median(plain_ns):10.1f} {'1.00x':>9} "
+              f"{'':9} {median(sleeps_plain):9.2f}")
+        print(f"{workload:12} {'contended':13} {median(prof_ns):10.1f} "
+              f"{median(ratios):8.2f}x {median(waits_per_op):9.2f} "
+              f"{median(sleeps_prof):9.2f} {cerr_text} {median(per_wait) / 1000:7.2f}us")
+        out[workload] = {
+            "args": args, "pairs": PAIRS, "ops": runs[0]["ops"],
+            "none_ns_per_op": median(plain_ns), "contended_ns_per_op": median(prof_ns),
+            "slowdown": median(ratios), "waits_per_op": median(waits_per_op),
+            "sleeps_per_op_none": median(sleeps_plain),
+            "sleeps_per_op_contended": median(sleeps_prof),
+            "count_error": median(cerr), "count_errors": cerr,
+            "added_ns_per_wait": median(per_wait), "added_ns_per_wait_runs": per_wait,
+            "runs": runs}
+    print()
+
+
+def attached_elsewhere():
+    """Contended mode attached to a sleeping process of ours: returns
+    (syncprof, sleeper) once syncprof says it is profiling."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    prof = subprocess.Popen([SYNCPROF, "-v", "--mode", "contended", "--pid",
+                             str(sleeper.pid), "-o", os.devnull],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in prof.stderr:
+        if "profiling PID" in line:
+            return prof, sleeper
+    prof.wait()
+    sleeper.kill()
+    sleeper.wait()
+    raise RuntimeError(f"syncprof --mode contended --pid exited {prof.returncode} "
+                       "before attaching")
+
+
+def detach(prof, sleeper):
+    prof.terminate()
+    try:
+        prof.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        prof.kill()
+        prof.communicate()
+    sleeper.kill()
+    sleeper.wait()
+
+
+def contended_bystander(results):
+    """What a process that is not the target pays per system call while
+    contended mode's futex tracepoints are attached."""
+    print(f"cost to other processes while contended mode profiles another one "
+          f"(a sleeping process);")
+    print(f"  ns/op of a run = its fastest round; median of {PAIRS} pairs")
+    print("contended*: the workload itself is not profiled; added = per call")
+    print()
+    table_header(extra=f"{'added':>9}")
+    out = results["contended"]["bystander"] = {}
+    for workload, args in BYSTANDER:
+        plain_ns, prof_ns, ratios = [], [], []
+        for _ in range(PAIRS):
+            plain_ns.append(run_plain(workload, False, args)["ns_per_op"])
+            prof, sleeper = attached_elsewhere()
+            try:
+                prof_ns.append(run_plain(workload, False, args)["ns_per_op"])
+            finally:
+                detach(prof, sleeper)
+            ratios.append(prof_ns[-1] / plain_ns[-1])
+        added = median([b - a for a, b in zip(plain_ns, prof_ns)])
+        print(f"{workload:12} {'none':13} {median(plain_ns):10.1f} {'1.00x':>9}")
+        print(f"{workload:12} {'contended*':13} {median(prof_ns):10.1f} "
+              f"{median(ratios):8.2f}x {added:+7.0f}ns")
+        out[workload] = {"args": args, "pairs": PAIRS,
+                         "none_ns_per_op": median(plain_ns),
+                         "attached_elsewhere_ns_per_op": median(prof_ns),
+                         "slowdown": median(ratios), "added_ns_per_call": added}
+    print()
+
+
+def main():
+    if os.geteuid() != 0:
+        print("make bench needs root (BPF and uprobes)", file=sys.stderr)
+        return 1
+    libc = libc_path()
+    have_bpftrace = shutil.which("bpftrace") is not None
+    variants = [("full (entry)", "full", lambda w, t: run_syncprof(w, t, "entry")),
+                ("full", "full", lambda w, t: run_syncprof(w, t, "auto")),
+                ("contended", "contended",
+                 lambda w, t: run_syncprof(w, t, None, "contended"))]
+    if have_bpftrace:
+        variants.append(("bpftrace", "full", lambda w, t: run_bpftrace(w, t, libc)))
+    results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS, "workloads": {},
+               "contended": {}}
+    m = results["machine"]
+    print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
+          f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
+    main_table(results, variants)
+    for section in (contended_overhead, contended_cost, contended_bystander):
+        try:
+            section(results)
+        except (RuntimeError, subprocess.CalledProcessError, ValueError,
+                KeyError, IndexError) as e:
+            print(f"{section.__name__}: failed: {e}")
+            print()
     for bench in ("probecost", "bench_symbolizer"):
         binary = os.path.join(BUILD, "tests", "bench", bench)
         text = subprocess.run([binary], capture_output=True, text=True).stdout
