@@ -20,11 +20,12 @@ blocked time; for a condvar wait that includes taking the mutex back (a
 mutex row at the wait's call site), which the workload's clock covers too.
 
 Then contended mode alone, with BENCH_PAIRS pairs (default max(5,
-BENCH_RUNS)):
+BENCH_RUNS); BENCH_OVERHEAD_PAIRS, default max(9, BENCH_PAIRS), for the
+first):
   * overhead on the fast path: millions of uncontended lock/unlock pairs
     in 4 threads, next to full mode's slowdown on the small uncontended
     workload of the table, and the zero-event check (no row, no event).
-    Each run does 7 rounds and keeps the fastest (other work on the
+    Each run does 11 rounds and keeps the fastest (other work on the
     machine only ever adds time); the slowdown is the median over pairs;
   * the added cost per blocking wait: a condvar ping-pong and a bare futex
     ping-pong, both threads pinned to one CPU (the steadiest figures on a
@@ -54,6 +55,9 @@ SYNCPROF = os.path.join(ROOT, "syncprof")
 LOCKBENCH = os.path.join(BUILD, "tests", "bench", "lockbench")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 PAIRS = int(os.environ.get("BENCH_PAIRS", str(max(5, RUNS))))
+# The fast-path check is the cheapest section (~1 s a pair) and the one
+# with the tightest limit: more pairs against the machine's noise.
+OVERHEAD_PAIRS = int(os.environ.get("BENCH_OVERHEAD_PAIRS", str(max(9, PAIRS))))
 
 WORKLOADS = {
     "uncontended": ["--threads", "2", "--ops", "20000"],
@@ -65,7 +69,7 @@ WORKLOADS = {
 }
 
 # Contended mode's own sections (workload, arguments).
-OVERHEAD = ("uncontended", ["--threads", "4", "--ops", "3000000", "--rounds", "7"])
+OVERHEAD = ("uncontended", ["--threads", "4", "--ops", "3000000", "--rounds", "11"])
 OVERHEAD_LIMIT = 1.03
 COST = [("pingpong", ["--ops", "20000"]),        # plus --pin CPU
         ("futexpp", ["--ops", "20000"])]
@@ -258,6 +262,9 @@ def main_table(results, variants):
                   f"{median(ratios):8.1f}x {median(werr):+8.2f}% {cerr_text} "
                   f"{median(mean_wait) / 1000:9.2f}us {dropped:8d} {blocked_text:>13}"
                   .rstrip())
+            if cerr and min(cerr) != max(cerr):
+                print(f"{'':12} {'':13} count errors by run: "
+                      f"{', '.join(f'{e:+d}' for e in cerr)}")
         print()
 
 
@@ -266,7 +273,7 @@ def contended_overhead(results):
     figures on the small uncontended workload come from the table above."""
     workload, args = OVERHEAD
     plain_ns, prof_ns, ratios, runs = [], [], [], []
-    for _ in range(PAIRS):
+    for _ in range(OVERHEAD_PAIRS):
         plain = run_plain(workload, False, args)
         prof = run_syncprof(workload, False, None, "contended", args)
         plain_ns.append(plain["ns_per_op"])
@@ -286,7 +293,8 @@ def contended_overhead(results):
     width = max(len(big), len(small_label), 12)
     print(f"contended mode on the fast path: {threads} threads x {ops} lock/unlock "
           f"pairs, each thread its own mutex;")
-    print(f"  ns/op of a run = its fastest of {rounds} rounds; median of {PAIRS} pairs")
+    print(f"  ns/op of a run = its fastest of {rounds} rounds; median of {OVERHEAD_PAIRS} "
+          "pairs")
     print(f"(the {small_label} rows: the table above, medians of {RUNS})")
     print()
     table_header(width=width, extra=f"{'events':>8} {'rows':>6}")
@@ -296,7 +304,8 @@ def contended_overhead(results):
     print(f"{big:{width}} {'none':13} {median(plain_ns):10.2f} {'1.00x':>9}")
     print(f"{big:{width}} {'contended':13} {median(prof_ns):10.2f} "
           f"{median(ratios):8.3f}x {events:8d} {rows_total:6d}   "
-          f"limit {OVERHEAD_LIMIT:.2f}x: {'ok' if ok else 'EXCEEDED'}")
+          f"limit {OVERHEAD_LIMIT:.2f}x: {'ok' if ok else 'EXCEEDED'} "
+          f"(pairs {min(ratios):.3f}-{max(ratios):.3f}x)")
     table = results["workloads"].get(workload, {})
     # The small workload's contended row stays in the table above: a run of
     # 40000 pairs lasts a fraction of a millisecond, too short to time 3%.
@@ -311,12 +320,12 @@ def contended_overhead(results):
     types = sorted({t for r in runs for t in r["event_types"]} |
                    set(table.get("contended", {}).get("event_types", [])))
     print(f"zero-event check (uncontended, contended mode): {events} events, "
-          f"{rows_total} rows in {PAIRS} runs of {big} x {rounds} rounds; "
+          f"{rows_total} rows in {OVERHEAD_PAIRS} runs of {big} x {rounds} rounds; "
           f"{small_events} events, {small_rows} rows in {2 * RUNS} runs of "
           f"{small_label}: {'ok' if zero else 'FAILED, types ' + ', '.join(types)}")
     print()
     results["contended"]["overhead"] = {
-        "workload": workload, "args": args, "pairs": PAIRS,
+        "workload": workload, "args": args, "pairs": OVERHEAD_PAIRS,
         "none_ns_per_op": median(plain_ns), "contended_ns_per_op": median(prof_ns),
         "slowdown": median(ratios), "slowdowns": ratios, "limit": OVERHEAD_LIMIT,
         "ok": ok, "runs": runs,
@@ -453,7 +462,8 @@ def main():
                  lambda w, t: run_syncprof(w, t, None, "contended"))]
     if have_bpftrace:
         variants.append(("bpftrace", "full", lambda w, t: run_bpftrace(w, t, libc)))
-    results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS, "workloads": {},
+    results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS,
+               "overhead_pairs": OVERHEAD_PAIRS, "workloads": {},
                "contended": {}}
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
