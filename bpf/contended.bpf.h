@@ -226,6 +226,12 @@ static __always_inline __u32 libc_class_at(__u64 rel)
 	return s.class;
 }
 
+/* A wait of glibc's lll lock loop: only the holder's wake ends it. */
+static __always_inline bool lll_wait(__u32 cmd)
+{
+	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
+}
+
 static __always_inline void mutex_row(struct sp_key *key, __u64 uaddr)
 {
 	__u32 owner = 0;
@@ -268,7 +274,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	if (regs->ip >= libc_text_start && regs->ip < libc_text_end &&
 	    first_rel >= lll_private_start && first_rel < lll_private_end) {
 		key->type = SP_TYPE_LIBC_LOCK;
-		return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
+		return lll_wait(cmd);
 	}
 	class = w.outer_rel ? libc_class_at(w.outer_rel) : SP_FUNC_OTHER;
 	switch (class) {
@@ -302,7 +308,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	default:
 		return false;
 	}
-	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
+	return lll_wait(cmd);
 }
 
 static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
@@ -383,11 +389,13 @@ int futex2_wake_enter(void *ctx)
 
 static __always_inline int wait_exit(__s64 ret)
 {
-	__u64 now = bpf_ktime_get_ns(), wait, count_inc = 0, failed_inc = 0;
+	__u64 now, wait, count_inc = 0, failed_inc = 0;
 	struct sp_contended *st;
 
+	/* Every futex return on the machine comes here: filter first. */
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	now = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->t0)
 		return 0;

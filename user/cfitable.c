@@ -58,6 +58,9 @@
 #define DWARF_RSP 7
 #define DWARF_RA 16
 
+/* FDEs looked back over for one that holds an address (nesting depth). */
+#define FUNCTION_SCAN_MAX 64
+
 struct span {
 	uint64_t lo, hi;
 };
@@ -865,7 +868,7 @@ int cfitable__function_at(const struct cfitable *table, uint64_t addr,
 			  struct cfitable_range *range)
 {
 	const struct spans *f = &table->functions;
-	size_t lo = 0, hi = f->n;
+	size_t lo = 0, hi = f->n, nearest;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -875,14 +878,18 @@ int cfitable__function_at(const struct cfitable *table, uint64_t addr,
 		else
 			hi = mid;
 	}
-	/* FDEs may nest or overlap: take the nearest one that holds addr. */
+	/*
+	 * FDEs may nest or overlap: take the nearest one that holds addr,
+	 * looking back at most FUNCTION_SCAN_MAX starts.
+	 */
+	nearest = lo;
 	while (lo-- > 0) {
 		if (addr < f->v[lo].hi) {
 			range->start = f->v[lo].lo;
 			range->end = f->v[lo].hi;
 			return 0;
 		}
-		if (f->n - lo > 64)
+		if (nearest - lo >= FUNCTION_SCAN_MAX)
 			break;
 	}
 	return -ENOENT;

@@ -66,15 +66,28 @@ int hostcheck__privileges(void)
 	return -EPERM;
 }
 
+bool hostcheck__syscall_tracepoint(const char *sysfs_root, const char *name)
+{
+	static const char *const roots[] = {
+		"kernel/debug/tracing", "kernel/tracing",
+	};
+	char rel[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(rel, sizeof(rel), "%s/events/syscalls/%s", roots[i], name);
+		if (exists_under(sysfs_root, rel))
+			return true;
+	}
+	return false;
+}
+
 int hostcheck__tracepoints(const char *sysfs_root)
 {
-	static const char futex_event[] = "events/syscalls/sys_enter_futex";
 	char tracing[2048];
 
-	snprintf(tracing, sizeof(tracing), "%s/kernel/tracing", sysfs_root);
-	if (exists_under(tracing, futex_event) ||
-	    exists_under(sysfs_root, "kernel/debug/tracing/events/syscalls/sys_enter_futex"))
+	if (hostcheck__syscall_tracepoint(sysfs_root, "sys_enter_futex"))
 		return 0;
+	snprintf(tracing, sizeof(tracing), "%s/kernel/tracing", sysfs_root);
 	if (!exists_under(tracing, "events")) {
 		if (mount("nodev", tracing, "tracefs", 0, NULL)) {
 			int err = -errno;
@@ -86,7 +99,7 @@ int hostcheck__tracepoints(const char *sysfs_root)
 		}
 		pr_info("mounted tracefs at %s", tracing);
 	}
-	if (!exists_under(tracing, futex_event)) {
+	if (!hostcheck__syscall_tracepoint(sysfs_root, "sys_enter_futex")) {
 		pr_err("this kernel has no syscalls:sys_enter_futex tracepoint "
 		       "(CONFIG_FTRACE_SYSCALLS); use --mode full");
 		return -ENOTSUP;

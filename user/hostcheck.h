@@ -3,11 +3,18 @@
 #ifndef SYNCPROF_HOSTCHECK_H
 #define SYNCPROF_HOSTCHECK_H
 
+#include <stdbool.h>
+
 /* Kernel features under sysfs_root ("/sys"): BTF and uprobe events. */
 int hostcheck__kernel(const char *sysfs_root);
 /* Root, or CAP_BPF + CAP_PERFMON (+ CAP_SYS_PTRACE) in the effective set. */
 int hostcheck__privileges(void);
 
+/*
+ * Whether the tracepoint syscalls:NAME exists under sysfs_root, in tracefs
+ * as libbpf looks for it (debugfs's tracing first).
+ */
+bool hostcheck__syscall_tracepoint(const char *sysfs_root, const char *name);
 /*
  * The futex tracepoints under sysfs_root: mounts tracefs at
  * sysfs_root/kernel/tracing when neither it nor debugfs's tracing is

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "elfimage.h"
+#include "hostcheck.h"
 #include "log.h"
 #include "probes.h"
 #include "probesite.h"
@@ -82,22 +82,6 @@ static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 	return progs[i];
 }
 
-/* tracefs as libbpf looks for it: debugfs's tracing first. */
-static bool tracepoint_exists(const char *name)
-{
-	static const char *const roots[] = {
-		"/sys/kernel/debug/tracing", "/sys/kernel/tracing",
-	};
-	char path[256];
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s", roots[i], name);
-		if (!access(path, F_OK))
-			return true;
-	}
-	return false;
-}
-
 /* Only the mode's programs are loaded; contended mode's maps get sized. */
 static int probes__configure(struct probes *p, const struct probes_config *cfg)
 {
@@ -113,7 +97,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		bpf_program__set_autoload(full[i], !contended);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
-			contended && tracepoint_exists(tracepoint_table[i].name));
+			contended && hostcheck__syscall_tracepoint("/sys",
+					tracepoint_table[i].name));
 	if (!contended)
 		return 0;
 	libcmodel__rows(cfg->libc, &n_rows);

@@ -152,6 +152,23 @@ static void test_kernel_both_present(void **state)
 	assert_int_equal(hostcheck__kernel(fs->root), 0);
 }
 
+/* tracefs at either place libbpf looks; only syscalls: events count. */
+static void test_syscall_tracepoint_in_either_tracefs(void **state)
+{
+	struct fake_sysfs *fs = *state;
+
+	assert_false(hostcheck__syscall_tracepoint(fs->root, "sys_enter_futex"));
+	make_file(fs->root, "kernel/tracing/events/sched/sys_enter_futex/id");
+	assert_false(hostcheck__syscall_tracepoint(fs->root, "sys_enter_futex"));
+	make_file(fs->root, "kernel/tracing/events/syscalls/sys_enter_futex/id");
+	assert_true(hostcheck__syscall_tracepoint(fs->root, "sys_enter_futex"));
+	assert_false(hostcheck__syscall_tracepoint(fs->root, "sys_enter_futex_wait"));
+	make_file(fs->root, "kernel/debug/tracing/events/syscalls/sys_enter_futex_wait/id");
+	assert_true(hostcheck__syscall_tracepoint(fs->root, "sys_enter_futex_wait"));
+	/* Present already: nothing to mount. */
+	assert_int_equal(hostcheck__tracepoints(fs->root), 0);
+}
+
 /* The effective capability set of this process, from capget(2). */
 static void get_caps(struct __user_cap_data_struct data[2])
 {
@@ -260,6 +277,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_kernel_empty_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syscall_tracepoint_in_either_tracefs,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_missing_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_btf_without_uprobes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_uprobes_without_btf, setup, teardown),
