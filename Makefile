@@ -118,7 +118,7 @@ $(OUT)/tests/unit/test_%: $(OUT)/tests/unit/test_%.o $(LIB_OBJS)
 
 # Target programs are built like users build theirs: -O2 -g, no frame
 # pointers, dynamically linked against the system libc.
-$(OUT)/tests/targets/%: tests/targets/%.c
+$(OUT)/tests/targets/%: tests/targets/%.c tests/targets/lib/targetkit.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/targetkit.h"
+
 #define MAX_THREADS 16
 
 static struct {
@@ -61,22 +63,6 @@ static atomic_int finished;	/* uncontended: workers done */
 static const char *scenario;
 static uint64_t wait_ns, count;
 static pid_t waiter_tid, holder_tid;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_us(int us)
-{
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 /* Polls without a futex: the measured objects are the only ones. */
 static void wait_until(atomic_int *flag, int value)
@@ -253,19 +239,6 @@ static void *uncontended_worker(void *arg)
 	for (;;)
 		pause();
 	return NULL;
-}
-
-static void wait_for_go(void)
-{
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
 }
 
 static const void *object(void)

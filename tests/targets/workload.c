@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "lib/targetkit.h"
+
 #define MAX_THREADS 16
 #define MAX_OBJECTS 256
 
@@ -62,22 +64,6 @@ __attribute__((constructor)) static void lock_before_main(void)
 {
 	pthread_mutex_lock(&ctor_lock);
 	pthread_mutex_unlock(&ctor_lock);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_us(int us)
-{
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* Times one lock call; noinline and global keep one named call site. */
@@ -279,19 +265,6 @@ static int run_library(const char *lib, const char *truth_path)
 		fclose(f);
 	}
 	return 0;
-}
-
-static void wait_for_go(void)
-{
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
 }
 
 int main(int argc, char **argv)
