@@ -1,5 +1,8 @@
 # syncprof build pipeline:
-#   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/*.o -> ./syncprof
+#   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
+# user/ is one folder per stage of the pipeline: target/ (processes), probes/
+# (what each mode attaches), unwind/, symbols/, report/ (aggregation and
+# renderers); main, options and log stay at the top.
 # Quiet by default; V=1 shows the commands.
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -34,14 +37,15 @@ endif
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
 LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz -lstdc++
-# ncursesw: the live screen (user/live.c).
+# ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 CFLAGS      ?= -g -O2
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
+USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
 ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-               -Ibpf -Iskel -Iuser $(LIB_CFLAGS)
+               -Ibpf -Iskel $(addprefix -I,$(USER_DIRS)) $(LIB_CFLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
                -I$(dir $(VMLINUX)) -Ibpf -MMD -MP
 
@@ -49,11 +53,11 @@ BPF_SRCS    := $(wildcard bpf/*.bpf.c)
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(patsubst bpf/%.bpf.c,skel/%.skel.h,$(BPF_SRCS))
 
-USER_SRCS   := $(wildcard user/*.c)
+USER_SRCS   := $(wildcard user/*.c user/*/*.c)
 USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS    := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 
-# Unit tests: tests/unit/test_<module>.c links user/<module>.c and what
+# Unit tests: tests/unit/test_<module>.c links user/**/<module>.c and what
 # that module needs; none of them needs root or BPF.
 UNIT_NAMES  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
@@ -304,4 +308,4 @@ clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf $(OUT) skel/*.skel.h syncprof
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/bpf/*.d $(OUT)/tests/unit/*.d)
+-include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/unit/*.d)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The unwind table that crosses into BPF: one row per address range of a
- * library with a single x86-64 CFI rule, computed by user/cfitable.c from
+ * library with a single x86-64 CFI rule, computed by user/unwind/cfitable.c from
  * .eh_frame (and .debug_frame) and applied by the BPF program to step out
  * of frames that keep no frame pointer.  Fixed-width types only.
  *
