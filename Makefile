@@ -49,9 +49,14 @@ ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
                -I$(dir $(VMLINUX)) -Ibpf -MMD -MP
 
-BPF_SRCS    := $(wildcard bpf/*.bpf.c)
-BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS       := $(patsubst bpf/%.bpf.c,skel/%.skel.h,$(BPF_SRCS))
+# One .bpf.c per capability, linked by bpftool into one object and one
+# skeleton (skel/syncprof.skel.h): the maps in stats.bpf.c exist once, the
+# loader loads the programs of the mode it runs.  probecost.bpf.c is make
+# bench's own.
+BPF_BENCH   := bpf/probecost.bpf.c
+BPF_SRCS    := $(filter-out $(BPF_BENCH),$(wildcard bpf/*.bpf.c))
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
+SKELS       := skel/syncprof.skel.h skel/probecost.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c)
 USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
@@ -69,7 +74,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
-.SECONDARY: $(BPF_OBJS) $(SKELS)
+.SECONDARY: $(BPF_OBJS) $(OUT)/bpf/syncprof.o $(SKELS)
 .PHONY: all bench deps demo test check-unit check-integration clean vmlinux
 
 all: syncprof
@@ -97,9 +102,19 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-skel/%.skel.h: $(OUT)/bpf/%.bpf.o
+# stats.bpf.o goes first: bpftool 7.1's linker gives a map defined after
+# its extern declarations a wrong BTF offset.
+$(OUT)/bpf/syncprof.o: $(OUT)/bpf/stats.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $< $(filter-out $<,$^)
+
+skel/syncprof.skel.h: $(OUT)/bpf/syncprof.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name syncprof_bpf > $@
+
+skel/probecost.skel.h: $(OUT)/bpf/probecost.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
 # Every user object may include a skeleton; generate them first.
 $(OUT)/user/%.o: user/%.c | $(SKELS)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What both modes share: the target filter, the stats map with its report
- * windows, the drop counters and the library-change events.
+ * What every program shares: the declarations of stats.bpf.c's maps and
+ * settings, and the helpers that update them.
  *
  * Counters are per-CPU but updated atomically: uprobe programs run
  * preemptibly, and two tasks on one CPU may update the same slot.
@@ -9,29 +9,32 @@
 #ifndef SYNCPROF_STATS_BPF_H
 #define SYNCPROF_STATS_BPF_H
 
-const volatile __u32 target_tgid = 0;
+/* Defined in stats.bpf.c. */
+extern const volatile __u32 target_tgid;
 /* Report window, advanced by the loader before each read. */
-volatile __u64 window = 0;
+extern volatile __u64 window;
 
-struct {
+typedef struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__type(key, struct sp_key);
 	__type(value, struct sp_value);
-	__uint(max_entries, 16384);	/* set by the loader before load */
-} stats SEC(".maps");
+	__uint(max_entries, 16384);
+} stats_map_t;
+extern stats_map_t stats SEC(".maps");
 
-struct {
+typedef struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(max_entries, SP_CNT__COUNT);
-} counters SEC(".maps");
+} counters_map_t;
+extern counters_map_t counters SEC(".maps");
 
-/* One event per change of the target's libraries (dlopen, dlclose). */
-struct {
+typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
-} module_events SEC(".maps");
+} module_events_map_t;
+extern module_events_map_t module_events SEC(".maps");
 
 static __always_inline void counter_bump(__u32 which)
 {

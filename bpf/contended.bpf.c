@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Contended mode: only waits that enter the kernel are seen, at the futex
  * system call's tracepoints, so an uncontended lock runs untouched.  The
@@ -27,8 +27,13 @@
  * a walk of up to 12 frames as plain bounded loops would make the
  * verifier explore every path of every iteration.
  */
-#ifndef SYNCPROF_CONTENDED_BPF_H
-#define SYNCPROF_CONTENDED_BPF_H
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syncprof.h"
+#include "stats.bpf.h"
+#include "unwind.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -433,5 +438,3 @@ int futex2_wait_exit(struct futex_exit_args *ctx)
 {
 	return wait_exit(ctx->ret);
 }
-
-#endif

@@ -19,7 +19,7 @@
  * a signal handler, or a libc that calls its own public entry points) is
  * left out, so a condvar's internal re-lock never adds a mutex row.
  *
- * Contended mode's programs are in contended.bpf.h; the loader loads only
+ * Contended mode's programs are in contended.bpf.c; the loader loads only
  * the programs of the mode it runs.
  */
 #include "vmlinux.h"
@@ -27,13 +27,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
-#include "unwind.h"
+#include "stats.bpf.h"
 
 #define EOWNERDEAD 130
-
-char LICENSE[] SEC("license") = "GPL";
-
-#include "stats.bpf.h"
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
@@ -116,26 +112,3 @@ int lock_return(struct pt_regs *ctx)
 	stats_add(&key, wait, wait, acquired, !acquired);
 	return 0;
 }
-
-/*
- * The dynamic loader calls _dl_debug_state (r_brk, where debuggers stop)
- * before and after each change of its library list: the loader re-reads
- * the target's maps at once, so a library dlopen'ed and used briefly is
- * still named after the target exits.
- */
-SEC("uprobe")
-int modules_changed(struct pt_regs *ctx)
-{
-	__u32 *event;
-
-	if (!is_target(bpf_get_current_pid_tgid()))
-		return 0;
-	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
-	if (event) {
-		*event = 1;
-		bpf_ringbuf_submit(event, 0);
-	}
-	return 0;
-}
-
-#include "contended.bpf.h"

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Both modes: the loader watch that names libraries dlopen'ed after attach. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syncprof.h"
+#include "stats.bpf.h"
+
+/*
+ * The dynamic loader calls _dl_debug_state (r_brk, where debuggers stop)
+ * before and after each change of its library list: the loader re-reads
+ * the target's maps at once, so a library dlopen'ed and used briefly is
+ * still named after the target exits.
+ */
+SEC("uprobe")
+int modules_changed(struct pt_regs *ctx)
+{
+	__u32 *event;
+
+	if (!is_target(bpf_get_current_pid_tgid()))
+		return 0;
+	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
+	if (event) {
+		*event = 1;
+		bpf_ringbuf_submit(event, 0);
+	}
+	return 0;
+}

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What every capability shares, defined once: the target filter, the
+ * stats map with its report windows, the drop counters and the
+ * library-change events (their types are in stats.bpf.h).  bpftool links
+ * the per-capability objects into one, so the loader has one skeleton and
+ * each map exists once.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "syncprof.h"
+#include "stats.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 target_tgid = 0;
+volatile __u64 window = 0;
+
+stats_map_t stats SEC(".maps");		/* max_entries set by the loader */
+counters_map_t counters SEC(".maps");
+/* One event per change of the target's libraries (dlopen, dlclose). */
+module_events_map_t module_events SEC(".maps");
