@@ -68,6 +68,7 @@ enum sp_counter {
 struct sp_key {
 	__u64 object;		/* address of the lock object */
 	__u64 callsite;		/* return address into the caller */
+	__u64 stack_id;		/* the interned stack; 0: none kept */
 	__u32 tid;
 	__u32 type;		/* enum sp_lock_type */
 	__u32 owner_tid;	/* contended mutexes: the holder; else 0 */
@@ -133,7 +134,7 @@ struct sp_func_range {
  * A thread's open contended acquisition, in task storage: the word it
  * waits on and where the wait is counted.  A wait on the same word by the
  * same thread continues the acquisition until it is closed (see
- * bpf/contended.bpf.h).
+ * bpf/contended.bpf.c).
  */
 struct sp_contended {
 	struct sp_key key;	/* the row of the wait in flight or last */

@@ -97,6 +97,55 @@ static void test_single_entry(void **state UNUSED)
 	assert_int_equal(rows.count, 0);
 }
 
+static struct snapshot_entry stacked(uint64_t object, uint32_t tid,
+				     uint64_t stack_id, uint64_t count,
+				     uint64_t wait_ns, uint64_t max_ns)
+{
+	struct snapshot_entry e = entry(SP_TYPE_MUTEX, object, 0x400, tid,
+					count, wait_ns, max_ns, 0);
+
+	e.key.stack_id = stack_id;
+	return e;
+}
+
+static void test_rows_gather_their_stacks_largest_wait_first(void **state UNUSED)
+{
+	const struct snapshot_entry e[] = {
+		stacked(0x1000, 1, 0xaa, 2, 100, 60),
+		stacked(0x2000, 2, 0xbb, 1, 500, 500),
+		stacked(0x1000, 3, 0xbb, 1, 50, 50),
+		stacked(0x2000, 1, 0xaa, 3, 30, 20),
+		stacked(0x3000, 1, 0, 4, 40, 10),
+		entry(SP_TYPE_CONDVAR, 0x1000, 0x400, 1, 1, 7, 7, 0),
+	};
+	struct report_rows rows;
+
+	build(e, ARRAY_SIZE(e), &coalesced, &rows);
+	assert_int_equal(rows.total, 2);
+	assert_int_equal(rows.rows[0].type, SP_TYPE_MUTEX);
+	assert_int_equal(rows.rows[0].wait_ns, 720);
+	assert_int_equal(rows.rows[0].n_stacks, 2);
+	assert_int_equal(rows.rows[0].stacks[0].stack_id, 0xbb);
+	assert_int_equal(rows.rows[0].stacks[0].count, 2);
+	assert_int_equal(rows.rows[0].stacks[0].wait_ns, 550);
+	assert_int_equal(rows.rows[0].stacks[0].max_ns, 500);
+	assert_int_equal(rows.rows[0].stacks[1].stack_id, 0xaa);
+	assert_int_equal(rows.rows[0].stacks[1].count, 5);
+	assert_int_equal(rows.rows[0].stacks[1].wait_ns, 130);
+	assert_int_equal(rows.rows[0].stacks[1].max_ns, 60);
+	assert_int_equal(rows.rows[1].n_stacks, 0);
+	assert_null(rows.rows[1].stacks);
+	report__free(&rows);
+
+	build(e, ARRAY_SIZE(e), &per_object, &rows);
+	assert_int_equal(rows.total, 4);
+	assert_int_equal(rows.rows[0].object, 0x2000);
+	assert_int_equal(rows.rows[0].n_stacks, 2);
+	assert_int_equal(rows.rows[0].stacks[0].wait_ns, 500);
+	assert_int_equal(rows.rows[0].stacks[1].wait_ns, 30);
+	report__free(&rows);
+}
+
 static void test_coalesce_merges_objects_of_one_callsite(void **state UNUSED)
 {
 	const struct snapshot_entry e[] = {
@@ -548,6 +597,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_single_entry),
+		cmocka_unit_test(test_rows_gather_their_stacks_largest_wait_first),
 		cmocka_unit_test(test_coalesce_merges_objects_of_one_callsite),
 		cmocka_unit_test(test_coalesce_counts_distinct_objects),
 		cmocka_unit_test(test_coalesce_keeps_callsites_and_types_apart),

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "elfimage.h"
+#include "array.h"
 #include "libcmodel.h"
 #include "procmaps.h"
 
@@ -120,15 +121,9 @@ size_t libcmodel__normalize(struct sp_func_range *r, size_t n)
 static int libcmodel__push(struct libcmodel *m, uint64_t start, uint64_t end,
 			   enum sp_func_class class)
 {
-	if (m->n_funcs == m->cap_funcs) {
-		size_t cap = m->cap_funcs ? m->cap_funcs * 2 : 64;
-		void *grown = realloc(m->funcs, cap * sizeof(*m->funcs));
-
-		if (!grown)
-			return -ENOMEM;
-		m->funcs = grown;
-		m->cap_funcs = cap;
-	}
+	if (array__grow(&m->funcs, &m->cap_funcs, m->n_funcs + 1,
+			sizeof(*m->funcs)))
+		return -ENOMEM;
 	m->funcs[m->n_funcs++] = (struct sp_func_range){
 		.start = start, .end = end, .class = class,
 	};

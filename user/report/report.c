@@ -4,11 +4,14 @@
  * object) and walks it once: a row ends where the group key changes, and
  * distinct objects are counted as changes of object inside a row.  That is
  * O(n log n) with no hash table; n is at most the stats map size.
+ * A row's stacks are gathered the same way: (row, stack id) pairs sorted
+ * and merged, then each row's run sorted by wait.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "report.h"
 
 static const char *const type_names[SP_TYPE__COUNT] = {
@@ -111,6 +114,67 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
 	return a->owner_tid < b->owner_tid ? -1 : a->owner_tid > b->owner_tid;
 }
 
+/* A wait through one stack, on its way into row `row`. */
+struct stack_part {
+	size_t row;
+	struct report_stack stack;
+};
+
+static int report__part_cmp(const void *pa, const void *pb)
+{
+	const struct stack_part *a = pa, *b = pb;
+	int c = cmp_u64(a->row, b->row);
+
+	return c ? c : cmp_u64(a->stack.stack_id, b->stack.stack_id);
+}
+
+static int report__stack_cmp(const void *pa, const void *pb)
+{
+	const struct report_stack *a = pa, *b = pb;
+	int c = cmp_u64(b->wait_ns, a->wait_ns);
+
+	if (!c)
+		c = cmp_u64(b->count, a->count);
+	return c ? c : cmp_u64(a->stack_id, b->stack_id);
+}
+
+/* Gives every row its stacks, merged by id, largest wait first. */
+static int report__gather_stacks(struct report_row *rows,
+				 struct stack_part *parts, size_t n_parts)
+{
+	size_t i = 0;
+
+	qsort(parts, n_parts, sizeof(*parts), report__part_cmp);
+	while (i < n_parts) {
+		struct report_row *row = &rows[parts[i].row];
+		size_t end = i, cap = 0, n = 0;
+
+		while (end < n_parts && parts[end].row == parts[i].row)
+			end++;
+		for (; i < end; i++) {
+			const struct report_stack *in = &parts[i].stack;
+			struct report_stack *acc;
+
+			if (n && row->stacks[n - 1].stack_id == in->stack_id) {
+				acc = &row->stacks[n - 1];
+				acc->count += in->count;
+				acc->wait_ns += in->wait_ns;
+				acc->failed += in->failed;
+				if (in->max_ns > acc->max_ns)
+					acc->max_ns = in->max_ns;
+				continue;
+			}
+			if (array__grow(&row->stacks, &cap, n + 1,
+					sizeof(*row->stacks)))
+				return -ENOMEM;
+			row->stacks[n++] = *in;
+		}
+		row->n_stacks = n;
+		qsort(row->stacks, n, sizeof(*row->stacks), report__stack_cmp);
+	}
+	return 0;
+}
+
 static int report__sort_cmp(const void *pa, const void *pb, void *arg)
 {
 	return report__row_cmp(pa, pb, *(const enum sort_key *)arg);
@@ -122,7 +186,9 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 {
 	struct snapshot_entry *sorted = NULL;
 	struct report_row *rows = NULL;
-	size_t n_rows = 0;
+	struct stack_part *parts = NULL;
+	size_t n_rows = 0, n_parts = 0, parts_cap = 0;
+	int err = 0;
 
 	*out = (struct report_rows){ 0 };
 	if (!n)
@@ -163,8 +229,29 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		row->failed += e->failed;
 		if (e->max_ns > row->max_ns)
 			row->max_ns = e->max_ns;
+		if (!e->key.stack_id)
+			continue;
+		if (array__grow(&parts, &parts_cap, n_parts + 1,
+				sizeof(*parts))) {
+			err = -ENOMEM;
+			break;
+		}
+		parts[n_parts++] = (struct stack_part){
+			.row = n_rows - 1,
+			.stack = { e->key.stack_id, e->count, e->wait_ns,
+				   e->max_ns, e->failed },
+		};
 	}
 	free(sorted);
+	if (!err)
+		err = report__gather_stacks(rows, parts, n_parts);
+	free(parts);
+	if (err) {
+		out->rows = rows;
+		out->total = out->count = n_rows;
+		report__free(out);
+		return err;
+	}
 
 	qsort_r(rows, n_rows, sizeof(*rows), report__sort_cmp,
 		(void *)&settings->sort);
@@ -177,6 +264,8 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 
 void report__free(struct report_rows *rows)
 {
+	for (size_t i = 0; i < rows->total; i++)
+		free(rows->rows[i].stacks);
 	free(rows->rows);
 	*rows = (struct report_rows){ 0 };
 }

@@ -15,6 +15,15 @@
 
 #define REPORT_NO_TID ((int64_t)-1)
 
+/* One distinct stack of a row: the waits that came through it. */
+struct report_stack {
+	uint64_t stack_id;	/* see stacktab.h */
+	uint64_t count;
+	uint64_t wait_ns;
+	uint64_t max_ns;
+	uint64_t failed;
+};
+
 struct report_row {
 	uint32_t type;		/* enum sp_lock_type */
 	uint64_t object;	/* lowest object address of the row */
@@ -27,6 +36,9 @@ struct report_row {
 	uint64_t wait_ns;
 	uint64_t max_ns;
 	uint64_t failed;
+	/* The row's distinct stacks, largest wait first (none kept: 0). */
+	struct report_stack *stacks;
+	size_t n_stacks;
 };
 
 struct report_settings {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "snapshot.h"
+#include "array.h"
 
 struct snapshot {
 	struct snapshot_entry *entries;
@@ -36,15 +37,9 @@ void snapshot__free(struct snapshot *snap)
 
 static struct snapshot_entry *snapshot__append(struct snapshot *snap)
 {
-	if (snap->count == snap->cap) {
-		size_t cap = snap->cap ? snap->cap * 2 : 256;
-		void *grown = realloc(snap->entries, cap * sizeof(*snap->entries));
-
-		if (!grown)
-			return NULL;
-		snap->entries = grown;
-		snap->cap = cap;
-	}
+	if (array__grow(&snap->entries, &snap->cap, snap->count + 1,
+			sizeof(*snap->entries)))
+		return NULL;
 	return memset(&snap->entries[snap->count++], 0,
 		      sizeof(struct snapshot_entry));
 }
@@ -91,7 +86,9 @@ int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
 		return c;
 	if ((c = cmp_u64(a->tid, b->tid)))
 		return c;
-	return cmp_u64(a->owner_tid, b->owner_tid);
+	if ((c = cmp_u64(a->owner_tid, b->owner_tid)))
+		return c;
+	return cmp_u64(a->stack_id, b->stack_id);
 }
 
 static int snapshot__entry_cmp(const void *a, const void *b)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "modindex.h"
+#include "array.h"
 
 struct func_range {
 	Dwarf_Addr lo;		/* DWARF addresses: target address - bias */
@@ -59,15 +60,9 @@ static int cmp_symbol(const void *pa, const void *pb)
 static int modindex__add_range(struct modindex *idx, Dwarf_Addr lo,
 			       Dwarf_Addr hi, Dwarf_Off die)
 {
-	if (idx->n_funcs == idx->cap_funcs) {
-		size_t cap = idx->cap_funcs ? idx->cap_funcs * 2 : 256;
-		void *grown = realloc(idx->funcs, cap * sizeof(*idx->funcs));
-
-		if (!grown)
-			return -ENOMEM;
-		idx->funcs = grown;
-		idx->cap_funcs = cap;
-	}
+	if (array__grow(&idx->funcs, &idx->cap_funcs, idx->n_funcs + 1,
+			sizeof(*idx->funcs)))
+		return -ENOMEM;
 	idx->funcs[idx->n_funcs++] = (struct func_range){ lo, hi, die };
 	return 0;
 }
@@ -225,8 +220,8 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 		     Dwarf_Die **scopes)
 {
 	Dwarf_Addr at = pc - idx->bias;
-	size_t lo = 0, hi = idx->n_funcs, depth = 0, cap = 8;
-	Dwarf_Die *path, die;
+	size_t lo = 0, hi = idx->n_funcs, depth = 0, cap = 0;
+	Dwarf_Die *path = NULL, die;
 
 	*scopes = NULL;
 	while (lo < hi) {
@@ -241,8 +236,7 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 	if (!lo || at >= idx->funcs[lo - 1].hi ||
 	    !dwarf_offdie(idx->dwarf, idx->funcs[lo - 1].die, &die))
 		return 0;
-	path = malloc(cap * sizeof(*path));
-	if (!path)
+	if (array__grow(&path, &cap, 8, sizeof(*path)))
 		return 0;
 	path[depth++] = die;
 	for (;;) {
@@ -259,13 +253,8 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 		} while (!dwarf_siblingof(&child, &child));
 		if (!deeper)
 			break;
-		if (depth == cap) {
-			void *grown = realloc(path, (cap *= 2) * sizeof(*path));
-
-			if (!grown)
-				break;
-			path = grown;
-		}
+		if (array__grow(&path, &cap, depth + 1, sizeof(*path)))
+			break;
 		path[depth++] = child;
 	}
 	/* Innermost first, as dwarf_getscopes. */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "array.h"
 #include "modindex.h"
 #include "procmaps.h"
 #include "srcpath.h"
@@ -70,11 +71,11 @@ struct symbolizer {
 	char *debuginfo_path;
 	/* Every maps list read: a module named once stays named. */
 	struct procmaps **generations;
-	size_t n_generations;
+	size_t n_generations, generations_cap;
 	uint64_t last_refresh_ns;
 	bool frozen;		/* the target is gone: its PID may be reused */
 	struct reported_file *reported;
-	size_t n_reported;
+	size_t n_reported, reported_cap;
 	struct cache_entry *cache;
 	size_t cache_cap;	/* a power of two */
 	size_t cache_used;
@@ -96,16 +97,10 @@ static const char *symbolizer__own(struct symbolizer *sym, char *s)
 {
 	if (!s)
 		return NULL;
-	if (sym->n_strings == sym->strings_cap) {
-		size_t cap = sym->strings_cap ? sym->strings_cap * 2 : 64;
-		void *grown = realloc(sym->strings, cap * sizeof(*sym->strings));
-
-		if (!grown) {
-			free(s);
-			return NULL;
-		}
-		sym->strings = grown;
-		sym->strings_cap = cap;
+	if (array__grow(&sym->strings, &sym->strings_cap, sym->n_strings + 1,
+			sizeof(*sym->strings))) {
+		free(s);
+		return NULL;
 	}
 	sym->strings[sym->n_strings++] = s;
 	return s;
@@ -202,12 +197,9 @@ static void symbolizer__report(struct symbolizer *sym,
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
-		void *grown = realloc(sym->reported,
-				      (sym->n_reported + 1) * sizeof(*sym->reported));
-		if (grown) {
-			sym->reported = grown;
+		if (!array__grow(&sym->reported, &sym->reported_cap,
+				 sym->n_reported + 1, sizeof(*sym->reported)))
 			sym->reported[sym->n_reported++] = file;
-		}
 	}
 	dwfl_report_end(sym->dwfl, NULL, NULL);
 	for (size_t i = 0; i < n_added; i++) {
@@ -240,7 +232,6 @@ static bool procmaps_same(const struct procmaps *a, const struct procmaps *b)
 int symbolizer__refresh(struct symbolizer *sym)
 {
 	struct procmaps *maps;
-	void *grown;
 	int err;
 
 	if (sym->frozen)
@@ -262,13 +253,11 @@ int symbolizer__refresh(struct symbolizer *sym)
 		procmaps__free(maps);
 		return 0;
 	}
-	grown = realloc(sym->generations,
-			(sym->n_generations + 1) * sizeof(*sym->generations));
-	if (!grown) {
+	if (array__grow(&sym->generations, &sym->generations_cap,
+			sym->n_generations + 1, sizeof(*sym->generations))) {
 		procmaps__free(maps);
 		return -ENOMEM;
 	}
-	sym->generations = grown;
 	sym->generations[sym->n_generations++] = maps;
 	return 0;
 }

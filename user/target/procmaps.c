@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "procmaps.h"
+#include "array.h"
 
 struct procmaps {
 	struct procmaps_entry *entries;
@@ -75,16 +76,10 @@ int procmaps__parse(FILE *file, struct procmaps **out)
 			err = -EINVAL;
 			break;
 		}
-		if (maps->count == cap) {
-			size_t new_cap = cap ? cap * 2 : 64;
-			void *grown = realloc(maps->entries,
-					      new_cap * sizeof(*maps->entries));
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			maps->entries = grown;
-			cap = new_cap;
+		if (array__grow(&maps->entries, &cap, maps->count + 1,
+				sizeof(*maps->entries))) {
+			err = -ENOMEM;
+			break;
 		}
 		entry.path = strdup(entry.path);
 		if (!entry.path) {

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "cfitable.h"
+#include "array.h"
 
 /* DWARF register numbers, x86-64 psABI. */
 #define DWARF_RBP 6
@@ -107,15 +108,8 @@ static int cmp_row(const void *pa, const void *pb)
 
 static int spans__push(struct spans *s, uint64_t lo, uint64_t hi)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		void *grown = realloc(s->v, cap * sizeof(*s->v));
-
-		if (!grown)
-			return -ENOMEM;
-		s->v = grown;
-		s->cap = cap;
-	}
+	if (array__grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -ENOMEM;
 	s->v[s->n++] = (struct span){ lo, hi };
 	return 0;
 }
@@ -533,15 +527,9 @@ static void classify(Dwarf_Frame *frame, int ra_reg, bool signal,
 static int cfitable__push(struct cfitable *table,
 			  const struct sp_unwind_row *row)
 {
-	if (table->n_rows == table->cap_rows) {
-		size_t cap = table->cap_rows ? table->cap_rows * 2 : 1024;
-		void *grown = realloc(table->rows, cap * sizeof(*table->rows));
-
-		if (!grown)
-			return -ENOMEM;
-		table->rows = grown;
-		table->cap_rows = cap;
-	}
+	if (array__grow(&table->rows, &table->cap_rows, table->n_rows + 1,
+			sizeof(*table->rows)))
+		return -ENOMEM;
 	table->rows[table->n_rows++] = *row;
 	return 0;
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stacks the kernel interned, in user space: a wait's row key carries
+ * a stack id (0: no stack kept), and this table gives its frames.  Frames
+ * are absolute return addresses (the first one: the pc where the walk
+ * left libc), innermost first; renderers look each up at pc - 1 except
+ * the first.  Stacks are kept for the whole run: a report printed after
+ * the target exited still has them.
+ */
+#ifndef SYNCPROF_STACKTAB_H
+#define SYNCPROF_STACKTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a stack ended, beyond its last frame. */
+enum stacktab_end {
+	STACKTAB_END_COMPLETE = 0,	/* the thread's outermost frame */
+	STACKTAB_END_TRUNCATED = 1,	/* --stack-depth reached */
+	STACKTAB_END_STOPPED = 2,	/* no rule to go on: JIT, anonymous
+					   code, a broken frame chain */
+};
+
+struct stacktab;
+
+int stacktab__new(struct stacktab **out);
+void stacktab__free(struct stacktab *tab);
+/*
+ * Keeps the n frames of stack id (a copy).  Adding an id again replaces
+ * its frames.  0, -EINVAL for id 0, or -ENOMEM.
+ */
+int stacktab__add(struct stacktab *tab, uint64_t id, const uint64_t *frames,
+		  uint32_t n, enum stacktab_end end);
+/*
+ * The frames of id: 0 with *frames (owned by the table, valid until the
+ * id is added again or the table is freed), *n and *end; -ENOENT if the
+ * table has no such stack.
+ */
+int stacktab__get(const struct stacktab *tab, uint64_t id,
+		  const uint64_t **frames, uint32_t *n, enum stacktab_end *end);
+size_t stacktab__count(const struct stacktab *tab);
+
+#endif
