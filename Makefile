@@ -18,6 +18,8 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
                util-linux procps
+# make install's tests render the man page.
+DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
 DEB_PKGS    += libncurses-dev tmux
 
@@ -75,7 +77,8 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(OUT)/bpf/syncprof.o $(SKELS)
-.PHONY: all bench deps demo test check-unit check-integration clean vmlinux
+.PHONY: all bench deps demo test check-unit check-integration clean vmlinux \
+        install uninstall
 
 all: syncprof
 
@@ -318,6 +321,24 @@ test:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory syncprof $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
+# and its bash completion.
+PREFIX      ?= /usr/local
+BINDIR      := $(PREFIX)/sbin
+MAN8DIR     := $(PREFIX)/share/man/man8
+COMPDIR     := $(PREFIX)/share/bash-completion/completions
+
+install: syncprof
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 syncprof $(DESTDIR)$(BINDIR)/syncprof
+	$(Q)install -D -m 0644 user/syncprof.8 $(DESTDIR)$(MAN8DIR)/syncprof.8
+	$(Q)install -D -m 0644 user/syncprof.bash $(DESTDIR)$(COMPDIR)/syncprof
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/syncprof $(DESTDIR)$(MAN8DIR)/syncprof.8 \
+		$(DESTDIR)$(COMPDIR)/syncprof
 
 clean:
 	$(call msg,CLEAN,)

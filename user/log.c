@@ -17,10 +17,26 @@ bool log__enabled(enum log_level level)
 	return level <= max_level;
 }
 
+void log__notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("syncprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *log__error_prefix(void)
+{
+	return "syncprof: error";
+}
+
 static void log__vprint(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = {
-		[LOG_ERROR] = "syncprof: error: ",
+		[LOG_ERROR] = "syncprof: error: ",	/* log__error_prefix() */
 		[LOG_WARN] = "syncprof: warning: ",
 		[LOG_INFO] = "syncprof: ",
 		[LOG_DEBUG] = "syncprof: debug: ",
@@ -50,8 +66,7 @@ static int log__libbpf(enum libbpf_print_level level, const char *fmt,
 		return 0;
 	if (level == LIBBPF_INFO && !log__enabled(LOG_INFO))
 		return 0;
-	if (level == LIBBPF_WARN && !log__enabled(LOG_INFO))
-		return 0;	/* failures are reported by the caller */
+	/* Warnings explain the failures callers report: always shown. */
 	fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }

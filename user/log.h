@@ -16,6 +16,10 @@ void log__set_level(enum log_level level);
 bool log__enabled(enum log_level level);
 void log__print(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A line the user sees at every verbosity: "syncprof: ...". */
+void log__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "syncprof: error", which every error line starts with. */
+const char *log__error_prefix(void);
 /* Routes libbpf's own messages through log__print. */
 void log__capture_libbpf(void);
 

@@ -480,6 +480,13 @@ int main(int argc, char **argv)
 		format__csv_header(s.out);
 	if (live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
+	/* As bcc's tools do: say once on a terminal what runs, how it ends. */
+	if (!s.live && isatty(STDERR_FILENO) && !log__enabled(LOG_INFO))
+		log__notice("tracing PID %d (%s), %s mode... %s",
+			    (int)target__pid(s.target), target__comm(s.target),
+			    options__mode_name(opts.mode),
+			    opts.duration_s > 0 ? "ends after --duration or Ctrl-C"
+						: "Ctrl-C to end");
 
 	err = session__loop(&s, signal_fd);
 	if (!err)

@@ -5,11 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 
 #include "log.h"
 #include "options.h"
 
-#define SYNCPROF_VERSION "0.1"
+#define SYNCPROF_VERSION "0.2"
 
 enum {
 	OPT_MAP_SIZE = 0x100,
@@ -17,7 +18,6 @@ enum {
 	OPT_PROBE_AT,
 	OPT_NO_CALIBRATE,
 	OPT_USAGE,
-	OPT_VERSION,
 	OPT_BATCH,
 	OPT_MODE,
 };
@@ -85,7 +85,7 @@ static const struct argp_option option_table[] = {
 	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 4 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
-	{ "version", OPT_VERSION, NULL, 0, "Print the version", -1 },
+	{ "version", 'V', NULL, 0, "Print the version and libbpf's", -1 },
 	{ 0 },
 };
 
@@ -135,7 +135,15 @@ static int parse_choice(const char *name, const char *arg,
 			return 0;
 		}
 	}
-	pr_err("invalid %s '%s'", name, arg);
+	char list[256] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, len < sizeof(list) ?
+					sizeof(list) - len : 0, "%s%s",
+					i ? (i == n - 1 ? " or " : ", ") : "",
+					choices[i]);
+	pr_err("invalid %s '%s': choose %s", name, arg, list);
 	return -EINVAL;
 }
 
@@ -160,9 +168,19 @@ const char *options__format_name(enum output_format format)
 	return format < 3 ? format_names[format] : "?";
 }
 
+/* What the parser works on: the options, and whether it said what failed. */
+struct parse_state {
+	struct options *opts;
+	bool reported;
+};
+
 static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 {
-	struct options *opts = state->input;
+	struct parse_state *ps = state->input;
+	struct options *opts = ps->opts;
+
+	/* argv[0] is the error prefix (see options__parse), not our name. */
+	state->name = "syncprof";
 	unsigned long n;
 	int choice = 0, err = 0;
 	n = 0;
@@ -248,11 +266,18 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->help_shown = true;
 		state->next = state->argc;
 		break;
-	case OPT_VERSION:
-		printf("syncprof %s\n", SYNCPROF_VERSION);
+	case 'V':
+		printf("syncprof %s (libbpf %u.%u)\n", SYNCPROF_VERSION,
+		       libbpf_major_version(), libbpf_minor_version());
 		opts->help_shown = true;
 		state->next = state->argc;
 		break;
+	case ARGP_KEY_INIT:
+		/* getopt's errors carry argv[0], the error prefix; the hint
+		   after them is ours to print. */
+		state->err_stream = NULL;
+		break;
+
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the command. */
 		opts->command = &state->argv[state->next - 1];
@@ -261,6 +286,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+	if (err)
+		ps->reported = true;
 	return err ? EINVAL : 0;
 }
 
@@ -272,6 +299,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.args_doc = args_doc,
 		.doc = doc,
 	};
+	struct parse_state ps = { .opts = opts };
 	int err;
 
 	*opts = (struct options){
@@ -283,11 +311,25 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.calibrate = true,
 		.mode = MODE_CONTENDED,
 	};
+	/* getopt prefixes its errors with argv[0]: make it everyone's. */
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+
+	if (!args)
+		return -ENOMEM;
+	memcpy(args, argv, (size_t)argc * sizeof(*args));
+	args[0] = (char *)log__error_prefix();
 	/* In order, so options after COMMAND stay the command's. */
-	err = argp_parse(&argp, argc, argv,
-			 ARGP_IN_ORDER | ARGP_NO_EXIT | ARGP_NO_HELP, NULL, opts);
-	if (err)
+	err = argp_parse(&argp, argc, args,
+			 ARGP_IN_ORDER | ARGP_NO_EXIT | ARGP_NO_HELP, NULL, &ps);
+	if (opts->command)
+		opts->command = argv + (opts->command - args);
+	free(args);
+	if (err) {
+		/* getopt said what was wrong; point at the help. */
+		if (!ps.reported)
+			fprintf(stderr, "Try 'syncprof --help' for the options.\n");
 		return -EINVAL;
+	}
 	if (opts->help_shown)
 		return 0;
 	if (opts->pid && opts->command) {

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import time
 
-from harness import STATIC_SPIN, SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import BUILD, STATIC_SPIN, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 
 def syncprof(*args, timeout=60, **kw):
@@ -87,8 +87,45 @@ class BadInput(SyncprofTestCase):
                          "cannot run '/nonexistent/program': No such file")
 
     def test_unknown_flag(self):
-        self.assertFails(syncprof("--frobnicate", "--pid", "1"),
-                         "unrecognized option '--frobnicate'", code=2)
+        proc = syncprof("--frobnicate", "--pid", "1")
+        self.assertFails(proc, "syncprof: error: unrecognized option '--frobnicate'",
+                         code=2)
+        self.assertIn("syncprof --help", proc.stderr)
+        self.assertFails(syncprof("--pid"),
+                         "syncprof: error: option '--pid' requires an argument",
+                         code=2)
+
+    def test_every_choice_error_lists_the_choices(self):
+        for option, choices in [("--mode", "contended or full"),
+                                ("--sort", "total, mean, max or count"),
+                                ("--format", "table, csv or json"),
+                                ("--callsite", "line, func or both"),
+                                ("--probe-at", "auto or entry")]:
+            with self.subTest(option=option):
+                proc = syncprof(option, "bogus", "--pid", "1")
+                self.assertFails(proc, f"syncprof: error: invalid {option} "
+                                 f"'bogus': choose ", code=2)
+                for choice in choices.replace(",", "").split(" or "):
+                    for word in choice.split():
+                        self.assertIn(word, proc.stderr)
+
+    def test_a_thread_id_is_widened_to_its_process(self):
+        target = subprocess.Popen([os.path.join(BUILD, "tests/targets/demo"), "2", "20"],
+                                  stdout=subprocess.DEVNULL)
+        self.children.append(target)
+        deadline = time.monotonic() + 10
+        tids = []
+        while not tids:
+            self.assertLess(time.monotonic(), deadline, "demo started no thread")
+            tids = [int(t) for t in os.listdir(f"/proc/{target.pid}/task")
+                    if int(t) != target.pid]
+            time.sleep(0.01)
+        proc = syncprof("--pid", str(tids[0]), "--duration", "0.5")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"PID {tids[0]} is a thread of process {target.pid}: "
+                      f"profiling all of process {target.pid}", proc.stderr)
+        self.assertIn(f"pid {target.pid} (demo)", proc.stdout)
+        self.assertIsNone(target.poll(), "the target runs on")
 
     def test_malformed_values(self):
         for args, message in [

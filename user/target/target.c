@@ -149,7 +149,8 @@ int target__attach(pid_t pid, struct target **out)
 	}
 	tgid = read_tgid(pid);
 	if (tgid != pid) {
-		pr_info("PID %d is a thread of process %d; profiling all of %d",
+		pr_warn("PID %d is a thread of process %d: profiling all of "
+			"process %d (--per-thread splits rows by thread)",
 			(int)pid, (int)tgid, (int)tgid);
 		pid = tgid;
 	}

@@ -1,0 +1,92 @@
+"""make install: the binary, a man page that man renders and that lists
+every option --help lists, a bash completion that loads and completes;
+-V prints the versions."""
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from harness import ROOT, SYNCPROF
+
+
+def long_options(text):
+    return set(re.findall(r"--[a-z][a-z-]+", text))
+
+
+class Install(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="syncprof-install-")
+        self.addCleanup(self.tmp.cleanup)
+        self.dest = self.tmp.name
+        proc = subprocess.run(["make", "-s", "--no-print-directory", "install",
+                               f"DESTDIR={self.dest}", "PREFIX=/usr"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def installed(self, path):
+        return os.path.join(self.dest, path.lstrip("/"))
+
+    def test_install_places_binary_man_page_and_completion(self):
+        binary = self.installed("/usr/sbin/syncprof")
+        self.assertTrue(os.access(binary, os.X_OK))
+        version = subprocess.run([binary, "-V"], capture_output=True, text=True)
+        self.assertEqual(version.returncode, 0)
+        self.assertRegex(version.stdout, r"^syncprof \d+\.\d+ \(libbpf \d+\.\d+\)\n$")
+        self.assertTrue(os.path.isfile(
+            self.installed("/usr/share/bash-completion/completions/syncprof")))
+        proc = subprocess.run(["make", "-s", "--no-print-directory", "uninstall",
+                               f"DESTDIR={self.dest}", "PREFIX=/usr"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(os.path.exists(binary))
+        self.assertFalse(os.path.exists(self.installed("/usr/share/man/man8/syncprof.8")))
+
+    def test_man_page_renders_and_documents_every_option(self):
+        page = self.installed("/usr/share/man/man8/syncprof.8")
+        env = dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="0")
+        proc = subprocess.run(["man", "-l", page], capture_output=True, text=True,
+                              env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("warning", proc.stderr)
+        text = re.sub(r".\x08", "", proc.stdout)  # overstrike, if any
+        for section in ("SYNOPSIS", "MODES", "OPTIONS", "REPORT", "JSON",
+                        "EXIT STATUS", "EXAMPLES"):
+            self.assertIn(section, text)
+        self.assertIn("--no-coalesce", text)
+        # Options compared on the source: rendering may hyphenate.
+        with open(page) as f:
+            source = f.read().replace("\\-", "-")
+        helped = long_options(subprocess.run([SYNCPROF, "--help"], capture_output=True,
+                                             text=True).stdout)
+        documented = long_options(source)
+        self.assertEqual(helped - documented, set(), "options missing from the man page")
+        self.assertEqual(documented - helped, set(),
+                         "the man page documents options --help does not know")
+
+    def test_completion_loads_and_completes(self):
+        script = self.installed("/usr/share/bash-completion/completions/syncprof")
+
+        def complete(*words):
+            line = " ".join(f"'{w}'" for w in words)
+            proc = subprocess.run(
+                ["bash", "--norc", "-c",
+                 f'source "{script}" && complete -p syncprof >/dev/null && '
+                 f'COMP_WORDS=({line}) && COMP_CWORD=$(({len(words)} - 1)) && '
+                 f'_syncprof && printf "%s\\n" "${{COMPREPLY[@]}}"'],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return proc.stdout.split()
+
+        self.assertEqual(complete(SYNCPROF, "--sor"), ["--sort"])
+        self.assertEqual(sorted(complete(SYNCPROF, "--format", "")),
+                         sorted(["table", "csv", "json"]))
+        self.assertEqual(sorted(complete(SYNCPROF, "--mode", "")), ["contended", "full"])
+        self.assertIn(str(os.getpid()), complete(SYNCPROF, "--pid", str(os.getpid())))
+        self.assertIn("--per-thread", complete(SYNCPROF, "--per"))
+        self.assertIn("true", complete(SYNCPROF, "--", "tru"))
+
+
+if __name__ == "__main__":
+    unittest.main()

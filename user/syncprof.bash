@@ -1,0 +1,43 @@
+# bash completion for syncprof(8): options (read from --help, so they never
+# drift), their choices, PIDs for --pid, commands after --.
+_syncprof()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i
+
+	# After "--" the words belong to the launched command.
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		if [[ ${COMP_WORDS[i]} == -- ]]; then
+			if ((i == COMP_CWORD - 1)); then
+				COMPREPLY=($(compgen -c -- "$cur"))
+			else
+				COMPREPLY=($(compgen -f -- "$cur"))
+			fi
+			return
+		fi
+	done
+	case $prev in
+	-p|--pid)
+		COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur"))
+		return ;;
+	--mode) COMPREPLY=($(compgen -W "contended full" -- "$cur")); return ;;
+	-s|--sort) COMPREPLY=($(compgen -W "total mean max count" -- "$cur")); return ;;
+	-f|--format) COMPREPLY=($(compgen -W "$(_syncprof_choices format)" -- "$cur")); return ;;
+	--callsite) COMPREPLY=($(compgen -W "line func both" -- "$cur")); return ;;
+	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
+	-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size) return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |
+			grep -o -- '--[a-z][a-z-]*' | sort -u) --" -- "$cur"))
+	fi
+}
+
+# The choices --help gives for an option: "table (default) | csv | json".
+_syncprof_choices()
+{
+	"${COMP_WORDS[0]}" --help 2>/dev/null |
+		sed -n "s/.*--$1=[A-Z]* *\(.*\)/\1/p" | tr -d '|' |
+		sed 's/([^)]*)//g'
+}
+complete -F _syncprof syncprof
