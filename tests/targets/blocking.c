@@ -3,9 +3,9 @@
  * A target for contended mode's tests: every measured acquisition blocks
  * in the kernel exactly once, so the count it reports is exact.  A holder
  * takes the object, says so through an atomic flag (polled with
- * nanosleep, never a futex), and keeps it --hold-us; the waiter, told,
- * calls the lock function between two clock_gettime(CLOCK_MONOTONIC)
- * reads.  The ground truth goes to --truth FILE as JSON.
+ * nanosleep, never a futex), waits until the waiter sits in the futex
+ * call, and keeps it --hold-us more; the waiter, told, calls the lock
+ * function between two clock_gettime(CLOCK_MONOTONIC) reads.  The ground truth goes to --truth FILE as JSON.
  *
  *   blocking SCENARIO [--iters N] [--hold-us N] [--threads N]
  *            [--truth FILE] [--wait-signal]
@@ -144,9 +144,32 @@ __attribute__((noinline)) static void wait_stdio(void)
 	measured(t0);
 }
 
+/*
+ * Whether the waiter sits in a futex system call: /proc's syscall file
+ * starts with its number.  A waiter that is still on its way (a loaded
+ * machine can keep it off the CPU for milliseconds) has not blocked yet.
+ */
+static bool waiter_in_futex(void)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)waiter_tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atoi(buf) == SYS_futex;
+}
+
+/* Holds for --hold-us after the waiter blocked (or a second at most). */
 static void hold(int iteration)
 {
 	atomic_store(&held, iteration);
+	for (int spent = 0; spent < 1000000 && !waiter_in_futex(); spent += 100)
+		sleep_us(100);
 	sleep_us(cfg.hold_us);
 }
 
