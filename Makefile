@@ -7,6 +7,9 @@
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 OUT         := build
+BIN         := syncprof
+# The BPF objects and skeletons are the same in every build.
+BPF_OUT     := build/bpf
 BPFTOOL     ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CLANG       ?= clang
 CC          ?= cc
@@ -43,6 +46,17 @@ LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/nul
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 CFLAGS      ?= -g -O2
+
+# make sanitize: syncprof, the unit tests, the test programs and fixtures in
+# build-san/; syncprof and the unit tests with ASan and UBSan, any error
+# fatal.  The test programs stay as users build theirs.
+SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all \
+               -fno-omit-frame-pointer
+ifeq ($(SANITIZE),1)
+OUT         := build-san
+BIN         := $(OUT)/syncprof
+override CFLAGS += $(SAN_FLAGS)
+endif
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
 USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
@@ -57,7 +71,7 @@ BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # bench's own.
 BPF_BENCH   := bpf/probecost.bpf.c
 BPF_SRCS    := $(filter-out $(BPF_BENCH),$(wildcard bpf/*.bpf.c))
-BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
 SKELS       := skel/syncprof.skel.h skel/probecost.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c)
@@ -76,11 +90,11 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
-.SECONDARY: $(BPF_OBJS) $(OUT)/bpf/syncprof.o $(SKELS)
-.PHONY: all bench deps demo test check-unit check-integration clean vmlinux \
+.SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(SKELS)
+.PHONY: all bench deps demo test test-bins sanitize clean vmlinux \
         install uninstall
 
-all: syncprof
+all: $(BIN)
 
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
@@ -100,22 +114,22 @@ vmlinux:
 	$(Q)mkdir -p $(dir $(VMLINUX))
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # stats.bpf.o goes first: bpftool 7.1's linker gives a map defined after
 # its extern declarations a wrong BTF offset.
-$(OUT)/bpf/syncprof.o: $(OUT)/bpf/stats.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+$(BPF_OUT)/syncprof.o: $(BPF_OUT)/stats.bpf.o $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $< $(filter-out $<,$^)
 
-skel/syncprof.skel.h: $(OUT)/bpf/syncprof.o
+skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name syncprof_bpf > $@
 
-skel/probecost.skel.h: $(OUT)/bpf/probecost.bpf.o
+skel/probecost.skel.h: $(BPF_OUT)/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
@@ -125,7 +139,7 @@ $(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-syncprof: $(USER_OBJS)
+$(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIB_LDLIBS) -o $@
 
@@ -317,9 +331,11 @@ demo:
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
 
+test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
+
 test:
 	$(Q)$(MAKE) --no-print-directory deps
-	$(Q)$(MAKE) --no-print-directory syncprof $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
+	$(Q)$(MAKE) --no-print-directory test-bins
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
@@ -340,8 +356,16 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/syncprof $(DESTDIR)$(MAN8DIR)/syncprof.8 \
 		$(DESTDIR)$(COMPDIR)/syncprof
 
+# The same tests against build-san/syncprof and build-san/tests/unit/*.
+SAN_ENV     := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
+               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+sanitize:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 test-bins
+	$(Q)$(SAN_ENV) $(PYTHON) tests/run.py --build build-san
+
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUT) skel/*.skel.h syncprof
+	$(Q)rm -rf build build-san skel/*.skel.h syncprof
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/unit/*.d)
+-include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(OUT)/tests/unit/*.d)

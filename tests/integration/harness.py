@@ -12,7 +12,11 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
-SYNCPROF = os.path.join(ROOT, "syncprof")
+# A build of its own (build-san/) has its syncprof inside; the default
+# build links ./syncprof at the top.
+SYNCPROF = (os.path.join(BUILD, "syncprof")
+            if os.path.exists(os.path.join(BUILD, "syncprof"))
+            else os.path.join(ROOT, "syncprof"))
 WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
 STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 
