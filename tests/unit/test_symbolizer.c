@@ -51,6 +51,7 @@
 
 #include <cmocka.h>
 
+#include "elfimage.h"
 #include "symbolizer.h"
 
 #define UNUSED __attribute__((unused))
@@ -1023,6 +1024,45 @@ static void test_many_distinct_lookups(void **state UNUSED)
 	free(l);
 }
 
+/* ---- a file without its process --------------------------------------- */
+
+static void test_file_without_process(void **state UNUSED)
+{
+	const uint64_t base = 0x7f1200000000ull;
+	struct elfimage_func run;
+	struct elfimage *image;
+	struct symbol_info info;
+	struct symbolizer *sym;
+	char path[PATH_MAX];
+
+	fixture_path("libcallsites.so", path, sizeof(path));
+	assert_int_equal(elfimage__open(path, &image), 0);
+	assert_int_equal(elfimage__find_func(image, "lib_run", &run), 0);
+	elfimage__close(image);
+
+	assert_int_equal(symbolizer__new_file(path, base, NULL, &sym), 0);
+	cur_sym = sym;
+	/* A return address just past lib_run's first byte. */
+	assert_int_equal(symbolizer__callsite(sym, base + run.vaddr + 1, &info), 0);
+	assert_string_equal(info.module, path);
+	assert_int_equal(info.module_offset, run.file_offset + 1);
+	assert_string_equal(info.function, "lib_run");
+	assert_int_equal(info.function_offset, 1);
+	assert_non_null(info.file);
+	assert_string_equal(base_name(info.file), "callsites_lib.c");
+	assert_true(info.line > 0);
+	/* Below the file: nothing maps it, and no process to ask. */
+	assert_int_equal(symbolizer__callsite(sym, base, &info), -ENOENT);
+	assert_null(symbolizer__object(sym, base + run.vaddr));
+	symbolizer__free(sym);
+	cur_sym = NULL;
+
+	assert_int_equal(symbolizer__new_file("libcallsites.so", base, NULL, &sym),
+			 -EINVAL);
+	assert_int_equal(symbolizer__new_file("/nonexistent/lib.so", base, NULL, &sym),
+			 -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1047,6 +1087,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmapped_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_after_dlopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_distinct_lookups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_without_process, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

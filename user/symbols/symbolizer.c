@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -180,7 +181,10 @@ static void symbolizer__report(struct symbolizer *sym,
 		};
 		if (symbolizer__was_reported(sym, &file))
 			continue;
-		if (procmaps__file_path(sym->pid, e, path, sizeof(path))) {
+		if (sym->pid <= 0) {
+			/* symbolizer__new_file: a file here, no process. */
+			snprintf(path, sizeof(path), "%s", e->path);
+		} else if (procmaps__file_path(sym->pid, e, path, sizeof(path))) {
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
@@ -229,6 +233,17 @@ static bool procmaps_same(const struct procmaps *a, const struct procmaps *b)
 	return true;
 }
 
+/* Keeps maps (taken over on success) as the newest generation. */
+static int symbolizer__push_generation(struct symbolizer *sym,
+				       struct procmaps *maps)
+{
+	if (array__grow(&sym->generations, &sym->generations_cap,
+			sym->n_generations + 1, sizeof(*sym->generations)))
+		return -ENOMEM;
+	sym->generations[sym->n_generations++] = maps;
+	return 0;
+}
+
 int symbolizer__refresh(struct symbolizer *sym)
 {
 	struct procmaps *maps;
@@ -253,35 +268,33 @@ int symbolizer__refresh(struct symbolizer *sym)
 		procmaps__free(maps);
 		return 0;
 	}
-	if (array__grow(&sym->generations, &sym->generations_cap,
-			sym->n_generations + 1, sizeof(*sym->generations))) {
+	err = symbolizer__push_generation(sym, maps);
+	if (err)
 		procmaps__free(maps);
-		return -ENOMEM;
-	}
-	sym->generations[sym->n_generations++] = maps;
-	return 0;
+	return err;
 }
 
-int symbolizer__new(pid_t pid, const char *debuginfo_path,
-		    struct symbolizer **out)
+/* An empty session: no module yet. */
+static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
 {
 	struct symbolizer *sym = calloc(1, sizeof(*sym));
-	int err;
 
 	if (!sym)
-		return -ENOMEM;
+		return NULL;
 	sym->pid = pid;
 	sym->cache_cap = 1024;
 	sym->cache = calloc(sym->cache_cap, sizeof(*sym->cache));
 	if (debuginfo_path)
 		sym->debuginfo_path = strdup(debuginfo_path);
+	else if (pid <= 0)
+		sym->debuginfo_path = strdup(":.debug:/usr/lib/debug");
 	else if (asprintf(&sym->debuginfo_path,
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
 	if (!sym->cache || !sym->debuginfo_path) {
 		symbolizer__free(sym);
-		return -ENOMEM;
+		return NULL;
 	}
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
@@ -291,14 +304,60 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 	sym->dwfl = dwfl_begin(&sym->callbacks);
 	if (!sym->dwfl) {
 		symbolizer__free(sym);
-		return -ENOMEM;
+		return NULL;
 	}
+	return sym;
+}
+
+int symbolizer__new(pid_t pid, const char *debuginfo_path,
+		    struct symbolizer **out)
+{
+	struct symbolizer *sym = symbolizer__alloc(pid, debuginfo_path);
+	int err;
+
+	if (!sym)
+		return -ENOMEM;
 	/* A target already gone leaves addresses unnamed, not an error. */
 	err = symbolizer__refresh(sym);
 	if (err == -ENOMEM) {
 		symbolizer__free(sym);
 		return err;
 	}
+	*out = sym;
+	return 0;
+}
+
+int symbolizer__new_file(const char *path, uint64_t base,
+			 const char *debuginfo_path, struct symbolizer **out)
+{
+	struct procmaps_entry entry = { .start = base, .exec = true, .path = path };
+	struct symbolizer *sym;
+	struct procmaps *maps;
+	struct stat st;
+	int err;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (stat(path, &st))
+		return -errno;
+	/* The whole file, read-execute, at offset 0: its text is in there. */
+	entry.end = base + ((uint64_t)st.st_size + 4095) / 4096 * 4096;
+	entry.inode = st.st_ino;
+	entry.dev = st.st_dev;
+	if (entry.end <= base)
+		return -EINVAL;
+	sym = symbolizer__alloc(0, debuginfo_path);
+	maps = procmaps__new();
+	err = sym && maps ? procmaps__add(maps, &entry) : -ENOMEM;
+	if (!err)
+		err = symbolizer__push_generation(sym, maps);
+	if (err) {
+		procmaps__free(maps);
+		symbolizer__free(sym);
+		return err;
+	}
+	symbolizer__report(sym, maps);
+	sym->frozen = true;
 	*out = sym;
 	return 0;
 }

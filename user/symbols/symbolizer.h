@@ -29,6 +29,13 @@ struct symbol_info {
  */
 int symbolizer__new(pid_t pid, const char *debuginfo_path,
 		    struct symbolizer **out);
+/*
+ * Names addresses of one ELF file (an absolute path) as if a process had
+ * mapped all of it at base, from file offset 0: no process is read.  For
+ * files whose process is gone, and for the fuzzer.
+ */
+int symbolizer__new_file(const char *path, uint64_t base,
+			 const char *debuginfo_path, struct symbolizer **out);
 void symbolizer__free(struct symbolizer *sym);
 /* Adds what the target mapped since; call now and then while it lives. */
 int symbolizer__refresh(struct symbolizer *sym);

@@ -12,7 +12,7 @@
 
 struct procmaps {
 	struct procmaps_entry *entries;
-	size_t count;
+	size_t count, cap;
 };
 
 int procmaps__parse_line(char *line, struct procmaps_entry *entry)
@@ -60,10 +60,29 @@ void procmaps__free(struct procmaps *maps)
 	free(maps);
 }
 
+struct procmaps *procmaps__new(void)
+{
+	return calloc(1, sizeof(struct procmaps));
+}
+
+int procmaps__add(struct procmaps *maps, const struct procmaps_entry *entry)
+{
+	struct procmaps_entry copy = *entry;
+
+	if (array__grow(&maps->entries, &maps->cap, maps->count + 1,
+			sizeof(*maps->entries)))
+		return -ENOMEM;
+	copy.path = strdup(entry->path);
+	if (!copy.path)
+		return -ENOMEM;
+	maps->entries[maps->count++] = copy;
+	return 0;
+}
+
 int procmaps__parse(FILE *file, struct procmaps **out)
 {
-	struct procmaps *maps = calloc(1, sizeof(*maps));
-	size_t cap = 0, line_cap = 0;
+	struct procmaps *maps = procmaps__new();
+	size_t line_cap = 0;
 	char *line = NULL;
 	int err = 0;
 
@@ -76,17 +95,9 @@ int procmaps__parse(FILE *file, struct procmaps **out)
 			err = -EINVAL;
 			break;
 		}
-		if (array__grow(&maps->entries, &cap, maps->count + 1,
-				sizeof(*maps->entries))) {
-			err = -ENOMEM;
+		err = procmaps__add(maps, &entry);
+		if (err)
 			break;
-		}
-		entry.path = strdup(entry.path);
-		if (!entry.path) {
-			err = -ENOMEM;
-			break;
-		}
-		maps->entries[maps->count++] = entry;
 	}
 	free(line);
 	if (err) {

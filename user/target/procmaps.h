@@ -25,6 +25,10 @@ struct procmaps;
 /* Parses one maps line; path points into line_copy (caller's buffer). */
 int procmaps__parse_line(char *line, struct procmaps_entry *entry);
 int procmaps__parse(FILE *file, struct procmaps **out);
+/* An empty list, for mappings that do not come from /proc (NULL: ENOMEM). */
+struct procmaps *procmaps__new(void);
+/* Appends a copy of entry, path included; keep the list sorted by start. */
+int procmaps__add(struct procmaps *maps, const struct procmaps_entry *entry);
 int procmaps__read(pid_t pid, struct procmaps **out);
 void procmaps__free(struct procmaps *maps);
 
