@@ -26,6 +26,9 @@ DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
 DEB_PKGS    += libncurses-dev tmux
 
+# make fuzz: clang's libFuzzer and sanitizer runtimes.
+DEB_PKGS    += libclang-rt-14-dev
+
 # make bench compares with bpftrace doing full mode's job.
 ifeq ($(BENCH),1)
 DEB_PKGS    += bpftrace
@@ -91,8 +94,8 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(SKELS)
-.PHONY: all bench deps demo test test-bins sanitize clean vmlinux \
-        install uninstall
+.PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+        vmlinux install uninstall
 
 all: $(BIN)
 
@@ -326,6 +329,74 @@ $(UWFIX)/libfakelibc.so: tests/fixtures/fakelibc.c
 	$(Q)$(CC) $(UWFIX_CFLAGS) -fomit-frame-pointer -shared $< -o $@
 # --- unwind fixtures: end
 
+# --- fuzzing: begin
+# libFuzzer harnesses, tests/fuzz/fuzz_<name>.c, each linked with the
+# modules it fuzzes; all of it built by clang with ASan and UBSan in
+# build-fuzz/.  `make fuzz` runs each for FUZZ_SECONDS from the committed
+# seeds (tests/fuzz/corpus/) and copies of the ELF fixtures; what it finds
+# is kept in build-fuzz/corpus/<name>/, crashes in build-fuzz/crashes/.
+FUZZ_OUT      := build-fuzz
+FUZZ_SECONDS  ?= 60
+FUZZ_CC       ?= clang
+FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+                 -fno-sanitize-recover=all
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer
+FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
+FUZZ_MODS_procmaps   := target/procmaps array
+FUZZ_MODS_elfimage   := symbols/elfimage
+FUZZ_MODS_cfitable   := unwind/cfitable array
+FUZZ_MODS_modindex   := symbols/modindex array
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/modindex symbols/srcpath \
+                        target/procmaps array log
+# ELF seeds made at build time: the fixtures, a few tens of KB each.
+FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
+                  libunwind-fixture.so libfakelibc.so libcallsites.so \
+                  callsites-nopie callsites-debuglink.debug cxxsites unwind_asm.o)
+
+FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
+                 $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
+.SECONDARY: $(FUZZ_OBJS)
+
+$(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 \
+		-D_GNU_SOURCE -MMD -MP -Ibpf $(addprefix -I,$(USER_DIRS)) -c $< -o $@
+
+.SECONDEXPANSION:
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_file.h \
+		$$(addprefix $(FUZZ_OUT)/user/,$$(addsuffix .o,$$(FUZZ_MODS_$$*)))
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -D_GNU_SOURCE \
+		-Ibpf $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
+		-lbpf -ldw -lelf -lz -lstdc++ -o $@
+
+$(FUZZ_OUT)/seeds/elf/%: $(OUT)/tests/fixtures/%
+	$(Q)mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_ELF_SEEDS)
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory fuzz-bins
+	$(Q)tests/fuzz/run.sh $(FUZZ_OUT) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# The small committed ELF seeds, from tests/fuzz/seed.c.
+SEED_CFLAGS := -O2 -fPIC -nostdlib -Wl,-z,noseparate-code -Wl,-z,max-page-size=4096 \
+               -Wl,--build-id=sha1
+fuzz-seeds: tests/fuzz/seed.c tests/fuzz/seed.map
+	$(call msg,GEN,tests/fuzz/corpus/elf)
+	$(Q)mkdir -p tests/fuzz/corpus/elf
+	$(Q)cd tests/fuzz && d=corpus/elf && \
+	$(CC) $(SEED_CFLAGS) -g -shared -Wl,--version-script=seed.map seed.c -o $$d/seed.so && \
+	strip --strip-debug -o $$d/seed-nodebug.so $$d/seed.so && \
+	$(CC) $(SEED_CFLAGS) -g -gz -shared -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -Wl,--version-script=seed.map seed.c -o $$d/seed-debugframe.so && \
+	$(CC) $(SEED_CFLAGS) -g -static -no-pie -fno-pic -e seed_leaf seed.c -o $$d/seed-exec && \
+	$(CC) -O2 -g -c seed.c -o $$d/seed.o
+# --- fuzzing: end
+
 demo:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
@@ -366,6 +437,7 @@ sanitize:
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf build build-san skel/*.skel.h syncprof
+	$(Q)rm -rf build build-san build-fuzz skel/*.skel.h syncprof
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(OUT)/tests/unit/*.d)
+-include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(OUT)/tests/unit/*.d \
+                    $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d)
