@@ -201,6 +201,49 @@ static void test_line_malformed_rejected(void **state UNUSED)
 	}
 }
 
+/*
+ * A permission field shorter than three characters (the kernel always
+ * writes four) is not executable, whatever the stack held at perms[2]:
+ * here, the 'x' of the line parsed just before.
+ */
+static void test_line_short_perms_not_exec(void **state UNUSED)
+{
+	static const char *const lines[] = {
+		"7f0000000000-7f0000001000 r 00000000 08:01 77 /x\n",
+		"7f0000000000-7f0000001000 rw 00000000 08:01 77 /x\n",
+		"7f0000000000-7f0000001000 - 00000000 08:01 77 /x\n",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char buf[256];
+		struct procmaps_entry e;
+
+		assert_int_equal(parse_line("7f0000000000-7f0000001000 r-xp 00000000 08:01 77 /x\n",
+					    buf, sizeof(buf), &e), 0);
+		assert_true(e.exec);
+		assert_int_equal(parse_line(lines[i], buf, sizeof(buf), &e), 0);
+		if (e.exec)
+			fail_msg("'%s' taken as executable", lines[i]);
+		assert_string_equal(e.path, "/x");
+	}
+}
+
+/* The same inside a file: the fuzzer's find (tests/fuzz/fuzz_procmaps.c). */
+static void test_parse_short_perms_after_exec_line(void **state UNUSED)
+{
+	struct procmaps *maps = NULL;
+
+	assert_int_equal(parse_text("7f0000001000-7f0000002000 r-xp 00000000 fd:01 43 /a.so\n"
+				    "7f0000002000-7f0000003000 r 00000000 fd:01 44 /b.so\n"
+				    "7f0000003000-7f0000004000 --x 00000000 fd:01 45 /c.so\n",
+				    &maps), 0);
+	assert_int_equal(procmaps__count(maps), 3);
+	assert_true(procmaps__entry(maps, 0)->exec);
+	assert_false(procmaps__entry(maps, 1)->exec);
+	assert_true(procmaps__entry(maps, 2)->exec);
+	procmaps__free(maps);
+}
+
 static const char sample_maps[] =
 	"55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 100                       /usr/bin/app\n"
 	"55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 100                       /usr/bin/app\n"
@@ -502,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_line_deleted_path_with_spaces),
 		cmocka_unit_test(test_line_large_addresses),
 		cmocka_unit_test(test_line_malformed_rejected),
+		cmocka_unit_test(test_line_short_perms_not_exec),
+		cmocka_unit_test(test_parse_short_perms_after_exec_line),
 		cmocka_unit_test(test_parse_file),
 		cmocka_unit_test(test_parse_paths_outlive_input),
 		cmocka_unit_test(test_parse_empty_file),

@@ -18,7 +18,8 @@ struct procmaps {
 int procmaps__parse_line(char *line, struct procmaps_entry *entry)
 {
 	unsigned int dev_major, dev_minor;
-	char perms[5];
+	/* Zeroed: a field shorter than "r-x" leaves perms[2] '\0', not stale. */
+	char perms[5] = { 0 };
 	uint64_t start, end, offset, inode;
 	int path_at = -1;
 	size_t len;
