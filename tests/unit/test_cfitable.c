@@ -1099,6 +1099,59 @@ static void test_build_elf_debug_frame_alone(void **state UNUSED)
 	free(buf);
 }
 
+/* Empties section `name` in the file image: zero bytes, as .eh_frame's
+ * terminator. */
+static void zero_section(char *buf, size_t size, const char *name)
+{
+	Elf *elf = elf_memory(buf, size);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	bool done = false;
+
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *s;
+
+		assert_non_null(gelf_getshdr(scn, &shdr));
+		s = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (s && !strcmp(s, name)) {
+			assert_true(shdr.sh_offset + shdr.sh_size <= size);
+			memset(buf + shdr.sh_offset, 0, shdr.sh_size);
+			done = true;
+		}
+	}
+	elf_end(elf);
+	assert_true(done);
+}
+
+/*
+ * An .eh_frame with no FDE at all (the fuzzer's find): the table comes
+ * from .debug_frame, and no function range is known.  It sorted a NULL
+ * array of none, which UBSan (make sanitize) stops on.
+ */
+static void test_eh_frame_without_fdes(void **state UNUSED)
+{
+	struct elfimage_func f = func(&fix, "uw_dbg_frame");
+	struct cfitable_range range;
+	struct cfitable *table;
+	struct cfitable_stats st;
+	size_t size;
+	char *buf = load_fixture(&size);
+
+	zero_section(buf, size, ".eh_frame");
+	assert_int_equal(build_memory(buf, size, &table), 0);
+	check_invariants(table);
+	cfitable__stats(table, &st);
+	assert_true(st.debug_fdes > 10);
+	assert_int_equal(st.fdes, st.debug_fdes);
+	assert_non_null(cfitable__lookup(table, f.vaddr));
+	assert_int_equal(cfitable__function_at(table, f.vaddr, &range), -ENOENT);
+	cfitable__free(table);
+	free(buf);
+}
+
 static void test_errors(void **state UNUSED)
 {
 	char path[] = "/tmp/syncprof-cfitable-XXXXXX";
@@ -1146,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(test_debug_frame_only),
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_lookup_edges),
+		cmocka_unit_test(test_eh_frame_without_fdes),
 		cmocka_unit_test(test_function_ranges),
 		cmocka_unit_test(test_fixture_every_byte_matches_libdw),
 		cmocka_unit_test(test_libc_mutex_lock_entry),

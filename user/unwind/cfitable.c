@@ -715,8 +715,9 @@ static int cfitable__fill(struct cfitable *table, Elf *elf,
 					  eh_fdes.v[i].hi);
 		if (err)
 			goto out;
-		qsort(table->functions.v, table->functions.n,
-		      sizeof(*table->functions.v), cmp_span);
+		if (table->functions.n)	/* none: .v is NULL */
+			qsort(table->functions.v, table->functions.n,
+			      sizeof(*table->functions.v), cmp_span);
 	}
 	if (dbg_scn) {
 		size_t before = table->stats.fdes;
