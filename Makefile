@@ -321,6 +321,13 @@ $(UWFIX)/libunwind-fixture.so: $(UWFIX_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared $^ -o $@
 
+# Symbol sizes and bindings for tests/unit/test_modindex.c.
+FIXTURES       += $(UWFIX)/symsizes.o
+$(UWFIX)/symsizes.o: tests/fixtures/symsizes.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -c $< -o $@
+
 # Public names as glibc spells them, for tests/unit/test_libcmodel.c.
 FIXTURES       += $(UWFIX)/libfakelibc.so
 $(UWFIX)/libfakelibc.so: tests/fixtures/fakelibc.c

@@ -195,7 +195,9 @@ const char *modindex__symbol(const struct modindex *idx, GElf_Addr addr,
 			first--;
 		for (size_t i = first; i <= lo; i++) {
 			s = &idx->syms[i];
-			if (addr < s->lo + s->size || (!s->size && addr == s->lo)) {
+			/* addr >= s->lo; a size past the address space's end
+			 * must not wrap around. */
+			if (addr - s->lo < s->size || (!s->size && addr == s->lo)) {
 				*offset = addr - s->lo;
 				*type = s->type;
 				return s->name;
