@@ -144,6 +144,8 @@ static int report__gather_stacks(struct report_row *rows,
 {
 	size_t i = 0;
 
+	if (!n_parts)
+		return 0;	/* no stacks: parts is NULL */
 	qsort(parts, n_parts, sizeof(*parts), report__part_cmp);
 	while (i < n_parts) {
 		struct report_row *row = &rows[parts[i].row];
