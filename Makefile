@@ -435,8 +435,9 @@ uninstall:
 		$(DESTDIR)$(COMPDIR)/syncprof
 
 # The same tests against build-san/syncprof and build-san/tests/unit/*.
-SAN_ENV     := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
-               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# A sanitizer's exit status, 99, is none of syncprof's own.
+SAN_ENV     := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:exitcode=99 \
+               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99
 sanitize:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 test-bins

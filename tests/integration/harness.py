@@ -31,10 +31,19 @@ def with_mode(args):
     return list(args) if "--mode" in args else ["--mode", "full", *args]
 
 
+# What ASan, LSan and UBSan print (make sanitize): a run that printed one
+# failed, whatever its exit status.
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "runtime error:")
+
+
 class Run:
     """One finished syncprof run."""
 
     def __init__(self, returncode, stdout, stderr, reports):
+        for marker in SANITIZER_REPORTS:
+            if stderr and marker in stderr:
+                raise AssertionError(f"sanitizer report from syncprof:\n{stderr}")
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
