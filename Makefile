@@ -339,9 +339,10 @@ $(UWFIX)/libfakelibc.so: tests/fixtures/fakelibc.c
 # --- fuzzing: begin
 # libFuzzer harnesses, tests/fuzz/fuzz_<name>.c, each linked with the
 # modules it fuzzes; all of it built by clang with ASan and UBSan in
-# build-fuzz/.  `make fuzz` runs each for FUZZ_SECONDS from the committed
-# seeds (tests/fuzz/corpus/) and copies of the ELF fixtures; what it finds
-# is kept in build-fuzz/corpus/<name>/, crashes in build-fuzz/crashes/.
+# build-fuzz/.  `make fuzz` runs each for FUZZ_SECONDS (FUZZ_JOBS at once,
+# default one per CPU) from the committed seeds (tests/fuzz/corpus/) and
+# copies of the ELF fixtures; what it finds is kept in
+# build-fuzz/corpus/<name>/, crashes in build-fuzz/crashes/.
 FUZZ_OUT      := build-fuzz
 FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang

@@ -1,5 +1,6 @@
-#!/bin/sh
+#!/bin/bash
 # Runs each libFuzzer harness for a bounded time: run.sh OUT SECONDS NAME...
+# FUZZ_JOBS harnesses at once (default: one per CPU), each for SECONDS.
 # Seeds: tests/fuzz/corpus/<name>/ (procmaps) or tests/fuzz/corpus/elf/
 # and OUT/seeds/elf/ (the ELF harnesses).  New inputs go to
 # OUT/corpus/<name>/, so later runs start from what earlier ones found;
@@ -9,9 +10,11 @@ set -u
 out=$1 seconds=$2
 shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
-failed=""
-mkdir -p "$out/crashes" "$out/logs"
-for name in "$@"; do
+jobs=${FUZZ_JOBS:-$(nproc)}
+mkdir -p "$out/crashes" "$out/logs" "$out/status"
+
+fuzz_one() {
+	local name=$1 seeds log rc runs cov
 	case $name in
 	procmaps) seeds="$root/tests/fuzz/corpus/procmaps" ;;
 	*) seeds="$root/tests/fuzz/corpus/elf $out/seeds/elf" ;;
@@ -30,9 +33,24 @@ for name in "$@"; do
 	printf '  FUZZ     %-11s %s runs, %s, corpus %s\n' "$name" "${runs:-?}" \
 		"${cov:-cov: ?}" "$(ls "$out/corpus/$name" | wc -l)"
 	if [ $rc -ne 0 ]; then
-		failed="$failed $name"
 		grep -E 'ERROR|SUMMARY|Test unit written|#[0-9]+ in ' "$log" | head -30
 	fi
+	echo $rc >"$out/status/$name"
+}
+
+running=0
+for name in "$@"; do
+	if [ $running -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	fuzz_one "$name" &
+	running=$((running + 1))
+done
+wait
+failed=""
+for name in "$@"; do
+	[ "$(cat "$out/status/$name" 2>/dev/null)" = 0 ] || failed="$failed $name"
 done
 if [ -n "$failed" ]; then
 	echo "fuzz: failed:$failed (logs in $out/logs/)" >&2
