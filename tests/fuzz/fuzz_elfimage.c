@@ -4,7 +4,6 @@
  * function lookup by name (versions, .dynsym then .symtab), the load
  * bias of a mapping, file offsets, the build ID.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
