@@ -20,7 +20,7 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
-               util-linux procps
+               util-linux procps libiberty-dev rustc
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
@@ -44,7 +44,9 @@ endif
 
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
-LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz -lstdc++
+LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz
+# libiberty: the demangler of binutils (C++, legacy and v0 Rust).
+LIB_LDLIBS  += -liberty
 # ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
@@ -199,6 +201,9 @@ $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures
 #   callsites-debuglink  DWARF in callsites-debuglink.debug, by .gnu_debuglink
 #   callsites-buildid    DWARF in symdebug/.build-id/xx/yyyy.debug only, found
 #                        when symdebug/ is the debuginfo path
+# and Rust's two manglings (tests/fixtures/rustsites.rs), with Debian's rustc:
+#   rustsites-legacy     _ZN...17h<hash>E (rustc 1.63's default), .symtab only
+#   rustsites-v0         _R..., with DWARF
 SYMFIX        := $(OUT)/tests/fixtures
 SYMFIX_WARN   := -Wall -Wextra -Werror -Wshadow
 SYMFIX_CFLAGS := -g -O2 -fomit-frame-pointer -pthread $(SYMFIX_WARN) \
@@ -209,7 +214,7 @@ FIXTURES      += $(SYMFIX)/libcallsites.so $(SYMFIX)/callsites \
                  $(SYMFIX)/callsites-pie $(SYMFIX)/callsites-nopie \
                  $(SYMFIX)/callsites-nodebug $(SYMFIX)/callsites-stripped \
                  $(SYMFIX)/callsites-debuglink $(SYMFIX)/callsites-buildid \
-                 $(SYMFIX)/cxxsites
+                 $(SYMFIX)/cxxsites $(SYMFIX)/rustsites-legacy $(SYMFIX)/rustsites-v0
 
 $(SYMFIX)/libcallsites.so: tests/fixtures/callsites_lib.c tests/fixtures/callsites_lib.h
 	$(call msg,CC,$@)
@@ -263,6 +268,17 @@ $(SYMFIX)/cxxsites: tests/fixtures/cxxsites.cpp
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(SYMFIX_CXX) -g -O2 -fomit-frame-pointer -pthread $(SYMFIX_WARN) \
 		-Wmissing-declarations $< -ldl -o $@
+RUSTC         ?= /usr/bin/rustc
+
+$(SYMFIX)/rustsites-legacy: tests/fixtures/rustsites.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(RUSTC) -O --crate-name rustsites $< -o $@
+
+$(SYMFIX)/rustsites-v0: tests/fixtures/rustsites.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(RUSTC) -O -g --cfg v0 -C symbol-mangling-version=v0 --crate-name rustsites $< -o $@
 # --- symbolizer fixtures: end
 
 # Benchmarks: speed and overhead are measured here, never in timed tests.

@@ -11,6 +11,9 @@
  *   callsites[-VARIANT]  tests/fixtures/callsites.c, built several ways,
  *                        with libcallsites.so (callsites_lib.c)
  *   cxxsites             tests/fixtures/cxxsites.cpp
+ *   rustsites-legacy, rustsites-v0
+ *                        tests/fixtures/rustsites.rs: "func 0xADDR NAME"
+ *                        lines, a function's first byte and its name
  *
  * Each prints, for every call site, its return address and the names
  * expected for it (the compiler's own __LINE__ and __func__), and for every
@@ -76,11 +79,21 @@ struct site {
 	char file[256];
 	char symbol[128];	/* ELF symbol holding the call, "-" if unknown */
 	char func[256];		/* expected function name with DWARF */
+	/* An inlined call: the frame it was inlined into (line 0: none). */
+	unsigned int caller_line;
+	char caller_file[256];
+	char caller_func[256];
 };
 
 struct object {
 	uint64_t addr;
 	char name[256];		/* "-": no name */
+};
+
+/* A function's first byte and its demangled name (the Rust fixture). */
+struct func {
+	uint64_t addr;
+	char name[256];
 };
 
 struct mapping {
@@ -103,6 +116,8 @@ struct child {
 	size_t n_sites;
 	struct object objects[MAX_OBJECTS];
 	size_t n_objects;
+	struct func funcs[MAX_SITES];
+	size_t n_funcs;
 	struct mapping *maps;	/* read while it runs */
 	size_t n_maps;
 };
@@ -247,6 +262,40 @@ static void parse_site(struct child *c, const char *line)
 	c->n_sites++;
 }
 
+static void parse_func(struct child *c, const char *line)
+{
+	struct func *f = &c->funcs[c->n_funcs];
+	int pos = 0;
+
+	assert_true(c->n_funcs < MAX_SITES);
+	if (sscanf(line, "func 0x%" SCNx64 " %n", &f->addr, &pos) != 1 || !pos) {
+		print_error("bad line from the fixture: '%s'\n", line);
+		fail();
+	}
+	snprintf(f->name, sizeof(f->name), "%s", line + pos);
+	c->n_funcs++;
+}
+
+static void parse_caller(struct child *c, const char *line)
+{
+	struct site *s = NULL;
+	uint64_t ret;
+	int pos = 0;
+
+	if (sscanf(line, "caller 0x%" SCNx64 " %n", &ret, &pos) != 1 || !pos)
+		goto bad;
+	for (size_t i = 0; i < c->n_sites; i++)
+		if (c->sites[i].ret == ret)
+			s = &c->sites[i];
+	if (!s || sscanf(line + pos, "%u %255s %255s", &s->caller_line,
+			 s->caller_file, s->caller_func) != 3)
+		goto bad;
+	return;
+bad:
+	print_error("bad line from the fixture: '%s'\n", line);
+	fail();
+}
+
 static void parse_object(struct child *c, const char *line)
 {
 	struct object *o = &c->objects[c->n_objects];
@@ -283,13 +332,18 @@ static struct child *child_start(const char *name)
 			parse_site(c, line);
 		else if (!strncmp(line, "object ", 7))
 			parse_object(c, line);
+		else if (!strncmp(line, "caller ", 7))
+			parse_caller(c, line);
+		else if (!strncmp(line, "func ", 5))
+			parse_func(c, line);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)c->pid);
 	n = readlink(path, c->exe, sizeof(c->exe) - 1);
 	assert_true(n > 0);
 	c->exe[n] = '\0';
 	read_maps(c);
-	assert_non_null(mapping_of(c, c->sites[0].ret - 1));
+	if (c->n_sites)
+		assert_non_null(mapping_of(c, c->sites[0].ret - 1));
 	return c;
 }
 
@@ -377,6 +431,13 @@ static const char *str_or_null(const char *s)
 	return s ? s : "(null)";
 }
 
+/* libstdc++'s and the C library's headers. */
+static bool srcpath_is_system_header(const char *path)
+{
+	return path && (!strncmp(path, "/usr/include/", 13) ||
+			!strncmp(path, "/usr/lib/gcc/", 13));
+}
+
 static void print_info(const char *what, uint64_t addr,
 		       const struct symbol_info *info)
 {
@@ -458,6 +519,101 @@ static void assert_site_info(const struct child *c, const struct site *s,
 	}
 }
 
+static void print_frames(const struct symbol_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		print_message("  frame %zu:%s function=%s+0x%" PRIx64
+			      " file=%s line=%u\n", i,
+			      f[i].inlined ? " inlined" : "",
+			      str_or_null(f[i].info.function),
+			      f[i].info.function_offset,
+			      str_or_null(f[i].info.file), f[i].info.line);
+}
+
+static void assert_frame(const struct symbol_frame *f, const char *func,
+			 const char *file, unsigned int line, bool inlined)
+{
+	assert_non_null(f->info.function);
+	assert_string_equal(f->info.function, func);
+	assert_non_null(f->info.file);
+	if (!ends_with_path(f->info.file, file)) {
+		print_error("file %s does not end with %s\n", f->info.file, file);
+		fail();
+	}
+	assert_int_equal(f->info.line, line);
+	assert_int_equal(f->inlined, inlined);
+}
+
+/*
+ * The frames of a call site, inlined calls expanded: every frame but the
+ * last inlined, all in the call's module and at its offset.  With DWARF,
+ * the last frame is the function the call is in, at the call's line (C)
+ * or the user's line (C++, whose inner frames are libstdc++'s inlined
+ * wrappers); a call inlined from a helper is the helper's frame, then
+ * its caller's at the line of the helper's call.  Without DWARF: one
+ * frame, the call site's.
+ */
+static void check_frames(struct symbolizer *sym, const struct child *c,
+			 const struct site *s, enum debug_level exe_level,
+			 const struct symbol_info *site_info)
+{
+	const struct mapping *m = mapping_of(c, s->ret - 1);
+	const struct symbol_frame *f = NULL;
+	size_t n = 0;
+	bool cxx = !strcmp(c->variant, "cxx");
+
+	assert_int_equal(symbolizer__frames(sym, s->ret, true, &f, &n), 0);
+	assert_non_null(f);
+	assert_true(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		if (!f[i].info.module || strcmp(f[i].info.module, m->path) ||
+		    f[i].info.module_offset != s->ret - m->start + m->offset ||
+		    f[i].inlined != (i + 1 < n))
+			print_frames(f, n);
+		assert_non_null(f[i].info.module);
+		assert_string_equal(f[i].info.module, m->path);
+		assert_int_equal(f[i].info.module_offset,
+				 s->ret - m->start + m->offset);
+		assert_int_equal(f[i].inlined, i + 1 < n);
+	}
+	if (level_of(c, m->path, exe_level) != FULL) {
+		if (n != 1)
+			print_frames(f, n);
+		assert_int_equal(n, 1);
+		assert_string_equal(str_or_null(f[0].info.function),
+				    str_or_null(site_info->function));
+		assert_int_equal(f[0].info.function_offset,
+				 site_info->function_offset);
+		assert_null(f[0].info.file);
+		return;
+	}
+	if (cxx) {
+		/* lock_guard, mutex::lock, __gthread_mutex_lock... inlined. */
+		if (n < 2 || !srcpath_is_system_header(f[0].info.file))
+			print_frames(f, n);
+		assert_true(n >= 2);
+		assert_true(srcpath_is_system_header(f[0].info.file));
+		assert_frame(&f[n - 1], s->func, s->file, s->line, false);
+		return;
+	}
+	if (s->caller_line) {
+		if (n != 2)
+			print_frames(f, n);
+		assert_int_equal(n, 2);
+		assert_frame(&f[0], s->func, s->file, s->line, true);
+		assert_frame(&f[1], s->caller_func, s->caller_file,
+			     s->caller_line, false);
+		assert_int_equal(f[1].info.function_offset,
+				 site_info->function_offset);
+		return;
+	}
+	if (n != 1)
+		print_frames(f, n);
+	assert_int_equal(n, 1);
+	assert_frame(&f[0], s->func, s->file, s->line, false);
+	assert_int_equal(f[0].info.function_offset, site_info->function_offset);
+}
+
 static void check_site(struct symbolizer *sym, const struct child *c,
 		       const struct site *s, enum debug_level exe_level,
 		       struct symbol_info *out)
@@ -467,6 +623,7 @@ static void check_site(struct symbolizer *sym, const struct child *c,
 	memset(&info, 0xa5, sizeof(info));
 	assert_int_equal(symbolizer__callsite(sym, s->ret, &info), 0);
 	assert_site_info(c, s, exe_level, &info);
+	check_frames(sym, c, s, exe_level, &info);
 	if (out)
 		*out = info;
 }
@@ -757,6 +914,61 @@ static void test_cxx_lifetime(void **state UNUSED)
 static void test_cxx_first_lookup_after_exit(void **state UNUSED)
 {
 	run_cxx(DEAD);
+}
+
+/* ---- Rust ------------------------------------------------------------ */
+
+/*
+ * Rust's manglings, demangled: a function's first byte names it (legacy
+ * from .symtab, v0 from DWARF's linkage name), without the legacy hash,
+ * with v0's instance types.
+ */
+static void run_rust(const char *name, const char *variant, bool dwarf)
+{
+	struct child *c = child_start(name);
+	struct symbolizer *sym;
+
+	assert_string_equal(c->variant, variant);
+	assert_int_equal(c->n_funcs, 2);
+	assert_int_equal(symbolizer__new(c->pid, NULL, &sym), 0);
+	cur_sym = sym;
+	for (size_t i = 0; i < c->n_funcs; i++) {
+		const struct func *fn = &c->funcs[i];
+		const struct symbol_frame *f;
+		struct symbol_info info;
+		size_t n;
+
+		/* A call returning to its second byte. */
+		assert_int_equal(symbolizer__callsite(sym, fn->addr + 1, &info), 0);
+		if (!info.function || strcmp(info.function, fn->name))
+			print_info("func", fn->addr, &info);
+		assert_string_equal(str_or_null(info.function), fn->name);
+		assert_int_equal(info.function_offset, 1);
+		/* The exact pc: frames name it the same. */
+		assert_int_equal(symbolizer__frames(sym, fn->addr, false, &f, &n), 0);
+		if (strcmp(str_or_null(f[n - 1].info.function), fn->name))
+			print_frames(f, n);
+		assert_string_equal(str_or_null(f[n - 1].info.function), fn->name);
+		assert_int_equal(f[n - 1].info.function_offset, 0);
+		if (dwarf) {
+			assert_non_null(f[n - 1].info.file);
+			assert_true(ends_with_path(f[n - 1].info.file,
+						   "rustsites.rs"));
+		}
+	}
+	child_finish(c);
+	symbolizer__free(sym);
+	cur_sym = NULL;
+}
+
+static void test_rust_legacy_mangling(void **state UNUSED)
+{
+	run_rust("rustsites-legacy", "rust-legacy", false);
+}
+
+static void test_rust_v0_mangling(void **state UNUSED)
+{
+	run_rust("rustsites-v0", "rust-v0", true);
 }
 
 /* ---- addresses nothing maps ------------------------------------------ */
@@ -1084,6 +1296,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cxx_inline_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cxx_lifetime, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cxx_first_lookup_after_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rust_legacy_mangling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rust_v0_mangling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmapped_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_after_dlopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_distinct_lookups, setup, teardown),

@@ -16,6 +16,13 @@
  * inlined, resolve to the user's lock_guard line, while a user's own
  * inline helper keeps its own line.
  *
+ * A stack's frames (symbolizer__frames) keep every inlined call instead:
+ * one frame per DW_TAG_inlined_subroutine around pc, each at the line
+ * the line table or the inner call's DW_AT_call_file/line gives, then
+ * the real function, as eu-addr2line -i prints them.  Names are
+ * demangled by libiberty (demangle.c): C++, and Rust's legacy and v0
+ * manglings.
+ *
  * Lookups go through a per-module index (modindex.c: sorted symbols and
  * DWARF function ranges, built on first use), and results are cached per
  * address (open addressing; strings owned here).
@@ -34,29 +41,30 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "array.h"
+#include "demangle.h"
+#include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
 #include "srcpath.h"
 #include "symbolizer.h"
-
-/* The C++ ABI's demangler, from libstdc++. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
 enum cache_kind {
 	CACHE_CALLSITE = 0,
 	CACHE_OBJECT = 1,
+	CACHE_FRAMES_RET = 2,	/* symbolizer__frames of a return address */
+	CACHE_FRAMES_PC = 3,	/* ... of an exact pc */
 };
 
 struct cache_entry {
-	uint64_t key;		/* addr << 1 | kind; 0 = empty slot */
+	uint64_t key;		/* (addr << 2 | kind) + 1; 0 = empty slot */
 	int err;
 	struct symbol_info info;
 	const char *object;
+	const struct symbol_frame *frames;
+	size_t n_frames;
 };
 
 struct reported_file {
@@ -80,7 +88,7 @@ struct symbolizer {
 	struct cache_entry *cache;
 	size_t cache_cap;	/* a power of two */
 	size_t cache_used;
-	char **strings;		/* everything handed out, freed at the end */
+	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
 };
@@ -93,31 +101,22 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Keeps p (malloc'ed) until symbolizer__free; false (p freed): no memory. */
+static bool symbolizer__keep(struct symbolizer *sym, void *p)
+{
+	if (array__grow(&sym->strings, &sym->strings_cap, sym->n_strings + 1,
+			sizeof(*sym->strings))) {
+		free(p);
+		return false;
+	}
+	sym->strings[sym->n_strings++] = p;
+	return true;
+}
+
 /* Keeps s (malloc'ed) until symbolizer__free; NULL stays NULL. */
 static const char *symbolizer__own(struct symbolizer *sym, char *s)
 {
-	if (!s)
-		return NULL;
-	if (array__grow(&sym->strings, &sym->strings_cap, sym->n_strings + 1,
-			sizeof(*sym->strings))) {
-		free(s);
-		return NULL;
-	}
-	sym->strings[sym->n_strings++] = s;
-	return s;
-}
-
-static char *demangle(const char *name)
-{
-	if (name[0] == '_' && name[1] == 'Z') {
-		int status = -1;
-		char *out = __cxa_demangle(name, NULL, NULL, &status);
-
-		if (out && !status)
-			return out;
-		free(out);
-	}
-	return strdup(name);
+	return s && symbolizer__keep(sym, s) ? s : NULL;
 }
 
 static bool symbolizer__was_reported(struct symbolizer *sym,
@@ -435,7 +434,7 @@ static int symbolizer__cache_grow(struct symbolizer *sym)
 static struct cache_entry *symbolizer__cache(struct symbolizer *sym,
 					     uint64_t addr, enum cache_kind kind)
 {
-	uint64_t key = (addr << 1 | kind) + 1;	/* never 0 */
+	uint64_t key = (addr << 2 | kind) + 1;	/* never 0 */
 
 	if ((sym->cache_used + 1) * 4 > sym->cache_cap * 3 &&
 	    symbolizer__cache_grow(sym))
@@ -447,7 +446,7 @@ static void symbolizer__cache_fill(struct symbolizer *sym,
 				   struct cache_entry *slot, uint64_t addr,
 				   enum cache_kind kind)
 {
-	slot->key = (addr << 1 | kind) + 1;
+	slot->key = (addr << 2 | kind) + 1;
 	sym->cache_used++;
 }
 
@@ -491,7 +490,7 @@ static char *die_function_name(Dwarf_Die *die)
 		name = dwarf_formstring(dwarf_attr_integrate(die, linkage_attrs[i],
 							     &attr));
 		if (name)
-			return demangle(name);
+			return demangle__name(name);
 	}
 	name = dwarf_diename(die);
 	return name ? strdup(name) : NULL;
@@ -584,6 +583,18 @@ static void symbolizer__source(struct symbolizer *sym, Dwfl_Module *mod,
 	free(scopes);
 }
 
+/* The mapping holding addr, the maps re-read once on a miss; or NULL. */
+static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
+						     uint64_t addr)
+{
+	const struct procmaps_entry *e = symbolizer__mapping(sym, addr);
+
+	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
+	    !symbolizer__refresh(sym))
+		e = symbolizer__mapping(sym, addr);
+	return e;
+}
+
 static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 			       struct symbol_info *info)
 {
@@ -597,10 +608,7 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	int type;
 
 	*info = (struct symbol_info){ 0 };
-	e = symbolizer__mapping(sym, pc);
-	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
-	    !symbolizer__refresh(sym))
-		e = symbolizer__mapping(sym, pc);
+	e = symbolizer__find(sym, pc);
 	if (!e)
 		return -ENOENT;
 	info->module = e->path;
@@ -611,7 +619,7 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	idx = module_index(mod);
 	name = idx ? modindex__symbol(idx, pc, &offset, &type) : NULL;
 	if (name && type == STT_FUNC) {
-		info->function = symbolizer__own(sym, demangle(name));
+		info->function = symbolizer__own(sym, demangle__name(name));
 		info->function_offset = offset + 1;
 	}
 	symbolizer__source(sym, mod, idx, pc, info, &inline_function);
@@ -643,6 +651,195 @@ int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
 	return err;
 }
 
+/* ---- frames, inlined calls expanded ------------------------------------ */
+
+/*
+ * The frames of the code at pc, innermost first, as eu-addr2line -i
+ * gives them: the line table names the innermost location; each inlined
+ * subroutine around it is a frame whose caller's location is its
+ * DW_AT_call_file:DW_AT_call_line; the subprogram they were inlined into
+ * is the last frame.  base holds what all frames share (module, offset)
+ * and the ELF symbol's name for the outermost one.
+ */
+static int symbolizer__expand(struct symbolizer *sym, Dwfl_Module *mod,
+			      struct modindex *idx, Dwarf_Addr pc,
+			      const struct symbol_info *base,
+			      struct symbol_frame **out, size_t *n)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	Dwarf_Die *scopes = NULL, *cudie = NULL, cu_mem;
+	Dwarf_Files *files = NULL;
+	const char *file = NULL, *comp_dir = NULL;
+	size_t nfiles = 0, cap = 0;
+	int lineno = 0, nscopes, err = 0;
+	Dwarf_Attribute attr;
+
+	*out = NULL;
+	*n = 0;
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	nscopes = idx ? modindex__scopes(idx, pc, &scopes) : 0;
+	if (nscopes > 0)
+		cudie = dwarf_diecu(&scopes[nscopes - 1], &cu_mem, NULL, NULL);
+	if (!cudie) {
+		Dwarf_Addr bias;
+
+		cudie = dwfl_module_addrdie(mod, pc, &bias);
+	}
+	if (cudie) {
+		dwarf_getsrcfiles(cudie, &files, &nfiles);
+		comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir,
+						       &attr));
+	}
+	for (int i = 0; i <= nscopes; i++) {
+		int tag = i < nscopes ? dwarf_tag(&scopes[i]) : DW_TAG_subprogram;
+		struct symbol_frame *f;
+		Dwarf_Word call_file, call_line;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;	/* a lexical block */
+		if (array__grow(out, &cap, *n + 1, sizeof(**out))) {
+			err = -ENOMEM;
+			break;
+		}
+		f = &(*out)[(*n)++];
+		*f = (struct symbol_frame){ .info = *base };
+		if (file) {
+			f->info.file = symbolizer__own(sym, srcpath__join(comp_dir,
+									 file));
+			f->info.line = lineno > 0 ? (unsigned int)lineno : 0;
+		}
+		if (tag == DW_TAG_subprogram) {
+			/* The real function: the ELF symbol names it, as a
+			   call site; else its DIE. */
+			if (!f->info.function && i < nscopes)
+				f->info.function = symbolizer__own(
+					sym, die_function_name(&scopes[i]));
+			break;
+		}
+		f->inlined = true;
+		f->info.function = symbolizer__own(sym,
+						   die_function_name(&scopes[i]));
+		f->info.function_offset = 0;
+		/* Where it was inlined: the location in the next frame out. */
+		file = NULL;
+		lineno = 0;
+		if (files &&
+		    !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr),
+				     &call_file) &&
+		    !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr),
+				     &call_line)) {
+			file = dwarf_filesrc(files, call_file, NULL, NULL);
+			lineno = (int)call_line;
+		}
+	}
+	free(scopes);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
+static int symbolizer__resolve_frames(struct symbolizer *sym, uint64_t pc,
+				      bool is_return_address,
+				      struct symbol_frame **frames, size_t *n)
+{
+	uint64_t at = is_return_address ? pc - 1 : pc;
+	const struct procmaps_entry *e = symbolizer__find(sym, at);
+	struct symbol_info base = { 0 };
+	struct modindex *idx = NULL;
+	Dwfl_Module *mod;
+	const char *name;
+	GElf_Off offset;
+	int type;
+
+	*frames = NULL;
+	*n = 0;
+	if (!e)
+		return -ENOENT;
+	base.module = e->path;
+	base.module_offset = pc - e->start + e->offset;
+	mod = dwfl_addrmodule(sym->dwfl, at);
+	if (mod)
+		idx = module_index(mod);
+	name = idx ? modindex__symbol(idx, at, &offset, &type) : NULL;
+	if (name && type == STT_FUNC) {
+		base.function = symbolizer__own(sym, demangle__name(name));
+		base.function_offset = offset + (pc - at);
+	}
+	if (mod)
+		return symbolizer__expand(sym, mod, idx, at, &base, frames, n);
+	*frames = malloc(sizeof(**frames));
+	if (!*frames)
+		return -ENOMEM;
+	**frames = (struct symbol_frame){ .info = base };
+	*n = 1;
+	return 0;
+}
+
+int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
+		       bool is_return_address,
+		       const struct symbol_frame **frames, size_t *n)
+{
+	static const struct symbol_frame unknown;
+	enum cache_kind kind = is_return_address ? CACHE_FRAMES_RET
+						 : CACHE_FRAMES_PC;
+	struct cache_entry *slot = symbolizer__cache(sym, pc, kind);
+	struct symbol_frame *found;
+	size_t n_found;
+	int err;
+
+	if (slot && slot->key) {
+		*frames = slot->frames;
+		*n = slot->n_frames;
+		return 0;
+	}
+	*frames = &unknown;
+	*n = 1;
+	err = symbolizer__resolve_frames(sym, pc, is_return_address, &found,
+					 &n_found);
+	if (err)
+		return err;	/* not cached: a library may map it later */
+	if (!symbolizer__keep(sym, found))
+		return -ENOMEM;
+	*frames = found;
+	*n = n_found;
+	/* A miss may have refreshed and rehashed: find the slot again. */
+	slot = symbolizer__cache(sym, pc, kind);
+	if (slot && !slot->key) {
+		symbolizer__cache_fill(sym, slot, pc, kind);
+		slot->frames = found;
+		slot->n_frames = n_found;
+	}
+	return 0;
+}
+
+int symbolizer__module(struct symbolizer *sym, uint64_t addr,
+		       struct symbol_module *out)
+{
+	const struct procmaps_entry *e = symbolizer__find(sym, addr);
+	Dwfl_Module *mod = e ? dwfl_addrmodule(sym->dwfl, addr) : NULL;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len;
+
+	*out = (struct symbol_module){ 0 };
+	if (!e)
+		return -ENOENT;
+	out->path = e->path;
+	out->start = e->start;
+	out->end = e->end;
+	out->offset = e->offset;
+	len = mod ? dwfl_module_build_id(mod, &bits, &vaddr) : 0;
+	if (len > 0) {
+		out->build_id = bits;
+		out->build_id_len = (size_t)len;
+	}
+	return 0;
+}
+
 /* ---- objects ------------------------------------------------------ */
 
 static const char *symbolizer__resolve_object(struct symbolizer *sym,
@@ -660,7 +857,7 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	name = modindex__symbol(idx, addr, &offset, &type);
 	if (!name || type != STT_OBJECT)
 		return NULL;
-	full = demangle(name);
+	full = demangle__name(name);
 	if (!full)
 		return NULL;
 	if (!offset)

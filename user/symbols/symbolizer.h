@@ -8,6 +8,8 @@
 #ifndef SYNCPROF_SYMBOLIZER_H
 #define SYNCPROF_SYMBOLIZER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +22,22 @@ struct symbol_info {
 	uint64_t function_offset; /* address - function start */
 	const char *file;	/* source file of the call, NULL if unknown */
 	unsigned int line;	/* 0 if unknown */
+};
+
+/* One source frame of an address: inlined calls are frames of their own. */
+struct symbol_frame {
+	struct symbol_info info;
+	bool inlined;		/* inlined into the next frame out */
+};
+
+/* The executable mapping that holds an address. */
+struct symbol_module {
+	const char *path;	/* in the target */
+	uint64_t start;		/* [start, end) in the target */
+	uint64_t end;
+	uint64_t offset;	/* file offset of start */
+	const unsigned char *build_id;	/* NULL if the file has none */
+	size_t build_id_len;
 };
 
 /*
@@ -48,6 +66,29 @@ void symbolizer__freeze(struct symbolizer *sym);
  */
 int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
 			 struct symbol_info *info);
+/*
+ * The source frames of the code at pc, innermost first, as eu-addr2line
+ * -i: one per inlined call (inlined true), in the function it was
+ * inlined into, and that function last.  Each frame's file and line say
+ * where in it the code is: for an inlined frame's caller, the line of
+ * the inlined call.  A return address (is_return_address) is looked up
+ * at pc - 1, as a call site.  All frames carry pc's module and file
+ * offset; the outermost carries the ELF symbol's name and pc's offset in
+ * it (function_offset; 0 in inlined frames).  Without DWARF: one frame,
+ * named by the ELF symbol if any.
+ *
+ * *frames (the symbolizer's, valid until symbolizer__free) holds *n >= 1
+ * frames.  -ENOENT: no module maps pc (one frame, module NULL); -ENOMEM.
+ */
+int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
+		       bool is_return_address,
+		       const struct symbol_frame **frames, size_t *n);
+/*
+ * The mapping holding addr, with its file's build ID; -ENOENT if none.
+ * Strings and bytes stay valid until symbolizer__free.
+ */
+int symbolizer__module(struct symbolizer *sym, uint64_t addr,
+		       struct symbol_module *out);
 /* "name" or "name+0xoff" of the data symbol holding addr, or NULL. */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 
