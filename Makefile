@@ -25,6 +25,9 @@ DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev 
 DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
 DEB_PKGS    += libncurses-dev tmux
+# --format pprof: protobuf-c writes pprof's profile.proto; go tool pprof
+# reads it back in the tests.
+DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
@@ -45,8 +48,11 @@ endif
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
 LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz
-# libiberty: the demangler of binutils (C++, legacy and v0 Rust).
+# libiberty: the demangler of binutils (C++, legacy and v0 Rust), and
+# the hash tables pprof.c dedups with.
 LIB_LDLIBS  += -liberty
+LIB_CFLAGS  += $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 # ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
@@ -65,8 +71,9 @@ endif
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
 USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
+GEN         := $(OUT)/gen
 ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-               -Ibpf -Iskel $(addprefix -I,$(USER_DIRS)) $(LIB_CFLAGS)
+               -Ibpf -Iskel -I$(GEN) $(addprefix -I,$(USER_DIRS)) $(LIB_CFLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
                -I$(dir $(VMLINUX)) -Ibpf -MMD -MP
 
@@ -80,7 +87,12 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH
 SKELS       := skel/syncprof.skel.h skel/probecost.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c)
-USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+# Code protoc-c generates from the .proto files in user/report/ (pprof's
+# profile.proto, kept as Google publishes it).
+PROTOS      := $(wildcard user/report/*.proto)
+GEN_SRCS    := $(patsubst %.proto,$(GEN)/%.pb-c.c,$(notdir $(PROTOS)))
+GEN_HDRS    := $(GEN_SRCS:.c=.h)
+USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS)) $(GEN_SRCS:.c=.o)
 LIB_OBJS    := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 
 # Unit tests: tests/unit/test_<module>.c links user/**/<module>.c and what
@@ -95,7 +107,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
-.SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(SKELS)
+.SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(SKELS) $(GEN_SRCS) $(GEN_HDRS)
 .PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
@@ -138,8 +150,19 @@ skel/probecost.skel.h: $(BPF_OUT)/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
-# Every user object may include a skeleton; generate them first.
-$(OUT)/user/%.o: user/%.c | $(SKELS)
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: user/report/%.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(GEN)
+	$(Q)protoc-c --c_out=$(GEN) --proto_path=$(dir $<) $<
+
+# Generated: our warnings are not its author's.
+$(GEN)/%.pb-c.o: $(GEN)/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -I$(GEN) $(LIB_CFLAGS) -c $< -o $@
+
+# Every user object may include a skeleton or a generated header;
+# generate them first.
+$(OUT)/user/%.o: user/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -148,7 +171,7 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIB_LDLIBS) -o $@
 
-$(OUT)/tests/unit/%.o: tests/unit/%.c | $(SKELS)
+$(OUT)/tests/unit/%.o: tests/unit/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -371,7 +394,7 @@ FUZZ_MODS_elfimage   := symbols/elfimage
 FUZZ_MODS_cfitable   := unwind/cfitable array
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/modindex symbols/srcpath \
-                        target/procmaps array log
+                        symbols/demangle target/procmaps array log
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
                   libunwind-fixture.so libfakelibc.so libcallsites.so \
@@ -393,7 +416,7 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_file.h \
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -D_GNU_SOURCE \
 		-Ibpf $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
-		-lbpf -ldw -lelf -lz -lstdc++ -o $@
+		-lbpf -ldw -lelf -lz -liberty -o $@
 
 $(FUZZ_OUT)/seeds/elf/%: $(OUT)/tests/fixtures/%
 	$(Q)mkdir -p $(dir $@)
@@ -465,4 +488,5 @@ clean:
 	$(Q)rm -rf build build-san build-fuzz skel/*.skel.h syncprof
 
 -include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(OUT)/tests/unit/*.d \
-                    $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d)
+                    $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d \
+                    $(GEN)/*.d)

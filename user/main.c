@@ -27,6 +27,7 @@
 #include "probes.h"
 #include "report.h"
 #include "snapshot.h"
+#include "stacktab.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -35,6 +36,7 @@ struct session {
 	struct target *target;
 	struct probes *probes;
 	struct symbolizer *symbolizer;
+	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct snapshot *prev;
 	struct live *live;	/* the live screen, or NULL */
@@ -85,8 +87,14 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
 	};
-	err = format__report(s->out, s->opts->format, s->opts->callsite, &meta,
-			     &rows, names);
+	const struct format_config cfg = {
+		.format = s->opts->format,
+		.callsite = s->opts->callsite,
+		.stacks = s->opts->stacks,
+		.symbolizer = s->symbolizer,
+		.stacktab = s->stacks,
+	};
+	err = format__report(s->out, &cfg, &meta, &rows, names);
 	if (dropped && s->opts->format != FORMAT_TABLE)
 		pr_warn("%llu events dropped: a kernel map was full "
 			"(raise --map-size)", (unsigned long long)dropped);
@@ -464,6 +472,8 @@ int main(int argc, char **argv)
 			"later are named within a second");
 	/* Named while a launched target is still held: it may not live long. */
 	err = symbolizer__new(target__pid(s.target), NULL, &s.symbolizer);
+	if (!err)
+		err = stacktab__new(&s.stacks);
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
@@ -500,6 +510,7 @@ int main(int argc, char **argv)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
 	live__free(s.live);
+	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	probes__free(s.probes);

@@ -71,7 +71,14 @@ static const struct argp_option option_table[] = {
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 3 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 3 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
-	{ "format", 'f', "FMT", 0, "table (default) | csv | json", 3 },
+	{ "format", 'f', "FMT", 0,
+	  "table (default) | csv | json | folded (flame-graph input: one line "
+	  "per stack, wait in ns) | pprof (gzipped profile.proto for go tool "
+	  "pprof; needs -o FILE). folded and pprof show all rows unless --top "
+	  "is given", 3 },
+	{ "stacks", 'g', NULL, 0,
+	  "Table and live screen: each row's distinct stacks under it, with "
+	  "their share of its wait and count", 3 },
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
@@ -148,7 +155,9 @@ static int parse_choice(const char *name, const char *arg,
 }
 
 static const char *const sort_names[] = { "total", "mean", "max", "count" };
-static const char *const format_names[] = { "table", "csv", "json" };
+static const char *const format_names[] = {
+	"table", "csv", "json", "folded", "pprof",
+};
 static const char *const callsite_names[] = { "line", "func", "both" };
 static const char *const probe_at_names[] = { "auto", "entry" };
 static const char *const mode_names[] = { "full", "contended" };
@@ -165,13 +174,14 @@ const char *options__sort_name(enum sort_key key)
 
 const char *options__format_name(enum output_format format)
 {
-	return format < 3 ? format_names[format] : "?";
+	return format < 5 ? format_names[format] : "?";
 }
 
 /* What the parser works on: the options, and whether it said what failed. */
 struct parse_state {
 	struct options *opts;
 	bool reported;
+	bool top_given;		/* --top on the command line */
 };
 
 static error_t options__parse_one(int key, char *arg, struct argp_state *state)
@@ -207,6 +217,10 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		err = parse_uint("--top", arg, 0, 1000000, &n);
 		if (!err)
 			opts->top = (unsigned int)n;
+		ps->top_given = true;
+		break;
+	case 'g':
+		opts->stacks = true;
 		break;
 	case 's':
 		err = parse_choice("--sort", arg, sort_names, 4, &choice);
@@ -223,7 +237,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->per_thread = true;
 		break;
 	case 'f':
-		err = parse_choice("--format", arg, format_names, 3, &choice);
+		err = parse_choice("--format", arg, format_names, 5, &choice);
 		if (!err)
 			opts->format = choice;
 		break;
@@ -349,5 +363,14 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--cumulative needs --interval");
 		return -EINVAL;
 	}
+	if (opts->format == FORMAT_PPROF && !opts->output) {
+		pr_err("--format pprof writes a gzipped protobuf file: give "
+		       "-o FILE (go tool pprof FILE reads it)");
+		return -EINVAL;
+	}
+	/* A profile is everything: the rows below --top too. */
+	if ((opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF) &&
+	    !ps.top_given)
+		opts->top = 0;
 	return 0;
 }

@@ -30,6 +30,8 @@ enum output_format {
 	FORMAT_TABLE = 0,
 	FORMAT_CSV,
 	FORMAT_JSON,
+	FORMAT_FOLDED,		/* flame-graph input */
+	FORMAT_PPROF,		/* gzipped profile.proto, to a file */
 };
 
 #define OPTIONS_DEFAULT_TOP		10
@@ -50,6 +52,7 @@ struct options {
 	bool cumulative;
 	bool batch;		/* plain reports even on a terminal */
 	enum output_format format;
+	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;
 	const char *output;	/* NULL: stdout */
 	unsigned int map_size;	/* stats map entries */

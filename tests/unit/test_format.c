@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "format.h"
+#include "stackfix.h"
 
 #define UNUSED __attribute__((unused))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -75,8 +76,10 @@ static char *render_style(enum output_format format, enum callsite_style style,
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
+	const struct format_config cfg = { .format = format, .callsite = style };
+
 	assert_non_null(f);
-	assert_int_equal(format__report(f, format, style, m, &r, names), 0);
+	assert_int_equal(format__report(f, &cfg, m, &r, names), 0);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
@@ -952,13 +955,82 @@ static void test_unknown_format_rejected(void **state UNUSED)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	const struct format_config cfg = {
+		.format = (enum output_format)(FORMAT_PPROF + 1),
+	};
 
 	assert_non_null(f);
-	assert_int_equal(format__report(f, (enum output_format)3, CALLSITE_LINE,
-					&meta, &r, NULL), -EINVAL);
+	assert_int_equal(format__report(f, &cfg, &meta, &r, NULL), -EINVAL);
 	fclose(f);
 	assert_int_equal(len, 0);
 	free(buf);
+}
+
+/* -g: each row's stacks under it, named through the symbolizer. */
+static void test_table_stacks_under_rows(void **state UNUSED)
+{
+	struct symbolizer *sym = fix_symbolizer();
+	struct stacktab *tab = fix_stacktab();
+	struct report_stack stacks[1] = { { FIX_STACK_ID, 3, 750000000, 500, 0 } };
+	struct report_row rows[2] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, FIX_MID_RET, REPORT_NO_TID, 4,
+		    1000000000, 600000000, 0),
+		row(SP_TYPE_SEM, 0x2000, 1, FIX_ROOT_RET, REPORT_NO_TID, 1,
+		    5000000, 5000000, 0),
+	};
+	const struct report_rows r = { rows, 2, 2 };
+	struct format_names names[2] = {
+		{ .callsite = { .function = "fix_mid" }, .object_symbol = "big" },
+		{ .callsite = { .function = "fix_root" } },
+	};
+	struct format_config cfg = {
+		.format = FORMAT_TABLE, .stacks = true, .symbolizer = sym,
+		.stacktab = tab,
+	};
+	char *buf = NULL, *first, *second, *end;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(sym);
+	assert_non_null(tab);
+	rows[0].stacks = stacks;
+	rows[0].n_stacks = 1;
+	assert_non_null(f);
+	assert_int_equal(format__report(f, &cfg, &meta, &r, names), 0);
+	assert_int_equal(fclose(f), 0);
+	/* Row, its stacks, the next row, its call site, the closing rule. */
+	first = strstr(buf, "\nmutex  ");
+	second = strstr(buf, "\nsem  ");
+	end = strstr(second ? second : buf, "\n----");
+	assert_non_null(first);
+	assert_non_null(second);
+	assert_non_null(end);
+	assert_true(first < second);
+	assert_contains(first, "\n    --75.00%-- 3 waits (75.00%)  0.75000 s  max 0.50 us\n"
+			"            fix_leaf (");
+	assert_contains(first, "\n            fix_mid (");
+	assert_contains(first, "\n            fix_root (");
+	/* The row's longest wait is not in its stack: it is the rest's. */
+	assert_contains(first, "\n    --25.00%-- 1 wait (25.00%)  0.25000 s  "
+			"max 600000.00 us  (no stack kept: the call site)\n"
+			"            fix_mid (");
+	assert_contains(second, "\n    --100.00%-- 1 wait (100.00%)  0.00500 s  "
+			"max 5000.00 us  (no stack kept: the call site)\n"
+			"            fix_root (");
+	assert_true(strstr(first, "fix_leaf") < second);
+	free(buf);
+
+	/* Without -g: the table alone. */
+	cfg.stacks = false;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(format__report(f, &cfg, &meta, &r, names), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_null(strstr(buf, "--%"));
+	assert_null(strstr(buf, "fix_leaf"));
+	free(buf);
+	stacktab__free(tab);
+	symbolizer__free(sym);
 }
 
 /* -- Sanitizing. -- */
@@ -1099,6 +1171,7 @@ int main(void)
 		cmocka_unit_test(test_table_large_values),
 		cmocka_unit_test(test_table_sanitizes_names),
 		cmocka_unit_test(test_table_summary_without_comm),
+		cmocka_unit_test(test_table_stacks_under_rows),
 		cmocka_unit_test(test_callsite_file_and_line),
 		cmocka_unit_test(test_callsite_function_when_no_line),
 		cmocka_unit_test(test_callsite_style_func),

@@ -323,12 +323,14 @@ static void test_formats(void **state UNUSED)
 		{ "table", FORMAT_TABLE },
 		{ "csv", FORMAT_CSV },
 		{ "json", FORMAT_JSON },
+		{ "folded", FORMAT_FOLDED },
+		{ "pprof", FORMAT_PPROF },
 	};
 	struct options o;
 	struct args a;
 
 	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
-		assert_int_equal(parse(&o, &a, "-p", "1", "--format",
+		assert_int_equal(parse(&o, &a, "-p", "1", "-o", "x", "--format",
 				       formats[i].name, NULL), 0);
 		assert_int_equal(o.format, formats[i].format);
 		assert_string_equal(options__format_name(o.format),
@@ -336,6 +338,56 @@ static void test_formats(void **state UNUSED)
 	}
 	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "xml", NULL), -EINVAL);
 	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "JSON", NULL), -EINVAL);
+}
+
+/* pprof is binary: to a file only. */
+static void test_pprof_needs_output(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "pprof", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "pprof", "-o",
+			       "lock.pb.gz", NULL), 0);
+	assert_string_equal(o.output, "lock.pb.gz");
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "folded", NULL), 0);
+}
+
+/* Profiles hold every row, unless --top says otherwise. */
+static void test_profiles_default_to_all_rows(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "folded", NULL), 0);
+	assert_int_equal(o.top, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "pprof", "-o", "f",
+			       NULL), 0);
+	assert_int_equal(o.top, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-N", "5", "-f", "folded",
+			       NULL), 0);
+	assert_int_equal(o.top, 5);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "folded", "-N", "10",
+			       NULL), 0);
+	assert_int_equal(o.top, 10);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-f", "json", NULL), 0);
+	assert_int_equal(o.top, 10);
+}
+
+static void test_stacks(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", NULL), 0);
+	assert_false(o.stacks);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-g", NULL), 0);
+	assert_true(o.stacks);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stacks", NULL), 0);
+	assert_true(o.stacks);
+	assert_int_equal(parse(&o, &a, "-gp", "1", NULL), 0);
+	assert_true(o.stacks);
+	assert_int_equal(o.pid, 1);
 }
 
 static void test_callsite_styles(void **state UNUSED)
@@ -554,7 +606,7 @@ static void test_repeated_calls_in_one_process(void **state UNUSED)
 static void test_name_functions_out_of_range(void **state UNUSED)
 {
 	assert_string_equal(options__sort_name((enum sort_key)4), "?");
-	assert_string_equal(options__format_name((enum output_format)3), "?");
+	assert_string_equal(options__format_name((enum output_format)5), "?");
 }
 
 int main(void)
@@ -576,6 +628,9 @@ int main(void)
 		cmocka_unit_test(test_cumulative_requires_interval),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_pprof_needs_output),
+		cmocka_unit_test(test_profiles_default_to_all_rows),
+		cmocka_unit_test(test_stacks),
 		cmocka_unit_test(test_callsite_styles),
 		cmocka_unit_test(test_output_file),
 		cmocka_unit_test(test_verbose_counts),

@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callgraph.h"
+#include "folded.h"
 #include "format.h"
+#include "pprof.h"
+#include "rowstacks.h"
 #include "srcpath.h"
 
 /* Length of a valid, printable UTF-8 sequence at s, or 0. */
@@ -100,6 +104,36 @@ void format__callsite_text(const struct symbol_info *info, uint64_t addr,
 	format__sanitize(raw, buf, len);
 }
 
+void format__frame_text(const struct symbol_frame *f, uint64_t pc,
+			const char *root, size_t root_len, char *buf,
+			size_t len)
+{
+	const struct symbol_info *info = &f->info;
+	const char *file = info->file && info->line ? info->file : NULL;
+	const char *inlined = f->inlined ? " [inlined]" : "";
+	char raw[FORMAT_TEXT_MAX];
+
+	if (file && root && root_len && strlen(file) > root_len &&
+	    !strncmp(file, root, root_len))
+		file += root_len;
+	if (info->function && file)
+		snprintf(raw, sizeof(raw), "%s (%s:%u)%s", info->function,
+			 file, info->line, inlined);
+	else if (info->function && info->module)
+		snprintf(raw, sizeof(raw), "%s (%s)%s", info->function,
+			 basename_of(info->module), inlined);
+	else if (info->function)
+		snprintf(raw, sizeof(raw), "%s%s", info->function, inlined);
+	else if (file)
+		snprintf(raw, sizeof(raw), "%s:%u%s", file, info->line, inlined);
+	else if (info->module)
+		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
+			 basename_of(info->module), info->module_offset);
+	else
+		snprintf(raw, sizeof(raw), "0x%" PRIx64, pc);
+	format__sanitize(raw, buf, len);
+}
+
 int format__names(struct symbolizer *sym, const struct report_rows *rows,
 		  struct format_names **out)
 {
@@ -137,6 +171,18 @@ size_t format__source_root(const struct report_rows *rows,
 	strip = srcpath__common_dir(files, n);
 	free(files);
 	return strip;
+}
+
+const char *format__source_root_text(const struct report_rows *rows,
+				     const struct format_names *names,
+				     size_t strip)
+{
+	for (size_t i = 0; strip && i < rows->count; i++)
+		if (names[i].callsite.file && names[i].callsite.line &&
+		    names[i].callsite.file[0] == '/' &&
+		    strlen(names[i].callsite.file) > strip)
+			return names[i].callsite.file;
+	return NULL;
 }
 
 int format__width(const char *s)
@@ -183,11 +229,14 @@ void format__object_text(const struct report_row *r, const char *symbol,
 	format__sanitize(raw, buf, len);
 }
 
-static int format__table(FILE *out, enum callsite_style style,
+static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
 			 const struct format_names *names)
 {
+	enum callsite_style style = cfg->callsite;
+	struct rowstacks stacks = { 0 };
+	int err = 0;
 	static const char callsite_title[] = "Call site";
 	int callsite_len = (int)strlen(callsite_title);
 	int object_len = 14;
@@ -252,11 +301,20 @@ static int format__table(FILE *out, enum callsite_style style,
 		else if (owners)
 			fprintf(out, "  %8s", "-");
 		fputc('\n', out);
+		if (!cfg->stacks || !cfg->symbolizer)
+			continue;
+		err = rowstacks__name(&stacks, cfg->symbolizer, cfg->stacktab, r);
+		if (err)
+			break;
+		callgraph__print(out, r, &stacks,
+				 format__source_root_text(rows, names, strip),
+				 strip);
 	}
+	rowstacks__release(&stacks);
 	print_rule(out, width);
 	free(text);
 	free(object);
-	return 0;
+	return err;
 }
 
 /* JSON string or null; bytes that are not printable UTF-8 become \u00XX. */
@@ -434,22 +492,30 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 	return 0;
 }
 
-int format__report(FILE *out, enum output_format format,
-		   enum callsite_style style, const struct format_meta *meta,
+int format__report(FILE *out, const struct format_config *cfg,
+		   const struct format_meta *meta,
 		   const struct report_rows *rows,
 		   const struct format_names *names)
 {
 	int err;
 
-	switch (format) {
+	switch (cfg->format) {
 	case FORMAT_TABLE:
-		err = format__table(out, style, meta, rows, names);
+		err = format__table(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_CSV:
 		err = format__csv(out, meta, rows, names);
 		break;
 	case FORMAT_JSON:
 		err = format__json(out, meta, rows, names);
+		break;
+	case FORMAT_FOLDED:
+		err = folded__print(out, cfg->symbolizer, cfg->stacktab, rows,
+				    names);
+		break;
+	case FORMAT_PPROF:
+		err = pprof__print(out, cfg->symbolizer, cfg->stacktab, meta,
+				   rows, names);
 		break;
 	default:
 		err = -EINVAL;

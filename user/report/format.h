@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Report printers: QSP's table, CSV, and one-line JSON. */
+/*
+ * Report printers: QSP's table (with -g, each row's stacks under it),
+ * CSV, one-line JSON; folded.c and pprof.c print the profiles.
+ */
 #ifndef SYNCPROF_FORMAT_H
 #define SYNCPROF_FORMAT_H
 
@@ -10,6 +13,7 @@
 
 #include "options.h"
 #include "report.h"
+#include "stacktab.h"
 #include "symbolizer.h"
 
 struct format_meta {
@@ -41,9 +45,21 @@ struct format_names {
  */
 int format__names(struct symbolizer *sym, const struct report_rows *rows,
 		  struct format_names **out);
-/* Prints one report.  names[i] belongs to rows->rows[i]. */
-int format__report(FILE *out, enum output_format format,
-		   enum callsite_style style, const struct format_meta *meta,
+/* How to print, and what the stack renderers read beyond the rows. */
+struct format_config {
+	enum output_format format;
+	enum callsite_style callsite;	/* the table's Call site column */
+	bool stacks;			/* table: each row's stacks under it */
+	struct symbolizer *symbolizer;	/* names stack frames; not owned */
+	const struct stacktab *stacktab; /* the run's stacks; NULL: none kept */
+};
+
+/*
+ * Prints one report.  names[i] belongs to rows->rows[i].  The stacks
+ * (table with cfg->stacks, folded, pprof) need cfg->symbolizer.
+ */
+int format__report(FILE *out, const struct format_config *cfg,
+		   const struct format_meta *meta,
 		   const struct report_rows *rows,
 		   const struct format_names *names);
 /* CSV's header line, once per output. */
@@ -61,6 +77,22 @@ void format__callsite_text(const struct symbol_info *info, uint64_t addr,
  */
 size_t format__source_root(const struct report_rows *rows,
 			   const struct format_names *names);
+/*
+ * The text of that root: the first strip bytes of a row's file; NULL
+ * when strip is 0.
+ */
+const char *format__source_root_text(const struct report_rows *rows,
+				     const struct format_names *names,
+				     size_t strip);
+/*
+ * One stack frame at pc as -g prints it: "function (file:line)",
+ * "function (module)", "module+0xoff" or "0xpc"; " [inlined]" after an
+ * inlined call's frame.  Files under root (root_len bytes; NULL: none)
+ * are printed without it.
+ */
+void format__frame_text(const struct symbol_frame *f, uint64_t pc,
+			const char *root, size_t root_len, char *buf,
+			size_t len);
 /* The Object column: [N], the symbol, or the address. */
 void format__object_text(const struct report_row *r, const char *symbol,
 			 char *buf, size_t len);
