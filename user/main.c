@@ -56,7 +56,7 @@ static uint64_t monotonic_ns(void)
 }
 
 static int session__print(struct session *s, const struct snapshot *view,
-			  const struct report_settings *settings,
+			  const struct report_settings *settings, bool stacks,
 			  uint64_t start_ns, uint64_t end_ns)
 {
 	struct format_names *names = NULL;
@@ -90,7 +90,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 	const struct format_config cfg = {
 		.format = s->opts->format,
 		.callsite = s->opts->callsite,
-		.stacks = s->opts->stacks,
+		.stacks = stacks,
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
 	};
@@ -120,11 +120,13 @@ static int session__report(struct session *s)
 		return err;
 	now = monotonic_ns();
 	if (s->opts->cumulative) {
-		err = session__print(s, snap, &settings, s->attach_ns, now);
+		err = session__print(s, snap, &settings, s->opts->stacks,
+				     s->attach_ns, now);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
 		if (!err)
-			err = session__print(s, delta, &settings, s->last_ns, now);
+			err = session__print(s, delta, &settings,
+					     s->opts->stacks, s->last_ns, now);
 		snapshot__free(delta);
 	}
 	snapshot__free(s->prev);
@@ -162,7 +164,8 @@ static int session__live_end(struct session *s)
 	if (err)
 		return err;
 	totals = live__totals(s->live, &settings, &since_ns);
-	return session__print(s, totals, &settings, since_ns, s->last_ns);
+	return session__print(s, totals, &settings, live__stacks_shown(s->live),
+			      since_ns, s->last_ns);
 }
 
 /* --interval on a terminal: the live screen, or plain reports without one. */
@@ -183,7 +186,9 @@ static void session__live_start(struct session *s)
 		.coalesce = s->opts->coalesce,
 		.per_thread = s->opts->per_thread,
 		.callsite = s->opts->callsite,
+		.stacks = s->opts->stacks,
 		.symbolizer = s->symbolizer,
+		.stacktab = s->stacks,
 		.attach_ns = s->attach_ns,
 	};
 	err = live__new(&cfg, &s->live);

@@ -41,7 +41,12 @@ static const char doc[] =
 "target's libc. Count is the number of successful acquisitions (a failed "
 "trylock or a timeout adds time but no count); Wait Time is the time spent "
 "inside the call; every call pays the probes (~2 us here).\n\n"
-"In both modes Average = Wait Time / Count."
+"In both modes Average = Wait Time / Count.\n\n"
+"Profiles: --format folded prints flame-graph input (flamegraph.pl, "
+"inferno): one line per distinct stack, frames outermost first joined "
+"by ';', the lock last, then the wait in ns. --format pprof -o FILE "
+"writes a gzipped profile.proto (contentions/count, delay/nanoseconds) "
+"for go tool pprof. Both hold every row unless --top is given."
 "\v"
 "Examples:\n"
 "  syncprof --pid 4242                     report on Ctrl-C\n"
@@ -71,11 +76,7 @@ static const struct argp_option option_table[] = {
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 3 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 3 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
-	{ "format", 'f', "FMT", 0,
-	  "table (default) | csv | json | folded (flame-graph input: one line "
-	  "per stack, wait in ns) | pprof (gzipped profile.proto for go tool "
-	  "pprof; needs -o FILE). folded and pprof show all rows unless --top "
-	  "is given", 3 },
+	{ "format", 'f', "FMT", 0, "table (default) | csv | json | folded | pprof", 3 },
 	{ "stacks", 'g', NULL, 0,
 	  "Table and live screen: each row's distinct stacks under it, with "
 	  "their share of its wait and count", 3 },

@@ -52,7 +52,7 @@ class Install(unittest.TestCase):
         self.assertNotIn("warning", proc.stderr)
         text = re.sub(r".\x08", "", proc.stdout)  # overstrike, if any
         for section in ("SYNOPSIS", "MODES", "OPTIONS", "REPORT", "JSON",
-                        "EXIT STATUS", "EXAMPLES"):
+                        "PROFILES", "EXIT STATUS", "EXAMPLES"):
             self.assertIn(section, text)
         self.assertIn("--no-coalesce", text)
         # Options compared on the source: rendering may hyphenate.
@@ -81,7 +81,7 @@ class Install(unittest.TestCase):
 
         self.assertEqual(complete(SYNCPROF, "--sor"), ["--sort"])
         self.assertEqual(sorted(complete(SYNCPROF, "--format", "")),
-                         sorted(["table", "csv", "json"]))
+                         sorted(["table", "csv", "json", "folded", "pprof"]))
         self.assertEqual(sorted(complete(SYNCPROF, "--mode", "")), ["contended", "full"])
         self.assertIn(str(os.getpid()), complete(SYNCPROF, "--pid", str(os.getpid())))
         self.assertIn("--per-thread", complete(SYNCPROF, "--per"))

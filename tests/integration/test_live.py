@@ -398,11 +398,83 @@ class Live(SyncprofTestCase):
         tmux.literal("?")
         screen = self.wait_for(tmux, lambda s: "Any key closes this help." in s.text,
                                "the help")
-        for key in ("s ", "c ", "t ", "d ", "r ", "p ", "+ -", "q "):
+        for key in ("s ", "c ", "t ", "d ", "r ", "p ", "+ -", "q ", "Up Down",
+                    "g Enter", "PgUp PgDn"):
             self.assertTrue(any(line.startswith("  " + key) for line in screen.lines),
                             f"{key!r} missing from the help")
         tmux.keys("x")
         self.wait_for(tmux, lambda s: s.title is not None, "the table again")
+
+    # --- stacks ----------------------------------------------------------
+
+    PANE = re.compile(r"^Stacks of (\S+) (\S+) (\S+): (\d+) stacks?, lines")
+
+    def pane(self, screen):
+        """The stack pane's title (type, object, call site) and its lines."""
+        for i, line in enumerate(screen.lines):
+            m = self.PANE.match(line)
+            if m:
+                return m.groups()[:3], screen.lines[i + 1:-1]
+        return None, []
+
+    def select(self, tmux, want):
+        """Pauses, then moves the selection to the first row `want` accepts."""
+        tmux.keys("p")
+        screen = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
+        screen = self.stable(tmux)
+        index = next(i for i, r in enumerate(screen.rows) if want(r))
+        tmux.keys("Home")
+        for _ in range(index):
+            tmux.keys("Down")
+        return screen.rows[index]
+
+    def test_g_shows_the_selected_rows_stacks(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid)
+        self.go(target)
+        self.wait_for(tmux, self.big_lock_rows, "a big_lock row")
+        row = self.select(tmux, lambda r: r["object"] == "big_lock"
+                          and r["callsite"].startswith("workload.c:"))
+        self.assertIsNone(self.pane(tmux.capture())[0])
+        tmux.keys("g")
+        screen = self.wait_for(tmux, lambda s: self.pane(s)[0], "the stack pane")
+        title, lines = self.pane(screen)
+        self.assertEqual(title, ("mutex", "big_lock", row["callsite"]), screen.text)
+        # Its stacks as -g prints them: a share, then frames; the call
+        # site's function among them.
+        self.assertRegex(lines[0], r"^    --\d+\.\d\d%-- \d+ waits? ")
+        self.assertTrue(any(l.startswith("            timed_lock (workload.c:")
+                            for l in lines), screen.text)
+        # The table is still there, shorter, with its keys.
+        self.assertTrue(self.big_lock_rows(screen))
+        tmux.keys("p")
+        tmux.keys("s")
+        screen = self.wait_for(tmux, lambda s: s.setting("sort") == "mean"
+                               and not s.setting("paused") and self.pane(s)[0],
+                               "sort mean beside the pane")
+        # The selection stayed on its row through refreshes and the sort.
+        self.assertEqual(self.pane(screen)[0], title, screen.text)
+        tmux.keys("g")
+        screen = self.wait_for(tmux, lambda s: s.title and not self.pane(s)[0],
+                               "the pane closed")
+        self.assertTrue(self.big_lock_rows(screen))
+
+    def test_stacks_option_opens_the_pane_and_the_final_report_shows_them(self):
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, "-g")
+        self.go(target)
+        screen = self.wait_for(tmux, lambda s: self.pane(s)[0]
+                               and self.pane(s)[1] and self.big_lock_rows(s),
+                               "the pane at start")
+        tmux.keys("q")
+        screen, code = self.wait_exit(tmux)
+        self.assertCleanExit(tmux, screen, code)
+        # -g's lines under the final report's rows.
+        at = next(i for i, l in enumerate(screen.lines)
+                  if ROW.match(l) and " big_lock " in l)
+        self.assertRegex(screen.lines[at + 1], r"^    --\d+\.\d\d%-- ")
+        self.assertTrue(any(l.startswith("            timed_lock (workload.c:")
+                            for l in screen.lines[at + 2:]), screen.text)
 
     # --- leaving ---------------------------------------------------------
 

@@ -2,8 +2,11 @@
 /*
  * live: the parts of the live screen that need no terminal: when it
  * applies, what each key changes, the interval ladder, the column layout
- * for a window width, and the text of titles and rows in that layout.
+ * for a window width, and the text of titles and rows in that layout;
+ * selecting a row and the stack pane's share of the window.
  */
+#include <curses.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +170,88 @@ static void test_any_key_closes_help_and_does_nothing_else(void **state UNUSED)
 	assert_int_equal(st.sort, SORT_TOTAL);
 	assert_int_equal(live__key(&st, 'x'), 0);	/* unknown keys */
 	assert_int_equal(live__key(&st, ' '), 0);
+}
+
+/* Up/Down select; the first press shows the selection where it is. */
+static void test_arrows_select_rows(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_false(st.selecting);
+	assert_int_equal(live__key(&st, KEY_DOWN), LIVE_REDRAW);
+	assert_true(st.selecting);
+	assert_int_equal(st.selected, 0);
+	assert_int_equal(live__key(&st, KEY_DOWN), LIVE_REDRAW);
+	assert_int_equal(live__key(&st, KEY_DOWN), LIVE_REDRAW);
+	assert_int_equal(st.selected, 2);
+	assert_int_equal(live__key(&st, KEY_UP), LIVE_REDRAW);
+	assert_int_equal(st.selected, 1);
+	live__key(&st, KEY_UP);
+	live__key(&st, KEY_UP);
+	assert_int_equal(st.selected, 0);	/* the top stays the top */
+	live__key(&st, KEY_END);
+	assert_int_equal(st.selected, INT_MAX);	/* the drawing clamps it */
+	live__key(&st, KEY_HOME);
+	assert_int_equal(st.selected, 0);
+	/* Nothing else moved. */
+	assert_int_equal(st.sort, SORT_TOTAL);
+	assert_true(st.coalesce);
+	assert_false(st.stacks);
+}
+
+/* g and Enter open and close the pane; PgUp/PgDn scroll it. */
+static void test_g_toggles_the_stack_pane(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, KEY_NPAGE), 0);	/* no pane */
+	assert_int_equal(live__key(&st, 'g'), LIVE_REBUILD);
+	assert_true(st.stacks);
+	assert_true(st.selecting);
+	assert_int_equal(live__key(&st, KEY_NPAGE), LIVE_REDRAW);
+	assert_int_equal(live__key(&st, KEY_NPAGE), LIVE_REDRAW);
+	assert_int_equal(st.pane_top, 2 * LIVE_PANE_PAGE);
+	assert_int_equal(live__key(&st, KEY_PPAGE), LIVE_REDRAW);
+	assert_int_equal(st.pane_top, LIVE_PANE_PAGE);
+	live__key(&st, KEY_PPAGE);
+	live__key(&st, KEY_PPAGE);
+	assert_int_equal(st.pane_top, 0);
+	/* Another row: its stacks from the top. */
+	live__key(&st, KEY_NPAGE);
+	live__key(&st, KEY_DOWN);
+	assert_int_equal(st.pane_top, 0);
+	assert_int_equal(live__key(&st, '\n'), LIVE_REBUILD);
+	assert_false(st.stacks);
+	assert_int_equal(live__key(&st, KEY_ENTER), LIVE_REBUILD);
+	assert_true(st.stacks);
+	assert_int_equal(live__key(&st, 'g'), LIVE_REBUILD);
+	assert_false(st.stacks);
+	/* The help takes the key first, as any other. */
+	live__key(&st, '?');
+	assert_int_equal(live__key(&st, 'g'), LIVE_REDRAW);
+	assert_false(st.stacks);
+}
+
+static void test_pane_takes_three_fifths(void **state UNUSED)
+{
+	int table, pane;
+
+	live__split(40, false, &table, &pane);
+	assert_int_equal(table, 33);
+	assert_int_equal(pane, 0);
+	live__split(40, true, &table, &pane);
+	assert_int_equal(table, 13);
+	assert_int_equal(pane, 20);
+	/* Too small for both: the table alone. */
+	live__split(11, true, &table, &pane);
+	assert_int_equal(table, 4);
+	assert_int_equal(pane, 0);
+	live__split(12, true, &table, &pane);
+	assert_int_equal(table, 2);
+	assert_int_equal(pane, 3);
+	live__split(0, true, &table, &pane);
+	assert_int_equal(table, 0);
+	assert_int_equal(pane, 0);
 }
 
 /* Up to 96 columns: QSP's table and nothing more. */
@@ -356,6 +441,9 @@ int main(void)
 		cmocka_unit_test(test_step_interval_from_off_ladder_values),
 		cmocka_unit_test(test_q_quits_even_from_help),
 		cmocka_unit_test(test_any_key_closes_help_and_does_nothing_else),
+		cmocka_unit_test(test_arrows_select_rows),
+		cmocka_unit_test(test_g_toggles_the_stack_pane),
+		cmocka_unit_test(test_pane_takes_three_fifths),
 		cmocka_unit_test(test_layout_narrow_has_no_optional_columns),
 		cmocka_unit_test(test_layout_adds_max_then_failed_as_it_widens),
 		cmocka_unit_test(test_layout_thread_column),

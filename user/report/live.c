@@ -34,6 +34,13 @@
  * than discarding reads, so the window after a resume spans the pause and
  * no call's maximum falls between two reads.
  *
+ * Stacks.  Up/Down highlight a row; g (or Enter) splits the screen: the
+ * table above, the selected row's stacks below, the same lines -g prints
+ * under the table's rows (callgraph.c), scrolled with PgUp/PgDn.  The
+ * selection follows its row (type, call site, thread, and object when not
+ * coalesced) across refreshes and re-sorts, as top's does, rather than
+ * staying on a line whose row changes under it.
+ *
  * Cost.  report__build keeps only the rows that fit on the screen, and
  * only those are named: a refresh symbolizes at most the window's height
  * of rows (cached lookups), whatever the map holds.
@@ -47,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,9 +63,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "callgraph.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
+#include "rowstacks.h"
 
 /* Column widths, as QSP's table. */
 #define TYPE_W		9
@@ -90,6 +100,7 @@ struct live {
 	const char *mode;
 	enum callsite_style callsite;
 	struct symbolizer *symbolizer;
+	const struct stacktab *stacktab;
 	uint64_t attach_ns;
 
 	struct snapshot *prev;		/* the last read: totals since attach */
@@ -105,6 +116,9 @@ struct live {
 
 	struct report_rows rows;	/* what the table shows */
 	struct format_names *names;
+	struct report_row selected;	/* the highlighted row's identity */
+	bool has_selected;
+	struct rowstacks stacks;	/* its stacks, named */
 
 	SCREEN *screen;
 	FILE *in;
@@ -181,9 +195,55 @@ int live__key(struct live_state *st, int key)
 	case 'h':
 		st->help = true;
 		return LIVE_REDRAW;
+	case 'g':
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		st->stacks = !st->stacks;
+		st->selecting = true;
+		st->pane_top = 0;
+		return LIVE_REBUILD;	/* the table's height changes */
+	case KEY_UP:
+	case KEY_DOWN:
+	case KEY_HOME:
+	case KEY_END:
+		if (st->selecting)
+			st->selected = key == KEY_HOME ? 0
+				     : key == KEY_END ? INT_MAX
+				     : key == KEY_UP ? st->selected - 1
+						     : st->selected + 1;
+		st->selecting = true;
+		if (st->selected < 0)
+			st->selected = 0;
+		st->pane_top = 0;
+		return LIVE_REDRAW;
+	case KEY_PPAGE:
+	case KEY_NPAGE:
+		if (!st->stacks)
+			return 0;
+		st->pane_top += key == KEY_NPAGE ? LIVE_PANE_PAGE
+						 : -LIVE_PANE_PAGE;
+		if (st->pane_top < 0)
+			st->pane_top = 0;
+		return LIVE_REDRAW;
 	default:
 		return 0;
 	}
+}
+
+void live__split(int lines, bool pane, int *table_rows, int *pane_lines)
+{
+	int avail = live__table_rows(lines);
+
+	*table_rows = avail;
+	*pane_lines = 0;
+	/* The pane: its title and three lines at least. */
+	if (!pane || avail < 5)
+		return;
+	*table_rows = avail * 2 / 5;
+	if (*table_rows < 1)
+		*table_rows = 1;
+	*pane_lines = avail - *table_rows;
 }
 
 static int clamp(int v, int lo, int hi)
@@ -381,6 +441,15 @@ static void put_bar(int y, const char *text)
 	attroff(A_REVERSE);
 }
 
+/* Table rows the window holds, beside the stack pane if it is open. */
+static int live__fit(const struct live *l)
+{
+	int table, pane;
+
+	live__split(LINES, l->state.stacks, &table, &pane);
+	return table;
+}
+
 static void live__draw_header(struct live *l)
 {
 	const struct live_state *st = &l->state;
@@ -405,8 +474,8 @@ static void live__draw_header(struct live *l)
 		 st->cumulative ? "totals" : "deltas", window_s,
 		 !st->cumulative ? "" : l->was_reset ? " since reset"
 						     : " since attach",
-		 l->rows.count < (size_t)live__table_rows(LINES)
-			 ? l->rows.count : (size_t)live__table_rows(LINES),
+		 l->rows.count < (size_t)live__fit(l)
+			 ? l->rows.count : (size_t)live__fit(l),
 		 l->rows.total);
 	put_line(2, line, A_NORMAL);
 	if (st->paused) {
@@ -431,6 +500,9 @@ static void live__draw_help(void)
 		"  r       reset: totals and deltas start again from now",
 		"  p       pause / resume",
 		"  + -     refresh interval longer / shorter",
+		"  Up Down select a row (Home, End: the first, the last)",
+		"  g Enter the selected row's stacks: show / hide",
+		"  PgUp PgDn  scroll the stacks",
 		"  Ctrl-L  repaint",
 		"  q       quit (Ctrl-C too), printing the final report",
 		"",
@@ -442,10 +514,78 @@ static void live__draw_help(void)
 			 i ? A_NORMAL : A_BOLD);
 }
 
+/* Whether b is row a, as the selection follows it across rebuilds. */
+static bool same_row(const struct report_row *a, const struct report_row *b,
+		     bool coalesce)
+{
+	return a->type == b->type && a->callsite == b->callsite &&
+	       a->tid == b->tid && a->owner_tid == b->owner_tid &&
+	       (coalesce || a->object == b->object);
+}
+
+/*
+ * The stack pane: a title bar naming the selected row, then its stacks
+ * as -g prints them, from the scrolled-to line; lines: its height.
+ */
+static int live__draw_pane(struct live *l, int y, int lines, const char *object,
+			   const char *callsite, const char *root,
+			   size_t root_len)
+{
+	struct live_state *st = &l->state;
+	const struct report_row *row;
+	char line[LINE_MAX_BYTES], *text = NULL, *at, *nl;
+	size_t len = 0;
+	int total = 0, shown, err;
+	FILE *f;
+
+	if (!l->rows.count || !l->symbolizer) {
+		put_bar(y, "Stacks: no row");
+		return 0;
+	}
+	row = &l->rows.rows[st->selected];
+	err = rowstacks__name(&l->stacks, l->symbolizer, l->stacktab, row);
+	if (err)
+		return err;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	callgraph__print(f, row, &l->stacks, root, root_len);
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	for (at = text; *at; at++)
+		total += *at == '\n';
+	shown = lines - 1;
+	if (st->pane_top > total - shown)
+		st->pane_top = total - shown > 0 ? total - shown : 0;
+	snprintf(line, sizeof(line), "Stacks of %s %s %s: %zu stack%s, "
+		 "lines %d-%d of %d  (Up/Down row  PgUp/PgDn scroll  g close)",
+		 report__type_name(row->type), object, callsite,
+		 l->stacks.n_stacks, l->stacks.n_stacks == 1 ? "" : "s",
+		 total ? st->pane_top + 1 : 0,
+		 st->pane_top + shown < total ? st->pane_top + shown : total,
+		 total);
+	put_bar(y++, line);
+	at = text;
+	for (int i = 0; *at && i < st->pane_top + shown; i++) {
+		nl = strchr(at, '\n');
+		if (nl)
+			*nl = '\0';
+		if (i >= st->pane_top)
+			put_line(y++, at, A_NORMAL);
+		at = nl ? nl + 1 : at + strlen(at);
+	}
+	free(text);
+	return 0;
+}
+
 static int live__draw_table(struct live *l)
 {
-	size_t n = l->rows.count, fit = (size_t)live__table_rows(LINES);
+	struct live_state *st = &l->state;
+	size_t n = l->rows.count, fit = (size_t)live__fit(l);
 	size_t strip = format__source_root(&l->rows, l->names);
+	int table_rows, pane_lines, err = 0;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
 	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
 	int object_need = 0, callsite_need = 0, y = HEADER_LINES + 1;
@@ -486,14 +626,29 @@ static int live__draw_table(struct live *l)
 	memset(line, '-', (size_t)(lay.width < COLS ? lay.width : COLS));
 	line[lay.width < COLS ? lay.width : COLS] = '\0';
 	put_line(y++, line, A_NORMAL);
+	/* The selection stays on a row shown. */
+	if (st->selected >= (int)n)
+		st->selected = n ? (int)n - 1 : 0;
+	l->has_selected = st->selecting && n;
+	if (l->has_selected)
+		l->selected = l->rows.rows[st->selected];
 	for (size_t i = 0; i < n; i++) {
 		live__row_text(&lay, &l->rows.rows[i], object[i], callsite[i],
 			       line, sizeof(line));
-		put_line(y++, line, A_NORMAL);
+		put_line(y++, line, l->has_selected && (int)i == st->selected
+				    ? A_REVERSE : A_NORMAL);
 	}
+	live__split(LINES, st->stacks, &table_rows, &pane_lines);
+	if (pane_lines)
+		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
+				      pane_lines, n ? object[st->selected] : "",
+				      n ? callsite[st->selected] : "",
+				      format__source_root_text(&l->rows,
+							       l->names, strip),
+				      strip);
 	free(object);
 	free(callsite);
-	return 0;
+	return err;
 }
 
 int live__draw(struct live *l)
@@ -511,7 +666,8 @@ int live__draw(struct live *l)
 	put_bar(LINES - 1, l->state.paused
 		? "PAUSED: p resume  q quit  ? help"
 		: "q quit  ? help  s sort  c coalesce  t threads  "
-		  "d deltas/totals  r reset  p pause  +/- interval");
+		  "d deltas/totals  r reset  p pause  +/- interval  "
+		  "g stacks");
 	wnoutrefresh(stdscr);
 	doupdate();
 	return err;
@@ -521,7 +677,7 @@ int live__draw(struct live *l)
 static int live__rebuild(struct live *l)
 {
 	const struct snapshot *view = l->state.cumulative ? l->totals : l->delta;
-	int fit = l->screen ? live__table_rows(LINES) : 0;
+	int fit = l->screen ? live__fit(l) : 0;
 	const struct report_settings settings = {
 		.coalesce = l->state.coalesce,
 		.per_thread = l->state.per_thread,
@@ -541,6 +697,14 @@ static int live__rebuild(struct live *l)
 	if (err) {
 		report__free(&l->rows);
 		return err;
+	}
+	/* The selected row, wherever the new order put it. */
+	for (size_t i = 0; l->has_selected && i < l->rows.count; i++) {
+		if (same_row(&l->rows.rows[i], &l->selected,
+			     l->state.coalesce)) {
+			l->state.selected = (int)i;
+			break;
+		}
 	}
 	return live__draw(l);
 }
@@ -627,6 +791,11 @@ double live__interval(const struct live *l)
 	return l->state.paused ? 0.0 : l->state.interval_s;
 }
 
+bool live__stacks_shown(const struct live *l)
+{
+	return l->state.stacks;
+}
+
 const struct snapshot *live__totals(const struct live *l,
 				    struct report_settings *settings,
 				    uint64_t *since_ns)
@@ -706,6 +875,8 @@ int live__new(const struct live_config *cfg, struct live **out)
 		.per_thread = cfg->per_thread,
 		.cumulative = cfg->cumulative,
 		.interval_s = cfg->interval_s,
+		.stacks = cfg->stacks,
+		.selecting = cfg->stacks,
 	};
 	l->pid = cfg->pid;
 	format__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
@@ -713,6 +884,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	l->mode = cfg->mode;
 	l->callsite = cfg->callsite;
 	l->symbolizer = cfg->symbolizer;
+	l->stacktab = cfg->stacktab;
 	l->attach_ns = l->prev_ns = l->since_ns = cfg->attach_ns;
 	l->saved_stderr = l->held_stderr = -1;
 
@@ -778,6 +950,7 @@ void live__free(struct live *l)
 		fclose(l->in);
 	report__free(&l->rows);
 	free(l->names);
+	rowstacks__release(&l->stacks);
 	snapshot__free(l->prev);
 	snapshot__free(l->delta);
 	snapshot__free(l->totals);

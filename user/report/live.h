@@ -3,7 +3,7 @@
  * The live screen: --interval on a terminal.  A top-like ncurses view of
  * the rows the table prints, redrawn every interval, with keys that
  * re-sort, coalesce, split by thread, switch deltas and totals, reset,
- * pause and change the interval.
+ * pause and change the interval, select a row and show its stacks.
  */
 #ifndef SYNCPROF_LIVE_H
 #define SYNCPROF_LIVE_H
@@ -30,7 +30,9 @@ struct live_config {
 	bool coalesce;
 	bool per_thread;
 	enum callsite_style callsite;
+	bool stacks;		/* start with the stack pane open (-g) */
 	struct symbolizer *symbolizer;	/* names rows; not owned */
+	const struct stacktab *stacktab; /* the run's stacks; not owned */
 	uint64_t attach_ns;	/* CLOCK_MONOTONIC, when counting began */
 };
 
@@ -81,6 +83,8 @@ double live__interval(const struct live *l);
 const struct snapshot *live__totals(const struct live *l,
 				    struct report_settings *settings,
 				    uint64_t *since_ns);
+/* Whether the stack pane is open: the final report then shows stacks. */
+bool live__stacks_shown(const struct live *l);
 /* Restores the terminal exactly, then prints the held diagnostics. */
 void live__end(struct live *l);
 /* Ends the screen if it is still up, and frees. */
@@ -98,10 +102,29 @@ struct live_state {
 	bool help;
 	bool reset;		/* a reset waits for the next snapshot */
 	double interval_s;
+	bool stacks;		/* the stack pane is open */
+	bool selecting;		/* a row is highlighted: arrows were used,
+				   or the pane is open */
+	int selected;		/* the highlighted row, among those shown;
+				   the drawing keeps it in range */
+	int pane_top;		/* first line of the pane shown */
 };
 
-/* Applies one key (a character; not KEY_RESIZE); LIVE_* bits, 0: none. */
+/* Lines PgUp/PgDn scroll the stack pane by. */
+#define LIVE_PANE_PAGE 10
+
+/*
+ * Applies one key (a character, or curses' KEY_UP, KEY_DOWN, KEY_HOME,
+ * KEY_END, KEY_PPAGE, KEY_NPAGE, KEY_ENTER; not KEY_RESIZE); LIVE_*
+ * bits, 0: none.
+ */
 int live__key(struct live_state *st, int key);
+/*
+ * How a window of `lines` splits between the table's rows and the stack
+ * pane (its title line included): the table gets 2/5 when the pane is
+ * open and there is room for both, else everything.
+ */
+void live__split(int lines, bool pane, int *table_rows, int *pane_lines);
 /* The next interval up (direction > 0) or down the 0.1 s .. 300 s ladder. */
 double live__step_interval(double interval_s, int direction);
 
