@@ -1,0 +1,178 @@
+"""--format folded and --format pprof on real targets, held to the ground
+truth the JSON is held to: the targets' own counts (exact) and clocks
+(within the tolerance), per lock.  go tool pprof reads every profile
+(-raw for the numbers, -top for the names).  That one report renders the
+same totals in JSON, folded and pprof is checked exactly by the unit
+tests (tests/unit/test_folded.c, test_pprof.c)."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from harness import BUILD, SYNCPROF, SyncprofTestCase, with_mode
+
+BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+GO = shutil.which("go")
+FOLDED_LINE = re.compile(r"^(\S.*) (\d+)$")
+RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
+RAW_LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
+RAW_LOCATION = re.compile(r"^\s+(\d+): 0x[0-9a-f]+ M=(\d+) (.*)$")
+RAW_LINE = re.compile(r"^(.*?) (\S+):(\d+) s=\d+$")
+
+
+def parse_folded(text):
+    """[(frames outermost first, lock, wait_ns)]"""
+    out = []
+    for line in text.splitlines():
+        m = FOLDED_LINE.match(line)
+        if not m:
+            raise AssertionError(f"not a folded line: {line!r}")
+        elements = m.group(1).split(";")
+        out.append((elements[:-1], elements[-1], int(m.group(2))))
+    return out
+
+
+def function_of(text):
+    m = RAW_LINE.match(text.strip())
+    return m.group(1) if m else text.strip().split(" ")[0]
+
+
+class Profile:
+    """A profile as go tool pprof -raw reads it."""
+
+    def __init__(self, path):
+        env = dict(os.environ, PPROF_TMPDIR=tempfile.gettempdir())
+        env.setdefault("HOME", tempfile.gettempdir())
+        self.env = env
+        self.path = path
+        raw = self.pprof("-raw")
+        self.samples, self.locations = [], {}
+        section, location = None, None
+        for line in raw.splitlines():
+            if line in ("Samples:", "Locations", "Mappings"):
+                section = line
+                continue
+            if section == "Samples:":
+                m = RAW_SAMPLE.match(line)
+                if m:
+                    self.samples.append({
+                        "count": int(m.group(1)), "delay": int(m.group(2)),
+                        "locations": [int(i) for i in m.group(3).split()],
+                        "labels": {}})
+                elif self.samples and RAW_LABEL.search(line):
+                    self.samples[-1]["labels"].update(RAW_LABEL.findall(line))
+            elif section == "Locations":
+                m = RAW_LOCATION.match(line)
+                if m:
+                    location = int(m.group(1))
+                    self.locations[location] = [function_of(m.group(3))]
+                elif location is not None and line.strip():
+                    self.locations[location].append(function_of(line))
+
+    def pprof(self, *args):
+        proc = subprocess.run([GO, "tool", "pprof", *args, self.path],
+                              capture_output=True, text=True, timeout=120,
+                              env=self.env)
+        if proc.returncode:
+            raise AssertionError(f"go tool pprof {args}: {proc.stderr}")
+        return proc.stdout
+
+    def of(self, obj):
+        return [s for s in self.samples if s["labels"].get("object") == obj]
+
+    def functions(self, sample):
+        """The sample's functions, leaf first, inlined calls included."""
+        return [f for loc in sample["locations"] for f in self.locations[loc]]
+
+
+class Profiles(SyncprofTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+
+    def launch_format(self, fmt, args, command):
+        out = self.path(f"profile.{fmt}")
+        proc = subprocess.run([SYNCPROF, "--format", fmt, "-o", out,
+                               *with_mode(args), "--", *command],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return out
+
+    def workload(self):
+        return self.workload_cmd("mutex", "--threads", "2", "--iters", "60",
+                                 "--hold-us", "3000")
+
+    def blocking(self):
+        return [BLOCKING, "mutex", "--truth", self.path("truth.json"),
+                "--iters", "30", "--hold-us", "3000"]
+
+    # --- folded ---------------------------------------------------------
+
+    def check_folded(self, args, command, lock, leaf, tolerance):
+        path = self.launch_format("folded", args, command)
+        with open(path) as f:
+            lines = parse_folded(f.read())
+        truth = self.truth()
+        mine = [(frames, value) for frames, l, value in lines if l == lock]
+        self.assertTrue(mine, f"no {lock} line in {lines}")
+        # The innermost frame, next to the lock, is the call site's.
+        self.assertTrue(all(frames and frames[-1] == leaf for frames, _ in mine),
+                        mine)
+        self.assertWithin(sum(v for _, v in mine), truth["wait_ns"], tolerance)
+        # One line per distinct stack: no two lines read the same.
+        texts = [";".join(frames + [l]) for frames, l, _ in lines]
+        self.assertEqual(len(texts), len(set(texts)))
+        self.assertEqual(texts, sorted(texts))
+        return lines
+
+    def test_folded_full_mode_waits_match_the_truth(self):
+        self.check_folded(["--mode", "full"], self.workload(),
+                          "[mutex big_lock]", "timed_lock", 0.03)
+
+    def test_folded_contended_mode_waits_match_the_truth(self):
+        self.check_folded(["--mode", "contended"], self.blocking(),
+                          "[mutex big_lock]", "wait_mutex", 0.02)
+
+    # --- pprof ----------------------------------------------------------
+
+    def check_pprof(self, args, command, leaf, tolerance):
+        profile = Profile(self.launch_format("pprof", args, command))
+        truth = self.truth()
+        samples = profile.of("big_lock")
+        self.assertTrue(samples, profile.samples)
+        self.assertTrue(all(s["labels"]["type"] == "mutex" for s in samples))
+        self.assertEqual(sum(s["count"] for s in samples), truth["count"])
+        self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
+                          tolerance)
+        for s in samples:
+            self.assertEqual(profile.functions(s)[0], leaf, s)
+        return profile
+
+    def test_pprof_full_mode_counts_exact_and_go_tool_pprof_names_them(self):
+        profile = self.check_pprof(["--mode", "full"], self.workload(),
+                                   "timed_lock", 0.03)
+        top = profile.pprof("-top")
+        self.assertIn("Type: delay", top)
+        self.assertRegex(top, r"Build ID: [0-9a-f]{40}")
+        self.assertRegex(top, r"(?m)^.*%.*%.*%\s+timed_lock$")
+        top = profile.pprof("-top", "-sample_index=contentions")
+        self.assertIn("Type: contentions", top)
+        self.assertRegex(top, r"(?m)^\s+120\s.*\stimed_lock$")
+
+    def test_pprof_contended_mode_counts_exact(self):
+        self.check_pprof(["--mode", "contended"], self.blocking(),
+                         "wait_mutex", 0.02)
+
+    def test_pprof_needs_an_output_file(self):
+        proc = subprocess.run([SYNCPROF, "--format", "pprof", "--", "true"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("-o FILE", proc.stderr)
+        self.assertEqual(proc.stdout, "")
+
+
+if __name__ == "__main__":
+    unittest.main()
