@@ -3,9 +3,8 @@
  * Stacks for the renderers' tests, made of the test's own functions: the
  * test binary is built -g, so a symbolizer of the test process itself
  * names them (function, this header's file and line).  A stack the
- * kernel keeps is frame 0 an exact pc, then return addresses: here the
- * first byte of fix_leaf(), then "returns" into fix_mid() and
- * fix_root(), one byte past their starts.
+ * kernel keeps is return addresses, innermost first: here "returns"
+ * into fix_leaf(), fix_mid() and fix_root(), one byte past their starts.
  */
 #ifndef SYNCPROF_TEST_STACKFIX_H
 #define SYNCPROF_TEST_STACKFIX_H
@@ -37,7 +36,7 @@ static __attribute__((noinline, used)) void fix_root(void)
 	fix_sink = 4;
 }
 
-#define FIX_LEAF ((uint64_t)(uintptr_t)&fix_leaf)
+#define FIX_LEAF_RET ((uint64_t)(uintptr_t)&fix_leaf + 1)
 #define FIX_MID_RET ((uint64_t)(uintptr_t)&fix_mid + 1)
 #define FIX_ROOT_RET ((uint64_t)(uintptr_t)&fix_root + 1)
 
@@ -57,9 +56,8 @@ static inline struct symbolizer *fix_symbolizer(void)
 
 static inline struct stacktab *fix_stacktab(void)
 {
-	const uint64_t full[3] = { FIX_LEAF, FIX_MID_RET, FIX_ROOT_RET };
-	const uint64_t shorter[2] = { (uint64_t)(uintptr_t)&fix_mid,
-				      FIX_ROOT_RET };
+	const uint64_t full[3] = { FIX_LEAF_RET, FIX_MID_RET, FIX_ROOT_RET };
+	const uint64_t shorter[2] = { FIX_MID_RET, FIX_ROOT_RET };
 	struct stacktab *tab = NULL;
 
 	if (stacktab__new(&tab) ||

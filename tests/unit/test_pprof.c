@@ -199,8 +199,9 @@ static void test_report(void **state UNUSED)
 	assert_string_equal(location_function(p, s->location_id[0]), "fix_leaf");
 	assert_string_equal(location_function(p, s->location_id[1]), "fix_mid");
 	assert_string_equal(location_function(p, s->location_id[2]), "fix_root");
-	/* An exact pc is its own address; a return address its call's. */
-	assert_int_equal(location(p, s->location_id[0])->address, FIX_LEAF);
+	/* A return address is recorded at its call, where it was named. */
+	assert_int_equal(location(p, s->location_id[0])->address,
+			 FIX_LEAF_RET - 1);
 	assert_int_equal(location(p, s->location_id[1])->address,
 			 FIX_MID_RET - 1);
 	assert_string_equal(label(p, s, "type", NULL), "mutex");
@@ -229,12 +230,13 @@ static void test_report(void **state UNUSED)
 	const Perftools__Profiles__Mapping *m = mapping(p, loc->mapping_id);
 	struct symbol_module mod;
 
-	assert_int_equal(symbolizer__module(sym, FIX_LEAF, &mod), 0);
+	assert_int_equal(symbolizer__module(sym, FIX_LEAF_RET, &mod), 0);
 	assert_string_equal(str(p, m->filename), exe);
 	assert_int_equal(m->memory_start, mod.start);
 	assert_int_equal(m->memory_limit, mod.end);
 	assert_int_equal(m->file_offset, mod.offset);
-	assert_true(FIX_LEAF >= m->memory_start && FIX_LEAF < m->memory_limit);
+	assert_true(FIX_LEAF_RET >= m->memory_start &&
+		    FIX_LEAF_RET < m->memory_limit);
 	assert_non_null(mod.build_id);
 	assert_int_equal(strlen(str(p, m->build_id)), 2 * mod.build_id_len);
 	assert_true(m->has_functions);

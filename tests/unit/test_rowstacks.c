@@ -68,15 +68,14 @@ static void test_stacks_named_innermost_first(void **state UNUSED)
 	assert_int_equal(rs.stacks[0].max_ns, 500);
 	assert_int_equal(rs.stacks[0].end, STACKTAB_END_COMPLETE);
 	assert_int_equal(rs.stacks[0].n_pcs, 3);
-	assert_int_equal(rs.stacks[0].pcs[0].pc, FIX_LEAF);
-	assert_false(rs.stacks[0].pcs[0].is_return_address);
-	assert_true(rs.stacks[0].pcs[1].is_return_address);
-	assert_true(rs.stacks[0].pcs[2].is_return_address);
+	assert_int_equal(rs.stacks[0].pcs[0].pc, FIX_LEAF_RET);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(rs.stacks[0].pcs[i].is_return_address);
 	assert_function(&rs.stacks[0].pcs[0], "fix_leaf");
 	assert_function(&rs.stacks[0].pcs[1], "fix_mid");
 	assert_function(&rs.stacks[0].pcs[2], "fix_root");
-	/* An exact pc is at offset 0; a return address is one past it. */
-	assert_int_equal(rs.stacks[0].pcs[0].frames[0].info.function_offset, 0);
+	/* A return address is one past the call, looked up at the call. */
+	assert_int_equal(rs.stacks[0].pcs[0].frames[0].info.function_offset, 1);
 	assert_int_equal(rs.stacks[0].pcs[1].frames[0].info.function_offset, 1);
 
 	assert_int_equal(rs.stacks[1].stack_id, FIX_SHORT_ID);

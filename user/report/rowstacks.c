@@ -5,11 +5,6 @@
 #include "array.h"
 #include "rowstacks.h"
 
-bool rowstacks__is_return_address(size_t i)
-{
-	return i > 0;
-}
-
 static int rowstacks__push_pc(struct rowstacks *rs, struct symbolizer *sym,
 			      uint64_t pc, bool is_return_address)
 {
@@ -74,9 +69,10 @@ int rowstacks__name(struct rowstacks *rs, struct symbolizer *sym,
 		if (!tab || stacktab__get(tab, in->stack_id, &frames, &n,
 					  &out.end) || !n)
 			continue;	/* not known: counted with the rest */
+		/* Every frame is a return address, the first one too: the
+		   call into libc (or into a --skip function). */
 		for (uint32_t j = 0; j < n && !err; j++)
-			err = rowstacks__push_pc(rs, sym, frames[j],
-						 rowstacks__is_return_address(j));
+			err = rowstacks__push_pc(rs, sym, frames[j], true);
 		if (!err)
 			err = rowstacks__push_stack(rs, &out, first);
 		rest.count -= in->count < rest.count ? in->count : rest.count;

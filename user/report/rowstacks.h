@@ -22,7 +22,8 @@
 /* One pc of a stack and its frames. */
 struct rowstacks_pc {
 	uint64_t pc;			/* as the stack holds it */
-	bool is_return_address;		/* looked up at pc - 1 */
+	bool is_return_address;		/* looked up at pc - 1: every pc of
+					   a stack the kernel kept */
 	const struct symbol_frame *frames;	/* innermost first, >= 1;
 						   the symbolizer's */
 	size_t n_frames;
@@ -58,10 +59,5 @@ struct rowstacks {
 int rowstacks__name(struct rowstacks *rs, struct symbolizer *sym,
 		    const struct stacktab *tab, const struct report_row *row);
 void rowstacks__release(struct rowstacks *rs);
-/*
- * Whether frame i of a stack the kernel kept is a return address, looked
- * up at pc - 1 (stacktab.h: every frame but the first).
- */
-bool rowstacks__is_return_address(size_t i);
 
 #endif

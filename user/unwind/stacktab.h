@@ -2,9 +2,9 @@
 /*
  * The stacks the kernel interned, in user space: a wait's row key carries
  * a stack id (0: no stack kept), and this table gives its frames.  Frames
- * are absolute return addresses (the first one: the pc where the walk
- * left libc), innermost first; renderers look each up at pc - 1 except
- * the first.  Stacks are kept for the whole run: a report printed after
+ * are absolute return addresses, innermost first (the first one: where
+ * the walk left libc, the return address of the call into it);
+ * renderers look each up at pc - 1, as a call site.  Stacks are kept for the whole run: a report printed after
  * the target exited still has them.
  */
 #ifndef SYNCPROF_STACKTAB_H
