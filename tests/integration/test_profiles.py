@@ -14,6 +14,7 @@ import unittest
 from harness import BUILD, SYNCPROF, SyncprofTestCase, with_mode
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+CXXLOCK = os.path.join(BUILD, "tests", "targets", "cxxlock")
 GO = shutil.which("go")
 FOLDED_LINE = re.compile(r"^(\S.*) (\d+)$")
 RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
@@ -165,6 +166,40 @@ class Profiles(SyncprofTestCase):
     def test_pprof_contended_mode_counts_exact(self):
         self.check_pprof(["--mode", "contended"], self.blocking(),
                          "wait_mutex", 0.02)
+
+    # --- inlined calls ----------------------------------------------------
+
+    def cxxlock(self):
+        return [CXXLOCK, "--truth", self.path("truth.json"), "--threads", "2",
+                "--iters", "10"]
+
+    def test_inlined_calls_are_frames_of_their_own(self):
+        """std::lock_guard -> std::mutex::lock -> __gthread_mutex_lock, all
+        inlined into app::Counter::add(long): one location whose lines
+        name each, innermost first, and folded frames marked _[i]."""
+        profile = Profile(self.launch_format("pprof", ["--mode", "full"],
+                                             self.cxxlock()))
+        truth = self.truth()
+        samples = profile.of("app::counter")
+        self.assertEqual(sum(s["count"] for s in samples), truth["add_count"])
+        # pprof shows C++ names without their parameters and templates.
+        leaf = profile.locations[samples[0]["locations"][0]]
+        self.assertEqual(leaf[:4], ["__gthread_mutex_lock", "std::mutex::lock",
+                                    "std::lock_guard::lock_guard",
+                                    "app::Counter::add"], leaf)
+
+        path = self.launch_format("folded", ["--mode", "full"], self.cxxlock())
+        with open(path) as f:
+            lines = [l for l in parse_folded(f.read())
+                     if l[1] == "[mutex app::counter]"]
+        self.assertTrue(lines)
+        for frames, _, _ in lines:
+            self.assertEqual(frames[-1], "__gthread_mutex_lock_[i]", frames)
+            self.assertIn("std::mutex::lock()_[i]", frames)
+            add = [f for f in frames if f.startswith("app::Counter::add(long)")]
+            self.assertEqual(len(add), 1, frames)
+            self.assertLess(frames.index(add[0]),
+                            frames.index("std::mutex::lock()_[i]"))
 
     def test_pprof_needs_an_output_file(self):
         proc = subprocess.run([SYNCPROF, "--format", "pprof", "--", "true"],
