@@ -14,12 +14,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stddef.h>
-#include <libiberty/hashtab.h>
+#include <stddef.h>		/* before hashtab.h, which needs size_t */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <libiberty/hashtab.h>
 #include <zlib.h>
 
 #include "array.h"
