@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase, with_mode
+from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, with_mode
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 CXXLOCK = os.path.join(BUILD, "tests", "targets", "cxxlock")
@@ -21,6 +21,21 @@ RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
 RAW_LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
 RAW_LOCATION = re.compile(r"^\s+(\d+): 0x[0-9a-f]+ M=(\d+) (.*)$")
 RAW_LINE = re.compile(r"^(.*?) (\S+):(\d+) s=\d+$")
+WORKLOAD_SOURCE = os.path.join(ROOT, "tests", "targets", "workload.c")
+
+
+def stacks_in_this_build():
+    """Whether syncprof keeps whole stacks (the kernel side: --stack-depth)."""
+    proc = subprocess.run([SYNCPROF, "--help"], capture_output=True, text=True)
+    return "--stack-depth" in proc.stdout
+
+
+def marker_line(path, name):
+    with open(path) as f:
+        for number, text in enumerate(f, 1):
+            if re.search(rf"CALLSITE:{name}\b", text):
+                return number
+    raise AssertionError(f"no CALLSITE:{name} in {path}")
 
 
 def parse_folded(text):
@@ -44,6 +59,7 @@ class Profile:
     """A profile as go tool pprof -raw reads it."""
 
     def __init__(self, path):
+        self.lines = {}         # location id -> [(function, file, line)]
         env = dict(os.environ, PPROF_TMPDIR=tempfile.gettempdir())
         env.setdefault("HOME", tempfile.gettempdir())
         self.env = env
@@ -66,11 +82,17 @@ class Profile:
                     self.samples[-1]["labels"].update(RAW_LABEL.findall(line))
             elif section == "Locations":
                 m = RAW_LOCATION.match(line)
+                text = m.group(3) if m else line
                 if m:
                     location = int(m.group(1))
-                    self.locations[location] = [function_of(m.group(3))]
-                elif location is not None and line.strip():
-                    self.locations[location].append(function_of(line))
+                    self.locations[location] = []
+                    self.lines[location] = []
+                if location is not None and text.strip():
+                    self.locations[location].append(function_of(text))
+                    m = RAW_LINE.match(text.strip())
+                    self.lines[location].append(
+                        (m.group(1), m.group(2), int(m.group(3))) if m else
+                        (function_of(text), None, 0))
 
     def pprof(self, *args):
         proc = subprocess.run([GO, "tool", "pprof", *args, self.path],
@@ -207,6 +229,78 @@ class Profiles(SyncprofTestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("-o FILE", proc.stderr)
         self.assertEqual(proc.stdout, "")
+
+
+@unittest.skipUnless(stacks_in_this_build(),
+                     "this syncprof keeps no whole stacks (no --stack-depth): "
+                     "the kernel side is not in this build")
+class StackProfiles(SyncprofTestCase):
+    """Whole stacks in the outputs: timed_lock() called by mutex_worker(),
+    the thread's function, started by libc's start_thread."""
+
+    def setUp(self):
+        super().setUp()
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+
+    launch_format = Profiles.launch_format
+    workload = Profiles.workload
+
+    def check(self, mode, tolerance):
+        args = ["--mode", mode, "--stack-depth", "32"]
+        profile = Profile(self.launch_format("pprof", args, self.workload()))
+        truth = self.truth()
+        samples = profile.of("big_lock")
+        self.assertEqual(sum(s["count"] for s in samples), truth["count"])
+        self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
+                          tolerance)
+        line = marker_line(WORKLOAD_SOURCE, "timed_lock")
+        for s in samples:
+            functions = profile.functions(s)
+            self.assertEqual(functions[:2], ["timed_lock", "mutex_worker"],
+                             functions)
+            self.assertIn("start_thread", functions)
+            # The innermost frame is the call site: the same line.
+            leaf = profile.lines[s["locations"][0]][-1]
+            self.assertTrue(leaf[1].endswith("workload.c"), leaf)
+            self.assertEqual(leaf[2], line, leaf)
+        top = profile.pprof("-top", "-cum")
+        self.assertRegex(top, r"(?m)\smutex_worker$")
+
+        path = self.launch_format("folded", args, self.workload())
+        with open(path) as f:
+            lines = [l for l in parse_folded(f.read()) if l[1] == "[mutex big_lock]"]
+        self.assertTrue(lines)
+        for frames, _, _ in lines:
+            self.assertEqual(frames[-2:], ["mutex_worker", "timed_lock"], frames)
+            self.assertIn("start_thread", frames)
+        self.assertWithin(sum(v for _, _, v in lines), self.truth()["wait_ns"],
+                          tolerance)
+
+    def test_full_mode_stacks_in_folded_and_pprof(self):
+        self.check("full", 0.03)
+
+    def test_contended_mode_stacks_in_folded_and_pprof(self):
+        self.check("contended", 0.03)
+
+    def test_g_prints_each_rows_stacks(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "contended", "--stack-depth", "32", "-g",
+             "-o", self.path("table.txt"), "--", *self.workload()],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(self.path("table.txt")) as f:
+            lines = f.read().splitlines()
+        at = next(i for i, l in enumerate(lines)
+                  if re.match(r"^mutex\s+big_lock\s", l))
+        self.assertRegex(lines[at + 1], r"^    --\d+\.\d\d%-- \d+ waits? ")
+        frames = []
+        for l in lines[at + 2:]:
+            if not l.startswith("            "):
+                break
+            frames.append(l.strip())
+        self.assertRegex(frames[0], r"^timed_lock \(workload\.c:\d+\)$")
+        self.assertRegex(frames[1], r"^mutex_worker \(workload\.c:\d+\)$")
+        self.assertTrue(any(f.startswith("start_thread") for f in frames), frames)
 
 
 if __name__ == "__main__":
