@@ -22,6 +22,7 @@ RAW_LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
 RAW_LOCATION = re.compile(r"^\s+(\d+): 0x[0-9a-f]+ M=(\d+) (.*)$")
 RAW_LINE = re.compile(r"^(.*?) (\S+):(\d+) s=\d+$")
 WORKLOAD_SOURCE = os.path.join(ROOT, "tests", "targets", "workload.c")
+BLOCKING_SOURCE = os.path.join(ROOT, "tests", "targets", "blocking.c")
 
 
 def stacks_in_this_build():
@@ -235,8 +236,8 @@ class Profiles(SyncprofTestCase):
                      "this syncprof keeps no whole stacks (no --stack-depth): "
                      "the kernel side is not in this build")
 class StackProfiles(SyncprofTestCase):
-    """Whole stacks in the outputs: timed_lock() called by mutex_worker(),
-    the thread's function, started by libc's start_thread."""
+    """Whole stacks in the outputs: the call site's function, its caller
+    (the thread's function), then libc's start_thread."""
 
     def setUp(self):
         super().setUp()
@@ -244,43 +245,46 @@ class StackProfiles(SyncprofTestCase):
 
     launch_format = Profiles.launch_format
     workload = Profiles.workload
+    blocking = Profiles.blocking
 
-    def check(self, mode, tolerance):
+    def check(self, mode, command, source, marker, callers, tolerance):
+        """callers: the innermost functions of every big_lock stack."""
         args = ["--mode", mode, "--stack-depth", "32"]
-        profile = Profile(self.launch_format("pprof", args, self.workload()))
+        profile = Profile(self.launch_format("pprof", args, command))
         truth = self.truth()
         samples = profile.of("big_lock")
         self.assertEqual(sum(s["count"] for s in samples), truth["count"])
         self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
                           tolerance)
-        line = marker_line(WORKLOAD_SOURCE, "timed_lock")
+        line = marker_line(source, marker)
         for s in samples:
             functions = profile.functions(s)
-            self.assertEqual(functions[:2], ["timed_lock", "mutex_worker"],
-                             functions)
+            self.assertEqual(functions[:2], callers, functions)
             self.assertIn("start_thread", functions)
             # The innermost frame is the call site: the same line.
             leaf = profile.lines[s["locations"][0]][-1]
-            self.assertTrue(leaf[1].endswith("workload.c"), leaf)
+            self.assertTrue(leaf[1].endswith(os.path.basename(source)), leaf)
             self.assertEqual(leaf[2], line, leaf)
         top = profile.pprof("-top", "-cum")
-        self.assertRegex(top, r"(?m)\smutex_worker$")
+        self.assertRegex(top, rf"(?m)\s{callers[1]}$")
 
-        path = self.launch_format("folded", args, self.workload())
+        path = self.launch_format("folded", args, command)
         with open(path) as f:
             lines = [l for l in parse_folded(f.read()) if l[1] == "[mutex big_lock]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
-            self.assertEqual(frames[-2:], ["mutex_worker", "timed_lock"], frames)
+            self.assertEqual(frames[-2:], callers[::-1], frames)
             self.assertIn("start_thread", frames)
         self.assertWithin(sum(v for _, _, v in lines), self.truth()["wait_ns"],
                           tolerance)
 
     def test_full_mode_stacks_in_folded_and_pprof(self):
-        self.check("full", 0.03)
+        self.check("full", self.workload(), WORKLOAD_SOURCE, "timed_lock",
+                   ["timed_lock", "mutex_worker"], 0.03)
 
     def test_contended_mode_stacks_in_folded_and_pprof(self):
-        self.check("contended", 0.03)
+        self.check("contended", self.blocking(), BLOCKING_SOURCE,
+                   "blocking_mutex", ["wait_mutex", "waiter"], 0.02)
 
     def test_g_prints_each_rows_stacks(self):
         proc = subprocess.run(

@@ -1047,6 +1047,14 @@ static void test_refresh_after_dlopen(void **state UNUSED)
 	assert_true(child_read_line(c, line, sizeof(line)));
 	assert_int_equal(sscanf(line, "loaded 0x%" SCNx64, &data), 1);
 	assert_string_equal(str_or_null(symbolizer__object(sym, data)), "sp_data");
+	/* A versioned symbol (sp_cond_wait@@VERS_2.0) without its version. */
+	n = (size_t)snprintf(cmd, sizeof(cmd), "load %s sp_cond_wait\n", lib);
+	assert_int_equal(write(c->in_fd, cmd, n), (ssize_t)n);
+	assert_true(child_read_line(c, line, sizeof(line)));
+	assert_int_equal(sscanf(line, "loaded 0x%" SCNx64, &data), 1);
+	memset(&info, 0xa5, sizeof(info));
+	assert_int_equal(symbolizer__callsite(sym, data + 1, &info), 0);
+	assert_string_equal(str_or_null(info.function), "sp_cond_wait");
 
 	child_finish(c);
 	/* Still named after the target is gone. */

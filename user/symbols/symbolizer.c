@@ -119,6 +119,26 @@ static const char *symbolizer__own(struct symbolizer *sym, char *s)
 	return s && symbolizer__keep(sym, s) ? s : NULL;
 }
 
+/*
+ * An ELF symbol's name as people write it: demangled, without the
+ * symbol version glibc's own .symtab spells into it
+ * ("__libc_start_main@@GLIBC_2.34").
+ */
+static char *elf_symbol_name(const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *bare, *out;
+
+	if (!at || at == name)
+		return demangle__name(name);
+	bare = strndup(name, (size_t)(at - name));
+	if (!bare)
+		return NULL;
+	out = demangle__name(bare);
+	free(bare);
+	return out;
+}
+
 static bool symbolizer__was_reported(struct symbolizer *sym,
 				     const struct reported_file *file)
 {
@@ -619,7 +639,7 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	idx = module_index(mod);
 	name = idx ? modindex__symbol(idx, pc, &offset, &type) : NULL;
 	if (name && type == STT_FUNC) {
-		info->function = symbolizer__own(sym, demangle__name(name));
+		info->function = symbolizer__own(sym, elf_symbol_name(name));
 		info->function_offset = offset + 1;
 	}
 	symbolizer__source(sym, mod, idx, pc, info, &inline_function);
@@ -766,7 +786,7 @@ static int symbolizer__resolve_frames(struct symbolizer *sym, uint64_t pc,
 		idx = module_index(mod);
 	name = idx ? modindex__symbol(idx, at, &offset, &type) : NULL;
 	if (name && type == STT_FUNC) {
-		base.function = symbolizer__own(sym, demangle__name(name));
+		base.function = symbolizer__own(sym, elf_symbol_name(name));
 		base.function_offset = offset + (pc - at);
 	}
 	if (mod)
@@ -857,7 +877,7 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	name = modindex__symbol(idx, addr, &offset, &type);
 	if (!name || type != STT_OBJECT)
 		return NULL;
-	full = demangle__name(name);
+	full = elf_symbol_name(name);
 	if (!full)
 		return NULL;
 	if (!offset)
