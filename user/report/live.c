@@ -237,7 +237,7 @@ void live__split(int lines, bool pane, int *table_rows, int *pane_lines)
 
 	*table_rows = avail;
 	*pane_lines = 0;
-	/* The pane: its title and three lines at least. */
+	/* Room for two rows, and the pane's title and two lines. */
 	if (!pane || avail < 5)
 		return;
 	*table_rows = avail * 2 / 5;
@@ -630,8 +630,12 @@ static int live__draw_table(struct live *l)
 	if (st->selected >= (int)n)
 		st->selected = n ? (int)n - 1 : 0;
 	l->has_selected = st->selecting && n;
-	if (l->has_selected)
+	if (l->has_selected) {
+		/* Its identity only: the stacks go with the rows. */
 		l->selected = l->rows.rows[st->selected];
+		l->selected.stacks = NULL;
+		l->selected.n_stacks = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		live__row_text(&lay, &l->rows.rows[i], object[i], callsite[i],
 			       line, sizeof(line));
