@@ -34,20 +34,20 @@ static char *print(const struct report_row *row, const struct rowstacks *rs,
 /* worker -> drain (inlined) -> queue_pop, in libdemo; then libc. */
 static const struct symbol_frame pop_frames[2] = {
 	{ { "/opt/demo/libdemo.so", 0x1234, "queue_pop", 0, "/src/demo/queue.c",
-	    168 }, true },
+	    168 }, true, 160 },
 	{ { "/opt/demo/libdemo.so", 0x1234, "drain", 0x24, "/src/demo/drain.c",
-	    190 }, false },
+	    190 }, false, 185 },
 };
 static const struct symbol_frame worker_frame = {
 	{ "/opt/demo/demo", 0x99, "worker", 0x10, "/src/demo/main.c", 201 },
-	false,
+	false, 195,
 };
 static const struct symbol_frame libc_frame = {
 	{ "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x8e3a, "start_thread", 0x2a,
-	  NULL, 0 }, false,
+	  NULL, 0 }, false, 0,
 };
 static const struct symbol_frame nameless_frame = {
-	{ "/usr/lib/libjit.so", 0x4000, NULL, 0, NULL, 0 }, false,
+	{ "/usr/lib/libjit.so", 0x4000, NULL, 0, NULL, 0 }, false, 0,
 };
 static const struct symbol_frame unknown_frame;
 

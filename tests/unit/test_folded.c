@@ -24,19 +24,19 @@
 
 static const struct symbol_frame pop_frames[2] = {
 	{ { "/opt/demo/libdemo.so", 0x1234, "queue_pop", 0, "/src/queue.c",
-	    168 }, true },
+	    168 }, true, 160 },
 	{ { "/opt/demo/libdemo.so", 0x1234, "drain", 0x24, "/src/drain.c",
-	    190 }, false },
+	    190 }, false, 185 },
 };
 static const struct symbol_frame worker_frame = {
-	{ "/opt/demo/demo", 0x99, "worker", 0x10, "/src/main.c", 201 }, false,
+	{ "/opt/demo/demo", 0x99, "worker", 0x10, "/src/main.c", 201 }, false, 195,
 };
 static const struct symbol_frame rust_frame = {
 	{ "/opt/demo/demo", 0x99, "<[u8; 4] as core::Foo>::bar", 0, NULL, 0 },
-	false,
+	false, 0,
 };
 static const struct symbol_frame nameless_frame = {
-	{ "/usr/lib/libjit.so", 0x4000, NULL, 0, NULL, 0 }, false,
+	{ "/usr/lib/libjit.so", 0x4000, NULL, 0, NULL, 0 }, false, 0,
 };
 static const struct symbol_frame unknown_frame;
 

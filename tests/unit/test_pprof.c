@@ -214,6 +214,9 @@ static void test_report(void **state UNUSED)
 
 	assert_non_null(strstr(str(p, fn->filename), "stackfix.h"));
 	assert_true(loc->line[loc->n_line - 1]->line > 0);
+	/* It begins at or before that line. */
+	assert_true(fn->start_line > 0);
+	assert_true(fn->start_line <= loc->line[loc->n_line - 1]->line);
 	/* The waits without a stack: at the call site. */
 	assert_int_equal(p->sample[2]->value[0], 1);
 	assert_int_equal(p->sample[2]->value[1], 234);
@@ -255,14 +258,14 @@ static void test_inlined_lines(void **state UNUSED)
 {
 	static const struct symbol_frame frames[3] = {
 		{ { "/x/lib.so", 0x10, "__gthread_mutex_lock", 0,
-		    "/usr/include/gthr.h", 749 }, true },
+		    "/usr/include/gthr.h", 749 }, true, 745 },
 		{ { "/x/lib.so", 0x10, "std::mutex::lock()", 0,
-		    "/usr/include/std_mutex.h", 100 }, true },
+		    "/usr/include/std_mutex.h", 100 }, true, 96 },
 		{ { "/x/lib.so", 0x10, "app::add()", 0xe, "/src/app.cc", 89 },
-		  false },
+		  false, 80 },
 	};
 	static const struct symbol_frame nameless = {
-		{ "/x/lib.so", 0x40, NULL, 0, NULL, 0 }, false,
+		{ "/x/lib.so", 0x40, NULL, 0, NULL, 0 }, false, 0,
 	};
 	const struct rowstacks_pc pcs[2] = {
 		{ 0x7000, true, frames, 3 }, { 0x7040, true, &nameless, 1 },
@@ -307,6 +310,7 @@ static void test_inlined_lines(void **state UNUSED)
 		assert_string_equal(str(p, fn->system_name),
 				    frames[i].info.function);
 		assert_string_equal(str(p, fn->filename), frames[i].info.file);
+		assert_int_equal(fn->start_line, frames[i].decl_line);
 		assert_int_equal(loc->line[i]->line, frames[i].info.line);
 	}
 	/* No name: no line; pprof shows the address. */

@@ -523,11 +523,12 @@ static void print_frames(const struct symbol_frame *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		print_message("  frame %zu:%s function=%s+0x%" PRIx64
-			      " file=%s line=%u\n", i,
+			      " file=%s line=%u decl_line=%u\n", i,
 			      f[i].inlined ? " inlined" : "",
 			      str_or_null(f[i].info.function),
 			      f[i].info.function_offset,
-			      str_or_null(f[i].info.file), f[i].info.line);
+			      str_or_null(f[i].info.file), f[i].info.line,
+			      f[i].decl_line);
 }
 
 static void assert_frame(const struct symbol_frame *f, const char *func,
@@ -575,6 +576,15 @@ static void check_frames(struct symbolizer *sym, const struct child *c,
 		assert_int_equal(f[i].info.module_offset,
 				 s->ret - m->start + m->offset);
 		assert_int_equal(f[i].inlined, i + 1 < n);
+	}
+	if (level_of(c, m->path, exe_level) == FULL) {
+		/* Each function begins before the line the frame is at. */
+		for (size_t i = 0; i < n; i++) {
+			if (!f[i].decl_line || f[i].decl_line > f[i].info.line)
+				print_frames(f, n);
+			assert_true(f[i].decl_line > 0);
+			assert_true(f[i].decl_line <= f[i].info.line);
+		}
 	}
 	if (level_of(c, m->path, exe_level) != FULL) {
 		if (n != 1)

@@ -148,9 +148,12 @@ static int64_t pprof__string(struct pprof *p, const char *s)
 	return entry->index;
 }
 
-/* The id of the function (name, file), added if new; 0: no memory. */
+/*
+ * The id of the function (name, file), added if new, with the line it
+ * starts at; 0: no memory.
+ */
 static uint64_t pprof__function(struct pprof *p, const char *name,
-				const char *file)
+				const char *file, unsigned int start_line)
 {
 	Profile *pr = &p->profile;
 	Function key = PERFTOOLS__PROFILES__FUNCTION__INIT, *f;
@@ -174,6 +177,7 @@ static uint64_t pprof__function(struct pprof *p, const char *name,
 	}
 	*f = key;
 	f->system_name = key.name;	/* only the demangled name is kept */
+	f->start_line = start_line;
 	f->id = pr->n_function + 1;
 	pr->function[pr->n_function++] = f;
 	*slot = f;
@@ -281,7 +285,8 @@ static uint64_t pprof__location(struct pprof *p, struct symbolizer *sym,
 			continue;	/* nameless: pprof shows the address */
 		*line = (Line)PERFTOOLS__PROFILES__LINE__INIT;
 		line->function_id = pprof__function(p, info->function,
-						    info->file);
+						    info->file,
+						    pc->frames[i].decl_line);
 		line->line = info->line;
 		if (!line->function_id) {
 			free(loc);

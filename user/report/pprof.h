@@ -6,7 +6,8 @@
  * (the default).  One sample per distinct stack of a row, leaf first,
  * labelled with the lock: "type" (mutex) and "object" (big_lock,
  * 0x55d0c0de1040, or "7 objects"), and "tid" with --per-thread.
- * Locations carry their inlined calls as lines; functions their file;
+ * Locations carry their inlined calls as lines; functions their file and
+ * the line they begin at;
  * mappings their file, offset and build ID, so a profile can be
  * symbolized again elsewhere.
  */

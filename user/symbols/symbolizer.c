@@ -724,6 +724,12 @@ static int symbolizer__expand(struct symbolizer *sym, Dwfl_Module *mod,
 		}
 		f = &(*out)[(*n)++];
 		*f = (struct symbol_frame){ .info = *base };
+		if (i < nscopes) {
+			int decl = 0;
+
+			if (!dwarf_decl_line(&scopes[i], &decl) && decl > 0)
+				f->decl_line = (unsigned int)decl;
+		}
 		if (file) {
 			f->info.file = symbolizer__own(sym, srcpath__join(comp_dir,
 									 file));

@@ -28,6 +28,7 @@ struct symbol_info {
 struct symbol_frame {
 	struct symbol_info info;
 	bool inlined;		/* inlined into the next frame out */
+	unsigned int decl_line;	/* where the function begins, 0 if unknown */
 };
 
 /* The executable mapping that holds an address. */
