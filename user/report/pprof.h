@@ -7,9 +7,8 @@
  * labelled with the lock: "type" (mutex) and "object" (big_lock,
  * 0x55d0c0de1040, or "7 objects"), and "tid" with --per-thread.
  * Locations carry their inlined calls as lines; functions their file and
- * the line they begin at;
- * mappings their file, offset and build ID, so a profile can be
- * symbolized again elsewhere.
+ * the line they begin at; mappings their file, offset and build ID, so a
+ * profile can be symbolized again elsewhere.
  */
 #ifndef SYNCPROF_PPROF_H
 #define SYNCPROF_PPROF_H
