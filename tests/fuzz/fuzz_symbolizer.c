@@ -2,13 +2,15 @@
 /*
  * The symbolizer's ELF and DWARF paths: an ELF file, as if a process had
  * mapped it, named through libdwfl, the module index, the line table and
- * the inline chain (symbolizer__new_file; no process is read).  The
- * addresses asked for are the file's own symbols: their starts, as
- * return addresses and as objects, and their middles.
+ * the inline chain (symbolizer__new_file; no process is read), and the
+ * frames of the inline chain (symbolizer__frames).  The addresses asked
+ * for are the file's own symbols: their starts, as return addresses and
+ * as objects, and their middles.
  */
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,32 @@
 
 #define BASE 0x7f1200000000ull
 #define MAX_LOOKUPS 64
+
+/*
+ * At least one frame, all in the module the address is in, every one
+ * but the last inlined into the next; asked again, the same frames.
+ */
+static void frames(struct symbolizer *sym, const char *path, uint64_t addr,
+		   bool is_return_address)
+{
+	const struct symbol_frame *f, *again;
+	size_t n, n_again;
+	int err = symbolizer__frames(sym, addr, is_return_address, &f, &n);
+
+	if (err && err != -ENOENT)
+		abort();
+	if (!f || !n)
+		abort();
+	if (err)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!f[i].info.module || strcmp(f[i].info.module, path) ||
+		    f[i].inlined != (i + 1 < n))
+			abort();
+	if (symbolizer__frames(sym, addr, is_return_address, &again, &n_again) ||
+	    again != f || n_again != n)
+		abort();
+}
 
 static void name(struct symbolizer *sym, const char *path, uint64_t addr)
 {
@@ -40,6 +68,8 @@ static void name(struct symbolizer *sym, const char *path, uint64_t addr)
 			abort();
 	}
 	symbolizer__object(sym, addr);
+	frames(sym, path, addr, true);
+	frames(sym, path, addr, false);
 }
 
 /* Symbol values from .symtab and .dynsym, read with libelf. */
