@@ -136,11 +136,13 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# stats.bpf.o goes first: bpftool 7.1's linker gives a map defined after
-# its extern declarations a wrong BTF offset.
-$(BPF_OUT)/syncprof.o: $(BPF_OUT)/stats.bpf.o $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
+# The files that define shared maps go first (stats, then record):
+# bpftool 7.1's linker gives a map defined after its extern declarations a
+# wrong BTF offset.
+BPF_FIRST   := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o
+$(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $< $(filter-out $<,$^)
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST),$^)
 
 skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(call msg,GEN-SKEL,$@)

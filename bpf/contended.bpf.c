@@ -34,6 +34,7 @@
 #include "syncprof.h"
 #include "stats.bpf.h"
 #include "unwind.h"
+#include "record.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -424,6 +425,9 @@ static __always_inline int wait_exit(__s64 ret)
 		st->uaddr = 0;
 	}
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
+	record_wait(&st->key, now - wait, now, st->episode_ns,
+		    (count_inc ? SP_EVENT_COUNTED : 0) |
+		    (failed_inc ? SP_EVENT_FAILED : 0));
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
 #include "stats.bpf.h"
+#include "record.bpf.h"
 
 #define EOWNERDEAD 130
 
@@ -110,5 +111,7 @@ int lock_return(struct pt_regs *ctx)
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = ret == 0 || ret == EOWNERDEAD;
 	stats_add(&key, wait, wait, acquired, !acquired);
+	record_wait(&key, now - wait, now, wait,
+		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);
 	return 0;
 }

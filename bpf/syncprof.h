@@ -56,6 +56,8 @@ enum sp_counter {
 				   with the innermost known call site */
 	SP_CNT_UNWIND_DEEP,	/* contended: still in libc after
 				   SP_UNWIND_MAX_FRAMES frames */
+	SP_CNT_DROPPED_RING,	/* --record: the ring buffer was full; the
+				   wait is in the stats, not the timeline */
 	SP_CNT__COUNT,
 };
 
@@ -94,6 +96,37 @@ struct sp_inflight {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u32 type;
 	__u32 pad;
+};
+
+/*
+ * --record: one wait, from the program that ends it to the loader's
+ * writer through the record_ring ring buffer (bpf/record.bpf.c).
+ */
+enum sp_event_flags {
+	SP_EVENT_COUNTED = 1,	/* added one to the row's count */
+	SP_EVENT_FAILED = 2,	/* added one to the row's failed */
+	SP_EVENT_LOST_ONLY = 4,	/* no wait: only `lost` waits lost before
+				   `lost_ns` (written by the loader) */
+};
+
+struct sp_wait_event {
+	struct sp_key key;	/* the stats row it was added to */
+	__u64 start_ns;		/* CLOCK_MONOTONIC; end - start = the wait */
+	__u64 end_ns;
+	__u64 max_ns;		/* what it offered the row's max: the wait,
+				   or the whole acquisition so far */
+	__u64 lost_ns;		/* lost > 0: start of the first lost wait */
+	__u32 flags;		/* enum sp_event_flags */
+	__u32 window;		/* the report window it was counted in */
+	__u32 lost;		/* this thread's waits lost since its last
+				   recorded one (the ring was full) */
+	__u32 pad;
+};
+
+/* A thread's waits lost to a full ring, not yet told (record_lost map). */
+struct sp_lost {
+	__u64 count;
+	__u64 first_ns;		/* start of the first of them */
 };
 
 /*

@@ -25,6 +25,8 @@
 #include "log.h"
 #include "options.h"
 #include "probes.h"
+#include "recording.h"
+#include "replay.h"
 #include "report.h"
 #include "snapshot.h"
 #include "stacktab.h"
@@ -40,6 +42,8 @@ struct session {
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct snapshot *prev;
 	struct live *live;	/* the live screen, or NULL */
+	struct recording *recording;	/* --record, --chrome; or NULL */
+	uint64_t next_window;	/* the first window of the next delta report */
 	FILE *out;
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
@@ -55,9 +59,27 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void session__warn_dropped(struct session *s, uint64_t dropped)
+{
+	uint64_t ring = probes__ring_dropped(s->probes);
+
+	if (ring)
+		pr_warn("%llu waits left out of the recording: the ring buffer "
+			"was full (raise --ring-size)", (unsigned long long)ring);
+	if (dropped > ring)
+		pr_warn("%llu events dropped: a kernel map was full "
+			"(raise --map-size)",
+			(unsigned long long)(dropped - ring));
+}
+
+/*
+ * Prints one report of the waits counted in windows [first_window,
+ * last_window], and notes it for --replay.
+ */
 static int session__print(struct session *s, const struct snapshot *view,
 			  const struct report_settings *settings, bool stacks,
-			  uint64_t start_ns, uint64_t end_ns)
+			  uint64_t start_ns, uint64_t end_ns,
+			  uint64_t first_window, uint64_t last_window)
 {
 	struct format_names *names = NULL;
 	struct report_rows rows = { 0 };
@@ -95,9 +117,21 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.stacktab = s->stacks,
 	};
 	err = format__report(s->out, &cfg, &meta, &rows, names);
+	if (!err && s->recording) {
+		const struct recmeta_report note = {
+			.sequence = meta.sequence,
+			.first_window = (uint32_t)first_window,
+			.last_window = (uint32_t)last_window,
+			.start_ns = start_ns,
+			.end_ns = end_ns,
+			.dropped = dropped,
+			.unwind_stopped = meta.unwind_stopped,
+		};
+
+		err = recording__note_report(s->recording, &note);
+	}
 	if (dropped && s->opts->format != FORMAT_TABLE)
-		pr_warn("%llu events dropped: a kernel map was full "
-			"(raise --map-size)", (unsigned long long)dropped);
+		session__warn_dropped(s, dropped);
 	free(names);
 	report__free(&rows);
 	return err;
@@ -112,23 +146,26 @@ static int session__report(struct session *s)
 		.top = s->opts->top,
 	};
 	struct snapshot *snap, *delta = NULL;
-	uint64_t now;
+	uint64_t now, closed;
 	int err;
 
 	err = probes__read(s->probes, &snap);
 	if (err)
 		return err;
 	now = monotonic_ns();
+	closed = probes__window(s->probes) - 1;
 	if (s->opts->cumulative) {
 		err = session__print(s, snap, &settings, s->opts->stacks,
-				     s->attach_ns, now);
+				     s->attach_ns, now, 0, closed);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
 		if (!err)
 			err = session__print(s, delta, &settings,
-					     s->opts->stacks, s->last_ns, now);
+					     s->opts->stacks, s->last_ns, now,
+					     s->next_window, closed);
 		snapshot__free(delta);
 	}
+	s->next_window = closed + 1;
 	snapshot__free(s->prev);
 	s->prev = snap;
 	s->last_ns = now;
@@ -164,8 +201,10 @@ static int session__live_end(struct session *s)
 	if (err)
 		return err;
 	totals = live__totals(s->live, &settings, &since_ns);
+	/* A reset ('r') is not in the windows: --replay shows since attach. */
 	return session__print(s, totals, &settings, live__stacks_shown(s->live),
-			      since_ns, s->last_ns);
+			      since_ns, s->last_ns, 0,
+			      probes__window(s->probes) - 1);
 }
 
 /* --interval on a terminal: the live screen, or plain reports without one. */
@@ -412,6 +451,62 @@ static int contended_setup(struct session *s, const char *library,
 	return 0;
 }
 
+/* syncprof's own command line, for the recording's info. */
+static void command_line(int argc, char **argv, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < argc && used + 1 < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? " " : "",
+				 argv[i]);
+
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+/* --record, --chrome: the writer starts before the probes go live. */
+static int recording_start(struct session *s, int argc, char **argv)
+{
+	char cmdline[4096];
+
+	command_line(argc, argv, cmdline, sizeof(cmdline));
+	const struct recording_config cfg = {
+		.dir = s->opts->record_dir,
+		.chrome = s->opts->chrome,
+		.ring_fd = probes__record_ring_fd(s->probes),
+		.lost_fd = probes__record_lost_fd(s->probes),
+		.pid = target__pid(s->target),
+		.comm = target__comm(s->target),
+		.mode = options__mode_name(s->opts->mode),
+		.cmdline = cmdline,
+		.calibration_ns = s->calibration_ns,
+		.ring_size = s->opts->ring_size,
+	};
+
+	return recording__start(&cfg, &s->recording);
+}
+
+/* --replay DIR: no target, no root. */
+static int replay_main(const struct options *opts)
+{
+	FILE *out = stdout;
+	int err;
+
+	if (opts->output && !(out = fopen(opts->output, "we"))) {
+		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+		return 1;
+	}
+	err = replay__run(opts, out);
+	if (out != stdout && fclose(out) && !err) {
+		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+		err = -EIO;
+	}
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -426,6 +521,8 @@ int main(int argc, char **argv)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
 	log__capture_libbpf();
+	if (opts.replay_dir)
+		return replay_main(&opts);
 
 	if (hostcheck__privileges() || hostcheck__kernel("/sys"))
 		return 1;
@@ -456,6 +553,7 @@ int main(int argc, char **argv)
 		.probe_at_entry = opts.probe_at_entry,
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
+		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
 	};
 
 	if (opts.mode == MODE_CONTENDED)
@@ -465,6 +563,8 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	err = probes__new(&cfg, &s.probes);
+	if (!err && options__recording(&opts))
+		err = recording_start(&s, argc, argv);
 	if (err)
 		goto cleanup;
 	err = probes__attach(s.probes, library);
@@ -482,6 +582,8 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	if (s.recording)
+		recording__attached(s.recording, s.attach_ns);
 	err = target__resume(s.target);
 	if (err) {
 		pr_err("cannot resume PID %d: %s", (int)target__pid(s.target),
@@ -510,10 +612,17 @@ int main(int argc, char **argv)
 		pr_err("%s", strerror(-err));
 		goto cleanup;
 	}
+	if (s.recording) {
+		err = recording__finish(s.recording, s.symbolizer,
+					probes__ring_dropped(s.probes));
+		if (err)
+			goto cleanup;
+	}
 	exit_code = target__launched(s.target) ? target__exit_code(s.target) : 0;
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
+	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
@@ -20,6 +22,10 @@ enum {
 	OPT_USAGE,
 	OPT_BATCH,
 	OPT_MODE,
+	OPT_RECORD,
+	OPT_CHROME,
+	OPT_RING_SIZE,
+	OPT_REPLAY,
 };
 
 static const char doc[] =
@@ -83,14 +89,31 @@ static const struct argp_option option_table[] = {
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
-	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 4 },
+	{ NULL, 0, NULL, 0, "Timeline:", 4 },
+	{ "record", OPT_RECORD, "DIR", 0,
+	  "Also record every wait as a span on its thread, in uftrace's data "
+	  "format: uftrace replay|report|tui|dump -d DIR reads it; each span is "
+	  "named 'type object @ call site'", 4 },
+	{ "chrome", OPT_CHROME, "FILE", 0,
+	  "Also write every wait as Chrome trace-event JSON (Perfetto, "
+	  "chrome://tracing); with --replay, from the recording", 4 },
+	{ "ring-size", OPT_RING_SIZE, "BYTES", 0,
+	  "The buffer the kernel hands waits to syncprof through: a power of "
+	  "two, K/M/G suffixes (default 8M); when it is full, waits are left "
+	  "out of the timeline, counted in 'dropped' and marked where they "
+	  "were lost", 4 },
+	{ "replay", OPT_REPLAY, "DIR", 0,
+	  "Print the reports of a recording made with --record DIR, as the run "
+	  "printed them, with this run's --sort, --no-coalesce, --per-thread, "
+	  "--top, --format, --callsite, --cumulative; needs no root", 4 },
+	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 4 },
+	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
-	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 4 },
+	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 5 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
-	  "Keep the probes' own time (~us) in every measured call", 4 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 4 },
+	  "Keep the probes' own time (~us) in every measured call", 5 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 5 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
 	{ "version", 'V', NULL, 0, "Print the version and libbpf's", -1 },
@@ -153,6 +176,41 @@ static int parse_choice(const char *name, const char *arg,
 					choices[i]);
 	pr_err("invalid %s '%s': choose %s", name, arg, list);
 	return -EINVAL;
+}
+
+int options__parse_size(const char *arg, unsigned long page_size,
+			uint32_t *out)
+{
+	unsigned long long v, shift = 0;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*arg))
+		return -EINVAL;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B') && shift)
+		end++;
+	if (*end || v > (OPTIONS_MAX_RING_SIZE >> shift))
+		return -EINVAL;
+	v <<= shift;
+	if (v < page_size || (v & (v - 1)))
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+bool options__recording(const struct options *opts)
+{
+	return !opts->replay_dir && (opts->record_dir || opts->chrome);
 }
 
 static const char *const sort_names[] = { "total", "mean", "max", "count" };
@@ -252,8 +310,10 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MODE:
 		err = parse_choice("--mode", arg, mode_names, 2, &choice);
-		if (!err)
+		if (!err) {
 			opts->mode = choice;
+			opts->mode_given = true;
+		}
 		break;
 	case OPT_PROBE_AT:
 		err = parse_choice("--probe-at", arg, probe_at_names, 2, &choice);
@@ -265,9 +325,33 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
-		if (!err)
+		if (!err) {
 			opts->map_size = (unsigned int)n;
+			opts->map_size_given = true;
+		}
 		break;
+	case OPT_RECORD:
+		opts->record_dir = arg;
+		break;
+	case OPT_CHROME:
+		opts->chrome = arg;
+		break;
+	case OPT_REPLAY:
+		opts->replay_dir = arg;
+		break;
+	case OPT_RING_SIZE: {
+		long page = sysconf(_SC_PAGESIZE);
+
+		err = options__parse_size(arg, page > 0 ? (unsigned long)page : 4096,
+					  &opts->ring_size);
+		if (err)
+			pr_err("invalid --ring-size '%s': expected a power of two "
+			       "from %ld (the page size) to %u bytes, e.g. 64K "
+			       "or 8M", arg, page, OPTIONS_MAX_RING_SIZE);
+		else
+			opts->ring_size_given = true;
+		break;
+	}
 	case 'v':
 		opts->verbosity++;
 		break;
@@ -306,6 +390,29 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	return err ? EINVAL : 0;
 }
 
+/* --replay reads a recording: nothing about a target applies. */
+static int options__check_replay(const struct options *opts)
+{
+	static const char *const what[] = {
+		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
+		"--interval", "--batch", "--mode", "--map-size",
+	};
+	const bool given[] = {
+		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
+		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
+		opts->mode_given, opts->map_size_given,
+	};
+
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		if (given[i]) {
+			pr_err("--replay reads a recording; %s does not apply",
+			       what[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int options__parse(struct options *opts, int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -325,6 +432,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.map_size = OPTIONS_DEFAULT_MAP_SIZE,
 		.calibrate = true,
 		.mode = MODE_CONTENDED,
+		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
@@ -347,6 +455,12 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (opts->help_shown)
 		return 0;
+	if (opts->replay_dir)
+		return options__check_replay(opts);
+	if (opts->ring_size_given && !opts->record_dir && !opts->chrome) {
+		pr_err("--ring-size needs --record DIR or --chrome FILE");
+		return -EINVAL;
+	}
 	if (opts->pid && opts->command) {
 		pr_err("give either --pid PID or a COMMAND, not both");
 		return -EINVAL;

@@ -4,6 +4,7 @@
 #define SYNCPROF_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum sort_key {
@@ -38,6 +39,9 @@ enum output_format {
 #define OPTIONS_DEFAULT_MAP_SIZE	16384
 #define OPTIONS_MAX_MAP_SIZE		(1u << 22)
 #define OPTIONS_MIN_INTERVAL_S		0.01
+/* --ring-size: a power of two from the page size up to 1 GiB. */
+#define OPTIONS_DEFAULT_RING_SIZE	(8u << 20)
+#define OPTIONS_MAX_RING_SIZE		(1u << 30)
 
 struct options {
 	pid_t pid;		/* > 0: attach to this process */
@@ -58,6 +62,13 @@ struct options {
 	unsigned int map_size;	/* stats map entries */
 	bool probe_at_entry;	/* probe first instructions, not cheapest sites */
 	bool calibrate;		/* measure and subtract the probes' own time */
+	const char *record_dir;	/* --record: the timeline in uftrace's format */
+	const char *chrome;	/* --chrome: the timeline as trace-event JSON */
+	uint32_t ring_size;	/* --ring-size: bytes, when recording */
+	const char *replay_dir;	/* --replay: report from a recording */
+	bool ring_size_given;	/* what --replay refuses: given, not defaulted */
+	bool mode_given;
+	bool map_size_given;
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };
@@ -67,5 +78,14 @@ int options__parse(struct options *opts, int argc, char **argv);
 const char *options__sort_name(enum sort_key key);
 const char *options__format_name(enum output_format format);
 const char *options__mode_name(enum measure_mode mode);
+/*
+ * --ring-size's value: bytes, or with a K, M or G suffix (binary); a
+ * power of two from page_size to OPTIONS_MAX_RING_SIZE.  0 or -EINVAL
+ * (nothing printed).
+ */
+int options__parse_size(const char *arg, unsigned long page_size,
+			uint32_t *out);
+/* Whether the run records a timeline (--record or --chrome, not --replay). */
+bool options__recording(const struct options *opts);
 
 #endif

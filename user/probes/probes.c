@@ -59,6 +59,7 @@ struct probes {
 	enum probes_mode mode;
 	pid_t tgid;
 	bool probe_at_entry;
+	bool recording;
 	int ncpus;
 	uint64_t window;
 	struct sp_value *values;	/* ncpus slots for one read */
@@ -170,6 +171,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	p->skel->rodata->target_tgid = (__u32)cfg->tgid;
+	p->recording = cfg->ring_size > 0;
+	p->skel->rodata->record_on = p->recording;
+	/* Off, the ring keeps its smallest size: one page. */
+	if (p->recording)
+		err = bpf_map__set_max_entries(p->skel->maps.record_ring,
+					       cfg->ring_size);
+	else
+		err = bpf_map__set_max_entries(p->skel->maps.record_ring,
+					       (__u32)sysconf(_SC_PAGESIZE));
+	if (err)
+		goto fail;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
@@ -468,11 +480,32 @@ static uint64_t probes__recursion_misses(struct probes *p)
 	return total;
 }
 
+uint64_t probes__window(const struct probes *p)
+{
+	return p->window;
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
 	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
+	       probes__counter(p, SP_CNT_DROPPED_RING) +
 	       probes__recursion_misses(p);
+}
+
+uint64_t probes__ring_dropped(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_DROPPED_RING);
+}
+
+int probes__record_ring_fd(const struct probes *p)
+{
+	return p->recording ? bpf_map__fd(p->skel->maps.record_ring) : -1;
+}
+
+int probes__record_lost_fd(const struct probes *p)
+{
+	return p->recording ? bpf_map__fd(p->skel->maps.record_lost) : -1;
 }
 
 uint64_t probes__unwind_stopped(struct probes *p)

@@ -28,6 +28,7 @@ struct probes_config {
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
+	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
@@ -53,8 +54,21 @@ int probes__consume_module_events(struct probes *p);
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /* Starts a new report window and reads the stats into a sealed snapshot. */
 int probes__read(struct probes *p, struct snapshot **out);
-/* Events lost since attach: a full stats map, or no task storage. */
+/*
+ * The window that probes__read opens: waits ending from then on carry
+ * it, and the read before closed window - 1.
+ */
+uint64_t probes__window(const struct probes *p);
+/*
+ * Events lost since attach: a full stats map, no task storage, or (when
+ * recording) a full ring buffer.
+ */
 uint64_t probes__dropped(struct probes *p);
+/* Of those, the waits counted in the stats but lost to a full ring. */
+uint64_t probes__ring_dropped(struct probes *p);
+/* --record: the ring buffer's and the lost-waits table's map fds, or -1. */
+int probes__record_ring_fd(const struct probes *p);
+int probes__record_lost_fd(const struct probes *p);
 /* Contended mode: waits whose walk out of libc stopped early. */
 uint64_t probes__unwind_stopped(struct probes *p);
 void probes__free(struct probes *p);

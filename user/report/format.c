@@ -524,3 +524,8 @@ int format__report(FILE *out, const struct format_config *cfg,
 		err = -errno;
 	return err;
 }
+
+void format__json_string(FILE *out, const char *s)
+{
+	json_string(out, s);
+}

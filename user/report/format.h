@@ -96,6 +96,8 @@ void format__frame_text(const struct symbol_frame *f, uint64_t pc,
 /* The Object column: [N], the symbol, or the address. */
 void format__object_text(const struct report_row *r, const char *symbol,
 			 char *buf, size_t len);
+/* A JSON string (or null for NULL); bytes not printable as UTF-8 are escaped. */
+void format__json_string(FILE *out, const char *s);
 /* Display width of a sanitized (valid UTF-8) string, in columns. */
 int format__width(const char *s);
 /*

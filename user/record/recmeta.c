@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "recmeta.h"
+#include "rectext.h"
+
+#define RECMETA_FIELDS_MAX 12
+
+void recmeta__clear(struct recmeta *m)
+{
+	free(m->comm);
+	free(m->exe);
+	free(m->mode);
+	free(m->cmdline);
+	free(m->reports);
+	free(m->threads);
+	memset(m, 0, sizeof(*m));
+}
+
+int recmeta__set(char **field, const char *s)
+{
+	char *copy = NULL;
+
+	if (s && !(copy = strdup(s)))
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+int recmeta__add_report(struct recmeta *m, const struct recmeta_report *r)
+{
+	if (array__grow(&m->reports, &m->cap_reports, m->n_reports + 1,
+			sizeof(*m->reports)))
+		return -ENOMEM;
+	m->reports[m->n_reports++] = *r;
+	return 0;
+}
+
+int recmeta__add_thread(struct recmeta *m, uint32_t tid, const char *comm)
+{
+	struct recmeta_thread *t;
+
+	if (m->n_threads && m->threads[m->n_threads - 1].tid >= tid)
+		return -EINVAL;
+	if (array__grow(&m->threads, &m->cap_threads, m->n_threads + 1,
+			sizeof(*m->threads)))
+		return -ENOMEM;
+	t = &m->threads[m->n_threads++];
+	t->tid = tid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm ? comm : "");
+	return 0;
+}
+
+const char *recmeta__thread_comm(const struct recmeta *m, uint32_t tid)
+{
+	size_t lo = 0, hi = m->n_threads;
+
+	/* The main thread: its name is the process's, known from the start. */
+	if (tid == (uint32_t)m->pid && m->comm)
+		return m->comm;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->threads[mid].tid == tid)
+			return m->threads[mid].comm[0] ? m->threads[mid].comm : NULL;
+		if (m->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void recmeta__line(FILE *f, const char *key, const char *value)
+{
+	fprintf(f, "%s\t", key);
+	rectext__field(f, value);
+	fputc('\n', f);
+}
+
+static void recmeta__number(FILE *f, const char *key, uint64_t value)
+{
+	fprintf(f, "%s\t%" PRIu64 "\n", key, value);
+}
+
+int recmeta__save(const struct recmeta *m, const char *path)
+{
+	FILE *f = fopen(path, "we");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "syncprof-recording\t%d\n", RECMETA_VERSION);
+	recmeta__number(f, "pid", (uint64_t)m->pid);
+	recmeta__line(f, "comm", m->comm);
+	recmeta__line(f, "exe", m->exe);
+	recmeta__line(f, "mode", m->mode);
+	recmeta__line(f, "cmdline", m->cmdline);
+	recmeta__number(f, "attach_ns", m->attach_ns);
+	recmeta__number(f, "end_ns", m->end_ns);
+	recmeta__number(f, "calibration_ns", m->calibration_ns);
+	recmeta__number(f, "ring_size", m->ring_size);
+	recmeta__number(f, "events", m->events);
+	recmeta__number(f, "lost", m->lost);
+	for (size_t i = 0; i < m->n_reports; i++) {
+		const struct recmeta_report *r = &m->reports[i];
+
+		fprintf(f, "report\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%"
+			PRIu64 "\t%" PRIu64 "\n", r->sequence, r->first_window,
+			r->last_window, r->start_ns, r->end_ns, r->dropped,
+			r->unwind_stopped);
+	}
+	for (size_t i = 0; i < m->n_threads; i++) {
+		fprintf(f, "thread\t%u\t", m->threads[i].tid);
+		rectext__field(f, m->threads[i].comm);
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	int err = parse_u64(s, &v);
+
+	if (!err && v > UINT32_MAX)
+		err = -EINVAL;
+	*out = (uint32_t)v;
+	return err;
+}
+
+/* One "key value..." line into m. */
+static int recmeta__parse(struct recmeta *m, char **f, int n)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} strings[] = {
+		{ "comm", offsetof(struct recmeta, comm) },
+		{ "exe", offsetof(struct recmeta, exe) },
+		{ "mode", offsetof(struct recmeta, mode) },
+		{ "cmdline", offsetof(struct recmeta, cmdline) },
+	}, numbers[] = {
+		{ "attach_ns", offsetof(struct recmeta, attach_ns) },
+		{ "end_ns", offsetof(struct recmeta, end_ns) },
+		{ "calibration_ns", offsetof(struct recmeta, calibration_ns) },
+		{ "events", offsetof(struct recmeta, events) },
+		{ "lost", offsetof(struct recmeta, lost) },
+	};
+	uint64_t v;
+
+	if (!f[0])
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		if (!strcmp(f[0], strings[i].key))
+			return n == 2 ? recmeta__set((char **)((char *)m +
+					strings[i].offset), f[1]) : -EINVAL;
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+		if (!strcmp(f[0], numbers[i].key))
+			return n == 2 ? parse_u64(f[1], (uint64_t *)((char *)m +
+					numbers[i].offset)) : -EINVAL;
+	if (!strcmp(f[0], "pid")) {
+		if (n != 2 || parse_u64(f[1], &v) || !v || v > INT32_MAX)
+			return -EINVAL;
+		m->pid = (pid_t)v;
+		return 0;
+	}
+	if (!strcmp(f[0], "ring_size"))
+		return n == 2 ? parse_u32(f[1], &m->ring_size) : -EINVAL;
+	if (!strcmp(f[0], "report")) {
+		struct recmeta_report r;
+
+		if (n != 8 || parse_u32(f[1], &r.sequence) ||
+		    parse_u32(f[2], &r.first_window) ||
+		    parse_u32(f[3], &r.last_window) ||
+		    parse_u64(f[4], &r.start_ns) || parse_u64(f[5], &r.end_ns) ||
+		    parse_u64(f[6], &r.dropped) ||
+		    parse_u64(f[7], &r.unwind_stopped) ||
+		    r.first_window > r.last_window)
+			return -EINVAL;
+		return recmeta__add_report(m, &r);
+	}
+	if (!strcmp(f[0], "thread")) {
+		uint32_t tid;
+
+		if (n != 3 || parse_u32(f[1], &tid))
+			return -EINVAL;
+		return recmeta__add_thread(m, tid, f[2]);
+	}
+	return 0;	/* a newer key: skipped */
+}
+
+int recmeta__load(const char *path, struct recmeta *m)
+{
+	char *fields[RECMETA_FIELDS_MAX], *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+	uint64_t version;
+	int err = 0, n;
+
+	memset(m, 0, sizeof(*m));
+	if (!f)
+		return -errno;
+	if (getline(&line, &cap, f) < 0 ||
+	    rectext__split(line, fields, RECMETA_FIELDS_MAX) != 2 ||
+	    !fields[0] || strcmp(fields[0], "syncprof-recording") ||
+	    parse_u64(fields[1], &version) || version != RECMETA_VERSION) {
+		err = -EINVAL;
+		goto out;
+	}
+	while (!err && getline(&line, &cap, f) >= 0) {
+		n = rectext__split(line, fields, RECMETA_FIELDS_MAX);
+		err = n < 0 ? n : recmeta__parse(m, fields, n);
+	}
+	if (!err && (!m->pid || !m->mode))
+		err = -EINVAL;
+out:
+	free(line);
+	fclose(f);
+	if (err)
+		recmeta__clear(m);
+	return err;
+}

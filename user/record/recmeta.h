@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a recording keeps besides its waits (syncprof.meta), so that
+ * --replay prints what the live run printed: the target, the mode, and
+ * each report the run printed with its window, its times and its drop
+ * counts; and the threads' names.  A text file of tab-separated lines
+ * (rectext.h).
+ */
+#ifndef SYNCPROF_RECMETA_H
+#define SYNCPROF_RECMETA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RECMETA_NAME	"syncprof.meta"
+#define RECMETA_VERSION	1
+
+/* One report the live run printed: the waits of windows [first, last]. */
+struct recmeta_report {
+	uint32_t sequence;
+	uint32_t first_window;
+	uint32_t last_window;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t dropped;
+	uint64_t unwind_stopped;
+};
+
+struct recmeta_thread {
+	uint32_t tid;
+	char comm[16];
+};
+
+struct recmeta {
+	pid_t pid;
+	char *comm;
+	char *exe;		/* the target's executable, NULL if unknown */
+	char *mode;		/* "full" | "contended" */
+	char *cmdline;		/* syncprof's own command line */
+	uint64_t attach_ns;
+	uint64_t end_ns;	/* when recording stopped */
+	uint64_t calibration_ns;
+	uint32_t ring_size;
+	uint64_t events;	/* waits recorded */
+	uint64_t lost;		/* waits lost to a full ring, marked */
+	struct recmeta_report *reports;
+	size_t n_reports, cap_reports;
+	struct recmeta_thread *threads;	/* sorted by tid */
+	size_t n_threads, cap_threads;
+};
+
+/* Frees what *m holds and zeroes it. */
+void recmeta__clear(struct recmeta *m);
+/* Copies s into *field (freeing the old value); 0 or -ENOMEM. */
+int recmeta__set(char **field, const char *s);
+int recmeta__add_report(struct recmeta *m, const struct recmeta_report *r);
+/* Threads must come in tid order. */
+int recmeta__add_thread(struct recmeta *m, uint32_t tid, const char *comm);
+/* The thread's name (the main thread's: the process's), or NULL. */
+const char *recmeta__thread_comm(const struct recmeta *m, uint32_t tid);
+int recmeta__save(const struct recmeta *m, const char *path);
+/* -EINVAL: not a syncprof.meta this version reads. */
+int recmeta__load(const char *path, struct recmeta *m);
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libbpf's ring_buffer API, polled from a thread of its own: the
+ * kernel wakes it (epoll) when it finds the consumer caught up, so an
+ * idle writer sleeps and a busy one drains batches without a wakeup per
+ * event.  Rejected: consuming on the main loop, whose symbolizing and
+ * printing would let the ring fill; and one write per event (make bench:
+ * the 1 MiB buffered log sustains several times the target rate).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "array.h"
+#include "evlog.h"
+#include "recorder.h"
+
+/* Longest sleep in one poll: how soon a stop request is seen. */
+#define RECORDER_POLL_MS 50
+
+struct recorder {
+	pid_t pid;
+	struct ring_buffer *ring;
+	struct evlog_writer *log;
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	int err;		/* the first error of the log or the ring */
+	uint64_t events;
+	uint64_t lost;
+	uint32_t last_tid;	/* the thread of the last event: seen */
+	struct recorder_thread *threads;
+	size_t n_threads, cap_threads;
+};
+
+static void recorder__name(struct recorder *r, struct recorder_thread *t)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	t->comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->pid,
+		 t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, t->comm, sizeof(t->comm) - 1);
+	close(fd);
+	if (n <= 0) {
+		t->comm[0] = '\0';
+		return;
+	}
+	t->comm[n] = '\0';
+	t->comm[strcspn(t->comm, "\n")] = '\0';
+}
+
+/* Notes a thread the first time it is seen (sorted insert). */
+static void recorder__see(struct recorder *r, uint32_t tid)
+{
+	size_t lo = 0, hi = r->n_threads;
+
+	if (tid == r->last_tid && r->n_threads)
+		return;
+	r->last_tid = tid;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->threads[mid].tid == tid)
+			return;
+		if (r->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (array__grow(&r->threads, &r->cap_threads, r->n_threads + 1,
+			sizeof(*r->threads)))
+		return;		/* unnamed, not lost */
+	memmove(&r->threads[lo + 1], &r->threads[lo],
+		(r->n_threads - lo) * sizeof(*r->threads));
+	r->n_threads++;
+	r->threads[lo].tid = tid;
+	recorder__name(r, &r->threads[lo]);
+}
+
+/* The threads alive now: named while they are there to ask. */
+static void recorder__see_all(struct recorder *r)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dh;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->pid);
+	dh = opendir(path);
+	if (!dh)
+		return;
+	while ((d = readdir(dh))) {
+		char *end;
+		unsigned long tid = strtoul(d->d_name, &end, 10);
+
+		if (d->d_name[0] != '.' && !*end && tid && tid <= UINT32_MAX)
+			recorder__see(r, (uint32_t)tid);
+	}
+	closedir(dh);
+}
+
+static int recorder__event(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct sp_wait_event *e = data;
+	int err;
+
+	if (size < sizeof(*e))
+		return 0;
+	recorder__see(r, e->key.tid);
+	r->events++;
+	r->lost += e->lost;
+	err = evlog__append(r->log, e);
+	if (err && !r->err)
+		r->err = err;
+	return 0;
+}
+
+static void *recorder__run(void *arg)
+{
+	struct recorder *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		int n = ring_buffer__poll(r->ring, RECORDER_POLL_MS);
+
+		if (n < 0 && n != -EINTR) {
+			if (!r->err)
+				r->err = n;
+			break;
+		}
+	}
+	return NULL;
+}
+
+int recorder__start(const struct recorder_config *cfg, struct recorder **out)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r) {
+		close(cfg->log_fd);
+		return -ENOMEM;
+	}
+	r->pid = cfg->pid;
+	recorder__see_all(r);
+	err = evlog__writer_new(cfg->log_fd, &r->log);
+	if (err) {
+		close(cfg->log_fd);
+		goto fail;
+	}
+	r->ring = ring_buffer__new(cfg->ring_fd, recorder__event, r, NULL);
+	if (!r->ring) {
+		err = -errno;
+		goto fail;
+	}
+	err = -pthread_create(&r->thread, NULL, recorder__run, r);
+	if (err)
+		goto fail;
+	r->running = true;
+	*out = r;
+	return 0;
+fail:
+	recorder__free(r);
+	return err;
+}
+
+int recorder__stop(struct recorder *r)
+{
+	int n;
+
+	if (r->running) {
+		atomic_store(&r->stop, true);
+		pthread_join(r->thread, NULL);
+		r->running = false;
+	}
+	n = ring_buffer__consume(r->ring);
+	if (n < 0 && !r->err)
+		r->err = n;
+	return r->err;
+}
+
+int recorder__append(struct recorder *r, const struct sp_wait_event *e)
+{
+	if (!(e->flags & SP_EVENT_LOST_ONLY))
+		r->events++;
+	r->lost += e->lost;
+	return evlog__append(r->log, e);
+}
+
+uint64_t recorder__events(const struct recorder *r)
+{
+	return r->events;
+}
+
+uint64_t recorder__lost(const struct recorder *r)
+{
+	return r->lost;
+}
+
+const struct recorder_thread *recorder__threads(const struct recorder *r,
+						size_t *n)
+{
+	*n = r->n_threads;
+	return r->threads;
+}
+
+int recorder__finish(struct recorder *r, int *log_fd)
+{
+	int err = evlog__writer_free(r->log, log_fd);
+
+	r->log = NULL;
+	return r->err ? r->err : err;
+}
+
+void recorder__free(struct recorder *r)
+{
+	if (!r)
+		return;
+	if (r->running) {
+		atomic_store(&r->stop, true);
+		pthread_join(r->thread, NULL);
+	}
+	ring_buffer__free(r->ring);
+	evlog__writer_free(r->log, NULL);
+	free(r->threads);
+	free(r);
+}

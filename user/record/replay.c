@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Each recorded wait carries the report window it was counted in, the
+ * row it was added to and what it added (count or failure, wait, its
+ * candidate maximum), so one pass over the log rebuilds, per report the
+ * live run printed, the snapshot that report was made from; the report
+ * path (report__build, format__report) is the live one.  The numbers are
+ * the live ones when nothing was dropped; waits lost to a full ring are
+ * missing here (the report's dropped says how many), and a wait that ended
+ * within microseconds of a report being read may fall in the next one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chrome.h"
+#include "evlog.h"
+#include "format.h"
+#include "log.h"
+#include "recmeta.h"
+#include "recnames.h"
+#include "replay.h"
+#include "report.h"
+#include "snapshot.h"
+
+/* Entries added between merges of a report's snapshot. */
+#define REPLAY_SEAL_EVERY 65536
+
+struct replay {
+	const struct options *opts;
+	struct recmeta meta;
+	struct recnames *names;
+	struct evlog_reader *log;
+	int log_fd;
+	struct snapshot **windows;	/* per report: its own waits */
+	size_t *unsealed;
+};
+
+static int replay__open(struct replay *r, const char *dir)
+{
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RECMETA_NAME);
+	err = recmeta__load(path, &r->meta);
+	if (err) {
+		if (err == -ENOENT)
+			pr_err("%s is not a syncprof recording (no %s)", dir,
+			       RECMETA_NAME);
+		else
+			pr_err("cannot read %s: %s", path, err == -EINVAL ?
+			       "not a recording this syncprof reads" :
+			       strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, RECNAMES_NAME);
+	err = recnames__load(path, &r->names);
+	if (err) {
+		pr_err("cannot read %s: %s", path, err == -EINVAL ?
+		       "not a names file this syncprof reads" : strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, EVLOG_NAME);
+	r->log_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->log_fd < 0) {
+		err = -errno;
+		pr_err("cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = evlog__reader_new(r->log_fd, &r->log);
+	if (err)
+		pr_err("cannot read %s: %s", path, err == -EINVAL ?
+		       "not an event log this syncprof reads" : strerror(-err));
+	return err;
+}
+
+/* The report whose windows hold `window`, or -1. */
+static long replay__report_of(const struct recmeta *m, uint32_t window)
+{
+	size_t lo = 0, hi = m->n_reports;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->reports[mid].last_window < window)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->n_reports && m->reports[lo].first_window <= window)
+		return (long)lo;
+	return -1;
+}
+
+static int replay__add(struct replay *r, size_t report,
+		       const struct sp_wait_event *e)
+{
+	uint64_t wait = e->end_ns - e->start_ns;
+	const struct sp_value v = {
+		.count = e->flags & SP_EVENT_COUNTED ? 1 : 0,
+		.wait_ns = wait,
+		.max_ns = e->max_ns,
+		.failed = e->flags & SP_EVENT_FAILED ? 1 : 0,
+		.window_max_ns = e->max_ns,
+	};
+	int err = snapshot__add(r->windows[report], &e->key, &v, 1, 0);
+
+	if (!err && ++r->unsealed[report] >= REPLAY_SEAL_EVERY) {
+		snapshot__seal(r->windows[report]);
+		r->unsealed[report] = 0;
+	}
+	return err;
+}
+
+/* One pass over the waits: each into the snapshot of its report. */
+static int replay__read(struct replay *r)
+{
+	size_t n = r->meta.n_reports;
+	struct sp_wait_event e;
+	int got, err = 0;
+
+	r->windows = calloc(n, sizeof(*r->windows));
+	r->unsealed = calloc(n, sizeof(*r->unsealed));
+	if (!r->windows || !r->unsealed)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		err = snapshot__new(&r->windows[i]);
+	evlog__rewind(r->log);
+	while (!err && (got = evlog__read(r->log, &e)) > 0) {
+		long report;
+
+		if (e.flags & SP_EVENT_LOST_ONLY)
+			continue;
+		report = replay__report_of(&r->meta, e.window);
+		if (report >= 0)
+			err = replay__add(r, (size_t)report, &e);
+	}
+	if (!err && got < 0)
+		err = got;
+	for (size_t i = 0; !err && i < n; i++)
+		snapshot__seal(r->windows[i]);
+	return err;
+}
+
+static int replay__names(struct replay *r, const struct report_rows *rows,
+			 struct format_names **out)
+{
+	struct format_names *names = NULL;
+
+	*out = NULL;
+	if (!rows->count)
+		return 0;
+	names = calloc(rows->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < rows->count; i++) {
+		recnames__callsite(r->names, rows->rows[i].callsite,
+				   &names[i].callsite);
+		if (rows->rows[i].n_objects == 1)
+			names[i].object_symbol = recnames__object(
+				r->names, rows->rows[i].object);
+	}
+	*out = names;
+	return 0;
+}
+
+static int replay__print(struct replay *r, FILE *out,
+			 const struct snapshot *view,
+			 const struct recmeta_report *rep, uint64_t start_ns)
+{
+	const struct report_settings settings = {
+		.coalesce = r->opts->coalesce,
+		.per_thread = r->opts->per_thread,
+		.sort = r->opts->sort,
+		.top = r->opts->top,
+	};
+	const struct format_meta meta = {
+		.pid = r->meta.pid,
+		.comm = r->meta.comm,
+		.mode = r->meta.mode,
+		.elapsed_s = (double)(rep->end_ns - start_ns) * 1e-9,
+		.start_ns = start_ns,
+		.end_ns = rep->end_ns,
+		.dropped = rep->dropped,
+		.calibration_ns = r->meta.calibration_ns,
+		.unwind_stopped = rep->unwind_stopped,
+		.sequence = rep->sequence,
+	};
+	struct format_names *names = NULL;
+	struct report_rows rows = { 0 };
+	int err = report__build(snapshot__entries(view), snapshot__count(view),
+				&settings, &rows);
+
+	if (!err)
+		err = replay__names(r, &rows, &names);
+	if (!err)
+		err = format__report(out, r->opts->format, r->opts->callsite,
+				     &meta, &rows, names);
+	free(names);
+	report__free(&rows);
+	return err;
+}
+
+static int replay__reports(struct replay *r, FILE *out)
+{
+	struct snapshot *total = NULL, *merged;
+	int err = replay__read(r);
+
+	if (err) {
+		pr_err("cannot read the recorded waits: %s", strerror(-err));
+		return err;
+	}
+	if (r->opts->format == FORMAT_CSV)
+		format__csv_header(out);
+	for (size_t i = 0; !err && i < r->meta.n_reports; i++) {
+		const struct recmeta_report *rep = &r->meta.reports[i];
+
+		if (!r->opts->cumulative) {
+			err = replay__print(r, out, r->windows[i], rep,
+					    rep->start_ns);
+			continue;
+		}
+		err = snapshot__merge(total, r->windows[i], &merged);
+		if (err)
+			break;
+		snapshot__free(total);
+		total = merged;
+		err = replay__print(r, out, total, rep, r->meta.attach_ns);
+	}
+	snapshot__free(total);
+	if (err)
+		pr_err("%s", strerror(-err));
+	return err;
+}
+
+/* A recording cut short (no report noted): one report of all of it. */
+static int replay__whole(struct replay *r)
+{
+	const struct recmeta_report all = {
+		.sequence = 1,
+		.first_window = 0,
+		.last_window = UINT32_MAX,
+		.start_ns = r->meta.attach_ns,
+		.end_ns = r->meta.end_ns,
+		.dropped = r->meta.lost,
+	};
+
+	return recmeta__add_report(&r->meta, &all);
+}
+
+int replay__run(const struct options *opts, FILE *out)
+{
+	struct replay r = { .opts = opts, .log_fd = -1 };
+	int err = replay__open(&r, opts->replay_dir);
+
+	if (!err && !r.meta.n_reports)
+		err = replay__whole(&r);
+	if (!err && opts->chrome) {
+		FILE *f = fopen(opts->chrome, "we");
+
+		err = f ? chrome__export(f, &r.meta, r.names, r.log) : -errno;
+		if (f && fclose(f) && !err)
+			err = -errno;
+		if (err)
+			pr_err("cannot write %s: %s", opts->chrome, strerror(-err));
+	}
+	if (!err)
+		err = replay__reports(&r, out);
+	for (size_t i = 0; r.windows && i < r.meta.n_reports; i++)
+		snapshot__free(r.windows[i]);
+	free(r.windows);
+	free(r.unsealed);
+	evlog__reader_free(r.log);
+	if (r.log_fd >= 0)
+		close(r.log_fd);
+	recnames__free(r.names);
+	recmeta__clear(&r.meta);
+	return err;
+}

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uftrace's format, learnt from its sources (utils/data-file.c,
+ * utils/session.c, utils/symbol.c, cmds/info.c, utils/fstack.c) and from
+ * its own recordings read back with `uftrace dump`:
+ *   info         a 40-byte header ("Ftrace!", version 4, features), then
+ *                text lines for each info bit set, in bit order; nr_tid
+ *                and the tid list say which TID.dat files to read;
+ *   task.txt     SESS (pid, session id, executable) and TASK lines;
+ *   sid-ID.map   /proc/PID/maps lines: which module an address is in;
+ *                a [stack] line tells uftrace where the kernel starts;
+ *   NAME.sym     "# path name:" and "offset type name" lines, offsets
+ *                relative to the module's start (SYM_REL_ADDR);
+ *   TID.dat      16-byte records: time, then type/magic/depth/address.
+ * Waits have no code address, so they get a module of their own: one
+ * symbol per distinct span, named with its label.
+ *
+ * A LOST record at depth 0 is hidden by `uftrace replay` unless
+ * --kernel-full (it skips losses outside any function), so each loss is
+ * wrapped in a "(waits lost)" span: replay shows "LOST N records" inside
+ * it, report and tui count it.  Rejected: a LOST record alone (invisible
+ * by default); one root span per thread (its time is meaningless).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "format.h"
+#include "uftrace.h"
+
+#define UFTRACE_MAGIC		"Ftrace!"
+#define UFTRACE_FILE_VERSION	4
+#define UFTRACE_RECORD_MAGIC	5
+#define UFTRACE_MAX_STACK	1024
+/* Feature bits: TASK_SESSION, SYM_REL_ADDR, MAX_STACK. */
+#define UFTRACE_FEATURES	((1u << 1) | (1u << 5) | (1u << 6))
+/* Info bits, in the order their lines are written. */
+enum {
+	INFO_EXE_NAME = 0,
+	INFO_CMDLINE = 3,
+	INFO_OSINFO = 6,
+	INFO_TASKINFO = 7,
+	INFO_RECORD_DATE = 11,
+	INFO_VERSION = 13,
+};
+/* Streams open at once; more threads than this reopen in append mode. */
+#define UFTRACE_OPEN_MAX	256
+#define NS_PER_S		UINT64_C(1000000000)
+
+struct uftrace_file_header {
+	char magic[8];
+	uint32_t version;
+	uint16_t header_size;
+	uint8_t endian;
+	uint8_t elf_class;
+	uint64_t feat_mask;
+	uint64_t info_mask;
+	uint16_t max_stack;
+	uint16_t unused1;
+	uint32_t unused2;
+};
+
+struct uftrace_record {
+	uint64_t time;
+	uint64_t word;
+};
+
+/* One thread's .dat file. */
+struct uftrace_stream {
+	uint32_t tid;
+	FILE *f;		/* NULL while closed */
+	bool created;
+	uint64_t first_ns;
+	uint64_t last_ns;	/* records never go back in time */
+};
+
+struct uftrace_out {
+	const char *dir;
+	struct uftrace_stream *streams;	/* sorted by tid */
+	size_t n, cap, n_open;
+	uint64_t first_ns;
+	int err;
+};
+
+uint64_t uftrace__record_word(enum uftrace_rec_type type, unsigned int depth,
+			      uint64_t addr)
+{
+	return (uint64_t)(type & 3) | (uint64_t)UFTRACE_RECORD_MAGIC << 3 |
+	       (uint64_t)(depth & 0x3ff) << 6 |
+	       (addr & 0xffffffffffffull) << 16;
+}
+
+uint64_t uftrace__span_addr(long span)
+{
+	return UFTRACE_SPAN_BASE + (uint64_t)(span + 2) * 16;
+}
+
+static struct uftrace_stream *uftrace__stream(struct uftrace_out *o,
+					      uint32_t tid)
+{
+	size_t lo = 0, hi = o->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->streams[mid].tid == tid)
+			return &o->streams[mid];
+		if (o->streams[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (array__grow(&o->streams, &o->cap, o->n + 1, sizeof(*o->streams)))
+		return NULL;
+	memmove(&o->streams[lo + 1], &o->streams[lo],
+		(o->n - lo) * sizeof(*o->streams));
+	o->n++;
+	o->streams[lo] = (struct uftrace_stream){ .tid = tid };
+	return &o->streams[lo];
+}
+
+static int uftrace__close_all(struct uftrace_out *o)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < o->n; i++) {
+		if (o->streams[i].f && fclose(o->streams[i].f) && !err)
+			err = -errno;
+		o->streams[i].f = NULL;
+	}
+	o->n_open = 0;
+	return err;
+}
+
+static FILE *uftrace__file(struct uftrace_out *o, struct uftrace_stream *s)
+{
+	char path[4096];
+
+	if (s->f)
+		return s->f;
+	if (o->n_open >= UFTRACE_OPEN_MAX) {
+		int err = uftrace__close_all(o);
+
+		if (err) {
+			o->err = err;
+			return NULL;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%u.dat", o->dir, s->tid);
+	s->f = fopen(path, s->created ? "ae" : "we");
+	if (!s->f) {
+		o->err = -errno;
+		return NULL;
+	}
+	s->created = true;
+	o->n_open++;
+	return s->f;
+}
+
+static void uftrace__put(struct uftrace_out *o, struct uftrace_stream *s,
+			 uint64_t time, enum uftrace_rec_type type,
+			 uint64_t addr)
+{
+	struct uftrace_record rec;
+	FILE *f = uftrace__file(o, s);
+
+	if (!f)
+		return;
+	if (time < s->last_ns)
+		time = s->last_ns;
+	if (!s->first_ns)
+		s->first_ns = time;
+	s->last_ns = time;
+	rec.time = time;
+	rec.word = uftrace__record_word(type, 0, addr);
+	if (fwrite(&rec, sizeof(rec), 1, f) != 1 && !o->err)
+		o->err = -EIO;
+}
+
+static void uftrace__event(struct uftrace_out *o, struct recnames *names,
+			   const struct sp_wait_event *e)
+{
+	struct uftrace_stream *s = uftrace__stream(o, e->key.tid);
+	bool only_lost = e->flags & SP_EVENT_LOST_ONLY;
+
+	if (!s) {
+		o->err = -ENOMEM;
+		return;
+	}
+	if (e->lost) {
+		uint64_t from = e->lost_ns;
+		uint64_t to = only_lost ? e->end_ns : e->start_ns;
+
+		if (to < from)
+			to = from;
+		uftrace__put(o, s, from, UFTRACE_REC_ENTRY, uftrace__span_addr(-1));
+		uftrace__put(o, s, from, UFTRACE_REC_LOST, e->lost);
+		uftrace__put(o, s, to, UFTRACE_REC_EXIT, uftrace__span_addr(-1));
+	}
+	if (!only_lost) {
+		uint64_t addr = uftrace__span_addr(recnames__find(names, &e->key));
+
+		uftrace__put(o, s, e->start_ns, UFTRACE_REC_ENTRY, addr);
+		uftrace__put(o, s, e->end_ns, UFTRACE_REC_EXIT, addr);
+	}
+}
+
+static void ts_text(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, ns / NS_PER_S,
+		 ns % NS_PER_S);
+}
+
+static FILE *uftrace__create(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fopen(path, "we");
+}
+
+static int uftrace__close(FILE *f)
+{
+	int err = ferror(f) ? -EIO : 0;
+
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* A string as one line of text: no newline, no quote. */
+static void line_text(const char *in, char *buf, size_t len)
+{
+	format__sanitize(in ? in : "?", buf, len);
+	for (char *p = buf; *p; p++)
+		if (*p == '"')
+			*p = '\'';
+}
+
+static int uftrace__tasks(struct uftrace_out *o, const struct recmeta *meta,
+			  const char *sid)
+{
+	FILE *f = uftrace__create(o->dir, "task.txt");
+	char ts[32], exe[1024];
+
+	if (!f)
+		return -errno;
+	line_text(meta->exe ? meta->exe : meta->comm, exe, sizeof(exe));
+	ts_text(ts, sizeof(ts), o->first_ns);
+	fprintf(f, "SESS timestamp=%s pid=%d sid=%s exename=\"%s\"\n", ts,
+		(int)meta->pid, sid, exe);
+	for (size_t i = 0; i < o->n; i++) {
+		ts_text(ts, sizeof(ts), o->streams[i].first_ns);
+		fprintf(f, "TASK timestamp=%s tid=%u pid=%d\n", ts,
+			o->streams[i].tid, (int)meta->pid);
+	}
+	return uftrace__close(f);
+}
+
+static int uftrace__map(struct uftrace_out *o, const char *sid, size_t spans)
+{
+	char name[64];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	f = uftrace__create(o->dir, name);
+	if (!f)
+		return -errno;
+	fprintf(f, "%012" PRIx64 "-%012" PRIx64 " r-xp 00000000 00:00 0 %s\n",
+		UFTRACE_SPAN_BASE, uftrace__span_addr((long)spans + 1),
+		UFTRACE_SPAN_MODULE);
+	/* uftrace places the kernel above the stack's range. */
+	fprintf(f, "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n");
+	return uftrace__close(f);
+}
+
+static int uftrace__symbols(struct uftrace_out *o, struct recnames *names,
+			    size_t spans)
+{
+	FILE *f = uftrace__create(o->dir, UFTRACE_SPAN_MODULE ".sym");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "# symbols: %zu\n# path name: %s\n", spans + 1,
+		UFTRACE_SPAN_MODULE);
+	fprintf(f, "%016" PRIx64 " T %s\n",
+		uftrace__span_addr(-1) - UFTRACE_SPAN_BASE, UFTRACE_LOST_LABEL);
+	for (size_t i = 0; i < spans; i++)
+		fprintf(f, "%016" PRIx64 " T %s\n",
+			uftrace__span_addr((long)i) - UFTRACE_SPAN_BASE,
+			recnames__label(names, i));
+	fprintf(f, "%016" PRIx64 " ? __sym_end\n",
+		uftrace__span_addr((long)spans) - UFTRACE_SPAN_BASE);
+	return uftrace__close(f);
+}
+
+/* The host's distribution, as os-release's PRETTY_NAME says it. */
+static void os_release(char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/os-release", "re");
+	char line[512];
+
+	snprintf(buf, len, "Unknown");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, "PRETTY_NAME=", 12))
+			continue;
+		v = line + 12 + (line[12] == '"');
+		v[strcspn(v, "\"\n")] = '\0';
+		line_text(v, buf, len);
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+static int uftrace__info(struct uftrace_out *o, const struct recmeta *meta)
+{
+	struct uftrace_file_header h = {
+		.magic = UFTRACE_MAGIC,
+		.version = UFTRACE_FILE_VERSION,
+		.header_size = sizeof(h),
+		.endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2,
+		.elf_class = sizeof(void *) == 8 ? 2 : 1,
+		.feat_mask = UFTRACE_FEATURES,
+		.info_mask = 1u << INFO_EXE_NAME | 1u << INFO_CMDLINE |
+			     1u << INFO_OSINFO | 1u << INFO_TASKINFO |
+			     1u << INFO_RECORD_DATE | 1u << INFO_VERSION,
+		.max_stack = UFTRACE_MAX_STACK,
+	};
+	FILE *f = uftrace__create(o->dir, "info");
+	char text[4096], date[64];
+	struct utsname uts;
+	time_t now = time(NULL);
+	uint64_t end = meta->end_ns > meta->attach_ns ? meta->end_ns
+						       : meta->attach_ns;
+
+	if (!f)
+		return -errno;
+	fwrite(&h, sizeof(h), 1, f);
+	line_text(meta->exe ? meta->exe : meta->comm, text, sizeof(text));
+	fprintf(f, "exename:%s\n", text);
+	line_text(meta->cmdline, text, sizeof(text));
+	fprintf(f, "cmdline:%s\n", text);
+	if (uname(&uts))
+		memset(&uts, 0, sizeof(uts));
+	os_release(text, sizeof(text));
+	fprintf(f, "osinfo:lines=3\nosinfo:kernel=%s %s\nosinfo:hostname=%s\n"
+		"osinfo:distro=\"%s\"\n", uts.sysname, uts.release,
+		uts.nodename, text);
+	fprintf(f, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\ntaskinfo:tids=",
+		o->n);
+	for (size_t i = 0; i < o->n; i++)
+		fprintf(f, "%s%u", i ? "," : "", o->streams[i].tid);
+	/* ctime's own format, newline included, as uftrace writes it. */
+	if (!ctime_r(&now, date))
+		snprintf(date, sizeof(date), "?\n");
+	fprintf(f, "\nrecord_date:%s", date);
+	fprintf(f, "elapsed_time:%" PRIu64 ".%09" PRIu64 " sec\n",
+		(end - meta->attach_ns) / NS_PER_S,
+		(end - meta->attach_ns) % NS_PER_S);
+	fprintf(f, "uftrace_version:syncprof (uftrace data format %d)\n",
+		UFTRACE_FILE_VERSION);
+	return uftrace__close(f);
+}
+
+int uftrace__export(const char *dir, const struct recmeta *meta,
+		    struct recnames *names, struct evlog_reader *events)
+{
+	struct uftrace_out o = { .dir = dir };
+	struct sp_wait_event e;
+	size_t spans = recnames__count(names);
+	char sid[17];
+	int err, got = 0;
+
+	evlog__rewind(events);
+	while (!o.err && (got = evlog__read(events, &e)) > 0)
+		uftrace__event(&o, names, &e);
+	err = got < 0 ? got : o.err;
+	if (!err)
+		err = uftrace__close_all(&o);
+	else
+		uftrace__close_all(&o);
+	o.first_ns = meta->attach_ns;
+	for (size_t i = 0; i < o.n; i++)
+		if (o.streams[i].first_ns < o.first_ns)
+			o.first_ns = o.streams[i].first_ns;
+	snprintf(sid, sizeof(sid), "%016" PRIx64,
+		 meta->attach_ns ^ ((uint64_t)meta->pid << 40));
+	if (!err)
+		err = uftrace__tasks(&o, meta, sid);
+	if (!err)
+		err = uftrace__map(&o, sid, spans);
+	if (!err)
+		err = uftrace__symbols(&o, names, spans);
+	if (!err)
+		err = uftrace__info(&o, meta);
+	free(o.streams);
+	return err;
+}
