@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -603,6 +604,92 @@ static void test_repeated_calls_in_one_process(void **state UNUSED)
 	assert_int_equal(o.pid, 12);
 }
 
+static void test_ring_size(void **state UNUSED)
+{
+	static const struct {
+		const char *arg;
+		uint32_t bytes;
+	} good[] = {
+		{ "4096", 4096 }, { "8192", 8192 }, { "64K", 65536 },
+		{ "64k", 65536 }, { "8M", 8u << 20 }, { "8MiB", 8u << 20 },
+		{ "1G", 1u << 30 }, { "1048576", 1u << 20 },
+	};
+	static const char *const bad[] = {
+		"5000", "0", "100", "2048", "2G", "4096X", "-4096", "", "K",
+		"3M", "1.5M", "0x1000", "8MX", "99999999999999999999",
+	};
+	struct options o;
+	struct args a;
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		assert_int_equal(parse(&o, &a, "-p", "1", "--record", "d",
+				       "--ring-size", good[i].arg, NULL), 0);
+		assert_int_equal(o.ring_size, good[i].bytes);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(parse(&o, &a, "-p", "1", "--record", "d",
+				       "--ring-size", bad[i], NULL), -EINVAL);
+	/* The page size is the floor. */
+	uint32_t bytes;
+
+	assert_int_equal(options__parse_size("8K", 16384, &bytes), -EINVAL);
+	assert_int_equal(options__parse_size("16K", 16384, &bytes), 0);
+	assert_int_equal(bytes, 16384);
+}
+
+static void test_record_and_chrome(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", NULL), 0);
+	assert_null(o.record_dir);
+	assert_null(o.chrome);
+	assert_false(options__recording(&o));
+	assert_int_equal(o.ring_size, 8u << 20);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--record", "out", NULL), 0);
+	assert_string_equal(o.record_dir, "out");
+	assert_true(options__recording(&o));
+	assert_int_equal(parse(&o, &a, "--chrome", "t.json", "--", "ls", NULL), 0);
+	assert_string_equal(o.chrome, "t.json");
+	assert_true(options__recording(&o));
+	/* The ring only exists when recording. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "--ring-size", "64K", NULL),
+			 -EINVAL);
+}
+
+static void test_replay(void **state UNUSED)
+{
+	static const char *const conflicts[][3] = {
+		{ "-p", "1", NULL }, { "--record", "d", NULL },
+		{ "--ring-size", "64K", NULL }, { "--duration", "1", NULL },
+		{ "--interval", "1", NULL }, { "--batch", NULL, NULL },
+		{ "--mode", "full", NULL }, { "--map-size", "10", NULL },
+		{ "--", "ls", NULL },
+	};
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "--replay", "rec", NULL), 0);
+	assert_string_equal(o.replay_dir, "rec");
+	assert_false(options__recording(&o));
+	assert_int_equal(parse(&o, &a, "--replay", "rec", "--chrome", "t.json",
+			       "-f", "json", "-T", "-n", "-N", "5", "-s", "mean",
+			       "--cumulative", "-o", "x", "--callsite", "func",
+			       NULL), 0);
+	assert_false(options__recording(&o));	/* converts, records nothing */
+	assert_true(o.cumulative);
+	for (size_t i = 0; i < ARRAY_SIZE(conflicts); i++) {
+		if (conflicts[i][1])
+			assert_int_equal(parse(&o, &a, "--replay", "rec",
+					       conflicts[i][0], conflicts[i][1],
+					       NULL), -EINVAL);
+		else
+			assert_int_equal(parse(&o, &a, "--replay", "rec",
+					       conflicts[i][0], NULL), -EINVAL);
+	}
+}
+
 static void test_name_functions_out_of_range(void **state UNUSED)
 {
 	assert_string_equal(options__sort_name((enum sort_key)4), "?");
@@ -645,6 +732,9 @@ int main(void)
 		cmocka_unit_test(test_usage_and_version_set_help_shown),
 		cmocka_unit_test(test_options_reset_between_calls),
 		cmocka_unit_test(test_repeated_calls_in_one_process),
+		cmocka_unit_test(test_ring_size),
+		cmocka_unit_test(test_record_and_chrome),
+		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_name_functions_out_of_range),
 	};
 
