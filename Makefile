@@ -32,6 +32,9 @@ DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
 
+# --record writes uftrace's data format; the tests read it with uftrace.
+DEB_PKGS    += uftrace
+
 # make bench compares with bpftrace doing full mode's job.
 ifeq ($(BENCH),1)
 DEB_PKGS    += bpftrace
