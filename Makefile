@@ -84,10 +84,10 @@ BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # skeleton (skel/syncprof.skel.h): the maps in stats.bpf.c exist once, the
 # loader loads the programs of the mode it runs.  probecost.bpf.c is make
 # bench's own.
-BPF_BENCH   := bpf/probecost.bpf.c
+BPF_BENCH   := bpf/probecost.bpf.c bpf/recordbench.bpf.c
 BPF_SRCS    := $(filter-out $(BPF_BENCH),$(wildcard bpf/*.bpf.c))
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
-SKELS       := skel/syncprof.skel.h skel/probecost.skel.h
+SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c)
 # Code protoc-c generates from the .proto files in user/report/ (pprof's
@@ -110,7 +110,8 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
 # Kept between runs: a second make must not regenerate and relink.
-.SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(SKELS) $(GEN_SRCS) $(GEN_HDRS)
+.SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
+             $(GEN_SRCS) $(GEN_HDRS)
 .PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
@@ -150,6 +151,15 @@ $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(
 skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name syncprof_bpf > $@
+
+# make bench's producer of waits: the recording's maps, and its program.
+$(BPF_OUT)/recordbench.o: $(BPF_FIRST) $(BPF_OUT)/recordbench.bpf.o
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+skel/recordbench.skel.h: $(BPF_OUT)/recordbench.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name recordbench_bpf > $@
 
 skel/probecost.skel.h: $(BPF_OUT)/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -324,13 +334,18 @@ $(OUT)/tests/bench/probecost: tests/bench/probecost.c skel/probecost.skel.h $(LI
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
 
+$(OUT)/tests/bench/recordbench: tests/bench/recordbench.c skel/recordbench.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
+
 $(OUT)/tests/bench/lockbench: tests/bench/lockbench.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
 
 BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost \
-               $(OUT)/tests/bench/lockbench
+               $(OUT)/tests/bench/lockbench $(OUT)/tests/bench/recordbench
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps BENCH=1

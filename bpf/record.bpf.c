@@ -13,6 +13,7 @@
 #include "record.bpf.h"
 
 const volatile __u32 record_on = 0;
+const volatile __u64 record_wake_bytes = 0;
 volatile __u32 record_lost_pending = 0;
 
 record_ring_t record_ring SEC(".maps");

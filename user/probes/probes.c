@@ -174,6 +174,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->recording = cfg->ring_size > 0;
 	p->skel->rodata->record_on = p->recording;
 	/* Off, the ring keeps its smallest size: one page. */
+	p->skel->rodata->record_wake_bytes = cfg->ring_size / 4;
 	if (p->recording)
 		err = bpf_map__set_max_entries(p->skel->maps.record_ring,
 					       cfg->ring_size);
@@ -515,6 +516,32 @@ uint64_t probes__unwind_stopped(struct probes *p)
 }
 
 /*
+ * With kernel.bpf_stats_enabled=1 the kernel times every program run:
+ * -v then says what each program cost, before they go.
+ */
+static void probes__log_run_times(struct probes *p)
+{
+	struct bpf_program *prog;
+
+	if (!log__enabled(LOG_INFO))
+		return;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    !info.run_cnt)
+			continue;
+		pr_info("BPF program %s: %llu runs, %llu ns in all (%.0f ns each)",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns,
+			(double)info.run_time_ns / (double)info.run_cnt);
+	}
+}
+
+/*
  * Detaching costs ~90 ms per uprobe link on these machines (the kernel
  * unregisters them one at a time, each waiting for a grace period; from
  * parallel threads too), so syncprof prints its last report first.
@@ -523,6 +550,8 @@ void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
+	if (p->skel)
+		probes__log_run_times(p);
 	for (size_t i = 0; i < N_PROBES; i++) {
 		bpf_link__destroy(p->links[i][0]);
 		bpf_link__destroy(p->links[i][1]);
