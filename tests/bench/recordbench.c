@@ -6,7 +6,12 @@
  * paced rate, for a second per step; the real writer (recorder.c) writes
  * them to a log on disk.  The rate climbs until a step drops waits.
  *
- *   recordbench [--json] [--dir DIR] [--ring-size BYTES]
+ * --cost: what record_wait() adds to a program, per wait: the producer's
+ * run time (the kernel's BPF stats) per wait, loaded with recording on
+ * and with it off (the call then compiled away), in runs of COST_BATCH
+ * waits while the writer drains; medians of COST_RUNS runs each.
+ *
+ *   recordbench [--json] [--cost] [--dir DIR] [--ring-size BYTES]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +30,8 @@
 
 #define STEP_NS		1000000000ull	/* each rate runs this long */
 #define BATCH		64		/* waits per program run */
+#define COST_BATCH	1024
+#define COST_RUNS	201
 
 struct produce_args {
 	__u64 n;
@@ -78,6 +85,100 @@ static uint64_t produce(int prog_fd, double rate)
 	return sent;
 }
 
+static struct recordbench_bpf *load(bool on, uint32_t ring_size)
+{
+	struct recordbench_bpf *skel = recordbench_bpf__open();
+
+	if (!skel)
+		return NULL;
+	skel->rodata->record_on = on;
+	skel->rodata->record_wake_bytes = ring_size / 4;
+	if (bpf_map__set_max_entries(skel->maps.record_ring, ring_size) ||
+	    recordbench_bpf__load(skel)) {
+		recordbench_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median ns of program run time per wait emitted, over COST_RUNS runs. */
+static double cost_per_wait(struct recordbench_bpf *skel)
+{
+	int fd = bpf_program__fd(skel->progs.produce);
+	struct produce_args args = { .n = COST_BATCH, .tid = 1000 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args,
+		    .ctx_size_in = sizeof(args));
+	double per_wait[COST_RUNS];
+
+	for (int i = 0; i < COST_RUNS; i++) {
+		struct bpf_prog_info before = { 0 }, after = { 0 };
+		__u32 len = sizeof(before);
+		struct timespec drain = { 0, 2000000 };
+
+		bpf_obj_get_info_by_fd(fd, &before, &len);
+		len = sizeof(after);
+		if (bpf_prog_test_run_opts(fd, &opts) ||
+		    bpf_obj_get_info_by_fd(fd, &after, &len))
+			return -1;
+		per_wait[i] = (double)(after.run_time_ns - before.run_time_ns) /
+			      COST_BATCH;
+		nanosleep(&drain, NULL);	/* the writer empties the ring */
+	}
+	qsort(per_wait, COST_RUNS, sizeof(*per_wait), cmp_double);
+	return per_wait[COST_RUNS / 2];
+}
+
+/* record_wait()'s cost: the producer with recording on, less off. */
+static int cost(uint32_t ring_size, const char *dir, bool json)
+{
+	struct recordbench_bpf *on = load(true, ring_size), *off = load(false, ring_size);
+	int stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	struct recorder *rec = NULL;
+	double on_ns, off_ns;
+	int fd;
+
+	if (!on || !off || stats < 0) {
+		fprintf(stderr, "recordbench: cannot load the producer or turn "
+			"the BPF stats on\n");
+		return 1;
+	}
+	fd = open(dir, O_TMPFILE | O_RDWR, 0600);
+	const struct recorder_config cfg = {
+		.ring_fd = bpf_map__fd(on->maps.record_ring),
+		.log_fd = fd,
+		.pid = getpid(),
+	};
+	if (fd < 0 || recorder__start(&cfg, &rec)) {
+		fprintf(stderr, "recordbench: cannot start the writer\n");
+		return 1;
+	}
+	off_ns = cost_per_wait(off);
+	on_ns = cost_per_wait(on);
+	recorder__stop(rec);
+	if (json)
+		printf("{\"bench\": \"recordcost\", \"off_ns\": %.1f, "
+		       "\"on_ns\": %.1f, \"added_ns\": %.1f}\n", off_ns, on_ns,
+		       on_ns - off_ns);
+	else
+		printf("producer run time per wait: %.1f ns recording, %.1f ns "
+		       "not: record_wait() adds %.1f ns\n", on_ns, off_ns,
+		       on_ns - off_ns);
+	recorder__finish(rec, &fd);
+	recorder__free(rec);
+	close(fd);
+	close(stats);
+	recordbench_bpf__destroy(on);
+	recordbench_bpf__destroy(off);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const double rates[] = {
@@ -88,8 +189,10 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "ring-size", required_argument, NULL, 'r' },
+		{ "cost", no_argument, NULL, 'c' },
 		{ 0 },
 	};
+	bool cost_only = false;
 	uint32_t ring_size = OPTIONS_DEFAULT_RING_SIZE;
 	const char *dir = ".";
 	double best = 0, best_achieved = 0;
@@ -101,6 +204,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j': json = true; break;
+		case 'c': cost_only = true; break;
 		case 'd': dir = optarg; break;
 		case 'r':
 			if (options__parse_size(optarg, 4096, &ring_size))
@@ -109,13 +213,10 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	skel = recordbench_bpf__open();
-	if (!skel)
-		return 1;
-	skel->rodata->record_on = 1;
-	skel->rodata->record_wake_bytes = ring_size / 4;
-	if (bpf_map__set_max_entries(skel->maps.record_ring, ring_size) ||
-	    recordbench_bpf__load(skel)) {
+	if (cost_only)
+		return cost(ring_size, dir, json);
+	skel = load(true, ring_size);
+	if (!skel) {
 		fprintf(stderr, "recordbench: cannot load the producer\n");
 		return 1;
 	}

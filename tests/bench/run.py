@@ -37,8 +37,24 @@ first):
     a futex call (the tracepoint's program runs and filters by process)
     and any other system call.
 
-Results go to build/bench/results.json as well as the tables on stdout.
+Then --record (BENCH_PAIRS pairs, BENCH_RUNS runs):
+  * the writer: the highest rate of waits (a synthetic producer through
+    the real record_wait() and ring, tests/bench/recordbench.c) that the
+    writer takes with nothing dropped; and record_wait()'s own cost in
+    that producer (its run time per wait, recording on less off);
+  * the kernel's cost per recorded wait: with the kernel's BPF stats on,
+    the run time of the program that ends waits, with and without
+    --record, on the same workload: full mode's return probe (one run per
+    wait, nothing else) and contended mode's futex exit (whose runs also
+    include every other process's futex returns: the difference of the
+    totals over the waits recorded);
+  * end to end: a full-mode workload recorded with the default ring, its
+    waits per second and what was dropped.
+
+Results go to build/bench/results.json as well as the tables on stdout
+(BENCH_ONLY=recording: that section alone, to results-recording.json).
 """
+import ctypes
 import json
 import os
 import platform
@@ -58,6 +74,12 @@ PAIRS = int(os.environ.get("BENCH_PAIRS", str(max(5, RUNS))))
 # The fast-path check is the cheapest section (~1 s a pair) and the one
 # with the tightest limit: more pairs against the machine's noise.
 OVERHEAD_PAIRS = int(os.environ.get("BENCH_OVERHEAD_PAIRS", str(max(9, PAIRS))))
+ONLY = os.environ.get("BENCH_ONLY")
+RECORDBENCH = os.path.join(BUILD, "tests", "bench", "recordbench")
+# (mode, the program that ends a wait, workload, arguments)
+RECORD_COST = [("full", "lock_return", "uncontended", ["--threads", "2", "--ops", "20000"]),
+               ("contended", "futex_exit", "futexpp", ["--ops", "20000"])]
+RECORD_E2E = ("uncontended", ["--threads", "2", "--ops", "150000"])
 
 WORKLOADS = {
     "uncontended": ["--threads", "2", "--ops", "20000"],
@@ -450,10 +472,123 @@ def contended_bystander(results):
     print()
 
 
+def bpf_stats_enable():
+    """BPF_ENABLE_STATS: the kernel times every BPF program while the
+    returned fd is open (unlike the sysctl, another user's write of 0
+    does not turn it off)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(16)           # enable_stats.type = 0
+    fd = libc.syscall(321, 32, attr, 16)             # SYS_bpf, BPF_ENABLE_STATS
+    if fd < 0:
+        raise RuntimeError(f"BPF_ENABLE_STATS: {os.strerror(ctypes.get_errno())}")
+    return fd
+
+
+def run_recorded(mode, workload, args, record_dir=None):
+    """syncprof -v on lockbench: each BPF program's (runs, ns in all), the
+    waits recorded and lost, and lockbench's own JSON."""
+    cmd = [SYNCPROF, "-v", "--mode", mode, "-f", "json", "-o", os.devnull]
+    if mode == "full":
+        cmd.append("--no-calibrate")      # the calibration's own runs stay out
+    if record_dir:
+        shutil.rmtree(record_dir, ignore_errors=True)
+        cmd += ["--record", record_dir]
+    cmd += ["--", LOCKBENCH, workload, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    progs = {name: (int(runs), int(ns)) for name, runs, ns in re.findall(
+        r"BPF program (\S+): (\d+) runs, (\d+) ns in all", proc.stderr)}
+    m = re.search(r"recorded (\d+) waits, (\d+) lost", proc.stderr)
+    result = json.loads(proc.stdout.splitlines()[-1])
+    result["programs"] = progs
+    result["recorded"] = int(m.group(1)) if m else 0
+    result["lost"] = int(m.group(2)) if m else 0
+    return result
+
+
+def recording(results):
+    """--record: the writer's rate, the kernel's cost per wait, end to end."""
+    out = results["recording"] = {}
+    print(f"--record: the writer's rate (median of {RUNS} sweeps; a synthetic "
+          "producer through the real ring)")
+    rates = []
+    for _ in range(RUNS):
+        line = subprocess.run([RECORDBENCH, "--json", "--dir", BUILD], check=True,
+                              capture_output=True, text=True).stdout
+        rates.append(json.loads(line)["max_rate_no_drops"])
+    print(f"  sustained with no drops: {median(rates):,.0f} waits/s "
+          f"(runs: {', '.join(f'{r:,.0f}' for r in rates)}; default 8 MiB ring)")
+    out["writer_waits_per_s"] = median(rates)
+    out["writer_runs"] = rates
+    costs = []
+    for _ in range(RUNS):
+        line = subprocess.run([RECORDBENCH, "--cost", "--json", "--dir", BUILD],
+                              check=True, capture_output=True, text=True).stdout
+        costs.append(json.loads(line))
+    added = median([c["added_ns"] for c in costs])
+    print(f"  record_wait() alone: +{added:.1f} ns per wait (the producer's run "
+          f"time per wait, {median([c['on_ns'] for c in costs]):.1f} ns on, "
+          f"{median([c['off_ns'] for c in costs]):.1f} ns off; median of {RUNS})")
+    out["record_wait_added_ns"] = added
+    out["record_wait_runs"] = costs
+    print()
+
+    stats_fd = bpf_stats_enable()
+    record_dir = os.path.join(BUILD, "bench", "record")
+    os.makedirs(os.path.dirname(record_dir), exist_ok=True)
+    print(f"--record: the kernel's cost per recorded wait (BPF_ENABLE_STATS; "
+          f"median of {PAIRS} pairs)")
+    print(f"{'mode':10} {'program':12} {'workload':12} {'ns/run off':>10} "
+          f"{'ns/run on':>10} {'waits':>8} {'added/wait':>11}")
+    try:
+        for mode, prog, workload, args in RECORD_COST:
+            off_avg, on_avg, added, waits = [], [], [], []
+            for _ in range(PAIRS):
+                off = run_recorded(mode, workload, args)
+                on = run_recorded(mode, workload, args, record_dir)
+                (r0, n0), (r1, n1) = off["programs"][prog], on["programs"][prog]
+                off_avg.append(n0 / r0)
+                on_avg.append(n1 / r1)
+                waits.append(on["recorded"])
+                if mode == "full":
+                    added.append(n1 / r1 - n0 / r0)     # one run, one wait
+                else:
+                    added.append((n1 - n0) / max(on["recorded"], 1))
+            print(f"{mode:10} {prog:12} {workload:12} {median(off_avg):10.0f} "
+                  f"{median(on_avg):10.0f} {median(waits):8.0f} {median(added):9.0f}ns")
+            out[f"{mode}_added_ns_per_wait"] = median(added)
+            out[f"{mode}_runs"] = {"program": prog, "workload": workload, "args": args,
+                                   "ns_per_run_off": off_avg, "ns_per_run_on": on_avg,
+                                   "added_ns_per_wait": added, "waits": waits}
+    finally:
+        os.close(stats_fd)
+    print()
+
+    workload, args = RECORD_E2E
+    runs = [run_recorded("full", workload, args, record_dir) for _ in range(RUNS)]
+    per_s = [r["recorded"] / (r["ns_per_op"] * r["ops"] * 1e-9) for r in runs]
+    lost = [r["lost"] for r in runs]
+    print(f"--record end to end: full mode, lockbench {workload} {' '.join(args)}: "
+          f"{median([r['recorded'] for r in runs]):.0f} waits recorded at "
+          f"{median(per_s):,.0f}/s, lost {max(lost)} (median of {RUNS})")
+    out["end_to_end"] = {"workload": workload, "args": args, "waits_per_s": per_s,
+                         "lost": lost}
+    shutil.rmtree(record_dir, ignore_errors=True)
+    print()
+
+
 def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
         return 1
+    if ONLY == "recording":
+        results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS}
+        recording(results)
+        os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
+        with open(os.path.join(BUILD, "bench", "results-recording.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        return 0
     libc = libc_path()
     have_bpftrace = shutil.which("bpftrace") is not None
     variants = [("full (entry)", "full", lambda w, t: run_syncprof(w, t, "entry")),
@@ -469,7 +604,8 @@ def main():
     print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
           f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
     main_table(results, variants)
-    for section in (contended_overhead, contended_cost, contended_bystander):
+    for section in (contended_overhead, contended_cost, contended_bystander,
+                    recording):
         try:
             section(results)
         except (RuntimeError, subprocess.CalledProcessError, ValueError,
