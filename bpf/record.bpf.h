@@ -10,7 +10,10 @@
  * waking the writer (an irq_work, a self-IPI, which traps on these
  * virtual machines) took ~1.7 us a wait in full mode and ~4 us in
  * contended mode (make bench, kernel.bpf_stats_enabled), so the writer
- * polls on a timer and is woken only when the ring is a quarter full.  A full ring
+ * drains on a timer and is woken only as the ring fills past a quarter,
+ * a half and three quarters: the wait whose reservation crosses one of
+ * those marks wakes it, the others do not (waking on every wait past a
+ * mark cost ~0.2-0.5 us a wait with a 64 KiB ring).  A full ring
  * drops the event in the kernel (the target never waits for syncprof),
  * counts it (SP_CNT_DROPPED_RING) and keeps, per thread, how many were
  * lost since that thread's last recorded wait: its next recorded wait
@@ -59,6 +62,16 @@ static __always_inline void record_lose(__u32 tid, __u64 start_ns)
 	__sync_fetch_and_add(&lost->count, 1);
 }
 
+/* Bytes a wait takes in the ring: the record and the ring's 8-byte header. */
+#define RECORD_SLOT (sizeof(struct sp_wait_event) + 8)
+
+/* Whether the reservation that left `avail` bytes waiting crossed a mark. */
+static __always_inline bool record_crossed(__u64 avail)
+{
+	return avail >= record_wake_bytes && record_wake_bytes &&
+	       avail / record_wake_bytes != (avail - RECORD_SLOT) / record_wake_bytes;
+}
+
 /*
  * One wait of key's thread, [start_ns, end_ns), added to key's row with
  * max_ns as its candidate maximum and flags saying what it counted.
@@ -96,9 +109,9 @@ static __always_inline void record_wait(const struct sp_key *key,
 			lost->count = 0;
 		}
 	}
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&record_ring, BPF_RB_AVAIL_DATA) >
-			      record_wake_bytes ? BPF_RB_FORCE_WAKEUP
-						: BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, record_crossed(bpf_ringbuf_query(&record_ring,
+							       BPF_RB_AVAIL_DATA))
+			      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 #endif

@@ -26,8 +26,8 @@ int evlog__append(struct evlog_writer *w, const struct sp_wait_event *e);
 int evlog__flush(struct evlog_writer *w);
 uint64_t evlog__count(const struct evlog_writer *w);
 /*
- * Flushes and frees; keep_fd: leave fd open (returned in *fd_out) for a
- * reader.  Returns the first error of any write.
+ * Flushes and frees; with fd_out, the fd stays open (*fd_out) for a
+ * reader, else it is closed.  Returns the first error of any write.
  */
 int evlog__writer_free(struct evlog_writer *w, int *fd_out);
 

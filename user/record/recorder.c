@@ -2,8 +2,8 @@
 /*
  * libbpf's ring_buffer API, drained from a thread of its own every
  * RECORDER_POLL_MS, or at once when the kernel wakes it: the programs
- * wake it only when the ring is a quarter full (record.bpf.h: a wakeup
- * per wait cost microseconds in the kernel here).  At the writer's
+ * wake it only as the ring fills past each quarter (record.bpf.h: a
+ * wakeup per wait cost microseconds in the kernel here).  At the writer's
  * measured rate a 10 ms period needs ~2 MB of the default 8 MiB ring.
  * Rejected: consuming on the main loop, whose symbolizing and printing
  * would let the ring fill; and one write per event (the 1 MiB buffered
