@@ -60,7 +60,7 @@ static const char doc[] =
 "  syncprof -p 4242 -d 10 -s mean -n -N 20\n"
 "  syncprof --format json -i 5 -- ./server --port 9000\n";
 
-static const char args_doc[] = "--pid PID | -- COMMAND [ARG...]";
+static const char args_doc[] = "--pid PID | -- COMMAND [ARG...] | --replay DIR";
 
 static const struct argp_option option_table[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
