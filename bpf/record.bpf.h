@@ -5,11 +5,12 @@
  * after stats_add().
  *
  * Recording off costs nothing: record_on is read-only data set before
- * load, so the verifier removes the whole body as dead code.  Recording
+ * load, so the verifier removes the body as dead code (one load of the
+ * switch stays).  Recording
  * on costs one ring reservation and a copy of 88 bytes, and no wakeup:
  * waking the writer (an irq_work, a self-IPI, which traps on these
- * virtual machines) took ~1.7 us a wait in full mode and ~4 us in
- * contended mode (make bench, kernel.bpf_stats_enabled), so the writer
+ * virtual machines) took ~0.8 us a wait in full mode and ~4.5 us in
+ * contended mode (make bench, the kernel's BPF stats), so the writer
  * drains on a timer and is woken only as the ring fills past a quarter,
  * a half and three quarters: the wait whose reservation crosses one of
  * those marks wakes it, the others do not (waking on every wait past a
