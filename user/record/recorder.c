@@ -7,7 +7,7 @@
  * measured rate a 10 ms period needs ~2 MB of the default 8 MiB ring.
  * Rejected: consuming on the main loop, whose symbolizing and printing
  * would let the ring fill; and one write per event (the 1 MiB buffered
- * log sustains 2 M waits/s here, make bench).
+ * log sustains 2-3 M waits/s here, make bench).
  */
 #include <dirent.h>
 #include <errno.h>
