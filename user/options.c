@@ -410,6 +410,12 @@ static int options__check_replay(const struct options *opts)
 			return -EINVAL;
 		}
 	}
+	if (opts->stacks || opts->format == FORMAT_FOLDED ||
+	    opts->format == FORMAT_PPROF) {
+		pr_err("a recording keeps each wait's call site, not its stack: "
+		       "--replay prints table, csv or json");
+		return -EINVAL;
+	}
 	return 0;
 }
 

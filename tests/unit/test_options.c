@@ -665,7 +665,8 @@ static void test_replay(void **state UNUSED)
 		{ "--ring-size", "64K", NULL }, { "--duration", "1", NULL },
 		{ "--interval", "1", NULL }, { "--batch", NULL, NULL },
 		{ "--mode", "full", NULL }, { "--map-size", "10", NULL },
-		{ "--", "ls", NULL },
+		{ "--", "ls", NULL }, { "-g", NULL, NULL },
+		{ "--format", "folded", NULL },
 	};
 	struct options o;
 	struct args a;

@@ -195,9 +195,14 @@ static int replay__print(struct replay *r, FILE *out,
 
 	if (!err)
 		err = replay__names(r, &rows, &names);
+	/* A recording keeps call sites, not stacks: no stacks to show. */
+	const struct format_config cfg = {
+		.format = r->opts->format,
+		.callsite = r->opts->callsite,
+	};
+
 	if (!err)
-		err = format__report(out, r->opts->format, r->opts->callsite,
-				     &meta, &rows, names);
+		err = format__report(out, &cfg, &meta, &rows, names);
 	free(names);
 	report__free(&rows);
 	return err;
