@@ -105,7 +105,8 @@ static const struct argp_option option_table[] = {
 	{ "replay", OPT_REPLAY, "DIR", 0,
 	  "Print the reports of a recording made with --record DIR, as the run "
 	  "printed them, with this run's --sort, --no-coalesce, --per-thread, "
-	  "--top, --format, --callsite, --cumulative; needs no root", 4 },
+	  "--top, --format (table, csv or json), --callsite, --cumulative; "
+	  "needs no root", 4 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
 	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
