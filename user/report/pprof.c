@@ -544,7 +544,8 @@ int pprof__finish(struct pprof *p, FILE *out)
 	int err;
 
 	/* mapping[0] is the main binary: an executable loads lowest. */
-	qsort(pr->mapping, pr->n_mapping, sizeof(*pr->mapping), mapping_cmp);
+	if (pr->n_mapping)
+		qsort(pr->mapping, pr->n_mapping, sizeof(*pr->mapping), mapping_cmp);
 	len = perftools__profiles__profile__get_packed_size(pr);
 	buf = malloc(len ? len : 1);
 	if (!buf)
