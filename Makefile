@@ -102,7 +102,7 @@ UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
                $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
-               $(OUT)/tests/targets/workload-stripped
+               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS)
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
@@ -136,11 +136,13 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# stats.bpf.o goes first: bpftool 7.1's linker gives a map defined after
-# its extern declarations a wrong BTF offset.
-$(BPF_OUT)/syncprof.o: $(BPF_OUT)/stats.bpf.o $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
+# The objects that define shared maps (stats, unwind) go first: bpftool
+# 7.1's linker gives a map defined after its extern declarations a wrong
+# BTF offset.
+BPF_DEFINERS := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/unwind.bpf.o
+$(BPF_OUT)/syncprof.o: $(BPF_DEFINERS) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $< $(filter-out $<,$^)
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_DEFINERS) $(filter-out $(BPF_DEFINERS),$^)
 
 skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(call msg,GEN-SKEL,$@)
@@ -196,6 +198,26 @@ $(OUT)/tests/targets/cxxlock: tests/targets/cxxlock.cpp $(OUT)/tests/targets/lib
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -g -O2 -Wall -Werror -pthread -Itests/targets $< \
 		-L$(OUT)/tests/targets -lsharedlock -Wl,-rpath,'$$ORIGIN' -o $@
+
+# The stack tests' libraries (tests/targets/lib/stacklibs.h): a wrapper
+# without frame pointers, a library with frame pointers and no unwind
+# tables at all, and one the target dlopens.
+STACK_LIBS  := $(OUT)/tests/targets/libstackwrap.so $(OUT)/tests/targets/libstackfp.so \
+               $(OUT)/tests/targets/libstackdl.so
+STACKLIB_wrap := -fomit-frame-pointer
+STACKLIB_fp   := -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
+STACKLIB_dl   := -fomit-frame-pointer
+
+$(OUT)/tests/targets/libstack%.so: tests/targets/lib/stack%.c tests/targets/lib/stacklibs.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $(STACKLIB_$*) $< -o $@
+
+$(OUT)/tests/targets/stacks: tests/targets/stacks.c tests/targets/lib/targetkit.h \
+		tests/targets/lib/stacklibs.h $(STACK_LIBS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -L$(OUT)/tests/targets \
+		-lstackwrap -lstackfp -ldl -Wl,-rpath,'$$ORIGIN' -o $@
 
 # What users ship: no .symtab, no DWARF.
 $(OUT)/tests/targets/workload-stripped: $(OUT)/tests/targets/workload

@@ -28,6 +28,7 @@
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
 #include "stats.bpf.h"
+#include "unwind.bpf.h"
 
 #define EOWNERDEAD 130
 
@@ -61,11 +62,19 @@ int lock_enter(struct pt_regs *ctx)
 
 	call->sp = sp;
 	call->object = PT_REGS_PARM1(ctx);
-	if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
-				(void *)sp))
+	call->stack_id = 0;
+	if (stack_depth || skip_enabled) {
+		struct unwind_result w;
+
+		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), &w);
+		call->callsite = w.callsite;
+		call->stack_id = w.stack_id;
+	} else if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
+				       (void *)sp)) {
 		call->callsite = 0;
-	else
+	} else {
 		call->callsite = real_return_address(sp, call->callsite);
+	}
 	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR)
 		call->type = SP_TYPE_CONDVAR;
 	else
@@ -100,6 +109,7 @@ int lock_return(struct pt_regs *ctx)
 	}
 	key.object = call->object;
 	key.callsite = call->callsite;
+	key.stack_id = call->stack_id;
 	key.type = call->type;
 	key.tid = (__u32)pid_tgid;
 	t0 = call->t0;

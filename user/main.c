@@ -26,6 +26,7 @@
 #include "options.h"
 #include "probes.h"
 #include "report.h"
+#include "skiplist.h"
 #include "snapshot.h"
 #include "stacktab.h"
 #include "symbolizer.h"
@@ -38,6 +39,7 @@ struct session {
 	struct symbolizer *symbolizer;
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
+	struct skiplist *skip;	/* --skip */
 	struct snapshot *prev;
 	struct live *live;	/* the live screen, or NULL */
 	FILE *out;
@@ -116,8 +118,12 @@ static int session__report(struct session *s)
 	int err;
 
 	err = probes__read(s->probes, &snap);
-	if (err)
+	if (!err)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (err) {
+		snapshot__free(snap);
 		return err;
+	}
 	now = monotonic_ns();
 	if (s->opts->cumulative) {
 		err = session__print(s, snap, &settings, s->opts->stacks,
@@ -141,8 +147,12 @@ static int session__refresh(struct session *s)
 	struct snapshot *snap;
 	int err = probes__read(s->probes, &snap);
 
-	if (err)
+	if (!err)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (err) {
+		snapshot__free(snap);
 		return err;
+	}
 	s->last_ns = monotonic_ns();
 	return live__update(s->live, snap, s->last_ns,
 			    probes__dropped(s->probes));
@@ -195,6 +205,20 @@ static void session__live_start(struct session *s)
 	if (err)
 		pr_warn("no live screen (%s); printing reports instead",
 			strerror(-err));
+}
+
+/*
+ * A library was loaded or unloaded, or the target exec'ed.  Names first:
+ * a library dlopen'ed for a moment must be read before it is gone.
+ */
+static void session__modules_changed(struct session *s)
+{
+	int err;
+
+	symbolizer__refresh(s->symbolizer);
+	err = probes__sync_modules(s->probes);
+	if (err)
+		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }
 
 /* Arms fd to fire after `seconds`, and every `seconds` if periodic; 0 stops it. */
@@ -299,12 +323,11 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
-		if (fds[FD_MODULE_EVENTS].revents &&
-		    probes__consume_module_events(s->probes) > 0)
-			symbolizer__refresh(s->symbolizer);
-		if (fds[FD_MODULES].revents &&
-		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
-			symbolizer__refresh(s->symbolizer);
+		if ((fds[FD_MODULE_EVENTS].revents &&
+		     probes__consume_module_events(s->probes) > 0) ||
+		    (fds[FD_MODULES].revents &&
+		     read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0))
+			session__modules_changed(s);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
 			err = s->live ? session__refresh(s) : session__report(s);
@@ -380,7 +403,6 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 static int contended_setup(struct session *s, const char *library,
 			   struct probes_config *cfg)
 {
-	pid_t pid = target__pid(s->target);
 	size_t n_rows, n_funcs;
 	int err = hostcheck__tracepoints("/sys");
 
@@ -390,12 +412,6 @@ static int contended_setup(struct session *s, const char *library,
 	if (err) {
 		pr_err("cannot read the unwind rules and functions of %s: %s",
 		       library, strerror(-err));
-		return err;
-	}
-	err = libcmodel__place(s->libc, pid, library, &cfg->libc_place);
-	if (err) {
-		pr_err("cannot find where PID %d maps %s: %s", (int)pid, library,
-		       strerror(-err));
 		return err;
 	}
 	cfg->libc = s->libc;
@@ -410,6 +426,24 @@ static int contended_setup(struct session *s, const char *library,
 		"%s; condvars wait at offset %u", n_rows, n_funcs, library,
 		cfg->cond_signal_offset);
 	return 0;
+}
+
+/* -v: what the unwind tables cost. */
+static void report_unwind_tables(struct session *s)
+{
+	struct unwinder_stats st;
+
+	if (!probes__unwinds(s->probes))
+		return;
+	probes__unwind_stats(s->probes, &st);
+	pr_info("unwind tables: %zu module builds (%zu by frame pointer), "
+		"%zu rows, %zu mappings, %.1f KiB in the kernel, built in "
+		"%.1f ms; stacks %u frames deep%s", st.tables, st.fp_tables,
+		st.rows, st.mappings, (double)st.bytes / 1024, st.build_ms,
+		s->opts->stack_depth,
+		skiplist__empty(s->skip) ? "" : ", --skip functions marked");
+	if (!skiplist__empty(s->skip) && !st.skipped)
+		pr_warn("no function matches --skip in the target's modules");
 }
 
 int main(int argc, char **argv)
@@ -450,23 +484,42 @@ int main(int argc, char **argv)
 	err = target__pthread_library(s.target, library, sizeof(library));
 	if (err)
 		goto cleanup;
+	err = skiplist__new(opts.skip, opts.n_skip, &s.skip);
+	if (err) {
+		pr_err("%s", strerror(-err));
+		goto cleanup;
+	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
+		.libc_path = library,
+		.stack_depth = opts.stack_depth,
+		.skip = s.skip,
+		.follow_exec = true,
 	};
 
-	if (opts.mode == MODE_CONTENDED)
+	if (opts.mode == MODE_CONTENDED) {
 		err = contended_setup(&s, library, &cfg);
-	else if (opts.calibrate)
-		calibrate_probes(&s, cfg.calibration_ns);
+	} else {
+		if (opts.calibrate)
+			calibrate_probes(&s, cfg.calibration_ns);
+		/* Following an exec takes a tracepoint (tracefs). */
+		if ((opts.stack_depth || opts.n_skip) &&
+		    hostcheck__tracepoints("/sys")) {
+			pr_warn("no tracefs: after an exec, stacks stop at the "
+				"new image");
+			cfg.follow_exec = false;
+		}
+	}
 	if (err)
 		goto cleanup;
 	err = probes__new(&cfg, &s.probes);
 	if (err)
 		goto cleanup;
+	report_unwind_tables(&s);
 	err = probes__attach(s.probes, library);
 	if (err)
 		goto cleanup;
@@ -520,6 +573,7 @@ cleanup:
 	snapshot__free(s.prev);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
+	skiplist__free(s.skip);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);

@@ -20,6 +20,8 @@ enum {
 	OPT_USAGE,
 	OPT_BATCH,
 	OPT_MODE,
+	OPT_STACK_DEPTH,
+	OPT_SKIP,
 };
 
 static const char doc[] =
@@ -83,14 +85,22 @@ static const struct argp_option option_table[] = {
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
-	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 4 },
+	{ NULL, 0, NULL, 0, "Stacks:", 4 },
+	{ "stack-depth", OPT_STACK_DEPTH, "N", 0,
+	  "Frames kept per wait, from the first outside libc (default 32, "
+	  "at most 127; 0: the call site only)", 4 },
+	{ "skip", OPT_SKIP, "GLOB", 0,
+	  "A function that is part of the lock implementation (demangled "
+	  "name, shell glob; repeatable): the call site is the first frame "
+	  "outside libc and outside these", 4 },
+	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 4 },
+	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
-	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 4 },
+	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 5 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
-	  "Keep the probes' own time (~us) in every measured call", 4 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 4 },
+	  "Keep the probes' own time (~us) in every measured call", 5 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 5 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
 	{ "version", 'V', NULL, 0, "Print the version and libbpf's", -1 },
@@ -263,6 +273,22 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_NO_CALIBRATE:
 		opts->calibrate = false;
 		break;
+	case OPT_STACK_DEPTH:
+		err = parse_uint("--stack-depth", arg, 0, OPTIONS_MAX_STACK_DEPTH, &n);
+		if (!err)
+			opts->stack_depth = (unsigned int)n;
+		break;
+	case OPT_SKIP:
+		if (!*arg) {
+			pr_err("invalid --skip '': expected a function name or glob");
+			err = -EINVAL;
+		} else if (opts->n_skip >= OPTIONS_MAX_SKIP) {
+			pr_err("too many --skip (at most %d)", OPTIONS_MAX_SKIP);
+			err = -EINVAL;
+		} else {
+			opts->skip[opts->n_skip++] = arg;
+		}
+		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
 		if (!err)
@@ -325,6 +351,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.map_size = OPTIONS_DEFAULT_MAP_SIZE,
 		.calibrate = true,
 		.mode = MODE_CONTENDED,
+		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));

@@ -38,6 +38,9 @@ enum output_format {
 #define OPTIONS_DEFAULT_MAP_SIZE	16384
 #define OPTIONS_MAX_MAP_SIZE		(1u << 22)
 #define OPTIONS_MIN_INTERVAL_S		0.01
+#define OPTIONS_DEFAULT_STACK_DEPTH	32
+#define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
+#define OPTIONS_MAX_SKIP		64
 
 struct options {
 	pid_t pid;		/* > 0: attach to this process */
@@ -58,6 +61,9 @@ struct options {
 	unsigned int map_size;	/* stats map entries */
 	bool probe_at_entry;	/* probe first instructions, not cheapest sites */
 	bool calibrate;		/* measure and subtract the probes' own time */
+	unsigned int stack_depth; /* frames kept per wait; 0: call site only */
+	const char *skip[OPTIONS_MAX_SKIP]; /* --skip globs (argv's strings) */
+	unsigned int n_skip;
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

@@ -8,8 +8,11 @@
 #include <sys/types.h>
 
 #include "libcmodel.h"
+#include "skiplist.h"
 #include "snapshot.h"
+#include "stacktab.h"
 #include "syncprof.h"
+#include "unwinder.h"
 
 struct probes;
 
@@ -21,9 +24,13 @@ enum probes_mode {
 struct probes_config {
 	pid_t tgid;
 	enum probes_mode mode;
-	/* Contended mode: the target's libc and where it is mapped. */
+	/* Contended mode: the target's libc, read. */
 	const struct libcmodel *libc;
-	struct libcmodel_placement libc_place;
+	/* The target's pthread library (a path syncprof can open). */
+	const char *libc_path;
+	unsigned int stack_depth;	/* frames kept per wait; 0: call site only */
+	const struct skiplist *skip;	/* --skip, or NULL */
+	bool follow_exec;		/* sched_process_exec can be attached */
 	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
@@ -51,12 +58,34 @@ int probes__module_events_fd(struct probes *p);
 int probes__consume_module_events(struct probes *p);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
+/*
+ * Brings the kernel's unwind tables up to date with the target's
+ * mappings (call on module events and after an exec); 0 when nothing
+ * unwinds.
+ */
+int probes__sync_modules(struct probes *p);
+/* Whether waits are unwound through the target's modules. */
+bool probes__unwinds(const struct probes *p);
+void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
 /* Starts a new report window and reads the stats into a sealed snapshot. */
 int probes__read(struct probes *p, struct snapshot **out);
+/* Adds to tab the stacks of snap's entries that it does not have yet. */
+int probes__read_stacks(struct probes *p, const struct snapshot *snap,
+			struct stacktab *tab);
 /* Events lost since attach: a full stats map, or no task storage. */
 uint64_t probes__dropped(struct probes *p);
-/* Contended mode: waits whose walk out of libc stopped early. */
+/* Waits whose walk out of libc stopped early: the call site is in libc. */
 uint64_t probes__unwind_stopped(struct probes *p);
+
+/* How the stack walks ended, since attach. */
+struct probes_stack_counts {
+	uint64_t stopped;	/* before the outermost frame */
+	uint64_t anon;		/* of which at code in no file (JIT) */
+	uint64_t stale;		/* of which right after an exec */
+	uint64_t lost;		/* frames not kept: the stacks map was full */
+	uint64_t misses;	/* frames looked up past the frame cache */
+};
+void probes__stack_counts(struct probes *p, struct probes_stack_counts *c);
 void probes__free(struct probes *p);
 
 #endif
