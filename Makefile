@@ -389,6 +389,15 @@ $(UWFIX)/symsizes.o: tests/fixtures/symsizes.S
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -c $< -o $@
 
+# The frame-pointer fixture again, without unwind tables at all: a module
+# the unwinder walks by rbp (tests/unit/test_modtable.c).
+FIXTURES       += $(UWFIX)/libunwind-fponly.so
+$(UWFIX)/libunwind-fponly.so: tests/fixtures/unwind_fp.c tests/fixtures/unwind_fixture.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(UWFIX_CFLAGS) $(UWFIX_fp) -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -shared $< -o $@
+
 # Public names as glibc spells them, for tests/unit/test_libcmodel.c.
 FIXTURES       += $(UWFIX)/libfakelibc.so
 $(UWFIX)/libfakelibc.so: tests/fixtures/fakelibc.c

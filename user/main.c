@@ -446,6 +446,28 @@ static void report_unwind_tables(struct session *s)
 		pr_warn("no function matches --skip in the target's modules");
 }
 
+/* -v at the end: how the walks went, and what the programs cost. */
+static void report_costs(struct session *s)
+{
+	struct probes_stack_counts c;
+	uint64_t run_ns, runs;
+
+	probes__stack_counts(s->probes, &c);
+	if (probes__unwinds(s->probes))
+		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
+			"anonymous code %llu, just after an exec %llu), frames "
+			"lost to a full map %llu, frame cache misses %llu",
+			stacktab__count(s->stacks),
+			(unsigned long long)c.stopped, (unsigned long long)c.anon,
+			(unsigned long long)c.stale, (unsigned long long)c.lost,
+			(unsigned long long)c.misses);
+	probes__bpf_time(s->probes, &run_ns, &runs);
+	if (runs)
+		pr_info("BPF programs: %llu runs, %llu ns in all, %.0f ns per run",
+			(unsigned long long)runs, (unsigned long long)run_ns,
+			(double)run_ns / (double)runs);
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -563,6 +585,7 @@ int main(int argc, char **argv)
 		pr_err("%s", strerror(-err));
 		goto cleanup;
 	}
+	report_costs(&s);
 	exit_code = target__launched(s.target) ? target__exit_code(s.target) : 0;
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */

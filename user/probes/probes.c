@@ -584,6 +584,24 @@ static uint64_t probes__recursion_misses(struct probes *p)
 	return total;
 }
 
+void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_program *prog;
+
+	*run_ns = *runs = 0;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			*run_ns += info.run_time_ns;
+			*runs += info.run_cnt;
+		}
+	}
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +

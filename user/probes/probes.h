@@ -72,6 +72,11 @@ int probes__read(struct probes *p, struct snapshot **out);
 /* Adds to tab the stacks of snap's entries that it does not have yet. */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);
+/*
+ * Time the kernel spent in syncprof's programs, and how many times they
+ * ran (all 0 unless sysctl kernel.bpf_stats_enabled is 1).
+ */
+void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs);
 /* Events lost since attach: a full stats map, or no task storage. */
 uint64_t probes__dropped(struct probes *p);
 /* Waits whose walk out of libc stopped early: the call site is in libc. */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Frame pointers where CFI is missing: a module is walked by frame
- * pointer, where it has no rows, when its CFI covers less than half of
- * its executable code.  A module built without unwind tables still links
- * a few FDEs from the C runtime's start files; a module built with them
- * has gaps only in hand-written code, where an rbp-based guess in code
- * that keeps no frame pointer would walk garbage, so the walk stops there.
+ * pointer, where it has no rows, when its CFI covers less than a quarter
+ * of its executable code.  A module built without unwind tables still
+ * links the linker's PLT entries and, on some systems, a few FDEs from
+ * the C runtime's start files; a module built with them covers nearly
+ * all of its code, and its gaps are hand-written code, where an
+ * rbp-based guess in code that keeps no frame pointer would walk
+ * garbage, so the walk stops there.  A quarter, not a half: the start
+ * files' helpers alone are half the code of a tiny library.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -164,7 +167,7 @@ int modtable__build(struct elfimage *image, const struct skiplist *skip,
 		rows = cfitable__rows(cfi, &n_rows);
 	for (size_t i = 0; i < n_rows; i++)
 		covered += rows[i].end - rows[i].start;
-	t->fp = covered * 2 < code_size(elfimage__elf(image));
+	t->fp = covered * 4 < code_size(elfimage__elf(image));
 	err = skiplist__ranges(skip, image, &ranges, &n_ranges);
 	if (!err)
 		err = modtable__mark(rows, n_rows, ranges, n_ranges, t->fp,
