@@ -25,7 +25,7 @@ _syncprof()
 	--callsite) COMPREPLY=($(compgen -W "line func both" -- "$cur")); return ;;
 	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
 	-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size) return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size|--stack-depth|--skip) return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |
