@@ -213,6 +213,14 @@ $(OUT)/tests/targets/libstack%.so: tests/targets/lib/stack%.c tests/targets/lib/
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $(STACKLIB_$*) $< -o $@
 
+# -g without unwind tables leaves the CFI in .debug_frame: dropped, so
+# only frame pointers remain (the line tables stay, for names).
+$(OUT)/tests/targets/libstackfp.so: tests/targets/lib/stackfp.c tests/targets/lib/stacklibs.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $(STACKLIB_fp) $< -o $@
+	$(Q)objcopy --remove-section=.debug_frame $@
+
 $(OUT)/tests/targets/stacks: tests/targets/stacks.c tests/targets/lib/targetkit.h \
 		tests/targets/lib/stacklibs.h $(STACK_LIBS)
 	$(call msg,CC,$@)

@@ -184,12 +184,19 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	}
 	if (!st->uaddr || st->uaddr != uaddr) {
 		struct sp_key key = { .tid = (__u32)pid_tgid };
+		__u64 start = now;
 
 		st->close_on_wake = contended_key(&key, uaddr, cmd, val);
 		st->key = key;
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
+		/* The wait starts when the walk is done. */
+		now = bpf_ktime_get_ns();
+		if (wait_timing) {
+			counter_add(SP_CNT_WAIT_BPF_NS, now - start);
+			counter_bump(SP_CNT_WAITS);
+		}
 	}
 	st->t0 = now;
 	return 0;
@@ -276,6 +283,8 @@ static __always_inline int wait_exit(__s64 ret)
 		st->uaddr = 0;
 	}
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
+	if (wait_timing)
+		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;
 }
 

@@ -46,10 +46,12 @@ SEC("uprobe")
 int lock_enter(struct pt_regs *ctx)
 {
 	struct sp_inflight *call;
-	__u64 sp;
+	__u64 sp, start = 0;
 
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	if (wait_timing)
+		start = bpf_ktime_get_ns();
 	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
@@ -80,6 +82,10 @@ int lock_enter(struct pt_regs *ctx)
 	else
 		call->type = mutex_type(call->object);
 	call->t0 = bpf_ktime_get_ns();
+	if (wait_timing) {
+		counter_add(SP_CNT_WAIT_BPF_NS, call->t0 - start);
+		counter_bump(SP_CNT_WAITS);
+	}
 	return 0;
 }
 
@@ -120,5 +126,7 @@ int lock_return(struct pt_regs *ctx)
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = ret == 0 || ret == EOWNERDEAD;
 	stats_add(&key, wait, wait, acquired, !acquired);
+	if (wait_timing)
+		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;
 }

@@ -66,6 +66,9 @@ enum sp_counter {
 				   stack id, its frames were lost */
 	SP_CNT_FRAME_MISS,	/* frames looked up in the tables, not the
 				   frame cache */
+	SP_CNT_WAITS,		/* with wait_timing: waits (or calls) timed */
+	SP_CNT_WAIT_BPF_NS,	/* with wait_timing: time spent in the
+				   programs for them, entry and exit */
 	SP_CNT__COUNT,
 };
 

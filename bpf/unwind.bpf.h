@@ -21,7 +21,9 @@
  * is, whether the frame is libc's or a --skip function's, libc's lock
  * class) sits in a direct-mapped array indexed by a hash of the address.
  * A hit is one inlined array access, no helper call; a miss is two
- * binary searches (mappings, then rows: ~25 lookups for libc).  Entries
+ * binary searches (mappings, then rows: ~25 lookups for libc).  In make
+ * bench's hammer (40 frames deep) a frame costs a third of what it does
+ * with the cache turned off.  Entries
  * are tagged with address ^ rule ^ generation, so a torn write between
  * two CPUs, or an entry from before a dlopen or an exec, reads as a miss.
  *

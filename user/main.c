@@ -461,6 +461,12 @@ static void report_costs(struct session *s)
 			(unsigned long long)c.stopped, (unsigned long long)c.anon,
 			(unsigned long long)c.stale, (unsigned long long)c.lost,
 			(unsigned long long)c.misses);
+	probes__wait_timing(s->probes, &run_ns, &runs);
+	if (runs)
+		pr_info("BPF time per %s: %.0f ns over %llu (the programs' own "
+			"clock, entry and exit)", s->opts->mode == MODE_CONTENDED ?
+			"blocking wait" : "lock call", (double)run_ns / (double)runs,
+			(unsigned long long)runs);
 	probes__bpf_time(s->probes, &run_ns, &runs);
 	if (runs)
 		pr_info("BPF programs: %llu runs, %llu ns in all, %.0f ns per run",
@@ -521,6 +527,7 @@ int main(int argc, char **argv)
 		.stack_depth = opts.stack_depth,
 		.skip = s.skip,
 		.follow_exec = true,
+		.wait_timing = opts.verbosity > 0,
 	};
 
 	if (opts.mode == MODE_CONTENDED) {

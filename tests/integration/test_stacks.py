@@ -7,6 +7,7 @@ that execs (contended mode used to name every wait after an exec inside
 libc)."""
 import os
 import re
+import subprocess
 
 from harness import BUILD, ROOT, SyncprofTestCase
 
@@ -163,6 +164,10 @@ class Stacks(SyncprofTestCase):
         self.assertEqual(stack["count"], 6)
 
     def test_library_without_unwind_tables_walked_by_frame_pointer(self):
+        library = os.path.join(BUILD, "tests", "targets", "libstackfp.so")
+        frames = subprocess.run(["readelf", "--debug-dump=frames", library],
+                                capture_output=True, text=True).stdout
+        self.assertNotIn("FDE", frames, "the library was to have no CFI at all")
         for mode in MODES:
             with self.subTest(mode=mode):
                 report, truth = self.run_stacks("fp", mode, iters=10)

@@ -202,6 +202,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	p->skel->rodata->target_tgid = (__u32)cfg->tgid;
+	p->skel->rodata->wait_timing = cfg->wait_timing;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
@@ -613,6 +614,12 @@ uint64_t probes__unwind_stopped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_UNWIND_STOPPED) +
 	       probes__counter(p, SP_CNT_UNWIND_DEEP);
+}
+
+void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits)
+{
+	*bpf_ns = probes__counter(p, SP_CNT_WAIT_BPF_NS);
+	*waits = probes__counter(p, SP_CNT_WAITS);
 }
 
 void probes__stack_counts(struct probes *p, struct probes_stack_counts *c)

@@ -31,6 +31,7 @@ struct probes_config {
 	unsigned int stack_depth;	/* frames kept per wait; 0: call site only */
 	const struct skiplist *skip;	/* --skip, or NULL */
 	bool follow_exec;		/* sched_process_exec can be attached */
+	bool wait_timing;		/* the programs time themselves per wait */
 	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
@@ -77,6 +78,11 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
  * ran (all 0 unless sysctl kernel.bpf_stats_enabled is 1).
  */
 void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs);
+/*
+ * With wait_timing: the waits (full mode: calls) the programs timed
+ * themselves on, and the time they took for them, entry and exit.
+ */
+void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
 /* Events lost since attach: a full stats map, or no task storage. */
 uint64_t probes__dropped(struct probes *p);
 /* Waits whose walk out of libc stopped early: the call site is in libc. */

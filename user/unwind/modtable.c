@@ -2,13 +2,15 @@
 /*
  * Frame pointers where CFI is missing: a module is walked by frame
  * pointer, where it has no rows, when its CFI covers less than a quarter
- * of its executable code.  A module built without unwind tables still
- * links the linker's PLT entries and, on some systems, a few FDEs from
- * the C runtime's start files; a module built with them covers nearly
- * all of its code, and its gaps are hand-written code, where an
- * rbp-based guess in code that keeps no frame pointer would walk
- * garbage, so the walk stops there.  A quarter, not a half: the start
- * files' helpers alone are half the code of a tiny library.
+ * of its functions' code.  The C runtime's own functions (_start,
+ * frame_dummy...) are left out of the count: a module built without
+ * unwind tables still links their FDEs on some systems (and the linker's
+ * PLT entries), and in a tiny library built with unwind tables they
+ * outweigh the library's own code.  A module built with unwind tables
+ * covers nearly all of its functions, and its gaps are hand-written
+ * code, where an rbp-based guess in code that keeps no frame pointer
+ * would walk garbage, so the walk stops there.  A file without function
+ * symbols is judged by its executable sections instead.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -147,6 +149,78 @@ static uint64_t code_size(Elf *elf)
 	return total;
 }
 
+/* What the C runtime's start files link into every module. */
+static bool crt_function(const char *name)
+{
+	static const char *const names[] = {
+		"_start", "_init", "_fini", "deregister_tm_clones",
+		"register_tm_clones", "__do_global_dtors_aux", "frame_dummy",
+		"__libc_csu_init", "__libc_csu_fini", "_dl_relocate_static_pie",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+struct coverage {
+	const struct sp_unwind_row *rows;
+	size_t n_rows;
+	uint64_t covered, total;
+};
+
+/* Bytes of [lo, hi) that rows (sorted, disjoint) cover. */
+static uint64_t rows_cover(const struct sp_unwind_row *rows, size_t n,
+			   uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = n;
+	uint64_t sum = 0;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (rows[mid].end <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; i < n && rows[i].start < hi; i++) {
+		uint64_t s = rows[i].start > lo ? rows[i].start : lo;
+		uint64_t e = rows[i].end < hi ? rows[i].end : hi;
+
+		sum += e - s;
+	}
+	return sum;
+}
+
+static int coverage__add(void *ctx, const char *name, uint64_t vaddr,
+			 uint64_t size)
+{
+	struct coverage *c = ctx;
+
+	if (!size || crt_function(name))
+		return 0;
+	c->total += size;
+	c->covered += rows_cover(c->rows, c->n_rows, vaddr, vaddr + size);
+	return 0;
+}
+
+/* Whether the module's own code lacks CFI (see the top of this file). */
+static bool needs_frame_pointers(struct elfimage *image,
+				 const struct sp_unwind_row *rows, size_t n)
+{
+	struct coverage c = { .rows = rows, .n_rows = n };
+	uint64_t covered = 0;
+
+	elfimage__for_each_func(image, coverage__add, &c);
+	if (c.total)
+		return c.covered * 4 < c.total;
+	for (size_t i = 0; i < n; i++)
+		covered += rows[i].end - rows[i].start;
+	return covered * 4 < code_size(elfimage__elf(image));
+}
+
 int modtable__build(struct elfimage *image, const struct skiplist *skip,
 		    struct modtable **out)
 {
@@ -155,7 +229,6 @@ int modtable__build(struct elfimage *image, const struct skiplist *skip,
 	const struct sp_unwind_row *rows = NULL;
 	struct cfitable *cfi = NULL;
 	size_t n_rows = 0, n_ranges = 0;
-	uint64_t covered = 0;
 	int err;
 
 	if (!t)
@@ -165,9 +238,7 @@ int modtable__build(struct elfimage *image, const struct skiplist *skip,
 		goto out;
 	if (cfi)
 		rows = cfitable__rows(cfi, &n_rows);
-	for (size_t i = 0; i < n_rows; i++)
-		covered += rows[i].end - rows[i].start;
-	t->fp = covered * 4 < code_size(elfimage__elf(image));
+	t->fp = needs_frame_pointers(image, rows, n_rows);
 	err = skiplist__ranges(skip, image, &ranges, &n_ranges);
 	if (!err)
 		err = modtable__mark(rows, n_rows, ranges, n_ranges, t->fp,

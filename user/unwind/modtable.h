@@ -19,9 +19,9 @@ struct modtable;
 
 /*
  * Reads the image's CFI and marks the functions skip names (may be
- * NULL).  A module whose CFI covers less than a quarter of its code
- * (none: built with -fno-asynchronous-unwind-tables) is walked by frame
- * pointer where it has no row.  -ENOEXEC / -EOPNOTSUPP: not an x86-64 ELF file.
+ * NULL).  A module whose CFI covers less than a quarter of its own
+ * functions (none: built with -fno-asynchronous-unwind-tables) is walked
+ * by frame pointer where it has no row.  -ENOEXEC / -EOPNOTSUPP: not an x86-64 ELF file.
  */
 int modtable__build(struct elfimage *image, const struct skiplist *skip,
 		    struct modtable **out);

@@ -162,7 +162,6 @@ static int unwinder__load_rows(struct unwinder *u, const struct modtable *t,
 		return err;
 	b->slot = u->next_slot++;
 	b->n_rows = (uint32_t)n;
-	u->stats.tables++;
 	u->stats.rows += n;
 	u->stats.bytes += n * sizeof(*rows);
 	return 0;
@@ -210,6 +209,7 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 			return err;
 		b.fp = modtable__frame_pointers(t);
 		err = unwinder__load_rows(u, t, &b);
+		u->stats.tables++;
 		u->stats.fp_tables += b.fp;
 		u->stats.skipped += modtable__skipped(t);
 		modtable__free(t);

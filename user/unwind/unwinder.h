@@ -27,7 +27,7 @@ struct unwinder_config {
 };
 
 struct unwinder_stats {
-	size_t tables;		/* module builds loaded */
+	size_t tables;		/* module builds read */
 	size_t fp_tables;	/* of which walked by frame pointer */
 	size_t rows;		/* rows in all tables */
 	size_t mappings;	/* the process's executable mappings */
