@@ -437,10 +437,11 @@ static void report_unwind_tables(struct session *s)
 		return;
 	probes__unwind_stats(s->probes, &st);
 	pr_info("unwind tables: %zu module builds (%zu by frame pointer), "
-		"%zu rows, %zu mappings, %.1f KiB in the kernel, built in "
-		"%.1f ms; stacks %u frames deep%s", st.tables, st.fp_tables,
-		st.rows, st.mappings, (double)st.bytes / 1024, st.build_ms,
-		s->opts->stack_depth,
+		"%zu rows, %zu mappings, %.1f KiB in the kernel (and a %.0f KiB "
+		"frame cache), built in %.1f ms; stacks %u frames deep%s",
+		st.tables, st.fp_tables, st.rows, st.mappings,
+		(double)st.bytes / 1024, (double)st.cache_bytes / 1024,
+		st.build_ms, s->opts->stack_depth,
 		skiplist__empty(s->skip) ? "" : ", --skip functions marked");
 	if (!skiplist__empty(s->skip) && !st.skipped)
 		pr_warn("no function matches --skip in the target's modules");

@@ -2,7 +2,8 @@
 through one lock wrapper told apart (counts exact, waits within 3% of the
 target's own clock), --skip turning the wrapper's callers into call
 sites, a deep stack unwound completely, a library walked by frame
-pointer, a dlopen'ed library, and the stacks and call sites of a process
+pointer, a dlopen'ed library, a clean stop at JIT code, and the stacks
+and call sites of a process
 that execs (contended mode used to name every wait after an exec inside
 libc)."""
 import os
@@ -191,6 +192,26 @@ class Stacks(SyncprofTestCase):
                 self.assertFrame(frames[1], "path_dl", "stacks.c", "path_dl")
                 self.assertThreadBottom(stack)
                 self.assertPath(stack, truth, "path_dl")
+
+    def test_jit_code_stops_the_stack_cleanly(self):
+        """Code in no file: the stack ends there, marked and counted."""
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                run = self.launch(["-v", "--mode", mode, "--top", "0"],
+                                  [STACKS, "jit", "--iters", "10", "--hold-us", "3000",
+                                   "--truth", self.path("truth.json")])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                report, truth = run.reports[-1], self.truth()
+                self.assertEqual(report["dropped"], 0)
+                stack = self.the_stack(self.lock_rows(report, truth), "path_jit")
+                frames = stack["frames"]
+                self.assertEqual(frame_names(stack)[:2], ["stackwrap_lock", "path_jit"])
+                self.assertEqual(len(frames), 3, frames)
+                self.assertIsNone(frames[2]["module"])
+                self.assertEqual(stack["end"], "stopped")
+                self.assertPath(stack, truth, "path_jit")
+                self.assertRegex(run.stderr, r"walks stopped early \d+ \(JIT or "
+                                 r"anonymous code [1-9]\d*,")
 
     def test_stacks_and_call_sites_through_exec(self):
         """Both images' waits named at their own lines, stacks complete."""

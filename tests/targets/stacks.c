@@ -18,6 +18,8 @@
  *           frame pointers and no unwind tables
  *   dlopen  path_dl -> stackdl_lock, in a library dlopen'ed after the
  *           start (then 300 ms for the profiler to read it)
+ *   jit     path_jit, called from a few instructions written into
+ *           anonymous executable memory (what a JIT does)
  *   exec    --iters acquisitions through path_pre, then the process
  *           execs itself as "paths" (which waits 300 ms for the profiler
  *           to read the new image, then runs), the truth written by the
@@ -36,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "lib/stacklibs.h"
@@ -56,7 +59,7 @@ static const char *scenario;
 static int (*dl_lock)(pthread_mutex_t *m);
 static volatile int sink;
 
-enum path { P_A, P_B, P_DEEP, P_FP, P_DL, P_PRE, P__COUNT };
+enum path { P_A, P_B, P_DEEP, P_FP, P_DL, P_PRE, P_JIT, P__COUNT };
 
 static struct {
 	const char *name;
@@ -64,7 +67,10 @@ static struct {
 } paths[P__COUNT] = {
 	[P_A] = { "path_a" }, [P_B] = { "path_b" }, [P_DEEP] = { "path_deep" },
 	[P_FP] = { "path_fp" }, [P_DL] = { "path_dl" }, [P_PRE] = { "path_pre" },
+	[P_JIT] = { "path_jit" },
 };
+
+static void (*jit_code)(void);	/* calls path_jit */
 
 static void wait_until(atomic_int *flag, int value)
 {
@@ -138,6 +144,37 @@ __attribute__((noipa)) static void path_pre(void)
 	measured(P_PRE, t0);
 }
 
+__attribute__((noipa)) static void path_jit(void)
+{
+	uint64_t t0 = now_ns();
+
+	stackwrap_lock(&stack_lock); /* CALLSITE:path_jit */
+	measured(P_JIT, t0);
+}
+
+/*
+ * push %rbp; mov %rsp,%rbp; movabs $path_jit,%rax; call *%rax;
+ * pop %rbp; ret -- in memory no file backs.
+ */
+static int make_jit(void)
+{
+	static const unsigned char head[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8 };
+	static const unsigned char tail[] = { 0xff, 0xd0, 0x5d, 0xc3 };
+	void (*target)(void) = path_jit;
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (code == MAP_FAILED)
+		return -1;
+	memcpy(code, head, sizeof(head));
+	memcpy(code + sizeof(head), &target, sizeof(target));
+	memcpy(code + sizeof(head) + sizeof(target), tail, sizeof(tail));
+	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
+		return -1;
+	jit_code = (void (*)(void))code;
+	return 0;
+}
+
 static void *holder(void *arg)
 {
 	for (int i = 1; i <= cfg.iters; i++) {
@@ -162,6 +199,8 @@ static void *waiter(void *arg)
 			path_fp();
 		else if (!strcmp(scenario, "dlopen"))
 			path_dl();
+		else if (!strcmp(scenario, "jit"))
+			jit_code();
 		else
 			path_pre();
 		atomic_store(&done, i);
@@ -299,7 +338,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: stacks paths|deep|fp|dlopen|exec [--iters N] "
+		fprintf(stderr, "usage: stacks paths|deep|fp|dlopen|jit|exec [--iters N] "
 			"[--hold-us N] [--depth N] [--truth FILE] [--wait-signal]\n");
 		return 2;
 	}
@@ -313,9 +352,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(scenario, "dlopen") && load_dl())
 		return 1;
+	if (!strcmp(scenario, "jit") && make_jit()) {
+		perror("stacks: jit");
+		return 1;
+	}
 	if (strcmp(scenario, "paths") && strcmp(scenario, "deep") &&
 	    strcmp(scenario, "fp") && strcmp(scenario, "dlopen") &&
-	    strcmp(scenario, "exec")) {
+	    strcmp(scenario, "jit") && strcmp(scenario, "exec")) {
 		fprintf(stderr, "stacks: unknown scenario '%s'\n", scenario);
 		return 2;
 	}

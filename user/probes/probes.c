@@ -488,10 +488,15 @@ int probes__sync_modules(struct probes *p)
 
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st)
 {
+	const struct bpf_map *cache = p->skel->maps.frame_cache;
+
 	if (p->unwinder)
 		unwinder__stats(p->unwinder, st);
 	else
 		*st = (struct unwinder_stats){ 0 };
+	if (p->unwinder)
+		st->cache_bytes = (size_t)bpf_map__max_entries(cache) *
+				  bpf_map__value_size(cache);
 }
 
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,

@@ -33,6 +33,7 @@ struct unwinder_stats {
 	size_t mappings;	/* the process's executable mappings */
 	size_t skipped;		/* --skip functions found */
 	size_t bytes;		/* kernel memory of rows and mappings */
+	size_t cache_bytes;	/* the frame cache (probes fill it in) */
 	double build_ms;	/* time spent reading CFI and loading it */
 };
 
