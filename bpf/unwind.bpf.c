@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The unwinder's maps and settings, defined once; the walk that reads
- * them is in unwind.bpf.h (run inside the futex and uprobe programs), the
- * design is described there.  No programs here but the exec watch, which
- * marks the target's tables stale the moment its image is replaced.
+ * The unwinder: its maps and settings, defined once, and the walk, a
+ * global function the futex and uprobe programs call (unwind_user); the
+ * design is described in unwind.bpf.h.  The one program here is the exec
+ * watch, which marks the target's tables stale the moment its image is
+ * replaced.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

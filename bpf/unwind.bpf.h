@@ -3,7 +3,9 @@
  * The stack walk both modes run in the kernel: from a thread's user
  * registers (saved by the futex system call, or at a uprobe), out of
  * libc, through every module of the target, to the thread's outermost
- * frame or --stack-depth frames.  The maps are defined in unwind.bpf.c.
+ * frame or --stack-depth frames.  This header has the maps' types, the
+ * packed rule and unwind_user's prototype; the maps and the walk are in
+ * unwind.bpf.c.
  *
  * Tables.  The loader turns each module build's CFI into rows (one rule
  * per address range, bpf/unwind.h) and gives each build an inner array
@@ -27,7 +29,18 @@
  * are tagged with address ^ rule ^ generation, so a torn write between
  * two CPUs, or an entry from before a dlopen or an exec, reads as a miss.
  *
+ * --skip is applied here, not by the loader: the rows of --skip
+ * functions carry SP_UNWIND_A_SKIP, and the walk takes the first frame
+ * outside libc without it as the call site, which goes in the row key.
+ * Rows at different call sites stay apart without the loader re-keying
+ * them, and --stack-depth 0 --skip needs no stack kept.  A built-in list
+ * of runtimes' wrappers is more globs; classifying a wait by a runtime's
+ * lock function on the stack would be another row attribute, packed
+ * into the rule as libc's class is.
+ *
  * Rejected:
+ *  - picking the call site from the kept stack in user space: needs the
+ *    stack kept even at --stack-depth 0, and a second grouping of rows;
  *  - opentelemetry-ebpf-profiler's layout (fixed size classes of inner
  *    maps, a page index per build, an LPM trie of mappings, a tail call
  *    every ~20 frames): built for whole-system sampling of many

@@ -146,11 +146,23 @@ static int probes__fill_funcs(struct probes *p, const struct libcmodel *libc)
 	const struct sp_func_range *funcs;
 	size_t n_funcs;
 
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 *keys, count;
+	int err = 0;
+
 	funcs = libcmodel__funcs(libc, &n_funcs);
+	if (!n_funcs)
+		return 0;
+	keys = calloc(n_funcs, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
 	for (__u32 i = 0; i < n_funcs; i++)
-		if (bpf_map_update_elem(funcs_fd, &i, &funcs[i], BPF_ANY))
-			return -errno;
-	return 0;
+		keys[i] = i;
+	count = (__u32)n_funcs;
+	if (bpf_map_update_batch(funcs_fd, keys, funcs, &count, &opts))
+		err = -errno;
+	free(keys);
+	return err;
 }
 
 /* The tables of every module the target maps, loaded after the programs. */
