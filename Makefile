@@ -105,7 +105,7 @@ UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
                $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
-               $(OUT)/tests/targets/workload-stripped
+               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS)
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
@@ -140,10 +140,10 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The files that define shared maps go first (stats, then record):
+# The files that define shared maps go first (stats, record, unwind):
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
-BPF_FIRST   := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o
+BPF_FIRST   := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST),$^)
@@ -211,6 +211,34 @@ $(OUT)/tests/targets/cxxlock: tests/targets/cxxlock.cpp $(OUT)/tests/targets/lib
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -g -O2 -Wall -Werror -pthread -Itests/targets $< \
 		-L$(OUT)/tests/targets -lsharedlock -Wl,-rpath,'$$ORIGIN' -o $@
+
+# The stack tests' libraries (tests/targets/lib/stacklibs.h): a wrapper
+# without frame pointers, a library with frame pointers and no unwind
+# tables at all, and one the target dlopens.
+STACK_LIBS  := $(OUT)/tests/targets/libstackwrap.so $(OUT)/tests/targets/libstackfp.so \
+               $(OUT)/tests/targets/libstackdl.so
+STACKLIB_wrap := -fomit-frame-pointer
+STACKLIB_fp   := -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables
+STACKLIB_dl   := -fomit-frame-pointer
+
+$(OUT)/tests/targets/libstack%.so: tests/targets/lib/stack%.c tests/targets/lib/stacklibs.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $(STACKLIB_$*) $< -o $@
+
+# -g without unwind tables leaves the CFI in .debug_frame: dropped, so
+# only frame pointers remain (the line tables stay, for names).
+$(OUT)/tests/targets/libstackfp.so: tests/targets/lib/stackfp.c tests/targets/lib/stacklibs.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $(STACKLIB_fp) $< -o $@
+	$(Q)objcopy --remove-section=.debug_frame $@
+
+$(OUT)/tests/targets/stacks: tests/targets/stacks.c tests/targets/lib/targetkit.h \
+		tests/targets/lib/stacklibs.h $(STACK_LIBS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -L$(OUT)/tests/targets \
+		-lstackwrap -lstackfp -ldl -Wl,-rpath,'$$ORIGIN' -o $@
 
 # What users ship: no .symtab, no DWARF.
 $(OUT)/tests/targets/workload-stripped: $(OUT)/tests/targets/workload
@@ -386,6 +414,15 @@ $(UWFIX)/symsizes.o: tests/fixtures/symsizes.S
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -c $< -o $@
+
+# The frame-pointer fixture again, without unwind tables at all: a module
+# the unwinder walks by rbp (tests/unit/test_modtable.c).
+FIXTURES       += $(UWFIX)/libunwind-fponly.so
+$(UWFIX)/libunwind-fponly.so: tests/fixtures/unwind_fp.c tests/fixtures/unwind_fixture.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(UWFIX_CFLAGS) $(UWFIX_fp) -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -shared $< -o $@
 
 # Public names as glibc spells them, for tests/unit/test_libcmodel.c.
 FIXTURES       += $(UWFIX)/libfakelibc.so

@@ -7,12 +7,13 @@
  * send every task through the slow system-call path (make bench: +0.34 us
  * per futex call, +0.07 us per other system call, on these machines).
  *
- * At a wait's entry the program steps out of libc with the loader's
- * unwind rows (bpf/unwind.h), from the user registers the syscall saved:
- * the first pc outside libc is the call site, the same return address
- * full mode reads at the pthread function's entry, and the outermost libc
- * pc tells which lock function blocked (libc_funcs).  Waits by one thread
- * on one futex word form one acquisition until it ends:
+ * At a wait's entry the program walks the user stack from the registers
+ * the system call saved (unwind.bpf.h): the first pc outside libc (and
+ * outside --skip functions) is the call site, the same return address
+ * full mode reads at the pthread function's entry; the frames from there
+ * on are the wait's stack; the outermost libc frame tells which lock
+ * function blocked (libc_funcs).  Waits by one thread on one futex word
+ * form one acquisition until it ends:
  *   - mutexes and glibc's own locks (lll locks) wait in a loop that
  *     re-tries the word, and a thread that got one after waiting always
  *     wakes at unlock (the word was set to 2): its next futex wake ends
@@ -22,10 +23,6 @@
  *     continues it.
  * An acquisition is counted once, when its first wait returns; its waits
  * add up to its blocked time.  A timeout or an error ends it as failed.
- *
- * Searches run under bpf_loop: a binary search of ~25,000 rows nested in
- * a walk of up to 12 frames as plain bounded loops would make the
- * verifier explore every path of every iteration.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,6 +32,7 @@
 #include "stats.bpf.h"
 #include "unwind.h"
 #include "record.bpf.h"
+#include "unwind.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -58,29 +56,7 @@
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
 
-/* Where libc's code is in the target, and what the loader found in it. */
-const volatile __u64 libc_bias = 0;
-const volatile __u64 libc_text_start = 0;
-const volatile __u64 libc_text_end = 0;
-const volatile __u32 unwind_nrows = 0;
-const volatile __u32 func_nrows = 0;
-const volatile __u64 lll_private_start = 0;	/* file-relative */
-const volatile __u64 lll_private_end = 0;
 const volatile __u32 cond_signal_offset = 0;	/* 0: not known */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct sp_unwind_row);
-	__uint(max_entries, 1);		/* set by the loader before load */
-} unwind_rows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct sp_func_range);
-	__uint(max_entries, 1);		/* set by the loader before load */
-} libc_funcs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -118,120 +94,6 @@ struct futex_exit_args {
 	__s64 ret;
 };
 
-struct row_search {
-	__u64 addr;
-	__u32 lo;
-	__u32 hi;
-	bool found;
-	struct sp_unwind_row row;
-};
-
-static long row_search_step(__u32 i, void *data)
-{
-	struct row_search *s = data;
-	struct sp_unwind_row *row;
-	__u32 mid;
-
-	if (s->lo >= s->hi)
-		return 1;
-	mid = s->lo + (s->hi - s->lo) / 2;
-	row = bpf_map_lookup_elem(&unwind_rows, &mid);
-	if (!row)
-		return 1;
-	if (s->addr < row->start) {
-		s->hi = mid;
-	} else if (s->addr >= row->end) {
-		s->lo = mid + 1;
-	} else {
-		s->row = *row;
-		s->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-struct func_search {
-	__u64 addr;
-	__u32 class;
-};
-
-static long func_search_step(__u32 i, void *data)
-{
-	struct func_search *s = data;
-	struct sp_func_range *f = bpf_map_lookup_elem(&libc_funcs, &i);
-
-	if (!f || s->addr < f->start)
-		return 1;	/* sorted: nothing further can hold it */
-	if (s->addr < f->end) {
-		s->class = f->class;
-		return 1;
-	}
-	return 0;
-}
-
-/* One step of the walk out of libc: the state between frames. */
-struct libc_walk {
-	__u64 pc;
-	__u64 sp;
-	__u64 bp;
-	bool bp_known;
-	bool done;		/* pc left libc: it is the call site */
-	bool stopped;		/* no usable rule: pc is the best we have */
-	__u64 outer_rel;	/* the outermost libc frame's lookup address */
-};
-
-static long libc_walk_step(__u32 i, void *data)
-{
-	struct libc_walk *w = data;
-	struct row_search s = {};
-	__u64 cfa, ra, bp;
-
-	if (w->pc < libc_text_start || w->pc >= libc_text_end) {
-		w->done = true;
-		return 1;
-	}
-	/* A return address is looked up in the call before it. */
-	s.addr = w->pc - libc_bias - (i ? 1 : 0);
-	s.hi = unwind_nrows;
-	w->outer_rel = s.addr;
-	bpf_loop(20, row_search_step, &s, 0);
-	if (!s.found || (s.row.flags & SP_UNWIND_F_UNSUPPORTED)) {
-		w->stopped = true;
-		return 1;
-	}
-	if (s.row.cfa_reg == SP_UNWIND_CFA_RSP) {
-		cfa = w->sp + (__s64)s.row.cfa_offset;
-	} else if (s.row.cfa_reg == SP_UNWIND_CFA_RBP && w->bp_known) {
-		cfa = w->bp + (__s64)s.row.cfa_offset;
-	} else {
-		w->stopped = true;
-		return 1;
-	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
-		w->stopped = true;
-		return 1;
-	}
-	ra = real_return_address(cfa - 8, ra);
-	if (s.row.rbp_rule == SP_UNWIND_RBP_AT_CFA) {
-		w->bp_known = !bpf_probe_read_user(&bp, sizeof(bp),
-				(void *)(cfa + (__s64)s.row.rbp_offset));
-		w->bp = bp;
-	} else if (s.row.rbp_rule == SP_UNWIND_RBP_UNDEFINED) {
-		w->bp_known = false;
-	}
-	w->sp = cfa;
-	w->pc = ra;
-	return 0;
-}
-
-static __always_inline __u32 libc_class_at(__u64 rel)
-{
-	struct func_search s = { .addr = rel, .class = SP_FUNC_OTHER };
-
-	bpf_loop(func_nrows, func_search_step, &s, 0);
-	return s.class;
-}
-
 /* A wait of glibc's lll lock loop: only the holder's wake ends it. */
 static __always_inline bool lll_wait(__u32 cmd)
 {
@@ -259,30 +121,20 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct libc_walk w = {};
-	__u64 first_rel;
+	struct unwind_result w;
 	__u32 class;
 
-	w.pc = regs->ip;
-	w.sp = regs->sp;
-	w.bp = regs->bp;
-	w.bp_known = true;
-	first_rel = w.pc - libc_bias;
-	bpf_loop(SP_UNWIND_MAX_FRAMES, libc_walk_step, &w, 0);
-	if (w.stopped)
-		counter_bump(SP_CNT_UNWIND_STOPPED);
-	else if (!w.done)
-		counter_bump(SP_CNT_UNWIND_DEEP);
-	key->callsite = w.pc;
+	unwind_user(regs->ip, regs->sp, regs->bp, &w);
+	key->callsite = w.callsite;
+	key->stack_id = w.stack_id;
 	key->object = uaddr;
 	key->type = SP_TYPE_FUTEX;
 
-	if (regs->ip >= libc_text_start && regs->ip < libc_text_end &&
-	    first_rel >= lll_private_start && first_rel < lll_private_end) {
+	if (w.lll) {
 		key->type = SP_TYPE_LIBC_LOCK;
 		return lll_wait(cmd);
 	}
-	class = w.outer_rel ? libc_class_at(w.outer_rel) : SP_FUNC_OTHER;
+	class = w.libc_class;
 	switch (class) {
 	case SP_FUNC_MUTEX:
 		mutex_row(key, uaddr);
@@ -333,12 +185,19 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	}
 	if (!st->uaddr || st->uaddr != uaddr) {
 		struct sp_key key = { .tid = (__u32)pid_tgid };
+		__u64 start = now;
 
 		st->close_on_wake = contended_key(&key, uaddr, cmd, val);
 		st->key = key;
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
+		/* The wait starts when the walk is done. */
+		now = bpf_ktime_get_ns();
+		if (wait_timing) {
+			counter_add(SP_CNT_WAIT_BPF_NS, now - start);
+			counter_bump(SP_CNT_WAITS);
+		}
 	}
 	st->t0 = now;
 	return 0;
@@ -428,6 +287,8 @@ static __always_inline int wait_exit(__s64 ret)
 	record_wait(&st->key, now - wait, now, st->episode_ns,
 		    (count_inc ? SP_EVENT_COUNTED : 0) |
 		    (failed_inc ? SP_EVENT_FAILED : 0));
+	if (wait_timing)
+		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;
 }
 

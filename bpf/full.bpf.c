@@ -29,6 +29,7 @@
 #include "syncprof.h"
 #include "stats.bpf.h"
 #include "record.bpf.h"
+#include "unwind.bpf.h"
 
 #define EOWNERDEAD 130
 
@@ -46,10 +47,12 @@ SEC("uprobe")
 int lock_enter(struct pt_regs *ctx)
 {
 	struct sp_inflight *call;
-	__u64 sp;
+	__u64 sp, start = 0;
 
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	if (wait_timing)
+		start = bpf_ktime_get_ns();
 	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
@@ -62,16 +65,28 @@ int lock_enter(struct pt_regs *ctx)
 
 	call->sp = sp;
 	call->object = PT_REGS_PARM1(ctx);
-	if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
-				(void *)sp))
+	call->stack_id = 0;
+	if (stack_depth || skip_enabled) {
+		struct unwind_result w;
+
+		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), &w);
+		call->callsite = w.callsite;
+		call->stack_id = w.stack_id;
+	} else if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
+				       (void *)sp)) {
 		call->callsite = 0;
-	else
+	} else {
 		call->callsite = real_return_address(sp, call->callsite);
+	}
 	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR)
 		call->type = SP_TYPE_CONDVAR;
 	else
 		call->type = mutex_type(call->object);
 	call->t0 = bpf_ktime_get_ns();
+	if (wait_timing) {
+		counter_add(SP_CNT_WAIT_BPF_NS, call->t0 - start);
+		counter_bump(SP_CNT_WAITS);
+	}
 	return 0;
 }
 
@@ -101,6 +116,7 @@ int lock_return(struct pt_regs *ctx)
 	}
 	key.object = call->object;
 	key.callsite = call->callsite;
+	key.stack_id = call->stack_id;
 	key.type = call->type;
 	key.tid = (__u32)pid_tgid;
 	t0 = call->t0;
@@ -113,5 +129,7 @@ int lock_return(struct pt_regs *ctx)
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,
 		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);
+	if (wait_timing)
+		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;
 }

@@ -22,7 +22,7 @@ int modules_changed(struct pt_regs *ctx)
 		return 0;
 	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
 	if (event) {
-		*event = 1;
+		*event = SP_MODULE_EVENT_LOAD;
 		bpf_ringbuf_submit(event, 0);
 	}
 	return 0;

@@ -15,6 +15,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
+const volatile __u32 wait_timing = 0;
 volatile __u64 window = 0;
 
 stats_map_t stats SEC(".maps");		/* max_entries set by the loader */

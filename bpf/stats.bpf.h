@@ -11,6 +11,8 @@
 
 /* Defined in stats.bpf.c. */
 extern const volatile __u32 target_tgid;
+/* -v: the programs time their own work per wait (two clock reads). */
+extern const volatile __u32 wait_timing;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;
 
@@ -42,6 +44,14 @@ static __always_inline void counter_bump(__u32 which)
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void counter_add(__u32 which, __u64 value)
+{
+	__u64 *n = bpf_map_lookup_elem(&counters, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, value);
 }
 
 /*

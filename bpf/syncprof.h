@@ -51,14 +51,33 @@ enum sp_site_kind {
 enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
 	SP_CNT_DROPPED_INFLIGHT,	/* no task storage for a call: it was lost */
-	SP_CNT_UNWIND_STOPPED,	/* contended: an unsupported unwind rule or
-				   no rule inside libc; the wait is kept
-				   with the innermost known call site */
-	SP_CNT_UNWIND_DEEP,	/* contended: still in libc after
-				   SP_UNWIND_MAX_FRAMES frames */
+	SP_CNT_UNWIND_STOPPED,	/* an unsupported unwind rule or no rule
+				   inside libc; the wait is kept with the
+				   innermost known call site */
+	SP_CNT_UNWIND_DEEP,	/* still in libc after SP_UNWIND_MAX_FRAMES
+				   frames */
+	SP_CNT_STACK_STOPPED,	/* a stack walk ended before the thread's
+				   outermost frame (see the next two) */
+	SP_CNT_STACK_ANON,	/* of which at code in no file: JIT,
+				   anonymous memory */
+	SP_CNT_STACK_STALE,	/* of which in an image the tables do not
+				   describe yet (just after exec) */
+	SP_CNT_STACK_LOST,	/* the stacks map was full: a wait kept its
+				   stack id, its frames were lost */
+	SP_CNT_FRAME_MISS,	/* frames looked up in the tables, not the
+				   frame cache */
+	SP_CNT_WAITS,		/* with wait_timing: waits (or calls) timed */
+	SP_CNT_WAIT_BPF_NS,	/* with wait_timing: time spent in the
+				   programs for them, entry and exit */
 	SP_CNT_DROPPED_RING,	/* --record: the ring buffer was full; the
 				   wait is in the stats, not the timeline */
 	SP_CNT__COUNT,
+};
+
+/* What the module_events ring buffer says (a __u32 per event). */
+enum sp_module_event {
+	SP_MODULE_EVENT_LOAD = 1,	/* the dynamic loader changed its list */
+	SP_MODULE_EVENT_EXEC = 2,	/* the target exec'ed a new image */
 };
 
 /* glibc's mutex kind word: offset of __kind, and the mask of its type. */
@@ -93,6 +112,7 @@ struct sp_inflight {
 	__u64 t0;
 	__u64 object;
 	__u64 callsite;
+	__u64 stack_id;
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u32 type;
 	__u32 pad;

@@ -61,6 +61,15 @@ enum sp_unwind_flags {
 	SP_UNWIND_F_ERROR = 1 << 8,
 };
 
+/*
+ * What a row says about its code besides the rule (sp_unwind_row.attrs):
+ * set by the loader per session, never by the CFI.
+ */
+enum sp_unwind_attrs {
+	SP_UNWIND_A_SKIP = 1 << 0,	/* in a --skip function: part of the
+					   lock implementation */
+};
+
 /* One rule over [start, end), file-relative virtual addresses. */
 struct sp_unwind_row {
 	__u64 start;
@@ -70,7 +79,65 @@ struct sp_unwind_row {
 	__u8 cfa_reg;		/* enum sp_unwind_cfa_reg */
 	__u8 rbp_rule;		/* enum sp_unwind_rbp_rule */
 	__u16 flags;		/* enum sp_unwind_flags */
-	__u32 reserved;		/* zero */
+	__u32 attrs;		/* enum sp_unwind_attrs; 0 from cfitable */
 };
+
+/*
+ * Tables in the kernel (user/unwind/unwinder.c fills them, the walk in
+ * bpf/unwind.bpf.h reads them):
+ *   unwind_tables   slot -> one module build's rows, sorted by start
+ *   proc_mappings   tgid -> that process's executable mappings, sorted
+ *                   by start, each naming its module's slot and bias
+ * Entry 0 of a process's mapping array is a header: start = how many
+ * mappings follow it, end = the exec sequence (see exec_seq) of the
+ * image they describe; a walk in another image stops.
+ */
+#define SP_TABLE_NONE		0xffffffffu	/* a mapping without rows */
+#define SP_UNWIND_MAX_TABLES	1024		/* module builds */
+#define SP_UNWIND_MAX_PROCS	64		/* processes with mappings */
+
+enum sp_mapping_flags {
+	SP_MAP_F_LIBC = 1 << 0,		/* the lock implementation (libc,
+					   libpthread): not a call site */
+	SP_MAP_F_LIBC_MODEL = 1 << 1,	/* the libc whose lock functions
+					   libc_funcs classifies */
+	SP_MAP_F_FP = 1 << 2,		/* no CFI: frame-pointer steps where
+					   the table has no row */
+};
+
+struct sp_mapping {
+	__u64 start;		/* runtime [start, end) */
+	__u64 end;
+	__u64 bias;		/* runtime address - file virtual address */
+	__u32 table;		/* unwind_tables slot, or SP_TABLE_NONE */
+	__u32 flags;		/* enum sp_mapping_flags */
+	__u32 n_rows;		/* rows in the table */
+	__u32 pad;
+};
+
+/* How an interned stack ends beyond its last frame (user/unwind/stacktab.h). */
+enum sp_stack_end {
+	SP_STACK_COMPLETE = 0,	/* the thread's outermost frame */
+	SP_STACK_TRUNCATED = 1,	/* --stack-depth frames kept */
+	SP_STACK_STOPPED = 2,	/* no rule to go on: JIT or anonymous code,
+				   no CFI, a broken chain */
+};
+
+#define SP_STACK_MAX_DEPTH	127
+
+/*
+ * A stack, interned: the stacks map holds one per stack id (a hash of
+ * the frames), with room for --stack-depth pcs (the map's value size).
+ * pcs are absolute return addresses, innermost first, from the first
+ * frame outside libc.
+ */
+struct sp_stack {
+	__u32 n;
+	__u32 end;		/* enum sp_stack_end */
+	__u64 pcs[SP_STACK_MAX_DEPTH];
+};
+
+/* The value size of a stack kept `depth` frames deep. */
+#define SP_STACK_SIZE(depth)	(8 + 8 * (depth))
 
 #endif

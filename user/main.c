@@ -28,6 +28,7 @@
 #include "recording.h"
 #include "replay.h"
 #include "report.h"
+#include "skiplist.h"
 #include "snapshot.h"
 #include "stacktab.h"
 #include "symbolizer.h"
@@ -40,6 +41,7 @@ struct session {
 	struct symbolizer *symbolizer;
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
+	struct skiplist *skip;	/* --skip */
 	struct snapshot *prev;
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
@@ -150,8 +152,12 @@ static int session__report(struct session *s)
 	int err;
 
 	err = probes__read(s->probes, &snap);
-	if (err)
+	if (!err)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (err) {
+		snapshot__free(snap);
 		return err;
+	}
 	now = monotonic_ns();
 	closed = probes__window(s->probes) - 1;
 	if (s->opts->cumulative) {
@@ -178,8 +184,12 @@ static int session__refresh(struct session *s)
 	struct snapshot *snap;
 	int err = probes__read(s->probes, &snap);
 
-	if (err)
+	if (!err)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (err) {
+		snapshot__free(snap);
 		return err;
+	}
 	s->last_ns = monotonic_ns();
 	return live__update(s->live, snap, s->last_ns,
 			    probes__dropped(s->probes));
@@ -234,6 +244,20 @@ static void session__live_start(struct session *s)
 	if (err)
 		pr_warn("no live screen (%s); printing reports instead",
 			strerror(-err));
+}
+
+/*
+ * A library was loaded or unloaded, or the target exec'ed.  Names first:
+ * a library dlopen'ed for a moment must be read before it is gone.
+ */
+static void session__modules_changed(struct session *s)
+{
+	int err;
+
+	symbolizer__refresh(s->symbolizer);
+	err = probes__sync_modules(s->probes);
+	if (err)
+		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }
 
 /* Arms fd to fire after `seconds`, and every `seconds` if periodic; 0 stops it. */
@@ -338,12 +362,11 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
-		if (fds[FD_MODULE_EVENTS].revents &&
-		    probes__consume_module_events(s->probes) > 0)
-			symbolizer__refresh(s->symbolizer);
-		if (fds[FD_MODULES].revents &&
-		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
-			symbolizer__refresh(s->symbolizer);
+		if ((fds[FD_MODULE_EVENTS].revents &&
+		     probes__consume_module_events(s->probes) > 0) ||
+		    (fds[FD_MODULES].revents &&
+		     read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0))
+			session__modules_changed(s);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
 			err = s->live ? session__refresh(s) : session__report(s);
@@ -419,7 +442,6 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 static int contended_setup(struct session *s, const char *library,
 			   struct probes_config *cfg)
 {
-	pid_t pid = target__pid(s->target);
 	size_t n_rows, n_funcs;
 	int err = hostcheck__tracepoints("/sys");
 
@@ -429,12 +451,6 @@ static int contended_setup(struct session *s, const char *library,
 	if (err) {
 		pr_err("cannot read the unwind rules and functions of %s: %s",
 		       library, strerror(-err));
-		return err;
-	}
-	err = libcmodel__place(s->libc, pid, library, &cfg->libc_place);
-	if (err) {
-		pr_err("cannot find where PID %d maps %s: %s", (int)pid, library,
-		       strerror(-err));
 		return err;
 	}
 	cfg->libc = s->libc;
@@ -507,6 +523,53 @@ static int replay_main(const struct options *opts)
 	return err ? 1 : 0;
 }
 
+/* -v: what the unwind tables cost. */
+static void report_unwind_tables(struct session *s)
+{
+	struct unwinder_stats st;
+
+	if (!probes__unwinds(s->probes))
+		return;
+	probes__unwind_stats(s->probes, &st);
+	pr_info("unwind tables: %zu module builds (%zu by frame pointer), "
+		"%zu rows, %zu mappings, %.1f KiB in the kernel (and a %.0f KiB "
+		"frame cache), built in %.1f ms; stacks %u frames deep%s",
+		st.tables, st.fp_tables, st.rows, st.mappings,
+		(double)st.bytes / 1024, (double)st.cache_bytes / 1024,
+		st.build_ms, s->opts->stack_depth,
+		skiplist__empty(s->skip) ? "" : ", --skip functions marked");
+	if (!skiplist__empty(s->skip) && !st.skipped)
+		pr_warn("no function matches --skip in the target's modules");
+}
+
+/* -v at the end: how the walks went, and what the programs cost. */
+static void report_costs(struct session *s)
+{
+	struct probes_stack_counts c;
+	uint64_t run_ns, runs;
+
+	probes__stack_counts(s->probes, &c);
+	if (probes__unwinds(s->probes))
+		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
+			"anonymous code %llu, just after an exec %llu), frames "
+			"lost to a full map %llu, frame cache misses %llu",
+			stacktab__count(s->stacks),
+			(unsigned long long)c.stopped, (unsigned long long)c.anon,
+			(unsigned long long)c.stale, (unsigned long long)c.lost,
+			(unsigned long long)c.misses);
+	probes__wait_timing(s->probes, &run_ns, &runs);
+	if (runs)
+		pr_info("BPF time per %s: %.0f ns over %llu (the programs' own "
+			"clock, entry and exit)", s->opts->mode == MODE_CONTENDED ?
+			"blocking wait" : "lock call", (double)run_ns / (double)runs,
+			(unsigned long long)runs);
+	probes__bpf_time(s->probes, &run_ns, &runs);
+	if (runs)
+		pr_info("BPF programs: %llu runs, %llu ns in all, %.0f ns per run",
+			(unsigned long long)runs, (unsigned long long)run_ns,
+			(double)run_ns / (double)runs);
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -547,6 +610,11 @@ int main(int argc, char **argv)
 	err = target__pthread_library(s.target, library, sizeof(library));
 	if (err)
 		goto cleanup;
+	err = skiplist__new(opts.skip, opts.n_skip, &s.skip);
+	if (err) {
+		pr_err("%s", strerror(-err));
+		goto cleanup;
+	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
@@ -554,12 +622,26 @@ int main(int argc, char **argv)
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
 		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
+		.libc_path = library,
+		.stack_depth = opts.stack_depth,
+		.skip = s.skip,
+		.follow_exec = true,
+		.wait_timing = opts.verbosity > 0,
 	};
 
-	if (opts.mode == MODE_CONTENDED)
+	if (opts.mode == MODE_CONTENDED) {
 		err = contended_setup(&s, library, &cfg);
-	else if (opts.calibrate)
-		calibrate_probes(&s, cfg.calibration_ns);
+	} else {
+		if (opts.calibrate)
+			calibrate_probes(&s, cfg.calibration_ns);
+		/* Following an exec takes a tracepoint (tracefs). */
+		if ((opts.stack_depth || opts.n_skip) &&
+		    hostcheck__tracepoints("/sys")) {
+			pr_warn("no tracefs: after an exec, stacks stop at the "
+				"new image");
+			cfg.follow_exec = false;
+		}
+	}
 	if (err)
 		goto cleanup;
 	err = probes__new(&cfg, &s.probes);
@@ -567,6 +649,7 @@ int main(int argc, char **argv)
 		err = recording_start(&s, argc, argv);
 	if (err)
 		goto cleanup;
+	report_unwind_tables(&s);
 	err = probes__attach(s.probes, library);
 	if (err)
 		goto cleanup;
@@ -618,6 +701,7 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	report_costs(&s);
 	exit_code = target__launched(s.target) ? target__exit_code(s.target) : 0;
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
@@ -629,6 +713,7 @@ cleanup:
 	snapshot__free(s.prev);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
+	skiplist__free(s.skip);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);

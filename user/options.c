@@ -26,6 +26,8 @@ enum {
 	OPT_CHROME,
 	OPT_RING_SIZE,
 	OPT_REPLAY,
+	OPT_STACK_DEPTH,
+	OPT_SKIP,
 };
 
 static const char doc[] =
@@ -107,6 +109,14 @@ static const struct argp_option option_table[] = {
 	  "printed them, with this run's --sort, --no-coalesce, --per-thread, "
 	  "--top, --format (table, csv or json), --callsite, --cumulative; "
 	  "needs no root", 4 },
+	{ NULL, 0, NULL, 0, "Stacks:", 4 },
+	{ "stack-depth", OPT_STACK_DEPTH, "N", 0,
+	  "Frames kept per wait, from the first outside libc (default 32, "
+	  "at most 127; 0: the call site only)", 4 },
+	{ "skip", OPT_SKIP, "GLOB", 0,
+	  "A function that is part of the lock implementation (demangled "
+	  "name, shell glob; repeatable): the call site is the first frame "
+	  "outside libc and outside these", 4 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
 	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
@@ -324,6 +334,22 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_NO_CALIBRATE:
 		opts->calibrate = false;
 		break;
+	case OPT_STACK_DEPTH:
+		err = parse_uint("--stack-depth", arg, 0, OPTIONS_MAX_STACK_DEPTH, &n);
+		if (!err)
+			opts->stack_depth = (unsigned int)n;
+		break;
+	case OPT_SKIP:
+		if (!*arg) {
+			pr_err("invalid --skip '': expected a function name or glob");
+			err = -EINVAL;
+		} else if (opts->n_skip >= OPTIONS_MAX_SKIP) {
+			pr_err("too many --skip (at most %d)", OPTIONS_MAX_SKIP);
+			err = -EINVAL;
+		} else {
+			opts->skip[opts->n_skip++] = arg;
+		}
+		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
 		if (!err) {
@@ -440,6 +466,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.calibrate = true,
 		.mode = MODE_CONTENDED,
 		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
+		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));

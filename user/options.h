@@ -42,6 +42,9 @@ enum output_format {
 /* --ring-size: a power of two from the page size up to 1 GiB. */
 #define OPTIONS_DEFAULT_RING_SIZE	(8u << 20)
 #define OPTIONS_MAX_RING_SIZE		(1u << 30)
+#define OPTIONS_DEFAULT_STACK_DEPTH	32
+#define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
+#define OPTIONS_MAX_SKIP		64
 
 struct options {
 	pid_t pid;		/* > 0: attach to this process */
@@ -69,6 +72,9 @@ struct options {
 	bool ring_size_given;	/* what --replay refuses: given, not defaulted */
 	bool mode_given;
 	bool map_size_given;
+	unsigned int stack_depth; /* frames kept per wait; 0: call site only */
+	const char *skip[OPTIONS_MAX_SKIP]; /* --skip globs (argv's strings) */
+	unsigned int n_skip;
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

@@ -26,7 +26,7 @@ _syncprof()
 	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
 	-o|--output|--chrome) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size) return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip) return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |

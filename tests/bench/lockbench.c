@@ -6,9 +6,9 @@
  * summed wait, the objects' addresses.
  *
  *   lockbench uncontended|contended|pingpong|many|handoff|condhandoff|
- *             futexpp|futexwake|getppid
+ *             futexpp|futexwake|getppid|hammer
  *             [--threads N] [--ops N] [--hold-ns N] [--locks N] [--pin CPU]
- *             [--rounds N] [--truth]
+ *             [--rounds N] [--depth N] [--truth]
  *
  * uncontended: each thread locks its own mutex (the fast path).
  * contended:   all threads on one mutex, held --hold-ns (busy) each time.
@@ -29,6 +29,12 @@
  * futexwake:   each thread calls futex(FUTEX_WAKE) on its own word that
  *              nobody waits on: what every futex call pays, never blocking.
  * getppid:     each thread calls getppid: what any other system call pays.
+ * hammer:      --threads threads on one GLib-style mutex (GMutex: a futex
+ *              word, 0/1/2, waits through syscall(SYS_futex) in a slow
+ *              path), held --hold-ns and left --hold-ns between takes:
+ *              many short blocking waits.  Each thread first recurses
+ *              --depth frames, so every wait has a stack that deep.
+ *              calls = blocking waits (FUTEX_WAIT calls made).
  *
  * --rounds N runs the workload N times over in one process (not the
  * handoffs), the workers starting together each time; ns_per_op is then
@@ -97,6 +103,8 @@ static pthread_cond_t pp_cond = PTHREAD_COND_INITIALIZER;
 static int pp_turn;
 static int fx_turn;
 static int go, finished, started;
+static int gm_word;		/* hammer: the GMutex */
+static int depth;		/* hammer: frames before the loop */
 
 /* The handoff protocol: sequence numbers published by each side. */
 static long ho_ready, ho_done;
@@ -250,6 +258,57 @@ static void *run_getppid(struct worker *w)
 	return NULL;
 }
 
+/* GLib's GMutex, futex flavour (glib/gthread-posix.c): the same shape. */
+__attribute__((noipa)) static void gm_futex(int *word, int op, int val)
+{
+	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+__attribute__((noipa)) static void gm_lock_slowpath(struct worker *w)
+{
+	while (__atomic_exchange_n(&gm_word, 2, __ATOMIC_ACQUIRE) != 0) {
+		gm_futex(&gm_word, FUTEX_WAIT_PRIVATE, 2);
+		w->calls++;
+	}
+}
+
+static inline void gm_lock(struct worker *w)
+{
+	int zero = 0;
+
+	if (!__atomic_compare_exchange_n(&gm_word, &zero, 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		gm_lock_slowpath(w);
+}
+
+static inline void gm_unlock(void)
+{
+	if (__atomic_exchange_n(&gm_word, 0, __ATOMIC_RELEASE) == 2)
+		gm_futex(&gm_word, FUTEX_WAKE_PRIVATE, 1);
+}
+
+__attribute__((noipa)) static void run_hammer_loop(struct worker *w)
+{
+	for (long i = 0; i < cfg.ops; i++) {
+		gm_lock(w);
+		spin_ns(cfg.hold_ns);
+		gm_unlock();
+		spin_ns(cfg.hold_ns);
+	}
+}
+
+/* One frame per level; the store after the call keeps it a call. */
+__attribute__((noipa)) static void run_hammer(struct worker *w, int n)
+{
+	static volatile int sink;
+
+	if (n > 0)
+		run_hammer(w, n - 1);
+	else
+		run_hammer_loop(w);
+	sink += n;
+}
+
 /* Thread i waits for turn i, passes it on: every op is one wakeup. */
 static void *run_pingpong(struct worker *w)
 {
@@ -395,6 +454,8 @@ static void run_workload(struct worker *w)
 		run_futexwake(w);
 	else if (!strcmp(cfg.name, "getppid"))
 		run_getppid(w);
+	else if (!strcmp(cfg.name, "hammer"))
+		run_hammer(w, depth);
 	else
 		run_pingpong(w);
 }
@@ -423,6 +484,8 @@ int main(int argc, char **argv)
 			cfg.pin = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--rounds"))
 			cfg.rounds = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--depth"))
+			depth = atoi(argv[++i]);
 		else
 			return 2;
 	}
@@ -430,14 +493,15 @@ int main(int argc, char **argv)
 	    strcmp(cfg.name, "pingpong") && strcmp(cfg.name, "many") &&
 	    strcmp(cfg.name, "handoff") && strcmp(cfg.name, "condhandoff") &&
 	    strcmp(cfg.name, "futexpp") && strcmp(cfg.name, "futexwake") &&
-	    strcmp(cfg.name, "getppid"))
+	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer"))
 		return 2;
 	handoff = !strcmp(cfg.name, "handoff") || !strcmp(cfg.name, "condhandoff");
 	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") || handoff)
 		cfg.threads = 2;
 	if (cfg.threads < 1 || cfg.threads > MAX_THREADS || cfg.locks < 1 ||
 	    cfg.locks > MAX_LOCKS || cfg.pin >= CPU_SETSIZE || cfg.rounds < 1 ||
-	    cfg.rounds > MAX_ROUNDS || (handoff && cfg.rounds > 1))
+	    cfg.rounds > MAX_ROUNDS || (handoff && cfg.rounds > 1) ||
+	    depth < 0 || depth > 1000)
 		return 2;
 	for (int i = 0; i < MAX_LOCKS; i++)
 		pthread_mutex_init(&shared[i], NULL);
@@ -500,6 +564,8 @@ int main(int argc, char **argv)
 		printf("\"%p\"", (void *)&pp_cond);
 	else if (!strcmp(cfg.name, "futexpp"))
 		printf("\"%p\"", (void *)&fx_turn);
+	else if (!strcmp(cfg.name, "hammer"))
+		printf("\"%p\"", (void *)&gm_word);
 	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid"))
 		for (int i = 0; i < (!strcmp(cfg.name, "many") ? cfg.locks : 1); i++)
 			printf("%s\"%p\"", i ? ", " : "", (void *)&shared[i]);

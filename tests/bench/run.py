@@ -53,6 +53,20 @@ Then --record (BENCH_PAIRS pairs, BENCH_RUNS runs):
 
 Results go to build/bench/results.json as well as the tables on stdout
 (BENCH_ONLY=recording: that section alone, to results-recording.json).
+Then stacks (BENCH_PAIRS pairs), on a GLib-style hammer (lockbench
+hammer: two threads on one futex-word mutex, waits through syscall(),
+every thread 40 frames deep): the BPF time per blocking wait, read from
+the programs' run_time_ns / run_cnt (sysctl kernel.bpf_stats_enabled,
+set for the run) through syncprof -v, at --stack-depth 0, 8 and 32, the
+time per frame beyond the call site ((32 - 8) / 24), and the hammer's
+throughput without syncprof and at each depth; then full mode's added
+cost per lock call, with 32-frame stacks and without, against
+bpftrace's on the uncontended workload.
+
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, tools; comma
+separated) runs only those sections.
+
+Results go to build/bench/results.json as well as the tables on stdout.
 """
 import ctypes
 import json
@@ -99,6 +113,12 @@ COST = [("pingpong", ["--ops", "20000"]),        # plus --pin CPU
         ("futexpp", ["--ops", "20000"])]
 BYSTANDER = [("futexwake", ["--threads", "1", "--ops", "50000", "--rounds", "5"]),
              ("getppid", ["--threads", "1", "--ops", "50000", "--rounds", "5"])]
+
+# Stacks: the hammer runs long enough for ~100k blocking waits.
+HAMMER = ["--threads", "2", "--ops", "60000", "--hold-ns", "1000", "--depth", "40"]
+STACK_DEPTHS = [0, 8, 32]
+BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
+SECTIONS = os.environ.get("BENCH_ONLY", "")
 
 BPFTRACE_SCRIPT = r"""
 uprobe:LIBC:pthread_mutex_lock, uprobe:LIBC:pthread_cond_wait /pid == cpid/ {
@@ -577,6 +597,136 @@ def recording(results):
     out["end_to_end"] = {"workload": workload, "args": args, "waits_per_s": per_s,
                          "lost": lost}
     shutil.rmtree(record_dir, ignore_errors=True)
+def run_hammer_profiled(depth):
+    """The hammer under contended mode at --stack-depth depth: its JSON
+    line, plus syncprof's BPF time and the report's stacks."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [SYNCPROF, "-v", "--mode", "contended", "--stack-depth", str(depth),
+               "--format", "json", "--top", "0", "-o", report.name, "--",
+               *lockbench_args("hammer", False, HAMMER)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        reports = [json.loads(l) for l in open(report.name) if l.startswith("{")]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    m = re.search(r"BPF programs: (\d+) runs, (\d+) ns in all", proc.stderr)
+    if not m:
+        raise RuntimeError("syncprof -v gave no BPF run time "
+                           "(kernel.bpf_stats_enabled?)")
+    result["bpf_runs"], result["bpf_ns"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"BPF time per blocking wait: (\d+) ns over (\d+)", proc.stderr)
+    result["own_ns_per_wait"] = int(m.group(1)) if m else None
+    frames = [len(s["frames"]) for r in reports[-1]["rows"]
+              if r["object"] in result["objects"] for s in r["stacks"]]
+    result["frames"] = max(frames) if frames else 0
+    result["dropped"] = reports[-1]["dropped"]
+    return result
+
+
+def stacks_cost(results):
+    """BPF time per blocking wait by stack depth, and the hammer's speed."""
+    out = results["stacks"] = {"hammer_args": HAMMER, "pairs": PAIRS}
+    with open(BPF_STATS) as f:
+        saved = f.read().strip()
+    with open(BPF_STATS, "w") as f:
+        f.write("1")
+    try:
+        plain_ops, plain_waits = [], []
+        per_depth = {d: {"ops_s": [], "waits_s": [], "bpf_ns_per_wait": [],
+                         "own_ns_per_wait": [], "frames": [], "dropped": 0}
+                     for d in STACK_DEPTHS}
+        for _ in range(PAIRS):
+            plain = run_plain("hammer", False, HAMMER)
+            seconds = plain["elapsed_ns"] / 1e9
+            plain_ops.append(plain["ops"] / seconds)
+            plain_waits.append(plain["calls"] / seconds)
+            for d in STACK_DEPTHS:
+                prof = run_hammer_profiled(d)
+                seconds = prof["elapsed_ns"] / 1e9
+                row = per_depth[d]
+                row["ops_s"].append(prof["ops"] / seconds)
+                row["waits_s"].append(prof["calls"] / seconds)
+                row["bpf_ns_per_wait"].append(prof["bpf_ns"] / max(prof["calls"], 1))
+                if prof["own_ns_per_wait"] is not None:
+                    row["own_ns_per_wait"].append(prof["own_ns_per_wait"])
+                row["frames"].append(prof["frames"])
+                row["dropped"] += prof["dropped"]
+    finally:
+        with open(BPF_STATS, "w") as f:
+            f.write(saved)
+    print(f"stacks: GLib-style hammer ({' '.join(HAMMER)}), contended mode; "
+          f"median of {PAIRS} pairs")
+    print("BPF/wait = run_time_ns of syncprof's programs (wakes and other "
+          "processes' futex calls")
+    print("  included) / the hammer's FUTEX_WAIT calls; own = the programs' own "
+          "clock around each")
+    print("  wait's entry and exit work (syncprof -v)")
+    print()
+    header = (f"{'stack depth':12} {'frames':>6} {'ops/s':>10} {'waits/s':>9} "
+              f"{'throughput':>10} {'BPF/wait':>9} {'own':>8}")
+    print(header)
+    print("-" * len(header))
+    base = median(plain_ops)
+    print(f"{'no syncprof':12} {'':>6} {base:10.0f} {median(plain_waits):9.0f} "
+          f"{'1.00x':>10}")
+    out["none"] = {"ops_per_s": base, "waits_per_s": median(plain_waits)}
+    for d in STACK_DEPTHS:
+        row = per_depth[d]
+        own = median(row["own_ns_per_wait"])
+        own_text = f"{own / 1000:6.2f}us" if own is not None else f"{'n/a':>8}"
+        print(f"{d:<12} {max(row['frames']):6d} {median(row['ops_s']):10.0f} "
+              f"{median(row['waits_s']):9.0f} {median(row['ops_s']) / base:9.2f}x "
+              f"{median(row['bpf_ns_per_wait']) / 1000:7.2f}us {own_text}")
+        out[f"depth_{d}"] = {
+            "ops_per_s": median(row["ops_s"]), "waits_per_s": median(row["waits_s"]),
+            "bpf_ns_per_wait": median(row["bpf_ns_per_wait"]),
+            "bpf_ns_per_wait_runs": row["bpf_ns_per_wait"],
+            "own_ns_per_wait": own, "own_ns_per_wait_runs": row["own_ns_per_wait"],
+            "frames": max(row["frames"]), "dropped": row["dropped"]}
+    per_frame = (out["depth_32"]["bpf_ns_per_wait"] -
+                 out["depth_8"]["bpf_ns_per_wait"]) / 24
+    out["bpf_ns_per_frame"] = per_frame
+    own_frame = None
+    if out["depth_32"]["own_ns_per_wait"] and out["depth_8"]["own_ns_per_wait"]:
+        own_frame = (out["depth_32"]["own_ns_per_wait"] -
+                     out["depth_8"]["own_ns_per_wait"]) / 24
+    out["own_ns_per_frame"] = own_frame
+    print(f"per frame beyond the call site ((32 - 8) / 24): {per_frame:.0f} ns"
+          + (f" (own clock: {own_frame:.0f} ns)" if own_frame is not None else "")
+          + "; limits: 2.0us at 32, 1.0us at 8, 60 ns a frame")
+    print()
+
+
+def run_bpftrace_plain(workload):
+    return run_bpftrace(workload, False, libc_path())
+
+
+def full_versus_bpftrace(results):
+    """Full mode's added cost per lock call, with and without stacks,
+    against bpftrace doing the same job; paired with unprofiled runs."""
+    workload = "uncontended"
+    variants = [("full", ["--stack-depth", "32"]), ("full depth 0", ["--stack-depth", "0"])]
+    added = {name: [] for name, _ in variants}
+    added["bpftrace"] = []
+    for _ in range(RUNS):
+        for name, extra in variants:
+            plain = run_plain(workload, False)["ns_per_op"]
+            with tempfile.NamedTemporaryFile(suffix=".json") as report:
+                cmd = [SYNCPROF, "--mode", "full", *extra, "--format", "json",
+                       "-o", report.name, "--", *lockbench_args(workload, False)]
+                out = subprocess.run(cmd, capture_output=True, text=True,
+                                     check=True).stdout
+            added[name].append(json.loads(out.splitlines()[-1])["ns_per_op"] - plain)
+        plain = run_plain(workload, False)["ns_per_op"]
+        added["bpftrace"].append(run_bpftrace_plain(workload)["ns_per_op"] - plain)
+    threads = int(WORKLOADS[workload][1])
+    bt = median(added["bpftrace"]) * threads
+    print(f"full mode per lock call ({workload}, {threads} threads; "
+          f"added ns/op x threads, median of {RUNS})")
+    out = results.setdefault("stacks", {})["full_per_call"] = {}
+    for name in [n for n, _ in variants] + ["bpftrace"]:
+        per_call = median(added[name]) * threads
+        print(f"{name:13} {per_call / 1000:7.2f}us  {per_call / bt:5.2f}x bpftrace")
+        out[name] = {"added_ns_per_call": per_call, "vs_bpftrace": per_call / bt}
+    print("limit: full mode with stacks <= 0.4x bpftrace")
     print()
 
 
@@ -605,16 +755,26 @@ def main():
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
           f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
-    main_table(results, variants)
-    for section in (contended_overhead, contended_cost, contended_bystander,
-                    recording):
+    wanted = {w.strip() for w in SECTIONS.split(",") if w.strip()}
+    if not wanted or "main" in wanted:
+        main_table(results, variants)
+    sections = [("overhead", contended_overhead), ("cost", contended_cost),
+                ("bystander", contended_bystander), ("stacks", stacks_cost),
+                ("recording", recording)]
+    if have_bpftrace:
+        sections.append(("stacks", full_versus_bpftrace))
+    for name, section in sections:
+        if wanted and name not in wanted:
+            continue
         try:
             section(results)
         except (RuntimeError, subprocess.CalledProcessError, ValueError,
-                KeyError, IndexError) as e:
+                KeyError, IndexError, OSError) as e:
             print(f"{section.__name__}: failed: {e}")
             print()
     for bench in ("probecost", "bench_symbolizer"):
+        if wanted and "tools" not in wanted:
+            continue
         binary = os.path.join(BUILD, "tests", "bench", bench)
         text = subprocess.run([binary], capture_output=True, text=True).stdout
         print(text)

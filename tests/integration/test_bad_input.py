@@ -136,7 +136,9 @@ class BadInput(SyncprofTestCase):
                 (["--top", "-1", "--pid", "1"], "invalid --top '-1'"),
                 (["--sort", "fastest", "--pid", "1"], "invalid --sort 'fastest'"),
                 (["--format", "xml", "--pid", "1"], "invalid --format 'xml'"),
-                (["--map-size", "0", "--pid", "1"], "invalid --map-size '0'")]:
+                (["--map-size", "0", "--pid", "1"], "invalid --map-size '0'"),
+                (["--stack-depth", "128", "--pid", "1"], "invalid --stack-depth '128'"),
+                (["--skip", "", "--pid", "1"], "invalid --skip ''")]:
             with self.subTest(args=args):
                 self.assertFails(syncprof(*args), message, code=2)
 

@@ -630,7 +630,7 @@ static void check_invariants(const struct cfitable *table)
 		const struct sp_unwind_row *r = &rows[i];
 
 		assert_true(r->start < r->end);
-		assert_int_equal(r->reserved, 0);
+		assert_int_equal(r->attrs, 0);
 		if (r->flags) {
 			unsupported++;
 			assert_true(r->flags & UNSUP);

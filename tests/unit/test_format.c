@@ -715,6 +715,72 @@ static void test_json_design_example(void **state UNUSED)
 	free(out);
 }
 
+static void test_json_rows_without_stacks_have_an_empty_list(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 300, 300, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"failed\": 0, \"stacks\": []}]}");
+	free(out);
+}
+
+static void test_json_stacks_frames_and_totals(void **state UNUSED)
+{
+	const uint64_t deep[3] = { 0x401000, 0x402000, 0x403000 };
+	const uint64_t shallow[1] = { 0x401000 };
+	struct report_stack stacks[] = {
+		{ .stack_id = 7, .count = 3, .wait_ns = 900, .max_ns = 500 },
+		{ .stack_id = 9, .count = 1, .wait_ns = 100, .max_ns = 100,
+		  .failed = 2 },
+		{ .stack_id = 11, .count = 1, .wait_ns = 50, .max_ns = 50 },
+	};
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x401000, REPORT_NO_TID, 5, 1050,
+		    500, 2),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	struct report_rows r = { .rows = rows, .count = 1, .total = 1 };
+	struct format_config cfg = { .format = FORMAT_JSON };
+	struct stacktab *tab;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(stacktab__new(&tab), 0);
+	assert_int_equal(stacktab__add(tab, 7, deep, 3, STACKTAB_END_COMPLETE), 0);
+	assert_int_equal(stacktab__add(tab, 9, shallow, 1,
+				       STACKTAB_END_TRUNCATED), 0);
+	/* 11 is not in the table: its frames were lost. */
+	rows[0].stacks = stacks;
+	rows[0].n_stacks = 3;
+	cfg.stacktab = tab;	/* no symbolizer: frames unnamed */
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(format__report(f, &cfg, &meta, &r, names), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_json_line(out);
+	assert_contains(out, "\"stacks\": [{\"frames\": [{\"address\": \"0x401000\", "
+			     "\"module\": null, \"offset\": null, \"function\": null, "
+			     "\"file\": null, \"line\": null, \"inline\": false}, "
+			     "{\"address\": \"0x402000\", ");
+	assert_contains(out, "{\"address\": \"0x403000\", \"module\": null, "
+			     "\"offset\": null, \"function\": null, \"file\": null, "
+			     "\"line\": null, \"inline\": false}], \"end\": \"complete\", "
+			     "\"count\": 3, \"wait_ns\": 900, \"max_ns\": 500, "
+			     "\"failed\": 0}, ");
+	assert_contains(out, "\"end\": \"truncated\", \"count\": 1, "
+			     "\"wait_ns\": 100, \"max_ns\": 100, \"failed\": 2}, ");
+	assert_contains(out, "{\"frames\": [], \"end\": \"stopped\", "
+			     "\"count\": 1, \"wait_ns\": 50, \"max_ns\": 50, "
+			     "\"failed\": 0}]}]}");
+	free(out);
+	stacktab__free(tab);
+}
+
 static void test_json_unknowns_are_null(void **state UNUSED)
 {
 	struct report_row rows[] = {
@@ -1181,6 +1247,8 @@ int main(void)
 		cmocka_unit_test(test_callsite_address_when_nothing_known),
 		cmocka_unit_test(test_callsite_truncates_to_buffer),
 		cmocka_unit_test(test_json_design_example),
+		cmocka_unit_test(test_json_rows_without_stacks_have_an_empty_list),
+		cmocka_unit_test(test_json_stacks_frames_and_totals),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

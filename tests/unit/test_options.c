@@ -120,6 +120,8 @@ static void test_defaults(void **state UNUSED)
 	assert_int_equal(o.map_size, 16384);
 	assert_int_equal(o.mode, MODE_CONTENDED);
 	assert_int_equal(o.verbosity, 0);
+	assert_int_equal(o.stack_depth, 32);
+	assert_int_equal(o.n_skip, 0);
 	assert_false(o.help_shown);
 }
 
@@ -441,6 +443,57 @@ static void test_map_size_range(void **state UNUSED)
 			 -EINVAL);
 }
 
+static void test_stack_depth_range(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stack-depth", "0", NULL), 0);
+	assert_int_equal(o.stack_depth, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stack-depth", "127", NULL), 0);
+	assert_int_equal(o.stack_depth, OPTIONS_MAX_STACK_DEPTH);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stack-depth", "128", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stack-depth", "-1", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--stack-depth", "8x", NULL),
+			 -EINVAL);
+}
+
+static void test_skip_is_repeatable(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--skip", "qemu_mutex_*",
+			       "--skip=g_mutex_lock", NULL), 0);
+	assert_int_equal(o.n_skip, 2);
+	assert_string_equal(o.skip[0], "qemu_mutex_*");
+	assert_string_equal(o.skip[1], "g_mutex_lock");
+	assert_int_equal(parse(&o, &a, "-p", "1", "--skip", "", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--skip", NULL), -EINVAL);
+}
+
+static void test_skip_has_a_limit(void **state UNUSED)
+{
+	char *argv[3 + 2 * (OPTIONS_MAX_SKIP + 1)];
+	struct options o;
+	int argc = 0;
+
+	argv[argc++] = "syncprof";
+	argv[argc++] = "-p";
+	argv[argc++] = "1";
+	for (int i = 0; i < OPTIONS_MAX_SKIP; i++) {
+		argv[argc++] = "--skip";
+		argv[argc++] = "f";
+	}
+	assert_int_equal(options__parse(&o, argc, argv), 0);
+	assert_int_equal(o.n_skip, OPTIONS_MAX_SKIP);
+	argv[argc++] = "--skip";
+	argv[argc++] = "g";
+	assert_int_equal(options__parse(&o, argc, argv), -EINVAL);
+}
+
 static void test_unknown_option_rejected(void **state UNUSED)
 {
 	struct options o;
@@ -723,6 +776,9 @@ int main(void)
 		cmocka_unit_test(test_output_file),
 		cmocka_unit_test(test_verbose_counts),
 		cmocka_unit_test(test_map_size_range),
+		cmocka_unit_test(test_stack_depth_range),
+		cmocka_unit_test(test_skip_is_repeatable),
+		cmocka_unit_test(test_skip_has_a_limit),
 		cmocka_unit_test(test_unknown_option_rejected),
 		cmocka_unit_test(test_pid_and_command_is_an_error),
 		cmocka_unit_test(test_no_target_is_an_error),

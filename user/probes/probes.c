@@ -68,8 +68,12 @@ struct probes {
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	struct bpf_link *loader_link;
+	struct bpf_link *exec_link;
 	struct ring_buffer *module_events;
 	int n_module_events;
+	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	unsigned int stack_depth;
+	void *stack_buf;		/* one stacks map value */
 };
 
 static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
@@ -83,7 +87,14 @@ static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 	return progs[i];
 }
 
-/* Only the mode's programs are loaded; contended mode's maps get sized. */
+/* Contended mode walks out of libc always; full mode for stacks or --skip. */
+static bool probes__wants_unwinder(const struct probes_config *cfg)
+{
+	return cfg->mode == PROBES_CONTENDED || cfg->stack_depth ||
+	       !skiplist__empty(cfg->skip);
+}
+
+/* Only the mode's programs are loaded; the maps get sized. */
 static int probes__configure(struct probes *p, const struct probes_config *cfg)
 {
 	bool contended = cfg->mode == PROBES_CONTENDED;
@@ -91,7 +102,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		p->skel->progs.lock_enter, p->skel->progs.lock_return,
 	};
 	struct cfitable_range lll = { 0, 0 };
-	size_t n_rows, n_funcs;
+	unsigned int depth = cfg->stack_depth;
+	size_t n_funcs = 0;
 	int err;
 
 	for (size_t i = 0; i < 2; i++)
@@ -100,22 +112,27 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
 					tracepoint_table[i].name));
-	if (!contended)
-		return 0;
-	libcmodel__rows(cfg->libc, &n_rows);
-	libcmodel__funcs(cfg->libc, &n_funcs);
-	libcmodel__lll_private(cfg->libc, &lll);
-	err = bpf_map__set_max_entries(p->skel->maps.unwind_rows,
-				       n_rows ? (__u32)n_rows : 1);
+	bpf_program__set_autoload(p->skel->progs.target_exec,
+				  cfg->follow_exec && probes__wants_unwinder(cfg));
+	if (depth > SP_STACK_MAX_DEPTH)
+		depth = SP_STACK_MAX_DEPTH;
+	p->skel->rodata->stack_depth = depth;
+	p->skel->rodata->skip_enabled = !skiplist__empty(cfg->skip);
+	err = bpf_map__set_value_size(p->skel->maps.stacks,
+				      SP_STACK_SIZE(depth ? depth : 1));
 	if (!err)
-		err = bpf_map__set_max_entries(p->skel->maps.libc_funcs,
-					       n_funcs ? (__u32)n_funcs : 1);
+		err = bpf_map__set_max_entries(p->skel->maps.stacks,
+					       depth ? cfg->map_size : 1);
 	if (err)
 		return err;
-	p->skel->rodata->libc_bias = cfg->libc_place.bias;
-	p->skel->rodata->libc_text_start = cfg->libc_place.text_start;
-	p->skel->rodata->libc_text_end = cfg->libc_place.text_end;
-	p->skel->rodata->unwind_nrows = (__u32)n_rows;
+	if (contended) {
+		libcmodel__funcs(cfg->libc, &n_funcs);
+		libcmodel__lll_private(cfg->libc, &lll);
+	}
+	err = bpf_map__set_max_entries(p->skel->maps.libc_funcs,
+				       n_funcs ? (__u32)n_funcs : 1);
+	if (err)
+		return err;
 	p->skel->rodata->func_nrows = (__u32)n_funcs;
 	p->skel->rodata->lll_private_start = lll.start;
 	p->skel->rodata->lll_private_end = lll.end;
@@ -123,24 +140,48 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	return 0;
 }
 
-/* Fills contended mode's tables after load. */
-static int probes__fill_tables(struct probes *p, const struct libcmodel *libc)
+/* Fills contended mode's lock functions after load. */
+static int probes__fill_funcs(struct probes *p, const struct libcmodel *libc)
 {
-	int rows_fd = bpf_map__fd(p->skel->maps.unwind_rows);
 	int funcs_fd = bpf_map__fd(p->skel->maps.libc_funcs);
-	const struct sp_unwind_row *rows;
 	const struct sp_func_range *funcs;
-	size_t n_rows, n_funcs;
+	size_t n_funcs;
 
-	rows = libcmodel__rows(libc, &n_rows);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 *keys, count;
+	int err = 0;
+
 	funcs = libcmodel__funcs(libc, &n_funcs);
-	for (__u32 i = 0; i < n_rows; i++)
-		if (bpf_map_update_elem(rows_fd, &i, &rows[i], BPF_ANY))
-			return -errno;
+	if (!n_funcs)
+		return 0;
+	keys = calloc(n_funcs, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
 	for (__u32 i = 0; i < n_funcs; i++)
-		if (bpf_map_update_elem(funcs_fd, &i, &funcs[i], BPF_ANY))
-			return -errno;
-	return 0;
+		keys[i] = i;
+	count = (__u32)n_funcs;
+	if (bpf_map_update_batch(funcs_fd, keys, funcs, &count, &opts))
+		err = -errno;
+	free(keys);
+	return err;
+}
+
+/* The tables of every module the target maps, loaded after the programs. */
+static int probes__start_unwinder(struct probes *p,
+				  const struct probes_config *cfg)
+{
+	const struct unwinder_config ucfg = {
+		.pid = cfg->tgid,
+		.tables_fd = bpf_map__fd(p->skel->maps.unwind_tables),
+		.mappings_fd = bpf_map__fd(p->skel->maps.proc_mappings),
+		.libc_path = cfg->libc_path,
+		.skip = cfg->skip,
+	};
+	int err = unwinder__new(&ucfg, &p->unwinder);
+
+	if (!err)
+		err = probes__sync_modules(p);
+	return err < 0 ? err : 0;
 }
 
 int probes__new(const struct probes_config *cfg, struct probes **out)
@@ -152,6 +193,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		return -ENOMEM;
 	p->tgid = cfg->tgid;
 	p->mode = cfg->mode;
+	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
+			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
@@ -160,7 +203,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	}
 	p->values = calloc((size_t)p->ncpus, sizeof(*p->values));
 	p->counter_values = calloc((size_t)p->ncpus, sizeof(*p->counter_values));
-	if (!p->values || !p->counter_values) {
+	p->stack_buf = calloc(1, sizeof(struct sp_stack));
+	if (!p->values || !p->counter_values || !p->stack_buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -183,6 +227,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 					       (__u32)sysconf(_SC_PAGESIZE));
 	if (err)
 		goto fail;
+	p->skel->rodata->wait_timing = cfg->wait_timing;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
@@ -197,9 +242,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	if (p->mode == PROBES_CONTENDED) {
-		err = probes__fill_tables(p, cfg->libc);
+		err = probes__fill_funcs(p, cfg->libc);
 		if (err) {
-			pr_err("cannot fill the unwind tables: %s", strerror(-err));
+			pr_err("cannot fill the lock function table: %s",
+			       strerror(-err));
+			goto fail;
+		}
+	}
+	if (probes__wants_unwinder(cfg)) {
+		err = probes__start_unwinder(p, cfg);
+		if (err) {
+			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
 		}
 	}
@@ -354,8 +407,30 @@ static int probes__attach_tracepoints(struct probes *p)
 	return 0;
 }
 
+/* An exec replaces every module: the tables follow (unwind.bpf.c). */
+static int probes__attach_exec(struct probes *p)
+{
+	if (!bpf_program__autoload(p->skel->progs.target_exec))
+		return 0;
+	p->exec_link = bpf_program__attach_tracepoint(p->skel->progs.target_exec,
+						      "sched",
+						      "sched_process_exec");
+	if (!p->exec_link) {
+		int err = -errno;
+
+		pr_warn("cannot attach to sched:sched_process_exec (%s); "
+			"after an exec, stacks stop at the new image",
+			strerror(-err));
+	}
+	return 0;
+}
+
 int probes__attach(struct probes *p, const char *library)
 {
+	int err = probes__attach_exec(p);
+
+	if (err)
+		return err;
 	if (p->mode == PROBES_CONTENDED)
 		return probes__attach_tracepoints(p);
 	return probes__attach_table(p, library, NULL);
@@ -415,6 +490,65 @@ int probes__consume_module_events(struct probes *p)
 	ring_buffer__consume(p->module_events);
 	n = p->n_module_events;
 	return n;
+}
+
+bool probes__unwinds(const struct probes *p)
+{
+	return p->unwinder != NULL;
+}
+
+int probes__sync_modules(struct probes *p)
+{
+	int changed;
+
+	if (!p->unwinder)
+		return 0;
+	changed = unwinder__sync(p->unwinder, p->skel->bss->exec_seq);
+	if (changed > 0) {
+		/* Frame cache entries from before are misses from now on. */
+		__sync_fetch_and_add(&p->skel->bss->unwind_gen, 1);
+	}
+	return changed < 0 ? changed : 0;
+}
+
+void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st)
+{
+	const struct bpf_map *cache = p->skel->maps.frame_cache;
+
+	if (p->unwinder)
+		unwinder__stats(p->unwinder, st);
+	else
+		*st = (struct unwinder_stats){ 0 };
+	if (p->unwinder)
+		st->cache_bytes = (size_t)bpf_map__max_entries(cache) *
+				  bpf_map__value_size(cache);
+}
+
+int probes__read_stacks(struct probes *p, const struct snapshot *snap,
+			struct stacktab *tab)
+{
+	const struct snapshot_entry *e = snapshot__entries(snap);
+	int fd = bpf_map__fd(p->skel->maps.stacks);
+	struct sp_stack *stack = p->stack_buf;
+
+	for (size_t i = 0; i < snapshot__count(snap); i++) {
+		const uint64_t *frames;
+		enum stacktab_end end;
+		uint64_t id = e[i].key.stack_id;
+		uint32_t n;
+		int err;
+
+		if (!id || !stacktab__get(tab, id, &frames, &n, &end))
+			continue;
+		if (bpf_map_lookup_elem(fd, &id, stack))
+			continue;	/* lost: the map was full (counted) */
+		n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
+		err = stacktab__add(tab, id, (const uint64_t *)stack->pcs, n,
+				    (enum stacktab_end)stack->end);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int probes__read(struct probes *p, struct snapshot **out)
@@ -486,6 +620,24 @@ uint64_t probes__window(const struct probes *p)
 	return p->window;
 }
 
+void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_program *prog;
+
+	*run_ns = *runs = 0;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			*run_ns += info.run_time_ns;
+			*runs += info.run_cnt;
+		}
+	}
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
@@ -513,6 +665,21 @@ uint64_t probes__unwind_stopped(struct probes *p)
 {
 	return probes__counter(p, SP_CNT_UNWIND_STOPPED) +
 	       probes__counter(p, SP_CNT_UNWIND_DEEP);
+}
+
+void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits)
+{
+	*bpf_ns = probes__counter(p, SP_CNT_WAIT_BPF_NS);
+	*waits = probes__counter(p, SP_CNT_WAITS);
+}
+
+void probes__stack_counts(struct probes *p, struct probes_stack_counts *c)
+{
+	c->stopped = probes__counter(p, SP_CNT_STACK_STOPPED);
+	c->anon = probes__counter(p, SP_CNT_STACK_ANON);
+	c->stale = probes__counter(p, SP_CNT_STACK_STALE);
+	c->lost = probes__counter(p, SP_CNT_STACK_LOST);
+	c->misses = probes__counter(p, SP_CNT_FRAME_MISS);
 }
 
 /*
@@ -559,8 +726,11 @@ void probes__free(struct probes *p)
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	bpf_link__destroy(p->loader_link);
+	bpf_link__destroy(p->exec_link);
 	ring_buffer__free(p->module_events);
+	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
+	free(p->stack_buf);
 	free(p->values);
 	free(p->counter_values);
 	free(p);

@@ -8,8 +8,11 @@
 #include <sys/types.h>
 
 #include "libcmodel.h"
+#include "skiplist.h"
 #include "snapshot.h"
+#include "stacktab.h"
 #include "syncprof.h"
+#include "unwinder.h"
 
 struct probes;
 
@@ -21,9 +24,14 @@ enum probes_mode {
 struct probes_config {
 	pid_t tgid;
 	enum probes_mode mode;
-	/* Contended mode: the target's libc and where it is mapped. */
+	/* Contended mode: the target's libc, read. */
 	const struct libcmodel *libc;
-	struct libcmodel_placement libc_place;
+	/* The target's pthread library (a path syncprof can open). */
+	const char *libc_path;
+	unsigned int stack_depth;	/* frames kept per wait; 0: call site only */
+	const struct skiplist *skip;	/* --skip, or NULL */
+	bool follow_exec;		/* sched_process_exec can be attached */
+	bool wait_timing;		/* the programs time themselves per wait */
 	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
@@ -52,8 +60,30 @@ int probes__module_events_fd(struct probes *p);
 int probes__consume_module_events(struct probes *p);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
+/*
+ * Brings the kernel's unwind tables up to date with the target's
+ * mappings (call on module events and after an exec); 0 when nothing
+ * unwinds.
+ */
+int probes__sync_modules(struct probes *p);
+/* Whether waits are unwound through the target's modules. */
+bool probes__unwinds(const struct probes *p);
+void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
 /* Starts a new report window and reads the stats into a sealed snapshot. */
 int probes__read(struct probes *p, struct snapshot **out);
+/* Adds to tab the stacks of snap's entries that it does not have yet. */
+int probes__read_stacks(struct probes *p, const struct snapshot *snap,
+			struct stacktab *tab);
+/*
+ * Time the kernel spent in syncprof's programs, and how many times they
+ * ran (all 0 unless sysctl kernel.bpf_stats_enabled is 1).
+ */
+void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs);
+/*
+ * With wait_timing: the waits (full mode: calls) the programs timed
+ * themselves on, and the time they took for them, entry and exit.
+ */
+void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
 /*
  * The window that probes__read opens: waits ending from then on carry
  * it, and the read before closed window - 1.
@@ -69,8 +99,18 @@ uint64_t probes__ring_dropped(struct probes *p);
 /* --record: the ring buffer's and the lost-waits table's map fds, or -1. */
 int probes__record_ring_fd(const struct probes *p);
 int probes__record_lost_fd(const struct probes *p);
-/* Contended mode: waits whose walk out of libc stopped early. */
+/* Waits whose walk out of libc stopped early: the call site is in libc. */
 uint64_t probes__unwind_stopped(struct probes *p);
+
+/* How the stack walks ended, since attach. */
+struct probes_stack_counts {
+	uint64_t stopped;	/* before the outermost frame */
+	uint64_t anon;		/* of which at code in no file (JIT) */
+	uint64_t stale;		/* of which right after an exec */
+	uint64_t lost;		/* frames not kept: the stacks map was full */
+	uint64_t misses;	/* frames looked up past the frame cache */
+};
+void probes__stack_counts(struct probes *p, struct probes_stack_counts *c);
 void probes__free(struct probes *p);
 
 #endif

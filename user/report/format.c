@@ -351,7 +351,8 @@ static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 		fputs("null", out);
 }
 
-static int format__json(FILE *out, const struct format_meta *meta,
+static int format__json(FILE *out, const struct format_config *cfg,
+			const struct format_meta *meta,
 			const struct report_rows *rows,
 			const struct format_names *names)
 {
@@ -407,11 +408,87 @@ static int format__json(FILE *out, const struct format_meta *meta,
 			fprintf(out, ", \"avg_ns\": %" PRIu64, r->wait_ns / r->count);
 		else
 			fputs(", \"avg_ns\": null", out);
-		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64 "}",
+		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64,
 			r->max_ns, r->failed);
+		format__json_stacks(out, r, cfg);
+		fputc('}', out);
 	}
 	fputs("]}\n", out);
 	return 0;
+}
+
+static const char *const stack_end_names[] = {
+	[STACKTAB_END_COMPLETE] = "complete",
+	[STACKTAB_END_TRUNCATED] = "truncated",
+	[STACKTAB_END_STOPPED] = "stopped",
+};
+
+static void json_frame(FILE *out, uint64_t pc, const struct symbol_info *info,
+		       bool inlined)
+{
+	fputs("{\"address\": ", out);
+	json_hex_or_null(out, true, pc);
+	fputs(", \"module\": ", out);
+	json_string(out, info->module);
+	fputs(", \"offset\": ", out);
+	json_hex_or_null(out, info->module != NULL, info->module_offset);
+	fputs(", \"function\": ", out);
+	json_string(out, info->function);
+	fputs(", \"file\": ", out);
+	json_string(out, info->file);
+	if (info->line)
+		fprintf(out, ", \"line\": %u", info->line);
+	else
+		fputs(", \"line\": null", out);
+	fprintf(out, ", \"inline\": %s}", inlined ? "true" : "false");
+}
+
+/*
+ * The frames of one return address (looked up at pc - 1, as "callsite"
+ * is): its inlined calls first, each a frame of its own.
+ */
+static void json_frames_at(FILE *out, struct symbolizer *sym, uint64_t pc,
+			   bool first)
+{
+	const struct symbol_info unknown = { 0 };
+	const struct symbol_frame *frames = NULL;
+	size_t n = 0;
+
+	if (sym)
+		symbolizer__frames(sym, pc, true, &frames, &n);
+	if (!n) {
+		fputs(first ? "" : ", ", out);
+		json_frame(out, pc, &unknown, false);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		fputs(first && !k ? "" : ", ", out);
+		json_frame(out, pc, &frames[k].info, frames[k].inlined);
+	}
+}
+
+void format__json_stacks(FILE *out, const struct report_row *r,
+			 const struct format_config *cfg)
+{
+	fputs(", \"stacks\": [", out);
+	for (size_t i = 0; cfg->stacktab && i < r->n_stacks; i++) {
+		const struct report_stack *st = &r->stacks[i];
+		const uint64_t *frames = NULL;
+		enum stacktab_end end = STACKTAB_END_STOPPED;
+		uint32_t n = 0;
+
+		/* A stack whose frames were lost (full map) has none. */
+		stacktab__get(cfg->stacktab, st->stack_id, &frames, &n, &end);
+		fputs(i ? ", {\"frames\": [" : "{\"frames\": [", out);
+		for (uint32_t f = 0; f < n; f++)
+			json_frames_at(out, cfg->symbolizer, frames[f], !f);
+		fprintf(out, "], \"end\": \"%s\", \"count\": %" PRIu64
+			", \"wait_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64
+			", \"failed\": %" PRIu64 "}",
+			end <= STACKTAB_END_STOPPED ? stack_end_names[end] : "stopped",
+			st->count, st->wait_ns, st->max_ns, st->failed);
+	}
+	fputc(']', out);
 }
 
 static const char csv_columns[] =
@@ -507,7 +584,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 		err = format__csv(out, meta, rows, names);
 		break;
 	case FORMAT_JSON:
-		err = format__json(out, meta, rows, names);
+		err = format__json(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_FOLDED:
 		err = folded__print(out, cfg->symbolizer, cfg->stacktab, rows,

@@ -62,6 +62,14 @@ int format__report(FILE *out, const struct format_config *cfg,
 		   const struct format_meta *meta,
 		   const struct report_rows *rows,
 		   const struct format_names *names);
+/*
+ * JSON: a row's "stacks" member (after a comma), its distinct stacks
+ * largest wait first (cfg->stacktab; [] without one), each frame named
+ * through cfg->symbolizer with the keys of "callsite" and "inline", an
+ * inlined call a frame of its own.
+ */
+void format__json_stacks(FILE *out, const struct report_row *r,
+			 const struct format_config *cfg);
 /* CSV's header line, once per output. */
 void format__csv_header(FILE *out);
 /*

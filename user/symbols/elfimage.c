@@ -170,18 +170,18 @@ bool elfimage__is_dynamic(struct elfimage *image)
 	return false;
 }
 
-int elfimage__for_each_dynfunc(struct elfimage *image,
-			       int (*fn)(void *ctx, const char *name,
-					 uint64_t vaddr, uint64_t size),
-			       void *ctx)
+/* Defined functions of one symbol table, to fn. */
+static int elfimage__each_func_in(struct elfimage *image, Elf_Scn *table,
+				  int (*fn)(void *ctx, const char *name,
+					    uint64_t vaddr, uint64_t size),
+				  void *ctx)
 {
-	Elf_Scn *dynsym = elfimage__section(image, SHT_DYNSYM);
 	GElf_Shdr shdr;
 	Elf_Data *data;
 
-	if (!dynsym || !gelf_getshdr(dynsym, &shdr) || !shdr.sh_entsize)
+	if (!table || !gelf_getshdr(table, &shdr) || !shdr.sh_entsize)
 		return -ENOENT;
-	data = elf_getdata(dynsym, NULL);
+	data = elf_getdata(table, NULL);
 	if (!data)
 		return -ENOENT;
 	for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
@@ -201,6 +201,33 @@ int elfimage__for_each_dynfunc(struct elfimage *image,
 			return ret;
 	}
 	return 0;
+}
+
+int elfimage__for_each_dynfunc(struct elfimage *image,
+			       int (*fn)(void *ctx, const char *name,
+					 uint64_t vaddr, uint64_t size),
+			       void *ctx)
+{
+	return elfimage__each_func_in(image,
+				      elfimage__section(image, SHT_DYNSYM),
+				      fn, ctx);
+}
+
+int elfimage__for_each_func(struct elfimage *image,
+			    int (*fn)(void *ctx, const char *name,
+				      uint64_t vaddr, uint64_t size),
+			    void *ctx)
+{
+	Elf_Scn *symtab = elfimage__section(image, SHT_SYMTAB);
+
+	return elfimage__each_func_in(image, symtab ? symtab :
+				      elfimage__section(image, SHT_DYNSYM),
+				      fn, ctx);
+}
+
+Elf *elfimage__elf(struct elfimage *image)
+{
+	return image->elf;
 }
 
 int elfimage__load_bias(struct elfimage *image, uint64_t map_start,

@@ -3,6 +3,7 @@
 #ifndef SYNCPROF_ELFIMAGE_H
 #define SYNCPROF_ELFIMAGE_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +31,18 @@ int elfimage__for_each_dynfunc(struct elfimage *image,
 			       int (*fn)(void *ctx, const char *name,
 					 uint64_t vaddr, uint64_t size),
 			       void *ctx);
+/*
+ * Calls fn for each defined function symbol of .symtab, or of .dynsym
+ * when there is no .symtab (a stripped file); names as the table spells
+ * them (.symtab may append @VERSION).  Stops at the first non-zero
+ * return, which it returns; -ENOENT: no symbol table.
+ */
+int elfimage__for_each_func(struct elfimage *image,
+			    int (*fn)(void *ctx, const char *name,
+				      uint64_t vaddr, uint64_t size),
+			    void *ctx);
+/* The open ELF handle (owned by the image), for libdw and libelf readers. */
+Elf *elfimage__elf(struct elfimage *image);
 /*
  * The load bias (runtime address - file virtual address) of a mapping of
  * this file that starts at map_start with file offset map_offset.

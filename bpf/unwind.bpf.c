@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The unwinder: its maps and settings, defined once, and the walk, a
+ * global function the futex and uprobe programs call (unwind_user); the
+ * design is described in unwind.bpf.h.  The one program here is the exec
+ * watch, which marks the target's tables stale the moment its image is
+ * replaced.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syncprof.h"
+#include "unwind.h"
+#include "stats.bpf.h"
+#include "unwind.bpf.h"
+
+/* Frames kept per stack (0: the call site only), set before load. */
+const volatile __u32 stack_depth = 0;
+/* Whether some rows carry SP_UNWIND_A_SKIP: walk past them for the call site. */
+const volatile __u32 skip_enabled = 0;
+/* The modelled libc: its classified functions, and glibc's own lock wait. */
+const volatile __u32 func_nrows = 0;
+const volatile __u64 lll_private_start = 0;	/* file-relative */
+const volatile __u64 lll_private_end = 0;
+
+/* Bumped by the loader after it replaced a process's mappings. */
+volatile __u32 unwind_gen = 0;
+/* Bumped here when the target execs: every table it had is stale. */
+volatile __u32 exec_seq = 0;
+
+unwind_tables_map_t unwind_tables SEC(".maps");
+proc_mappings_map_t proc_mappings SEC(".maps");
+frame_cache_map_t frame_cache SEC(".maps");
+stacks_map_t stacks SEC(".maps");		/* value size set by the loader */
+walk_scratch_map_t walk_scratch SEC(".maps");
+libc_funcs_map_t libc_funcs SEC(".maps");	/* max_entries set by the loader */
+
+/* Frames walked past the call site looking for one outside --skip. */
+#define SP_SKIP_MAX_FRAMES	32
+/* Binary search steps: 2^10 mappings, 2^24 rows. */
+#define MAPPING_SEARCH_STEPS	11
+#define ROW_SEARCH_STEPS	25
+
+struct mapping_search {
+	void *maps;		/* the process's mapping array */
+	__u64 addr;
+	__u32 lo, hi;
+	bool found;
+	struct sp_mapping m;
+};
+
+static long mapping_search_step(__u32 i, void *data)
+{
+	struct mapping_search *s = data;
+	struct sp_mapping *m;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	m = bpf_map_lookup_elem(s->maps, &mid);
+	if (!m)
+		return 1;
+	if (s->addr < m->start) {
+		s->hi = mid;
+	} else if (s->addr >= m->end) {
+		s->lo = mid + 1;
+	} else {
+		s->m = *m;
+		s->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+struct row_search {
+	void *rows;		/* one build's rows */
+	__u64 addr;
+	__u32 lo, hi;
+	bool found;
+	struct sp_unwind_row row;
+};
+
+static long row_search_step(__u32 i, void *data)
+{
+	struct row_search *s = data;
+	struct sp_unwind_row *row;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	row = bpf_map_lookup_elem(s->rows, &mid);
+	if (!row)
+		return 1;
+	if (s->addr < row->start) {
+		s->hi = mid;
+	} else if (s->addr >= row->end) {
+		s->lo = mid + 1;
+	} else {
+		s->row = *row;
+		s->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+struct func_search {
+	__u64 addr;
+	__u32 class;
+};
+
+static long func_search_step(__u32 i, void *data)
+{
+	struct func_search *s = data;
+	struct sp_func_range *f = bpf_map_lookup_elem(&libc_funcs, &i);
+
+	if (!f || s->addr < f->start)
+		return 1;	/* sorted: nothing further can hold it */
+	if (s->addr < f->end) {
+		s->class = f->class;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline __u64 rule_from_row(const struct sp_unwind_row *row)
+{
+	__u32 kind;
+
+	if (row->flags & SP_UNWIND_F_UNSUPPORTED)
+		return rule_make(row->flags & SP_UNWIND_F_RA_UNDEFINED ?
+				 RULE_K_END : RULE_K_STOP, 0, 0, 0);
+	if (row->rbp_rule == SP_UNWIND_RBP_AT_CFA &&
+	    (row->rbp_offset < -32768 || row->rbp_offset > 32767))
+		return rule_make(RULE_K_STOP, 0, 0, 0);
+	kind = row->cfa_reg == SP_UNWIND_CFA_RSP ? RULE_K_RSP : RULE_K_RBP;
+	return rule_make(kind, row->cfa_offset, row->rbp_rule, row->rbp_offset);
+}
+
+/*
+ * The rule at a lookup address (pc, or ra - 1), from the tables: the
+ * frame cache's miss path.
+ */
+static __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
+{
+	struct mapping_search ms = { .addr = addr, .lo = 1 };
+	struct row_search rs = {};
+	struct sp_mapping *hdr;
+	__u32 zero = 0;
+	__u64 rule, rel;
+	void *maps;
+
+	counter_bump(SP_CNT_FRAME_MISS);
+	maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
+	if (!maps)
+		return rule_make(RULE_K_STALE, 0, 0, 0);
+	hdr = bpf_map_lookup_elem(maps, &zero);
+	if (!hdr || hdr->end != exec_seq)
+		return rule_make(RULE_K_STALE, 0, 0, 0);
+	ms.maps = maps;
+	ms.hi = (__u32)hdr->start + 1;
+	bpf_loop(MAPPING_SEARCH_STEPS, mapping_search_step, &ms, 0);
+	if (!ms.found)
+		return rule_make(RULE_K_ANON, 0, 0, 0);
+	rel = addr - ms.m.bias;
+	if (ms.m.table != SP_TABLE_NONE) {
+		rs.rows = bpf_map_lookup_elem(&unwind_tables, &ms.m.table);
+		if (rs.rows) {
+			rs.addr = rel;
+			rs.hi = ms.m.n_rows;
+			bpf_loop(ROW_SEARCH_STEPS, row_search_step, &rs, 0);
+		}
+	}
+	if (rs.found) {
+		rule = rule_from_row(&rs.row);
+		if (rs.row.attrs & SP_UNWIND_A_SKIP)
+			rule |= RULE_SKIP;
+	} else if (ms.m.flags & SP_MAP_F_FP) {
+		/* push rbp; mov rsp, rbp: the caller's rbp at rbp, ra above. */
+		rule = rule_make(RULE_K_RBP, 16, SP_UNWIND_RBP_AT_CFA, -16);
+	} else {
+		rule = rule_make(RULE_K_STOP, 0, 0, 0);
+	}
+	if (ms.m.flags & SP_MAP_F_LIBC)
+		rule |= RULE_LIBC;
+	if (ms.m.flags & SP_MAP_F_LIBC_MODEL) {
+		struct func_search fs = { .addr = rel, .class = SP_FUNC_OTHER };
+
+		/*
+		 * Never a known 0: the verifier then skips the callback,
+		 * and its dead body breaks the program's JIT.
+		 */
+		bpf_loop(func_nrows ? func_nrows : 1, func_search_step, &fs, 0);
+		rule |= (__u64)(fs.class & 0xf) << RULE_CLASS_SHIFT;
+		if (rel >= lll_private_start && rel < lll_private_end)
+			rule |= RULE_LLL;
+	}
+	return rule;
+}
+
+static __always_inline __u32 frame_cache_index(__u64 addr)
+{
+	return (__u32)((addr * 0x9e3779b97f4a7c15ull) >> (64 - FRAME_CACHE_BITS));
+}
+
+struct unwind_walk {
+	/* The frame being stepped. */
+	__u64 pc;
+	__u64 sp;
+	__u64 bp;
+	__u64 slot;		/* where pc was read (0: a register) */
+	bool bp_known;
+	/* Progress. */
+	bool left_libc;		/* a frame outside libc was seen */
+	bool have_callsite;	/* ...and one outside --skip */
+	bool stopped_in_libc;	/* no rule while still in libc */
+	__u8 end;		/* enum sp_stack_end */
+	__u8 stop_kind;		/* RULE_K_* that stopped the walk, or 0 */
+	bool lll;		/* frame 0 in __lll_lock_wait_private */
+	__u32 depth;		/* frames to keep */
+	__u32 n;		/* frames kept */
+	__u32 libc_class;	/* the outermost leading libc frame's class */
+	__u32 tgid;
+	__u64 mix;		/* generation mix of the frame cache tags */
+	__u64 first;		/* the first frame outside libc */
+	__u64 callsite;		/* the first outside libc and --skip */
+	__u64 hash;
+	struct sp_stack *out;	/* per-CPU scratch, the frames kept */
+};
+
+/* The packed rule at a lookup address, through the frame cache. */
+static __always_inline __u64 frame_rule(struct unwind_walk *w, __u64 addr)
+{
+	__u32 idx = frame_cache_index(addr);
+	struct frame_cache_entry *e = bpf_map_lookup_elem(&frame_cache, &idx);
+	__u64 rule;
+
+	if (e) {
+		rule = e->rule;
+		if (RULE_KIND(rule) != RULE_K_NONE &&
+		    e->tag == (addr ^ rule ^ w->mix))
+			return rule;
+	}
+	rule = frame_rule_lookup(w->tgid, addr);
+	if (e && RULE_KIND(rule) != RULE_K_STALE) {
+		e->rule = rule;
+		e->tag = addr ^ rule ^ w->mix;
+	}
+	return rule;
+}
+
+static __always_inline void walk_keep(struct unwind_walk *w)
+{
+	__u32 n = w->n;
+
+	if (n < w->depth && n < SP_STACK_MAX_DEPTH && w->out) {
+		w->out->pcs[n] = w->pc;
+		w->n = n + 1;
+		w->hash = ((w->hash << 13 | w->hash >> 51) ^ w->pc) *
+			  0x9e3779b97f4a7c15ull;
+	}
+}
+
+static long unwind_step(__u32 i, void *data)
+{
+	struct unwind_walk *w = data;
+	__u64 rule, cfa, ra = 0, bp = 0, addr;
+	__u32 kind;
+
+	/* A return address is looked up in the call before it. */
+	addr = w->pc - (i ? 1 : 0);
+	rule = frame_rule(w, addr);
+	kind = RULE_KIND(rule);
+	if (kind == RULE_K_ANON && w->slot) {
+		/* Another tool's return probe put its trampoline here. */
+		ra = real_return_address(w->slot, w->pc);
+		if (ra != w->pc) {
+			w->pc = ra;
+			rule = frame_rule(w, ra - 1);
+			kind = RULE_KIND(rule);
+		}
+	}
+
+	if (!w->left_libc && (rule & RULE_LIBC) && kind != RULE_K_ANON) {
+		/* Still in the lock implementation: not a frame of the stack. */
+		w->libc_class = RULE_CLASS(rule);
+		if (!i)
+			w->lll = !!(rule & RULE_LLL);
+		if (kind != RULE_K_RSP && kind != RULE_K_RBP) {
+			w->stopped_in_libc = true;
+			w->stop_kind = kind;
+			return 1;
+		}
+	} else {
+		if (!w->left_libc) {
+			w->left_libc = true;
+			w->first = w->pc;
+		}
+		walk_keep(w);
+		if (!w->have_callsite && !(rule & RULE_SKIP)) {
+			w->have_callsite = true;
+			w->callsite = w->pc;
+		}
+		if (kind == RULE_K_END) {
+			w->end = SP_STACK_COMPLETE;
+			return 1;
+		}
+		if (kind != RULE_K_RSP && kind != RULE_K_RBP) {
+			w->end = SP_STACK_STOPPED;
+			w->stop_kind = kind;
+			return 1;
+		}
+		if (w->have_callsite && w->n >= w->depth) {
+			w->end = SP_STACK_TRUNCATED;
+			return 1;
+		}
+	}
+
+	/* Step to the caller. */
+	if (kind == RULE_K_RSP) {
+		cfa = w->sp + RULE_CFA_OFF(rule);
+	} else if (w->bp_known) {
+		cfa = w->bp + RULE_CFA_OFF(rule);
+	} else {
+		w->stop_kind = RULE_K_STOP;
+		goto stopped;
+	}
+	if (cfa <= w->sp ||
+	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		w->stop_kind = RULE_K_STOP;
+		goto stopped;
+	}
+	if (RULE_RBP(rule) == SP_UNWIND_RBP_AT_CFA) {
+		w->bp_known = !bpf_probe_read_user(&bp, sizeof(bp),
+				(void *)(cfa + RULE_RBP_OFF(rule)));
+		w->bp = bp;
+	} else if (RULE_RBP(rule) == SP_UNWIND_RBP_UNDEFINED) {
+		w->bp_known = false;
+	}
+	w->slot = cfa - 8;
+	w->sp = cfa;
+	w->pc = ra;
+	if (!ra) {
+		/* A frame-pointer chain ends with a zero return address. */
+		if (w->left_libc)
+			w->end = SP_STACK_COMPLETE;
+		else
+			w->stopped_in_libc = true;
+		return 1;
+	}
+	return 0;
+stopped:
+	if (w->left_libc)
+		w->end = SP_STACK_STOPPED;
+	else
+		w->stopped_in_libc = true;
+	return 1;
+}
+
+__noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
+			    struct unwind_result *res)
+{
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	__u32 zero = 0, frames;
+	struct unwind_walk w = {
+		.pc = pc, .sp = sp, .bp = bp, .bp_known = true,
+		.depth = stack_depth, .tgid = tgid,
+		.end = SP_STACK_STOPPED,
+	};
+	__u64 id;
+
+	if (!res)
+		return -1;
+	w.mix = ((__u64)unwind_gen << 32 | exec_seq | (__u64)tgid << 20) *
+		0xc2b2ae3d27d4eb4full;
+	w.out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	frames = SP_UNWIND_MAX_FRAMES + (stack_depth ? stack_depth : 1) +
+		 (skip_enabled ? SP_SKIP_MAX_FRAMES : 0);
+	bpf_loop(frames, unwind_step, &w, 0);
+
+	res->libc_class = w.libc_class;
+	res->lll = w.lll;
+	res->left_libc = w.left_libc;
+	res->stack_id = 0;
+	if (!w.left_libc) {
+		/* The innermost known pc: inside libc. */
+		res->callsite = w.pc;
+		counter_bump(w.stopped_in_libc ? SP_CNT_UNWIND_STOPPED
+					       : SP_CNT_UNWIND_DEEP);
+		if (w.stop_kind == RULE_K_STALE)
+			counter_bump(SP_CNT_STACK_STALE);
+		return 0;
+	}
+	res->callsite = w.have_callsite ? w.callsite : w.first;
+	if (!stack_depth || !w.n || !w.out)
+		return 0;
+	if (w.end == SP_STACK_STOPPED) {
+		counter_bump(SP_CNT_STACK_STOPPED);
+		if (w.stop_kind == RULE_K_ANON)
+			counter_bump(SP_CNT_STACK_ANON);
+		else if (w.stop_kind == RULE_K_STALE)
+			counter_bump(SP_CNT_STACK_STALE);
+	}
+	w.out->n = w.n;
+	w.out->end = w.end;
+	id = (w.hash ^ (__u64)w.n << 56 ^ (__u64)w.end << 48) *
+	     0xff51afd7ed558ccdull;
+	id ^= id >> 32;
+	if (!id)
+		id = 1;
+	if (!bpf_map_lookup_elem(&stacks, &id)) {
+		long err = bpf_map_update_elem(&stacks, &id, w.out, BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST: another CPU's */) {
+			counter_bump(SP_CNT_STACK_LOST);
+		}
+	}
+	res->stack_id = id;
+	return 0;
+}
+
+/*
+ * The exec'ing thread keeps the process's tgid.  Tell the loader (it
+ * re-reads the maps and builds the new image's tables) and stop using
+ * the old tables at once: until the loader is done, walks stop (counted)
+ * rather than name the new image's code with the old one's rules.
+ */
+SEC("tracepoint/sched/sched_process_exec")
+int target_exec(void *ctx)
+{
+	__u32 *event;
+
+	if (!is_target(bpf_get_current_pid_tgid()))
+		return 0;
+	__sync_fetch_and_add(&exec_seq, 1);
+	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
+	if (event) {
+		*event = SP_MODULE_EVENT_EXEC;
+		bpf_ringbuf_submit(event, 0);
+	}
+	return 0;
+}

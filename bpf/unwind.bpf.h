@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stack walk both modes run in the kernel: from a thread's user
+ * registers (saved by the futex system call, or at a uprobe), out of
+ * libc, through every module of the target, to the thread's outermost
+ * frame or --stack-depth frames.  This header has the maps' types, the
+ * packed rule and unwind_user's prototype; the maps and the walk are in
+ * unwind.bpf.c.
+ *
+ * Tables.  The loader turns each module build's CFI into rows (one rule
+ * per address range, bpf/unwind.h) and gives each build an inner array
+ * of an ARRAY_OF_MAPS: BPF_F_INNER_MAP lets the inner arrays differ in
+ * size, so a library dlopen'ed later gets its table without a reload,
+ * and a build is loaded once whatever maps it (tables are keyed by build,
+ * not by process).  Each process has a sorted array of its executable
+ * mappings (HASH_OF_MAPS by tgid): module slot and load bias per range.
+ * The loader builds a new array and swaps it in, so a walk never sees a
+ * half-written one.
+ *
+ * The frame cache.  The same return address unwinds the same way every
+ * time, and a lock-heavy program blocks from a few hundred call chains:
+ * each lookup address's packed rule (CFA register and offset, where rbp
+ * is, whether the frame is libc's or a --skip function's, libc's lock
+ * class) sits in a direct-mapped array indexed by a hash of the address.
+ * A hit is one inlined array access, no helper call; a miss is two
+ * binary searches (mappings, then rows: ~25 lookups for libc).  In make
+ * bench's hammer (40 frames deep) a frame costs a third of what it does
+ * with the cache turned off.  Entries
+ * are tagged with address ^ rule ^ generation, so a torn write between
+ * two CPUs, or an entry from before a dlopen or an exec, reads as a miss.
+ *
+ * --skip is applied here, not by the loader: the rows of --skip
+ * functions carry SP_UNWIND_A_SKIP, and the walk takes the first frame
+ * outside libc without it as the call site, which goes in the row key.
+ * Rows at different call sites stay apart without the loader re-keying
+ * them, and --stack-depth 0 --skip needs no stack kept.  A built-in list
+ * of runtimes' wrappers is more globs; classifying a wait by a runtime's
+ * lock function on the stack would be another row attribute, packed
+ * into the rule as libc's class is.
+ *
+ * Rejected:
+ *  - picking the call site from the kept stack in user space: needs the
+ *    stack kept even at --stack-depth 0, and a second grouping of rows;
+ *  - opentelemetry-ebpf-profiler's layout (fixed size classes of inner
+ *    maps, a page index per build, an LPM trie of mappings, a tail call
+ *    every ~20 frames): built for whole-system sampling of many
+ *    processes; BPF_F_INNER_MAP removes the size classes, bpf_loop the
+ *    tail calls, and the frame cache makes the searches rare.
+ *  - a hash map as the frame cache: a helper call and a hash per frame,
+ *    several times the inlined array access.
+ *  - frame pointers only (bpf_get_stack): distributions build without
+ *    them, and libc never has them.
+ *  - keeping rows per process: libc would be loaded once per process.
+ *
+ * A module without CFI is walked by frame pointer (SP_MAP_F_FP).  Code in
+ * no file (JIT, anonymous memory) stops the walk, counted: nothing there
+ * says where its caller's frame is.  After an exec, until the loader has
+ * read the new image, walks stop (counted as stale) instead of naming
+ * new code with old rules.
+ */
+#ifndef SYNCPROF_UNWIND_BPF_H
+#define SYNCPROF_UNWIND_BPF_H
+
+#include "unwind.h"
+
+/* Defined in unwind.bpf.c. */
+extern const volatile __u32 stack_depth;
+extern const volatile __u32 skip_enabled;
+extern const volatile __u32 func_nrows;
+extern const volatile __u64 lll_private_start;
+extern const volatile __u64 lll_private_end;
+extern volatile __u32 unwind_gen;
+extern volatile __u32 exec_seq;
+
+/*
+ * Inner maps give their sizes, not BTF types: clang leaves a type seen
+ * only through an inner map's pointer as a forward declaration.
+ */
+struct unwind_rows_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct sp_unwind_row));
+	__uint(max_entries, 1);
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, SP_UNWIND_MAX_TABLES);
+	__array(values, struct unwind_rows_inner);
+} unwind_tables_map_t;
+extern unwind_tables_map_t unwind_tables SEC(".maps");
+
+struct proc_mappings_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct sp_mapping));
+	__uint(max_entries, 1);
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__type(key, __u32);		/* tgid */
+	__uint(max_entries, SP_UNWIND_MAX_PROCS);
+	__array(values, struct proc_mappings_inner);
+} proc_mappings_map_t;
+extern proc_mappings_map_t proc_mappings SEC(".maps");
+
+struct frame_cache_entry {
+	__u64 tag;		/* lookup address ^ rule ^ generation mix */
+	__u64 rule;		/* packed, see RULE_* */
+};
+
+#define FRAME_CACHE_BITS	14
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct frame_cache_entry);
+	__uint(max_entries, 1 << FRAME_CACHE_BITS);
+} frame_cache_map_t;
+extern frame_cache_map_t frame_cache SEC(".maps");
+
+/* Sized, not typed: the loader cuts the value to --stack-depth frames. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(key_size, sizeof(__u64));	/* stack id */
+	__uint(value_size, sizeof(struct sp_stack));
+	__uint(max_entries, 16384);
+} stacks_map_t;
+extern stacks_map_t stacks SEC(".maps");
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sp_stack);
+	__uint(max_entries, 1);
+} walk_scratch_map_t;
+extern walk_scratch_map_t walk_scratch SEC(".maps");
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sp_func_range);
+	__uint(max_entries, 1);
+} libc_funcs_map_t;
+extern libc_funcs_map_t libc_funcs SEC(".maps");
+
+/*
+ * A rule, packed in 64 bits for the frame cache:
+ *   0-31  CFA offset (s32)        32-47  rbp offset (s16)
+ *   48-50 kind (RULE_K_*)         51-52  rbp rule (enum sp_unwind_rbp_rule)
+ *   53    libc frame   54  --skip frame   55  in __lll_lock_wait_private
+ *   56-59 libc's lock class (enum sp_func_class)
+ */
+enum rule_kind {
+	RULE_K_NONE = 0,	/* never cached: an empty entry */
+	RULE_K_RSP,		/* CFA = rsp + offset */
+	RULE_K_RBP,		/* CFA = rbp + offset */
+	RULE_K_END,		/* the outermost frame: no caller */
+	RULE_K_STOP,		/* no rule that can be applied here */
+	RULE_K_ANON,		/* in no file-backed mapping */
+	RULE_K_STALE,		/* the tables describe another image */
+};
+
+#define RULE_KIND_SHIFT		48
+#define RULE_RBP_SHIFT		51
+#define RULE_LIBC		(1ull << 53)
+#define RULE_SKIP		(1ull << 54)
+#define RULE_LLL		(1ull << 55)
+#define RULE_CLASS_SHIFT	56
+
+#define RULE_KIND(r)		((__u32)((r) >> RULE_KIND_SHIFT) & 7)
+#define RULE_RBP(r)		((__u32)((r) >> RULE_RBP_SHIFT) & 3)
+#define RULE_CFA_OFF(r)		((__s64)(__s32)(__u32)(r))
+#define RULE_RBP_OFF(r)		((__s64)(__s16)(__u16)((r) >> 32))
+#define RULE_CLASS(r)		((__u32)((r) >> RULE_CLASS_SHIFT) & 0xf)
+
+static __always_inline __u64 rule_make(__u32 kind, __s32 cfa_off,
+				       __u32 rbp_rule, __s32 rbp_off)
+{
+	return (__u64)(__u32)cfa_off | (__u64)(__u16)rbp_off << 32 |
+	       (__u64)kind << RULE_KIND_SHIFT |
+	       (__u64)rbp_rule << RULE_RBP_SHIFT;
+}
+
+/* What a walk gives the program that ran it. */
+struct unwind_result {
+	__u64 callsite;		/* the first frame outside libc and --skip */
+	__u64 stack_id;		/* 0: no stack kept */
+	__u32 libc_class;	/* enum sp_func_class of the outermost libc frame */
+	__u32 left_libc;	/* else callsite is inside libc */
+	__u32 lll;		/* the wait is in __lll_lock_wait_private */
+	__u32 pad;
+};
+
+/*
+ * Walks from (pc, sp, bp) in the current task; keeps the stack when
+ * --stack-depth asks for one.  The call site is the first frame outside
+ * libc and outside --skip (the first outside libc if every kept frame is
+ * a --skip one).  A global function (unwind.bpf.c): verified once, not
+ * once per program that calls it.  0, or -1 when res is NULL.
+ */
+int unwind_user(__u64 pc, __u64 sp, __u64 bp, struct unwind_result *res);
+
+#endif

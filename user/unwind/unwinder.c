@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tables are keyed by build: a file is identified by device and inode,
+ * then by its GNU build ID, so a library mapped again after an exec, or
+ * the same build under another path, is loaded once.  A table is
+ * immutable once loaded (an inner array created, filled with one batch
+ * update, put in its slot); a process's mappings change by replacement:
+ * a new inner array, filled, swapped in with one update of the outer
+ * map, so the BPF walk sees the old array or the new one, never a mix.
+ * Mappings unchanged since the last sync keep their table and bias
+ * without reopening the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "array.h"
+#include "elfimage.h"
+#include "log.h"
+#include "modtable.h"
+#include "unwinder.h"
+
+#define BUILD_ID_MAX 20
+
+struct build {
+	uint64_t dev, inode;	/* the file it was first read from */
+	uint8_t id[BUILD_ID_MAX];
+	int id_len;		/* 0: no build ID */
+	uint32_t slot;		/* SP_TABLE_NONE: no rows */
+	uint32_t n_rows;
+	bool fp;
+};
+
+/* A mapping as the last sync placed it. */
+struct placed {
+	uint64_t start, end, offset, dev, inode;
+	struct sp_mapping m;
+};
+
+struct unwinder {
+	struct unwinder_config cfg;
+	uint64_t libc_dev, libc_inode;
+	struct build *builds;
+	size_t n_builds, cap_builds;
+	uint32_t next_slot;
+	struct placed *placed;
+	size_t n_placed, cap_placed;
+	uint32_t exec_seq;
+	bool installed;
+	struct unwinder_stats stats;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int unwinder__new(const struct unwinder_config *cfg, struct unwinder **out)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	struct stat st;
+
+	if (!u)
+		return -ENOMEM;
+	u->cfg = *cfg;
+	u->cfg.libc_path = NULL;	/* the caller's string */
+	if (cfg->libc_path && !stat(cfg->libc_path, &st)) {
+		u->libc_dev = st.st_dev;
+		u->libc_inode = st.st_ino;
+	}
+	*out = u;
+	return 0;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	/* The kernel's maps go with the BPF object. */
+	free(u->builds);
+	free(u->placed);
+	free(u);
+}
+
+uint32_t unwinder__mapping_flags(const struct procmaps_entry *e,
+				 uint64_t libc_dev, uint64_t libc_inode)
+{
+	uint32_t flags = 0;
+
+	if (procmaps__is_library(e->path, "libc") ||
+	    procmaps__is_library(e->path, "libpthread"))
+		flags |= SP_MAP_F_LIBC;
+	if (libc_inode && e->inode == libc_inode && e->dev == libc_dev)
+		flags |= SP_MAP_F_LIBC | SP_MAP_F_LIBC_MODEL;
+	return flags;
+}
+
+/* An inner array of n values, filled with one batch update. */
+static int unwinder__new_array(const char *name, size_t value_size,
+			       const void *values, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_batch_opts, batch);
+	uint32_t *keys, count = n;
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(uint32_t),
+			    (uint32_t)value_size, n, &opts);
+	if (fd < 0)
+		return -errno;
+	keys = malloc(n * sizeof(*keys));
+	if (!keys) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(fd, keys, values, &count, &batch))
+		err = -errno;
+	else if (count != n)
+		err = -EIO;
+	free(keys);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int unwinder__load_rows(struct unwinder *u, const struct modtable *t,
+			       struct build *b)
+{
+	size_t n;
+	const struct sp_unwind_row *rows = modtable__rows(t, &n);
+	int fd, err = 0;
+
+	b->slot = SP_TABLE_NONE;
+	b->n_rows = 0;
+	if (!n)
+		return 0;
+	if (n > UINT32_MAX || u->next_slot >= SP_UNWIND_MAX_TABLES)
+		return -ENOSPC;
+	fd = unwinder__new_array("sp_unwind_rows", sizeof(*rows), rows,
+				 (uint32_t)n);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(u->cfg.tables_fd, &u->next_slot, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	b->slot = u->next_slot++;
+	b->n_rows = (uint32_t)n;
+	u->stats.rows += n;
+	u->stats.bytes += n * sizeof(*rows);
+	return 0;
+}
+
+static struct build *unwinder__find_file(struct unwinder *u, uint64_t dev,
+					 uint64_t inode)
+{
+	for (size_t i = 0; i < u->n_builds; i++)
+		if (u->builds[i].dev == dev && u->builds[i].inode == inode)
+			return &u->builds[i];
+	return NULL;
+}
+
+static struct build *unwinder__find_id(struct unwinder *u, const uint8_t *id,
+				       int len)
+{
+	for (size_t i = 0; len > 0 && i < u->n_builds; i++)
+		if (u->builds[i].id_len == len &&
+		    !memcmp(u->builds[i].id, id, (size_t)len))
+			return &u->builds[i];
+	return NULL;
+}
+
+/* The build behind the open image: known, or read and loaded now. */
+static int unwinder__build(struct unwinder *u, struct elfimage *image,
+			   const struct procmaps_entry *e, struct build *out)
+{
+	struct build b = { .dev = e->dev, .inode = e->inode };
+	const struct build *known;
+	struct modtable *t;
+	uint64_t t0 = monotonic_ns();
+	int err;
+
+	err = elfimage__build_id(image, b.id, sizeof(b.id));
+	b.id_len = err > 0 ? err : 0;
+	known = unwinder__find_id(u, b.id, b.id_len);
+	if (known) {
+		b.slot = known->slot;
+		b.n_rows = known->n_rows;
+		b.fp = known->fp;
+	} else {
+		err = modtable__build(image, u->cfg.skip, &t);
+		if (err)
+			return err;
+		b.fp = modtable__frame_pointers(t);
+		err = unwinder__load_rows(u, t, &b);
+		u->stats.tables++;
+		u->stats.fp_tables += b.fp;
+		u->stats.skipped += modtable__skipped(t);
+		modtable__free(t);
+		if (err)
+			return err;
+		pr_debug("unwind: %s: %u rows%s", e->path, b.n_rows,
+			 b.fp ? ", frame pointers where none" : "");
+	}
+	if (array__grow(&u->builds, &u->cap_builds, u->n_builds + 1,
+			sizeof(*u->builds)))
+		return -ENOMEM;
+	u->builds[u->n_builds++] = b;
+	u->stats.build_ms += (double)(monotonic_ns() - t0) * 1e-6;
+	*out = b;
+	return 0;
+}
+
+/* A mapping not seen before: its file's build and load bias. */
+static void unwinder__place(struct unwinder *u, const struct procmaps_entry *e,
+			    struct sp_mapping *m)
+{
+	const struct build *known = unwinder__find_file(u, e->dev, e->inode);
+	struct elfimage *image = NULL;
+	char path[PATH_MAX];
+	uint64_t bias = 0;
+	struct build b;
+	int err;
+
+	*m = (struct sp_mapping){
+		.start = e->start,
+		.end = e->end,
+		.table = SP_TABLE_NONE,
+		.flags = unwinder__mapping_flags(e, u->libc_dev, u->libc_inode),
+	};
+	err = procmaps__file_path(u->cfg.pid, e, path, sizeof(path));
+	if (!err)
+		err = elfimage__open(path, &image);
+	if (!err)
+		err = elfimage__load_bias(image, e->start, e->offset, &bias);
+	m->bias = bias;
+	if (!err && known)
+		b = *known;
+	else if (!err)
+		err = unwinder__build(u, image, e, &b);
+	elfimage__close(image);
+	if (err) {
+		/* No rows: a walk that reaches it stops there. */
+		pr_debug("unwind: no table for %s: %s", e->path, strerror(-err));
+		return;
+	}
+	m->table = b.slot;
+	m->n_rows = b.n_rows;
+	if (b.fp)
+		m->flags |= SP_MAP_F_FP;
+}
+
+static const struct placed *unwinder__placed(const struct unwinder *u,
+					     const struct procmaps_entry *e)
+{
+	for (size_t i = 0; i < u->n_placed; i++) {
+		const struct placed *p = &u->placed[i];
+
+		if (p->start == e->start && p->end == e->end &&
+		    p->offset == e->offset && p->dev == e->dev &&
+		    p->inode == e->inode)
+			return p;
+	}
+	return NULL;
+}
+
+static bool same_placement(const struct placed *a, size_t na,
+			   const struct placed *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (memcmp(&a[i].m, &b[i].m, sizeof(a[i].m)))
+			return false;
+	return true;
+}
+
+/* A new mapping array for the process, swapped in whole. */
+static int unwinder__install(struct unwinder *u, const struct placed *placed,
+			     size_t n, uint32_t exec_seq)
+{
+	struct sp_mapping *v = calloc(n + 1, sizeof(*v));
+	uint32_t key = (uint32_t)u->cfg.pid;
+	int fd, err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	v[0].start = n;
+	v[0].end = exec_seq;
+	for (size_t i = 0; i < n; i++)
+		v[i + 1] = placed[i].m;
+	fd = unwinder__new_array("sp_mappings", sizeof(*v), v, (uint32_t)n + 1);
+	free(v);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(u->cfg.mappings_fd, &key, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
+{
+	struct placed *next = NULL;
+	struct procmaps *maps;
+	size_t n = 0;
+	int err = procmaps__read(u->cfg.pid, &maps);
+
+	if (err)
+		return err;
+	procmaps__keep_exec_files(maps);
+	next = calloc(procmaps__count(maps) + 1, sizeof(*next));
+	if (!next) {
+		procmaps__free(maps);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < procmaps__count(maps); i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+		const struct placed *old = unwinder__placed(u, e);
+		struct placed *p = &next[n++];
+
+		*p = (struct placed){
+			.start = e->start, .end = e->end, .offset = e->offset,
+			.dev = e->dev, .inode = e->inode,
+		};
+		if (old)
+			p->m = old->m;
+		else
+			unwinder__place(u, e, &p->m);
+	}
+	procmaps__free(maps);
+	if (u->installed && exec_seq == u->exec_seq &&
+	    same_placement(next, n, u->placed, u->n_placed)) {
+		free(next);
+		return 0;
+	}
+	err = unwinder__install(u, next, n, exec_seq);
+	if (err) {
+		free(next);
+		return err;
+	}
+	free(u->placed);
+	u->placed = next;
+	u->n_placed = u->cap_placed = n;
+	u->exec_seq = exec_seq;
+	u->installed = true;
+	u->stats.mappings = n;
+	return 1;
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
+{
+	*st = u->stats;
+	st->bytes += (u->n_placed + 1) * sizeof(struct sp_mapping);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The unwind tables in the kernel, kept in step with the target: one
+ * table per module build (rows from modtable), and the process's sorted
+ * executable mappings naming each one's table and load bias.  The maps
+ * and the walk that reads them: bpf/unwind.bpf.h.
+ */
+#ifndef SYNCPROF_UNWINDER_H
+#define SYNCPROF_UNWINDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procmaps.h"
+#include "skiplist.h"
+#include "unwind.h"
+
+struct unwinder;
+
+struct unwinder_config {
+	pid_t pid;
+	int tables_fd;		/* unwind_tables: slot -> one build's rows */
+	int mappings_fd;	/* proc_mappings: tgid -> its mappings */
+	const char *libc_path;	/* the library libc_funcs models, or NULL */
+	const struct skiplist *skip;	/* --skip, or NULL */
+};
+
+struct unwinder_stats {
+	size_t tables;		/* module builds read */
+	size_t fp_tables;	/* of which walked by frame pointer */
+	size_t rows;		/* rows in all tables */
+	size_t mappings;	/* the process's executable mappings */
+	size_t skipped;		/* --skip functions found */
+	size_t bytes;		/* kernel memory of rows and mappings */
+	size_t cache_bytes;	/* the frame cache (probes fill it in) */
+	double build_ms;	/* time spent reading CFI and loading it */
+};
+
+int unwinder__new(const struct unwinder_config *cfg, struct unwinder **out);
+void unwinder__free(struct unwinder *u);
+/*
+ * Reads the target's maps and brings the kernel's tables up to date:
+ * tables for new builds, and a new mapping array when anything moved.
+ * exec_seq: the image the maps are read in (bpf: exec_seq).  1 if the
+ * mappings changed, 0 if not, or -errno.
+ */
+int unwinder__sync(struct unwinder *u, uint32_t exec_seq);
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
+
+/* How a mapping of a file is walked, from its name and identity. */
+uint32_t unwinder__mapping_flags(const struct procmaps_entry *e,
+				 uint64_t libc_dev, uint64_t libc_inode);
+
+#endif
