@@ -35,6 +35,7 @@
 #include "stats.bpf.h"
 #include "unwind.h"
 #include "record.bpf.h"
+#include "waits.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -82,12 +83,8 @@ struct {
 	__uint(max_entries, 1);		/* set by the loader before load */
 } libc_funcs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sp_contended);
-} contended SEC(".maps");
+/* The open acquisition of each thread; states.bpf.c reads it too. */
+contended_map_t contended SEC(".maps");
 
 /* The tracepoints' records (events/syscalls/sys_{enter,exit}_futex/format). */
 struct futex_enter_args {
