@@ -10,6 +10,7 @@
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
+#include "stateformat.h"
 
 /* Length of a valid, printable UTF-8 sequence at s, or 0. */
 static size_t utf8_printable_len(const unsigned char *s)
@@ -312,6 +313,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	}
 	rowstacks__release(&stacks);
 	print_rule(out, width);
+	if (meta->states)
+		stateformat__table(out, meta->states);
 	free(text);
 	free(object);
 	return err;
@@ -341,6 +344,11 @@ static void json_string(FILE *out, const char *s)
 		}
 	}
 	fputc('"', out);
+}
+
+void format__json_string(FILE *out, const char *s)
+{
+	json_string(out, s);
 }
 
 static void json_hex_or_null(FILE *out, bool known, uint64_t v)
@@ -410,7 +418,12 @@ static int format__json(FILE *out, const struct format_meta *meta,
 		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64 "}",
 			r->max_ns, r->failed);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	if (meta->states) {
+		fputs(", ", out);
+		stateformat__json(out, meta->states);
+	}
+	fputs("}\n", out);
 	return 0;
 }
 
@@ -449,6 +462,11 @@ static void csv_field(FILE *out, const char *s)
 		fputc('"', out);
 	}
 	free(clean);
+}
+
+void format__csv_field(FILE *out, const char *s)
+{
+	csv_field(out, s);
 }
 
 static int format__csv(FILE *out, const struct format_meta *meta,
