@@ -69,6 +69,9 @@ struct options {
 	bool ring_size_given;	/* what --replay refuses: given, not defaulted */
 	bool mode_given;
 	bool map_size_given;
+	bool states;		/* where each thread's time went */
+	bool group_threads;	/* --states: one entry per thread name */
+	const char *states_csv;	/* --states: CSV lines to this file */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

@@ -346,11 +346,6 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-void format__json_string(FILE *out, const char *s)
-{
-	json_string(out, s);
-}
-
 static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 {
 	if (known)

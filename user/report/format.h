@@ -104,8 +104,6 @@ void format__object_text(const struct report_row *r, const char *symbol,
 void format__json_string(FILE *out, const char *s);
 /* Display width of a sanitized (valid UTF-8) string, in columns. */
 int format__width(const char *s);
-/* A JSON string, or null; bytes that are not printable UTF-8 become \u00XX. */
-void format__json_string(FILE *out, const char *s);
 /* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 void format__csv_field(FILE *out, const char *s);
 /*
