@@ -49,6 +49,7 @@ struct session {
 	uint64_t next_window;	/* the first window of the next delta report */
 	struct threadtable *threads;	/* --states: the kernel's table */
 	struct threadstates *states;	/* --states: the accounting */
+	bool group_threads;	/* --states: by name (the live screen's g) */
 	FILE *out;
 	FILE *states_csv;	/* --states-csv, or NULL */
 	uint64_t attach_ns;
@@ -124,8 +125,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 	if (!err)
 		err = format__names(s->symbolizer, &rows, &names);
 	if (!err && s->states) {
-		err = threadstates__report(s->states, span,
-					   s->opts->group_threads, &states);
+		err = threadstates__report(s->states, span, s->group_threads,
+					   &states);
 		states.sched_missed = probes__sched_missed(s->probes);
 	}
 	if (err) {
@@ -255,6 +256,7 @@ static int session__live_end(struct session *s)
 		return err;
 	totals = live__totals(s->live, &settings, &since_ns);
 	/* A reset ('r') is not in the windows: --replay shows since attach. */
+	s->group_threads = live__group_threads(s->live);
 	return session__print(s, totals, &settings, live__stacks_shown(s->live),
 			      STATES_SINCE_ORIGIN, since_ns, s->last_ns, 0,
 			      probes__window(s->probes) - 1);
@@ -282,6 +284,8 @@ static void session__live_start(struct session *s)
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
 		.attach_ns = s->attach_ns,
+		.states = s->states,
+		.group_threads = s->opts->group_threads,
 	};
 	err = live__new(&cfg, &s->live);
 	if (err)
@@ -616,6 +620,7 @@ int main(int argc, char **argv)
 	if (opts.help_shown)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
+	s.group_threads = opts.group_threads;
 	log__capture_libbpf();
 	if (opts.replay_dir)
 		return replay_main(&opts);

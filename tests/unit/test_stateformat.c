@@ -100,6 +100,33 @@ static void test_table(void **state UNUSED)
 	free(text);
 }
 
+/* A group's shares are of the window times its threads. */
+static void test_table_group(void **state UNUSED)
+{
+	struct states_row r = row(STATES_NO_TID, "pool", 1000 * MS, 0,
+				  500 * MS, 500 * MS);
+	struct states_report rep = {
+		.start_ns = 0, .end_ns = 1000 * MS, .rows = &r, .count = 1,
+		.grouped = true, .sched_missed = 3,
+	};
+	struct capture c;
+	char *text;
+
+	r.threads = 2;
+	r.type_ns[SP_TYPE_MUTEX] = 500 * MS;
+	capture_begin(&c);
+	stateformat__table(c.f, &rep);
+	text = capture_end(&c);
+	assert_non_null(strstr(text, "Thread states: 2 threads in 1 group, "
+			       "window 1.00 s (seconds, and share of the window "
+			       "times the group's threads); 3 scheduler events "
+			       "missed since attach"));
+	assert_non_null(strstr(text, "      -  pool ×2"));
+	assert_non_null(strstr(text, "1.000   50.0%"));
+	assert_non_null(strstr(text, "100.0%  mutex 25.0%"));
+	free(text);
+}
+
 static void test_group_name(void **state UNUSED)
 {
 	struct states_row r = row(STATES_NO_TID, "worker", 1, 0, 0, 0);
@@ -223,7 +250,16 @@ static void test_bar(void **state UNUSED)
 	assert_int_equal(cells[STATES_RUNNING], 3);
 	assert_int_equal(cells[STATES_SLEEP], 12);
 
+	/* A group of 2: its shares are of two windows. */
+	r = row(STATES_NO_TID, "g", 1000, 0, 0, 1000);
+	r.threads = 2;
+	stateformat__bar(&r, 1000, 10, cells);
+	assert_int_equal(cells[STATES_RUNNING], 5);
+	assert_int_equal(cells[STATES_SLEEP], 5);
+	assert_int_equal(stateformat__capacity(&r, 1000), 2000);
+
 	/* Nothing to draw in. */
+	r = row(1, "w", 100, 0, 0, 400);
 	stateformat__bar(&r, 0, 30, cells);
 	assert_int_equal(sum(cells), 0);
 	stateformat__bar(&r, 1000, 0, cells);
@@ -234,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_group),
 		cmocka_unit_test(test_group_name),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),

@@ -13,6 +13,11 @@ static double share(uint64_t ns, uint64_t window_ns)
 	return window_ns ? 100.0 * (double)ns / (double)window_ns : 0.0;
 }
 
+uint64_t stateformat__capacity(const struct states_row *row, uint64_t window_ns)
+{
+	return window_ns * (row->threads ? row->threads : 1);
+}
+
 void stateformat__name(const struct states_row *row, char *buf, size_t len)
 {
 	char comm[STATES_COMM_LEN * 4];
@@ -67,8 +72,9 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 	if (rep->grouped)
 		fprintf(out, " in %zu group%s", rep->count,
 			rep->count == 1 ? "" : "s");
-	fprintf(out, ", window %.2f s (seconds, and share of the window)",
-		(double)window * 1e-9);
+	fprintf(out, ", window %.2f s (seconds, and share of the window%s)",
+		(double)window * 1e-9,
+		rep->grouped ? " times the group's threads" : "");
 	if (rep->sched_missed)
 		fprintf(out, "; %" PRIu64 " scheduler event%s missed since attach",
 			rep->sched_missed, rep->sched_missed == 1 ? "" : "s");
@@ -82,6 +88,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 	fputc('\n', out);
 	for (size_t i = 0; i < rep->count; i++) {
 		const struct states_row *r = &rep->rows[i];
+		uint64_t capacity = stateformat__capacity(r, window);
 		int order[SP_TYPE__COUNT];
 		size_t n = types_by_time(r, order);
 
@@ -93,15 +100,15 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		fprintf(out, "  %s%*s", name, name_w - format__width(name), "");
 		for (int k = 0; k < STATES__COUNT; k++)
 			fprintf(out, "  %10.3f %6.1f%%", (double)r->ns[k] * 1e-9,
-				share(r->ns[k], window));
-		fprintf(out, "  %6.1f%%  ", share(r->alive_ns, window));
+				share(r->ns[k], capacity));
+		fprintf(out, "  %6.1f%%  ", share(r->alive_ns, capacity));
 		for (size_t j = 0; j < n; j++) {
 			int t = order[j];
 
 			fprintf(out, "%s%s%s %.1f%%%s", j ? ", " : "",
 				t == SP_TYPE_FUTEX ? "(" : "",
 				report__type_name((uint32_t)t),
-				share(r->type_ns[t], window),
+				share(r->type_ns[t], capacity),
 				t == SP_TYPE_FUTEX ? ")" : "");
 		}
 		if (r->born_ns)
@@ -215,13 +222,15 @@ void stateformat__bar(const struct states_row *row, uint64_t window_ns,
 		      int width, int cells[STATES__COUNT])
 {
 	uint64_t rem[STATES__COUNT];
-	uint64_t alive = row->alive_ns < window_ns ? row->alive_ns : window_ns;
+	uint64_t alive;
 	int total, used = 0;
 
 	for (int k = 0; k < STATES__COUNT; k++)
 		cells[k] = 0;
+	window_ns = stateformat__capacity(row, window_ns);
 	if (!window_ns || width <= 0)
 		return;
+	alive = row->alive_ns < window_ns ? row->alive_ns : window_ns;
 	/* Cells the row's life fills, rounded to the nearest. */
 	total = (int)((alive * (uint64_t)width + window_ns / 2) / window_ns);
 	for (int k = 0; k < STATES__COUNT; k++) {
