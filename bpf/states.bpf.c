@@ -24,12 +24,13 @@
  * current task's tgid (a helper call); the switch-in and wakeup sides
  * know only a TID, so they look it up in `threads`, which holds the
  * target's threads only.  Measured here (2-vCPU PVM guest, pipe
- * ping-pong pinned to one CPU, best of 7): ~900 ns per switch bare;
- * +60-80 ns with empty classic programs on sched_switch and sched_wakeup
- * and about the same with the tgid check and the hash lookup, so the
- * lookup is not worth a bitmap pre-filter (which measured no better).
- * Rejected: tp_btf (cannot load on these kernels) and raw tracepoints
- * (no cheaper here, and the classic format is stable ABI).
+ * ping-pong pinned to one CPU, best of 7 runs): ~900 ns per switch bare;
+ * empty classic programs on sched_switch and sched_wakeup add 60-150 ns
+ * (quiet machine / load average 5), and the tgid check with the hash
+ * lookup add nothing measurable on top, so a bitmap pre-filter (tried)
+ * measured no better.  Rejected: tp_btf (cannot load on these kernels),
+ * raw tracepoints (~20 ns cheaper per switch, but their arguments are
+ * kernel internals where the classic record is a stable format).
  *
  * Missed events.  Now and then the kernel switches a thread in without
  * the sched_switch event (seen here: one of ~3,000 switches of
