@@ -33,8 +33,8 @@
  * kernel internals where the classic record is a stable format).
  *
  * Missed events.  Now and then the kernel switches a thread in without
- * the sched_switch event (seen here: one of ~3,000 switches of
- * oversubscribed spinners, in perf's and ftrace's records alike, with no
+ * the sched_switch event (seen here: 9 of 4,762 switches of four
+ * spinners on two CPUs, in perf's and ftrace's records alike, with no
  * recursion miss counted), which would charge its wait for a CPU as
  * running.  At every switch-out the scheduler has just brought the
  * thread's own CPU time (se.sum_exec_runtime, what

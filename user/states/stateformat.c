@@ -101,7 +101,9 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		for (int k = 0; k < STATES__COUNT; k++)
 			fprintf(out, "  %10.3f %6.1f%%", (double)r->ns[k] * 1e-9,
 				share(r->ns[k], capacity));
-		fprintf(out, "  %6.1f%%  ", share(r->alive_ns, capacity));
+		fprintf(out, "  %6.1f%%", share(r->alive_ns, capacity));
+		if (n || r->born_ns || r->exit_ns)
+			fputs("  ", out);
 		for (size_t j = 0; j < n; j++) {
 			int t = order[j];
 
