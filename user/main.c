@@ -498,17 +498,22 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 static int states_setup(struct session *s)
 {
 	pid_t pid = target__pid(s->target);
-	int err = threadstates__new(&s->states);
+	bool totals = s->opts->cumulative ||
+		      live__applies(s->opts, isatty(STDOUT_FILENO));
+	int err = threadstates__new(totals, &s->states);
 
 	if (!err)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &s->threads);
 	if (!err)
 		err = threadtable__sync(s->threads, monotonic_ns());
-	if (!err)
-		err = probes__attach_states(s->probes);
-	if (!err)
+	if (!err) {
+		int attach = probes__attach_states(s->probes);
+
+		if (attach)
+			return attach;	/* it said why */
 		err = threadtable__sync(s->threads, monotonic_ns());
+	}
 	if (err)
 		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
 		       strerror(-err));

@@ -36,7 +36,7 @@ static struct threadstates *new_ts(void)
 {
 	struct threadstates *ts = NULL;
 
-	assert_int_equal(threadstates__new(&ts), 0);
+	assert_int_equal(threadstates__new(true, &ts), 0);
 	return ts;
 }
 
@@ -215,6 +215,27 @@ static void test_born_and_dead(void **state UNUSED)
 	assert_int_equal(r->born_ns, 130 * MS);
 	assert_int_equal(r->exit_ns, 250 * MS);
 	assert_int_equal(row_sum(r), 120 * MS);
+	threadstates__free_report(&rep);
+	threadstates__free(ts);
+}
+
+/* Without totals, an exited thread is forgotten once behind the mark. */
+static void test_forgets_without_totals(void **state UNUSED)
+{
+	struct threadstates *ts = NULL;
+	struct thread_sample s = sample(9, "w", 0, SP_THREAD_RUNNING, 0);
+	struct states_report rep;
+
+	assert_int_equal(threadstates__new(false, &ts), 0);
+	update(ts, &s, 1, 10 * MS);
+	s.t.state = SP_THREAD_DEAD;
+	s.t.running_ns = 15 * MS;
+	s.t.since_ns = s.t.exit_ns = 15 * MS;
+	update(ts, &s, 1, 20 * MS);
+	threadstates__mark(ts);
+	update(ts, NULL, 0, 30 * MS);
+	assert_int_equal(threadstates__report(ts, STATES_SINCE_ORIGIN, false, &rep), 0);
+	assert_int_equal(rep.count, 0);
 	threadstates__free_report(&rep);
 	threadstates__free(ts);
 }
@@ -403,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_mark_and_origin),
 		cmocka_unit_test(test_born_and_dead),
 		cmocka_unit_test(test_missing_from_read),
+		cmocka_unit_test(test_forgets_without_totals),
 		cmocka_unit_test(test_reused_tid),
 		cmocka_unit_test(test_settles_read_skew),
 		cmocka_unit_test(test_lock_types),

@@ -63,6 +63,7 @@ struct threadstates {
 	uint64_t mark_ns;
 	uint64_t origin_ns;
 	bool started;		/* a read came: the origin is set */
+	bool keep_totals;	/* windows since the origin will be asked for */
 };
 
 static const char *const state_names[SP_THREAD__COUNT] = {
@@ -127,10 +128,13 @@ static int acc_of(uint32_t state, uint32_t lock_type)
 	}
 }
 
-int threadstates__new(struct threadstates **out)
+int threadstates__new(bool keep_totals, struct threadstates **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->keep_totals = keep_totals;
+	return 0;
 }
 
 void threadstates__free(struct threadstates *ts)
@@ -204,8 +208,8 @@ static void rec_fill(struct thread_rec *r, const struct thread_sample *s,
 }
 
 /*
- * A record can never be reported again once it died before both the
- * mark and the origin.
+ * A record can never be reported again once it died before the mark (and
+ * the origin, when totals are kept).
  */
 static void threadstates__prune(struct threadstates *ts)
 {
@@ -215,7 +219,7 @@ static void threadstates__prune(struct threadstates *ts)
 		const struct thread_rec *r = &ts->recs[i];
 
 		if (r->gone && r->exit_ns <= ts->mark_ns &&
-		    r->exit_ns <= ts->origin_ns)
+		    (!ts->keep_totals || r->exit_ns <= ts->origin_ns))
 			continue;
 		ts->recs[kept++] = *r;
 	}

@@ -68,7 +68,12 @@ enum states_span {
 
 struct threadstates;
 
-int threadstates__new(struct threadstates **out);
+/*
+ * keep_totals: STATES_SINCE_ORIGIN windows will be asked for (--cumulative,
+ * the live screen), so exited threads are kept until a reset; without,
+ * a thread is forgotten once its exit is behind the mark.
+ */
+int threadstates__new(bool keep_totals, struct threadstates **out);
 void threadstates__free(struct threadstates *ts);
 /*
  * Takes one read of the table, standing for instant now_ns: each alive
