@@ -7,7 +7,10 @@
  *
  * mixed: a thread named "worker" computes --work-ms of CPU time, sleeps
  *   --sleep-ms in nanosleep, then blocks on a mutex that a "holder" thread
- *   holds --hold-ms, --iters times (default 15, 10, 10, 40).
+ *   holds, --iters times (default 15, 10, 10).  The holder takes the
+ *   mutex before the worker's iteration, waits until the worker says it
+ *   is about to lock, and holds it --hold-ms more (default 20): every lock
+ *   call blocks at least that long, however loaded the machine.
  * spin: --threads "spinner" threads (default 4) each spin for --spin-ms
  *   (default 600) of wall-clock time; with more of them than CPUs, they
  *   wait for one.
@@ -49,7 +52,7 @@ static struct {
 	int hold_ms;
 	int threads;
 	int spin_ms;
-} cfg = { 15, 10, 10, 40, 4, 600 };
+} cfg = { 15, 10, 10, 20, 4, 600 };
 
 struct truth {
 	const char *name;
@@ -66,6 +69,7 @@ static struct truth truths[MAX_THREADS];
 static int n_truths;
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int held;		/* iteration the holder holds the lock for */
+static atomic_int asking;	/* iteration the worker is about to lock in */
 static atomic_int done;		/* iteration the worker finished */
 static int idle_pipe[2];
 
@@ -146,6 +150,7 @@ static void *worker(void *arg)
 		d1 = run_delay_ns(t);
 		t->sleep_ns += blocked_ns(t0, t1, d0, d1);
 
+		atomic_store(&asking, i);
 		d0 = run_delay_ns(t);
 		t0 = now_ns();
 		pthread_mutex_lock(&the_lock);
@@ -159,12 +164,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Takes the lock at the start of each of the worker's iterations. */
+/* Takes the lock before each of the worker's iterations. */
 static void *holder(void *arg)
 {
 	for (int i = 1; i <= cfg.iters; i++) {
 		pthread_mutex_lock(&the_lock);
 		atomic_store(&held, i);
+		while (atomic_load(&asking) < i)
+			sleep_us(100);
 		sleep_us(cfg.hold_ms * 1000);
 		pthread_mutex_unlock(&the_lock);
 		while (atomic_load(&done) < i)
