@@ -106,6 +106,12 @@ class StatesLive(SyncprofTestCase):
         tmux.keys("G")
         self.wait_for(tmux, lambda t: "spinner \u00d74" not in bars(t),
                       "one bar per thread again")
+        # The help says what G does; any key closes it.
+        tmux.keys("?")
+        self.wait_for(tmux, lambda t: "G       thread states: one bar per thread"
+                      in t, "the help's g line")
+        tmux.keys("x")
+        self.wait_for(tmux, lambda t: "Rdy%" in t, "the panel again")
         # Totals since attach, grouped.
         tmux.keys("G", "d")
         self.wait_for(tmux, lambda t: "view totals" in t and
