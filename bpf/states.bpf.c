@@ -37,10 +37,9 @@
  * spinners on two CPUs, in perf's and ftrace's records alike, with no
  * recursion miss counted), which would charge its wait for a CPU as
  * running.  At every switch-out the scheduler has just brought the
- * thread's own CPU time (se.sum_exec_runtime, what
- * CLOCK_THREAD_CPUTIME_ID reads) up to date; settle_running() makes the
- * running charged since the last switch-out agree with it.  Events that
- * cannot follow a thread's state are counted (sched gaps).
+ * thread's own CPU time and run-queue wait up to date; settle() makes
+ * what the events charged since the last switch-out agree with them.
+ * Events that cannot follow a thread's state are counted (sched gaps).
  *
  * Consistency.  A thread's events are serialized by the scheduler (its
  * run queue's lock), but the loader copies entries while they change:
@@ -144,48 +143,103 @@ static __always_inline void charge(struct sp_thread *t, __u32 state, __u64 now)
 		t->since_ns = now;
 }
 
-/*
- * The kernel's own CPU time for the current task: the scheduler brings it
- * up to date before sched_switch and before sched_process_exit.  It is
- * what CLOCK_THREAD_CPUTIME_ID reads.
- */
-static __always_inline __u64 current_exec_ns(void)
+static __always_inline bool asleep(__u32 state)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	return state == SP_THREAD_SLEEP || state == SP_THREAD_LOCK;
+}
 
-	return task->se.sum_exec_runtime;
+/* The counter a state charges (NULL for new and dead). */
+static __always_inline __u64 *counter_of(struct sp_thread *t, __u32 state,
+					 __u32 type)
+{
+	switch (state) {
+	case SP_THREAD_RUNNING:
+		return &t->running_ns;
+	case SP_THREAD_RUNNABLE:
+		return &t->runnable_ns;
+	case SP_THREAD_LOCK:
+		if (type < SP_TYPE__COUNT)
+			return &t->lock_ns[type];
+		return &t->sleep_ns;
+	case SP_THREAD_SLEEP:
+		return &t->sleep_ns;
+	default:
+		return 0;
+	}
+}
+
+/* Moves up to want from *from to *to; returns what moved. */
+static __always_inline __u64 move_ns(__u64 *from, __u64 *to, __u64 want,
+				     __u64 limit)
+{
+	__u64 move = want < limit ? want : limit;
+
+	*from -= move;
+	*to += move;
+	return move;
 }
 
 /*
- * Since the last switch-out the kernel ran the thread exec - out_exec_ns,
- * and the events charged running_ns - out_running_ns.  A missed
- * switch-in (its wait for a CPU charged as running) or a missed
- * switch-out (its running charged as waiting) makes them differ, and so
- * does a microsecond of clock skew at each switch: the difference moves
- * between running and runnable, never more than the other was charged in
- * the stretch, so sleeps are never touched and the sum stays the same.
+ * Settles the stretch since the last switch-out on the kernel's own
+ * accounting of the current task, which the scheduler has brought up to
+ * date before sched_switch and sched_process_exit: its CPU time
+ * (se.sum_exec_runtime, what CLOCK_THREAD_CPUTIME_ID reads) and, where
+ * the kernel keeps it (CONFIG_SCHED_INFO), its time waiting on a run
+ * queue (sched_info.run_delay, /proc's schedstat).  A missed switch-in
+ * (its wait for a CPU charged as running), a missed switch-out (its
+ * running charged as waiting), a missed wakeup (its wait for a CPU
+ * charged as sleep) and a microsecond of clock skew at each switch make
+ * them differ from what the events charged: the difference moves between
+ * the stretch's counters, never more than the giver was charged in the
+ * stretch, so the sum stays the same.
  */
-static __always_inline void settle_running(struct sp_thread *t, __u64 exec)
+static __always_inline void settle(struct sp_thread *t)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 exec = task->se.sum_exec_runtime;
 	__u64 ran = t->running_ns - t->out_running_ns;
 	__u64 waited = t->runnable_ns - t->out_runnable_ns;
 	__u64 ran_kernel = exec > t->out_exec_ns ? exec - t->out_exec_ns : 0;
-	__u64 move;
+	__u64 *slept = 0;
 
-	if (ran_kernel > ran) {
-		move = ran_kernel - ran;
-		if (move > waited)
-			move = waited;
-		t->runnable_ns -= move;
-		t->running_ns += move;
-	} else if (ran > ran_kernel) {
-		move = ran - ran_kernel;
-		t->running_ns -= move;
-		t->runnable_ns += move;
-	}
+	if (ran_kernel > ran)
+		waited -= move_ns(&t->runnable_ns, &t->running_ns,
+				  ran_kernel - ran, waited);
+	else if (ran > ran_kernel)
+		waited += move_ns(&t->running_ns, &t->runnable_ns,
+				  ran - ran_kernel, ran);
 	t->out_exec_ns = exec;
+	if (asleep(t->out_state))
+		slept = counter_of(t, t->out_state, t->out_lock_type);
+	if (bpf_core_field_exists(task->sched_info)) {
+		__u64 delay = BPF_CORE_READ(task, sched_info.run_delay);
+		__u64 waited_kernel = delay > t->out_run_delay_ns
+				      ? delay - t->out_run_delay_ns : 0;
+
+		if (slept && *slept >= t->out_asleep_ns) {
+			__u64 slept_in = *slept - t->out_asleep_ns;
+
+			if (waited_kernel > waited)
+				move_ns(slept, &t->runnable_ns,
+					waited_kernel - waited, slept_in);
+			else if (waited > waited_kernel)
+				move_ns(&t->runnable_ns, slept,
+					waited - waited_kernel, waited);
+		}
+		t->out_run_delay_ns = delay;
+	}
 	t->out_running_ns = t->running_ns;
 	t->out_runnable_ns = t->runnable_ns;
+}
+
+/* Where the next stretch starts: the state the thread goes into now. */
+static __always_inline void stretch_begin(struct sp_thread *t)
+{
+	__u64 *c = counter_of(t, t->state, t->lock_type);
+
+	t->out_state = t->state;
+	t->out_lock_type = t->lock_type;
+	t->out_asleep_ns = c ? *c : 0;
 }
 
 /*
@@ -207,11 +261,6 @@ static __always_inline bool start_if_new(struct sp_thread *t, __u64 now)
 	t->born_ns = now;
 	t->since_ns = now;
 	return true;
-}
-
-static __always_inline bool asleep(__u32 state)
-{
-	return state == SP_THREAD_SLEEP || state == SP_THREAD_LOCK;
 }
 
 static __always_inline void set_comm(struct sp_thread *t, const char *comm)
@@ -247,17 +296,20 @@ static __always_inline __u32 lock_wait_type(void)
  * A thread of the target met without an entry (created between the
  * loader's scan of /proc and the attach): counted from now.
  */
-static __always_inline struct sp_thread *thread_create(__u32 tid, __u64 now,
-						      __u64 exec)
+static __always_inline struct sp_thread *thread_create(__u32 tid, __u64 now)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct sp_thread init = {
 		.born_ns = now,
 		.since_ns = now,
-		.out_exec_ns = exec,
+		.out_exec_ns = task->se.sum_exec_runtime,
+		.out_state = SP_THREAD_RUNNING,
 		.state = SP_THREAD_RUNNING,
 	};
 	struct sp_thread *t;
 
+	if (bpf_core_field_exists(task->sched_info))
+		init.out_run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
 	bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t)
@@ -269,17 +321,16 @@ static __always_inline void switch_out(struct sched_switch_args *ctx, __u64 now)
 {
 	__u32 tid = (__u32)ctx->prev_pid, type;
 	struct sp_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	__u64 exec = current_exec_ns();
 
 	if (!t)
-		t = thread_create(tid, now, exec);
+		t = thread_create(tid, now);
 	if (!t || t->state == SP_THREAD_DEAD)
 		return;		/* a dead thread's last switch */
 	count_gap(t, t->state != SP_THREAD_RUNNING);
 	update_begin(t);
 	if (!start_if_new(t, now))
 		charge(t, asleep(t->state) ? t->state : SP_THREAD_RUNNING, now);
-	settle_running(t, exec);
+	settle(t);
 	if (!(ctx->prev_state & TASK_REPORT_SLEEP_MASK)) {
 		t->state = SP_THREAD_RUNNABLE;
 	} else {
@@ -291,6 +342,7 @@ static __always_inline void switch_out(struct sched_switch_args *ctx, __u64 now)
 			t->state = SP_THREAD_SLEEP;
 		}
 	}
+	stretch_begin(t);
 	set_comm(t, ctx->prev_comm);
 	update_end(t);
 }
@@ -391,7 +443,7 @@ int states_exit(struct sched_process_exit_args *ctx)
 	update_begin(t);
 	if (!start_if_new(t, now))
 		charge(t, SP_THREAD_RUNNING, now);
-	settle_running(t, current_exec_ns());
+	settle(t);
 	t->state = SP_THREAD_DEAD;
 	t->exit_ns = now;
 	set_comm(t, ctx->comm);

@@ -209,8 +209,11 @@ enum sp_lock_source {
  * since_ns belongs to `state`.  seq is odd while a program updates the
  * entry: a reader retries until it copies the same even seq twice.
  * out_*: at the thread's last switch-out, the kernel's CPU time for it
- * (se.sum_exec_runtime) and the running and runnable counters, which
- * settle the split of running and runnable when an event went missing.
+ * (se.sum_exec_runtime) and its time waiting for a CPU
+ * (sched_info.run_delay), the running and runnable counters, the state
+ * it went into and that state's counter: they settle running, runnable
+ * and the sleep between two switch-outs on the kernel's own accounting
+ * when an event went missing.
  */
 struct sp_thread {
 	__u64 seq;
@@ -223,8 +226,12 @@ struct sp_thread {
 	__u64 lock_ns[SP_TYPE__COUNT];	/* by type; SP_TYPE_FUTEX: a futex
 					   wait of no known lock */
 	__u64 out_exec_ns;
+	__u64 out_run_delay_ns;
 	__u64 out_running_ns;
 	__u64 out_runnable_ns;
+	__u64 out_asleep_ns;	/* out_state's counter, when it is a sleep */
+	__u32 out_state;	/* enum sp_thread_state */
+	__u32 out_lock_type;
 	__u32 state;		/* enum sp_thread_state */
 	__u32 lock_type;	/* state SP_THREAD_LOCK: enum sp_lock_type */
 	char comm[16];

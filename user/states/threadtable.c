@@ -115,41 +115,47 @@ static bool tid_listed(const uint32_t *tids, size_t n, uint32_t tid)
 	return false;
 }
 
-/* The CPU time /proc/PID/task/TID/schedstat shows; 0 if it cannot. */
-static uint64_t read_exec_ns(pid_t pid, const char *tid)
+/*
+ * The CPU time and run-queue wait /proc/PID/task/TID/schedstat shows
+ * (what the programs read at each switch-out); zeros if it cannot.
+ */
+static void read_schedstat(pid_t pid, const char *tid, struct sp_thread *t)
 {
 	char path[320], line[128];
-	unsigned long long exec = 0;
+	unsigned long long exec, delay;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return;
 	n = read(fd, line, sizeof(line) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return;
 	line[n] = '\0';
-	if (sscanf(line, "%llu", &exec) != 1)
-		return 0;
-	return exec;
+	if (sscanf(line, "%llu %llu", &exec, &delay) != 2)
+		return;
+	t->out_exec_ns = exec;
+	t->out_run_delay_ns = delay;
 }
 
 /* One thread /proc lists: into the table unless it is there. */
 static int threadtable__seed(struct threadtable *tt, uint32_t tid, char state,
-			     const char *comm, uint64_t exec_ns, uint64_t now_ns)
+			     const char *comm, const char *tid_text,
+			     uint64_t now_ns)
 {
 	struct sp_thread t = {
 		.born_ns = now_ns,
 		.since_ns = now_ns,
-		.out_exec_ns = exec_ns,
 		.state = state == 'R' ? SP_THREAD_RUNNING : SP_THREAD_SLEEP,
 	};
 	int err;
 
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
+	t.out_state = t.state;
+	read_schedstat(tt->pid, tid_text, &t);
 	if (bpf_map_update_elem(tt->fd, &tid, &t, BPF_NOEXIST))
 		return errno == EEXIST ? 0 : -errno;
 	err = array__grow(&tt->seeded, &tt->seeded_cap, tt->n_seeded + 1,
@@ -209,8 +215,7 @@ int threadtable__sync(struct threadtable *tt, uint64_t now_ns)
 		err = array__grow(&alive, &cap, n_alive + 1, sizeof(*alive));
 		if (!err)
 			err = threadtable__seed(tt, (uint32_t)tid, state, comm,
-						read_exec_ns(tt->pid, d->d_name),
-						now_ns);
+						d->d_name, now_ns);
 		if (err)
 			break;
 		alive[n_alive++] = (uint32_t)tid;
