@@ -140,13 +140,16 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The files that define shared maps go first (stats, record, unwind):
-# bpftool 7.1's linker gives a map defined after its extern declarations a
-# wrong BTF offset.
+# The files that define shared maps go first (stats, record, unwind), and
+# states.bpf.o, which declares contended's and full's task storage
+# (bpf/waits.bpf.h), after the files that define them: bpftool 7.1's
+# linker gives a map defined after its extern declarations a wrong BTF
+# offset.
 BPF_FIRST   := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
+BPF_LAST    := $(BPF_OUT)/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
-	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST),$^)
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST) $(BPF_LAST),$^) $(BPF_LAST)
 
 skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(call msg,GEN-SKEL,$@)

@@ -33,6 +33,7 @@
 #include "unwind.h"
 #include "record.bpf.h"
 #include "unwind.bpf.h"
+#include "waits.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -58,12 +59,8 @@
 
 const volatile __u32 cond_signal_offset = 0;	/* 0: not known */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sp_contended);
-} contended SEC(".maps");
+/* The open acquisition of each thread; states.bpf.c reads it too. */
+contended_map_t contended SEC(".maps");
 
 /* The tracepoints' records (events/syscalls/sys_{enter,exit}_futex/format). */
 struct futex_enter_args {

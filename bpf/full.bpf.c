@@ -30,18 +30,15 @@
 #include "stats.bpf.h"
 #include "record.bpf.h"
 #include "unwind.bpf.h"
+#include "waits.bpf.h"
 
 #define EOWNERDEAD 130
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sp_inflight);	/* sp == 0: no call in flight */
-} inflight SEC(".maps");
+/* sp == 0: no call in flight; states.bpf.c reads it too. */
+inflight_map_t inflight SEC(".maps");
 
 SEC("uprobe")
 int lock_enter(struct pt_regs *ctx)

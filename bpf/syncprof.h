@@ -71,6 +71,10 @@ enum sp_counter {
 				   programs for them, entry and exit */
 	SP_CNT_DROPPED_RING,	/* --record: the ring buffer was full; the
 				   wait is in the stats, not the timeline */
+	SP_CNT_DROPPED_THREADS,	/* --states: the threads map was full */
+	SP_CNT_SCHED_GAPS,	/* --states: an event of one of the target's
+				   threads that never came (a switch-out
+				   after a switch-out, ...) */
 	SP_CNT__COUNT,
 };
 
@@ -196,6 +200,61 @@ struct sp_contended {
 	__u64 episode_ns;	/* blocked so far in this acquisition */
 	__u32 counted;		/* the acquisition has been counted */
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
+};
+
+/*
+ * --states: what a thread of the target is doing, by the scheduler's
+ * tracepoints (bpf/states.bpf.c).
+ */
+enum sp_thread_state {
+	SP_THREAD_NEW = 0,	/* created, not yet woken: nothing counted */
+	SP_THREAD_RUNNING,	/* on a CPU */
+	SP_THREAD_RUNNABLE,	/* on a run queue, waiting for a CPU */
+	SP_THREAD_SLEEP,	/* blocked, not in a lock wait */
+	SP_THREAD_LOCK,		/* blocked in a lock wait of type lock_type */
+	SP_THREAD_DEAD,		/* exited at exit_ns */
+	SP_THREAD__COUNT,
+};
+
+/* Where a sleep's lock type comes from: the in-flight wait of a mode. */
+enum sp_lock_source {
+	SP_LOCKS_NONE = 0,
+	SP_LOCKS_CONTENDED,	/* a futex wait contended mode classified */
+	SP_LOCKS_FULL,		/* inside a probed pthread call (full mode) */
+};
+
+/*
+ * One thread in the threads map (key: its TID).  Every nanosecond from
+ * born_ns to since_ns is in exactly one of the counters; the time since
+ * since_ns belongs to `state`.  seq is odd while a program updates the
+ * entry: a reader retries until it copies the same even seq twice.
+ * out_*: at the thread's last switch-out, the kernel's CPU time for it
+ * (se.sum_exec_runtime) and its time waiting for a CPU
+ * (sched_info.run_delay), the running and runnable counters, the state
+ * it went into and that state's counter: they settle running, runnable
+ * and the sleep between two switch-outs on the kernel's own accounting
+ * when an event went missing.
+ */
+struct sp_thread {
+	__u64 seq;
+	__u64 born_ns;		/* CLOCK_MONOTONIC: woken first, or seeded */
+	__u64 since_ns;		/* when `state` began */
+	__u64 exit_ns;		/* 0 while alive */
+	__u64 running_ns;
+	__u64 runnable_ns;
+	__u64 sleep_ns;
+	__u64 lock_ns[SP_TYPE__COUNT];	/* by type; SP_TYPE_FUTEX: a futex
+					   wait of no known lock */
+	__u64 out_exec_ns;
+	__u64 out_run_delay_ns;
+	__u64 out_running_ns;
+	__u64 out_runnable_ns;
+	__u64 out_asleep_ns;	/* out_state's counter, when it is a sleep */
+	__u32 out_state;	/* enum sp_thread_state */
+	__u32 out_lock_type;
+	__u32 state;		/* enum sp_thread_state */
+	__u32 lock_type;	/* state SP_THREAD_LOCK: enum sp_lock_type */
+	char comm[16];
 };
 
 #endif /* SYNCPROF_ABI_H */

@@ -31,8 +31,11 @@
 #include "skiplist.h"
 #include "snapshot.h"
 #include "stacktab.h"
+#include "stateformat.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "threadstates.h"
+#include "threadtable.h"
 
 struct session {
 	const struct options *opts;
@@ -46,7 +49,11 @@ struct session {
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	uint64_t next_window;	/* the first window of the next delta report */
+	struct threadtable *threads;	/* --states: the kernel's table */
+	struct threadstates *states;	/* --states: the accounting */
+	bool group_threads;	/* --states: by name (the live screen's g) */
 	FILE *out;
+	FILE *states_csv;	/* --states-csv, or NULL */
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
 	uint64_t last_ns;
@@ -74,15 +81,39 @@ static void session__warn_dropped(struct session *s, uint64_t dropped)
 			(unsigned long long)(dropped - ring));
 }
 
+/* --states: one read of the threads map into the accounting, at *now_ns. */
+static int session__read_states(struct session *s, uint64_t *now_ns)
+{
+	const struct thread_sample *samples;
+	size_t n;
+	int err = threadtable__read(s->threads, &samples, &n, now_ns);
+
+	if (!err)
+		err = threadstates__update(s->states, samples, n, *now_ns);
+	return err;
+}
+
+/* The end of a window: the threads map's read when --states runs. */
+static int session__now(struct session *s, uint64_t *now_ns)
+{
+	if (s->states)
+		return session__read_states(s, now_ns);
+	*now_ns = monotonic_ns();
+	return 0;
+}
+
 /*
  * Prints one report of the waits counted in windows [first_window,
- * last_window], and notes it for --replay.
+ * last_window], and notes it for --replay; with --states, the thread
+ * states of the window since the span's start (their CSV file too).
  */
 static int session__print(struct session *s, const struct snapshot *view,
 			  const struct report_settings *settings, bool stacks,
-			  uint64_t start_ns, uint64_t end_ns,
-			  uint64_t first_window, uint64_t last_window)
+			  enum states_span span, uint64_t start_ns,
+			  uint64_t end_ns, uint64_t first_window,
+			  uint64_t last_window)
 {
+	struct states_report states = { 0 };
 	struct format_names *names = NULL;
 	struct report_rows rows = { 0 };
 	uint64_t dropped = probes__dropped(s->probes);
@@ -95,7 +126,13 @@ static int session__print(struct session *s, const struct snapshot *view,
 		err = 0;	/* nothing read since a reset */
 	if (!err)
 		err = format__names(s->symbolizer, &rows, &names);
+	if (!err && s->states) {
+		err = threadstates__report(s->states, span, s->group_threads,
+					   &states);
+		states.sched_missed = probes__sched_missed(s->probes);
+	}
 	if (err) {
+		free(names);
 		report__free(&rows);
 		return err;
 	}
@@ -110,6 +147,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.calibration_ns = s->calibration_ns,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
+		.states = s->states ? &states : NULL,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -132,10 +170,16 @@ static int session__print(struct session *s, const struct snapshot *view,
 
 		err = recording__note_report(s->recording, &note);
 	}
+	if (!err && s->states_csv) {
+		stateformat__csv(s->states_csv, meta.sequence, meta.pid, &states);
+		if (fflush(s->states_csv))
+			err = -errno;
+	}
 	if (dropped && s->opts->format != FORMAT_TABLE)
 		session__warn_dropped(s, dropped);
 	free(names);
 	report__free(&rows);
+	threadstates__free_report(&states);
 	return err;
 }
 
@@ -154,24 +198,29 @@ static int session__report(struct session *s)
 	err = probes__read(s->probes, &snap);
 	if (!err)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (!err)
+		err = session__now(s, &now);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
-	now = monotonic_ns();
 	closed = probes__window(s->probes) - 1;
 	if (s->opts->cumulative) {
 		err = session__print(s, snap, &settings, s->opts->stacks,
-				     s->attach_ns, now, 0, closed);
+				     STATES_SINCE_ORIGIN, s->attach_ns, now, 0,
+				     closed);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
 		if (!err)
 			err = session__print(s, delta, &settings,
-					     s->opts->stacks, s->last_ns, now,
-					     s->next_window, closed);
+					     s->opts->stacks, STATES_SINCE_MARK,
+					     s->last_ns, now, s->next_window,
+					     closed);
 		snapshot__free(delta);
 	}
 	s->next_window = closed + 1;
+	if (s->states)
+		threadstates__mark(s->states);
 	snapshot__free(s->prev);
 	s->prev = snap;
 	s->last_ns = now;
@@ -186,11 +235,12 @@ static int session__refresh(struct session *s)
 
 	if (!err)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (!err)
+		err = session__now(s, &s->last_ns);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
-	s->last_ns = monotonic_ns();
 	return live__update(s->live, snap, s->last_ns,
 			    probes__dropped(s->probes));
 }
@@ -212,8 +262,9 @@ static int session__live_end(struct session *s)
 		return err;
 	totals = live__totals(s->live, &settings, &since_ns);
 	/* A reset ('r') is not in the windows: --replay shows since attach. */
+	s->group_threads = live__group_threads(s->live);
 	return session__print(s, totals, &settings, live__stacks_shown(s->live),
-			      since_ns, s->last_ns, 0,
+			      STATES_SINCE_ORIGIN, since_ns, s->last_ns, 0,
 			      probes__window(s->probes) - 1);
 }
 
@@ -239,6 +290,8 @@ static void session__live_start(struct session *s)
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
 		.attach_ns = s->attach_ns,
+		.states = s->states,
+		.group_threads = s->opts->group_threads,
 	};
 	err = live__new(&cfg, &s->live);
 	if (err)
@@ -302,12 +355,21 @@ static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
 
 enum {
 	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS, FD_KEYS,
-	FD_INTERVAL, FD_DURATION, FD_MODULES,	/* timers, ours to close */
+	FD_INTERVAL, FD_DURATION, FD_MODULES, FD_STATES, /* timers, ours to close */
 	FD__COUNT
 };
 
+/* --states: threads the kernel's table holds, dead ones until read. */
+#define STATES_MAX_THREADS 8192
+
 /* How often the module list is re-read when the loader cannot be watched. */
 #define MODULES_REFRESH_S 1.0
+/*
+ * --states: how often the threads map is read between reports, so the
+ * entries of threads that died leave it (and a thread-churning target
+ * does not fill it before a long interval ends).
+ */
+#define STATES_DRAIN_S 1.0
 
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
@@ -328,6 +390,8 @@ static int session__loop(struct session *s, int signal_fd)
 	/* Polling the module list is the fallback for no loader watch. */
 	if (!err && fds[FD_MODULE_EVENTS].fd < 0)
 		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
+	if (!err && s->states)
+		err = loop_timer(&fds[FD_STATES], STATES_DRAIN_S, true);
 	if (err)
 		goto out;
 	for (;;) {
@@ -367,6 +431,14 @@ static int session__loop(struct session *s, int signal_fd)
 		    (fds[FD_MODULES].revents &&
 		     read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0))
 			session__modules_changed(s);
+		if (fds[FD_STATES].revents &&
+		    read(fds[FD_STATES].fd, &ticks, sizeof(ticks)) > 0) {
+			uint64_t now;
+
+			err = session__read_states(s, &now);
+			if (err)
+				break;
+		}
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
 			err = s->live ? session__refresh(s) : session__report(s);
@@ -436,6 +508,35 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 		cal.min_ns * 1e-3, cal.max_ns * 1e-3,
 		cal.by_site[SP_SITE_EMULATED] * 1e-3,
 		cal.by_site[SP_SITE_STEPPED] * 1e-3);
+}
+
+/*
+ * --states: the threads map filled from /proc, the scheduler tracepoints
+ * attached, and /proc read again for the threads created in between.
+ */
+static int states_setup(struct session *s)
+{
+	pid_t pid = target__pid(s->target);
+	bool totals = s->opts->cumulative ||
+		      live__applies(s->opts, isatty(STDOUT_FILENO));
+	int err = threadstates__new(totals, &s->states);
+
+	if (!err)
+		err = threadtable__new(probes__threads_fd(s->probes), pid,
+				       &s->threads);
+	if (!err)
+		err = threadtable__sync(s->threads, monotonic_ns());
+	if (!err) {
+		int attach = probes__attach_states(s->probes);
+
+		if (attach)
+			return attach;	/* it said why */
+		err = threadtable__sync(s->threads, monotonic_ns());
+	}
+	if (err)
+		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
+		       strerror(-err));
+	return err;
 }
 
 /* Contended mode: the target's libc read, placed and measured. */
@@ -583,6 +684,7 @@ int main(int argc, char **argv)
 	if (opts.help_shown)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
+	s.group_threads = opts.group_threads;
 	log__capture_libbpf();
 	if (opts.replay_dir)
 		return replay_main(&opts);
@@ -595,6 +697,14 @@ int main(int argc, char **argv)
 		if (!s.out) {
 			pr_err("cannot write %s: %s", opts.output, strerror(errno));
 			return 1;
+		}
+	}
+	if (opts.states_csv) {
+		s.states_csv = fopen(opts.states_csv, "we");
+		if (!s.states_csv) {
+			pr_err("cannot write %s: %s", opts.states_csv,
+			       strerror(errno));
+			goto cleanup;
 		}
 	}
 	/* Blocked before launch; the child unblocks them before exec. */
@@ -627,6 +737,8 @@ int main(int argc, char **argv)
 		.skip = s.skip,
 		.follow_exec = true,
 		.wait_timing = opts.verbosity > 0,
+		.states = opts.states,
+		.max_threads = STATES_MAX_THREADS,
 	};
 
 	if (opts.mode == MODE_CONTENDED) {
@@ -651,6 +763,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	report_unwind_tables(&s);
 	err = probes__attach(s.probes, library);
+	if (!err && opts.states)
+		err = states_setup(&s);
 	if (err)
 		goto cleanup;
 	/* Only names suffer without it: libraries dlopen'ed and gone. */
@@ -664,7 +778,13 @@ int main(int argc, char **argv)
 		err = stacktab__new(&s.stacks);
 	if (err)
 		goto cleanup;
-	s.attach_ns = s.last_ns = monotonic_ns();
+	/* With --states, the first read of the threads map is the origin. */
+	err = session__now(&s, &s.attach_ns);
+	if (err) {
+		pr_err("cannot read the threads map: %s", strerror(-err));
+		goto cleanup;
+	}
+	s.last_ns = s.attach_ns;
 	if (s.recording)
 		recording__attached(s.recording, s.attach_ns);
 	err = target__resume(s.target);
@@ -678,6 +798,8 @@ int main(int argc, char **argv)
 		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
+	if (s.states_csv)
+		stateformat__csv_header(s.states_csv);
 	if (live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
 	/* As bcc's tools do: say once on a terminal what runs, how it ends. */
@@ -709,6 +831,8 @@ cleanup:
 	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);
+	threadtable__free(s.threads);
+	threadstates__free(s.states);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	probes__free(s.probes);
@@ -719,6 +843,10 @@ cleanup:
 		close(signal_fd);
 	if (s.out && s.out != stdout && fclose(s.out) && !err) {
 		pr_err("cannot write %s: %s", opts.output, strerror(errno));
+		exit_code = 1;
+	}
+	if (s.states_csv && fclose(s.states_csv) && !err) {
+		pr_err("cannot write %s: %s", opts.states_csv, strerror(errno));
 		exit_code = 1;
 	}
 	return exit_code;

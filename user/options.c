@@ -28,6 +28,9 @@ enum {
 	OPT_REPLAY,
 	OPT_STACK_DEPTH,
 	OPT_SKIP,
+	OPT_STATES,
+	OPT_GROUP_THREADS,
+	OPT_STATES_CSV,
 };
 
 static const char doc[] =
@@ -60,7 +63,8 @@ static const char doc[] =
 "  syncprof --pid 4242                     report on Ctrl-C\n"
 "  syncprof --pid 4242 --interval 1        live screen, like top\n"
 "  syncprof -p 4242 -d 10 -s mean -n -N 20\n"
-"  syncprof --format json -i 5 -- ./server --port 9000\n";
+"  syncprof --format json -i 5 -- ./server --port 9000\n"
+"  syncprof --states --group-threads -p 4242 -d 5   where threads' time went\n";
 
 static const char args_doc[] = "--pid PID | -- COMMAND [ARG...] | --replay DIR";
 
@@ -118,13 +122,24 @@ static const struct argp_option option_table[] = {
 	  "name, shell glob; repeatable): the call site is the first frame "
 	  "outside libc and outside these", 4 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
+	{ NULL, 0, NULL, 0, "Thread states:", 5 },
+	{ "states", OPT_STATES, NULL, 0,
+	  "Also where each thread's time went: running, runnable (waiting for "
+	  "a CPU), lock wait (by lock type), other sleep", 5 },
+	{ "group-threads", OPT_GROUP_THREADS, NULL, 0,
+	  "With --states: one entry per thread name, its threads summed "
+	  "(implies --states)", 5 },
+	{ "states-csv", OPT_STATES_CSV, "FILE", 0,
+	  "With --states: one CSV line per thread and report to FILE, after a "
+	  "header line (implies --states)", 5 },
+	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 6 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
+	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 6 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
-	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 5 },
+	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 6 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
-	  "Keep the probes' own time (~us) in every measured call", 5 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 5 },
+	  "Keep the probes' own time (~us) in every measured call", 6 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 6 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
 	{ "version", 'V', NULL, 0, "Print the version and libbpf's", -1 },
@@ -379,6 +394,16 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 			opts->ring_size_given = true;
 		break;
 	}
+	case OPT_STATES:
+		opts->states = true;
+		break;
+	case OPT_GROUP_THREADS:
+		opts->states = opts->group_threads = true;
+		break;
+	case OPT_STATES_CSV:
+		opts->states = true;
+		opts->states_csv = arg;
+		break;
 	case 'v':
 		opts->verbosity++;
 		break;
@@ -422,12 +447,12 @@ static int options__check_replay(const struct options *opts)
 {
 	static const char *const what[] = {
 		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
-		"--interval", "--batch", "--mode", "--map-size",
+		"--interval", "--batch", "--mode", "--map-size", "--states",
 	};
 	const bool given[] = {
 		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
 		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
-		opts->mode_given, opts->map_size_given,
+		opts->mode_given, opts->map_size_given, opts->states,
 	};
 
 	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
@@ -521,5 +546,13 @@ int options__parse(struct options *opts, int argc, char **argv)
 	if ((opts->format == FORMAT_FOLDED || opts->format == FORMAT_PPROF) &&
 	    !ps.top_given)
 		opts->top = 0;
+	/* Thread states print in the table and JSON; elsewhere, a file. */
+	if (opts->states && opts->format != FORMAT_TABLE &&
+	    opts->format != FORMAT_JSON && !opts->states_csv) {
+		pr_err("--states with --format %s: give --states-csv FILE for "
+		       "the thread lines (they have columns of their own)",
+		       options__format_name(opts->format));
+		return -EINVAL;
+	}
 	return 0;
 }

@@ -24,7 +24,7 @@ _syncprof()
 	-f|--format) COMPREPLY=($(compgen -W "$(_syncprof_choices format)" -- "$cur")); return ;;
 	--callsite) COMPREPLY=($(compgen -W "line func both" -- "$cur")); return ;;
 	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
-	-o|--output|--chrome) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-o|--output|--chrome|--states-csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip) return ;;
 	esac

@@ -7,6 +7,7 @@
  *
  *   lockbench uncontended|contended|pingpong|many|handoff|condhandoff|
  *             futexpp|futexwake|getppid|hammer
+ *             futexpp|futexwake|getppid|pipepp
  *             [--threads N] [--ops N] [--hold-ns N] [--locks N] [--pin CPU]
  *             [--rounds N] [--depth N] [--truth]
  *
@@ -35,6 +36,9 @@
  *              many short blocking waits.  Each thread first recurses
  *              --depth frames, so every wait has a stack that deep.
  *              calls = blocking waits (FUTEX_WAIT calls made).
+ * pipepp:      two threads pass a byte back and forth through two pipes, no
+ *              futex and no lock: with --pin, every op is two context
+ *              switches, the workload for what a context switch costs.
  *
  * --rounds N runs the workload N times over in one process (not the
  * handoffs), the workers starting together each time; ns_per_op is then
@@ -49,7 +53,9 @@
  * block (the two handoff workloads); null where it is not known.
  * "sleeps" is the workers' voluntary context switches during the run
  * (getrusage RUSAGE_THREAD): how often they went to sleep in the kernel,
- * futex waits and anything else, profiled or not.
+ * futex waits and anything else, profiled or not; "switches" adds the
+ * involuntary ones (a woken thread preempting its waker).  Both are
+ * summed over all rounds.
  *
  * Nothing outside the measured calls blocks in the kernel: threads start
  * on an atomic flag and report their end through an atomic counter, both
@@ -86,6 +92,7 @@ struct worker {
 	uint64_t wait_ns;
 	uint64_t start_ns[MAX_ROUNDS], end_ns[MAX_ROUNDS]; /* a round spans all workers' */
 	long sleeps;			/* voluntary context switches in it */
+	long switches;			/* all its context switches */
 } __attribute__((aligned(64)));
 
 static struct {
@@ -102,6 +109,7 @@ static pthread_mutex_t pp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pp_cond = PTHREAD_COND_INITIALIZER;
 static int pp_turn;
 static int fx_turn;
+static int pipes[2][2];		/* pipepp: to thread 1, to thread 0 */
 static int go, finished, started;
 static int gm_word;		/* hammer: the GMutex */
 static int depth;		/* hammer: frames before the loop */
@@ -237,6 +245,24 @@ static void *run_futexpp(struct worker *w)
 		__atomic_store_n(&fx_turn, other, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &fx_turn, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+	return NULL;
+}
+
+/* Thread 0 writes first; each then reads the other's byte and answers. */
+static void *run_pipepp(struct worker *w)
+{
+	int in = pipes[!w->index][0], out = pipes[w->index][1];
+	char c = 'x';
+
+	for (long i = 0; i < cfg.ops; i++) {
+		if (w->index == 0 && write(out, &c, 1) != 1)
+			exit(1);
+		if (read(in, &c, 1) != 1)
+			exit(1);
+		if (w->index == 1 && write(out, &c, 1) != 1)
+			exit(1);
+	}
+	w->calls = (uint64_t)cfg.ops;
 	return NULL;
 }
 
@@ -431,6 +457,8 @@ static void *thread_main(void *arg)
 		w->end_ns[r] = now_ns();
 		getrusage(RUSAGE_THREAD, &ru1);
 		w->sleeps += ru1.ru_nvcsw - ru0.ru_nvcsw;
+		w->switches += ru1.ru_nvcsw - ru0.ru_nvcsw +
+			       ru1.ru_nivcsw - ru0.ru_nivcsw;
 		__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -456,6 +484,8 @@ static void run_workload(struct worker *w)
 		run_getppid(w);
 	else if (!strcmp(cfg.name, "hammer"))
 		run_hammer(w, depth);
+	else if (!strcmp(cfg.name, "pipepp"))
+		run_pipepp(w);
 	else
 		run_pingpong(w);
 }
@@ -463,7 +493,7 @@ static void run_workload(struct worker *w)
 int main(int argc, char **argv)
 {
 	uint64_t elapsed = UINT64_MAX, round_ns[MAX_ROUNDS], calls = 0, wait_ns = 0;
-	long total_ops, blocking_calls = -1, sleeps = 0;
+	long total_ops, blocking_calls = -1, sleeps = 0, switches = 0;
 	int handoff;
 
 	if (argc < 2)
@@ -494,10 +524,14 @@ int main(int argc, char **argv)
 	    strcmp(cfg.name, "handoff") && strcmp(cfg.name, "condhandoff") &&
 	    strcmp(cfg.name, "futexpp") && strcmp(cfg.name, "futexwake") &&
 	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer"))
+	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "pipepp"))
 		return 2;
 	handoff = !strcmp(cfg.name, "handoff") || !strcmp(cfg.name, "condhandoff");
-	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") || handoff)
+	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") ||
+	    !strcmp(cfg.name, "pipepp") || handoff)
 		cfg.threads = 2;
+	if (!strcmp(cfg.name, "pipepp") && (pipe(pipes[0]) || pipe(pipes[1])))
+		return 1;
 	if (cfg.threads < 1 || cfg.threads > MAX_THREADS || cfg.locks < 1 ||
 	    cfg.locks > MAX_LOCKS || cfg.pin >= CPU_SETSIZE || cfg.rounds < 1 ||
 	    cfg.rounds > MAX_ROUNDS || (handoff && cfg.rounds > 1) ||
@@ -526,6 +560,7 @@ int main(int argc, char **argv)
 		calls += workers[i].calls;
 		wait_ns += workers[i].wait_ns;
 		sleeps += workers[i].sleeps;
+		switches += workers[i].switches;
 	}
 	for (int r = 0; r < cfg.rounds; r++) {
 		uint64_t first = UINT64_MAX, last = 0;
@@ -556,7 +591,8 @@ int main(int argc, char **argv)
 	printf(", \"rounds\": %d, \"round_ns_per_op\": [", cfg.rounds);
 	for (int r = 0; r < cfg.rounds; r++)
 		printf("%s%.2f", r ? ", " : "", (double)round_ns[r] / (double)total_ops);
-	printf("], \"sleeps\": %ld, \"objects\": [", sleeps);
+	printf("], \"sleeps\": %ld, \"switches\": %ld, \"objects\": [",
+	       sleeps, switches);
 	if (!strcmp(cfg.name, "uncontended"))
 		for (int i = 0; i < cfg.threads; i++)
 			printf("%s\"%p\"", i ? ", " : "", (void *)&workers[i].own);
@@ -567,6 +603,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(cfg.name, "hammer"))
 		printf("\"%p\"", (void *)&gm_word);
 	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid"))
+	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid") &&
+		 strcmp(cfg.name, "pipepp"))
 		for (int i = 0; i < (!strcmp(cfg.name, "many") ? cfg.locks : 1); i++)
 			printf("%s\"%p\"", i ? ", " : "", (void *)&shared[i]);
 	printf("]}\n");

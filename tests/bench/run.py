@@ -51,8 +51,6 @@ Then --record (BENCH_PAIRS pairs, BENCH_RUNS runs):
   * end to end: a full-mode workload recorded with the default ring, its
     waits per second and what was dropped.
 
-Results go to build/bench/results.json as well as the tables on stdout
-(BENCH_ONLY=recording: that section alone, to results-recording.json).
 Then stacks (BENCH_PAIRS pairs), on a GLib-style hammer (lockbench
 hammer: two threads on one futex-word mutex, waits through syscall(),
 every thread 40 frames deep): the BPF time per blocking wait, read from
@@ -63,9 +61,20 @@ throughput without syncprof and at each depth; then full mode's added
 cost per lock call, with 32-frame stacks and without, against
 bpftrace's on the uncontended workload.
 
-BENCH_ONLY=stacks (or main, overhead, cost, bystander, tools; comma
-separated) runs only those sections.
+Then --states, with BENCH_PAIRS rounds:
+  * what every context switch on the machine pays while --states runs:
+    pipepp (a byte passed through two pipes, 2 threads pinned to one CPU:
+    one context switch per op, no futex call), not profiled, while
+    syncprof profiles a sleeping process, in full mode (whose uprobes stay
+    in the sleeper) and contended mode, each with and without --states;
+  * the throughput of pipepp and futexpp, pinned, as the target: no
+    profiler, contended mode, contended mode with --states; "missed" is
+    the scheduler events of the target's threads the kernel did not
+    deliver (sched_missed).
 
+BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools (comma
+separated) runs only those sections (BENCH_ONLY=recording alone writes
+results-recording.json).
 Results go to build/bench/results.json as well as the tables on stdout.
 """
 import ctypes
@@ -88,7 +97,9 @@ PAIRS = int(os.environ.get("BENCH_PAIRS", str(max(5, RUNS))))
 # The fast-path check is the cheapest section (~1 s a pair) and the one
 # with the tightest limit: more pairs against the machine's noise.
 OVERHEAD_PAIRS = int(os.environ.get("BENCH_OVERHEAD_PAIRS", str(max(9, PAIRS))))
-ONLY = os.environ.get("BENCH_ONLY")
+# BENCH_ONLY=states,...: only these parts (table, contended, recording,
+# states, tools).
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 RECORDBENCH = os.path.join(BUILD, "tests", "bench", "recordbench")
 # (mode, the program that ends a wait, workload, arguments).  One worker in
 # full mode: uprobe programs are preemptible, and with two busy workers on
@@ -96,6 +107,8 @@ RECORDBENCH = os.path.join(BUILD, "tests", "bench", "recordbench")
 RECORD_COST = [("full", "lock_return", "uncontended", ["--threads", "1", "--ops", "40000"]),
                ("contended", "futex_exit", "futexpp", ["--ops", "20000"])]
 RECORD_E2E = ("uncontended", ["--threads", "2", "--ops", "150000"])
+
+
 
 WORKLOADS = {
     "uncontended": ["--threads", "2", "--ops", "20000"],
@@ -119,6 +132,11 @@ HAMMER = ["--threads", "2", "--ops", "60000", "--hold-ns", "1000", "--depth", "4
 STACK_DEPTHS = [0, 8, 32]
 BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
 SECTIONS = os.environ.get("BENCH_ONLY", "")
+# --states: context-switch workloads, both threads on one CPU (plus --pin),
+# so every op is one context switch; pipepp makes no futex call at all.
+STATES_SWITCH = [("pipepp", ["--ops", "20000", "--rounds", "7"]),
+                 ("futexpp", ["--ops", "20000", "--rounds", "7"])]
+STATES_LIMIT_NS = 300       # added per context switch, machine-wide
 
 BPFTRACE_SCRIPT = r"""
 uprobe:LIBC:pthread_mutex_lock, uprobe:LIBC:pthread_cond_wait /pid == cpid/ {
@@ -182,13 +200,13 @@ def workload_rows(rows, objects, mode):
     return own, extra
 
 
-def run_syncprof(workload, truth, probe_at, mode="full", args=None):
+def run_syncprof(workload, truth, probe_at, mode="full", args=None, extra=()):
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         cmd = [SYNCPROF, "--format", "json", "--no-coalesce", "--top", "0",
-               "-o", report.name]
+               "-o", report.name, *extra]
         cmd += ["--mode", mode]        # always: the default mode has changed before
         if mode == "full":
-            cmd += ["--probe-at", probe_at]
+            cmd += ["--probe-at", probe_at or "auto"]
         cmd += ["--", *lockbench_args(workload, truth, args)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         result = json.loads(out.splitlines()[-1])
@@ -206,6 +224,8 @@ def run_syncprof(workload, truth, probe_at, mode="full", args=None):
     result["rows_total"] = last.get("rows_total", len(last["rows"]))
     result["events"] = sum(r["count"] + r["failed"] for r in last["rows"])
     result["event_types"] = sorted({r["type"] for r in last["rows"]})
+    result["threads"] = last.get("threads")
+    result["sched_missed"] = last.get("sched_missed")
     return result
 
 
@@ -435,21 +455,24 @@ def contended_cost(results):
     print()
 
 
-def attached_elsewhere():
-    """Contended mode attached to a sleeping process of ours: returns
-    (syncprof, sleeper) once syncprof says it is profiling."""
+def attached_elsewhere(args=("--mode", "contended")):
+    """syncprof (contended mode unless args say) attached to a sleeping
+    process of ours: returns (syncprof, sleeper) once syncprof says it is
+    profiling."""
     sleeper = subprocess.Popen(["sleep", "600"])
-    prof = subprocess.Popen([SYNCPROF, "-v", "--mode", "contended", "--pid",
+    prof = subprocess.Popen([SYNCPROF, "-v", *args, "--pid",
                              str(sleeper.pid), "-o", os.devnull],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = []
     for line in prof.stderr:
         if "profiling PID" in line:
             return prof, sleeper
+        said.append(line.strip())
     prof.wait()
     sleeper.kill()
     sleeper.wait()
-    raise RuntimeError(f"syncprof --mode contended --pid exited {prof.returncode} "
-                       "before attaching")
+    raise RuntimeError(f"syncprof {' '.join(args)} --pid exited {prof.returncode} "
+                       f"before attaching: {' / '.join(said[-3:])}")
 
 
 def detach(prof, sleeper):
@@ -727,6 +750,131 @@ def full_versus_bpftrace(results):
         print(f"{name:13} {per_call / 1000:7.2f}us  {per_call / bt:5.2f}x bpftrace")
         out[name] = {"added_ns_per_call": per_call, "vs_bpftrace": per_call / bt}
     print("limit: full mode with stacks <= 0.4x bpftrace")
+
+
+def states_header(extra):
+    header = f"{'workload':12} {'profiler':19} {'ns/op':>8} {'slowdown':>9} {extra}"
+    print(header.rstrip())
+    print("-" * len(header.rstrip()))
+
+
+def per_switch(run):
+    """Context switches per op of a lockbench run (over all its rounds)."""
+    return run["switches"] / (run["ops"] * run["rounds"])
+
+
+def states_bystander(results):
+    """What a context switch anywhere on the machine costs while --states
+    runs: pipepp, pinned and not profiled, while syncprof profiles a
+    sleeping process.  Full mode's uprobes stay in the sleeper, so with
+    --mode full --states only the scheduler tracepoints reach pipepp;
+    contended mode's futex tracepoints send every system call through the
+    slow path too, so its --states figure is taken against contended mode
+    alone."""
+    cpu = max(os.sched_getaffinity(0))
+    workload, args = STATES_SWITCH[0]
+    args = args + ["--pin", str(cpu)]
+    configs = [("none", None),
+               ("full*", ("--mode", "full", "--no-calibrate")),
+               ("full --states*", ("--mode", "full", "--no-calibrate", "--states")),
+               ("contended*", ("--mode", "contended")),
+               ("contended --states*", ("--mode", "contended", "--states"))]
+    ns = {name: [] for name, _ in configs}
+    switches = []
+    for _ in range(PAIRS):
+        for name, sargs in configs:
+            if sargs is None:
+                run = run_plain(workload, False, args)
+                switches.append(per_switch(run))
+            else:
+                prof, sleeper = attached_elsewhere(sargs)
+                try:
+                    run = run_plain(workload, False, args)
+                finally:
+                    detach(prof, sleeper)
+            ns[name].append(run["ns_per_op"])
+
+    def added(with_states, without):
+        return [(a - b) / sw for a, b, sw in zip(ns[with_states], ns[without], switches)]
+
+    full = added("full --states*", "full*")
+    contended = added("contended --states*", "contended*")
+    whole = added("contended --states*", "none")
+    ok = median(full) <= STATES_LIMIT_NS and median(contended) <= STATES_LIMIT_NS
+    print(f"--states: cost per context switch to other processes: {workload} "
+          f"(2 threads on CPU {cpu}, {median(switches):.2f} switches/op), not "
+          "profiled,")
+    print(f"  while syncprof profiles a sleeping process (*); ns/op = fastest of "
+          f"the run's rounds; medians of {PAIRS} rounds of the {len(configs)} "
+          "configurations")
+    print()
+    states_header(f"{'per switch':>11}")
+    for name, _ in configs:
+        base = {"full --states*": "full*", "contended --states*": "contended*"}.get(name)
+        extra = ""
+        if base:
+            extra = f"{median(added(name, base)):+9.0f}ns"
+        print(f"{workload:12} {name:19} {median(ns[name]):8.1f} "
+              f"{median([a / b for a, b in zip(ns[name], ns['none'])]):8.2f}x "
+              f"{extra}".rstrip())
+    print(f"added per context switch by --states: {median(full):+.0f} ns "
+          f"(full mode), {median(contended):+.0f} ns (contended mode); the whole "
+          f"of contended --states: {median(whole):+.0f} ns; limit {STATES_LIMIT_NS} ns: "
+          f"{'ok' if ok else 'EXCEEDED'}")
+    print()
+    results["states"]["bystander"] = {
+        "workload": workload, "args": args, "pairs": PAIRS,
+        "switches_per_op": median(switches),
+        "ns_per_op": {name: median(ns[name]) for name, _ in configs},
+        "ns_per_op_runs": ns,
+        "added_ns_per_switch_full": median(full),
+        "added_ns_per_switch_contended": median(contended),
+        "added_ns_per_switch_contended_whole": median(whole),
+        "limit_ns": STATES_LIMIT_NS, "ok": ok}
+
+
+def states_target(results):
+    """The throughput of a context-switch-heavy target with and without
+    --states (contended mode both times), paired run by run."""
+    cpu = max(os.sched_getaffinity(0))
+    out = results["states"]["target"] = {}
+    print(f"--states on a context-switch-heavy target: 2 threads on CPU {cpu}; "
+          f"median of {PAIRS} triples;")
+    print("  ns/op = fastest of the run's rounds; per switch = (--states - "
+          "contended) / switches")
+    print()
+    states_header(f"{'ops/s':>10} {'per switch':>11} {'missed':>7}")
+    for workload, args in STATES_SWITCH:
+        args = args + ["--pin", str(cpu)]
+        ns = {"none": [], "contended": [], "contended --states": []}
+        switches, missed = [], 0
+        try:
+            for _ in range(PAIRS):
+                ns["none"].append(run_plain(workload, False, args)["ns_per_op"])
+                ns["contended"].append(run_syncprof(
+                    workload, False, None, "contended", args)["ns_per_op"])
+                run = run_syncprof(workload, False, None, "contended", args,
+                                   extra=("--states",))
+                ns["contended --states"].append(run["ns_per_op"])
+                switches.append(per_switch(run))
+                missed += run.get("sched_missed") or 0
+        except (RuntimeError, subprocess.CalledProcessError, ValueError,
+                KeyError, IndexError) as e:
+            print(f"{workload:12} failed: {e}")
+            continue
+        added = [(a - b) / sw for a, b, sw in
+                 zip(ns["contended --states"], ns["contended"], switches)]
+        for name in ns:
+            slow = median([a / b for a, b in zip(ns[name], ns["none"])])
+            extra = f"{median(added):+9.0f}ns {missed:7d}" if name.endswith("states") else ""
+            print(f"{workload:12} {name:19} {median(ns[name]):8.1f} {slow:8.2f}x "
+                  f"{1e9 / median(ns[name]):10.0f} {extra}".rstrip())
+        out[workload] = {
+            "args": args, "pairs": PAIRS, "switches_per_op": median(switches),
+            "ns_per_op": {k: median(v) for k, v in ns.items()},
+            "ns_per_op_runs": ns,
+            "ops_per_s": {k: 1e9 / median(v) for k, v in ns.items()},
+            "added_ns_per_switch": median(added), "sched_missed": missed}
     print()
 
 
@@ -734,7 +882,7 @@ def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
         return 1
-    if ONLY == "recording":
+    if ONLY == {"recording"}:
         results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS}
         recording(results)
         os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
@@ -751,7 +899,7 @@ def main():
         variants.append(("bpftrace", "full", lambda w, t: run_bpftrace(w, t, libc)))
     results = {"machine": machine(), "runs": RUNS, "pairs": PAIRS,
                "overhead_pairs": OVERHEAD_PAIRS, "workloads": {},
-               "contended": {}}
+               "contended": {}, "states": {}}
     m = results["machine"]
     print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
           f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
@@ -760,7 +908,8 @@ def main():
         main_table(results, variants)
     sections = [("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
-                ("recording", recording)]
+                ("recording", recording), ("states", states_bystander),
+                ("states", states_target)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

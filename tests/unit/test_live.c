@@ -81,6 +81,25 @@ static void test_s_cycles_the_sort(void **state UNUSED)
 	}
 }
 
+/* G groups the thread-state panel, and does nothing without one. */
+static void test_G_groups_thread_states(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'G'), 0);
+	assert_false(st.group);
+	st.states = true;
+	assert_int_equal(live__key(&st, 'G'), LIVE_REBUILD);
+	assert_true(st.group);
+	assert_int_equal(live__key(&st, 'G'), LIVE_REBUILD);
+	assert_false(st.group);
+	/* g stays the stack pane's. */
+	assert_false(st.stacks);
+	live__key(&st, 'g');
+	assert_true(st.stacks);
+	assert_false(st.group);
+}
+
 static void test_c_t_d_toggle_and_rebuild(void **state UNUSED)
 {
 	struct live_state st = default_state();
@@ -435,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_applies_only_to_interval_tables_on_a_terminal),
 		cmocka_unit_test(test_s_cycles_the_sort),
 		cmocka_unit_test(test_c_t_d_toggle_and_rebuild),
+		cmocka_unit_test(test_G_groups_thread_states),
 		cmocka_unit_test(test_r_asks_for_a_snapshot_to_reset_at),
 		cmocka_unit_test(test_p_pauses_and_resume_refreshes),
 		cmocka_unit_test(test_plus_minus_walk_the_ladder),

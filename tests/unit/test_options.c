@@ -123,6 +123,32 @@ static void test_defaults(void **state UNUSED)
 	assert_int_equal(o.stack_depth, 32);
 	assert_int_equal(o.n_skip, 0);
 	assert_false(o.help_shown);
+	assert_false(o.states);
+	assert_false(o.group_threads);
+	assert_null(o.states_csv);
+}
+
+/* --group-threads and --states-csv imply --states; CSV needs its own file. */
+static void test_states_options(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--states", NULL), 0);
+	assert_true(o.states);
+	assert_false(o.group_threads);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--group-threads", NULL), 0);
+	assert_true(o.states);
+	assert_true(o.group_threads);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--states-csv", "s.csv", NULL), 0);
+	assert_true(o.states);
+	assert_string_equal(o.states_csv, "s.csv");
+	assert_int_equal(parse(&o, &a, "-p", "1", "--states", "--format", "csv",
+			       NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--states", "--format", "csv",
+			       "--states-csv", "s.csv", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--format", "csv", NULL), 0);
+	assert_false(o.states);
 }
 
 static void test_mode(void **state UNUSED)
@@ -793,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_record_and_chrome),
 		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_name_functions_out_of_range),
+		cmocka_unit_test(test_states_options),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

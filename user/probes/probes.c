@@ -54,6 +54,21 @@ static const struct tracepoint_spec {
 
 #define N_TRACEPOINTS (sizeof(tracepoint_table) / sizeof(tracepoint_table[0]))
 
+/* --states: the scheduler's tracepoints (see bpf/states.bpf.c). */
+static const struct sched_tracepoint_spec {
+	const char *category;
+	const char *name;
+} sched_tracepoint_table[] = {
+	{ "sched", "sched_switch" },
+	{ "sched", "sched_wakeup" },
+	{ "sched", "sched_wakeup_new" },
+	{ "task", "task_newtask" },
+	{ "sched", "sched_process_exit" },
+};
+
+#define N_SCHED_TRACEPOINTS \
+	(sizeof(sched_tracepoint_table) / sizeof(sched_tracepoint_table[0]))
+
 struct probes {
 	struct syncprof_bpf *skel;
 	enum probes_mode mode;
@@ -67,6 +82,8 @@ struct probes {
 	struct bpf_link *links[N_PROBES][2];
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
+	bool states;
+	struct bpf_link *sched_links[N_SCHED_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct bpf_link *exec_link;
 	struct ring_buffer *module_events;
@@ -94,6 +111,41 @@ static bool probes__wants_unwinder(const struct probes_config *cfg)
 	       !skiplist__empty(cfg->skip);
 }
 
+/* In sched_tracepoint_table's order. */
+static struct bpf_program *probes__sched_prog(struct probes *p, size_t i)
+{
+	struct bpf_program *progs[N_SCHED_TRACEPOINTS] = {
+		p->skel->progs.states_switch, p->skel->progs.states_wakeup,
+		p->skel->progs.states_wakeup_new, p->skel->progs.states_newtask,
+		p->skel->progs.states_exit,
+	};
+
+	return progs[i];
+}
+
+static bool probes__is_sched_prog(struct probes *p,
+				  const struct bpf_program *prog)
+{
+	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
+		if (probes__sched_prog(p, i) == prog)
+			return true;
+	return false;
+}
+
+/* --states: its programs, the threads map's size, the lock source. */
+static int probes__configure_states(struct probes *p,
+				    const struct probes_config *cfg)
+{
+	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
+		bpf_program__set_autoload(probes__sched_prog(p, i), cfg->states);
+	if (!cfg->states)
+		return 0;
+	p->skel->rodata->states_lock_source =
+		cfg->mode == PROBES_CONTENDED ? SP_LOCKS_CONTENDED : SP_LOCKS_FULL;
+	return bpf_map__set_max_entries(p->skel->maps.threads,
+					cfg->max_threads ? cfg->max_threads : 1);
+}
+
 /* Only the mode's programs are loaded; the maps get sized. */
 static int probes__configure(struct probes *p, const struct probes_config *cfg)
 {
@@ -106,6 +158,9 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	size_t n_funcs = 0;
 	int err;
 
+	err = probes__configure_states(p, cfg);
+	if (err)
+		return err;
 	for (size_t i = 0; i < 2; i++)
 		bpf_program__set_autoload(full[i], !contended);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
@@ -195,6 +250,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->mode = cfg->mode;
 	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
 			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
+	p->states = cfg->states;
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
@@ -436,6 +492,29 @@ int probes__attach(struct probes *p, const char *library)
 	return probes__attach_table(p, library, NULL);
 }
 
+int probes__attach_states(struct probes *p)
+{
+	for (size_t i = 0; p->states && i < N_SCHED_TRACEPOINTS; i++) {
+		const struct sched_tracepoint_spec *spec = &sched_tracepoint_table[i];
+
+		p->sched_links[i] = bpf_program__attach_tracepoint(
+			probes__sched_prog(p, i), spec->category, spec->name);
+		if (!p->sched_links[i]) {
+			int err = -errno;
+
+			pr_err("cannot attach to the tracepoint %s:%s: %s",
+			       spec->category, spec->name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int probes__threads_fd(const struct probes *p)
+{
+	return p->states ? bpf_map__fd(p->skel->maps.threads) : -1;
+}
+
 int probes__attach_function(struct probes *p, const char *library,
 			    const char *name)
 {
@@ -596,9 +675,12 @@ static uint64_t probes__counter(struct probes *p, __u32 which)
 /*
  * Runs the kernel skipped because another BPF program was running on the
  * same CPU (a preempted tracepoint program holds the CPU's slot): each is
- * a wait or a wake not seen.
+ * a wait or a wake not seen.  sched: the scheduler programs' (--states),
+ * which fire for every task on the machine, so nearly all of theirs are
+ * other processes' events; a target's shows as a gap in its thread's
+ * events (probes__sched_missed).
  */
-static uint64_t probes__recursion_misses(struct probes *p)
+static uint64_t probes__recursion_misses(struct probes *p, bool sched)
 {
 	struct bpf_program *prog;
 	uint64_t total = 0;
@@ -608,6 +690,8 @@ static uint64_t probes__recursion_misses(struct probes *p)
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
+		if (probes__is_sched_prog(p, prog) != sched)
+			continue;
 		memset(&info, 0, sizeof(info));
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
 			total += info.recursion_misses;
@@ -643,7 +727,13 @@ uint64_t probes__dropped(struct probes *p)
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
 	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
 	       probes__counter(p, SP_CNT_DROPPED_RING) +
-	       probes__recursion_misses(p);
+	       probes__counter(p, SP_CNT_DROPPED_THREADS) +
+	       probes__recursion_misses(p, false);
+}
+
+uint64_t probes__sched_missed(struct probes *p)
+{
+	return p->states ? probes__counter(p, SP_CNT_SCHED_GAPS) : 0;
 }
 
 uint64_t probes__ring_dropped(struct probes *p)
@@ -725,6 +815,8 @@ void probes__free(struct probes *p)
 	}
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_link__destroy(p->tracepoint_links[i]);
+	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
+		bpf_link__destroy(p->sched_links[i]);
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	ring_buffer__free(p->module_events);

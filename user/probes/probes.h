@@ -37,6 +37,9 @@ struct probes_config {
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
 	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
+	/* --states: thread states by the scheduler's tracepoints. */
+	bool states;
+	unsigned int max_threads;	/* threads map entries */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
@@ -46,6 +49,13 @@ int probes__new(const struct probes_config *cfg, struct probes **out);
  * library.  Contended mode: attaches to the futex tracepoints.
  */
 int probes__attach(struct probes *p, const char *library);
+/*
+ * --states: attaches the scheduler tracepoints.  Threads already running
+ * go into the map (probes__threads_fd) before, and again after.
+ */
+int probes__attach_states(struct probes *p);
+/* --states: the threads map (struct sp_thread by TID); -1 without. */
+int probes__threads_fd(const struct probes *p);
 /* The same for one function only (calibration). */
 int probes__attach_function(struct probes *p, const char *library,
 			    const char *name);
@@ -99,6 +109,13 @@ uint64_t probes__ring_dropped(struct probes *p);
 /* --record: the ring buffer's and the lost-waits table's map fds, or -1. */
 int probes__record_ring_fd(const struct probes *p);
 int probes__record_lost_fd(const struct probes *p);
+/*
+ * --states: events of the target's threads that never came (a switch-out
+ * after a switch-out, a switch-in of a thread asleep): the kernel did not
+ * deliver them, or ran no program for them.  Running and runnable are
+ * settled on the kernel's CPU time at the next switch-out.
+ */
+uint64_t probes__sched_missed(struct probes *p);
 /* Waits whose walk out of libc stopped early: the call site is in libc. */
 uint64_t probes__unwind_stopped(struct probes *p);
 

@@ -10,6 +10,7 @@
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
+#include "stateformat.h"
 
 /* Length of a valid, printable UTF-8 sequence at s, or 0. */
 static size_t utf8_printable_len(const unsigned char *s)
@@ -312,6 +313,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	}
 	rowstacks__release(&stacks);
 	print_rule(out, width);
+	if (meta->states)
+		stateformat__table(out, meta->states);
 	free(text);
 	free(object);
 	return err;
@@ -413,7 +416,12 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	if (meta->states) {
+		fputs(", ", out);
+		stateformat__json(out, meta->states);
+	}
+	fputs("}\n", out);
 	return 0;
 }
 
@@ -526,6 +534,11 @@ static void csv_field(FILE *out, const char *s)
 		fputc('"', out);
 	}
 	free(clean);
+}
+
+void format__csv_field(FILE *out, const char *s)
+{
+	csv_field(out, s);
 }
 
 static int format__csv(FILE *out, const struct format_meta *meta,

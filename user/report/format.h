@@ -15,6 +15,7 @@
 #include "report.h"
 #include "stacktab.h"
 #include "symbolizer.h"
+#include "threadstates.h"
 
 struct format_meta {
 	pid_t pid;
@@ -27,6 +28,9 @@ struct format_meta {
 	uint64_t calibration_ns; /* probe time taken out of each call */
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	unsigned int sequence;	/* 1 for the first report */
+	/* --states: the window's thread states (table section, JSON
+	 * "threads"); NULL without. */
+	const struct states_report *states;
 };
 
 /* Longest Object or Call site text, with its NUL. */
@@ -108,6 +112,8 @@ void format__object_text(const struct report_row *r, const char *symbol,
 void format__json_string(FILE *out, const char *s);
 /* Display width of a sanitized (valid UTF-8) string, in columns. */
 int format__width(const char *s);
+/* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
+void format__csv_field(FILE *out, const char *s);
 /*
  * Copies a string from the target into buf, replacing control
  * characters, escape sequences and invalid UTF-8 with '?'.

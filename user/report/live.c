@@ -68,6 +68,7 @@
 #include "live.h"
 #include "log.h"
 #include "rowstacks.h"
+#include "statepanel.h"
 
 /* Column widths, as QSP's table. */
 #define TYPE_W		9
@@ -119,6 +120,13 @@ struct live {
 	struct report_row selected;	/* the highlighted row's identity */
 	bool has_selected;
 	struct rowstacks stacks;	/* its stacks, named */
+
+	struct threadstates *states;	/* --states, not owned */
+	struct states_report states_delta[2];	/* the last window: by
+						   thread, by name */
+	struct states_report states_totals;	/* since attach or reset */
+	int panel_lines;		/* the thread-state panel's, with
+					   its blank line */
 
 	SCREEN *screen;
 	FILE *in;
@@ -191,6 +199,11 @@ int live__key(struct live_state *st, int key)
 			return 0;
 		st->interval_s = interval;
 		return LIVE_RETIME | LIVE_REDRAW;
+	case 'G':
+		if (!st->states)
+			return 0;
+		st->group = !st->group;
+		return LIVE_REBUILD;
 	case '?':
 	case 'h':
 		st->help = true;
@@ -441,13 +454,17 @@ static void put_bar(int y, const char *text)
 	attroff(A_REVERSE);
 }
 
-/* Table rows the window holds, beside the stack pane if it is open. */
+/*
+ * Table rows the window holds: beside the stack pane if it is open, below
+ * the thread-state panel if there is one.
+ */
 static int live__fit(const struct live *l)
 {
 	int table, pane;
 
 	live__split(LINES, l->state.stacks, &table, &pane);
-	return table;
+	table -= l->panel_lines;
+	return table > 0 ? table : 0;
 }
 
 static void live__draw_header(struct live *l)
@@ -489,7 +506,7 @@ static void live__draw_header(struct live *l)
 	}
 }
 
-static void live__draw_help(void)
+static void live__draw_help(const struct live *l)
 {
 	static const char *const text[] = {
 		"Keys",
@@ -503,15 +520,20 @@ static void live__draw_help(void)
 		"  Up Down select a row (Home, End: the first, the last)",
 		"  g Enter the selected row's stacks: show / hide",
 		"  PgUp PgDn  scroll the stacks",
+		"  G       thread states: one bar per thread / per thread name",
 		"  Ctrl-L  repaint",
 		"  q       quit (Ctrl-C too), printing the final report",
 		"",
 		"Any key closes this help.",
 	};
 
-	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
-		put_line(HEADER_LINES + 1 + (int)i, text[i],
-			 i ? A_NORMAL : A_BOLD);
+	int y = HEADER_LINES + 1;
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		if (!l->states && !strncmp(text[i], "  G ", 4))
+			continue;	/* no thread states to group */
+		put_line(y++, text[i], i ? A_NORMAL : A_BOLD);
+	}
 }
 
 /* Whether b is row a, as the selection follows it across rebuilds. */
@@ -588,7 +610,8 @@ static int live__draw_table(struct live *l)
 	int table_rows, pane_lines, err = 0;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
 	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
-	int object_need = 0, callsite_need = 0, y = HEADER_LINES + 1;
+	int object_need = 0, callsite_need = 0;
+	int y = HEADER_LINES + 1 + l->panel_lines;
 	struct live_layout lay;
 	char line[LINE_MAX_BYTES];
 
@@ -655,6 +678,14 @@ static int live__draw_table(struct live *l)
 	return err;
 }
 
+/* The thread states the panel shows: the last window's or the totals. */
+static const struct states_report *live__states_view(const struct live *l)
+{
+	if (l->state.cumulative)
+		return &l->states_totals;
+	return &l->states_delta[l->state.group];
+}
+
 int live__draw(struct live *l)
 {
 	int err = 0;
@@ -663,12 +694,20 @@ int live__draw(struct live *l)
 		return 0;
 	erase();
 	live__draw_header(l);
-	if (l->state.help)
-		live__draw_help();
-	else
+	if (l->state.help) {
+		live__draw_help(l);
+	} else {
+		if (l->panel_lines)
+			statepanel__draw(HEADER_LINES + 1, l->panel_lines - 1,
+					 live__states_view(l));
 		err = live__draw_table(l);
+	}
 	put_bar(LINES - 1, l->state.paused
 		? "PAUSED: p resume  q quit  ? help"
+		: l->states
+		? "q quit  ? help  s sort  c coalesce  t threads  "
+		  "d deltas/totals  r reset  p pause  +/- interval  "
+		  "g stacks  G group"
 		: "q quit  ? help  s sort  c coalesce  t threads  "
 		  "d deltas/totals  r reset  p pause  +/- interval  "
 		  "g stacks");
@@ -681,14 +720,26 @@ int live__draw(struct live *l)
 static int live__rebuild(struct live *l)
 {
 	const struct snapshot *view = l->state.cumulative ? l->totals : l->delta;
-	int fit = l->screen ? live__fit(l) : 0;
+	int fit, table, pane, err = 0;
+
+	if (l->states && l->state.cumulative) {
+		threadstates__free_report(&l->states_totals);
+		err = threadstates__report(l->states, STATES_SINCE_ORIGIN,
+					   l->state.group, &l->states_totals);
+		if (err)
+			return err;
+	}
+	/* The thread-state panel takes its lines from the table's. */
+	live__split(LINES, l->state.stacks, &table, &pane);
+	l->panel_lines = l->states && l->screen
+		? statepanel__lines(table, live__states_view(l)->count) : 0;
+	fit = l->screen ? live__fit(l) : 0;
 	const struct report_settings settings = {
 		.coalesce = l->state.coalesce,
 		.per_thread = l->state.per_thread,
 		.sort = l->state.sort,
 		.top = fit > 0 ? (unsigned int)fit : 1,	/* 0 would be all */
 	};
-	int err = 0;
 
 	report__free(&l->rows);
 	free(l->names);
@@ -713,11 +764,31 @@ static int live__rebuild(struct live *l)
 	return live__draw(l);
 }
 
+/*
+ * The thread states of the window that ends at this refresh, by thread
+ * and by name; the next window starts here.  reset: the totals too.
+ */
+static int live__update_states(struct live *l, bool reset)
+{
+	int err = 0;
+
+	if (reset)
+		threadstates__reset(l->states);
+	for (int group = 0; group < 2 && !err; group++) {
+		threadstates__free_report(&l->states_delta[group]);
+		err = threadstates__report(l->states, STATES_SINCE_MARK, group,
+					   &l->states_delta[group]);
+	}
+	threadstates__mark(l->states);
+	return err;
+}
+
 int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
 		 uint64_t dropped)
 {
 	struct snapshot *delta = NULL, *totals = NULL;
 	uint64_t window = now_ns - l->prev_ns;
+	bool reset = l->state.reset;
 	int err;
 
 	err = snapshot__delta(snap, l->prev, &delta);
@@ -727,7 +798,7 @@ int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
 	}
 	l->events_per_s = window ? (double)count_events(delta) /
 				   ((double)window * 1e-9) : 0.0;
-	if (l->state.reset) {
+	if (reset) {
 		/* QSP's sync-profile reset: everything starts again from now. */
 		snapshot__free(delta);
 		delta = NULL;
@@ -740,7 +811,10 @@ int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
 	} else {
 		err = snapshot__merge(l->totals, delta, &totals);
 	}
+	if (!err && l->states)
+		err = live__update_states(l, reset);
 	if (err) {
+		snapshot__free(totals);
 		snapshot__free(delta);
 		snapshot__free(snap);
 		return err;
@@ -798,6 +872,11 @@ double live__interval(const struct live *l)
 bool live__stacks_shown(const struct live *l)
 {
 	return l->state.stacks;
+}
+
+bool live__group_threads(const struct live *l)
+{
+	return l->state.group;
 }
 
 const struct snapshot *live__totals(const struct live *l,
@@ -881,7 +960,10 @@ int live__new(const struct live_config *cfg, struct live **out)
 		.interval_s = cfg->interval_s,
 		.stacks = cfg->stacks,
 		.selecting = cfg->stacks,
+		.states = cfg->states != NULL,
+		.group = cfg->group_threads,
 	};
+	l->states = cfg->states;
 	l->pid = cfg->pid;
 	format__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
 			 sizeof(l->cmdline));
@@ -924,6 +1006,8 @@ int live__new(const struct live_config *cfg, struct live **out)
 	nodelay(stdscr, TRUE);
 	set_escdelay(25);	/* a lone Esc must not stall the loop for 1 s */
 	curs_set(0);
+	if (l->states)
+		statepanel__init_colors();
 	live__hold_stderr(l);
 	err = live__rebuild(l);
 	if (err) {
@@ -958,5 +1042,8 @@ void live__free(struct live *l)
 	snapshot__free(l->prev);
 	snapshot__free(l->delta);
 	snapshot__free(l->totals);
+	for (int group = 0; group < 2; group++)
+		threadstates__free_report(&l->states_delta[group]);
+	threadstates__free_report(&l->states_totals);
 	free(l);
 }

@@ -17,6 +17,7 @@
 #include "report.h"
 #include "snapshot.h"
 #include "symbolizer.h"
+#include "threadstates.h"
 
 struct live;
 
@@ -34,6 +35,10 @@ struct live_config {
 	struct symbolizer *symbolizer;	/* names rows; not owned */
 	const struct stacktab *stacktab; /* the run's stacks; not owned */
 	uint64_t attach_ns;	/* CLOCK_MONOTONIC, when counting began */
+	/* --states: the accounting (not owned), read by the caller before
+	 * each live__update; NULL without. */
+	struct threadstates *states;
+	bool group_threads;	/* one bar per thread name */
 };
 
 /* What a key asks of the screen (internal) and of its caller (main). */
@@ -74,6 +79,8 @@ int live__draw(struct live *l);
 int live__handle_input(struct live *l);
 /* Seconds between refreshes; 0 while paused. */
 double live__interval(const struct live *l);
+/* --states: whether the screen groups threads by name (key G). */
+bool live__group_threads(const struct live *l);
 /*
  * What the final report shows: the totals since attach or the last reset
  * (NULL before the first update), *since_ns when they began, and the
@@ -108,6 +115,8 @@ struct live_state {
 	int selected;		/* the highlighted row, among those shown;
 				   the drawing keeps it in range */
 	int pane_top;		/* first line of the pane shown */
+	bool states;		/* --states: the thread-state panel is up */
+	bool group;		/* the panel: one bar per thread name */
 };
 
 /* Lines PgUp/PgDn scroll the stack pane by. */
