@@ -105,6 +105,20 @@ struct sp_value {
 	__u64 window;		/* the window window_max_ns belongs to */
 	__u64 prev_window_max_ns; /* the same for the window before it */
 	__u64 prev_window;
+	__u64 failed_ns;	/* the part of wait_ns that failed */
+};
+
+/*
+ * A row's log2 histogram of single waits (full mode: calls; contended
+ * mode: acquisitions, each with its blocked time), in a map beside the
+ * stats map.  Slot 0 counts waits of 0 ns; slot k, 1 <= k < SP_HIST_SLOTS,
+ * counts waits in [2^(k-1), 2^k) ns; the last slot also holds everything
+ * longer (2^46 ns: 19.5 hours).
+ */
+#define SP_HIST_SLOTS	48
+
+struct sp_hist {
+	__u64 slot[SP_HIST_SLOTS];
 };
 
 /* State between a probed call's entry and its return, per thread. */

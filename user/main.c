@@ -110,6 +110,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.calibration_ns = s->calibration_ns,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
+		.hist = s->opts->hist,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,

@@ -28,6 +28,7 @@ enum {
 	OPT_REPLAY,
 	OPT_STACK_DEPTH,
 	OPT_SKIP,
+	OPT_HIST,
 };
 
 static const char doc[] =
@@ -91,6 +92,9 @@ static const struct argp_option option_table[] = {
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
+	{ "hist", OPT_HIST, NULL, 0,
+	  "Table: each row's log2 histogram of single waits under it, in ns "
+	  "(JSON rows always have theirs)", 3 },
 	{ NULL, 0, NULL, 0, "Timeline:", 4 },
 	{ "record", OPT_RECORD, "DIR", 0,
 	  "Also record every wait as a span on its thread, in uftrace's data "
@@ -282,6 +286,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BATCH:
 		opts->batch = true;
+		break;
+	case OPT_HIST:
+		opts->hist = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);

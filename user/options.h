@@ -58,6 +58,7 @@ struct options {
 	bool per_thread;
 	bool cumulative;
 	bool batch;		/* plain reports even on a terminal */
+	bool hist;		/* table: histograms under the rows */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;

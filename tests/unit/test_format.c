@@ -724,7 +724,7 @@ static void test_json_rows_without_stacks_have_an_empty_list(void **state UNUSED
 	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
 
 	assert_json_line(out);
-	assert_contains(out, "\"failed\": 0, \"stacks\": []}]}");
+	assert_contains(out, "\"p99_ns\": null, \"stacks\": []}]}");
 	free(out);
 }
 
@@ -779,6 +779,55 @@ static void test_json_stacks_frames_and_totals(void **state UNUSED)
 			     "\"failed\": 0}]}]}");
 	free(out);
 	stacktab__free(tab);
+}
+
+/* Non-empty buckets only, [lower_ns, count]; quantiles from them. */
+static void test_json_hist(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 9000000,
+		    3000000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 0, 0, 0, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	char *out;
+
+	rows[0].hist[0] = 1;		/* 0 ns */
+	rows[0].hist[22] = 3;		/* [2M, 4M) */
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	assert_json_line(out);
+	assert_contains(out, "\"hist\": [[0, 1], [2097152, 3]], ");
+	/* rank 3.96 of 4: 2.96 of the 3 in [2M, max] */
+	assert_contains(out, "\"p50_ns\": 2398101, \"p99_ns\": 2987962, ");
+	assert_contains(out, "\"hist\": [], \"p50_ns\": null, \"p99_ns\": null, ");
+	free(out);
+}
+
+/* --hist: bpftrace's lines under each row, none under an empty one. */
+static void test_table_hist_under_rows(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 3, 6000,
+		    3000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 0, 0, 0, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	struct format_meta m = meta;
+	char *out;
+
+	m.hist = true;
+	rows[0].hist[11] = 1;		/* [1K, 2K) */
+	rows[0].hist[12] = 2;		/* [2K, 4K) */
+	out = render(FORMAT_TABLE, &m, rows, 2, 2, names);
+	assert_contains(out, "a.c:1  ");
+	assert_contains(out, "\n    wait (ns)\n"
+		"    [1K, 2K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n"
+		"    [2K, 4K)               2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+		"mutex ");
+	assert_int_equal(strstr(strstr(out, "a.c:2"), "wait (ns)") != NULL, 0);
+	free(out);
 }
 
 static void test_json_unknowns_are_null(void **state UNUSED)
@@ -1249,6 +1298,8 @@ int main(void)
 		cmocka_unit_test(test_json_design_example),
 		cmocka_unit_test(test_json_rows_without_stacks_have_an_empty_list),
 		cmocka_unit_test(test_json_stacks_frames_and_totals),
+		cmocka_unit_test(test_json_hist),
+		cmocka_unit_test(test_table_hist_under_rows),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

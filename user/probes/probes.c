@@ -232,6 +232,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
 	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.hists, cfg->map_size);
+	if (!err)
 		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
@@ -557,7 +559,9 @@ int probes__read(struct probes *p, struct snapshot **out)
 	struct sp_key key, next;
 	struct sp_key *prev = NULL;
 	int fd = bpf_map__fd(p->skel->maps.stats);
+	int hist_fd = bpf_map__fd(p->skel->maps.hists);
 	uint64_t closing = p->window;
+	struct sp_hist hist;
 	int err;
 
 	/* Calls ending from now on count toward the next window's max. */
@@ -571,6 +575,8 @@ int probes__read(struct probes *p, struct snapshot **out)
 		if (bpf_map_lookup_elem(fd, &key, p->values))
 			continue;	/* cannot vanish: entries are never deleted */
 		err = snapshot__add(snap, &key, p->values, p->ncpus, closing);
+		if (!err && !bpf_map_lookup_elem(hist_fd, &key, &hist))
+			err = snapshot__add_hist(snap, &key, &hist);
 		if (err) {
 			snapshot__free(snap);
 			return err;

@@ -7,6 +7,7 @@
 #include "callgraph.h"
 #include "folded.h"
 #include "format.h"
+#include "hist.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
@@ -229,6 +230,12 @@ void format__object_text(const struct report_row *r, const char *symbol,
 	format__sanitize(raw, buf, len);
 }
 
+/* A histogram line under its row in the table. */
+static void table_hist_line(const char *line, void *arg)
+{
+	fprintf(arg, "    %s\n", line);
+}
+
 static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
@@ -301,6 +308,10 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		else if (owners)
 			fprintf(out, "  %8s", "-");
 		fputc('\n', out);
+		if (meta->hist && hist__total(r->hist)) {
+			fputs("    wait (ns)\n", out);
+			hist__lines(r->hist, table_hist_line, out);
+		}
 		if (!cfg->stacks || !cfg->symbolizer)
 			continue;
 		err = rowstacks__name(&stacks, cfg->symbolizer, cfg->stacktab, r);
@@ -349,6 +360,34 @@ static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 		fprintf(out, "\"0x%" PRIx64 "\"", v);
 	else
 		fputs("null", out);
+}
+
+/* Non-empty buckets as [lower_ns, count], and quantile estimates. */
+static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
+		      uint64_t max_ns)
+{
+	static const struct { const char *name; double q; } quantiles[] = {
+		{ "p50_ns", 0.50 }, { "p99_ns", 0.99 },
+	};
+	bool first = true;
+
+	fputs(", \"hist\": [", out);
+	for (size_t k = 0; k < SP_HIST_SLOTS; k++) {
+		if (!slots[k])
+			continue;
+		fprintf(out, "%s[%" PRIu64 ", %" PRIu64 "]", first ? "" : ", ",
+			hist__lower(k), slots[k]);
+		first = false;
+	}
+	fputc(']', out);
+	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++) {
+		uint64_t v;
+
+		if (hist__quantile(slots, quantiles[i].q, max_ns, &v))
+			fprintf(out, ", \"%s\": %" PRIu64, quantiles[i].name, v);
+		else
+			fprintf(out, ", \"%s\": null", quantiles[i].name);
+	}
 }
 
 static int format__json(FILE *out, const struct format_config *cfg,
@@ -410,6 +449,7 @@ static int format__json(FILE *out, const struct format_config *cfg,
 			fputs(", \"avg_ns\": null", out);
 		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64,
 			r->max_ns, r->failed);
+		json_hist(out, r->hist, r->max_ns);
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
 	}

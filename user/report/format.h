@@ -27,6 +27,7 @@ struct format_meta {
 	uint64_t calibration_ns; /* probe time taken out of each call */
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	unsigned int sequence;	/* 1 for the first report */
+	bool hist;		/* table: each row's histogram under it */
 };
 
 /* Longest Object or Call site text, with its NUL. */

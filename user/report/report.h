@@ -36,6 +36,8 @@ struct report_row {
 	uint64_t wait_ns;
 	uint64_t max_ns;
 	uint64_t failed;
+	uint64_t failed_ns;	/* the part of wait_ns that failed */
+	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
 	/* The row's distinct stacks, largest wait first (none kept: 0). */
 	struct report_stack *stacks;
 	size_t n_stacks;

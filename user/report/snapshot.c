@@ -58,6 +58,7 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		e->count += v->count;
 		e->wait_ns += v->wait_ns;
 		e->failed += v->failed;
+		e->failed_ns += v->failed_ns;
 		if (v->max_ns > e->max_ns)
 			e->max_ns = v->max_ns;
 		if (v->window == window && v->window_max_ns > e->window_max_ns)
@@ -66,6 +67,18 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		    v->prev_window_max_ns > e->window_max_ns)
 			e->window_max_ns = v->prev_window_max_ns;
 	}
+	return 0;
+}
+
+int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_hist *hist)
+{
+	struct snapshot_entry *e = snapshot__append(snap);
+
+	if (!e)
+		return -ENOMEM;
+	e->key = *key;
+	memcpy(e->hist, hist->slot, sizeof(e->hist));
 	return 0;
 }
 
@@ -113,6 +126,9 @@ void snapshot__seal(struct snapshot *snap)
 			last->count += e->count;
 			last->wait_ns += e->wait_ns;
 			last->failed += e->failed;
+			last->failed_ns += e->failed_ns;
+			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+				last->hist[k] += e->hist[k];
 			if (e->max_ns > last->max_ns)
 				last->max_ns = e->max_ns;
 			if (e->window_max_ns > last->window_max_ns)
@@ -132,6 +148,12 @@ size_t snapshot__count(const struct snapshot *snap)
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap)
 {
 	return snap->entries;
+}
+
+/* Counters only grow; guard anyway against a reset map. */
+static uint64_t growth(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
 }
 
 static const struct snapshot_entry *
@@ -167,10 +189,12 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		struct snapshot_entry d = *c;
 
 		if (p) {
-			/* Counters only grow; guard anyway against a reset map. */
-			d.count = c->count >= p->count ? c->count - p->count : c->count;
-			d.wait_ns = c->wait_ns >= p->wait_ns ? c->wait_ns - p->wait_ns : c->wait_ns;
-			d.failed = c->failed >= p->failed ? c->failed - p->failed : c->failed;
+			d.count = growth(c->count, p->count);
+			d.wait_ns = growth(c->wait_ns, p->wait_ns);
+			d.failed = growth(c->failed, p->failed);
+			d.failed_ns = growth(c->failed_ns, p->failed_ns);
+			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+				d.hist[k] = growth(c->hist[k], p->hist[k]);
 		}
 		if (!d.count && !d.wait_ns && !d.failed)
 			continue;
