@@ -22,7 +22,12 @@
  *     kernel wakes it or finds the word changed; a signal's interruption
  *     continues it.
  * An acquisition is counted once, when its first wait returns; its waits
- * add up to its blocked time.  A timeout or an error ends it as failed.
+ * add up to its blocked time.  A timeout or an error ends it as failed,
+ * and so does a wait cut short by the thread's death (a fatal signal:
+ * the target exits or is killed).  A wait a handled signal interrupts
+ * goes on after the handler: its time is added when the acquisition
+ * ends, with its count, so no row shows blocked time without the
+ * acquisitions it belongs to.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -55,6 +60,7 @@
 #define ERESTARTNOINTR		513
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
+#define SIGKILL			9
 
 const volatile __u32 cond_signal_offset = 0;	/* 0: not known */
 
@@ -192,6 +198,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
+		st->reported_ns = 0;
 		/* The wait starts when the walk is done. */
 		now = bpf_ktime_get_ns();
 		if (wait_timing) {
@@ -252,6 +259,14 @@ int futex2_wake_enter(void *ctx)
 	return wake_enter();
 }
 
+/* The thread is dying: a fatal signal (exit_group, a kill) queued SIGKILL. */
+static __always_inline bool dying(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->pending.signal.sig[0] & (1ull << (SIGKILL - 1));
+}
+
 static __always_inline int wait_exit(__s64 ret)
 {
 	__u64 now, wait, count_inc = 0, failed_inc = 0;
@@ -273,16 +288,20 @@ static __always_inline int wait_exit(__s64 ret)
 		st->counted = 1;
 		if (!st->close_on_wake)
 			st->uaddr = 0;
-	} else if (ret == -EINTR || ret == -ERESTARTSYS ||
-		   ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND ||
-		   ret == -ERESTART_RESTARTBLOCK) {
+	} else if ((ret == -EINTR || ret == -ERESTARTSYS ||
+		    ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND ||
+		    ret == -ERESTART_RESTARTBLOCK) && !dying()) {
 		/* A signal: the wait goes on after the handler. */
+		if (!st->counted)
+			return 0;	/* added when the acquisition ends */
 	} else {
-		/* Timed out or refused: the acquisition failed. */
+		/* Timed out, refused or cut short: the acquisition failed. */
 		failed_inc = !st->counted;
 		st->counted = 1;
 		st->uaddr = 0;
 	}
+	wait = st->episode_ns - st->reported_ns;
+	st->reported_ns = st->episode_ns;
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
 	record_wait(&st->key, now - wait, now, st->episode_ns,
 		    (count_inc ? SP_EVENT_COUNTED : 0) |

@@ -25,8 +25,11 @@
  * Rules: 79 dashes is QSP's table with the narrowest call-site column (9);
  * wider columns and the Thread column add to it.
  */
+#define RULE105 "---------------------------------------------------------------------------------------------------------\n"
 #define RULE79 "-------------------------------------------------------------------------------\n"
+#define RULE115 "-------------------------------------------------------------------------------------------------------------------\n"
 #define RULE89 "-----------------------------------------------------------------------------------------\n"
+#define RULE119 "-----------------------------------------------------------------------------------------------------------------------\n"
 #define RULE93 "---------------------------------------------------------------------------------------------\n"
 
 static const struct format_meta meta = {
@@ -325,12 +328,12 @@ static void test_table_qsp_example(void **state UNUSED)
 	/* The rows of QSP's own report (docs: anchors.md), "BQL " aside. */
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/5  dropped 0\n"
-		"Type               Object  Call site                Wait Time (s)         Count  Average (us)\n"
-		RULE93
-		"mutex      0x56189610b2e0  accel/tcg/cputlb.c:1365        0.25311      12346237          0.02\n"
-		"condvar    0x5618970cf220  softmmu/cpus.c:423             0.05506             2      27530.78\n"
-		"rec_mutex  [           2]  util/async.c:682               0.00002           493          0.03\n"
-		RULE93);
+		"Type               Object  Call site                Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE119
+		"mutex      0x56189610b2e0  accel/tcg/cputlb.c:1365        0.25311      12346237          0.02          0.90           0\n"
+		"condvar    0x5618970cf220  softmmu/cpus.c:423             0.05506             2      27530.78      40000.00           0\n"
+		"rec_mutex  [           2]  util/async.c:682               0.00002           493          0.03          0.08           0\n"
+		RULE119);
 	free(out);
 }
 
@@ -340,9 +343,9 @@ static void test_table_empty(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE79
-		RULE79);
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE105
+		RULE105);
 	free(out);
 }
 
@@ -357,11 +360,11 @@ static void test_table_short_callsites_keep_title_width(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 1/1  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE79
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE105
 		"mutex    " "  " "        0x1000" "  " "f.c:1    " "  "
-		"      0.00000" "  " "           4" "  " "        0.50\n"
-		RULE79);
+		"      0.00000" "  " "           4" "  " "        0.50" "  " "        0.90" "  " "         0\n"
+		RULE105);
 	free(out);
 }
 
@@ -380,13 +383,13 @@ static void test_table_per_thread_column(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)    Thread\n"
-		RULE89
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed    Thread\n"
+		RULE115
 		"mutex    " "  " "0x55d0c0de1040" "  " "w.c:10   " "  "
-		"      1.00000" "  " "           5" "  " "   200000.00" "  " "    4242\n"
+		"      1.00000" "  " "           5" "  " "   200000.00" "  " "   201000.00" "  " "         0" "  " "    4242\n"
 		"condvar  " "  " "[           3]" "  " "sleep.c:2" "  "
-		"      0.00000" "  " "           1" "  " "        1.50" "  " "      17\n"
-		RULE89);
+		"      0.00000" "  " "           1" "  " "        1.50" "  " "        1.50" "  " "         0" "  " "      17\n"
+		RULE115);
 	free(out);
 }
 
@@ -413,15 +416,15 @@ static void test_table_object_symbols(void **state UNUSED)
 	out = render(FORMAT_TABLE, &meta, rows, 3, 3, names);
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/3  dropped 0\n"
-		"Type                             Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE93
+		"Type                             Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE119
 		"mutex    " "  " "                    big_lock" "  " "a.c:1    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "a_rather_long_lock_name+0x10" "  " "b.c:2    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "              [           2]" "  " "c.c:3    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
-		RULE93);
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
+		RULE119);
 	free(out);
 }
 
@@ -471,7 +474,7 @@ static void test_table_single_file_shows_its_name(void **state UNUSED)
 
 static void test_table_zero_count_average(void **state UNUSED)
 {
-	/* Only failed trylocks: time, no count, average 0. */
+	/* Only failed trylocks: time, no count, no average: '-'. */
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 2500000000ull,
 		    2000000000ull, 7),
@@ -481,7 +484,8 @@ static void test_table_zero_count_average(void **state UNUSED)
 
 	assert_contains(out,
 		"mutex    " "  " "        0x1000" "  " "a.c:9    " "  "
-		"      2.50000" "  " "           0" "  " "        0.00\n");
+		"      2.50000" "  " "           0" "  " "           -" "  "
+		"  2000000.00" "  " "         7\n");
 	free(out);
 }
 
@@ -503,13 +507,13 @@ static void test_table_pads_by_display_width(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
-		"Type               Object  Call site     Wait Time (s)         Count  Average (us)\n"
-		"----------------------------------------------------------------------------------\n"
+		"Type               Object  Call site     Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		"------------------------------------------------------------------------------------------------------------\n"
 		"mutex    " "  " "        0x1000" "  " "funci\xc3\xb3n.c:12" "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "        0x2000" "  " "ab.c:3      " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
-		"----------------------------------------------------------------------------------\n");
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
+		"------------------------------------------------------------------------------------------------------------\n");
 	free(out);
 }
 
@@ -525,7 +529,7 @@ static void test_table_large_values(void **state UNUSED)
 
 	assert_contains(out,
 		"mutex    " "  " "0xffffffffffffffff" "  " "a.c:1    " "  "
-		"18446744073.70955" "  " "999999999999" "  " "    18446.74\n");
+		"18446744073.70955" "  " "999999999999" "  " "    18446.74" "  " "18446744073709552.00" "  " "         0\n");
 	free(out);
 }
 
@@ -873,6 +877,33 @@ static void test_json_zero_count_avg_is_null(void **state UNUSED)
 	assert_json_line(out);
 	assert_contains(out, "\"count\": 0, \"wait_ns\": 300, \"avg_ns\": null, ");
 	assert_contains(out, "\"failed\": 2");
+	free(out);
+}
+
+/*
+ * Timed-out waits add to the wait, not to the average: a row of 2 waits
+ * of 100 ns and 3 timeouts of 1 ms averages 100 ns, under its Max.
+ */
+static void test_average_leaves_failed_waits_out(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_CONDVAR, 0x1000, 1, 0x400, REPORT_NO_TID, 2, 3000200,
+		    1000000, 3),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out;
+
+	rows[0].failed_ns = 3000000;
+	out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+	assert_contains(out, "\"count\": 2, \"wait_ns\": 3000200, \"avg_ns\": 100, "
+			     "\"max_ns\": 1000000, \"failed\": 3, \"failed_ns\": 3000000");
+	free(out);
+	out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
+	assert_contains(out, "      0.00300" "  " "           2" "  " "        0.10" "  "
+			     "     1000.00" "  " "         3\n");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+	assert_contains(out, ",2,3000200,100,1000000,3,");
 	free(out);
 }
 
@@ -1300,6 +1331,7 @@ int main(void)
 		cmocka_unit_test(test_json_stacks_frames_and_totals),
 		cmocka_unit_test(test_json_hist),
 		cmocka_unit_test(test_table_hist_under_rows),
+		cmocka_unit_test(test_average_leaves_failed_waits_out),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

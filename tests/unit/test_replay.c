@@ -107,10 +107,10 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 	assert_non_null(strstr(text, "\"object_symbol\": \"queue_lock\""));
 	assert_non_null(strstr(text, "\"count\": 2, \"wait_ns\": 400, "
 			       "\"avg_ns\": 200, \"max_ns\": 300, \"failed\": 0, "
-			       "\"hist\": [[64, 1], [256, 1]]"));
+			       "\"failed_ns\": 0, \"hist\": [[64, 1], [256, 1]]"));
 	assert_non_null(strstr(text, "\"count\": 0, \"wait_ns\": 50, "
 			       "\"avg_ns\": null, \"max_ns\": 50, \"failed\": 1, "
-			       "\"hist\": [[32, 1]]"));
+			       "\"failed_ns\": 50, \"hist\": [[32, 1]]"));
 	/* Report 2: its own waits only; nothing after it. */
 	assert_non_null(strstr(second, "\"start_ns\": 2000, \"end_ns\": 3000, "
 			       "\"dropped\": 3, \"sequence\": 2, "

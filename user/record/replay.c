@@ -104,11 +104,13 @@ static int replay__add(struct replay *r, size_t report,
 		       const struct sp_wait_event *e)
 {
 	uint64_t wait = e->end_ns - e->start_ns;
+	bool failed = e->flags & SP_EVENT_FAILED;
 	const struct sp_value v = {
 		.count = e->flags & SP_EVENT_COUNTED ? 1 : 0,
 		.wait_ns = wait,
 		.max_ns = e->max_ns,
-		.failed = e->flags & SP_EVENT_FAILED ? 1 : 0,
+		.failed = failed ? 1 : 0,
+		.failed_ns = failed ? e->max_ns : 0,
 		.window_max_ns = e->max_ns,
 	};
 	int err = snapshot__add(r->windows[report], &e->key, &v, 1, 0);

@@ -278,29 +278,38 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	int ospace = object_len - 14;
 
 	print_summary(out, meta, rows);
-	/* QSP's columns; a Thread column is added only when split by thread. */
+	/*
+	 * QSP's columns, then the longest wait and the failed ones; a Thread
+	 * column is added only when split by thread.
+	 */
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
 	bool owners = false;	/* and Owner, when a holder is known */
 
 	for (size_t i = 0; per_thread && i < rows->count; i++)
 		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
-	int width = 79 + rspace + ospace + (per_thread ? 10 : 0) +
+	int width = 79 + 26 + rspace + ospace + (per_thread ? 10 : 0) +
 		    (owners ? 10 : 0);
 
 	fprintf(out, "Type     %*s  Call site%*s  Wait Time (s)  "
-		"       Count  Average (us)%s%s\n", object_len + 2, "Object",
-		rspace, "", per_thread ? "    Thread" : "",
-		owners ? "     Owner" : "");
+		"       Count  Average (us)      Max (us)      Failed%s%s\n",
+		object_len + 2, "Object", rspace, "",
+		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 
 		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
 			object_len - format__width(object[i]), "", object[i]);
-		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64 "  %12.2f", text[i],
+		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64, text[i],
 			callsite_len - format__width(text[i]), "",
-			(double)r->wait_ns * 1e-9, r->count,
-			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
+			(double)r->wait_ns * 1e-9, r->count);
+		if (r->count)
+			fprintf(out, "  %12.2f", (double)report__counted_ns(r) /
+						 (double)r->count * 1e-3);
+		else
+			fprintf(out, "  %12s", "-");
+		fprintf(out, "  %12.2f  %10" PRIu64, (double)r->max_ns * 1e-3,
+			r->failed);
 		if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
@@ -444,11 +453,13 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
 			r->count, r->wait_ns);
 		if (r->count)
-			fprintf(out, ", \"avg_ns\": %" PRIu64, r->wait_ns / r->count);
+			fprintf(out, ", \"avg_ns\": %" PRIu64,
+				report__counted_ns(r) / r->count);
 		else
 			fputs(", \"avg_ns\": null", out);
-		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64,
-			r->max_ns, r->failed);
+		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64
+			", \"failed_ns\": %" PRIu64, r->max_ns, r->failed,
+			r->failed_ns);
 		json_hist(out, r->hist, r->max_ns);
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
@@ -600,7 +611,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "%" PRId64, r->tid);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->count, r->wait_ns);
 		if (r->count)
-			fprintf(out, "%" PRIu64, r->wait_ns / r->count);
+			fprintf(out, "%" PRIu64, report__counted_ns(r) / r->count);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->max_ns, r->failed);
 		if (r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "%" PRId64, r->owner_tid);

@@ -361,9 +361,13 @@ void live__row_text(const struct live_layout *lay, const struct report_row *r,
 	append_cell(&pos, end, object, lay->object_w, true);
 	append(&pos, end, "  ");
 	append_cell(&pos, end, callsite, lay->callsite_w, false);
-	append(&pos, end, "  %*.5f  %*" PRIu64 "  %*.2f", WAIT_W,
-	       (double)r->wait_ns * 1e-9, COUNT_W, r->count, AVG_W,
-	       r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
+	append(&pos, end, "  %*.5f  %*" PRIu64, WAIT_W,
+	       (double)r->wait_ns * 1e-9, COUNT_W, r->count);
+	if (r->count)
+		append(&pos, end, "  %*.2f", AVG_W, (double)report__counted_ns(r) /
+						  (double)r->count * 1e-3);
+	else
+		append(&pos, end, "  %*s", AVG_W, "-");
 	if (lay->thread)
 		append(&pos, end, "  %*" PRId64, THREAD_W, r->tid);
 	if (lay->max)

@@ -64,5 +64,10 @@ void report__free(struct report_rows *rows);
 int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		    enum sort_key sort);
 const char *report__type_name(uint32_t type);
+/*
+ * The wait of the row's counted waits, failed ones left out: Average is
+ * this over count, undefined (shown as '-', JSON null) when count is 0.
+ */
+uint64_t report__counted_ns(const struct report_row *r);
 
 #endif
