@@ -38,6 +38,7 @@
 #include "unwind.h"
 #include "record.bpf.h"
 #include "unwind.bpf.h"
+#include "blame.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -199,6 +200,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		st->counted = 0;
 		st->episode_ns = 0;
 		st->reported_ns = 0;
+		st->blamed_ns = 0;
 		/* The wait starts when the walk is done. */
 		now = bpf_ktime_get_ns();
 		if (wait_timing) {
@@ -210,12 +212,29 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	return 0;
 }
 
-static __always_inline int wake_enter(void)
+/* --blame: the call site and stack of a release (a wake), as a wait's. */
+static __always_inline void release_site(struct unwind_result *w)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	unwind_user(regs->ip, regs->sp, regs->bp, w);
+}
+
+static __always_inline int wake_enter(__u64 uaddr, __u64 uaddr2, __u32 cmd)
 {
 	struct sp_contended *st;
 
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	if (blame_enabled) {
+		struct unwind_result w = {};
+
+		release_site(&w);
+		blame_release(w.callsite, w.stack_id, uaddr, uaddr2, cmd,
+			      cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE ||
+			      cmd == FUTEX_CMP_REQUEUE_PI);
+	}
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0, 0);
 	if (st)
 		st->uaddr = 0;	/* the holder's unlock: the acquisition ended */
@@ -241,7 +260,7 @@ int futex_enter(struct futex_enter_args *ctx)
 	case FUTEX_UNLOCK_PI:
 	case FUTEX_WAKE_BITSET:
 	case FUTEX_CMP_REQUEUE_PI:
-		return wake_enter();
+		return wake_enter(ctx->uaddr, ctx->uaddr2, cmd);
 	default:
 		return 0;
 	}
@@ -254,9 +273,9 @@ int futex2_wait_enter(struct futex_wait2_args *ctx)
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex_wake")
-int futex2_wake_enter(void *ctx)
+int futex2_wake_enter(struct futex_wait2_args *ctx)
 {
-	return wake_enter();
+	return wake_enter(ctx->uaddr, 0, FUTEX_WAKE);
 }
 
 /* The thread is dying: a fatal signal (exit_group, a kill) queued SIGKILL. */
@@ -284,6 +303,8 @@ static __always_inline int wait_exit(__s64 ret)
 	st->episode_ns += wait;
 	if (ret == 0 || ret == -EAGAIN) {
 		/* Woken, or the word changed before it could sleep. */
+		if (blame_enabled)
+			blame_wait_end(st, now - wait, now);
 		count_inc = !st->counted;
 		st->counted = 1;
 		if (!st->close_on_wake)

@@ -209,6 +209,7 @@ struct sp_contended {
 	__u64 t0;		/* wait in flight: entry time, else 0 */
 	__u64 episode_ns;	/* blocked so far in this acquisition */
 	__u64 reported_ns;	/* of which added to the stats map */
+	__u64 blamed_ns;	/* of which charged to releases (--blame) */
 	__u32 counted;		/* the acquisition has been counted */
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
 };

@@ -43,6 +43,7 @@ struct session {
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
 	struct snapshot *prev;
+	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	uint64_t next_window;	/* the first window of the next delta report */
@@ -74,28 +75,48 @@ static void session__warn_dropped(struct session *s, uint64_t dropped)
 			(unsigned long long)(dropped - ring));
 }
 
+/* Rows of a view (NULL: none), named. */
+static int session__rows(struct session *s, const struct snapshot *view,
+			 const struct report_settings *settings,
+			 struct report_rows *rows, struct format_names **names)
+{
+	int err = 0;
+
+	*rows = (struct report_rows){ 0 };
+	*names = NULL;
+	if (view)
+		err = report__build(snapshot__entries(view),
+				    snapshot__count(view), settings, rows);
+	if (!err)
+		err = format__names(s->symbolizer, rows, names);
+	if (err)
+		report__free(rows);
+	return err;
+}
+
 /*
  * Prints one report of the waits counted in windows [first_window,
- * last_window], and notes it for --replay.
+ * last_window], and notes it for --replay; blame (NULL without --blame)
+ * holds the waits charged to releases over the same windows.
  */
 static int session__print(struct session *s, const struct snapshot *view,
+			  const struct snapshot *blame,
 			  const struct report_settings *settings, bool stacks,
 			  uint64_t start_ns, uint64_t end_ns,
 			  uint64_t first_window, uint64_t last_window)
 {
-	struct format_names *names = NULL;
-	struct report_rows rows = { 0 };
+	struct format_names *names = NULL, *blame_names = NULL;
+	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	uint64_t dropped = probes__dropped(s->probes);
 	int err;
 
-	if (view)
-		err = report__build(snapshot__entries(view),
-				    snapshot__count(view), settings, &rows);
-	else
-		err = 0;	/* nothing read since a reset */
-	if (!err)
-		err = format__names(s->symbolizer, &rows, &names);
+	/* nothing read since a reset: no view, no rows */
+	err = session__rows(s, view, settings, &rows, &names);
+	if (!err && s->opts->blame)
+		err = session__rows(s, blame, settings, &blame_rows,
+				    &blame_names);
 	if (err) {
+		free(names);
 		report__free(&rows);
 		return err;
 	}
@@ -111,6 +132,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
 		.hist = s->opts->hist,
+		.blame = s->opts->blame ? &blame_rows : NULL,
+		.blame_names = blame_names,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -136,7 +159,9 @@ static int session__print(struct session *s, const struct snapshot *view,
 	if (dropped && s->opts->format != FORMAT_TABLE)
 		session__warn_dropped(s, dropped);
 	free(names);
+	free(blame_names);
 	report__free(&rows);
+	report__free(&blame_rows);
 	return err;
 }
 
@@ -149,12 +174,15 @@ static int session__report(struct session *s)
 		.top = s->opts->top,
 	};
 	struct snapshot *snap, *delta = NULL;
+	struct snapshot *blame = NULL, *blame_delta = NULL;
 	uint64_t now, closed;
 	int err;
 
 	err = probes__read(s->probes, &snap);
 	if (!err)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (!err && s->opts->blame)
+		err = probes__read_blame(s->probes, &blame);
 	if (err) {
 		snapshot__free(snap);
 		return err;
@@ -162,19 +190,24 @@ static int session__report(struct session *s)
 	now = monotonic_ns();
 	closed = probes__window(s->probes) - 1;
 	if (s->opts->cumulative) {
-		err = session__print(s, snap, &settings, s->opts->stacks,
+		err = session__print(s, snap, blame, &settings, s->opts->stacks,
 				     s->attach_ns, now, 0, closed);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
+		if (!err && blame)
+			err = snapshot__delta(blame, s->prev_blame, &blame_delta);
 		if (!err)
-			err = session__print(s, delta, &settings,
+			err = session__print(s, delta, blame_delta, &settings,
 					     s->opts->stacks, s->last_ns, now,
 					     s->next_window, closed);
 		snapshot__free(delta);
+		snapshot__free(blame_delta);
 	}
 	s->next_window = closed + 1;
 	snapshot__free(s->prev);
+	snapshot__free(s->prev_blame);
 	s->prev = snap;
+	s->prev_blame = blame;
 	s->last_ns = now;
 	return err;
 }
@@ -205,17 +238,25 @@ static int session__live_end(struct session *s)
 {
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
+	struct snapshot *blame = NULL;
 	uint64_t since_ns;
 	int err = session__refresh(s);
 
 	live__end(s->live);
+	if (!err && s->opts->blame)
+		err = probes__read_blame(s->probes, &blame);
 	if (err)
 		return err;
 	totals = live__totals(s->live, &settings, &since_ns);
-	/* A reset ('r') is not in the windows: --replay shows since attach. */
-	return session__print(s, totals, &settings, live__stacks_shown(s->live),
-			      since_ns, s->last_ns, 0,
-			      probes__window(s->probes) - 1);
+	/*
+	 * A reset ('r') is not in the windows: --replay shows since attach;
+	 * the blame covers the run since attach too.
+	 */
+	err = session__print(s, totals, blame, &settings,
+			     live__stacks_shown(s->live), since_ns, s->last_ns,
+			     0, probes__window(s->probes) - 1);
+	snapshot__free(blame);
+	return err;
 }
 
 /* --interval on a terminal: the live screen, or plain reports without one. */
@@ -620,6 +661,7 @@ int main(int argc, char **argv)
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
+		.blame = opts.blame,
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
 		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
@@ -712,6 +754,7 @@ cleanup:
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
+	snapshot__free(s.prev_blame);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);

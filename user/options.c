@@ -29,6 +29,7 @@ enum {
 	OPT_STACK_DEPTH,
 	OPT_SKIP,
 	OPT_HIST,
+	OPT_BLAME,
 };
 
 static const char doc[] =
@@ -92,6 +93,10 @@ static const struct argp_option option_table[] = {
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
+	{ "blame", OPT_BLAME, NULL, 0,
+	  "Also report where the lock was released when each waiter woke "
+	  "(the holder's unlock, signal or post): the wait each release "
+	  "site caused", 3 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 3 },
@@ -289,6 +294,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HIST:
 		opts->hist = true;
+		break;
+	case OPT_BLAME:
+		opts->blame = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);

@@ -59,6 +59,7 @@ struct options {
 	bool cumulative;
 	bool batch;		/* plain reports even on a terminal */
 	bool hist;		/* table: histograms under the rows */
+	bool blame;		/* report the release sites that ended waits */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;

@@ -15,7 +15,7 @@ SOURCE = os.path.join(ROOT, "tests", "targets", "releaser.c")
 def marker_line(kind, name):
     with open(SOURCE) as f:
         for number, text in enumerate(f, 1):
-            if re.search(rf"{kind}:{name}\b", text):
+            if re.search(rf"/\* {kind}:{name} \*/", text):
                 return number
     raise AssertionError(f"no {kind}:{name} in {SOURCE}")
 

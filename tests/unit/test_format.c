@@ -834,6 +834,74 @@ static void test_table_hist_under_rows(void **state UNUSED)
 	free(out);
 }
 
+/* --blame: a section of release sites under the table. */
+static void test_table_blame_section(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+	};
+	struct report_row released[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, REPORT_NO_TID, 3, 3000, 1500, 0),
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct format_names release_names[] = { file_line("holder.c", 77),
+						      { .callsite = { 0 } } };
+	struct report_rows blame = { .rows = released, .count = 2, .total = 2 };
+	struct format_meta m = meta;
+	char *out;
+
+	m.blame = &blame;
+	m.blame_names = release_names;
+	out = render(FORMAT_TABLE, &m, rows, 1, 1, names);
+	assert_contains(out, RULE105 "\n"
+		"Who made them wait: where the lock was released when each waiter woke\n"
+		"Type               Object  Released at  Wait Time (s)         Count  Average (us)      Max (us)\n"
+		"-----------------------------------------------------------------------------------------------\n"
+		"mutex    " "  " "        0x1000" "  " "holder.c:77" "  "
+		"      0.00000" "  " "           3" "  " "        1.00" "  " "        1.50\n"
+		"mutex    " "  " "        0x1000" "  " "(not seen) " "  "
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00\n"
+		"-----------------------------------------------------------------------------------------------\n");
+	free(out);
+}
+
+/* --blame in JSON: release is a FRAME, or null when not seen. */
+static void test_json_blame(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+	};
+	struct report_row released[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, 41, 3, 3000, 1500, 0),
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0, 0, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	struct format_names release_names[] = { file_line("holder.c", 77),
+						 { .callsite = { 0 } } };
+	struct report_rows blame = { .rows = released, .count = 2, .total = 5 };
+	struct format_meta m = meta;
+	char *out;
+
+	release_names[0].object_symbol = "big_lock";
+	m.blame = &blame;
+	m.blame_names = release_names;
+	out = render(FORMAT_JSON, &m, rows, 1, 1, names);
+	assert_json_line(out);
+	assert_contains(out, "\"stacks\": []}], \"blame_total\": 5, \"blame\": [{\"type\": \"mutex\", "
+		"\"object\": \"0x1000\", \"objects\": 1, \"object_symbol\": \"big_lock\", "
+		"\"release\": {\"address\": \"0x900\", \"module\": null, \"offset\": null, "
+		"\"function\": null, \"file\": \"holder.c\", \"line\": 77, \"inline\": false}, "
+		"\"tid\": 41, \"count\": 3, \"wait_ns\": 3000, \"avg_ns\": 1000, \"max_ns\": 1500}, ");
+	assert_contains(out, "\"release\": null, \"tid\": null, \"count\": 1, ");
+	assert_true(strcmp(out + strlen(out) - 3, "]}\n") == 0);
+	free(out);
+	/* Without --blame, no key at all. */
+	out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+	assert_not_contains(out, "blame");
+	free(out);
+}
+
 static void test_json_unknowns_are_null(void **state UNUSED)
 {
 	struct report_row rows[] = {
@@ -1332,6 +1400,8 @@ int main(void)
 		cmocka_unit_test(test_json_hist),
 		cmocka_unit_test(test_table_hist_under_rows),
 		cmocka_unit_test(test_average_leaves_failed_waits_out),
+		cmocka_unit_test(test_table_blame_section),
+		cmocka_unit_test(test_json_blame),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

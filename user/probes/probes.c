@@ -69,6 +69,7 @@ struct probes {
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct bpf_link *exec_link;
+	struct bpf_link *release_link;	/* --blame, contended: sched_waking */
 	struct ring_buffer *module_events;
 	int n_module_events;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
@@ -108,6 +109,20 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 
 	for (size_t i = 0; i < 2; i++)
 		bpf_program__set_autoload(full[i], !contended);
+	bpf_program__set_autoload(p->skel->progs.release_wakes,
+				  contended && cfg->blame);
+	p->skel->rodata->blame_enabled = cfg->blame;
+	err = bpf_map__set_max_entries(p->skel->maps.blame,
+				       cfg->blame ? cfg->map_size : 1);
+	/* The release records: a few per thread or object at a time. */
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.woken_by, 1);
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.requeues, 1);
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.releases, 1);
+	if (err)
+		return err;
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
@@ -388,6 +403,17 @@ static int probes__attach_table(struct probes *p, const char *library,
 
 static int probes__attach_tracepoints(struct probes *p)
 {
+	if (bpf_program__autoload(p->skel->progs.release_wakes)) {
+		p->release_link = bpf_program__attach_raw_tracepoint(
+			p->skel->progs.release_wakes, "sched_waking");
+		if (!p->release_link) {
+			int err = -errno;
+
+			pr_err("cannot attach to the raw tracepoint "
+			       "sched_waking (--blame): %s", strerror(-err));
+			return err;
+		}
+	}
 	for (size_t i = 0; i < N_TRACEPOINTS; i++) {
 		struct bpf_program *prog = probes__tracepoint_prog(p, i);
 		const char *name = tracepoint_table[i].name;
@@ -587,6 +613,33 @@ int probes__read(struct probes *p, struct snapshot **out)
 	return 0;
 }
 
+int probes__read_blame(struct probes *p, struct snapshot **out)
+{
+	struct snapshot *snap;
+	struct sp_key key, next;
+	struct sp_key *prev = NULL;
+	int fd = bpf_map__fd(p->skel->maps.blame);
+	int err = snapshot__new(&snap);
+
+	if (err)
+		return err;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, p->values))
+			continue;
+		err = snapshot__add(snap, &key, p->values, p->ncpus,
+				    p->window - 1);
+		if (err) {
+			snapshot__free(snap);
+			return err;
+		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
 static uint64_t probes__counter(struct probes *p, __u32 which)
 {
 	int fd = bpf_map__fd(p->skel->maps.counters);
@@ -733,6 +786,7 @@ void probes__free(struct probes *p)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
+	bpf_link__destroy(p->release_link);
 	ring_buffer__free(p->module_events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);

@@ -37,6 +37,7 @@ struct probes_config {
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
 	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
+	bool blame;			/* --blame: charge waits to releases */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
@@ -89,6 +90,12 @@ void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
  * it, and the read before closed window - 1.
  */
 uint64_t probes__window(const struct probes *p);
+/*
+ * --blame: reads the waits charged to releases into a sealed snapshot
+ * (the key's call site, stack and thread are the release's), in the
+ * window the last probes__read closed.
+ */
+int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
  * Events lost since attach: a full stats map, no task storage, or (when
  * recording) a full ring buffer.

@@ -236,16 +236,31 @@ static void table_hist_line(const char *line, void *arg)
 	fprintf(arg, "    %s\n", line);
 }
 
-static int format__table(FILE *out, const struct format_config *cfg,
-			 const struct format_meta *meta,
+/* What differs between the table's sections. */
+struct table_spec {
+	const char *site_title;	/* the third column's title */
+	const char *no_site;	/* its text for address 0, NULL: the address */
+	bool failed;		/* the Failed column */
+	bool hist;		/* histograms under the rows */
+	bool stacks;		/* -g: stacks under the rows */
+};
+
+/*
+ * One section of the table: QSP's columns (the call-site column titled
+ * as spec says), then the longest wait, the failed ones, and a Thread
+ * and an Owner column when split by thread; its rules are as wide as
+ * its lines.
+ */
+static int table_section(FILE *out, const struct format_config *cfg,
+			 const struct table_spec *spec,
 			 const struct report_rows *rows,
 			 const struct format_names *names)
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
 	int err = 0;
-	static const char callsite_title[] = "Call site";
-	int callsite_len = (int)strlen(callsite_title);
+	int title_len = (int)strlen(spec->site_title);
+	int callsite_len = title_len;
 	int object_len = 14;
 	char (*text)[FORMAT_TEXT_MAX] = NULL;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
@@ -263,8 +278,12 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	for (size_t i = 0; i < rows->count; i++) {
 		int w;
 
-		format__callsite_text(&names[i].callsite, rows->rows[i].callsite,
-				      style, strip, text[i], sizeof(text[i]));
+		if (!rows->rows[i].callsite && spec->no_site)
+			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
+		else
+			format__callsite_text(&names[i].callsite,
+					      rows->rows[i].callsite, style,
+					      strip, text[i], sizeof(text[i]));
 		w = format__width(text[i]);
 		if (w > callsite_len)
 			callsite_len = w;
@@ -274,25 +293,20 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		if (w > object_len)
 			object_len = w;
 	}
-	int rspace = callsite_len - (int)strlen(callsite_title);
-	int ospace = object_len - 14;
-
-	print_summary(out, meta, rows);
-	/*
-	 * QSP's columns, then the longest wait and the failed ones; a Thread
-	 * column is added only when split by thread.
-	 */
+	int rspace = callsite_len - title_len;
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	bool owners = false;	/* and Owner, when a holder is known */
+	bool owners = false;	/* Owner, when a holder is known */
 
 	for (size_t i = 0; per_thread && i < rows->count; i++)
 		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
-	int width = 79 + 26 + rspace + ospace + (per_thread ? 10 : 0) +
+	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
+	int width = 70 + callsite_len + object_len - 14 + 14 +
+		    (spec->failed ? 12 : 0) + (per_thread ? 10 : 0) +
 		    (owners ? 10 : 0);
 
-	fprintf(out, "Type     %*s  Call site%*s  Wait Time (s)  "
-		"       Count  Average (us)      Max (us)      Failed%s%s\n",
-		object_len + 2, "Object", rspace, "",
+	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
+		"Average (us)      Max (us)%s%s%s\n", object_len + 2, "Object",
+		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
 		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
@@ -308,20 +322,23 @@ static int format__table(FILE *out, const struct format_config *cfg,
 						 (double)r->count * 1e-3);
 		else
 			fprintf(out, "  %12s", "-");
-		fprintf(out, "  %12.2f  %10" PRIu64, (double)r->max_ns * 1e-3,
-			r->failed);
-		if (per_thread)
+		fprintf(out, "  %12.2f", (double)r->max_ns * 1e-3);
+		if (spec->failed)
+			fprintf(out, "  %10" PRIu64, r->failed);
+		if (per_thread && !r->callsite && spec->no_site)
+			fprintf(out, "  %8s", "-");	/* nobody seen */
+		else if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "  %8" PRId64, r->owner_tid);
 		else if (owners)
 			fprintf(out, "  %8s", "-");
 		fputc('\n', out);
-		if (meta->hist && hist__total(r->hist)) {
+		if (spec->hist && hist__total(r->hist)) {
 			fputs("    wait (ns)\n", out);
 			hist__lines(r->hist, table_hist_line, out);
 		}
-		if (!cfg->stacks || !cfg->symbolizer)
+		if (!spec->stacks || !cfg->symbolizer)
 			continue;
 		err = rowstacks__name(&stacks, cfg->symbolizer, cfg->stacktab, r);
 		if (err)
@@ -335,6 +352,30 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	free(text);
 	free(object);
 	return err;
+}
+
+static int format__table(FILE *out, const struct format_config *cfg,
+			 const struct format_meta *meta,
+			 const struct report_rows *rows,
+			 const struct format_names *names)
+{
+	const struct table_spec waits = {
+		.site_title = "Call site", .failed = true, .hist = meta->hist,
+		.stacks = cfg->stacks,
+	};
+	const struct table_spec releases = {
+		.site_title = "Released at", .no_site = "(not seen)",
+	};
+	int err;
+
+	print_summary(out, meta, rows);
+	err = table_section(out, cfg, &waits, rows, names);
+	if (err || !meta->blame)
+		return err;
+	fputs("\nWho made them wait: where the lock was released when each "
+	      "waiter woke\n", out);
+	return table_section(out, cfg, &releases, meta->blame,
+			     meta->blame_names);
 }
 
 /* JSON string or null; bytes that are not printable UTF-8 become \u00XX. */
@@ -369,6 +410,65 @@ static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 		fprintf(out, "\"0x%" PRIx64 "\"", v);
 	else
 		fputs("null", out);
+}
+
+/*
+ * A call site: the address and where it is.  frame: the contract's
+ * FRAME, which says too whether it is an inlined call (never, for a
+ * single address named by its outermost caller).
+ */
+static void json_site(FILE *out, uint64_t addr, const struct symbol_info *cs,
+		      bool frame)
+{
+	fputs("{\"address\": ", out);
+	json_hex_or_null(out, true, addr);
+	fputs(", \"module\": ", out);
+	json_string(out, cs->module);
+	fputs(", \"offset\": ", out);
+	json_hex_or_null(out, cs->module != NULL, cs->module_offset);
+	fputs(", \"function\": ", out);
+	json_string(out, cs->function);
+	fputs(", \"file\": ", out);
+	json_string(out, cs->file);
+	if (cs->line)
+		fprintf(out, ", \"line\": %u", cs->line);
+	else
+		fputs(", \"line\": null", out);
+	fputs(frame ? ", \"inline\": false}" : "}", out);
+}
+
+/*
+ * --blame: the waits each release ended.  A release syncprof did not see
+ * (release 0) is null.
+ */
+static void json_blame(FILE *out, const struct report_rows *rows,
+		       const struct format_names *names)
+{
+	fprintf(out, ", \"blame_total\": %zu, \"blame\": [", rows->total);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+
+		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
+		json_string(out, report__type_name(r->type));
+		fputs(", \"object\": ", out);
+		json_hex_or_null(out, r->n_objects == 1, r->object);
+		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
+		json_string(out, names[i].object_symbol);
+		fputs(", \"release\": ", out);
+		if (r->callsite)
+			json_site(out, r->callsite, &names[i].callsite, true);
+		else
+			fputs("null", out);
+		if (r->tid == REPORT_NO_TID || !r->callsite)
+			fputs(", \"tid\": null", out);
+		else
+			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+			", \"avg_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "}",
+			r->count, r->wait_ns, r->count ? r->wait_ns / r->count : 0,
+			r->max_ns);
+	}
+	fputc(']', out);
 }
 
 /* Non-empty buckets as [lower_ns, count], and quantile estimates. */
@@ -425,20 +525,8 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		json_hex_or_null(out, r->n_objects == 1, r->object);
 		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
 		json_string(out, names[i].object_symbol);
-		fputs(", \"callsite\": {\"address\": ", out);
-		json_hex_or_null(out, true, r->callsite);
-		fputs(", \"module\": ", out);
-		json_string(out, cs->module);
-		fputs(", \"offset\": ", out);
-		json_hex_or_null(out, cs->module != NULL, cs->module_offset);
-		fputs(", \"function\": ", out);
-		json_string(out, cs->function);
-		fputs(", \"file\": ", out);
-		json_string(out, cs->file);
-		if (cs->line)
-			fprintf(out, ", \"line\": %u}", cs->line);
-		else
-			fputs(", \"line\": null}", out);
+		fputs(", \"callsite\": ", out);
+		json_site(out, r->callsite, cs, false);
 		if (r->tid == REPORT_NO_TID) {
 			fputs(", \"tid\": null", out);
 		} else {
@@ -464,7 +552,10 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	if (meta->blame)
+		json_blame(out, meta->blame, meta->blame_names);
+	fputs("}\n", out);
 	return 0;
 }
 

@@ -28,6 +28,13 @@ struct format_meta {
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	unsigned int sequence;	/* 1 for the first report */
 	bool hist;		/* table: each row's histogram under it */
+	/*
+	 * --blame: the waits charged to releases, as rows whose call site is
+	 * the release's (0: not seen) and whose tid is the releaser's; NULL
+	 * when not asked.
+	 */
+	const struct report_rows *blame;
+	const struct format_names *blame_names;
 };
 
 /* Longest Object or Call site text, with its NUL. */
