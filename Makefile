@@ -141,10 +141,10 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# blame's): bpftool 7.1's linker gives a map defined after its extern
-# declarations a wrong BTF offset.
+# blame's and hold's): bpftool 7.1's linker gives a map defined after its
+# extern declarations a wrong BTF offset.
 BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
-BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o
+BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/hold.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST),$^)

@@ -159,4 +159,20 @@ static __always_inline void blame_wait_end(struct sp_contended *st,
 	blame_charge(st->key.type, st->key.object, &rel, ns);
 }
 
+/*
+ * Full mode, when a lock call or condvar wait of row key returns with
+ * the lock (or woken) after [t0, t0 + ns + calibration]: charged to the
+ * last release of its object by another thread during the call, if any
+ * (none: it never waited for one).
+ */
+static __always_inline void blame_full_charge(const struct sp_key *key,
+					      __u64 t0, __u64 ns)
+{
+	__u64 object = key->object;
+	struct sp_release *rel = bpf_map_lookup_elem(&releases, &object);
+
+	if (rel && rel->ts >= t0 && rel->tid != key->tid)
+		blame_charge(key->type, key->object, rel, ns);
+}
+
 #endif

@@ -31,6 +31,8 @@ enum sp_lock_type {
 enum sp_probe_class {
 	SP_CLASS_MUTEX = 0,	/* pthread_mutex_{lock,trylock,timedlock,clocklock} */
 	SP_CLASS_CONDVAR = 1,	/* pthread_cond_{wait,timedwait,clockwait} */
+	SP_CLASS_UNLOCK = 2,	/* pthread_mutex_unlock (--hold, --blame) */
+	SP_CLASS_SIGNAL = 3,	/* pthread_cond_{signal,broadcast} (--blame) */
 };
 
 /*
@@ -128,6 +130,7 @@ struct sp_inflight {
 	__u64 callsite;
 	__u64 stack_id;
 	__u64 sp;		/* stack pointer at entry: pairs the return */
+	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
 	__u32 pad;
 };

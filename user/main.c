@@ -132,6 +132,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
 		.hist = s->opts->hist,
+		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
 		.blame_names = blame_names,
 	};
@@ -662,6 +663,7 @@ int main(int argc, char **argv)
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
 		.blame = opts.blame,
+		.hold = opts.hold,
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
 		.ring_size = options__recording(&opts) ? opts.ring_size : 0,

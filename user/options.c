@@ -30,6 +30,7 @@ enum {
 	OPT_SKIP,
 	OPT_HIST,
 	OPT_BLAME,
+	OPT_HOLD,
 };
 
 static const char doc[] =
@@ -97,6 +98,10 @@ static const struct argp_option option_table[] = {
 	  "Also report where the lock was released when each waiter woke "
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 3 },
+	{ "hold", OPT_HOLD, NULL, 0,
+	  "--mode full: also time how long each lock was held, from the "
+	  "return of the call that took it to its unlock (Hold Time and "
+	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 3 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 3 },
@@ -297,6 +302,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BLAME:
 		opts->blame = true;
+		break;
+	case OPT_HOLD:
+		opts->hold = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
@@ -521,6 +529,11 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (opts->interval_s > 0 && opts->interval_s < OPTIONS_MIN_INTERVAL_S) {
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
+		return -EINVAL;
+	}
+	if (opts->hold && opts->mode != MODE_FULL) {
+		pr_err("--hold times holds with probes on the unlock functions: "
+		       "it needs --mode full");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {

@@ -469,16 +469,41 @@ static void *exit_waiter(void *arg)
 
 /* --- hold ---------------------------------------------------------------- */
 
+/*
+ * Binds, before the first timed hold, every function a hold calls:
+ * lazy binding inside the first one (the dynamic linker resolving
+ * clock_gettime) would be hold time the holder's clock does not see.
+ */
+static void bind_hold_functions(void)
+{
+	static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t warm_cond = PTHREAD_COND_INITIALIZER;
+	struct timespec ts = { 0, 0 };
+
+	now_ns();
+	sleep_us(1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec--;
+	pthread_mutex_lock(&warm_lock);
+	pthread_cond_timedwait(&warm_cond, &warm_lock, &ts);
+	pthread_mutex_unlock(&warm_lock);
+}
+
+/*
+ * Each hold ends with the clock read just before its unlock; the tallies
+ * (which lock a mutex of their own) wait until after it.
+ */
 __attribute__((noinline)) static void timed_holds(void)
 {
+	bind_hold_functions();
 	for (int i = 0; i < cfg.iters; i++) {
+		uint64_t t, mutex_ns, rec_ns, cond_lock_ns, cond_wait_ns;
 		struct timespec ts;
-		uint64_t t;
 
 		pthread_mutex_lock(&big_lock); /* HOLD:mutex */
 		t = now_ns();
 		sleep_us(cfg.hold_us);
-		tally(holds, "mutex", now_ns() - t);
+		mutex_ns = now_ns() - t;
 		pthread_mutex_unlock(&big_lock);
 
 		pthread_mutex_lock(&rec_lock); /* HOLD:rec */
@@ -487,22 +512,27 @@ __attribute__((noinline)) static void timed_holds(void)
 		sleep_us(cfg.hold_us);
 		pthread_mutex_unlock(&rec_lock);
 		sleep_us(cfg.hold2_us);
-		tally(holds, "rec", now_ns() - t);
+		rec_ns = now_ns() - t;
 		pthread_mutex_unlock(&rec_lock);
 
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500000 + (long)cfg.hold2_us * 1000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
 		pthread_mutex_lock(&cond_lock); /* HOLD:cond_lock */
 		t = now_ns();
 		sleep_us(cfg.hold2_us);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 500000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		tally(holds, "cond_lock", now_ns() - t);
+		cond_lock_ns = now_ns() - t;
 		pthread_cond_timedwait(&cond, &cond_lock, &ts); /* HOLD:cond_wait */
 		t = now_ns();
 		sleep_us(cfg.hold_us);
-		tally(holds, "cond_wait", now_ns() - t);
+		cond_wait_ns = now_ns() - t;
 		pthread_mutex_unlock(&cond_lock);
+
+		tally(holds, "mutex", mutex_ns);
+		tally(holds, "rec", rec_ns);
+		tally(holds, "cond_lock", cond_lock_ns);
+		tally(holds, "cond_wait", cond_wait_ns);
 		sleep_us(200);
 	}
 }

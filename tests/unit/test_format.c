@@ -902,6 +902,41 @@ static void test_json_blame(void **state UNUSED)
 	free(out);
 }
 
+/* --hold: two columns in the table, four fields in JSON. */
+static void test_hold_columns_and_fields(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+		row(SP_TYPE_REC_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	struct format_meta m = meta;
+	char *out;
+
+	rows[0].hold_count = 4;
+	rows[0].hold_ns = 12000000;
+	rows[0].hold_max_ns = 3500000;
+	m.hold = true;
+	out = render(FORMAT_TABLE, &m, rows, 2, 2, names);
+	assert_contains(out, "Average (us)      Max (us)      Failed  Hold Time (s)  Average Hold (us)\n");
+	assert_contains(out, "        1.50" "  " "         0" "  " "      0.01200" "  "
+			     "          3000.00\n");
+	assert_contains(out, "        0.01" "  " "         0" "  " "      0.00000" "  "
+			     "                -\n");
+	free(out);
+	out = render(FORMAT_JSON, &m, rows, 2, 2, names);
+	assert_json_line(out);
+	assert_contains(out, "\"holds\": 4, \"hold_ns\": 12000000, \"hold_avg_ns\": 3000000, "
+			     "\"hold_max_ns\": 3500000, ");
+	assert_contains(out, "\"holds\": 0, \"hold_ns\": 0, \"hold_avg_ns\": null, "
+			     "\"hold_max_ns\": 0, ");
+	free(out);
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	assert_not_contains(out, "hold");
+	free(out);
+}
+
 static void test_json_unknowns_are_null(void **state UNUSED)
 {
 	struct report_row rows[] = {
@@ -1402,6 +1437,7 @@ int main(void)
 		cmocka_unit_test(test_average_leaves_failed_waits_out),
 		cmocka_unit_test(test_table_blame_section),
 		cmocka_unit_test(test_json_blame),
+		cmocka_unit_test(test_hold_columns_and_fields),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

@@ -332,6 +332,19 @@ static void test_blame_and_hist(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--blame=1", NULL), -EINVAL);
 }
 
+/* --hold needs full mode's probes. */
+static void test_hold_needs_full_mode(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--hold", NULL), 0);
+	assert_true(o.hold);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--hold", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--hold", "--mode", "contended",
+			       NULL), -EINVAL);
+}
+
 static void test_formats(void **state UNUSED)
 {
 	static const struct {
@@ -784,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_cumulative_requires_interval),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_blame_and_hist),
+		cmocka_unit_test(test_hold_needs_full_mode),
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_pprof_needs_output),
 		cmocka_unit_test(test_profiles_default_to_all_rows),

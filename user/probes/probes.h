@@ -38,13 +38,16 @@ struct probes_config {
 	unsigned int map_size;		/* stats map entries */
 	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
 	bool blame;			/* --blame: charge waits to releases */
+	bool hold;			/* --hold (full mode): time holds */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
 int probes__new(const struct probes_config *cfg, struct probes **out);
 /*
  * Full mode: attaches entry and return probes to the pthread functions of
- * library.  Contended mode: attaches to the futex tracepoints.
+ * library, and with --hold or --blame entry probes to its unlock, signal
+ * and broadcast.  Contended mode: attaches to the futex tracepoints (and
+ * with --blame to sched_waking).
  */
 int probes__attach(struct probes *p, const char *library);
 /* The same for one function only (calibration). */

@@ -241,6 +241,7 @@ struct table_spec {
 	const char *site_title;	/* the third column's title */
 	const char *no_site;	/* its text for address 0, NULL: the address */
 	bool failed;		/* the Failed column */
+	bool hold;		/* Hold Time and Average Hold */
 	bool hist;		/* histograms under the rows */
 	bool stacks;		/* -g: stacks under the rows */
 };
@@ -301,12 +302,13 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
 	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
 	int width = 70 + callsite_len + object_len - 14 + 14 +
-		    (spec->failed ? 12 : 0) + (per_thread ? 10 : 0) +
-		    (owners ? 10 : 0);
+		    (spec->failed ? 12 : 0) + (spec->hold ? 34 : 0) +
+		    (per_thread ? 10 : 0) + (owners ? 10 : 0);
 
 	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
-		"Average (us)      Max (us)%s%s%s\n", object_len + 2, "Object",
+		"Average (us)      Max (us)%s%s%s%s\n", object_len + 2, "Object",
 		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
+		spec->hold ? "  Hold Time (s)  Average Hold (us)" : "",
 		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
@@ -325,6 +327,13 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		fprintf(out, "  %12.2f", (double)r->max_ns * 1e-3);
 		if (spec->failed)
 			fprintf(out, "  %10" PRIu64, r->failed);
+		if (spec->hold)
+			fprintf(out, "  %13.5f", (double)r->hold_ns * 1e-9);
+		if (spec->hold && r->hold_count)
+			fprintf(out, "  %17.2f", (double)r->hold_ns /
+						 (double)r->hold_count * 1e-3);
+		else if (spec->hold)
+			fprintf(out, "  %17s", "-");
 		if (per_thread && !r->callsite && spec->no_site)
 			fprintf(out, "  %8s", "-");	/* nobody seen */
 		else if (per_thread)
@@ -360,8 +369,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_names *names)
 {
 	const struct table_spec waits = {
-		.site_title = "Call site", .failed = true, .hist = meta->hist,
-		.stacks = cfg->stacks,
+		.site_title = "Call site", .failed = true, .hold = meta->hold,
+		.hist = meta->hist, .stacks = cfg->stacks,
 	};
 	const struct table_spec releases = {
 		.site_title = "Released at", .no_site = "(not seen)",
@@ -471,6 +480,19 @@ static void json_blame(FILE *out, const struct report_rows *rows,
 	fputc(']', out);
 }
 
+/* --hold: the holds of the locks the row took. */
+static void json_hold(FILE *out, const struct report_row *r)
+{
+	fprintf(out, ", \"holds\": %" PRIu64 ", \"hold_ns\": %" PRIu64,
+		r->hold_count, r->hold_ns);
+	if (r->hold_count)
+		fprintf(out, ", \"hold_avg_ns\": %" PRIu64,
+			r->hold_ns / r->hold_count);
+	else
+		fputs(", \"hold_avg_ns\": null", out);
+	fprintf(out, ", \"hold_max_ns\": %" PRIu64, r->hold_max_ns);
+}
+
 /* Non-empty buckets as [lower_ns, count], and quantile estimates. */
 static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
 		      uint64_t max_ns)
@@ -549,6 +571,8 @@ static int format__json(FILE *out, const struct format_config *cfg,
 			", \"failed_ns\": %" PRIu64, r->max_ns, r->failed,
 			r->failed_ns);
 		json_hist(out, r->hist, r->max_ns);
+		if (meta->hold)
+			json_hold(out, r);
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
 	}

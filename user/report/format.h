@@ -28,6 +28,7 @@ struct format_meta {
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	unsigned int sequence;	/* 1 for the first report */
 	bool hist;		/* table: each row's histogram under it */
+	bool hold;		/* --hold: the rows' hold times */
 	/*
 	 * --blame: the waits charged to releases, as rows whose call site is
 	 * the release's (0: not seen) and whose tid is the releaser's; NULL

@@ -243,6 +243,10 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 			row->hist[k] += e->hist[k];
 		if (e->max_ns > row->max_ns)
 			row->max_ns = e->max_ns;
+		row->hold_count += e->hold_count;
+		row->hold_ns += e->hold_ns;
+		if (e->hold_max_ns > row->hold_max_ns)
+			row->hold_max_ns = e->hold_max_ns;
 		if (!e->key.stack_id)
 			continue;
 		if (array__grow(&parts, &parts_cap, n_parts + 1,

@@ -38,6 +38,9 @@ struct report_row {
 	uint64_t failed;
 	uint64_t failed_ns;	/* the part of wait_ns that failed */
 	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
+	uint64_t hold_count;	/* --hold: holds of the locks the row took */
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;
 	/* The row's distinct stacks, largest wait first (none kept: 0). */
 	struct report_stack *stacks;
 	size_t n_stacks;
