@@ -94,30 +94,42 @@ static int session__rows(struct session *s, const struct snapshot *view,
 	return err;
 }
 
+/* What one report shows, over one window. */
+struct session_views {
+	const struct snapshot *rows;	/* NULL: nothing read since a reset */
+	const struct snapshot *blame;	/* --blame's charges, or NULL */
+	const struct snapshot *waiting;	/* waits in progress at its end */
+};
+
 /*
  * Prints one report of the waits counted in windows [first_window,
- * last_window], and notes it for --replay; blame (NULL without --blame)
- * holds the waits charged to releases over the same windows.
+ * last_window], and notes it for --replay; stacks: -g's stacks under the
+ * table's rows.
  */
-static int session__print(struct session *s, const struct snapshot *view,
-			  const struct snapshot *blame,
+static int session__print(struct session *s, const struct session_views *v,
 			  const struct report_settings *settings, bool stacks,
 			  uint64_t start_ns, uint64_t end_ns,
 			  uint64_t first_window, uint64_t last_window)
 {
 	struct format_names *names = NULL, *blame_names = NULL;
+	struct format_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
+	struct report_rows waiting_rows = { 0 };
 	uint64_t dropped = probes__dropped(s->probes);
 	int err;
 
-	/* nothing read since a reset: no view, no rows */
-	err = session__rows(s, view, settings, &rows, &names);
+	err = session__rows(s, v->rows, settings, &rows, &names);
 	if (!err && s->opts->blame)
-		err = session__rows(s, blame, settings, &blame_rows,
+		err = session__rows(s, v->blame, settings, &blame_rows,
 				    &blame_names);
+	if (!err)
+		err = session__rows(s, v->waiting, settings, &waiting_rows,
+				    &waiting_names);
 	if (err) {
 		free(names);
+		free(blame_names);
 		report__free(&rows);
+		report__free(&blame_rows);
 		return err;
 	}
 	const struct format_meta meta = {
@@ -135,6 +147,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
 		.blame_names = blame_names,
+		.waiting = &waiting_rows,
+		.waiting_names = waiting_names,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -161,12 +175,31 @@ static int session__print(struct session *s, const struct snapshot *view,
 		session__warn_dropped(s, dropped);
 	free(names);
 	free(blame_names);
+	free(waiting_names);
 	report__free(&rows);
 	report__free(&blame_rows);
+	report__free(&waiting_rows);
 	return err;
 }
 
-static int session__report(struct session *s)
+/* The waits in progress now; a failure leaves them out, with a warning. */
+static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
+{
+	struct snapshot *waiting = NULL;
+	int err = probes__read_waiting(s->probes, now_ns, &waiting);
+
+	if (err)
+		pr_warn("cannot read the waits in progress: %s", strerror(-err));
+	return waiting;
+}
+
+/*
+ * One report of the window since the last; the last report of the run
+ * (final) also lists the waits still in progress.  Interval reports do
+ * not: those waits are counted in the window where they end, and a
+ * recording replays the same reports (--replay) without knowing them.
+ */
+static int session__report(struct session *s, bool final)
 {
 	const struct report_settings settings = {
 		.coalesce = s->opts->coalesce,
@@ -175,7 +208,8 @@ static int session__report(struct session *s)
 		.top = s->opts->top,
 	};
 	struct snapshot *snap, *delta = NULL;
-	struct snapshot *blame = NULL, *blame_delta = NULL;
+	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting;
+	struct session_views views;
 	uint64_t now, closed;
 	int err;
 
@@ -190,20 +224,24 @@ static int session__report(struct session *s)
 	}
 	now = monotonic_ns();
 	closed = probes__window(s->probes) - 1;
+	waiting = final ? session__waiting(s, now) : NULL;
 	if (s->opts->cumulative) {
-		err = session__print(s, snap, blame, &settings, s->opts->stacks,
+		views = (struct session_views){ snap, blame, waiting };
+		err = session__print(s, &views, &settings, s->opts->stacks,
 				     s->attach_ns, now, 0, closed);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
 		if (!err && blame)
 			err = snapshot__delta(blame, s->prev_blame, &blame_delta);
+		views = (struct session_views){ delta, blame_delta, waiting };
 		if (!err)
-			err = session__print(s, delta, blame_delta, &settings,
+			err = session__print(s, &views, &settings,
 					     s->opts->stacks, s->last_ns, now,
 					     s->next_window, closed);
 		snapshot__free(delta);
 		snapshot__free(blame_delta);
 	}
+	snapshot__free(waiting);
 	s->next_window = closed + 1;
 	snapshot__free(s->prev);
 	snapshot__free(s->prev_blame);
@@ -239,7 +277,8 @@ static int session__live_end(struct session *s)
 {
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
-	struct snapshot *blame = NULL;
+	struct snapshot *blame = NULL, *waiting;
+	struct session_views views;
 	uint64_t since_ns;
 	int err = session__refresh(s);
 
@@ -248,15 +287,18 @@ static int session__live_end(struct session *s)
 		err = probes__read_blame(s->probes, &blame);
 	if (err)
 		return err;
+	waiting = session__waiting(s, s->last_ns);
 	totals = live__totals(s->live, &settings, &since_ns);
 	/*
 	 * A reset ('r') is not in the windows: --replay shows since attach;
 	 * the blame covers the run since attach too.
 	 */
-	err = session__print(s, totals, blame, &settings,
-			     live__stacks_shown(s->live), since_ns, s->last_ns,
-			     0, probes__window(s->probes) - 1);
+	views = (struct session_views){ totals, blame, waiting };
+	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
+			     since_ns, s->last_ns, 0,
+			     probes__window(s->probes) - 1);
 	snapshot__free(blame);
+	snapshot__free(waiting);
 	return err;
 }
 
@@ -412,7 +454,8 @@ static int session__loop(struct session *s, int signal_fd)
 			session__modules_changed(s);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
-			err = s->live ? session__refresh(s) : session__report(s);
+			err = s->live ? session__refresh(s)
+				      : session__report(s, false);
 			if (err)
 				break;
 		}
@@ -735,7 +778,7 @@ int main(int argc, char **argv)
 
 	err = session__loop(&s, signal_fd);
 	if (!err)
-		err = s.live ? session__live_end(&s) : session__report(&s);
+		err = s.live ? session__live_end(&s) : session__report(&s, true);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		goto cleanup;

@@ -138,3 +138,38 @@ class FailedWaits(ReleaserTestCase):
         self.assertEqual(row["failed"], 0)
         self.assertWithin(row["wait_ns"], truth["wait_ns"])
         self.assertLessEqual(row["avg_ns"], row["max_ns"])
+
+
+class WaitingNow(ReleaserTestCase):
+    """A wait still blocked when the report is made is shown as such:
+    how many threads wait at which row, and for how long so far."""
+
+    def check_waiting(self, mode):
+        target = self.start_waiting_target(
+            [RELEASER, "exit", "--hold-us", "4000000", "--wait-signal"])
+        prof = self.start_syncprof(["--mode", mode, "--pid", str(target.pid),
+                                    "--duration", "1"])
+        self.go(target)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[-1]
+        waiting = [w for w in report["waiting"] if w["type"] == "mutex" and
+                   w["callsite"]["line"] == marker_line("CALLSITE", "exit_wait")]
+        self.assertEqual(len(waiting), 1, report["waiting"])
+        w = waiting[0]
+        self.assertEqual(w["count"], 1)
+        self.assertEqual(w["object_symbol"], "big_lock")
+        # Blocked since just after the start, until the report.
+        self.assertGreater(w["wait_ns"], 500_000_000)
+        self.assertLess(w["wait_ns"], 1_500_000_000)
+        self.assertEqual(w["max_ns"], w["wait_ns"])
+        # Not counted as a wait that ended.
+        self.assertFalse([r for r in self.rows_for(report, w["object"], "mutex")
+                          if r["callsite"]["line"] == w["callsite"]["line"]])
+        target.kill()
+
+    def test_contended_wait_in_progress_is_shown(self):
+        self.check_waiting("contended")
+
+    def test_full_mode_call_in_progress_is_shown(self):
+        self.check_waiting("full")

@@ -20,6 +20,7 @@
 #include "probes.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
+#include "waiting.h"
 
 static const struct probe_spec {
 	const char *func;
@@ -710,6 +711,27 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 			snapshot__free(snap);
 			return err;
 		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
+int probes__read_waiting(struct probes *p, uint64_t now_ns,
+			 struct snapshot **out)
+{
+	bool contended = p->mode == PROBES_CONTENDED;
+	struct bpf_map *map = contended ? p->skel->maps.contended
+					: p->skel->maps.inflight;
+	struct snapshot *snap;
+	int err = snapshot__new(&snap);
+
+	if (!err)
+		err = waiting__read(bpf_map__fd(map), contended, p->tgid,
+				    now_ns, snap);
+	if (err) {
+		snapshot__free(snap);
+		return err;
 	}
 	snapshot__seal(snap);
 	*out = snap;

@@ -100,6 +100,12 @@ uint64_t probes__window(const struct probes *p);
  */
 int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
+ * The waits in progress at now_ns (CLOCK_MONOTONIC), one entry per
+ * waiting thread (count 1, wait_ns and max_ns its wait so far), sealed.
+ */
+int probes__read_waiting(struct probes *p, uint64_t now_ns,
+			 struct snapshot **out);
+/*
  * Events lost since attach: a full stats map, no task storage, or (when
  * recording) a full ring buffer.
  */

@@ -375,16 +375,25 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	const struct table_spec releases = {
 		.site_title = "Released at", .no_site = "(not seen)",
 	};
+
+	const struct table_spec waiting = { .site_title = "Call site" };
 	int err;
 
 	print_summary(out, meta, rows);
 	err = table_section(out, cfg, &waits, rows, names);
-	if (err || !meta->blame)
-		return err;
-	fputs("\nWho made them wait: where the lock was released when each "
-	      "waiter woke\n", out);
-	return table_section(out, cfg, &releases, meta->blame,
-			     meta->blame_names);
+	if (!err && meta->blame) {
+		fputs("\nWho made them wait: where the lock was released when "
+		      "each waiter woke\n", out);
+		err = table_section(out, cfg, &releases, meta->blame,
+				    meta->blame_names);
+	}
+	if (!err && meta->waiting && meta->waiting->count) {
+		fputs("\nWaiting now: waits in progress when the report was "
+		      "made (Count: threads, Wait Time: so far)\n", out);
+		err = table_section(out, cfg, &waiting, meta->waiting,
+				    meta->waiting_names);
+	}
+	return err;
 }
 
 /* JSON string or null; bytes that are not printable UTF-8 become \u00XX. */
@@ -493,6 +502,33 @@ static void json_hold(FILE *out, const struct report_row *r)
 	fprintf(out, ", \"hold_max_ns\": %" PRIu64, r->hold_max_ns);
 }
 
+/* The waits in progress: per row, how many and their time so far. */
+static void json_waiting(FILE *out, const struct report_rows *rows,
+			 const struct format_names *names)
+{
+	fputs(", \"waiting\": [", out);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+
+		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
+		json_string(out, report__type_name(r->type));
+		fputs(", \"object\": ", out);
+		json_hex_or_null(out, r->n_objects == 1, r->object);
+		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
+		json_string(out, names[i].object_symbol);
+		fputs(", \"callsite\": ", out);
+		json_site(out, r->callsite, &names[i].callsite, false);
+		if (r->tid == REPORT_NO_TID)
+			fputs(", \"tid\": null", out);
+		else
+			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+			", \"max_ns\": %" PRIu64 "}", r->count, r->wait_ns,
+			r->max_ns);
+	}
+	fputc(']', out);
+}
+
 /* Non-empty buckets as [lower_ns, count], and quantile estimates. */
 static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
 		      uint64_t max_ns)
@@ -579,6 +615,9 @@ static int format__json(FILE *out, const struct format_config *cfg,
 	fputc(']', out);
 	if (meta->blame)
 		json_blame(out, meta->blame, meta->blame_names);
+	/* Only when there are: a recording, replayed, has none to show. */
+	if (meta->waiting && meta->waiting->count)
+		json_waiting(out, meta->waiting, meta->waiting_names);
 	fputs("}\n", out);
 	return 0;
 }

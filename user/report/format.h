@@ -36,6 +36,12 @@ struct format_meta {
 	 */
 	const struct report_rows *blame;
 	const struct format_names *blame_names;
+	/*
+	 * The waits in progress when the report was made, as rows (count:
+	 * the waits, wait_ns and max_ns: their time so far); NULL: none read.
+	 */
+	const struct report_rows *waiting;
+	const struct format_names *waiting_names;
 };
 
 /* Longest Object or Call site text, with its NUL. */
