@@ -40,7 +40,7 @@ SEC("raw_tp/sched_waking")
 int release_wakes(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *p = (struct task_struct *)ctx->args[0];
-	struct sp_release *rel;
+	struct sp_release *rel, woke;
 	__u64 tid;
 
 	if (!is_target(bpf_get_current_pid_tgid()))
@@ -50,7 +50,14 @@ int release_wakes(struct bpf_raw_tracepoint_args *ctx)
 	rel = bpf_task_storage_get(&releasing, bpf_get_current_task_btf(), 0, 0);
 	if (!rel || !rel->ts || !in_release(rel))
 		return 0;
+	/*
+	 * Timed now, not at the wake's entry: the waiter may have gone to
+	 * sleep in between, and its exit checks the wake came after its
+	 * wait began.
+	 */
+	woke = *rel;
+	woke.ts = bpf_ktime_get_ns();
 	tid = (__u32)BPF_CORE_READ(p, pid);
-	bpf_map_update_elem(&woken_by, &tid, rel, BPF_ANY);
+	bpf_map_update_elem(&woken_by, &tid, &woke, BPF_ANY);
 	return 0;
 }

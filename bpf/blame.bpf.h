@@ -37,7 +37,8 @@ struct sp_release {
 	__u64 stack_id;		/* its stack, 0 if none kept */
 	__u64 uaddr;		/* contended: the word woken; full: the object */
 	__u64 uaddr2;		/* a requeue's target word */
-	__u64 ts;		/* bpf_ktime_get_ns() at the release */
+	__u64 ts;		/* bpf_ktime_get_ns() at the release (woken_by:
+				   at the wakeup) */
 	__u32 tid;
 	__u32 cmd;		/* contended: the futex command */
 };
