@@ -22,7 +22,12 @@
  *     kernel wakes it or finds the word changed; a signal's interruption
  *     continues it.
  * An acquisition is counted once, when its first wait returns; its waits
- * add up to its blocked time.  A timeout or an error ends it as failed.
+ * add up to its blocked time.  A timeout or an error ends it as failed,
+ * and so does a wait cut short by the thread's death (a fatal signal:
+ * the target exits or is killed).  A wait a handled signal interrupts
+ * goes on after the handler: its time is added when the acquisition
+ * ends, with its count, so no row shows blocked time without the
+ * acquisitions it belongs to.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,6 +39,7 @@
 #include "record.bpf.h"
 #include "unwind.bpf.h"
 #include "waits.bpf.h"
+#include "blame.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -56,6 +62,7 @@
 #define ERESTARTNOINTR		513
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
+#define SIGKILL			9
 
 const volatile __u32 cond_signal_offset = 0;	/* 0: not known */
 
@@ -189,6 +196,8 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
+		st->reported_ns = 0;
+		st->blamed_ns = 0;
 		/* The wait starts when the walk is done. */
 		now = bpf_ktime_get_ns();
 		if (wait_timing) {
@@ -200,12 +209,29 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	return 0;
 }
 
-static __always_inline int wake_enter(void)
+/* --blame: the call site and stack of a release (a wake), as a wait's. */
+static __always_inline void release_site(struct unwind_result *w)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	unwind_user(regs->ip, regs->sp, regs->bp, w);
+}
+
+static __always_inline int wake_enter(__u64 uaddr, __u64 uaddr2, __u32 cmd)
 {
 	struct sp_contended *st;
 
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	if (blame_enabled) {
+		struct unwind_result w = {};
+
+		release_site(&w);
+		blame_release(w.callsite, w.stack_id, uaddr, uaddr2, cmd,
+			      cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE ||
+			      cmd == FUTEX_CMP_REQUEUE_PI);
+	}
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0, 0);
 	if (st)
 		st->uaddr = 0;	/* the holder's unlock: the acquisition ended */
@@ -231,7 +257,7 @@ int futex_enter(struct futex_enter_args *ctx)
 	case FUTEX_UNLOCK_PI:
 	case FUTEX_WAKE_BITSET:
 	case FUTEX_CMP_REQUEUE_PI:
-		return wake_enter();
+		return wake_enter(ctx->uaddr, ctx->uaddr2, cmd);
 	default:
 		return 0;
 	}
@@ -244,9 +270,17 @@ int futex2_wait_enter(struct futex_wait2_args *ctx)
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex_wake")
-int futex2_wake_enter(void *ctx)
+int futex2_wake_enter(struct futex_wait2_args *ctx)
 {
-	return wake_enter();
+	return wake_enter(ctx->uaddr, 0, FUTEX_WAKE);
+}
+
+/* The thread is dying: a fatal signal (exit_group, a kill) queued SIGKILL. */
+static __always_inline bool dying(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->pending.signal.sig[0] & (1ull << (SIGKILL - 1));
 }
 
 static __always_inline int wait_exit(__s64 ret)
@@ -266,20 +300,26 @@ static __always_inline int wait_exit(__s64 ret)
 	st->episode_ns += wait;
 	if (ret == 0 || ret == -EAGAIN) {
 		/* Woken, or the word changed before it could sleep. */
+		if (blame_enabled)
+			blame_wait_end(st, now - wait, now);
 		count_inc = !st->counted;
 		st->counted = 1;
 		if (!st->close_on_wake)
 			st->uaddr = 0;
-	} else if (ret == -EINTR || ret == -ERESTARTSYS ||
-		   ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND ||
-		   ret == -ERESTART_RESTARTBLOCK) {
+	} else if ((ret == -EINTR || ret == -ERESTARTSYS ||
+		    ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND ||
+		    ret == -ERESTART_RESTARTBLOCK) && !dying()) {
 		/* A signal: the wait goes on after the handler. */
+		if (!st->counted)
+			return 0;	/* added when the acquisition ends */
 	} else {
-		/* Timed out or refused: the acquisition failed. */
+		/* Timed out, refused or cut short: the acquisition failed. */
 		failed_inc = !st->counted;
 		st->counted = 1;
 		st->uaddr = 0;
 	}
+	wait = st->episode_ns - st->reported_ns;
+	st->reported_ns = st->episode_ns;
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
 	record_wait(&st->key, now - wait, now, st->episode_ns,
 		    (count_inc ? SP_EVENT_COUNTED : 0) |

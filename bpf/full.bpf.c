@@ -31,6 +31,8 @@
 #include "record.bpf.h"
 #include "unwind.bpf.h"
 #include "waits.bpf.h"
+#include "blame.bpf.h"
+#include "hold.bpf.h"
 
 #define EOWNERDEAD 130
 
@@ -75,10 +77,17 @@ int lock_enter(struct pt_regs *ctx)
 	} else {
 		call->callsite = real_return_address(sp, call->callsite);
 	}
-	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR)
+	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR) {
 		call->type = SP_TYPE_CONDVAR;
-	else
+		call->mutex = PT_REGS_PARM2(ctx);
+		/* The wait lets its mutex go: that hold ends here. */
+		if (hold_enabled)
+			hold_end(call->mutex, (__u32)bpf_get_current_pid_tgid(),
+				 bpf_ktime_get_ns());
+	} else {
 		call->type = mutex_type(call->object);
+		call->mutex = call->object;
+	}
 	call->t0 = bpf_ktime_get_ns();
 	if (wait_timing) {
 		counter_add(SP_CNT_WAIT_BPF_NS, call->t0 - start);
@@ -94,7 +103,7 @@ int lock_return(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct sp_inflight *call;
 	struct sp_key key = {};
-	__u64 sp, t0, bias, wait;
+	__u64 sp, t0, bias, wait, mutex;
 	bool acquired;
 	long ret;
 
@@ -117,6 +126,7 @@ int lock_return(struct pt_regs *ctx)
 	key.type = call->type;
 	key.tid = (__u32)pid_tgid;
 	t0 = call->t0;
+	mutex = call->mutex;
 	call->sp = 0;
 
 	ret = (int)PT_REGS_RC(ctx);
@@ -126,6 +136,11 @@ int lock_return(struct pt_regs *ctx)
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,
 		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);
+	/* A condvar wait takes its mutex back even when it times out. */
+	if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR))
+		hold_begin(&key, mutex, key.tid, now);
+	if (blame_enabled && acquired)
+		blame_full_charge(&key, t0, wait);
 	if (wait_timing)
 		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;

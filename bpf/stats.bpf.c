@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What every capability shares, defined once: the target filter, the
- * stats map with its report windows, the drop counters and the
- * library-change events (their types are in stats.bpf.h).  bpftool links
+ * stats map with its report windows and histograms, the drop counters and
+ * the library-change events (their types are in stats.bpf.h).  bpftool links
  * the per-capability objects into one, so the loader has one skeleton and
  * each map exists once.
  */
@@ -20,5 +20,6 @@ volatile __u64 window = 0;
 
 stats_map_t stats SEC(".maps");		/* max_entries set by the loader */
 counters_map_t counters SEC(".maps");
+hists_map_t hists SEC(".maps");		/* max_entries set by the loader */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");

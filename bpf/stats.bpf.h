@@ -76,16 +76,74 @@ static __always_inline __u32 mutex_type(__u64 mutex)
 }
 
 /*
- * Adds one wait to key's row: count and failed grow by their increments,
- * and max_candidate_ns (the wait, or the whole acquisition so far) may
- * raise the maxima.
+ * A row's histogram (see struct sp_hist), in a hash shared by the CPUs:
+ * one map, not a slot array in the per-CPU value, whose 384 bytes would
+ * be preallocated for every row on every CPU (16384 rows: 6 MB per CPU);
+ * allocated on first use, so it costs only the rows that exist.  Its
+ * lookup and atomic add cost ~17 ns per wait that ends (full mode's
+ * return program: 100 -> 117 ns, medians of 5 runs of 200,000 calls,
+ * kernel.bpf_stats_enabled), against ~2 us for the probes themselves.
  */
-static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
-				      __u64 max_candidate_ns, __u64 count_inc,
-				      __u64 failed_inc)
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sp_key);
+	__type(value, struct sp_hist);
+	__uint(max_entries, 16384);
+} hists_map_t;
+extern hists_map_t hists SEC(".maps");
+
+/* A zeroed histogram to insert (too large for the BPF stack). */
+static const struct sp_hist hist_zero;
+
+/* floor(log2(v)) for v > 0, without loops. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = (v > 0xffffffffull) << 5, shift;
+
+	v >>= r;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	return r | (__u32)(v >> 1);
+}
+
+static __always_inline void hist_add(struct sp_key *key, __u64 ns)
+{
+	__u32 slot = ns ? log2_u64(ns) + 1 : 0;
+	struct sp_hist *h = bpf_map_lookup_elem(&hists, key);
+
+	if (!h) {
+		long err = bpf_map_update_elem(&hists, key, &hist_zero,
+					       BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST */) {
+			counter_bump(SP_CNT_DROPPED_STATS);
+			return;
+		}
+		h = bpf_map_lookup_elem(&hists, key);
+		if (!h)
+			return;
+	}
+	if (slot >= SP_HIST_SLOTS)
+		slot = SP_HIST_SLOTS - 1;
+	__sync_fetch_and_add(&h->slot[slot], 1);
+}
+
+/*
+ * Adds one wait to key's row of a map of sp_values (the stats map, and
+ * the maps of --blame and --hold): count and failed grow by their
+ * increments, and max_candidate_ns (the wait, or the whole acquisition so
+ * far) may raise the maxima; a failure adds max_candidate_ns to failed_ns.
+ */
+static __always_inline void value_add(void *map, struct sp_key *key,
+				      __u64 wait_ns, __u64 max_candidate_ns,
+				      __u64 count_inc, __u64 failed_inc)
 {
 	__u64 cur_window = window;
-	struct sp_value *v = bpf_map_lookup_elem(&stats, key);
+	__u64 failed_ns = failed_inc ? max_candidate_ns : 0;
+	struct sp_value *v = bpf_map_lookup_elem(map, key);
 
 	if (!v) {
 		struct sp_value init = {
@@ -93,10 +151,11 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 			.wait_ns = wait_ns,
 			.max_ns = max_candidate_ns,
 			.failed = failed_inc,
+			.failed_ns = failed_ns,
 			.window_max_ns = max_candidate_ns,
 			.window = cur_window,
 		};
-		long err = bpf_map_update_elem(&stats, key, &init, BPF_NOEXIST);
+		long err = bpf_map_update_elem(map, key, &init, BPF_NOEXIST);
 
 		if (!err)
 			return;
@@ -104,7 +163,7 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
 		}
-		v = bpf_map_lookup_elem(&stats, key);
+		v = bpf_map_lookup_elem(map, key);
 		if (!v) {
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
@@ -112,8 +171,10 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 	}
 	if (count_inc)
 		__sync_fetch_and_add(&v->count, count_inc);
-	if (failed_inc)
+	if (failed_inc) {
 		__sync_fetch_and_add(&v->failed, failed_inc);
+		__sync_fetch_and_add(&v->failed_ns, failed_ns);
+	}
 	__sync_fetch_and_add(&v->wait_ns, wait_ns);
 	if (max_candidate_ns > v->max_ns)
 		v->max_ns = max_candidate_ns;
@@ -132,6 +193,21 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 	} else if (max_candidate_ns > v->window_max_ns) {
 		v->window_max_ns = max_candidate_ns;
 	}
+}
+
+/*
+ * Adds one wait to key's row of the stats map; a wait that ends (counted
+ * or failed) also goes into the row's histogram, with max_candidate_ns:
+ * the call, or the acquisition's whole blocked time.
+ */
+static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
+				      __u64 max_candidate_ns, __u64 count_inc,
+				      __u64 failed_inc)
+{
+	value_add(&stats, key, wait_ns, max_candidate_ns, count_inc,
+		  failed_inc);
+	if (count_inc | failed_inc)
+		hist_add(key, max_candidate_ns);
 }
 
 /*

@@ -31,6 +31,8 @@ enum sp_lock_type {
 enum sp_probe_class {
 	SP_CLASS_MUTEX = 0,	/* pthread_mutex_{lock,trylock,timedlock,clocklock} */
 	SP_CLASS_CONDVAR = 1,	/* pthread_cond_{wait,timedwait,clockwait} */
+	SP_CLASS_UNLOCK = 2,	/* pthread_mutex_unlock (--hold, --blame) */
+	SP_CLASS_SIGNAL = 3,	/* pthread_cond_{signal,broadcast} (--blame) */
 };
 
 /*
@@ -109,6 +111,20 @@ struct sp_value {
 	__u64 window;		/* the window window_max_ns belongs to */
 	__u64 prev_window_max_ns; /* the same for the window before it */
 	__u64 prev_window;
+	__u64 failed_ns;	/* the part of wait_ns that failed */
+};
+
+/*
+ * A row's log2 histogram of single waits (full mode: calls; contended
+ * mode: acquisitions, each with its blocked time), in a map beside the
+ * stats map.  Slot 0 counts waits of 0 ns; slot k, 1 <= k < SP_HIST_SLOTS,
+ * counts waits in [2^(k-1), 2^k) ns; the last slot also holds everything
+ * longer (2^46 ns: 19.5 hours).
+ */
+#define SP_HIST_SLOTS	48
+
+struct sp_hist {
+	__u64 slot[SP_HIST_SLOTS];
 };
 
 /* State between a probed call's entry and its return, per thread. */
@@ -118,6 +134,7 @@ struct sp_inflight {
 	__u64 callsite;
 	__u64 stack_id;
 	__u64 sp;		/* stack pointer at entry: pairs the return */
+	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
 	__u32 pad;
 };
@@ -198,6 +215,8 @@ struct sp_contended {
 	__u64 uaddr;		/* futex word of the open acquisition */
 	__u64 t0;		/* wait in flight: entry time, else 0 */
 	__u64 episode_ns;	/* blocked so far in this acquisition */
+	__u64 reported_ns;	/* of which added to the stats map */
+	__u64 blamed_ns;	/* of which charged to releases (--blame) */
 	__u32 counted;		/* the acquisition has been counted */
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
 };

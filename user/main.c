@@ -46,6 +46,7 @@ struct session {
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
 	struct snapshot *prev;
+	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	uint64_t next_window;	/* the first window of the next delta report */
@@ -102,30 +103,59 @@ static int session__now(struct session *s, uint64_t *now_ns)
 	return 0;
 }
 
+/* Rows of a view (NULL: none), named. */
+static int session__rows(struct session *s, const struct snapshot *view,
+			 const struct report_settings *settings,
+			 struct report_rows *rows, struct format_names **names)
+{
+	int err = 0;
+
+	*rows = (struct report_rows){ 0 };
+	*names = NULL;
+	if (view)
+		err = report__build(snapshot__entries(view),
+				    snapshot__count(view), settings, rows);
+	if (!err)
+		err = format__names(s->symbolizer, rows, names);
+	if (err)
+		report__free(rows);
+	return err;
+}
+
+/* What one report shows, over one window. */
+struct session_views {
+	const struct snapshot *rows;	/* NULL: nothing read since a reset */
+	const struct snapshot *blame;	/* --blame's charges, or NULL */
+	const struct snapshot *waiting;	/* waits in progress at its end */
+};
+
 /*
  * Prints one report of the waits counted in windows [first_window,
- * last_window], and notes it for --replay; with --states, the thread
- * states of the window since the span's start (their CSV file too).
+ * last_window], and notes it for --replay; stacks: -g's stacks under the
+ * table's rows; with --states, the thread states of the window since the
+ * span's start (their CSV file too).
  */
-static int session__print(struct session *s, const struct snapshot *view,
+static int session__print(struct session *s, const struct session_views *v,
 			  const struct report_settings *settings, bool stacks,
 			  enum states_span span, uint64_t start_ns,
 			  uint64_t end_ns, uint64_t first_window,
 			  uint64_t last_window)
 {
 	struct states_report states = { 0 };
-	struct format_names *names = NULL;
-	struct report_rows rows = { 0 };
+	struct format_names *names = NULL, *blame_names = NULL;
+	struct format_names *waiting_names = NULL;
+	struct report_rows rows = { 0 }, blame_rows = { 0 };
+	struct report_rows waiting_rows = { 0 };
 	uint64_t dropped = probes__dropped(s->probes);
 	int err;
 
-	if (view)
-		err = report__build(snapshot__entries(view),
-				    snapshot__count(view), settings, &rows);
-	else
-		err = 0;	/* nothing read since a reset */
+	err = session__rows(s, v->rows, settings, &rows, &names);
+	if (!err && s->opts->blame)
+		err = session__rows(s, v->blame, settings, &blame_rows,
+				    &blame_names);
 	if (!err)
-		err = format__names(s->symbolizer, &rows, &names);
+		err = session__rows(s, v->waiting, settings, &waiting_rows,
+				    &waiting_names);
 	if (!err && s->states) {
 		err = threadstates__report(s->states, span, s->group_threads,
 					   &states);
@@ -133,7 +163,12 @@ static int session__print(struct session *s, const struct snapshot *view,
 	}
 	if (err) {
 		free(names);
+		free(blame_names);
+		free(waiting_names);
+		report__free(&waiting_rows);
+		threadstates__free_report(&states);
 		report__free(&rows);
+		report__free(&blame_rows);
 		return err;
 	}
 	const struct format_meta meta = {
@@ -148,6 +183,12 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.sequence = ++s->sequence,
 		.states = s->states ? &states : NULL,
+		.hist = s->opts->hist,
+		.hold = s->opts->hold,
+		.blame = s->opts->blame ? &blame_rows : NULL,
+		.blame_names = blame_names,
+		.waiting = &waiting_rows,
+		.waiting_names = waiting_names,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -178,12 +219,33 @@ static int session__print(struct session *s, const struct snapshot *view,
 	if (dropped && s->opts->format != FORMAT_TABLE)
 		session__warn_dropped(s, dropped);
 	free(names);
+	free(blame_names);
+	free(waiting_names);
 	report__free(&rows);
 	threadstates__free_report(&states);
+	report__free(&blame_rows);
+	report__free(&waiting_rows);
 	return err;
 }
 
-static int session__report(struct session *s)
+/* The waits in progress now; a failure leaves them out, with a warning. */
+static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
+{
+	struct snapshot *waiting = NULL;
+	int err = probes__read_waiting(s->probes, now_ns, &waiting);
+
+	if (err)
+		pr_warn("cannot read the waits in progress: %s", strerror(-err));
+	return waiting;
+}
+
+/*
+ * One report of the window since the last; the last report of the run
+ * (final) also lists the waits still in progress.  Interval reports do
+ * not: those waits are counted in the window where they end, and a
+ * recording replays the same reports (--replay) without knowing them.
+ */
+static int session__report(struct session *s, bool final)
 {
 	const struct report_settings settings = {
 		.coalesce = s->opts->coalesce,
@@ -192,6 +254,8 @@ static int session__report(struct session *s)
 		.top = s->opts->top,
 	};
 	struct snapshot *snap, *delta = NULL;
+	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting;
+	struct session_views views;
 	uint64_t now, closed;
 	int err;
 
@@ -200,29 +264,40 @@ static int session__report(struct session *s)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
 	if (!err)
 		err = session__now(s, &now);
+	if (!err && s->opts->blame)
+		err = probes__read_blame(s->probes, &blame);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
 	closed = probes__window(s->probes) - 1;
+	waiting = final ? session__waiting(s, now) : NULL;
 	if (s->opts->cumulative) {
-		err = session__print(s, snap, &settings, s->opts->stacks,
+		views = (struct session_views){ snap, blame, waiting };
+		err = session__print(s, &views, &settings, s->opts->stacks,
 				     STATES_SINCE_ORIGIN, s->attach_ns, now, 0,
 				     closed);
 	} else {
 		err = snapshot__delta(snap, s->prev, &delta);
+		if (!err && blame)
+			err = snapshot__delta(blame, s->prev_blame, &blame_delta);
+		views = (struct session_views){ delta, blame_delta, waiting };
 		if (!err)
-			err = session__print(s, delta, &settings,
+			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
 					     s->last_ns, now, s->next_window,
 					     closed);
 		snapshot__free(delta);
+		snapshot__free(blame_delta);
 	}
+	snapshot__free(waiting);
 	s->next_window = closed + 1;
 	if (s->states)
 		threadstates__mark(s->states);
 	snapshot__free(s->prev);
+	snapshot__free(s->prev_blame);
 	s->prev = snap;
+	s->prev_blame = blame;
 	s->last_ns = now;
 	return err;
 }
@@ -254,18 +329,30 @@ static int session__live_end(struct session *s)
 {
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
+	struct snapshot *blame = NULL, *waiting;
+	struct session_views views;
 	uint64_t since_ns;
 	int err = session__refresh(s);
 
 	live__end(s->live);
+	if (!err && s->opts->blame)
+		err = probes__read_blame(s->probes, &blame);
 	if (err)
 		return err;
+	waiting = session__waiting(s, s->last_ns);
 	totals = live__totals(s->live, &settings, &since_ns);
-	/* A reset ('r') is not in the windows: --replay shows since attach. */
+	/*
+	 * A reset ('r') is not in the windows: --replay shows since attach;
+	 * the blame covers the run since attach too.
+	 */
 	s->group_threads = live__group_threads(s->live);
-	return session__print(s, totals, &settings, live__stacks_shown(s->live),
-			      STATES_SINCE_ORIGIN, since_ns, s->last_ns, 0,
-			      probes__window(s->probes) - 1);
+	views = (struct session_views){ totals, blame, waiting };
+	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
+			     STATES_SINCE_ORIGIN, since_ns, s->last_ns, 0,
+			     probes__window(s->probes) - 1);
+	snapshot__free(blame);
+	snapshot__free(waiting);
+	return err;
 }
 
 /* --interval on a terminal: the live screen, or plain reports without one. */
@@ -441,7 +528,8 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {
-			err = s->live ? session__refresh(s) : session__report(s);
+			err = s->live ? session__refresh(s)
+				      : session__report(s, false);
 			if (err)
 				break;
 		}
@@ -729,6 +817,8 @@ int main(int argc, char **argv)
 		.tgid = target__pid(s.target),
 		.map_size = opts.map_size,
 		.probe_at_entry = opts.probe_at_entry,
+		.blame = opts.blame,
+		.hold = opts.hold,
 		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
 						    : PROBES_FULL,
 		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
@@ -812,7 +902,7 @@ int main(int argc, char **argv)
 
 	err = session__loop(&s, signal_fd);
 	if (!err)
-		err = s.live ? session__live_end(&s) : session__report(&s);
+		err = s.live ? session__live_end(&s) : session__report(&s, true);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		goto cleanup;
@@ -835,6 +925,7 @@ cleanup:
 	threadstates__free(s.states);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
+	snapshot__free(s.prev_blame);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);

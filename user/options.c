@@ -31,6 +31,9 @@ enum {
 	OPT_STATES,
 	OPT_GROUP_THREADS,
 	OPT_STATES_CSV,
+	OPT_HIST,
+	OPT_BLAME,
+	OPT_HOLD,
 };
 
 static const char doc[] =
@@ -52,7 +55,14 @@ static const char doc[] =
 "target's libc. Count is the number of successful acquisitions (a failed "
 "trylock or a timeout adds time but no count); Wait Time is the time spent "
 "inside the call; every call pays the probes (~2 us here).\n\n"
-"In both modes Average = Wait Time / Count.\n\n"
+"In both modes Average = the wait of the counted acquisitions / Count "
+"(failed waits left out; '-' without a count), Max is the longest single "
+"wait, and Failed counts the waits that ended without the lock.\n\n"
+"--blame adds who made them wait: each wait a release ended (an unlock, a "
+"condvar signal or broadcast, a semaphore post, a futex wake) is charged "
+"to where the releasing thread called it, in a section of its own. "
+"--hist draws each row's distribution of waits; --hold (full mode) times "
+"how long each lock was held.\n\n"
 "Profiles: --format folded prints flame-graph input (flamegraph.pl, "
 "inferno): one line per distinct stack, frames outermost first joined "
 "by ';', the lock last, then the wait in ns. --format pprof -o FILE "
@@ -95,6 +105,17 @@ static const struct argp_option option_table[] = {
 	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
 	  "How the table names call sites: line (file:line, default) | func | both", 3 },
+	{ "blame", OPT_BLAME, NULL, 0,
+	  "Also report where the lock was released when each waiter woke "
+	  "(the holder's unlock, signal or post): the wait each release "
+	  "site caused", 3 },
+	{ "hold", OPT_HOLD, NULL, 0,
+	  "--mode full: also time how long each lock was held, from the "
+	  "return of the call that took it to its unlock (Hold Time and "
+	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 3 },
+	{ "hist", OPT_HIST, NULL, 0,
+	  "Table: each row's log2 histogram of single waits under it, in ns "
+	  "(JSON rows always have theirs)", 3 },
 	{ NULL, 0, NULL, 0, "Timeline:", 4 },
 	{ "record", OPT_RECORD, "DIR", 0,
 	  "Also record every wait as a span on its thread, in uftrace's data "
@@ -297,6 +318,15 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BATCH:
 		opts->batch = true;
+		break;
+	case OPT_HIST:
+		opts->hist = true;
+		break;
+	case OPT_BLAME:
+		opts->blame = true;
+		break;
+	case OPT_HOLD:
+		opts->hold = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
@@ -531,6 +561,11 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (opts->interval_s > 0 && opts->interval_s < OPTIONS_MIN_INTERVAL_S) {
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
+		return -EINVAL;
+	}
+	if (opts->hold && opts->mode != MODE_FULL) {
+		pr_err("--hold times holds with probes on the unlock functions: "
+		       "it needs --mode full");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {

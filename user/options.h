@@ -58,6 +58,9 @@ struct options {
 	bool per_thread;
 	bool cumulative;
 	bool batch;		/* plain reports even on a terminal */
+	bool hist;		/* table: histograms under the rows */
+	bool blame;		/* report the release sites that ended waits */
+	bool hold;		/* full mode: time how long locks are held */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;

@@ -71,6 +71,13 @@ Then --states, with BENCH_PAIRS rounds:
     profiler, contended mode, contended mode with --states; "missed" is
     the scheduler events of the target's threads the kernel did not
     deliver (sched_missed).
+Then what --hold and --blame add (features), each paired against the
+same mode without it: full mode's unlock probe per lock/unlock pair (and
+the hold it reads for locks held a few nanoseconds: the probes' own
+time), contended mode's release records per blocking wait.
+
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, tools;
+comma separated) runs only those sections.
 
 BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
@@ -226,6 +233,9 @@ def run_syncprof(workload, truth, probe_at, mode="full", args=None, extra=()):
     result["event_types"] = sorted({r["type"] for r in last["rows"]})
     result["threads"] = last.get("threads")
     result["sched_missed"] = last.get("sched_missed")
+    result["holds"] = sum(r.get("holds", 0) for r in own)
+    result["hold_ns"] = sum(r.get("hold_ns", 0) for r in own)
+    result["blamed"] = sum(b["count"] for b in last.get("blame", []))
     return result
 
 
@@ -878,6 +888,68 @@ def states_target(results):
     print()
 
 
+def feature_cost(results):
+    """--hold and --blame, paired against the same mode without them: in
+    full mode what the unlock probe adds to each lock/unlock pair, and
+    the hold it reads for holds of a few nanoseconds (the probes' own
+    time inside a hold); in contended mode what --blame adds to each
+    blocking wait (the release's unwind, sched_waking)."""
+    out = results["features"] = {}
+    workload, args = "uncontended", WORKLOADS["uncontended"]
+    cpu = max(os.sched_getaffinity(0))
+    pp_workload, pp_args = COST[0][0], COST[0][1] + ["--pin", str(cpu)]
+    print(f"--hold and --blame: added cost, median of {PAIRS} pairs against the "
+          "same mode without them")
+    print(f"  full: {workload} (each op one lock/unlock pair, each thread its own "
+          "mutex), added per pair;")
+    print(f"  contended: {pp_workload} on CPU {cpu}, added per blocking wait; "
+          "hold read = mean hold of")
+    print("  locks held a few ns: the probes' own time inside a hold")
+    print()
+    table_header(extra=f"{'added':>10} {'hold read':>10} {'blamed':>8}")
+    cases = [("full", workload, args, ["--hold"], "full --hold"),
+             ("full", workload, args, ["--blame"], "full --blame"),
+             ("contended", pp_workload, pp_args, ["--blame"], "cont. --blame")]
+    for mode, wl, wl_args, extra, name in cases:
+        base_ns, feat_ns, added, hold_read, blamed, runs = [], [], [], [], [], []
+        try:
+            for _ in range(PAIRS):
+                base = run_syncprof(wl, False, "auto", mode, wl_args)
+                feat = run_syncprof(wl, False, "auto", mode, wl_args, extra)
+                base_ns.append(base["ns_per_op"])
+                feat_ns.append(feat["ns_per_op"])
+                # ns_per_op is wall time over all threads' ops: a thread's
+                # own lock/unlock pair costs threads times as much.
+                threads = int(wl_args[wl_args.index("--threads") + 1]) \
+                    if "--threads" in wl_args else 1
+                per = feat["ops"] / threads if mode == "full" else max(feat["events"], 1)
+                added.append((feat["ns_per_op"] - base["ns_per_op"]) * feat["ops"] / per)
+                if feat["holds"]:
+                    hold_read.append(feat["hold_ns"] / feat["holds"])
+                blamed.append(feat["blamed"])
+                runs.append({"base_ns_per_op": base["ns_per_op"],
+                             "ns_per_op": feat["ns_per_op"], "ops": feat["ops"],
+                             "events": feat["events"], "holds": feat["holds"],
+                             "hold_ns": feat["hold_ns"], "blamed": feat["blamed"]})
+        except (RuntimeError, subprocess.CalledProcessError, ValueError,
+                KeyError, IndexError) as e:
+            print(f"{wl:12} {name:13} failed: {e}")
+            continue
+        hold_text = f"{median(hold_read):8.0f}ns" if hold_read else f"{'':10}"
+        print(f"{wl:12} {mode:13} {median(base_ns):10.1f} {'1.00x':>9}")
+        print(f"{wl:12} {name:13} {median(feat_ns):10.1f} "
+              f"{median(feat_ns) / median(base_ns):8.2f}x {median(added):+8.0f}ns "
+              f"{hold_text} {median(blamed):8.0f}")
+        out[name] = {"workload": wl, "args": wl_args, "pairs": PAIRS,
+                     "base_ns_per_op": median(base_ns),
+                     "ns_per_op": median(feat_ns),
+                     "added_ns": median(added),
+                     "added_per": ("lock/unlock pair" if mode == "full"
+                                   else "blocking wait"),
+                     "hold_read_ns": median(hold_read), "runs": runs}
+    print()
+
+
 def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
@@ -909,7 +981,7 @@ def main():
     sections = [("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
-                ("states", states_target)]
+                ("states", states_target), ("features", feature_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -204,9 +204,11 @@ class Lifecycle(SyncprofTestCase):
         header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
         self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
                          r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0$")
-        # QSP's header; the Object column widens to the longest name.
+        # QSP's header, then the longest wait and the failed ones; the
+        # Object column widens to the longest name.
         self.assertRegex(lines[header], r"^Type     +Object  Call site +"
-                         r"  Wait Time \(s\)         Count  Average \(us\)$")
+                         r"  Wait Time \(s\)         Count  Average \(us\)"
+                         r"      Max \(us\)      Failed$")
         # Right-aligned: the title and the names end in one column.
         self.assertEqual(lines[header].index("Object") + len("Object"),
                          lines[header + 2].index("big_lock") + len("big_lock"))
@@ -214,7 +216,7 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(len(lines[header + 1]), len(lines[header]))
         self.assertRegex(lines[header + 2],
                          r"^mutex +big_lock  workload\.c:\d+ +"
-                         r"  +\d+\.\d{5}  +10  +\d+\.\d\d$")
+                         r"  +\d+\.\d{5}  +10  +\d+\.\d\d  +\d+\.\d\d  +0$")
 
     def test_csv_output(self):
         proc = subprocess.run(

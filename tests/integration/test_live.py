@@ -17,8 +17,9 @@ DEMO = os.path.join(BUILD, "tests", "targets", "demo")
 TIMEOUT = 40
 _sockets = itertools.count()
 
+# Average is '-' for a row without a count (sorted as a mean of 0).
 ROW = re.compile(r"^(mutex|rec_mutex|condvar)\s+(\[\s*\d+\]|\S+)\s+(\S+)\s+"
-                 r"(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+)((?:\s+\S+)*)\s*$")
+                 r"(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|-)((?:\s+\S+)*)\s*$")
 SETTINGS = re.compile(r"^sort (\w+)  coalesce (on|off)  per-thread (on|off)  "
                       r"view (deltas|totals) \(([\d.]+) s(?: since (\w+))?\)  "
                       r"rows (\d+)/(\d+)(  PAUSED)?")
@@ -43,13 +44,17 @@ class Screen:
                 self.title = line
         self.rows = []
         for line in self.lines:
+            # The final report's sections after the table are not rows.
+            if line.startswith(("Who made them wait:", "Waiting now:")):
+                break
             m = ROW.match(line)
             if not m:
                 continue
             extra = m.group(7).split()
             row = {"type": m.group(1), "object": m.group(2),
                    "callsite": m.group(3), "wait": float(m.group(4)),
-                   "count": int(m.group(5)), "avg": float(m.group(6)),
+                   "count": int(m.group(5)),
+                   "avg": 0.0 if m.group(6) == "-" else float(m.group(6)),
                    "line": line}
             for name in ("Thread", "Max (us)", "Failed"):
                 if self.title and name in self.title and extra:
@@ -235,6 +240,42 @@ class Live(SyncprofTestCase):
         self.assertGreater(row["count"], 0)
         # The key line at the bottom.
         self.assertIn("q quit", screen.lines[-1])
+
+    def test_H_shows_the_selected_rows_histogram(self):
+        demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.children.append(demo)
+        tmux = self.start_live(demo.pid, "--cumulative")
+        self.wait_for(tmux, lambda s: len(s.rows) >= 3, "demo rows")
+        tmux.keys("p")
+        self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
+
+        def pane(screen):
+            titles = [i for i, l in enumerate(screen.lines)
+                      if l.startswith("Waits (ns) of ")]
+            return screen.lines[titles[0]:] if titles else None
+
+        tmux.keys("H")
+        screen = self.wait_for(tmux, pane, "the histogram pane")
+        screen = self.stable(tmux)
+        lines = pane(screen)
+        first = screen.rows[0]
+        self.assertTrue(lines[0].startswith(
+            f"Waits (ns) of {first['type']} {first['object']} {first['callsite']}: "),
+            lines[0])
+        buckets = [l for l in lines[1:] if re.match(r"^  \[\S+(, \S+\))?\s+\d+ \|[@ ]{52}\|$", l)]
+        self.assertTrue(buckets, screen.text)
+        # The counts of the buckets add up to the title's.
+        self.assertEqual(sum(int(re.search(r"(\d+) \|", b).group(1)) for b in buckets),
+                         int(re.search(r": (\d+)  \(Up/Down row  H close\)", lines[0]).group(1)))
+        # Down selects the next row, whose histogram the pane shows.
+        tmux.keys("Down")
+        second = screen.rows[1]
+        self.wait_for(tmux, lambda s: pane(s) and pane(s)[0].startswith(
+            f"Waits (ns) of {second['type']} {second['object']} {second['callsite']}: "),
+            "the second row's histogram")
+        tmux.keys("H")
+        self.wait_for(tmux, lambda s: not pane(s), "the pane closed")
 
     def test_s_cycles_the_sort_and_reorders_the_rows(self):
         demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,

@@ -120,7 +120,7 @@ class Symbols(SyncprofTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         line = marker_line("workload.c", "timed_lock")
         self.assertRegex(proc.stdout, rf"\nmutex +big_lock  workload\.c:{line} +"
-                         r"\d+\.\d{5} +10 +\d+\.\d\d\n")
+                         r"\d+\.\d{5} +10 +\d+\.\d\d +\d+\.\d\d +0\n")
         both = subprocess.run(
             [SYNCPROF, "--mode", "full", "--callsite", "both", "--", WORKLOAD, "mutex", "--threads",
              "1", "--iters", "2", "--hold-us", "100"],

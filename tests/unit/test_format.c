@@ -25,8 +25,11 @@
  * Rules: 79 dashes is QSP's table with the narrowest call-site column (9);
  * wider columns and the Thread column add to it.
  */
+#define RULE105 "---------------------------------------------------------------------------------------------------------\n"
 #define RULE79 "-------------------------------------------------------------------------------\n"
+#define RULE115 "-------------------------------------------------------------------------------------------------------------------\n"
 #define RULE89 "-----------------------------------------------------------------------------------------\n"
+#define RULE119 "-----------------------------------------------------------------------------------------------------------------------\n"
 #define RULE93 "---------------------------------------------------------------------------------------------\n"
 
 static const struct format_meta meta = {
@@ -325,12 +328,12 @@ static void test_table_qsp_example(void **state UNUSED)
 	/* The rows of QSP's own report (docs: anchors.md), "BQL " aside. */
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/5  dropped 0\n"
-		"Type               Object  Call site                Wait Time (s)         Count  Average (us)\n"
-		RULE93
-		"mutex      0x56189610b2e0  accel/tcg/cputlb.c:1365        0.25311      12346237          0.02\n"
-		"condvar    0x5618970cf220  softmmu/cpus.c:423             0.05506             2      27530.78\n"
-		"rec_mutex  [           2]  util/async.c:682               0.00002           493          0.03\n"
-		RULE93);
+		"Type               Object  Call site                Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE119
+		"mutex      0x56189610b2e0  accel/tcg/cputlb.c:1365        0.25311      12346237          0.02          0.90           0\n"
+		"condvar    0x5618970cf220  softmmu/cpus.c:423             0.05506             2      27530.78      40000.00           0\n"
+		"rec_mutex  [           2]  util/async.c:682               0.00002           493          0.03          0.08           0\n"
+		RULE119);
 	free(out);
 }
 
@@ -340,9 +343,9 @@ static void test_table_empty(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE79
-		RULE79);
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE105
+		RULE105);
 	free(out);
 }
 
@@ -357,11 +360,11 @@ static void test_table_short_callsites_keep_title_width(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 1/1  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE79
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE105
 		"mutex    " "  " "        0x1000" "  " "f.c:1    " "  "
-		"      0.00000" "  " "           4" "  " "        0.50\n"
-		RULE79);
+		"      0.00000" "  " "           4" "  " "        0.50" "  " "        0.90" "  " "         0\n"
+		RULE105);
 	free(out);
 }
 
@@ -380,13 +383,13 @@ static void test_table_per_thread_column(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)    Thread\n"
-		RULE89
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed    Thread\n"
+		RULE115
 		"mutex    " "  " "0x55d0c0de1040" "  " "w.c:10   " "  "
-		"      1.00000" "  " "           5" "  " "   200000.00" "  " "    4242\n"
+		"      1.00000" "  " "           5" "  " "   200000.00" "  " "   201000.00" "  " "         0" "  " "    4242\n"
 		"condvar  " "  " "[           3]" "  " "sleep.c:2" "  "
-		"      0.00000" "  " "           1" "  " "        1.50" "  " "      17\n"
-		RULE89);
+		"      0.00000" "  " "           1" "  " "        1.50" "  " "        1.50" "  " "         0" "  " "      17\n"
+		RULE115);
 	free(out);
 }
 
@@ -413,15 +416,15 @@ static void test_table_object_symbols(void **state UNUSED)
 	out = render(FORMAT_TABLE, &meta, rows, 3, 3, names);
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 3/3  dropped 0\n"
-		"Type                             Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE93
+		"Type                             Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE119
 		"mutex    " "  " "                    big_lock" "  " "a.c:1    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "a_rather_long_lock_name+0x10" "  " "b.c:2    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "              [           2]" "  " "c.c:3    " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
-		RULE93);
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
+		RULE119);
 	free(out);
 }
 
@@ -471,7 +474,7 @@ static void test_table_single_file_shows_its_name(void **state UNUSED)
 
 static void test_table_zero_count_average(void **state UNUSED)
 {
-	/* Only failed trylocks: time, no count, average 0. */
+	/* Only failed trylocks: time, no count, no average: '-'. */
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 2500000000ull,
 		    2000000000ull, 7),
@@ -481,7 +484,8 @@ static void test_table_zero_count_average(void **state UNUSED)
 
 	assert_contains(out,
 		"mutex    " "  " "        0x1000" "  " "a.c:9    " "  "
-		"      2.50000" "  " "           0" "  " "        0.00\n");
+		"      2.50000" "  " "           0" "  " "           -" "  "
+		"  2000000.00" "  " "         7\n");
 	free(out);
 }
 
@@ -503,13 +507,13 @@ static void test_table_pads_by_display_width(void **state UNUSED)
 
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 2/2  dropped 0\n"
-		"Type               Object  Call site     Wait Time (s)         Count  Average (us)\n"
-		"----------------------------------------------------------------------------------\n"
+		"Type               Object  Call site     Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		"------------------------------------------------------------------------------------------------------------\n"
 		"mutex    " "  " "        0x1000" "  " "funci\xc3\xb3n.c:12" "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
 		"mutex    " "  " "        0x2000" "  " "ab.c:3      " "  "
-		"      0.00000" "  " "           1" "  " "        1.00\n"
-		"----------------------------------------------------------------------------------\n");
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00" "  " "         0\n"
+		"------------------------------------------------------------------------------------------------------------\n");
 	free(out);
 }
 
@@ -525,7 +529,7 @@ static void test_table_large_values(void **state UNUSED)
 
 	assert_contains(out,
 		"mutex    " "  " "0xffffffffffffffff" "  " "a.c:1    " "  "
-		"18446744073.70955" "  " "999999999999" "  " "    18446.74\n");
+		"18446744073.70955" "  " "999999999999" "  " "    18446.74" "  " "18446744073709552.00" "  " "         0\n");
 	free(out);
 }
 
@@ -724,7 +728,7 @@ static void test_json_rows_without_stacks_have_an_empty_list(void **state UNUSED
 	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
 
 	assert_json_line(out);
-	assert_contains(out, "\"failed\": 0, \"stacks\": []}]}");
+	assert_contains(out, "\"p99_ns\": null, \"stacks\": []}]}");
 	free(out);
 }
 
@@ -781,6 +785,158 @@ static void test_json_stacks_frames_and_totals(void **state UNUSED)
 	stacktab__free(tab);
 }
 
+/* Non-empty buckets only, [lower_ns, count]; quantiles from them. */
+static void test_json_hist(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 9000000,
+		    3000000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 0, 0, 0, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	char *out;
+
+	rows[0].hist[0] = 1;		/* 0 ns */
+	rows[0].hist[22] = 3;		/* [2M, 4M) */
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	assert_json_line(out);
+	assert_contains(out, "\"hist\": [[0, 1], [2097152, 3]], ");
+	/* rank 3.96 of 4: 2.96 of the 3 in [2M, max] */
+	assert_contains(out, "\"p50_ns\": 2398101, \"p99_ns\": 2987962, ");
+	assert_contains(out, "\"hist\": [], \"p50_ns\": null, \"p99_ns\": null, ");
+	free(out);
+}
+
+/* --hist: bpftrace's lines under each row, none under an empty one. */
+static void test_table_hist_under_rows(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 3, 6000,
+		    3000, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 0, 0, 0, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	struct format_meta m = meta;
+	char *out;
+
+	m.hist = true;
+	rows[0].hist[11] = 1;		/* [1K, 2K) */
+	rows[0].hist[12] = 2;		/* [2K, 4K) */
+	out = render(FORMAT_TABLE, &m, rows, 2, 2, names);
+	assert_contains(out, "a.c:1  ");
+	assert_contains(out, "\n    wait (ns)\n"
+		"    [1K, 2K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |\n"
+		"    [2K, 4K)               2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+		"mutex ");
+	assert_int_equal(strstr(strstr(out, "a.c:2"), "wait (ns)") != NULL, 0);
+	free(out);
+}
+
+/* --blame: a section of release sites under the table. */
+static void test_table_blame_section(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+	};
+	struct report_row released[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, REPORT_NO_TID, 3, 3000, 1500, 0),
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0, REPORT_NO_TID, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct format_names release_names[] = { file_line("holder.c", 77),
+						      { .callsite = { 0 } } };
+	struct report_rows blame = { .rows = released, .count = 2, .total = 2 };
+	struct format_meta m = meta;
+	char *out;
+
+	m.blame = &blame;
+	m.blame_names = release_names;
+	out = render(FORMAT_TABLE, &m, rows, 1, 1, names);
+	assert_contains(out, RULE105 "\n"
+		"Who made them wait: where the lock was released when each waiter woke\n"
+		"Type               Object  Released at  Wait Time (s)         Count  Average (us)      Max (us)\n"
+		"-----------------------------------------------------------------------------------------------\n"
+		"mutex    " "  " "        0x1000" "  " "holder.c:77" "  "
+		"      0.00000" "  " "           3" "  " "        1.00" "  " "        1.50\n"
+		"mutex    " "  " "        0x1000" "  " "(not seen) " "  "
+		"      0.00000" "  " "           1" "  " "        1.00" "  " "        1.00\n"
+		"-----------------------------------------------------------------------------------------------\n");
+	free(out);
+}
+
+/* --blame in JSON: release is a FRAME, or null when not seen. */
+static void test_json_blame(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+	};
+	struct report_row released[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, 41, 3, 3000, 1500, 0),
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0, 0, 1, 1000, 1000, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	struct format_names release_names[] = { file_line("holder.c", 77),
+						 { .callsite = { 0 } } };
+	struct report_rows blame = { .rows = released, .count = 2, .total = 5 };
+	struct format_meta m = meta;
+	char *out;
+
+	release_names[0].object_symbol = "big_lock";
+	m.blame = &blame;
+	m.blame_names = release_names;
+	out = render(FORMAT_JSON, &m, rows, 1, 1, names);
+	assert_json_line(out);
+	assert_contains(out, "\"stacks\": []}], \"blame_total\": 5, \"blame\": [{\"type\": \"mutex\", "
+		"\"object\": \"0x1000\", \"objects\": 1, \"object_symbol\": \"big_lock\", "
+		"\"release\": {\"address\": \"0x900\", \"module\": null, \"offset\": null, "
+		"\"function\": null, \"file\": \"holder.c\", \"line\": 77, \"inline\": false}, "
+		"\"tid\": 41, \"count\": 3, \"wait_ns\": 3000, \"avg_ns\": 1000, \"max_ns\": 1500}, ");
+	assert_contains(out, "\"release\": null, \"tid\": null, \"count\": 1, ");
+	assert_true(strcmp(out + strlen(out) - 3, "]}\n") == 0);
+	free(out);
+	/* Without --blame, no key at all. */
+	out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+	assert_not_contains(out, "blame");
+	free(out);
+}
+
+/* --hold: two columns in the table, four fields in JSON. */
+static void test_hold_columns_and_fields(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+		row(SP_TYPE_REC_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	const struct format_names names[] = { file_line("a.c", 1),
+					      file_line("a.c", 2) };
+	struct format_meta m = meta;
+	char *out;
+
+	rows[0].hold_count = 4;
+	rows[0].hold_ns = 12000000;
+	rows[0].hold_max_ns = 3500000;
+	m.hold = true;
+	out = render(FORMAT_TABLE, &m, rows, 2, 2, names);
+	assert_contains(out, "Average (us)      Max (us)      Failed  Hold Time (s)  Average Hold (us)\n");
+	assert_contains(out, "        1.50" "  " "         0" "  " "      0.01200" "  "
+			     "          3000.00\n");
+	assert_contains(out, "        0.01" "  " "         0" "  " "      0.00000" "  "
+			     "                -\n");
+	free(out);
+	out = render(FORMAT_JSON, &m, rows, 2, 2, names);
+	assert_json_line(out);
+	assert_contains(out, "\"holds\": 4, \"hold_ns\": 12000000, \"hold_avg_ns\": 3000000, "
+			     "\"hold_max_ns\": 3500000, ");
+	assert_contains(out, "\"holds\": 0, \"hold_ns\": 0, \"hold_avg_ns\": null, "
+			     "\"hold_max_ns\": 0, ");
+	free(out);
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	assert_not_contains(out, "hold");
+	free(out);
+}
+
 static void test_json_unknowns_are_null(void **state UNUSED)
 {
 	struct report_row rows[] = {
@@ -824,6 +980,33 @@ static void test_json_zero_count_avg_is_null(void **state UNUSED)
 	assert_json_line(out);
 	assert_contains(out, "\"count\": 0, \"wait_ns\": 300, \"avg_ns\": null, ");
 	assert_contains(out, "\"failed\": 2");
+	free(out);
+}
+
+/*
+ * Timed-out waits add to the wait, not to the average: a row of 2 waits
+ * of 100 ns and 3 timeouts of 1 ms averages 100 ns, under its Max.
+ */
+static void test_average_leaves_failed_waits_out(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_CONDVAR, 0x1000, 1, 0x400, REPORT_NO_TID, 2, 3000200,
+		    1000000, 3),
+	};
+	const struct format_names names[] = { file_line("a.c", 1) };
+	char *out;
+
+	rows[0].failed_ns = 3000000;
+	out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+	assert_contains(out, "\"count\": 2, \"wait_ns\": 3000200, \"avg_ns\": 100, "
+			     "\"max_ns\": 1000000, \"failed\": 3, \"failed_ns\": 3000000");
+	free(out);
+	out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
+	assert_contains(out, "      0.00300" "  " "           2" "  " "        0.10" "  "
+			     "     1000.00" "  " "         3\n");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+	assert_contains(out, ",2,3000200,100,1000000,3,");
 	free(out);
 }
 
@@ -1249,6 +1432,12 @@ int main(void)
 		cmocka_unit_test(test_json_design_example),
 		cmocka_unit_test(test_json_rows_without_stacks_have_an_empty_list),
 		cmocka_unit_test(test_json_stacks_frames_and_totals),
+		cmocka_unit_test(test_json_hist),
+		cmocka_unit_test(test_table_hist_under_rows),
+		cmocka_unit_test(test_average_leaves_failed_waits_out),
+		cmocka_unit_test(test_table_blame_section),
+		cmocka_unit_test(test_json_blame),
+		cmocka_unit_test(test_hold_columns_and_fields),
 		cmocka_unit_test(test_json_unknowns_are_null),
 		cmocka_unit_test(test_json_coalesced_object_is_null),
 		cmocka_unit_test(test_json_zero_count_avg_is_null),

@@ -251,6 +251,25 @@ static void test_g_toggles_the_stack_pane(void **state UNUSED)
 	assert_false(st.stacks);
 }
 
+/* H opens the histogram pane in the stack pane's place: one at a time. */
+static void test_H_toggles_the_histogram_pane(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'H'), LIVE_REBUILD);
+	assert_true(st.hist);
+	assert_true(st.selecting);
+	assert_int_equal(live__key(&st, 'g'), LIVE_REBUILD);
+	assert_true(st.stacks);
+	assert_false(st.hist);
+	assert_int_equal(live__key(&st, 'H'), LIVE_REBUILD);
+	assert_true(st.hist);
+	assert_false(st.stacks);
+	assert_int_equal(live__key(&st, 'H'), LIVE_REBUILD);
+	assert_false(st.hist);
+	assert_false(st.stacks);
+}
+
 static void test_pane_takes_three_fifths(void **state UNUSED)
 {
 	int table, pane;
@@ -413,7 +432,8 @@ static void test_row_text_thread_and_cut_texts(void **state UNUSED)
 		       "workload.c:89", row, sizeof(row));
 	/* Objects are cut at 32 columns, call sites at their width; '~' shows it. */
 	assert_non_null(strstr(row, "a_very_long_object_name_here_an~  workload.~"));
-	assert_non_null(strstr(row, "        0.00      4242"));
+	/* No count: no average. */
+	assert_non_null(strstr(row, "           -      4242"));
 	assert_int_equal(format__width(row), lay.width);
 }
 
@@ -463,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_any_key_closes_help_and_does_nothing_else),
 		cmocka_unit_test(test_arrows_select_rows),
 		cmocka_unit_test(test_g_toggles_the_stack_pane),
+		cmocka_unit_test(test_H_toggles_the_histogram_pane),
 		cmocka_unit_test(test_pane_takes_three_fifths),
 		cmocka_unit_test(test_layout_narrow_has_no_optional_columns),
 		cmocka_unit_test(test_layout_adds_max_then_failed_as_it_widens),

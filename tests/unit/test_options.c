@@ -343,6 +343,34 @@ static void test_batch(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--batch=1", NULL), -EINVAL);
 }
 
+/* --blame and --hist are switches, off by default. */
+static void test_blame_and_hist(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", NULL), 0);
+	assert_false(o.blame);
+	assert_false(o.hist);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--blame", "--hist", NULL), 0);
+	assert_true(o.blame);
+	assert_true(o.hist);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--blame=1", NULL), -EINVAL);
+}
+
+/* --hold needs full mode's probes. */
+static void test_hold_needs_full_mode(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--hold", NULL), 0);
+	assert_true(o.hold);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--hold", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--hold", "--mode", "contended",
+			       NULL), -EINVAL);
+}
+
 static void test_formats(void **state UNUSED)
 {
 	static const struct {
@@ -794,6 +822,8 @@ int main(void)
 		cmocka_unit_test(test_no_coalesce_and_per_thread),
 		cmocka_unit_test(test_cumulative_requires_interval),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_blame_and_hist),
+		cmocka_unit_test(test_hold_needs_full_mode),
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_pprof_needs_output),
 		cmocka_unit_test(test_profiles_default_to_all_rows),

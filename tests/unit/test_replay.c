@@ -106,18 +106,20 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 			       "\"sequence\": 1,"));
 	assert_non_null(strstr(text, "\"object_symbol\": \"queue_lock\""));
 	assert_non_null(strstr(text, "\"count\": 2, \"wait_ns\": 400, "
-			       "\"avg_ns\": 200, \"max_ns\": 300, \"failed\": 0"));
+			       "\"avg_ns\": 200, \"max_ns\": 300, \"failed\": 0, "
+			       "\"failed_ns\": 0, \"hist\": [[64, 1], [256, 1]]"));
 	assert_non_null(strstr(text, "\"count\": 0, \"wait_ns\": 50, "
-			       "\"avg_ns\": null, \"max_ns\": 50, \"failed\": 1"));
+			       "\"avg_ns\": null, \"max_ns\": 50, \"failed\": 1, "
+			       "\"failed_ns\": 50, \"hist\": [[32, 1]]"));
 	/* Report 2: its own waits only; nothing after it. */
 	assert_non_null(strstr(second, "\"start_ns\": 2000, \"end_ns\": 3000, "
 			       "\"dropped\": 3, \"sequence\": 2, "
 			       "\"calibration_ns\": 0, \"unwind_stopped\": 1, "
 			       "\"rows_total\": 2"));
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 400, "
-			       "\"avg_ns\": 400, \"max_ns\": 400, \"failed\": 0"));
+			       "\"avg_ns\": 400, \"max_ns\": 400, \"failed\": 0, "));
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 50, "
-			       "\"avg_ns\": 50, \"max_ns\": 30, \"failed\": 0"));
+			       "\"avg_ns\": 50, \"max_ns\": 30, \"failed\": 0, "));
 	assert_null(strstr(second, "999"));
 	assert_non_null(strchr(second, '\n'));
 	assert_string_equal(strchr(second, '\n') + 1, "");	/* two reports */
@@ -136,7 +138,7 @@ static void test_cumulative_sums_windows(void **state UNUSED)
 	second = strchr(text, '\n') + 1;
 	assert_non_null(strstr(second, "\"start_ns\": 1000, \"end_ns\": 3000"));
 	assert_non_null(strstr(second, "\"count\": 3, \"wait_ns\": 800, "
-			       "\"avg_ns\": 266, \"max_ns\": 400, \"failed\": 0"));
+			       "\"avg_ns\": 266, \"max_ns\": 400, \"failed\": 0, "));
 	assert_non_null(strstr(second, "\"rows_total\": 3"));
 	free(text);
 	recfixture_rmdir(dir);

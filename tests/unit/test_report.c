@@ -483,6 +483,11 @@ static void test_row_cmp_directly(void **state UNUSED)
 
 	assert_true(report__row_cmp(&a, &b, SORT_TOTAL) < 0);	/* 10 > 7 */
 	assert_true(report__row_cmp(&a, &b, SORT_MEAN) > 0);	/* 3.33 < 3.5 */
+	/* The mean leaves failed waits out: b's 7 ns hold 4 failed, 1.5 < 3.33. */
+	b.failed_ns = 4;
+	assert_true(report__row_cmp(&a, &b, SORT_MEAN) < 0);
+	assert_int_equal(report__counted_ns(&b), 3);
+	b.failed_ns = 0;
 	assert_true(report__row_cmp(&a, &b, SORT_MAX) < 0);	/* tie: object */
 	assert_true(report__row_cmp(&a, &b, SORT_COUNT) < 0);	/* 3 > 2 */
 	assert_int_equal(report__row_cmp(&a, &a, SORT_TOTAL), 0);

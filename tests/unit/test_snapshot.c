@@ -522,6 +522,83 @@ static void test_merge_with_null(void **state UNUSED)
 	snapshot__free(a);
 }
 
+/* A row's histogram joins its entry; deltas and merges carry it. */
+static void test_hist_joins_entry_and_deltas(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *b = new_snapshot();
+	struct snapshot *d = NULL, *m = NULL;
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	struct sp_hist h = { { 0 } };
+	const struct snapshot_entry *e;
+
+	h.slot[22] = 3;
+	add1(a, k, val(3, 9000000, 3100000, 0, 3100000, 1), 1);
+	assert_int_equal(snapshot__add_hist(a, &k, &h), 0);
+	snapshot__seal(a);
+	assert_int_equal(snapshot__count(a), 1);
+	e = snapshot__entries(a);
+	assert_int_equal(e->count, 3);
+	assert_int_equal(e->hist[22], 3);
+
+	h.slot[22] = 5;
+	h.slot[30] = 1;
+	add1(b, k, val(6, 19000000, 3100000, 0, 900000000, 2), 2);
+	assert_int_equal(snapshot__add_hist(b, &k, &h), 0);
+	snapshot__seal(b);
+	assert_int_equal(snapshot__delta(b, a, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = snapshot__entries(d);
+	assert_int_equal(e->count, 3);
+	assert_int_equal(e->hist[22], 2);
+	assert_int_equal(e->hist[30], 1);
+
+	assert_int_equal(snapshot__merge(a, d, &m), 0);
+	e = snapshot__entries(m);
+	assert_int_equal(e->hist[22], 5);
+	assert_int_equal(e->hist[30], 1);
+	snapshot__free(a);
+	snapshot__free(b);
+	snapshot__free(d);
+	snapshot__free(m);
+}
+
+/* --hold: a row's holds join its entry; deltas take the window's max. */
+static void test_hold_joins_entry_and_deltas(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *b = new_snapshot(), *d = NULL;
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	struct sp_value hold;
+	const struct snapshot_entry *e;
+
+	add1(a, k, val(2, 100, 60, 0, 60, 1), 1);
+	hold = val(2, 6000000, 3500000, 0, 3500000, 1);
+	assert_int_equal(snapshot__add_hold(a, &k, &hold, 1, 1), 0);
+	snapshot__seal(a);
+	e = snapshot__entries(a);
+	assert_int_equal(snapshot__count(a), 1);
+	assert_int_equal(e->hold_count, 2);
+	assert_int_equal(e->hold_ns, 6000000);
+	assert_int_equal(e->hold_max_ns, 3500000);
+
+	/* Window 2: no new wait, one more hold of 1 ms. */
+	add1(b, k, val(2, 100, 60, 0, 60, 1), 2);
+	hold = val(3, 7000000, 3500000, 0, 1000000, 2);
+	hold.prev_window = 1;
+	hold.prev_window_max_ns = 3500000;
+	assert_int_equal(snapshot__add_hold(b, &k, &hold, 1, 2), 0);
+	snapshot__seal(b);
+	assert_int_equal(snapshot__delta(b, a, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = snapshot__entries(d);
+	assert_int_equal(e->count, 0);
+	assert_int_equal(e->hold_count, 1);
+	assert_int_equal(e->hold_ns, 1000000);
+	assert_int_equal(e->hold_max_ns, 1000000);
+	snapshot__free(a);
+	snapshot__free(b);
+	snapshot__free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -546,6 +623,8 @@ int main(void)
 		cmocka_unit_test(test_delta_of_identical_snapshots_is_empty),
 		cmocka_unit_test(test_merge_sums_and_keeps_max),
 		cmocka_unit_test(test_merge_with_null),
+		cmocka_unit_test(test_hist_joins_entry_and_deltas),
+		cmocka_unit_test(test_hold_joins_entry_and_deltas),
 	};
 
 	return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);

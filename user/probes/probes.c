@@ -20,6 +20,7 @@
 #include "probes.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
+#include "waiting.h"
 
 static const struct probe_spec {
 	const char *func;
@@ -36,6 +37,18 @@ static const struct probe_spec {
 };
 
 #define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
+
+/*
+ * Full mode with --hold or --blame: entry probes on the functions that
+ * let a lock go (unlock_enter, see bpf/hold.bpf.c).
+ */
+static const struct probe_spec release_table[] = {
+	{ "pthread_mutex_unlock", SP_CLASS_UNLOCK, true },
+	{ "pthread_cond_signal", SP_CLASS_SIGNAL, true },
+	{ "pthread_cond_broadcast", SP_CLASS_SIGNAL, true },
+};
+
+#define N_RELEASES (sizeof(release_table) / sizeof(release_table[0]))
 
 /* Bytes of a function decoded to place its probe (more is not needed). */
 #define PROBESITE_CODE_MAX 4096
@@ -86,6 +99,10 @@ struct probes {
 	struct bpf_link *sched_links[N_SCHED_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct bpf_link *exec_link;
+	struct bpf_link *release_link;	/* --blame, contended: sched_waking */
+	struct bpf_link *release_links[N_RELEASES];	/* full: unlocks */
+	bool releases;			/* full mode: attach release_table */
+	bool hold;
 	struct ring_buffer *module_events;
 	int n_module_events;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
@@ -163,6 +180,30 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		return err;
 	for (size_t i = 0; i < 2; i++)
 		bpf_program__set_autoload(full[i], !contended);
+	bpf_program__set_autoload(p->skel->progs.release_wakes,
+				  contended && cfg->blame);
+	p->releases = !contended && (cfg->blame || cfg->hold);
+	p->hold = !contended && cfg->hold;
+	bpf_program__set_autoload(p->skel->progs.unlock_enter, p->releases);
+	p->skel->rodata->blame_enabled = cfg->blame;
+	p->skel->rodata->hold_enabled = p->hold;
+	err = bpf_map__set_max_entries(p->skel->maps.blame,
+				       cfg->blame ? cfg->map_size : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.hold_stats,
+					       p->hold ? cfg->map_size : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.holds,
+					       p->hold ? cfg->map_size : 1);
+	/* The release records: a few per thread or object at a time. */
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.woken_by, 1);
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.requeues, 1);
+	if (!err && !cfg->blame)
+		err = bpf_map__set_max_entries(p->skel->maps.releases, 1);
+	if (err)
+		return err;
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
@@ -287,6 +328,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.hists, cfg->map_size);
 	if (!err)
 		err = probes__configure(p, cfg);
 	if (err)
@@ -440,8 +483,63 @@ static int probes__attach_table(struct probes *p, const char *library,
 	return err;
 }
 
+/* --hold, --blame: entry probes on the release functions of library. */
+static int probes__attach_releases(struct probes *p, const char *library)
+{
+	struct elfimage *image;
+	int err = elfimage__open(library, &image);
+	int fd;
+
+	if (err)
+		return err;
+	fd = open(library, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		elfimage__close(image);
+		return err;
+	}
+	for (size_t i = 0; i < N_RELEASES && !err; i++) {
+		const struct probe_spec *spec = &release_table[i];
+		struct elfimage_func func;
+		enum sp_site_kind kind;
+		uint64_t offset;
+
+		err = elfimage__find_func(image, spec->func, &func);
+		if (err) {
+			pr_err("%s has no %s; is it a glibc libc?", library,
+			       spec->func);
+			break;
+		}
+		offset = probes__site(p, fd, spec->func, &func, &kind);
+		LIBBPF_OPTS(bpf_uprobe_opts, opts,
+			    .bpf_cookie = SP_COOKIE(spec->class, kind));
+		p->release_links[i] = bpf_program__attach_uprobe_opts(
+			p->skel->progs.unlock_enter, p->tgid, library, offset,
+			&opts);
+		if (!p->release_links[i]) {
+			err = -errno;
+			pr_err("cannot attach a uprobe to %s in %s: %s",
+			       spec->func, library, strerror(-err));
+		}
+	}
+	close(fd);
+	elfimage__close(image);
+	return err;
+}
+
 static int probes__attach_tracepoints(struct probes *p)
 {
+	if (bpf_program__autoload(p->skel->progs.release_wakes)) {
+		p->release_link = bpf_program__attach_raw_tracepoint(
+			p->skel->progs.release_wakes, "sched_waking");
+		if (!p->release_link) {
+			int err = -errno;
+
+			pr_err("cannot attach to the raw tracepoint "
+			       "sched_waking (--blame): %s", strerror(-err));
+			return err;
+		}
+	}
 	for (size_t i = 0; i < N_TRACEPOINTS; i++) {
 		struct bpf_program *prog = probes__tracepoint_prog(p, i);
 		const char *name = tracepoint_table[i].name;
@@ -489,7 +587,9 @@ int probes__attach(struct probes *p, const char *library)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
 		return probes__attach_tracepoints(p);
-	return probes__attach_table(p, library, NULL);
+	/* Releases first: a hold begun with no unlock probe would not end. */
+	err = p->releases ? probes__attach_releases(p, library) : 0;
+	return err ? err : probes__attach_table(p, library, NULL);
 }
 
 int probes__attach_states(struct probes *p)
@@ -636,7 +736,10 @@ int probes__read(struct probes *p, struct snapshot **out)
 	struct sp_key key, next;
 	struct sp_key *prev = NULL;
 	int fd = bpf_map__fd(p->skel->maps.stats);
+	int hist_fd = bpf_map__fd(p->skel->maps.hists);
+	int hold_fd = bpf_map__fd(p->skel->maps.hold_stats);
 	uint64_t closing = p->window;
+	struct sp_hist hist;
 	int err;
 
 	/* Calls ending from now on count toward the next window's max. */
@@ -650,10 +753,64 @@ int probes__read(struct probes *p, struct snapshot **out)
 		if (bpf_map_lookup_elem(fd, &key, p->values))
 			continue;	/* cannot vanish: entries are never deleted */
 		err = snapshot__add(snap, &key, p->values, p->ncpus, closing);
+		if (!err && !bpf_map_lookup_elem(hist_fd, &key, &hist))
+			err = snapshot__add_hist(snap, &key, &hist);
+		if (!err && p->hold &&
+		    !bpf_map_lookup_elem(hold_fd, &key, p->values))
+			err = snapshot__add_hold(snap, &key, p->values,
+						 p->ncpus, closing);
 		if (err) {
 			snapshot__free(snap);
 			return err;
 		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
+int probes__read_blame(struct probes *p, struct snapshot **out)
+{
+	struct snapshot *snap;
+	struct sp_key key, next;
+	struct sp_key *prev = NULL;
+	int fd = bpf_map__fd(p->skel->maps.blame);
+	int err = snapshot__new(&snap);
+
+	if (err)
+		return err;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, p->values))
+			continue;
+		err = snapshot__add(snap, &key, p->values, p->ncpus,
+				    p->window - 1);
+		if (err) {
+			snapshot__free(snap);
+			return err;
+		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
+int probes__read_waiting(struct probes *p, uint64_t now_ns,
+			 struct snapshot **out)
+{
+	bool contended = p->mode == PROBES_CONTENDED;
+	struct bpf_map *map = contended ? p->skel->maps.contended
+					: p->skel->maps.inflight;
+	struct snapshot *snap;
+	int err = snapshot__new(&snap);
+
+	if (!err)
+		err = waiting__read(bpf_map__fd(map), contended, p->tgid,
+				    now_ns, snap);
+	if (err) {
+		snapshot__free(snap);
+		return err;
 	}
 	snapshot__seal(snap);
 	*out = snap;
@@ -817,8 +974,11 @@ void probes__free(struct probes *p)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
 		bpf_link__destroy(p->sched_links[i]);
+	for (size_t i = 0; i < N_RELEASES; i++)
+		bpf_link__destroy(p->release_links[i]);
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
+	bpf_link__destroy(p->release_link);
 	ring_buffer__free(p->module_events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);

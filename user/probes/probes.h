@@ -40,13 +40,17 @@ struct probes_config {
 	/* --states: thread states by the scheduler's tracepoints. */
 	bool states;
 	unsigned int max_threads;	/* threads map entries */
+	bool blame;			/* --blame: charge waits to releases */
+	bool hold;			/* --hold (full mode): time holds */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
 int probes__new(const struct probes_config *cfg, struct probes **out);
 /*
  * Full mode: attaches entry and return probes to the pthread functions of
- * library.  Contended mode: attaches to the futex tracepoints.
+ * library, and with --hold or --blame entry probes to its unlock, signal
+ * and broadcast.  Contended mode: attaches to the futex tracepoints (and
+ * with --blame to sched_waking).
  */
 int probes__attach(struct probes *p, const char *library);
 /*
@@ -99,6 +103,18 @@ void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
  * it, and the read before closed window - 1.
  */
 uint64_t probes__window(const struct probes *p);
+/*
+ * --blame: reads the waits charged to releases into a sealed snapshot
+ * (the key's call site, stack and thread are the release's), in the
+ * window the last probes__read closed.
+ */
+int probes__read_blame(struct probes *p, struct snapshot **out);
+/*
+ * The waits in progress at now_ns (CLOCK_MONOTONIC), one entry per
+ * waiting thread (count 1, wait_ns and max_ns its wait so far), sealed.
+ */
+int probes__read_waiting(struct probes *p, uint64_t now_ns,
+			 struct snapshot **out);
 /*
  * Events lost since attach: a full stats map, no task storage, or (when
  * recording) a full ring buffer.

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "recmeta.h"
 #include "recnames.h"
+#include "hist.h"
 #include "replay.h"
 #include "report.h"
 #include "snapshot.h"
@@ -94,18 +95,32 @@ static long replay__report_of(const struct recmeta *m, uint32_t window)
 	return -1;
 }
 
+/*
+ * A wait as the kernel added it to its row: an ending wait (counted or
+ * failed) also goes into the row's histogram, at its whole acquisition
+ * (max_ns), as stats_add() puts it.
+ */
 static int replay__add(struct replay *r, size_t report,
 		       const struct sp_wait_event *e)
 {
 	uint64_t wait = e->end_ns - e->start_ns;
+	bool failed = e->flags & SP_EVENT_FAILED;
 	const struct sp_value v = {
 		.count = e->flags & SP_EVENT_COUNTED ? 1 : 0,
 		.wait_ns = wait,
 		.max_ns = e->max_ns,
-		.failed = e->flags & SP_EVENT_FAILED ? 1 : 0,
+		.failed = failed ? 1 : 0,
+		.failed_ns = failed ? e->max_ns : 0,
 		.window_max_ns = e->max_ns,
 	};
 	int err = snapshot__add(r->windows[report], &e->key, &v, 1, 0);
+
+	if (!err && (e->flags & (SP_EVENT_COUNTED | SP_EVENT_FAILED))) {
+		struct sp_hist hist = { { 0 } };
+
+		hist.slot[hist__slot(e->max_ns)] = 1;
+		err = snapshot__add_hist(r->windows[report], &e->key, &hist);
+	}
 
 	if (!err && ++r->unsealed[report] >= REPLAY_SEAL_EVERY) {
 		snapshot__seal(r->windows[report]);

@@ -7,6 +7,7 @@
 #include "callgraph.h"
 #include "folded.h"
 #include "format.h"
+#include "hist.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
@@ -230,16 +231,38 @@ void format__object_text(const struct report_row *r, const char *symbol,
 	format__sanitize(raw, buf, len);
 }
 
-static int format__table(FILE *out, const struct format_config *cfg,
-			 const struct format_meta *meta,
+/* A histogram line under its row in the table. */
+static void table_hist_line(const char *line, void *arg)
+{
+	fprintf(arg, "    %s\n", line);
+}
+
+/* What differs between the table's sections. */
+struct table_spec {
+	const char *site_title;	/* the third column's title */
+	const char *no_site;	/* its text for address 0, NULL: the address */
+	bool failed;		/* the Failed column */
+	bool hold;		/* Hold Time and Average Hold */
+	bool hist;		/* histograms under the rows */
+	bool stacks;		/* -g: stacks under the rows */
+};
+
+/*
+ * One section of the table: QSP's columns (the call-site column titled
+ * as spec says), then the longest wait, the failed ones, and a Thread
+ * and an Owner column when split by thread; its rules are as wide as
+ * its lines.
+ */
+static int table_section(FILE *out, const struct format_config *cfg,
+			 const struct table_spec *spec,
 			 const struct report_rows *rows,
 			 const struct format_names *names)
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
 	int err = 0;
-	static const char callsite_title[] = "Call site";
-	int callsite_len = (int)strlen(callsite_title);
+	int title_len = (int)strlen(spec->site_title);
+	int callsite_len = title_len;
 	int object_len = 14;
 	char (*text)[FORMAT_TEXT_MAX] = NULL;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
@@ -257,8 +280,12 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	for (size_t i = 0; i < rows->count; i++) {
 		int w;
 
-		format__callsite_text(&names[i].callsite, rows->rows[i].callsite,
-				      style, strip, text[i], sizeof(text[i]));
+		if (!rows->rows[i].callsite && spec->no_site)
+			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
+		else
+			format__callsite_text(&names[i].callsite,
+					      rows->rows[i].callsite, style,
+					      strip, text[i], sizeof(text[i]));
 		w = format__width(text[i]);
 		if (w > callsite_len)
 			callsite_len = w;
@@ -268,41 +295,60 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		if (w > object_len)
 			object_len = w;
 	}
-	int rspace = callsite_len - (int)strlen(callsite_title);
-	int ospace = object_len - 14;
-
-	print_summary(out, meta, rows);
-	/* QSP's columns; a Thread column is added only when split by thread. */
+	int rspace = callsite_len - title_len;
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	bool owners = false;	/* and Owner, when a holder is known */
+	bool owners = false;	/* Owner, when a holder is known */
 
 	for (size_t i = 0; per_thread && i < rows->count; i++)
 		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
-	int width = 79 + rspace + ospace + (per_thread ? 10 : 0) +
-		    (owners ? 10 : 0);
+	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
+	int width = 70 + callsite_len + object_len - 14 + 14 +
+		    (spec->failed ? 12 : 0) + (spec->hold ? 34 : 0) +
+		    (per_thread ? 10 : 0) + (owners ? 10 : 0);
 
-	fprintf(out, "Type     %*s  Call site%*s  Wait Time (s)  "
-		"       Count  Average (us)%s%s\n", object_len + 2, "Object",
-		rspace, "", per_thread ? "    Thread" : "",
-		owners ? "     Owner" : "");
+	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
+		"Average (us)      Max (us)%s%s%s%s\n", object_len + 2, "Object",
+		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
+		spec->hold ? "  Hold Time (s)  Average Hold (us)" : "",
+		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 
 		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
 			object_len - format__width(object[i]), "", object[i]);
-		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64 "  %12.2f", text[i],
+		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64, text[i],
 			callsite_len - format__width(text[i]), "",
-			(double)r->wait_ns * 1e-9, r->count,
-			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
-		if (per_thread)
+			(double)r->wait_ns * 1e-9, r->count);
+		if (r->count)
+			fprintf(out, "  %12.2f", (double)report__counted_ns(r) /
+						 (double)r->count * 1e-3);
+		else
+			fprintf(out, "  %12s", "-");
+		fprintf(out, "  %12.2f", (double)r->max_ns * 1e-3);
+		if (spec->failed)
+			fprintf(out, "  %10" PRIu64, r->failed);
+		if (spec->hold)
+			fprintf(out, "  %13.5f", (double)r->hold_ns * 1e-9);
+		if (spec->hold && r->hold_count)
+			fprintf(out, "  %17.2f", (double)r->hold_ns /
+						 (double)r->hold_count * 1e-3);
+		else if (spec->hold)
+			fprintf(out, "  %17s", "-");
+		if (per_thread && !r->callsite && spec->no_site)
+			fprintf(out, "  %8s", "-");	/* nobody seen */
+		else if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "  %8" PRId64, r->owner_tid);
 		else if (owners)
 			fprintf(out, "  %8s", "-");
 		fputc('\n', out);
-		if (!cfg->stacks || !cfg->symbolizer)
+		if (spec->hist && hist__total(r->hist)) {
+			fputs("    wait (ns)\n", out);
+			hist__lines(r->hist, table_hist_line, out);
+		}
+		if (!spec->stacks || !cfg->symbolizer)
 			continue;
 		err = rowstacks__name(&stacks, cfg->symbolizer, cfg->stacktab, r);
 		if (err)
@@ -313,10 +359,43 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	}
 	rowstacks__release(&stacks);
 	print_rule(out, width);
-	if (meta->states)
-		stateformat__table(out, meta->states);
 	free(text);
 	free(object);
+	return err;
+}
+
+static int format__table(FILE *out, const struct format_config *cfg,
+			 const struct format_meta *meta,
+			 const struct report_rows *rows,
+			 const struct format_names *names)
+{
+	const struct table_spec waits = {
+		.site_title = "Call site", .failed = true, .hold = meta->hold,
+		.hist = meta->hist, .stacks = cfg->stacks,
+	};
+	const struct table_spec releases = {
+		.site_title = "Released at", .no_site = "(not seen)",
+	};
+
+	const struct table_spec waiting = { .site_title = "Call site" };
+	int err;
+
+	print_summary(out, meta, rows);
+	err = table_section(out, cfg, &waits, rows, names);
+	if (!err && meta->blame) {
+		fputs("\nWho made them wait: where the lock was released when "
+		      "each waiter woke\n", out);
+		err = table_section(out, cfg, &releases, meta->blame,
+				    meta->blame_names);
+	}
+	if (!err && meta->waiting && meta->waiting->count) {
+		fputs("\nWaiting now: waits in progress when the report was "
+		      "made (Count: threads, Wait Time: so far)\n", out);
+		err = table_section(out, cfg, &waiting, meta->waiting,
+				    meta->waiting_names);
+	}
+	if (!err && meta->states)
+		stateformat__table(out, meta->states);
 	return err;
 }
 
@@ -354,6 +433,133 @@ static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 		fputs("null", out);
 }
 
+/*
+ * A call site: the address and where it is.  frame: the contract's
+ * FRAME, which says too whether it is an inlined call (never, for a
+ * single address named by its outermost caller).
+ */
+static void json_site(FILE *out, uint64_t addr, const struct symbol_info *cs,
+		      bool frame)
+{
+	fputs("{\"address\": ", out);
+	json_hex_or_null(out, true, addr);
+	fputs(", \"module\": ", out);
+	json_string(out, cs->module);
+	fputs(", \"offset\": ", out);
+	json_hex_or_null(out, cs->module != NULL, cs->module_offset);
+	fputs(", \"function\": ", out);
+	json_string(out, cs->function);
+	fputs(", \"file\": ", out);
+	json_string(out, cs->file);
+	if (cs->line)
+		fprintf(out, ", \"line\": %u", cs->line);
+	else
+		fputs(", \"line\": null", out);
+	fputs(frame ? ", \"inline\": false}" : "}", out);
+}
+
+/*
+ * --blame: the waits each release ended.  A release syncprof did not see
+ * (release 0) is null.
+ */
+static void json_blame(FILE *out, const struct report_rows *rows,
+		       const struct format_names *names)
+{
+	fprintf(out, ", \"blame_total\": %zu, \"blame\": [", rows->total);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+
+		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
+		json_string(out, report__type_name(r->type));
+		fputs(", \"object\": ", out);
+		json_hex_or_null(out, r->n_objects == 1, r->object);
+		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
+		json_string(out, names[i].object_symbol);
+		fputs(", \"release\": ", out);
+		if (r->callsite)
+			json_site(out, r->callsite, &names[i].callsite, true);
+		else
+			fputs("null", out);
+		if (r->tid == REPORT_NO_TID || !r->callsite)
+			fputs(", \"tid\": null", out);
+		else
+			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+			", \"avg_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "}",
+			r->count, r->wait_ns, r->count ? r->wait_ns / r->count : 0,
+			r->max_ns);
+	}
+	fputc(']', out);
+}
+
+/* --hold: the holds of the locks the row took. */
+static void json_hold(FILE *out, const struct report_row *r)
+{
+	fprintf(out, ", \"holds\": %" PRIu64 ", \"hold_ns\": %" PRIu64,
+		r->hold_count, r->hold_ns);
+	if (r->hold_count)
+		fprintf(out, ", \"hold_avg_ns\": %" PRIu64,
+			r->hold_ns / r->hold_count);
+	else
+		fputs(", \"hold_avg_ns\": null", out);
+	fprintf(out, ", \"hold_max_ns\": %" PRIu64, r->hold_max_ns);
+}
+
+/* The waits in progress: per row, how many and their time so far. */
+static void json_waiting(FILE *out, const struct report_rows *rows,
+			 const struct format_names *names)
+{
+	fputs(", \"waiting\": [", out);
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+
+		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
+		json_string(out, report__type_name(r->type));
+		fputs(", \"object\": ", out);
+		json_hex_or_null(out, r->n_objects == 1, r->object);
+		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
+		json_string(out, names[i].object_symbol);
+		fputs(", \"callsite\": ", out);
+		json_site(out, r->callsite, &names[i].callsite, false);
+		if (r->tid == REPORT_NO_TID)
+			fputs(", \"tid\": null", out);
+		else
+			fprintf(out, ", \"tid\": %" PRId64, r->tid);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
+			", \"max_ns\": %" PRIu64 "}", r->count, r->wait_ns,
+			r->max_ns);
+	}
+	fputc(']', out);
+}
+
+/* Non-empty buckets as [lower_ns, count], and quantile estimates. */
+static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
+		      uint64_t max_ns)
+{
+	static const struct { const char *name; double q; } quantiles[] = {
+		{ "p50_ns", 0.50 }, { "p99_ns", 0.99 },
+	};
+	bool first = true;
+
+	fputs(", \"hist\": [", out);
+	for (size_t k = 0; k < SP_HIST_SLOTS; k++) {
+		if (!slots[k])
+			continue;
+		fprintf(out, "%s[%" PRIu64 ", %" PRIu64 "]", first ? "" : ", ",
+			hist__lower(k), slots[k]);
+		first = false;
+	}
+	fputc(']', out);
+	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++) {
+		uint64_t v;
+
+		if (hist__quantile(slots, quantiles[i].q, max_ns, &v))
+			fprintf(out, ", \"%s\": %" PRIu64, quantiles[i].name, v);
+		else
+			fprintf(out, ", \"%s\": null", quantiles[i].name);
+	}
+}
+
 static int format__json(FILE *out, const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_rows *rows,
@@ -380,20 +586,8 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		json_hex_or_null(out, r->n_objects == 1, r->object);
 		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
 		json_string(out, names[i].object_symbol);
-		fputs(", \"callsite\": {\"address\": ", out);
-		json_hex_or_null(out, true, r->callsite);
-		fputs(", \"module\": ", out);
-		json_string(out, cs->module);
-		fputs(", \"offset\": ", out);
-		json_hex_or_null(out, cs->module != NULL, cs->module_offset);
-		fputs(", \"function\": ", out);
-		json_string(out, cs->function);
-		fputs(", \"file\": ", out);
-		json_string(out, cs->file);
-		if (cs->line)
-			fprintf(out, ", \"line\": %u}", cs->line);
-		else
-			fputs(", \"line\": null}", out);
+		fputs(", \"callsite\": ", out);
+		json_site(out, r->callsite, cs, false);
 		if (r->tid == REPORT_NO_TID) {
 			fputs(", \"tid\": null", out);
 		} else {
@@ -408,11 +602,16 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
 			r->count, r->wait_ns);
 		if (r->count)
-			fprintf(out, ", \"avg_ns\": %" PRIu64, r->wait_ns / r->count);
+			fprintf(out, ", \"avg_ns\": %" PRIu64,
+				report__counted_ns(r) / r->count);
 		else
 			fputs(", \"avg_ns\": null", out);
-		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64,
-			r->max_ns, r->failed);
+		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64
+			", \"failed_ns\": %" PRIu64, r->max_ns, r->failed,
+			r->failed_ns);
+		json_hist(out, r->hist, r->max_ns);
+		if (meta->hold)
+			json_hold(out, r);
 		format__json_stacks(out, r, cfg);
 		fputc('}', out);
 	}
@@ -421,6 +620,11 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		fputs(", ", out);
 		stateformat__json(out, meta->states);
 	}
+	if (meta->blame)
+		json_blame(out, meta->blame, meta->blame_names);
+	/* Only when there are: a recording, replayed, has none to show. */
+	if (meta->waiting && meta->waiting->count)
+		json_waiting(out, meta->waiting, meta->waiting_names);
 	fputs("}\n", out);
 	return 0;
 }
@@ -573,7 +777,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "%" PRId64, r->tid);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->count, r->wait_ns);
 		if (r->count)
-			fprintf(out, "%" PRIu64, r->wait_ns / r->count);
+			fprintf(out, "%" PRIu64, report__counted_ns(r) / r->count);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->max_ns, r->failed);
 		if (r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "%" PRId64, r->owner_tid);

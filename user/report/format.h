@@ -31,6 +31,21 @@ struct format_meta {
 	/* --states: the window's thread states (table section, JSON
 	 * "threads"); NULL without. */
 	const struct states_report *states;
+	bool hist;		/* table: each row's histogram under it */
+	bool hold;		/* --hold: the rows' hold times */
+	/*
+	 * --blame: the waits charged to releases, as rows whose call site is
+	 * the release's (0: not seen) and whose tid is the releaser's; NULL
+	 * when not asked.
+	 */
+	const struct report_rows *blame;
+	const struct format_names *blame_names;
+	/*
+	 * The waits in progress when the report was made, as rows (count:
+	 * the waits, wait_ns and max_ns: their time so far); NULL: none read.
+	 */
+	const struct report_rows *waiting;
+	const struct format_names *waiting_names;
 };
 
 /* Longest Object or Call site text, with its NUL. */

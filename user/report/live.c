@@ -39,7 +39,9 @@
  * under the table's rows (callgraph.c), scrolled with PgUp/PgDn.  The
  * selection follows its row (type, call site, thread, and object when not
  * coalesced) across refreshes and re-sorts, as top's does, rather than
- * staying on a line whose row changes under it.
+ * staying on a line whose row changes under it.  H shows the selected
+ * row's histogram of waits in the same place instead (the lines --hist
+ * prints); one pane at a time.
  *
  * Cost.  report__build keeps only the rows that fit on the screen, and
  * only those are named: a refresh symbolizes at most the window's height
@@ -65,6 +67,7 @@
 
 #include "callgraph.h"
 #include "format.h"
+#include "hist.h"
 #include "live.h"
 #include "log.h"
 #include "rowstacks.h"
@@ -213,9 +216,15 @@ int live__key(struct live_state *st, int key)
 	case '\r':
 	case KEY_ENTER:
 		st->stacks = !st->stacks;
+		st->hist = false;
 		st->selecting = true;
 		st->pane_top = 0;
 		return LIVE_REBUILD;	/* the table's height changes */
+	case 'H':
+		st->hist = !st->hist;
+		st->stacks = false;
+		st->selecting = true;
+		return LIVE_REBUILD;
 	case KEY_UP:
 	case KEY_DOWN:
 	case KEY_HOME:
@@ -374,9 +383,13 @@ void live__row_text(const struct live_layout *lay, const struct report_row *r,
 	append_cell(&pos, end, object, lay->object_w, true);
 	append(&pos, end, "  ");
 	append_cell(&pos, end, callsite, lay->callsite_w, false);
-	append(&pos, end, "  %*.5f  %*" PRIu64 "  %*.2f", WAIT_W,
-	       (double)r->wait_ns * 1e-9, COUNT_W, r->count, AVG_W,
-	       r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
+	append(&pos, end, "  %*.5f  %*" PRIu64, WAIT_W,
+	       (double)r->wait_ns * 1e-9, COUNT_W, r->count);
+	if (r->count)
+		append(&pos, end, "  %*.2f", AVG_W, (double)report__counted_ns(r) /
+						  (double)r->count * 1e-3);
+	else
+		append(&pos, end, "  %*s", AVG_W, "-");
 	if (lay->thread)
 		append(&pos, end, "  %*" PRId64, THREAD_W, r->tid);
 	if (lay->max)
@@ -455,14 +468,14 @@ static void put_bar(int y, const char *text)
 }
 
 /*
- * Table rows the window holds: beside the stack pane if it is open, below
- * the thread-state panel if there is one.
+ * Table rows the window holds: beside the pane (stacks or histogram) if one
+ * is open, below the thread-state panel if there is one.
  */
 static int live__fit(const struct live *l)
 {
 	int table, pane;
 
-	live__split(LINES, l->state.stacks, &table, &pane);
+	live__split(LINES, l->state.stacks || l->state.hist, &table, &pane);
 	table -= l->panel_lines;
 	return table > 0 ? table : 0;
 }
@@ -521,6 +534,7 @@ static void live__draw_help(const struct live *l)
 		"  g Enter the selected row's stacks: show / hide",
 		"  PgUp PgDn  scroll the stacks",
 		"  G       thread states: one bar per thread / per thread name",
+		"  H       the selected row's histogram of waits: show / hide",
 		"  Ctrl-L  repaint",
 		"  q       quit (Ctrl-C too), printing the final report",
 		"",
@@ -602,6 +616,47 @@ static int live__draw_pane(struct live *l, int y, int lines, const char *object,
 	return 0;
 }
 
+/* The histogram pane's lines, drawn while they fit. */
+struct hist_pane {
+	int y;
+	int end;
+};
+
+static void hist_pane_line(const char *text, void *arg)
+{
+	struct hist_pane *p = arg;
+	char line[LINE_MAX_BYTES];
+
+	if (p->y >= p->end)
+		return;
+	snprintf(line, sizeof(line), "  %s", text);
+	put_line(p->y++, line, A_NORMAL);
+}
+
+/*
+ * The histogram pane: a title bar naming the selected row, then its
+ * histogram of waits as --hist draws it; lines: its height.
+ */
+static void live__draw_hist(struct live *l, int y, int lines,
+			    const char *object, const char *callsite)
+{
+	struct hist_pane p = { y + 1, y + lines };
+	const struct report_row *row;
+	char line[LINE_MAX_BYTES];
+
+	if (!l->rows.count) {
+		put_bar(y, "Waits (ns): no row");
+		return;
+	}
+	row = &l->rows.rows[l->state.selected];
+	snprintf(line, sizeof(line), "Waits (ns) of %s %s %s: %" PRIu64
+		 "  (Up/Down row  H close)", report__type_name(row->type),
+		 object, callsite, hist__total(row->hist));
+	put_bar(y, line);
+	if (!hist__lines(row->hist, hist_pane_line, &p))
+		hist_pane_line("no wait ended in this view", &p);
+}
+
 static int live__draw_table(struct live *l)
 {
 	struct live_state *st = &l->state;
@@ -665,8 +720,12 @@ static int live__draw_table(struct live *l)
 		put_line(y++, line, l->has_selected && (int)i == st->selected
 				    ? A_REVERSE : A_NORMAL);
 	}
-	live__split(LINES, st->stacks, &table_rows, &pane_lines);
-	if (pane_lines)
+	live__split(LINES, st->stacks || st->hist, &table_rows, &pane_lines);
+	if (pane_lines && st->hist)
+		live__draw_hist(l, HEADER_LINES + 3 + table_rows, pane_lines,
+				n ? object[st->selected] : "",
+				n ? callsite[st->selected] : "");
+	else if (pane_lines)
 		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
 				      pane_lines, n ? object[st->selected] : "",
 				      n ? callsite[st->selected] : "",
@@ -710,7 +769,7 @@ int live__draw(struct live *l)
 		  "g stacks  G group"
 		: "q quit  ? help  s sort  c coalesce  t threads  "
 		  "d deltas/totals  r reset  p pause  +/- interval  "
-		  "g stacks");
+		  "g stacks  H hist");
 	wnoutrefresh(stdscr);
 	doupdate();
 	return err;

@@ -3,7 +3,8 @@
  * The live screen: --interval on a terminal.  A top-like ncurses view of
  * the rows the table prints, redrawn every interval, with keys that
  * re-sort, coalesce, split by thread, switch deltas and totals, reset,
- * pause and change the interval, select a row and show its stacks.
+ * pause and change the interval, select a row and show its stacks or its
+ * histogram of waits.
  */
 #ifndef SYNCPROF_LIVE_H
 #define SYNCPROF_LIVE_H
@@ -110,6 +111,7 @@ struct live_state {
 	bool reset;		/* a reset waits for the next snapshot */
 	double interval_s;
 	bool stacks;		/* the stack pane is open */
+	bool hist;		/* the histogram pane is open (not with stacks) */
 	bool selecting;		/* a row is highlighted: arrows were used,
 				   or the pane is open */
 	int selected;		/* the highlighted row, among those shown;

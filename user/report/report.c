@@ -35,6 +35,11 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
+uint64_t report__counted_ns(const struct report_row *r)
+{
+	return r->wait_ns > r->failed_ns ? r->wait_ns - r->failed_ns : 0;
+}
+
 /* qsort_r comparator: group key, then object. */
 static int report__group_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -63,20 +68,24 @@ static bool report__same_row(const struct snapshot_entry *a,
 	       (s->coalesce || a->key.object == b->key.object);
 }
 
-/* Compares wait/count means exactly; no count means a mean of 0, as QSP. */
+/*
+ * Compares means (counted wait / count) exactly; a row without a count
+ * has no mean and sorts as a mean of 0, as in QSP.
+ */
 static int cmp_mean(const struct report_row *a, const struct report_row *b)
 {
+	uint64_t a_ns = report__counted_ns(a), b_ns = report__counted_ns(b);
 	unsigned __int128 lhs, rhs;
 
 	/* A mean of 0 ties only with another mean of exactly 0. */
 	if (!a->count && !b->count)
 		return 0;
 	if (!a->count)
-		return b->wait_ns ? -1 : 0;
+		return b_ns ? -1 : 0;
 	if (!b->count)
-		return a->wait_ns ? 1 : 0;
-	lhs = (unsigned __int128)a->wait_ns * b->count;
-	rhs = (unsigned __int128)b->wait_ns * a->count;
+		return a_ns ? 1 : 0;
+	lhs = (unsigned __int128)a_ns * b->count;
+	rhs = (unsigned __int128)b_ns * a->count;
 	return lhs < rhs ? -1 : lhs > rhs;
 }
 
@@ -229,8 +238,15 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		row->count += e->count;
 		row->wait_ns += e->wait_ns;
 		row->failed += e->failed;
+		row->failed_ns += e->failed_ns;
+		for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+			row->hist[k] += e->hist[k];
 		if (e->max_ns > row->max_ns)
 			row->max_ns = e->max_ns;
+		row->hold_count += e->hold_count;
+		row->hold_ns += e->hold_ns;
+		if (e->hold_max_ns > row->hold_max_ns)
+			row->hold_max_ns = e->hold_max_ns;
 		if (!e->key.stack_id)
 			continue;
 		if (array__grow(&parts, &parts_cap, n_parts + 1,

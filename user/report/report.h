@@ -36,6 +36,11 @@ struct report_row {
 	uint64_t wait_ns;
 	uint64_t max_ns;
 	uint64_t failed;
+	uint64_t failed_ns;	/* the part of wait_ns that failed */
+	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
+	uint64_t hold_count;	/* --hold: holds of the locks the row took */
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;
 	/* The row's distinct stacks, largest wait first (none kept: 0). */
 	struct report_stack *stacks;
 	size_t n_stacks;
@@ -62,5 +67,10 @@ void report__free(struct report_rows *rows);
 int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		    enum sort_key sort);
 const char *report__type_name(uint32_t type);
+/*
+ * The wait of the row's counted waits, failed ones left out: Average is
+ * this over count, undefined (shown as '-', JSON null) when count is 0.
+ */
+uint64_t report__counted_ns(const struct report_row *r);
 
 #endif

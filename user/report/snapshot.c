@@ -44,6 +44,23 @@ static struct snapshot_entry *snapshot__append(struct snapshot *snap)
 		      sizeof(struct snapshot_entry));
 }
 
+/* The longest of the CPUs' values in `window` (current or previous slot). */
+static uint64_t window_max(const struct sp_value *per_cpu, int ncpus,
+			   uint64_t window)
+{
+	uint64_t max = 0;
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct sp_value *v = &per_cpu[cpu];
+
+		if (v->window == window && v->window_max_ns > max)
+			max = v->window_max_ns;
+		if (v->prev_window == window && v->prev_window_max_ns > max)
+			max = v->prev_window_max_ns;
+	}
+	return max;
+}
+
 int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		  const struct sp_value *per_cpu, int ncpus, uint64_t window)
 {
@@ -58,14 +75,42 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		e->count += v->count;
 		e->wait_ns += v->wait_ns;
 		e->failed += v->failed;
+		e->failed_ns += v->failed_ns;
 		if (v->max_ns > e->max_ns)
 			e->max_ns = v->max_ns;
-		if (v->window == window && v->window_max_ns > e->window_max_ns)
-			e->window_max_ns = v->window_max_ns;
-		if (v->prev_window == window &&
-		    v->prev_window_max_ns > e->window_max_ns)
-			e->window_max_ns = v->prev_window_max_ns;
 	}
+	e->window_max_ns = window_max(per_cpu, ncpus, window);
+	return 0;
+}
+
+int snapshot__add_hold(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_value *per_cpu, int ncpus,
+		       uint64_t window)
+{
+	struct snapshot_entry *e = snapshot__append(snap);
+
+	if (!e)
+		return -ENOMEM;
+	e->key = *key;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		e->hold_count += per_cpu[cpu].count;
+		e->hold_ns += per_cpu[cpu].wait_ns;
+		if (per_cpu[cpu].max_ns > e->hold_max_ns)
+			e->hold_max_ns = per_cpu[cpu].max_ns;
+	}
+	e->hold_window_max_ns = window_max(per_cpu, ncpus, window);
+	return 0;
+}
+
+int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_hist *hist)
+{
+	struct snapshot_entry *e = snapshot__append(snap);
+
+	if (!e)
+		return -ENOMEM;
+	e->key = *key;
+	memcpy(e->hist, hist->slot, sizeof(e->hist));
 	return 0;
 }
 
@@ -113,10 +158,19 @@ void snapshot__seal(struct snapshot *snap)
 			last->count += e->count;
 			last->wait_ns += e->wait_ns;
 			last->failed += e->failed;
+			last->failed_ns += e->failed_ns;
+			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+				last->hist[k] += e->hist[k];
 			if (e->max_ns > last->max_ns)
 				last->max_ns = e->max_ns;
 			if (e->window_max_ns > last->window_max_ns)
 				last->window_max_ns = e->window_max_ns;
+			last->hold_count += e->hold_count;
+			last->hold_ns += e->hold_ns;
+			if (e->hold_max_ns > last->hold_max_ns)
+				last->hold_max_ns = e->hold_max_ns;
+			if (e->hold_window_max_ns > last->hold_window_max_ns)
+				last->hold_window_max_ns = e->hold_window_max_ns;
 			continue;
 		}
 		snap->entries[out++] = *e;
@@ -132,6 +186,12 @@ size_t snapshot__count(const struct snapshot *snap)
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap)
 {
 	return snap->entries;
+}
+
+/* Counters only grow; guard anyway against a reset map. */
+static uint64_t growth(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
 }
 
 static const struct snapshot_entry *
@@ -167,12 +227,16 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		struct snapshot_entry d = *c;
 
 		if (p) {
-			/* Counters only grow; guard anyway against a reset map. */
-			d.count = c->count >= p->count ? c->count - p->count : c->count;
-			d.wait_ns = c->wait_ns >= p->wait_ns ? c->wait_ns - p->wait_ns : c->wait_ns;
-			d.failed = c->failed >= p->failed ? c->failed - p->failed : c->failed;
+			d.count = growth(c->count, p->count);
+			d.wait_ns = growth(c->wait_ns, p->wait_ns);
+			d.failed = growth(c->failed, p->failed);
+			d.failed_ns = growth(c->failed_ns, p->failed_ns);
+			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+				d.hist[k] = growth(c->hist[k], p->hist[k]);
+			d.hold_count = growth(c->hold_count, p->hold_count);
+			d.hold_ns = growth(c->hold_ns, p->hold_ns);
 		}
-		if (!d.count && !d.wait_ns && !d.failed)
+		if (!d.count && !d.wait_ns && !d.failed && !d.hold_count)
 			continue;
 		/*
 		 * The window's own maximum; a call that ended between the
@@ -182,6 +246,10 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		d.max_ns = c->window_max_ns;
 		if ((!p || c->max_ns > p->max_ns) && c->max_ns > d.max_ns)
 			d.max_ns = c->max_ns;
+		d.hold_max_ns = c->hold_window_max_ns;
+		if ((!p || c->hold_max_ns > p->hold_max_ns) &&
+		    c->hold_max_ns > d.hold_max_ns)
+			d.hold_max_ns = c->hold_max_ns;
 		struct snapshot_entry *slot = snapshot__append(delta);
 		if (!slot) {
 			snapshot__free(delta);

@@ -16,8 +16,15 @@ struct snapshot_entry {
 	uint64_t count;
 	uint64_t wait_ns;
 	uint64_t failed;
+	uint64_t failed_ns;	/* the part of wait_ns that failed */
 	uint64_t max_ns;	/* since attach; in a delta: in the window */
 	uint64_t window_max_ns;	/* in the window this snapshot closed */
+	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
+	/* --hold: holds of the locks this row took, ended by their unlock */
+	uint64_t hold_count;
+	uint64_t hold_ns;
+	uint64_t hold_max_ns;		/* as max_ns */
+	uint64_t hold_window_max_ns;	/* as window_max_ns */
 };
 
 struct snapshot;
@@ -30,14 +37,21 @@ void snapshot__free(struct snapshot *snap);
  */
 int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		  const struct sp_value *per_cpu, int ncpus, uint64_t window);
+/* Adds a row's histogram (kept in a map of its own) to the row's entry. */
+int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_hist *hist);
+/* Adds a row's holds (--hold: a map of sp_values of their own). */
+int snapshot__add_hold(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_value *per_cpu, int ncpus,
+		       uint64_t window);
 /* Sorts and merges duplicate keys; call once before reading it. */
 void snapshot__seal(struct snapshot *snap);
 size_t snapshot__count(const struct snapshot *snap);
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
 /*
  * What changed from prev (may be NULL) to cur: one entry per key whose
- * count, wait or failures grew, holding the growth; max_ns is the longest
- * call in cur's window.
+ * count, wait, failures or holds grew, holding the growth (histograms
+ * too); max_ns and hold_max_ns are the longest in cur's window.
  */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out);

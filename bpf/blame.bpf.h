@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --blame: who made them wait.  The maps are defined in blame.bpf.c; the
+ * mode programs call these helpers where a lock is released and where a
+ * wait ends.  A wait that a release ended is charged to it in the blame
+ * map: a stats-like map whose key is the waiter's (type, object) with the
+ * release's call site, stack and thread in place of the waiter's.
+ *
+ * Contended mode.  A release is a futex wake (or requeue) by a thread of
+ * the target; its entry records where libc was called from in the
+ * thread's task storage.  The kernel wakes each waiter from inside that
+ * system call: sched_waking fires in the waker's context with the woken
+ * task, and copies the record to woken_by[woken tid] (blame.bpf.c).  The
+ * waiter's futex exit takes it: exact, whatever the order in which
+ * wakers, waiters and CPUs run.  Rejected: the last release per futex
+ * word, looked up by the waiter: a second release of the same word before
+ * the woken waiter runs again (a steal, a second signal) takes the
+ * charge; one futex call would be charged to a release it never saw.
+ * The cost: a program on every wakeup of the machine while --blame runs,
+ * which returns after the process filter for any other process.
+ *
+ * Full mode.  Uprobes on pthread_mutex_unlock and pthread_cond_signal /
+ * _broadcast record each release per object (releases); a lock or wait
+ * call that returns after another thread released its object during the
+ * call is charged to the last such release.
+ */
+#ifndef SYNCPROF_BLAME_BPF_H
+#define SYNCPROF_BLAME_BPF_H
+
+/* x86-64 system call numbers: where a waker's registers say it is. */
+#define SP_NR_FUTEX		202
+#define SP_NR_FUTEX_WAKE	454
+
+/* One release: where, by whom, when, of which futex word or object. */
+struct sp_release {
+	__u64 site;		/* the return address into the caller */
+	__u64 stack_id;		/* its stack, 0 if none kept */
+	__u64 uaddr;		/* contended: the word woken; full: the object */
+	__u64 uaddr2;		/* a requeue's target word */
+	__u64 ts;		/* bpf_ktime_get_ns() at the release (woken_by:
+				   at the wakeup) */
+	__u32 tid;
+	__u32 cmd;		/* contended: the futex command */
+};
+
+/* Defined in blame.bpf.c. */
+extern const volatile __u32 blame_enabled;
+
+/* The release a thread is making (contended: its futex wake). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sp_release);
+} releasing_map_t;
+extern releasing_map_t releasing SEC(".maps");
+
+/*
+ * Keyed by a woken thread (contended mode) or by a requeued futex word:
+ * the release that woke or moved it.  LRU: an entry whose waiter died
+ * before taking it ages out.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, struct sp_release);
+	__uint(max_entries, 4096);
+} release_by_map_t;
+extern release_by_map_t woken_by SEC(".maps");
+extern release_by_map_t requeues SEC(".maps");
+/* Full mode: the last release of each object. */
+extern release_by_map_t releases SEC(".maps");
+/* Waits charged to releases (max_entries set by the loader). */
+extern stats_map_t blame SEC(".maps");
+
+static __always_inline void blame_charge(__u32 type, __u64 object,
+					 const struct sp_release *rel, __u64 ns)
+{
+	struct sp_key key = {
+		.object = object,
+		.type = type,
+	};
+
+	if (rel) {
+		key.callsite = rel->site;
+		key.stack_id = rel->stack_id;
+		key.tid = rel->tid;
+	}
+	value_add(&blame, &key, ns, ns, 1, 0);
+}
+
+/* Contended mode, at a futex wake's entry: the release begins. */
+static __always_inline void blame_release(__u64 site, __u64 stack_id,
+					  __u64 uaddr, __u64 uaddr2, __u32 cmd,
+					  bool requeue)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct sp_release *rel;
+
+	rel = bpf_task_storage_get(&releasing, bpf_get_current_task_btf(), 0,
+				   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!rel) {
+		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+		return;
+	}
+	rel->site = site;
+	rel->stack_id = stack_id;
+	rel->uaddr = uaddr;
+	rel->uaddr2 = uaddr2;
+	rel->ts = bpf_ktime_get_ns();
+	rel->tid = (__u32)pid_tgid;
+	rel->cmd = cmd;
+	if (requeue)
+		bpf_map_update_elem(&requeues, &uaddr, rel, BPF_ANY);
+}
+
+/*
+ * Contended mode, when a wait of the acquisition in st ended woken (or
+ * found its word changed), after [t0, now]: charges the blocked time not
+ * yet charged (signals' interruptions roll into it) to the release that
+ * woke the thread.  A wait that a requeue moved onto another word is
+ * split at the requeue: before it, the requeue's; after, the release that
+ * woke it on the new word (as a mutex wait when the first word was a
+ * condvar's).  A wake no release was seen for is charged to release 0.
+ */
+static __always_inline void blame_wait_end(struct sp_contended *st,
+					   __u64 t0, __u64 now)
+{
+	__u64 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 ns = st->episode_ns - st->blamed_ns;
+	struct sp_release rel, *found, *rq;
+
+	st->blamed_ns = st->episode_ns;
+	found = bpf_map_lookup_elem(&woken_by, &tid);
+	if (!found) {
+		blame_charge(st->key.type, st->key.object, NULL, ns);
+		return;
+	}
+	rel = *found;
+	bpf_map_delete_elem(&woken_by, &tid);
+	if (rel.ts < t0 || rel.ts > now) {
+		/* Left from a wakeup before this wait: not its release. */
+		blame_charge(st->key.type, st->key.object, NULL, ns);
+		return;
+	}
+	if (rel.uaddr != st->uaddr) {
+		rq = bpf_map_lookup_elem(&requeues, &st->uaddr);
+		if (rq && rq->uaddr2 == rel.uaddr && rq->ts >= t0 &&
+		    rq->ts <= rel.ts && now - rq->ts <= ns) {
+			__u64 after = now - rq->ts;
+			__u32 type = st->key.type == SP_TYPE_CONDVAR
+				     ? mutex_type(rel.uaddr) : st->key.type;
+
+			blame_charge(st->key.type, st->key.object, rq,
+				     ns - after);
+			blame_charge(type, rel.uaddr, &rel, after);
+			return;
+		}
+	}
+	blame_charge(st->key.type, st->key.object, &rel, ns);
+}
+
+/*
+ * Full mode, when a lock call or condvar wait of row key returns with
+ * the lock (or woken) after [t0, t0 + ns + calibration]: charged to the
+ * last release of its object by another thread during the call, if any
+ * (none: it never waited for one).
+ */
+static __always_inline void blame_full_charge(const struct sp_key *key,
+					      __u64 t0, __u64 ns)
+{
+	__u64 object = key->object;
+	struct sp_release *rel = bpf_map_lookup_elem(&releases, &object);
+
+	if (rel && rel->ts >= t0 && rel->tid != key->tid)
+		blame_charge(key->type, key->object, rel, ns);
+}
+
+#endif

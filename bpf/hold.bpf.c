@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Full mode's unlock probes: one entry program on pthread_mutex_unlock,
+ * pthread_cond_signal and pthread_cond_broadcast (the attach cookie says
+ * which), loaded only with --hold or --blame.  An unlock ends its lock's
+ * hold (hold.bpf.h); with --blame, every one of them records the release
+ * of its object (blame.bpf.h).  Its own cost lands on every unlock call:
+ * measured by make bench.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syncprof.h"
+#include "stats.bpf.h"
+#include "blame.bpf.h"
+#include "hold.bpf.h"
+
+const volatile __u32 hold_enabled = 0;
+
+holds_map_t holds SEC(".maps");		/* max_entries set by the loader */
+stats_map_t hold_stats SEC(".maps");	/* max_entries set by the loader */
+
+SEC("uprobe")
+int unlock_enter(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, object, sp;
+	struct sp_release rel = {};
+
+	if (!is_target(pid_tgid))
+		return 0;
+	now = bpf_ktime_get_ns();
+	object = PT_REGS_PARM1(ctx);
+	if (hold_enabled &&
+	    SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_UNLOCK)
+		hold_end(object, (__u32)pid_tgid, now);
+	if (!blame_enabled)
+		return 0;
+	sp = PT_REGS_SP(ctx);
+	if (bpf_probe_read_user(&rel.site, sizeof(rel.site), (void *)sp))
+		rel.site = 0;
+	else
+		rel.site = real_return_address(sp, rel.site);
+	rel.uaddr = object;
+	rel.ts = now;
+	rel.tid = (__u32)pid_tgid;
+	bpf_map_update_elem(&releases, &object, &rel, BPF_ANY);
+	return 0;
+}

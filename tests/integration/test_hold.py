@@ -1,0 +1,98 @@
+"""--hold against tests/targets/releaser's hold scenario: one thread
+times its own holds from the return of each lock call to the call of its
+unlock; syncprof's hold for each row must be within 5% of it."""
+import subprocess
+
+from harness import SYNCPROF
+from test_waits import RELEASER, ReleaserTestCase, marker_line
+
+TOLERANCE = 0.05
+
+
+class Hold(ReleaserTestCase):
+
+    def hold_row(self, report, obj, kind, marker):
+        rows = [r for r in self.rows_for(report, obj, kind)
+                if r["callsite"]["line"] == marker_line("HOLD", marker)]
+        self.assertEqual(len(rows), 1, f"{kind} rows at {marker}: {report['rows']}")
+        return rows[0]
+
+    def assertHold(self, row, truth, name):
+        expected = truth["holds"][name]
+        self.assertEqual(row["holds"], expected["count"], name)
+        error = abs(row["hold_ns"] - expected["ns"]) / expected["ns"]
+        self.assertLessEqual(error, TOLERANCE,
+                             f"{name}: syncprof {row['hold_ns']} vs target "
+                             f"{expected['ns']} ({error * 100:.2f}%)")
+        self.assertEqual(row["hold_avg_ns"], row["hold_ns"] // row["holds"])
+        self.assertLessEqual(row["hold_max_ns"], row["hold_ns"])
+        self.assertGreaterEqual(row["hold_max_ns"], row["hold_avg_ns"])
+
+    def test_holds_equal_the_holders_own_within_5_percent(self):
+        report, truth = self.run_releaser("hold", "--hold", mode="full",
+                                          iters=10, hold_us=3000, hold2_us=1000)
+        self.assertHold(self.hold_row(report, truth["big_lock"], "mutex", "mutex"),
+                        truth, "mutex")
+        # A recursive mutex: the outermost hold only, charged where it began.
+        self.assertHold(self.hold_row(report, truth["rec_lock"], "rec_mutex", "rec"),
+                        truth, "rec")
+        inner = self.hold_row(report, truth["rec_lock"], "rec_mutex", "rec_inner")
+        self.assertEqual(inner["holds"], 0)
+        self.assertEqual(inner["hold_ns"], 0)
+        self.assertIsNone(inner["hold_avg_ns"])
+        # A condvar wait lets its mutex go, and holds it again from its
+        # return: two holds, neither covering the wait.
+        self.assertHold(self.hold_row(report, truth["cond_lock"], "mutex", "cond_lock"),
+                        truth, "cond_lock")
+        self.assertHold(self.hold_row(report, truth["cond"], "condvar", "cond_wait"),
+                        truth, "cond_wait")
+
+    def test_hold_needs_full_mode(self):
+        proc = subprocess.run([SYNCPROF, "--hold", "--", RELEASER, "hold"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--hold", proc.stderr)
+        self.assertIn("--mode full", proc.stderr)
+
+    def test_table_has_hold_columns(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "full", "--hold", "--", RELEASER, "hold",
+             "--iters", "3"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        header = next(l for l in lines if l.startswith("Type "))
+        self.assertTrue(header.endswith("      Failed  Hold Time (s)  Average Hold (us)"),
+                        header)
+        big = next(l for l in lines if " big_lock " in l)
+        self.assertRegex(big, r"  +0\.00\d{3}  +\d{4}\.\d\d$")
+
+    def test_no_hold_fields_without_the_option(self):
+        report, _ = self.run_releaser("hold", mode="full", iters=2)
+        self.assertTrue(all("hold_ns" not in r for r in report["rows"]))
+
+
+class FullModeBlame(ReleaserTestCase):
+    """Full mode charges a lock call to the last unlock (or signal) of its
+    object by another thread during the call."""
+
+    def blame_at(self, report, obj, kind, release):
+        line = marker_line("RELEASE", release)
+        entries = [b for b in report["blame"] if b["object"] == obj and
+                   b["type"] == kind and b["release"] and b["release"]["line"] == line]
+        self.assertEqual(len(entries), 1, report["blame"])
+        return entries[0]
+
+    def test_two_holders_at_two_lines_told_apart(self):
+        report, truth = self.run_releaser("two", "--blame", mode="full")
+        for name in ("unlock_a", "unlock_b"):
+            entry = self.blame_at(report, truth["big_lock"], "mutex", name)
+            self.assertEqual(entry["count"], truth["releases"][name]["count"])
+            # Full mode's waits read 2-3% low (the probes' own time).
+            self.assertWithin(entry["wait_ns"], truth["releases"][name]["ns"], 0.05, name)
+            self.assertEqual(entry["release"]["function"], name)
+
+    def test_condvar_signaller_is_blamed_for_the_wait(self):
+        report, truth = self.run_releaser("condvar", "--blame", mode="full")
+        entry = self.blame_at(report, truth["cond"], "condvar", "signal")
+        self.assertEqual(entry["count"], truth["releases"]["signal"]["count"])
+        self.assertWithin(entry["wait_ns"], truth["releases"]["signal"]["ns"], 0.05)
