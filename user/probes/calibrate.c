@@ -189,9 +189,9 @@ int calibrate__run(bool probe_at_entry, struct calibration *out)
 	if (!err)
 		err = probes__new(&cfg, &p);
 	if (!err)
-		err = probes__attach_function(p, library, "pthread_mutex_lock");
+		err = probes__attach_function(p, library, "pthread_mutex_lock", false);
 	if (!err)
-		err = probes__attach_function(p, library, "pthread_mutex_trylock");
+		err = probes__attach_function(p, library, "pthread_mutex_trylock", false);
 	if (!err)
 		err = calibrate__measure(p, go[1], done[0], out);
 	probes__free(p);

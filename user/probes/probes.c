@@ -20,6 +20,7 @@
 #include "probes.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
+#include "uprobemulti.h"
 
 static const struct probe_spec {
 	const char *func;
@@ -64,11 +65,14 @@ struct probes {
 	uint64_t window;
 	struct sp_value *values;	/* ncpus slots for one read */
 	uint64_t *counter_values;	/* ncpus slots for one counter */
-	struct bpf_link *links[N_PROBES][2];
+	bool multi;			/* uprobe_multi links (Linux 6.6+) */
+	int multi_links[2];		/* entry, return: -1 if none */
+	struct bpf_link *links[N_PROBES][2];	/* else one pair per function */
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct bpf_link *exec_link;
+	int loader_multi_link;
 	struct ring_buffer *module_events;
 	int n_module_events;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
@@ -108,6 +112,14 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 
 	for (size_t i = 0; i < 2; i++)
 		bpf_program__set_autoload(full[i], !contended);
+	if (p->multi) {
+		bpf_program__set_expected_attach_type(full[0],
+						      UPROBEMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(full[1],
+						      UPROBEMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(
+			p->skel->progs.modules_changed, UPROBEMULTI_ATTACH_TYPE);
+	}
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
@@ -195,6 +207,12 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->mode = cfg->mode;
 	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
 			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
+	p->multi_links[0] = p->multi_links[1] = p->loader_multi_link = -1;
+	p->multi = uprobemulti__supported();
+	if (!p->multi && cfg->mode == PROBES_FULL)
+		pr_info("this kernel has no uprobe_multi links (Linux 6.6): "
+			"detaching takes ~0.1 s per function, and counting "
+			"stops if the main thread exits");
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
@@ -263,18 +281,14 @@ fail:
 	return err;
 }
 
+/* Perf-event uprobes, one pair per function: kernels without uprobe_multi. */
 static int probes__attach_one(struct probes *p, const char *library,
-			      size_t index, uint64_t offset, enum sp_site_kind kind)
+			      size_t index, uint64_t offset, uint64_t cookie)
 {
 	const struct probe_spec *spec = &probe_table[index];
 
-	/*
-	 * Return probe first: a call entering between the two attaches would
-	 * leave in-flight state that no return clears.
-	 */
 	for (int ret = 1; ret >= 0; ret--) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts,
-			    .bpf_cookie = SP_COOKIE(spec->class, kind),
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie,
 			    .retprobe = ret);
 		struct bpf_program *prog = ret ? p->skel->progs.lock_return
 					       : p->skel->progs.lock_enter;
@@ -290,7 +304,44 @@ static int probes__attach_one(struct probes *p, const char *library,
 		}
 		p->links[index][ret] = link;
 	}
-	p->kinds[index] = kind;
+	return 0;
+}
+
+/*
+ * Return probes first: a call entering between the two attaches would
+ * leave in-flight state that no return clears.
+ */
+static int probes__attach_sites(struct probes *p, const char *library,
+				const size_t *index, const uint64_t *offsets,
+				const uint64_t *cookies, size_t n)
+{
+	struct bpf_program *progs[2] = {
+		p->skel->progs.lock_enter, p->skel->progs.lock_return,
+	};
+
+	if (!n)
+		return 0;
+	if (!p->multi) {
+		for (size_t i = 0; i < n; i++) {
+			int err = probes__attach_one(p, library, index[i],
+						     offsets[i], cookies[i]);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	for (int ret = 1; ret >= 0; ret--) {
+		int fd = uprobemulti__attach(bpf_program__fd(progs[ret]), library,
+					     offsets, cookies, (uint32_t)n,
+					     ret, p->tgid);
+
+		if (fd < 0) {
+			pr_err("cannot attach uprobes to the pthread functions "
+			       "of %s: %s", library, strerror(-fd));
+			return fd;
+		}
+		p->multi_links[ret] = fd;
+	}
 	return 0;
 }
 
@@ -307,7 +358,7 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name)
  * offset, and how the kernel will run the instruction there.
  */
 static uint64_t probes__site(struct probes *p, int fd, const char *name,
-			     const struct elfimage_func *func,
+			     const struct elfimage_func *func, bool at_entry,
 			     enum sp_site_kind *kind)
 {
 	uint8_t code[PROBESITE_CODE_MAX];
@@ -322,7 +373,7 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 		return func->file_offset;
 	if (site.entry_emulated)
 		*kind = SP_SITE_EMULATED;
-	if (p->probe_at_entry)
+	if (p->probe_at_entry || at_entry)
 		return func->file_offset;
 	/* Branches into a prefix are checked only within what was decoded. */
 	if (site.offset && (!func->size || func->size > (uint64_t)got)) {
@@ -336,10 +387,16 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	return func->file_offset + site.offset;
 }
 
-/* Attaches the table's functions named `only` (NULL: all of them). */
+/*
+ * Attaches the table's functions named `only` (NULL: all of them), at
+ * their first instruction when at_entry, else where the configuration
+ * says.
+ */
 static int probes__attach_table(struct probes *p, const char *library,
-				const char *only)
+				const char *only, bool at_entry)
 {
+	uint64_t offsets[N_PROBES], cookies[N_PROBES];
+	size_t index[N_PROBES], n = 0;
 	struct elfimage *image;
 	int err = elfimage__open(library, &image);
 	int fd;
@@ -357,6 +414,7 @@ static int probes__attach_table(struct probes *p, const char *library,
 	for (size_t i = 0; i < N_PROBES; i++) {
 		const struct probe_spec *spec = &probe_table[i];
 		struct elfimage_func func;
+		enum sp_site_kind kind;
 
 		if (only && strcmp(only, spec->func))
 			continue;
@@ -372,15 +430,16 @@ static int probes__attach_table(struct probes *p, const char *library,
 			       spec->func);
 			break;
 		}
-		enum sp_site_kind kind;
-		uint64_t offset = probes__site(p, fd, spec->func, &func, &kind);
-
-		err = probes__attach_one(p, library, i, offset, kind);
-		if (err)
-			break;
+		offsets[n] = probes__site(p, fd, spec->func, &func, at_entry,
+					  &kind);
+		cookies[n] = SP_COOKIE(spec->class, kind);
+		index[n++] = i;
+		p->kinds[i] = kind;
 	}
 	close(fd);
 	elfimage__close(image);
+	if (!err)
+		err = probes__attach_sites(p, library, index, offsets, cookies, n);
 	return err;
 }
 
@@ -433,13 +492,28 @@ int probes__attach(struct probes *p, const char *library)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
 		return probes__attach_tracepoints(p);
-	return probes__attach_table(p, library, NULL);
+	return probes__attach_table(p, library, NULL, false);
 }
 
 int probes__attach_function(struct probes *p, const char *library,
-			    const char *name)
+			    const char *name, bool at_entry)
 {
-	return probes__attach_table(p, library, name);
+	return probes__attach_table(p, library, name, at_entry);
+}
+
+void probes__detach(struct probes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->multi_links[i] >= 0)
+			close(p->multi_links[i]);
+		p->multi_links[i] = -1;
+	}
+	for (size_t i = 0; i < N_PROBES; i++) {
+		for (int ret = 0; ret < 2; ret++) {
+			bpf_link__destroy(p->links[i][ret]);
+			p->links[i][ret] = NULL;
+		}
+	}
 }
 
 static int probes__count_event(void *ctx, void *data, size_t size)
@@ -467,6 +541,14 @@ int probes__attach_loader(struct probes *p, const char *loader)
 					    probes__count_event, p, NULL);
 	if (!p->module_events)
 		return -errno;
+	if (p->multi) {
+		uint64_t offset = func.file_offset;
+
+		p->loader_multi_link = uprobemulti__attach(
+			bpf_program__fd(p->skel->progs.modules_changed), loader,
+			&offset, NULL, 1, false, p->tgid);
+		return p->loader_multi_link < 0 ? p->loader_multi_link : 0;
+	}
 	p->loader_link = bpf_program__attach_uprobe_opts(
 		p->skel->progs.modules_changed, p->tgid, loader,
 		func.file_offset, &opts);
@@ -709,9 +791,10 @@ static void probes__log_run_times(struct probes *p)
 }
 
 /*
- * Detaching costs ~90 ms per uprobe link on these machines (the kernel
- * unregisters them one at a time, each waiting for a grace period; from
- * parallel threads too), so syncprof prints its last report first.
+ * A perf-event uprobe link costs ~90 ms to detach on these machines (the
+ * kernel unregisters them one at a time, each waiting for a grace
+ * period; from parallel threads too); a uprobe_multi link, all of its
+ * probes at once (see uprobemulti.c).
  */
 void probes__free(struct probes *p)
 {
@@ -719,10 +802,9 @@ void probes__free(struct probes *p)
 		return;
 	if (p->skel)
 		probes__log_run_times(p);
-	for (size_t i = 0; i < N_PROBES; i++) {
-		bpf_link__destroy(p->links[i][0]);
-		bpf_link__destroy(p->links[i][1]);
-	}
+	probes__detach(p);
+	if (p->loader_multi_link >= 0)
+		close(p->loader_multi_link);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	bpf_link__destroy(p->loader_link);

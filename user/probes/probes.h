@@ -46,9 +46,14 @@ int probes__new(const struct probes_config *cfg, struct probes **out);
  * library.  Contended mode: attaches to the futex tracepoints.
  */
 int probes__attach(struct probes *p, const char *library);
-/* The same for one function only (calibration). */
+/*
+ * Full mode, one function only (calibration), at its first instruction
+ * when at_entry, else where the configuration places it.
+ */
 int probes__attach_function(struct probes *p, const char *library,
-			    const char *name);
+			    const char *name, bool at_entry);
+/* Removes the full-mode probes attached so far. */
+void probes__detach(struct probes *p);
 /*
  * Watches the dynamic loader (the file defining _dl_debug_state) for
  * library loads and unloads; the events come on probes__module_events_fd.
