@@ -71,6 +71,10 @@ enum sp_counter {
 				   programs for them, entry and exit */
 	SP_CNT_DROPPED_RING,	/* --record: the ring buffer was full; the
 				   wait is in the stats, not the timeline */
+	SP_CNT_DROPPED_NESTED,	/* full: SP_CALLS_MAX calls already in
+				   flight in the thread: one was lost */
+	SP_CNT_ABANDONED,	/* full: calls whose frame went away without
+				   returning (longjmp): counted as failed */
 	SP_CNT__COUNT,
 };
 
@@ -78,6 +82,9 @@ enum sp_counter {
 enum sp_module_event {
 	SP_MODULE_EVENT_LOAD = 1,	/* the dynamic loader changed its list */
 	SP_MODULE_EVENT_EXEC = 2,	/* the target exec'ed a new image */
+	SP_MODULE_EVENT_ANCHOR_EXIT = 3, /* full mode: the thread the probes
+					    are attached through exited
+					    (see probes.c) */
 };
 
 /* glibc's mutex kind word: offset of __kind, and the mask of its type. */
@@ -107,14 +114,24 @@ struct sp_value {
 	__u64 prev_window;
 };
 
-/* State between a probed call's entry and its return, per thread. */
-struct sp_inflight {
+/* A probed call between its entry and its return. */
+struct sp_call {
 	__u64 t0;
 	__u64 object;
 	__u64 callsite;
 	__u64 stack_id;
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u32 type;
+	__u32 pad;
+};
+
+/* Probed calls in flight in one thread, nested by signal handlers. */
+#define SP_CALLS_MAX	4
+
+/* A thread's calls in flight, in task storage; the innermost last. */
+struct sp_inflight {
+	struct sp_call calls[SP_CALLS_MAX];
+	__u32 depth;
 	__u32 pad;
 };
 

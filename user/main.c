@@ -109,6 +109,7 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.dropped = dropped,
 		.calibration_ns = s->calibration_ns,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
+		.abandoned = probes__abandoned(s->probes),
 		.sequence = ++s->sequence,
 	};
 	const struct format_config cfg = {
@@ -301,13 +302,42 @@ static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
 }
 
 enum {
-	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS, FD_KEYS,
+	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS,
 	FD_INTERVAL, FD_DURATION, FD_MODULES,	/* timers, ours to close */
+	FD_HOUSEKEEPING,
 	FD__COUNT
 };
 
 /* How often the module list is re-read when the loader cannot be watched. */
 #define MODULES_REFRESH_S 1.0
+/* How often the probes' thread is checked without an event saying so. */
+#define HOUSEKEEPING_S 1.0
+
+/*
+ * Full mode: the probes follow the target's threads when the one they
+ * are attached through exits (see probes__follow_threads).
+ */
+static void session__follow_threads(struct session *s)
+{
+	uint64_t gap_ns;
+	pid_t tid = probes__follow_threads(s->probes, &gap_ns);
+
+	if (tid < 0)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited, and they cannot be attached through another "
+			"(%s); calls are no longer counted",
+			(int)target__pid(s->target), strerror(-tid));
+	else if (tid && gap_ns)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from %.0f ms later (calls "
+			"in between were not counted)",
+			(int)target__pid(s->target), (int)tid, (double)gap_ns * 1e-6);
+	else if (tid)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from up to %.0f s later "
+			"(calls in between were not counted)",
+			(int)target__pid(s->target), (int)tid, HOUSEKEEPING_S);
+}
 
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
@@ -319,15 +349,17 @@ static int session__loop(struct session *s, int signal_fd)
 		fds[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
 	fds[FD_SIGNAL].fd = signal_fd;
 	fds[FD_TARGET].fd = target__pidfd(s->target);
-	fds[FD_MODULE_EVENTS].fd = probes__module_events_fd(s->probes);
+	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	if (s->opts->interval_s > 0)
 		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
 		err = loop_timer(&fds[FD_DURATION], s->opts->duration_s, false);
 	/* Polling the module list is the fallback for no loader watch. */
-	if (!err && fds[FD_MODULE_EVENTS].fd < 0)
+	if (!err && fds[FD_EVENTS].fd < 0)
 		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
+	if (!err)
+		err = loop_timer(&fds[FD_HOUSEKEEPING], HOUSEKEEPING_S, true);
 	if (err)
 		goto out;
 	for (;;) {
@@ -362,10 +394,19 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
-		if ((fds[FD_MODULE_EVENTS].revents &&
-		     probes__consume_module_events(s->probes) > 0) ||
-		    (fds[FD_MODULES].revents &&
-		     read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0))
+		if (fds[FD_EVENTS].revents) {
+			unsigned int seen = probes__consume_events(s->probes);
+
+			if (seen & PROBES_EVENT_THREAD_EXIT)
+				session__follow_threads(s);
+			if (seen & PROBES_EVENT_MODULES)
+				session__modules_changed(s);
+		}
+		if (fds[FD_HOUSEKEEPING].revents &&
+		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0)
+			session__follow_threads(s);
+		if (fds[FD_MODULES].revents &&
+		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
 			session__modules_changed(s);
 		if (fds[FD_INTERVAL].revents &&
 		    read(fds[FD_INTERVAL].fd, &ticks, sizeof(ticks)) > 0) {

@@ -14,6 +14,9 @@
  * its shared_lock_work(iters)).
  * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
  * profiler can attach first.
+ * --main-exits: the main thread leaves with pthread_exit once the workers
+ * exist; they start on SIGUSR2, and a starter thread that lives until
+ * they end writes the truth.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -56,6 +59,13 @@ static pthread_mutex_t *heap_locks[MAX_OBJECTS];
 static struct thread_truth truth[MAX_THREADS];
 static uint64_t hold_count;	/* trylock: the holder's own acquisitions */
 static int cond_generation, cond_done;
+
+/* --main-exits: the workers' start gate, and what the starter writes. */
+static void *(*main_exits_worker)(void *);
+static volatile int main_exits_go;
+static pthread_t main_exits_threads[MAX_THREADS];
+static const char *main_exits_truth, *main_exits_scenario;
+static const void *main_exits_object;
 
 /* Locked once before main(): launch mode must see it. */
 static pthread_mutex_t ctor_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -241,6 +251,38 @@ static void write_truth(const char *path, const char *scenario,
 	fclose(f);
 }
 
+static void write_truth(const char *path, const char *scenario,
+			const void *object);
+
+/*
+ * Opens the gate on SIGUSR2 (blocked in every thread, taken here by
+ * sigwait), then waits for the workers and writes the truth.
+ */
+static void *main_exits_starter(void *arg)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigwait(&set, &sig);
+	__atomic_store_n(&main_exits_go, 1, __ATOMIC_RELEASE);
+	while (!main_exits_threads[cfg.threads - 1])
+		sleep_us(1000);
+	for (int i = 0; i < cfg.threads; i++)
+		pthread_join(main_exits_threads[i], NULL);
+	write_truth(main_exits_truth, main_exits_scenario, main_exits_object);
+	return NULL;
+}
+
+/* A worker that waits at the gate. */
+static void *main_exits_gated(void *arg)
+{
+	while (!__atomic_load_n(&main_exits_go, __ATOMIC_ACQUIRE))
+		sleep_us(1000);
+	return main_exits_worker(arg);
+}
+
 /* Loads lib now, while profiled, and locks through its code. */
 static int run_library(const char *lib, const char *truth_path)
 {
@@ -278,6 +320,7 @@ int main(int argc, char **argv)
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "exit-code", required_argument, NULL, 'x' },
 		{ "lib", required_argument, NULL, 'l' },
+		{ "main-exits", no_argument, NULL, 'm' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
@@ -285,7 +328,7 @@ int main(int argc, char **argv)
 	const void *object = &big_lock;
 	pthread_t threads[MAX_THREADS];
 	pthread_mutexattr_t attr;
-	int opt, wait_signal = 0, exit_code = 0;
+	int opt, wait_signal = 0, exit_code = 0, main_exits = 0;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -297,6 +340,7 @@ int main(int argc, char **argv)
 		case 'w': wait_signal = 1; break;
 		case 'x': exit_code = atoi(optarg); break;
 		case 'l': lib = optarg; break;
+		case 'm': main_exits = 1; break;
 		default: return 2;
 		}
 	}
@@ -336,6 +380,24 @@ int main(int argc, char **argv)
 	}
 	if (wait_signal)
 		wait_for_go();
+	if (main_exits) {
+		pthread_t starter;
+		sigset_t set;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		main_exits_worker = worker;
+		main_exits_truth = truth_path;
+		main_exits_scenario = scenario;
+		main_exits_object = object;
+		/* First: syncprof attaches through the oldest thread left. */
+		pthread_create(&starter, NULL, main_exits_starter, NULL);
+		for (int i = 0; i < cfg.threads; i++)
+			pthread_create(&main_exits_threads[i], NULL,
+				       main_exits_gated, &truth[i]);
+		pthread_exit(NULL);
+	}
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_create(&threads[i], NULL, worker, &truth[i]);
 	for (int i = 0; i < cfg.threads; i++)

@@ -112,8 +112,9 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 	/* Report 2: its own waits only; nothing after it. */
 	assert_non_null(strstr(second, "\"start_ns\": 2000, \"end_ns\": 3000, "
 			       "\"dropped\": 3, \"sequence\": 2, "
-			       "\"calibration_ns\": 0, \"unwind_stopped\": 1, "
-			       "\"rows_total\": 2"));
+			       "\"calibration_ns\": 0, "));
+	assert_non_null(strstr(second, "\"unwind_stopped\": 1, "));
+	assert_non_null(strstr(second, "\"rows_total\": 2, "));
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 400, "
 			       "\"avg_ns\": 400, \"max_ns\": 400, \"failed\": 0"));
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 50, "

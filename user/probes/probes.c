@@ -6,10 +6,14 @@
  * some names (pthread_cond_wait@GLIBC_2.2.5 is the pre-2.3.2 condvar) and
  * only the default version is the one programs call.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -66,18 +70,33 @@ struct probes {
 	struct sp_value *values;	/* ncpus slots for one read */
 	uint64_t *counter_values;	/* ncpus slots for one counter */
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
-	int multi_links[2];		/* entry, return: -1 if none */
+	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach
+					   and program */
+	size_t n_multi_links;
 	struct bpf_link *links[N_PROBES][2];	/* else one pair per function */
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	struct bpf_link *loader_link;
 	struct bpf_link *exec_link;
 	int loader_multi_link;
-	struct ring_buffer *module_events;
-	int n_module_events;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
+	struct ring_buffer *events;
+	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
+	uint64_t anchor_exit_ns;	/* when the anchor exited, from BPF */
+	/* Where full mode's probes are, to attach them again (follow_threads). */
+	pid_t anchor;			/* the thread they are attached through */
+	struct bpf_link *exit_link;	/* tells when it exits */
+	char *library;
+	size_t n_sites;
+	size_t site_index[N_PROBES];
+	uint64_t site_offset[N_PROBES];
+	uint64_t site_cookie[N_PROBES];
+	char *loader;
+	uint64_t loader_offset;
+	struct bpf_link **retired;	/* links of exited anchors */
+	size_t n_retired;
 };
 
 static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
@@ -104,14 +123,23 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bool contended = cfg->mode == PROBES_CONTENDED;
 	struct bpf_program *full[] = {
 		p->skel->progs.lock_enter, p->skel->progs.lock_return,
+		p->skel->progs.thread_exit,
+	};
+	/* Perf-event copies, for attaching through another thread. */
+	struct bpf_program *thread[] = {
+		p->skel->progs.lock_enter_thread,
+		p->skel->progs.lock_return_thread,
+		p->skel->progs.modules_changed_thread,
 	};
 	struct cfitable_range lll = { 0, 0 };
 	unsigned int depth = cfg->stack_depth;
 	size_t n_funcs = 0;
 	int err;
 
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < 3; i++)
 		bpf_program__set_autoload(full[i], !contended);
+	for (size_t i = 0; i < 3; i++)
+		bpf_program__set_autoload(thread[i], p->multi && !contended);
 	if (p->multi) {
 		bpf_program__set_expected_attach_type(full[0],
 						      UPROBEMULTI_ATTACH_TYPE);
@@ -207,12 +235,12 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->mode = cfg->mode;
 	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
 			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
-	p->multi_links[0] = p->multi_links[1] = p->loader_multi_link = -1;
+	p->anchor = cfg->tgid;
+	p->loader_multi_link = -1;
 	p->multi = uprobemulti__supported();
 	if (!p->multi && cfg->mode == PROBES_FULL)
 		pr_info("this kernel has no uprobe_multi links (Linux 6.6): "
-			"detaching takes ~0.1 s per function, and counting "
-			"stops if the main thread exits");
+			"detaching takes ~0.1 s per function");
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
@@ -273,6 +301,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
 		}
+	} else {
+		p->skel->bss->anchor_tid = (__u32)p->anchor;
 	}
 	*out = p;
 	return 0;
@@ -281,36 +311,47 @@ fail:
 	return err;
 }
 
-/* Perf-event uprobes, one pair per function: kernels without uprobe_multi. */
-static int probes__attach_one(struct probes *p, const char *library,
-			      size_t index, uint64_t offset, uint64_t cookie)
+/*
+ * Perf-event uprobes, one pair per function, through the anchor thread:
+ * kernels without uprobe_multi, and after the main thread exited.  Return
+ * probes first: a call entering between the two would leave a call in
+ * flight that no return pops.  (Attaching from parallel threads was
+ * slower here: 0.8-1.0 s against 0.15-0.6 s.)
+ */
+static int probes__attach_perf(struct probes *p, const char *library,
+			       const size_t *index, const uint64_t *offsets,
+			       const uint64_t *cookies, size_t n)
 {
-	const struct probe_spec *spec = &probe_table[index];
-
 	for (int ret = 1; ret >= 0; ret--) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie,
-			    .retprobe = ret);
-		struct bpf_program *prog = ret ? p->skel->progs.lock_return
-					       : p->skel->progs.lock_enter;
-		struct bpf_link *link = bpf_program__attach_uprobe_opts(
-			prog, p->tgid, library, offset, &opts);
+		struct bpf_program *prog;
 
-		if (!link) {
-			int err = -errno;
+		if (p->multi)
+			prog = ret ? p->skel->progs.lock_return_thread
+				   : p->skel->progs.lock_enter_thread;
+		else
+			prog = ret ? p->skel->progs.lock_return
+				   : p->skel->progs.lock_enter;
+		for (size_t i = 0; i < n; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, opts,
+				    .bpf_cookie = cookies[i], .retprobe = ret);
+			struct bpf_link *link = bpf_program__attach_uprobe_opts(
+				prog, p->anchor, library, offsets[i], &opts);
 
-			pr_err("cannot attach a uprobe to %s in %s: %s",
-			       spec->func, library, strerror(-err));
-			return err;
+			if (!link) {
+				int err = -errno;
+
+				pr_err("cannot attach a uprobe to %s in %s: %s",
+				       probe_table[index[i]].func, library,
+				       strerror(-err));
+				return err;
+			}
+			p->links[index[i]][ret] = link;
 		}
-		p->links[index][ret] = link;
 	}
 	return 0;
 }
 
-/*
- * Return probes first: a call entering between the two attaches would
- * leave in-flight state that no return clears.
- */
+/* Return probes first, as above; with uprobe_multi, one link each. */
 static int probes__attach_sites(struct probes *p, const char *library,
 				const size_t *index, const uint64_t *offsets,
 				const uint64_t *cookies, size_t n)
@@ -321,15 +362,11 @@ static int probes__attach_sites(struct probes *p, const char *library,
 
 	if (!n)
 		return 0;
-	if (!p->multi) {
-		for (size_t i = 0; i < n; i++) {
-			int err = probes__attach_one(p, library, index[i],
-						     offsets[i], cookies[i]);
-			if (err)
-				return err;
-		}
-		return 0;
-	}
+	if (!p->multi || p->anchor != p->tgid)
+		return probes__attach_perf(p, library, index, offsets, cookies,
+					   n);
+	if (p->n_multi_links + 2 > sizeof(p->multi_links) / sizeof(p->multi_links[0]))
+		return -E2BIG;
 	for (int ret = 1; ret >= 0; ret--) {
 		int fd = uprobemulti__attach(bpf_program__fd(progs[ret]), library,
 					     offsets, cookies, (uint32_t)n,
@@ -340,7 +377,7 @@ static int probes__attach_sites(struct probes *p, const char *library,
 			       "of %s: %s", library, strerror(-fd));
 			return fd;
 		}
-		p->multi_links[ret] = fd;
+		p->multi_links[p->n_multi_links++] = fd;
 	}
 	return 0;
 }
@@ -385,6 +422,35 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	pr_debug("%s: probe at +0x%lx (%s)%s", name, (unsigned long)site.offset,
 		 site.insn, site.emulated ? "" : ", single-stepped");
 	return func->file_offset + site.offset;
+}
+
+/* Closes the descriptor behind a probes__keep_file path, and frees it. */
+static void probes__forget_file(char **kept)
+{
+	if (*kept)
+		close(atoi(*kept + strlen("/proc/self/fd/")));
+	free(*kept);
+	*kept = NULL;
+}
+
+/*
+ * A path to the file at `path` that stays valid: /proc/self/fd/N of a
+ * descriptor kept open.  The target's /proc/PID/root goes away with its
+ * main thread, and the file may be replaced on disk.
+ */
+static int probes__keep_file(const char *path, char **kept)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	probes__forget_file(kept);
+	if (asprintf(kept, "/proc/self/fd/%d", fd) < 0) {
+		*kept = NULL;
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -438,9 +504,17 @@ static int probes__attach_table(struct probes *p, const char *library,
 	}
 	close(fd);
 	elfimage__close(image);
-	if (!err)
-		err = probes__attach_sites(p, library, index, offsets, cookies, n);
-	return err;
+	if (err)
+		return err;
+	/* Kept to attach them again through another thread. */
+	err = probes__keep_file(library, &p->library);
+	if (err)
+		return err;
+	p->n_sites = n;
+	memcpy(p->site_index, index, n * sizeof(*index));
+	memcpy(p->site_offset, offsets, n * sizeof(*offsets));
+	memcpy(p->site_cookie, cookies, n * sizeof(*cookies));
+	return probes__attach_sites(p, library, index, offsets, cookies, n);
 }
 
 static int probes__attach_tracepoints(struct probes *p)
@@ -484,6 +558,37 @@ static int probes__attach_exec(struct probes *p)
 	return 0;
 }
 
+static int probes__on_event(void *ctx, void *data, size_t size)
+{
+	struct probes *p = ctx;
+	__u32 type;
+
+	if (size < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
+		p->anchor_exit_ns = (uint64_t)now.tv_sec * 1000000000ull +
+				    (uint64_t)now.tv_nsec;
+	} else {
+		/* A library loaded or unloaded, or an exec. */
+		p->events_seen |= PROBES_EVENT_MODULES;
+	}
+	return 0;
+}
+
+static int probes__open_events(struct probes *p)
+{
+	if (p->events)
+		return 0;
+	p->events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
+				     probes__on_event, p, NULL);
+	return p->events ? 0 : -errno;
+}
+
 int probes__attach(struct probes *p, const char *library)
 {
 	int err = probes__attach_exec(p);
@@ -492,7 +597,17 @@ int probes__attach(struct probes *p, const char *library)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
 		return probes__attach_tracepoints(p);
-	return probes__attach_table(p, library, NULL, false);
+	err = probes__attach_table(p, library, NULL, false);
+	if (err)
+		return err;
+	/* Without it, a main thread's exit is noticed within a second. */
+	if (probes__open_events(p))
+		return 0;
+	p->exit_link = bpf_program__attach_raw_tracepoint(
+		p->skel->progs.thread_exit, "sched_process_exit");
+	if (!p->exit_link)
+		pr_debug("cannot watch thread exits: %s", strerror(errno));
+	return 0;
 }
 
 int probes__attach_function(struct probes *p, const char *library,
@@ -501,27 +616,44 @@ int probes__attach_function(struct probes *p, const char *library,
 	return probes__attach_table(p, library, name, at_entry);
 }
 
-void probes__detach(struct probes *p)
+static void *probes__destroy_one(void *link)
 {
-	for (int i = 0; i < 2; i++) {
-		if (p->multi_links[i] >= 0)
-			close(p->multi_links[i]);
-		p->multi_links[i] = -1;
-	}
-	for (size_t i = 0; i < N_PROBES; i++) {
-		for (int ret = 0; ret < 2; ret++) {
-			bpf_link__destroy(p->links[i][ret]);
-			p->links[i][ret] = NULL;
-		}
-	}
+	bpf_link__destroy(link);
+	return NULL;
 }
 
-static int probes__count_event(void *ctx, void *data, size_t size)
+/*
+ * Destroys perf-event links, each in a thread of its own: one at a time
+ * they took 0.25-0.45 s each here (every unregistration waits for a
+ * grace period); from parallel threads they end ~0.09 s apart (15 in
+ * 1.4 s instead of 6 s).
+ */
+static void probes__destroy_links(struct bpf_link **links, size_t n)
 {
-	struct probes *p = ctx;
+	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
+	bool *started = calloc(n ? n : 1, sizeof(*started));
 
-	p->n_module_events++;
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		started[i] = links[i] && threads && started &&
+			     !pthread_create(&threads[i], NULL,
+					     probes__destroy_one, links[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (started && started[i])
+			pthread_join(threads[i], NULL);
+		else if (links[i])
+			bpf_link__destroy(links[i]);
+	}
+	free(threads);
+	free(started);
+}
+
+void probes__detach(struct probes *p)
+{
+	for (size_t i = 0; i < p->n_multi_links; i++)
+		close(p->multi_links[i]);
+	p->n_multi_links = 0;
+	probes__destroy_links(&p->links[0][0], N_PROBES * 2);
+	memset(p->links, 0, sizeof(p->links));
 }
 
 int probes__attach_loader(struct probes *p, const char *loader)
@@ -537,10 +669,13 @@ int probes__attach_loader(struct probes *p, const char *loader)
 	elfimage__close(image);
 	if (err)
 		return err;
-	p->module_events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
-					    probes__count_event, p, NULL);
-	if (!p->module_events)
-		return -errno;
+	err = probes__open_events(p);
+	if (err)
+		return err;
+	err = probes__keep_file(loader, &p->loader);
+	if (err)
+		return err;
+	p->loader_offset = func.file_offset;
 	if (p->multi) {
 		uint64_t offset = func.file_offset;
 
@@ -557,21 +692,173 @@ int probes__attach_loader(struct probes *p, const char *loader)
 	return 0;
 }
 
-int probes__module_events_fd(struct probes *p)
+int probes__events_fd(struct probes *p)
 {
-	return p->module_events ? ring_buffer__epoll_fd(p->module_events) : -1;
+	return p->events ? ring_buffer__epoll_fd(p->events) : -1;
 }
 
-int probes__consume_module_events(struct probes *p)
+unsigned int probes__consume_events(struct probes *p)
 {
-	int n;
+	unsigned int seen;
 
-	if (!p->module_events)
+	if (!p->events)
 		return 0;
-	p->n_module_events = 0;
-	ring_buffer__consume(p->module_events);
-	n = p->n_module_events;
-	return n;
+	ring_buffer__consume(p->events);
+	seen = p->events_seen;
+	p->events_seen = 0;
+	return seen;
+}
+
+/* Whether thread tid of the target runs (exists, and is not a zombie). */
+static bool probes__thread_alive(const struct probes *p, pid_t tid)
+{
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->tgid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+	       close_paren[2] != 'X';
+}
+
+/*
+ * The live thread of the target with the lowest TID other than `not`
+ * (the oldest, short of TID wraparound: likely to live on), or 0.
+ */
+static pid_t probes__live_thread(const struct probes *p, pid_t not)
+{
+	struct dirent *entry;
+	pid_t found = 0;
+	char path[64];
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (tid > 0 && tid != not && (!found || tid < found) &&
+		    probes__thread_alive(p, tid))
+			found = tid;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Keeps a link of an exited anchor until the end: closing one takes ~0.25 s. */
+static void probes__retire(struct probes *p, struct bpf_link *link)
+{
+	void *grown;
+
+	if (!link)
+		return;
+	grown = realloc(p->retired, (p->n_retired + 1) * sizeof(*p->retired));
+	if (!grown) {
+		bpf_link__destroy(link);
+		return;
+	}
+	p->retired = grown;
+	p->retired[p->n_retired++] = link;
+}
+
+/*
+ * Attaches full mode's probes and the loader watch through thread tid;
+ * the links of the previous anchor are closed (uprobe_multi: at once) or
+ * retired.
+ */
+static int probes__attach_through(struct probes *p, pid_t tid,
+				  uint64_t *attached_ns)
+{
+	struct timespec now;
+	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
+	int err;
+
+	memcpy(old, p->links, sizeof(old));
+	memset(p->links, 0, sizeof(p->links));
+	p->loader_link = NULL;
+	p->anchor = tid;
+	p->skel->bss->anchor_tid = (__u32)tid;
+	err = probes__attach_sites(p, p->library, p->site_index,
+				   p->site_offset, p->site_cookie, p->n_sites);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*attached_ns = (uint64_t)now.tv_sec * 1000000000ull +
+		       (uint64_t)now.tv_nsec;
+	if (!err && p->loader) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+		p->loader_link = bpf_program__attach_uprobe_opts(
+			p->multi ? p->skel->progs.modules_changed_thread
+				 : p->skel->progs.modules_changed,
+			tid, p->loader, p->loader_offset, &opts);
+		if (!p->loader_link)
+			pr_debug("cannot watch the loader through thread %d: %s",
+				 (int)tid, strerror(errno));
+	}
+	for (size_t i = 0; i < p->n_multi_links; i++)
+		close(p->multi_links[i]);
+	p->n_multi_links = 0;
+	if (p->loader_multi_link >= 0)
+		close(p->loader_multi_link);
+	p->loader_multi_link = -1;
+	for (size_t i = 0; i < N_PROBES; i++)
+		for (int ret = 0; ret < 2; ret++)
+			probes__retire(p, old[i][ret]);
+	probes__retire(p, old_loader);
+	return err;
+}
+
+/*
+ * The kernel filters a uprobe by the memory of the task it was attached
+ * through: a perf-event uprobe by its task's, a uprobe_multi link by its
+ * process's group leader's.  Once that task has exited, its memory is
+ * gone and no probe runs for the threads that go on (a pthread_exit in
+ * main): the perf-event filter fails and the kernel takes the
+ * breakpoints out; a uprobe_multi link keeps them in and runs nothing.
+ * A perf-event uprobe attached through any live thread of the process
+ * runs for all of them, so the probes are attached again through one, as
+ * soon as the anchor's exit is known (a BPF program on
+ * sched_process_exit, or a check every second), and the dead links are
+ * closed.  Calls in between are not counted: the caller says how long
+ * that was (0.15-1.2 s here: each perf-event registration can wait for a
+ * grace period).  Rejected: a second set of probes through a worker
+ * thread all along (every call would run the programs twice).
+ */
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
+{
+	uint64_t attached_ns;
+	pid_t tid;
+	int err;
+
+	*gap_ns = 0;
+	if (p->mode != PROBES_FULL || !p->library ||
+	    probes__thread_alive(p, p->anchor))
+		return 0;
+	for (int tries = 0; tries < 8; tries++) {
+		tid = probes__live_thread(p, p->anchor);
+		if (!tid)
+			return 0;	/* the process is ending */
+		err = probes__attach_through(p, tid, &attached_ns);
+		if (!err) {
+			if (p->anchor_exit_ns && attached_ns > p->anchor_exit_ns)
+				*gap_ns = attached_ns - p->anchor_exit_ns;
+			p->anchor_exit_ns = 0;
+			return tid;
+		}
+		probes__detach(p);
+	}
+	return -ESRCH;
 }
 
 bool probes__unwinds(const struct probes *p)
@@ -725,6 +1012,7 @@ uint64_t probes__dropped(struct probes *p)
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
 	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
 	       probes__counter(p, SP_CNT_DROPPED_RING) +
+	       probes__counter(p, SP_CNT_DROPPED_NESTED) +
 	       probes__recursion_misses(p);
 }
 
@@ -741,6 +1029,11 @@ int probes__record_ring_fd(const struct probes *p)
 int probes__record_lost_fd(const struct probes *p)
 {
 	return p->recording ? bpf_map__fd(p->skel->maps.record_lost) : -1;
+}
+
+uint64_t probes__abandoned(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_ABANDONED);
 }
 
 uint64_t probes__unwind_stopped(struct probes *p)
@@ -805,11 +1098,16 @@ void probes__free(struct probes *p)
 	probes__detach(p);
 	if (p->loader_multi_link >= 0)
 		close(p->loader_multi_link);
+	bpf_link__destroy(p->exit_link);
+	probes__destroy_links(p->retired, p->n_retired);
+	free(p->retired);
+	probes__forget_file(&p->library);
+	probes__forget_file(&p->loader);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
-	ring_buffer__free(p->module_events);
+	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);

@@ -56,13 +56,27 @@ int probes__attach_function(struct probes *p, const char *library,
 void probes__detach(struct probes *p);
 /*
  * Watches the dynamic loader (the file defining _dl_debug_state) for
- * library loads and unloads; the events come on probes__module_events_fd.
+ * library loads and unloads; the events come on probes__events_fd.
  */
 int probes__attach_loader(struct probes *p, const char *loader);
-/* Readable when the target's libraries changed; -1 if not watched. */
-int probes__module_events_fd(struct probes *p);
-/* Takes the pending events; returns how many there were. */
-int probes__consume_module_events(struct probes *p);
+
+/* What probes__consume_events reports. */
+enum probes_event {
+	PROBES_EVENT_MODULES = 1 << 0,	   /* the target's libraries changed */
+	PROBES_EVENT_THREAD_EXIT = 1 << 1, /* call probes__follow_threads */
+};
+
+/* Readable when there are events; -1 if nothing is watched. */
+int probes__events_fd(struct probes *p);
+/* Takes the pending events; returns the PROBES_EVENT_* bits seen. */
+unsigned int probes__consume_events(struct probes *p);
+/*
+ * Full mode: when the thread the probes are attached through (the main
+ * thread at first) has exited while others run on, attaches them again
+ * through a live one.  Returns its TID (*gap_ns: how long no probe ran,
+ * 0 if not known), 0 when nothing needed doing, or a negative errno.
+ */
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /*
@@ -95,8 +109,8 @@ void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
  */
 uint64_t probes__window(const struct probes *p);
 /*
- * Events lost since attach: a full stats map, no task storage, or (when
- * recording) a full ring buffer.
+ * Events lost since attach: a full stats map, no task storage, calls
+ * nested too deep, or (when recording) a full ring buffer.
  */
 uint64_t probes__dropped(struct probes *p);
 /* Of those, the waits counted in the stats but lost to a full ring. */
@@ -104,6 +118,11 @@ uint64_t probes__ring_dropped(struct probes *p);
 /* --record: the ring buffer's and the lost-waits table's map fds, or -1. */
 int probes__record_ring_fd(const struct probes *p);
 int probes__record_lost_fd(const struct probes *p);
+/*
+ * Full mode: calls whose frame went away without a return (longjmp),
+ * counted as failed.
+ */
+uint64_t probes__abandoned(struct probes *p);
 /* Waits whose walk out of libc stopped early: the call site is in libc. */
 uint64_t probes__unwind_stopped(struct probes *p);
 

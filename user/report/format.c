@@ -205,6 +205,8 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		rows->count, rows->total, meta->dropped);
 	if (meta->unwind_stopped)
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
+	if (meta->abandoned)
+		fprintf(out, "  abandoned %" PRIu64, meta->abandoned);
 	fputc('\n', out);
 }
 
@@ -363,9 +365,11 @@ static int format__json(FILE *out, const struct format_config *cfg,
 	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
 		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
-		", \"unwind_stopped\": %" PRIu64 ", \"rows_total\": %zu, \"rows\": [",
+		", \"unwind_stopped\": %" PRIu64 ", \"abandoned\": %" PRIu64
+		", \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
 		meta->sequence, meta->calibration_ns, meta->unwind_stopped,
+		meta->abandoned,
 		rows->total);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];

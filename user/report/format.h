@@ -26,6 +26,7 @@ struct format_meta {
 	uint64_t dropped;	/* events lost since attach */
 	uint64_t calibration_ns; /* probe time taken out of each call */
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
+	uint64_t abandoned;	/* full: calls left by longjmp, as failed */
 	unsigned int sequence;	/* 1 for the first report */
 };
 
