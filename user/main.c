@@ -441,7 +441,8 @@ out:
 	return err;
 }
 
-static int signals_block(int *signal_fd)
+/* Takes the stop signals through a signalfd; *saved: the caller's state. */
+static int signals_block(int *signal_fd, struct target_signals *saved)
 {
 	sigset_t set;
 
@@ -449,10 +450,10 @@ static int signals_block(int *signal_fd)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
+	if (sigprocmask(SIG_BLOCK, &set, &saved->mask))
 		return -errno;
 	/* A closed reader is an error from write, not a silent death. */
-	signal(SIGPIPE, SIG_IGN);
+	saved->pipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
 	*signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return *signal_fd < 0 ? -errno : 0;
 }
@@ -615,6 +616,7 @@ int main(int argc, char **argv)
 {
 	struct options opts;
 	struct session s = { .opts = &opts };
+	struct target_signals caller_signals;
 	char library[4096];
 	int signal_fd = -1, err, exit_code = 1;
 
@@ -638,13 +640,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* Blocked before launch; the child unblocks them before exec. */
-	err = signals_block(&signal_fd);
+	/* Blocked before launch; the child restores the caller's mask. */
+	err = signals_block(&signal_fd, &caller_signals);
 	if (err) {
 		pr_err("cannot set up signal handling: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = opts.command ? target__launch(opts.command, &s.target)
+	err = opts.command ? target__launch(opts.command, &caller_signals,
+					    &s.target)
 			   : target__attach(opts.pid, &s.target);
 	if (err)
 		goto cleanup;

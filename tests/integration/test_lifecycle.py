@@ -81,6 +81,25 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(run.returncode, 7, run.stderr)
         self.assertEqual(len(run.reports), 1)
 
+    def test_launch_keeps_the_callers_signal_mask_and_ignored_sigpipe(self):
+        def caller_state():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+        command = ["grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]
+        alone = subprocess.run(command, capture_output=True, text=True,
+                               preexec_fn=caller_state, timeout=30)
+        profiled = subprocess.run(
+            [SYNCPROF, "--mode", "contended", "-o", self.path("report.txt"),
+             "--", *command], capture_output=True, text=True,
+            preexec_fn=caller_state, timeout=60)
+        self.assertEqual(profiled.returncode, 0, profiled.stderr)
+        blocked = int(re.search(r"SigBlk:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
+        ignored = int(re.search(r"SigIgn:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
+        self.assertTrue(blocked & 1 << (signal.SIGUSR2 - 1))
+        self.assertTrue(ignored & 1 << (signal.SIGPIPE - 1))
+        self.assertEqual(profiled.stdout, alone.stdout)
+
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])
         self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)

@@ -392,11 +392,11 @@ static int target__run_to_libc(struct target *t, const char *name)
 	}
 }
 
-int target__launch(char *const argv[], struct target **out)
+int target__launch(char *const argv[], const struct target_signals *sig,
+		   struct target **out)
 {
 	int pipefd[2], status, child_errno = 0, err;
 	struct target *t;
-	sigset_t none;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC))
@@ -412,9 +412,8 @@ int target__launch(char *const argv[], struct target **out)
 	if (pid == 0) {
 		close(pipefd[0]);
 		/* The command starts as it would without syncprof. */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		signal(SIGPIPE, sig->pipe_ignored ? SIG_IGN : SIG_DFL);
+		sigprocmask(SIG_SETMASK, &sig->mask, NULL);
 		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
 			execvp(argv[0], argv);
 		child_errno = errno;
