@@ -148,19 +148,20 @@ static int session__report(struct session *s)
 		.sort = s->opts->sort,
 		.top = s->opts->top,
 	};
-	struct snapshot *snap, *delta = NULL;
+	struct snapshot *snap = NULL, *delta = NULL;
 	uint64_t now, closed;
 	int err;
 
-	err = probes__read(s->probes, &snap);
-	if (!err)
+	/* No probes: the target exited before they were attached. */
+	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
+	if (!err && s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
 	now = monotonic_ns();
-	closed = probes__window(s->probes) - 1;
+	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (s->opts->cumulative) {
 		err = session__print(s, snap, &settings, s->opts->stacks,
 				     s->attach_ns, now, 0, closed);
@@ -339,6 +340,17 @@ static void session__follow_threads(struct session *s)
 			(int)target__pid(s->target), (int)tid, HOUSEKEEPING_S);
 }
 
+/* The target is gone: its exit status, and no more /proc reads. */
+static void session__target_exited(struct session *s)
+{
+	/* Its PID may be reused: no more /proc reads for names. */
+	if (s->symbolizer)
+		symbolizer__freeze(s->symbolizer);
+	if (target__reap(s->target))
+		pr_warn("cannot collect PID %d's exit status",
+			(int)target__pid(s->target));
+}
+
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
 {
@@ -385,11 +397,7 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
-			/* Its PID may be reused: no more /proc reads for names. */
-			symbolizer__freeze(s->symbolizer);
-			if (target__reap(s->target))
-				pr_warn("cannot collect PID %d's exit status",
-					(int)target__pid(s->target));
+			session__target_exited(s);
 			break;
 		}
 		if (fds[FD_DURATION].revents)
@@ -590,6 +598,8 @@ static void report_costs(struct session *s)
 	struct probes_stack_counts c;
 	uint64_t run_ns, runs;
 
+	if (!s->probes)
+		return;
 	probes__stack_counts(s->probes, &c);
 	if (probes__unwinds(s->probes))
 		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
@@ -612,11 +622,88 @@ static void report_costs(struct session *s)
 			(double)run_ns / (double)runs);
 }
 
+/*
+ * Finds the target's libc, names its modules, loads and attaches the
+ * probes and lets a launched target go.  attach_ns is taken before the
+ * probes go live: the first window holds what they count meanwhile.
+ */
+static int session__start(struct session *s, char *library, size_t len,
+			  int argc, char **argv)
+{
+	const struct options *opts = s->opts;
+	int err = target__pthread_library(s->target, library, len);
+
+	if (err)
+		return err;
+	/* Named first: a target may not live long (launched: it is held). */
+	err = symbolizer__new(target__pid(s->target), NULL, &s->symbolizer);
+	if (!err)
+		err = stacktab__new(&s->stacks);
+	if (!err)
+		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
+	if (err) {
+		pr_err("%s", strerror(-err));
+		return err;
+	}
+	struct probes_config cfg = {
+		.tgid = target__pid(s->target),
+		.map_size = opts->map_size,
+		.probe_at_entry = opts->probe_at_entry,
+		.mode = opts->mode == MODE_CONTENDED ? PROBES_CONTENDED
+						     : PROBES_FULL,
+		.ring_size = options__recording(opts) ? opts->ring_size : 0,
+		.libc_path = library,
+		.stack_depth = opts->stack_depth,
+		.skip = s->skip,
+		.follow_exec = true,
+		.wait_timing = opts->verbosity > 0,
+	};
+
+	if (opts->mode == MODE_CONTENDED) {
+		err = contended_setup(s, library, &cfg);
+	} else {
+		if (opts->calibrate)
+			calibrate_probes(s, cfg.calibration_ns);
+		/* Following an exec takes a tracepoint (tracefs). */
+		if ((opts->stack_depth || opts->n_skip) &&
+		    hostcheck__tracepoints("/sys")) {
+			pr_warn("no tracefs: after an exec, stacks stop at the "
+				"new image");
+			cfg.follow_exec = false;
+		}
+	}
+	if (err)
+		return err;
+	err = probes__new(&cfg, &s->probes);
+	if (!err && options__recording(opts))
+		err = recording_start(s, argc, argv);
+	if (err)
+		return err;
+	report_unwind_tables(s);
+	s->attach_ns = s->last_ns = monotonic_ns();
+	if (s->recording)
+		recording__attached(s->recording, s->attach_ns);
+	err = probes__attach(s->probes, library);
+	if (err)
+		return err;
+	/* Only names suffer without it: libraries dlopen'ed and gone. */
+	if (target__loader_library(s->target, library, len) ||
+	    probes__attach_loader(s->probes, library))
+		pr_info("not watching the dynamic loader; libraries loaded "
+			"later are named within a second");
+	err = target__resume(s->target);
+	if (err)
+		pr_err("cannot resume PID %d: %s", (int)target__pid(s->target),
+		       strerror(-err));
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
 	struct session s = { .opts = &opts };
 	struct target_signals caller_signals;
+	bool target_gone = false;
 	char library[4096];
 	int signal_fd = -1, err, exit_code = 1;
 
@@ -651,88 +738,39 @@ int main(int argc, char **argv)
 			   : target__attach(opts.pid, &s.target);
 	if (err)
 		goto cleanup;
-	err = target__pthread_library(s.target, library, sizeof(library));
-	if (err)
-		goto cleanup;
-	err = skiplist__new(opts.skip, opts.n_skip, &s.skip);
-	if (err) {
-		pr_err("%s", strerror(-err));
-		goto cleanup;
-	}
-	struct probes_config cfg = {
-		.tgid = target__pid(s.target),
-		.map_size = opts.map_size,
-		.probe_at_entry = opts.probe_at_entry,
-		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
-						    : PROBES_FULL,
-		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
-		.libc_path = library,
-		.stack_depth = opts.stack_depth,
-		.skip = s.skip,
-		.follow_exec = true,
-		.wait_timing = opts.verbosity > 0,
-	};
-
-	if (opts.mode == MODE_CONTENDED) {
-		err = contended_setup(&s, library, &cfg);
-	} else {
-		if (opts.calibrate)
-			calibrate_probes(&s, cfg.calibration_ns);
-		/* Following an exec takes a tracepoint (tracefs). */
-		if ((opts.stack_depth || opts.n_skip) &&
-		    hostcheck__tracepoints("/sys")) {
-			pr_warn("no tracefs: after an exec, stacks stop at the "
-				"new image");
-			cfg.follow_exec = false;
-		}
-	}
-	if (err)
-		goto cleanup;
-	err = probes__new(&cfg, &s.probes);
-	if (!err && options__recording(&opts))
-		err = recording_start(&s, argc, argv);
-	if (err)
-		goto cleanup;
-	report_unwind_tables(&s);
-	err = probes__attach(s.probes, library);
-	if (err)
-		goto cleanup;
-	/* Only names suffer without it: libraries dlopen'ed and gone. */
-	if (target__loader_library(s.target, library, sizeof(library)) ||
-	    probes__attach_loader(s.probes, library))
-		pr_info("not watching the dynamic loader; libraries loaded "
-			"later are named within a second");
-	/* Named while a launched target is still held: it may not live long. */
-	err = symbolizer__new(target__pid(s.target), NULL, &s.symbolizer);
-	if (!err)
-		err = stacktab__new(&s.stacks);
-	if (err)
-		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
-	if (s.recording)
-		recording__attached(s.recording, s.attach_ns);
-	err = target__resume(s.target);
-	if (err) {
-		pr_err("cannot resume PID %d: %s", (int)target__pid(s.target),
-		       strerror(-err));
-		goto cleanup;
+	err = session__start(&s, library, sizeof(library), argc, argv);
+	if (err && target__exited(s.target)) {
+		/* A sane end: the report of what was seen, if anything. */
+		pr_warn("PID %d exited while syncprof attached%s",
+			(int)target__pid(s.target),
+			s.probes ? "" : "; nothing was counted");
+		target_gone = true;
+		err = 0;
 	}
-	pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
-		target__comm(s.target),
-		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (err)
+		goto cleanup;
+	if (!target_gone)
+		pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
+			target__comm(s.target),
+			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
-	if (live__applies(&opts, isatty(STDOUT_FILENO)))
+	if (!target_gone && live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
 	/* As bcc's tools do: say once on a terminal what runs, how it ends. */
-	if (!s.live && isatty(STDERR_FILENO) && !log__enabled(LOG_INFO))
+	if (!target_gone && !s.live && isatty(STDERR_FILENO) &&
+	    !log__enabled(LOG_INFO))
 		log__notice("tracing PID %d (%s), %s mode... %s",
 			    (int)target__pid(s.target), target__comm(s.target),
 			    options__mode_name(opts.mode),
 			    opts.duration_s > 0 ? "ends after --duration or Ctrl-C"
 						: "Ctrl-C to end");
 
-	err = session__loop(&s, signal_fd);
+	if (target_gone)
+		session__target_exited(&s);
+	else
+		err = session__loop(&s, signal_fd);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s);
 	if (err) {

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from harness import SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import SYNCPROF, WORKLOAD, Run, SyncprofTestCase
 
 
 def libc_path(pid):
@@ -99,6 +99,66 @@ class Lifecycle(SyncprofTestCase):
         self.assertTrue(blocked & 1 << (signal.SIGUSR2 - 1))
         self.assertTrue(ignored & 1 << (signal.SIGPIPE - 1))
         self.assertEqual(profiled.stdout, alone.stdout)
+
+    def test_first_window_of_an_attach_holds_what_the_probes_counted(self):
+        """The window starts before the probes go live: no counted call
+        ended before it, and every call that started after it ended was
+        counted."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "1500", "--hold-us", "1000",
+            "--wait-signal", "--log-calls"))
+        self.go(target)     # locking already while syncprof attaches
+        prof = self.start_syncprof(["--pid", str(target.pid), "--interval",
+                                    "0.2", "--top", "0"])
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        first = run.reports[0]
+        counted = sum(self.total(self.rows_for(r, truth["object"]), "count")
+                      for r in run.reports)
+        ends = [t1 for t0, t1 in truth["calls"]]
+        self.assertLessEqual(counted, sum(t1 >= first["start_ns"] for t1 in ends))
+        self.assertGreaterEqual(counted, sum(t0 >= first["end_ns"]
+                                             for t0, t1 in truth["calls"]))
+        self.assertGreater(self.total(self.rows_for(first, truth["object"]),
+                                      "count"), 0)
+
+    def test_a_target_exiting_while_syncprof_attaches(self):
+        """Whenever the target goes during the attach, syncprof says it
+        exited, never that a file of it cannot be read, and a report it
+        prints holds only calls that ended inside its window."""
+        for iters in (0, 1, 20, 60, 150, 300):
+            with self.subTest(iters=iters):
+                target = subprocess.Popen(self.workload_cmd(
+                    "mutex", "--threads", "1", "--iters", str(iters),
+                    "--hold-us", "1000", "--log-calls"))
+                self.children.append(target)
+                run = self.launch_attach(target.pid)
+                target.wait(timeout=60)
+                self.assertIn("exited", run.stderr)
+                self.assertNotIn("cannot", run.stderr)
+                if run.returncode:
+                    self.assertEqual(run.reports, [])
+                    continue
+                [report] = run.reports
+                for row in report["rows"]:
+                    self.assertIsNotNone(row["callsite"]["module"])
+                truth = self.truth()
+                inside = sum(report["start_ns"] <= t1 <= report["end_ns"]
+                             for t0, t1 in truth["calls"])
+                rows = self.rows_for(report, truth["object"])
+                self.assertLessEqual(self.total(rows, "count"), inside)
+
+    def launch_attach(self, pid):
+        out = self.path("report.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        proc = subprocess.run([SYNCPROF, "-v", "--mode", "full", "--format", "json",
+                               "-o", out, "--pid", str(pid)],
+                              capture_output=True, text=True, timeout=60)
+        return Run(proc.returncode, proc.stdout, proc.stderr,
+                   self._read_reports(out))
 
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])

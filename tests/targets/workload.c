@@ -14,6 +14,8 @@
  * its shared_lock_work(iters)).
  * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
  * profiler can attach first.
+ * --log-calls: the truth also lists every timed_lock call's start and end
+ * ("calls": [[t0, t1], ...], CLOCK_MONOTONIC ns; up to MAX_CALLS).
  * --main-exits: the main thread leaves with pthread_exit once the workers
  * exist; they start on SIGUSR2, and a starter thread that lives until
  * they end writes the truth.
@@ -36,6 +38,7 @@
 
 #define MAX_THREADS 16
 #define MAX_OBJECTS 256
+#define MAX_CALLS 65536
 
 struct thread_truth {
 	pid_t tid;
@@ -76,6 +79,11 @@ __attribute__((constructor)) static void lock_before_main(void)
 	pthread_mutex_unlock(&ctor_lock);
 }
 
+/* --log-calls: every timed_lock call, [t0, t1]. */
+static int log_calls;
+static uint64_t call_log[MAX_CALLS][2];
+static unsigned int n_calls;
+
 /* Times one lock call; noinline and global keep one named call site. */
 int timed_lock(struct thread_truth *t, pthread_mutex_t *m);
 __attribute__((noinline)) int timed_lock(struct thread_truth *t,
@@ -83,8 +91,17 @@ __attribute__((noinline)) int timed_lock(struct thread_truth *t,
 {
 	uint64_t t0 = now_ns();
 	int err = pthread_mutex_lock(m); /* CALLSITE:timed_lock */
+	uint64_t t1 = now_ns();
 
-	t->wait_ns += now_ns() - t0;
+	t->wait_ns += t1 - t0;
+	if (log_calls) {
+		unsigned int i = __atomic_fetch_add(&n_calls, 1, __ATOMIC_RELAXED);
+
+		if (i < MAX_CALLS) {
+			call_log[i][0] = t0;
+			call_log[i][1] = t1;
+		}
+	}
 	if (err)
 		t->failed++;
 	else
@@ -247,7 +264,15 @@ static void write_truth(const char *path, const char *scenario,
 			", \"failed\": %" PRIu64 ", \"wait_ns\": %" PRIu64 "}",
 			i ? ", " : "", (int)truth[i].tid, truth[i].count,
 			truth[i].failed, truth[i].wait_ns);
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	if (log_calls) {
+		fprintf(f, ", \"calls\": [");
+		for (unsigned int i = 0; i < n_calls && i < MAX_CALLS; i++)
+			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "",
+				call_log[i][0], call_log[i][1]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}\n");
 	fclose(f);
 }
 
@@ -321,6 +346,7 @@ int main(int argc, char **argv)
 		{ "exit-code", required_argument, NULL, 'x' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "main-exits", no_argument, NULL, 'm' },
+		{ "log-calls", no_argument, NULL, 'L' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
@@ -341,6 +367,7 @@ int main(int argc, char **argv)
 		case 'x': exit_code = atoi(optarg); break;
 		case 'l': lib = optarg; break;
 		case 'm': main_exits = 1; break;
+		case 'L': log_calls = 1; break;
 		default: return 2;
 		}
 	}

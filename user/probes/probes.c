@@ -424,6 +424,28 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	return func->file_offset + site.offset;
 }
 
+/* Whether thread tid of the target runs (exists, and is not a zombie). */
+static bool probes__thread_alive(const struct probes *p, pid_t tid)
+{
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->tgid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+	       close_paren[2] != 'X';
+}
+
 /* Closes the descriptor behind a probes__keep_file path, and frees it. */
 static void probes__forget_file(char **kept)
 {
@@ -468,7 +490,9 @@ static int probes__attach_table(struct probes *p, const char *library,
 	int fd;
 
 	if (err) {
-		pr_err("cannot read %s: %s", library, strerror(-err));
+		/* Gone with the target's /proc/PID/root: the caller says so. */
+		if (probes__thread_alive(p, p->tgid))
+			pr_err("cannot read %s: %s", library, strerror(-err));
 		return err;
 	}
 	fd = open(library, O_RDONLY | O_CLOEXEC);
@@ -707,28 +731,6 @@ unsigned int probes__consume_events(struct probes *p)
 	seen = p->events_seen;
 	p->events_seen = 0;
 	return seen;
-}
-
-/* Whether thread tid of the target runs (exists, and is not a zombie). */
-static bool probes__thread_alive(const struct probes *p, pid_t tid)
-{
-	char path[64], buf[512], *close_paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->tgid,
-		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
-	       close_paren[2] != 'X';
 }
 
 /*
@@ -1009,6 +1011,8 @@ void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)
 
 uint64_t probes__dropped(struct probes *p)
 {
+	if (!p)
+		return 0;
 	return probes__counter(p, SP_CNT_DROPPED_STATS) +
 	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
 	       probes__counter(p, SP_CNT_DROPPED_RING) +
@@ -1033,11 +1037,15 @@ int probes__record_lost_fd(const struct probes *p)
 
 uint64_t probes__abandoned(struct probes *p)
 {
+	if (!p)
+		return 0;
 	return probes__counter(p, SP_CNT_ABANDONED);
 }
 
 uint64_t probes__unwind_stopped(struct probes *p)
 {
+	if (!p)
+		return 0;
 	return probes__counter(p, SP_CNT_UNWIND_STOPPED) +
 	       probes__counter(p, SP_CNT_UNWIND_DEEP);
 }

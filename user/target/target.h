@@ -25,6 +25,8 @@ struct target_signals {
  */
 int target__launch(char *const argv[], const struct target_signals *sig,
 		   struct target **out);
+/* Whether the target has exited (its pidfd says so; not reaped yet). */
+bool target__exited(const struct target *t);
 /* Lets a launched process go; a no-op for an attached one. */
 int target__resume(struct target *t);
 /*
