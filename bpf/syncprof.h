@@ -213,6 +213,9 @@ struct sp_contended {
 	__u64 episode_ns;	/* blocked so far in this acquisition */
 	__u32 counted;		/* the acquisition has been counted */
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
+	__u32 holder;		/* a mutex's holder at the first wait (the
+				   key has it only with --per-thread) */
+	__u32 pad;
 };
 
 #endif /* SYNCPROF_ABI_H */

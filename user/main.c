@@ -42,7 +42,9 @@ struct session {
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
-	struct snapshot *prev;
+	struct snapshot *prev;	/* the last read: totals since attach */
+	struct snapshot *pending; /* what changed since the last report */
+	uint64_t read_ns;	/* when prev was read */
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	uint64_t next_window;	/* the first window of the next delta report */
@@ -61,17 +63,15 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void session__warn_dropped(struct session *s, uint64_t dropped)
+static void session__drops(struct session *s, struct format_drops *out)
 {
-	uint64_t ring = probes__ring_dropped(s->probes);
+	struct probes_drops d;
 
-	if (ring)
-		pr_warn("%llu waits left out of the recording: the ring buffer "
-			"was full (raise --ring-size)", (unsigned long long)ring);
-	if (dropped > ring)
-		pr_warn("%llu events dropped: a kernel map was full "
-			"(raise --map-size)",
-			(unsigned long long)(dropped - ring));
+	probes__drops(s->probes, &d);
+	*out = (struct format_drops){
+		.map_full = d.map_full, .no_storage = d.no_storage,
+		.nested = d.nested, .skipped = d.skipped, .ring = d.ring,
+	};
 }
 
 /*
@@ -85,8 +85,12 @@ static int session__print(struct session *s, const struct snapshot *view,
 {
 	struct format_names *names = NULL;
 	struct report_rows rows = { 0 };
-	uint64_t dropped = probes__dropped(s->probes);
+	struct format_drops drops;
+	uint64_t dropped;
 	int err;
+
+	session__drops(s, &drops);
+	dropped = format__drops_total(&drops);
 
 	if (view)
 		err = report__build(snapshot__entries(view),
@@ -107,6 +111,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 		.dropped = dropped,
+		.drops = drops,
+		.map_size = s->opts->map_size,
 		.calibration_ns = s->calibration_ns,
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.abandoned = probes__abandoned(s->probes),
@@ -129,15 +135,60 @@ static int session__print(struct session *s, const struct snapshot *view,
 			.end_ns = end_ns,
 			.dropped = dropped,
 			.unwind_stopped = meta.unwind_stopped,
+			.abandoned = meta.abandoned,
+			.map_full = drops.map_full,
+			.no_storage = drops.no_storage,
+			.nested = drops.nested,
+			.skipped = drops.skipped,
+			.ring = drops.ring,
 		};
 
 		err = recording__note_report(s->recording, &note);
 	}
-	if (dropped && s->opts->format != FORMAT_TABLE)
-		session__warn_dropped(s, dropped);
+	if (dropped && s->opts->format != FORMAT_TABLE) {
+		char text[512];
+
+		format__drops_text(&drops, s->opts->map_size, text, sizeof(text));
+		pr_warn("%s", text);
+	}
 	free(names);
 	report__free(&rows);
 	return err;
+}
+
+/*
+ * Reads the probes: the change since the read before joins pending.
+ * Every read goes through here, reports or not (see fold.c).
+ */
+static int session__read(struct session *s)
+{
+	struct snapshot *snap, *delta = NULL, *sum = NULL;
+	int err;
+
+	/* No probes: the target exited before they were attached. */
+	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
+	if (err)
+		return err;
+	if (s->probes)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	s->read_ns = monotonic_ns();
+	err = snapshot__delta(snap, s->prev, &delta);
+	if (!err)
+		err = snapshot__merge(s->pending, delta, &sum);
+	snapshot__free(delta);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	snapshot__free(s->pending);
+	s->pending = sum;
+	snapshot__free(s->prev);
+	s->prev = snap;
+	return 0;
 }
 
 static int session__report(struct session *s)
@@ -148,53 +199,40 @@ static int session__report(struct session *s)
 		.sort = s->opts->sort,
 		.top = s->opts->top,
 	};
-	struct snapshot *snap = NULL, *delta = NULL;
-	uint64_t now, closed;
-	int err;
+	uint64_t closed;
+	int err = session__read(s);
 
-	/* No probes: the target exited before they were attached. */
-	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
-	if (!err && s->probes)
-		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (err) {
-		snapshot__free(snap);
+	if (err)
 		return err;
-	}
-	now = monotonic_ns();
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
-	if (s->opts->cumulative) {
-		err = session__print(s, snap, &settings, s->opts->stacks,
-				     s->attach_ns, now, 0, closed);
-	} else {
-		err = snapshot__delta(snap, s->prev, &delta);
-		if (!err)
-			err = session__print(s, delta, &settings,
-					     s->opts->stacks, s->last_ns, now,
-					     s->next_window, closed);
-		snapshot__free(delta);
-	}
+	if (s->opts->cumulative)
+		err = session__print(s, s->prev, &settings, s->opts->stacks,
+				     s->attach_ns, s->read_ns, 0, closed);
+	else
+		err = session__print(s, s->pending, &settings, s->opts->stacks,
+				     s->last_ns, s->read_ns, s->next_window,
+				     closed);
 	s->next_window = closed + 1;
-	snapshot__free(s->prev);
-	s->prev = snap;
-	s->last_ns = now;
+	snapshot__free(s->pending);
+	s->pending = NULL;
+	s->last_ns = s->read_ns;
 	return err;
 }
 
 /* The live screen: a refresh, read into the screen instead of printed. */
 static int session__refresh(struct session *s)
 {
-	struct snapshot *snap;
-	int err = probes__read(s->probes, &snap);
+	struct format_drops drops;
+	struct snapshot *delta;
+	int err = session__read(s);
 
-	if (!err)
-		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (err) {
-		snapshot__free(snap);
+	if (err)
 		return err;
-	}
-	s->last_ns = monotonic_ns();
-	return live__update(s->live, snap, s->last_ns,
-			    probes__dropped(s->probes));
+	delta = s->pending;
+	s->pending = NULL;
+	s->last_ns = s->read_ns;
+	session__drops(s, &drops);
+	return live__update(s->live, s->prev, delta, s->last_ns, &drops);
 }
 
 /*
@@ -241,6 +279,7 @@ static void session__live_start(struct session *s)
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
 		.attach_ns = s->attach_ns,
+		.map_size = s->opts->map_size,
 	};
 	err = live__new(&cfg, &s->live);
 	if (err)
@@ -311,7 +350,11 @@ enum {
 
 /* How often the module list is re-read when the loader cannot be watched. */
 #define MODULES_REFRESH_S 1.0
-/* How often the probes' thread is checked without an event saying so. */
+/*
+ * How often the probes are read between reports (the rows of exited
+ * threads leave the kernel's map then) and the probes' thread is checked
+ * without an event saying so.
+ */
 #define HOUSEKEEPING_S 1.0
 
 /*
@@ -411,8 +454,14 @@ static int session__loop(struct session *s, int signal_fd)
 				session__modules_changed(s);
 		}
 		if (fds[FD_HOUSEKEEPING].revents &&
-		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0)
+		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
 			session__follow_threads(s);
+			/* Exited threads' rows out of the map, between reports. */
+			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+				err = session__read(s);
+			if (err)
+				break;
+		}
 		if (fds[FD_MODULES].revents &&
 		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
 			session__modules_changed(s);
@@ -549,6 +598,7 @@ static int recording_start(struct session *s, int argc, char **argv)
 		.mode = options__mode_name(s->opts->mode),
 		.cmdline = cmdline,
 		.calibration_ns = s->calibration_ns,
+		.map_size = s->opts->map_size,
 		.ring_size = s->opts->ring_size,
 	};
 
@@ -649,6 +699,7 @@ static int session__start(struct session *s, char *library, size_t len,
 		.tgid = target__pid(s->target),
 		.map_size = opts->map_size,
 		.probe_at_entry = opts->probe_at_entry,
+		.per_thread = opts->per_thread,
 		.mode = opts->mode == MODE_CONTENDED ? PROBES_CONTENDED
 						     : PROBES_FULL,
 		.ring_size = options__recording(opts) ? opts->ring_size : 0,
@@ -793,6 +844,7 @@ cleanup:
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
+	snapshot__free(s.pending);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);

@@ -119,7 +119,7 @@ static const struct argp_option option_table[] = {
 	  "outside libc and outside these", 4 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 5 },
+	  "Distinct rows kept in the kernel (default 131072); rows beyond are dropped and counted", 5 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
 	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 5 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,

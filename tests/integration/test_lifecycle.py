@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from harness import SYNCPROF, WORKLOAD, Run, SyncprofTestCase
+from harness import SYNCPROF, WORKLOAD, SyncprofTestCase
 
 
 def libc_path(pid):
@@ -128,20 +128,31 @@ class Lifecycle(SyncprofTestCase):
         """Whenever the target goes during the attach, syncprof says it
         exited, never that a file of it cannot be read, and a report it
         prints holds only calls that ended inside its window."""
-        for iters in (0, 1, 20, 60, 150, 300):
-            with self.subTest(iters=iters):
-                target = subprocess.Popen(self.workload_cmd(
-                    "mutex", "--threads", "1", "--iters", str(iters),
-                    "--hold-us", "1000", "--log-calls"))
-                self.children.append(target)
-                run = self.launch_attach(target.pid)
+        for delay in (0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+            with self.subTest(delay=delay):
+                target = self.start_waiting_target(self.workload_cmd(
+                    "mutex", "--threads", "1", "--iters", "20",
+                    "--hold-us", "1000", "--log-calls", "--wait-signal"))
+                out = self.path("report.json")
+                if os.path.exists(out):
+                    os.unlink(out)
+                prof = subprocess.Popen(
+                    [SYNCPROF, "-v", "--mode", "full", "--format", "json",
+                     "-o", out, "--pid", str(target.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.children.append(prof)
+                time.sleep(delay)
+                self.go(target)     # ~25 ms of locking, then it exits
+                # Reaped after: a zombie still says it exited.
+                stdout, stderr = prof.communicate(timeout=60)
                 target.wait(timeout=60)
-                self.assertIn("exited", run.stderr)
-                self.assertNotIn("cannot", run.stderr)
-                if run.returncode:
-                    self.assertEqual(run.reports, [])
+                self.assertIn("exited", stderr)
+                self.assertNotIn("cannot", stderr)
+                reports = self._read_reports(out)
+                if prof.returncode:
+                    self.assertEqual(reports, [])
                     continue
-                [report] = run.reports
+                [report] = reports
                 for row in report["rows"]:
                     self.assertIsNotNone(row["callsite"]["module"])
                 truth = self.truth()
@@ -149,16 +160,6 @@ class Lifecycle(SyncprofTestCase):
                              for t0, t1 in truth["calls"])
                 rows = self.rows_for(report, truth["object"])
                 self.assertLessEqual(self.total(rows, "count"), inside)
-
-    def launch_attach(self, pid):
-        out = self.path("report.json")
-        if os.path.exists(out):
-            os.unlink(out)
-        proc = subprocess.run([SYNCPROF, "-v", "--mode", "full", "--format", "json",
-                               "-o", out, "--pid", str(pid)],
-                              capture_output=True, text=True, timeout=60)
-        return Run(proc.returncode, proc.stdout, proc.stderr,
-                   self._read_reports(out))
 
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])

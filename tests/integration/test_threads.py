@@ -80,3 +80,66 @@ class MainThreadExit(SyncprofTestCase):
         pid = int(re.search(r"profiling PID (\d+)", seen).group(1))
         os.kill(pid, signal.SIGUSR2)
         self.check_counts(self.finish_syncprof(prof))
+
+
+class RowTable(SyncprofTestCase):
+    """The kernel's row table holds the rows of live threads: rows of
+    exited ones are taken out and kept by syncprof, and a mutex's holder
+    splits rows only with --per-thread."""
+
+    def test_thread_churn_keeps_every_row(self):
+        # 1500 threads of 1-3 rows each through a table of 1024: the
+        # rows of exited threads leave it every second (<1000 a second).
+        churn = 1500
+        run = self.launch(["--map-size", "1024", "--top", "0", "-n"],
+                          self.workload_cmd("churn", "--threads", "2",
+                                            "--hold-us", "500", "--churn",
+                                            str(churn)), timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        report = run.reports[-1]
+        self.assertEqual(report["dropped"], 0, report["dropped_causes"])
+        long_lived = self.rows_for(report, truth["object"])
+        self.assertEqual(self.total(long_lived, "count"), truth["count"])
+        self.assertInside(self.total(long_lived, "wait_ns"), truth["wait_ns"])
+        short_lived = self.rows_for(report, truth["churn_lock"])
+        self.assertEqual(self.total(short_lived, "count"), churn)
+
+    def test_thread_churn_per_thread_rows_keep_their_threads(self):
+        churn = 300
+        run = self.launch(["--map-size", "1024", "--top", "0", "-T", "-n",
+                           "--interval", "0.3"],
+                          self.workload_cmd("churn", "--threads", "2",
+                                            "--hold-us", "500", "--churn",
+                                            str(churn)), timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = [r for rep in run.reports
+                for r in self.rows_for(rep, truth["churn_lock"])]
+        self.assertEqual(self.total(rows, "count"), churn)
+        self.assertEqual(len({r["tid"] for r in rows}), churn)
+        self.assertNotIn(0, {r["tid"] for r in rows})
+        for t in truth["threads"]:
+            mine = [r for rep in run.reports
+                    for r in self.rows_for(rep, truth["object"])
+                    if r["tid"] == t["tid"]]
+            self.assertEqual(self.total(mine, "count"), t["count"])
+
+    def test_64_threads_on_8_mutexes_contended_drop_nothing(self):
+        # Rows by holder would be 64 x 63 x 8: more than the 1024 rows.
+        args = ["--mode", "contended", "--top", "0"]
+        cmd = self.workload_cmd("heap", "--threads", "64", "--objects", "8",
+                                "--iters", "10", "--hold-us", "200")
+        for extra in (["--map-size", "1024"], []):
+            with self.subTest(extra=extra):
+                run = self.launch(args + extra, cmd, timeout=120)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                truth = self.truth()
+                report = run.reports[-1]
+                self.assertEqual(report["dropped"], 0,
+                                 report["dropped_causes"])
+                rows = [r for r in report["rows"]
+                        if r["callsite"]["function"] == "timed_lock"]
+                self.assertGreater(self.total(rows, "count"), 0)
+                self.assertLessEqual(self.total(rows, "count"),
+                                     truth["count"])

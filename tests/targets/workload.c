@@ -9,7 +9,10 @@
  *   workload SCENARIO [--threads N] [--iters N] [--hold-us N]
  *            [--objects N] [--truth FILE] [--wait-signal] [--exit-code N]
  *
- * Scenarios: mutex, condvar, trylock, recursive, heap, many, and
+ * Scenarios: mutex, condvar, trylock, recursive, heap, many, churn
+ * (--churn N: the --threads lock big_lock until N short-lived threads,
+ * one at a time and one every millisecond, have each locked churn_lock
+ * once; "churn" in the truth counts theirs), and
  * dlopen (--lib PATH: loads a library after the start signal and calls
  * its shared_lock_work(iters)).
  * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
@@ -36,7 +39,7 @@
 
 #include "lib/targetkit.h"
 
-#define MAX_THREADS 16
+#define MAX_THREADS 128
 #define MAX_OBJECTS 256
 #define MAX_CALLS 65536
 
@@ -61,6 +64,10 @@ static pthread_mutex_t rec_lock;
 static pthread_mutex_t *heap_locks[MAX_OBJECTS];
 static struct thread_truth truth[MAX_THREADS];
 static uint64_t hold_count;	/* trylock: the holder's own acquisitions */
+static pthread_mutex_t churn_lock = PTHREAD_MUTEX_INITIALIZER;
+static int churn_threads;
+static volatile int churn_done;
+static uint64_t churn_count;
 static int cond_generation, cond_done;
 
 /* --main-exits: the workers' start gate, and what the starter writes. */
@@ -223,6 +230,31 @@ static void *condvar_worker(void *arg)
 	return NULL;
 }
 
+/* churn: lock big_lock until the short-lived threads are through. */
+static void *churn_worker(void *arg)
+{
+	struct thread_truth *t = arg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	while (!churn_done) {
+		timed_lock(t, &big_lock);
+		sleep_us(cfg.hold_us);
+		pthread_mutex_unlock(&big_lock);
+		sleep_us(cfg.hold_us);
+	}
+	return NULL;
+}
+
+/* One short-lived thread: one lock of its own mutex, and out. */
+static void *churn_once(void *arg)
+{
+	struct thread_truth once = { 0 };
+
+	timed_lock(&once, &churn_lock);
+	pthread_mutex_unlock(&churn_lock);
+	return (void *)(uintptr_t)once.count;
+}
+
 /* One thread, many objects, each locked once: fills small maps. */
 static void *many_worker(void *arg)
 {
@@ -253,9 +285,10 @@ static void write_truth(const char *path, const char *scenario,
 		"\"count\": %" PRIu64 ", \"failed\": %" PRIu64
 		", \"wait_ns\": %" PRIu64 ", \"hold_count\": %" PRIu64
 		", \"cond_mutex\": \"%p\", \"ctor_lock\": \"%p\""
+		", \"churn_lock\": \"%p\", \"churn\": %" PRIu64
 		", \"objects\": [", scenario, (int)getpid(), object, count,
 		failed, wait_ns, hold_count, (void *)&cond_lock,
-		(void *)&ctor_lock);
+		(void *)&ctor_lock, (void *)&churn_lock, churn_count);
 	for (int o = 0; o < cfg.n_objects && heap_locks[o]; o++)
 		fprintf(f, "%s\"%p\"", o ? ", " : "", (void *)heap_locks[o]);
 	fprintf(f, "], \"threads\": [");
@@ -347,6 +380,7 @@ int main(int argc, char **argv)
 		{ "lib", required_argument, NULL, 'l' },
 		{ "main-exits", no_argument, NULL, 'm' },
 		{ "log-calls", no_argument, NULL, 'L' },
+		{ "churn", required_argument, NULL, 'c' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
@@ -368,6 +402,7 @@ int main(int argc, char **argv)
 		case 'l': lib = optarg; break;
 		case 'm': main_exits = 1; break;
 		case 'L': log_calls = 1; break;
+		case 'c': churn_threads = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -392,6 +427,8 @@ int main(int argc, char **argv)
 		}
 		worker = !strcmp(scenario, "heap") ? heap_worker : many_worker;
 		object = NULL;
+	} else if (!strcmp(scenario, "churn")) {
+		worker = churn_worker;
 	} else if (!strcmp(scenario, "trylock")) {
 		worker = trylock_worker;
 	} else if (!strcmp(scenario, "condvar")) {
@@ -427,6 +464,17 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_create(&threads[i], NULL, worker, &truth[i]);
+	for (int i = 0; worker == churn_worker && i < churn_threads; i++) {
+		pthread_t once;
+		void *count;
+
+		if (pthread_create(&once, NULL, churn_once, NULL))
+			break;
+		pthread_join(once, &count);
+		churn_count += (uintptr_t)count;
+		sleep_us(1000);
+	}
+	churn_done = 1;
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_join(threads[i], NULL);
 	write_truth(truth_path, scenario, object);

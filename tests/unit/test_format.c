@@ -346,6 +346,68 @@ static void test_table_empty(void **state UNUSED)
 	free(out);
 }
 
+static void test_table_says_drops_loudly(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	char *out;
+
+	m.dropped = 12;
+	m.drops = (struct format_drops){ .map_full = 10, .skipped = 2 };
+	m.map_size = 4096;
+	out = render(FORMAT_TABLE, &m, NULL, 0, 0, NULL);
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 12\n"
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
+		RULE79
+		RULE79
+		"DROPPED 12 events: 10 new rows beyond the kernel's row table "
+		"(--map-size 4096: raise it); 2 probe runs the kernel skipped "
+		"(another BPF program was running on the CPU); the counts are "
+		"short by these.\n");
+	free(out);
+}
+
+static void test_drops_text_names_every_cause(void **state UNUSED)
+{
+	struct format_drops d = { .map_full = 1, .no_storage = 2, .nested = 3,
+				  .skipped = 4, .ring = 5 };
+	char buf[512];
+
+	assert_int_equal(format__drops_total(&d), 15);
+	format__drops_text(&d, 64, buf, sizeof(buf));
+	assert_contains(buf, "DROPPED 15 events");
+	assert_contains(buf, "the counts are short by these.");
+	assert_contains(buf, "5 waits are counted but left out of the recording");
+	assert_contains(buf, "1 new rows beyond the kernel's row table (--map-size 64: raise it)");
+	assert_contains(buf, "2 calls without per-thread state");
+	assert_contains(buf, "3 lock calls nested more than 4 deep");
+	assert_contains(buf, "4 probe runs the kernel skipped");
+	d = (struct format_drops){ 0 };
+	format__drops_text(&d, 64, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	/* A short buffer is cut, not overrun. */
+	d.map_full = 5;
+	format__drops_text(&d, 64, buf, 20);
+	assert_int_equal(strlen(buf), 19);
+}
+
+static void test_json_drop_causes(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	char *out;
+
+	m.dropped = 3;
+	m.drops = (struct format_drops){ .map_full = 1, .nested = 2 };
+	m.map_size = 131072;
+	out = render(FORMAT_JSON, &m, NULL, 0, 0, NULL);
+	assert_json_line(out);
+	assert_contains(out, "\"dropped\": 3, ");
+	assert_contains(out, "\"dropped_causes\": {\"map_full\": 1, "
+			     "\"no_storage\": 0, \"nested\": 2, \"skipped\": 0, "
+			     "\"ring\": 0}, \"map_size\": 131072");
+	free(out);
+}
+
 static void test_table_short_callsites_keep_title_width(void **state UNUSED)
 {
 	/* "f.c:1" is narrower than "Call site": the column stays 9 wide. */
@@ -1227,6 +1289,9 @@ int main(void)
 		cmocka_unit_test(test_json_checker_rejects_invalid),
 		cmocka_unit_test(test_table_qsp_example),
 		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_says_drops_loudly),
+		cmocka_unit_test(test_drops_text_names_every_cause),
+		cmocka_unit_test(test_json_drop_causes),
 		cmocka_unit_test(test_table_short_callsites_keep_title_width),
 		cmocka_unit_test(test_table_per_thread_column),
 		cmocka_unit_test(test_table_object_symbols),

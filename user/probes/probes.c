@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "elfimage.h"
+#include "fold.h"
 #include "hostcheck.h"
 #include "log.h"
 #include "probes.h"
@@ -67,8 +68,11 @@ struct probes {
 	bool recording;
 	int ncpus;
 	uint64_t window;
-	struct sp_value *values;	/* ncpus slots for one read */
+	unsigned int map_size;
+	struct sp_key *keys;		/* map_size slots for one read */
+	struct sp_value *values;
 	uint64_t *counter_values;	/* ncpus slots for one counter */
+	struct fold *fold;		/* rows of exited threads */
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
 	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach
 					   and program */
@@ -152,6 +156,7 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
 					tracepoint_table[i].name));
+	p->skel->rodata->key_owner = contended && cfg->per_thread;
 	bpf_program__set_autoload(p->skel->progs.target_exec,
 				  cfg->follow_exec && probes__wants_unwinder(cfg));
 	if (depth > SP_STACK_MAX_DEPTH)
@@ -247,13 +252,18 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = p->ncpus ? p->ncpus : -EINVAL;
 		goto fail;
 	}
-	p->values = calloc((size_t)p->ncpus, sizeof(*p->values));
+	p->map_size = cfg->map_size;
+	p->keys = calloc(cfg->map_size, sizeof(*p->keys));
+	p->values = calloc(cfg->map_size, sizeof(*p->values));
 	p->counter_values = calloc((size_t)p->ncpus, sizeof(*p->counter_values));
 	p->stack_buf = calloc(1, sizeof(struct sp_stack));
-	if (!p->values || !p->counter_values || !p->stack_buf) {
+	if (!p->keys || !p->values || !p->counter_values || !p->stack_buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	err = fold__new(cfg->per_thread, &p->fold);
+	if (err)
+		goto fail;
 	p->skel = syncprof_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -922,13 +932,112 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 	return 0;
 }
 
+/*
+ * Reads the whole map into p->keys/values: in batches of 4096 (one
+ * syscall each, where one per row took ~1 us here), else row by row.
+ * Returns the rows read.
+ */
+static size_t probes__read_map(struct probes *p, int fd)
+{
+	__u32 batch_out = 0, n;
+	size_t got = 0;
+	void *in = NULL;
+	int err;
+
+	do {
+		n = p->map_size - (__u32)got < 4096 ? p->map_size - (__u32)got
+						    : 4096;
+		if (!n)
+			break;
+		err = bpf_map_lookup_batch(fd, in, &batch_out, p->keys + got,
+					   p->values + got, &n, NULL);
+		if (err && errno != ENOENT) {
+			if (got || errno != EINVAL)
+				return got;
+			break;	/* no batches: row by row */
+		}
+		got += n;
+		in = &batch_out;
+	} while (!err);
+	if (in)
+		return got;
+	struct sp_key *prev = NULL;
+
+	while (got < p->map_size &&
+	       !bpf_map_get_next_key(fd, prev, &p->keys[got])) {
+		prev = &p->keys[got];
+		if (!bpf_map_lookup_elem(fd, prev, &p->values[got]))
+			got++;
+	}
+	return got;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Takes the rows of the threads that have exited out of the map and
+ * into the fold, recording their moves in snap; marks them in gone[].
+ * Only while the target lives: the last report keeps every thread.
+ */
+static int probes__fold_exited(struct probes *p, int fd, size_t n,
+			       bool *gone, struct snapshot *snap)
+{
+	__u32 *tids = malloc((n ? n : 1) * sizeof(*tids));
+	size_t n_tids = 0, n_dead = 0;
+	__u32 *dead;
+	int err = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tids[n_tids++] = p->keys[i].tid;
+	qsort(tids, n_tids, sizeof(*tids), cmp_tid);
+	dead = tids;	/* reused in place: dead TIDs, sorted */
+	for (size_t i = 0; i < n_tids; i++) {
+		if (i && tids[i] == tids[i - 1])
+			continue;
+		if (tids[i] && !probes__thread_alive(p, (pid_t)tids[i]))
+			dead[n_dead++] = tids[i];
+	}
+	for (size_t i = 0; i < n_dead; i++)
+		fold__thread_exited(p->fold);
+	for (size_t i = 0; i < n && n_dead && !err; i++) {
+		struct sp_value last;
+
+		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), cmp_tid))
+			continue;
+		/* Its last value, and out: nothing can add to it after. */
+		if (bpf_map_lookup_and_delete_elem(fd, &p->keys[i], &last))
+			continue;
+		gone[i] = true;
+		err = fold__add(p->fold, &p->keys[i], &last, p->window, snap);
+	}
+	free(tids);
+	return err;
+}
+
+/* Whether any thread of the target still runs. */
+static bool probes__target_alive(const struct probes *p)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	return !access(path, F_OK) && (probes__thread_alive(p, p->tgid) ||
+				       probes__live_thread(p, p->tgid));
+}
+
 int probes__read(struct probes *p, struct snapshot **out)
 {
-	struct snapshot *snap;
-	struct sp_key key, next;
-	struct sp_key *prev = NULL;
 	int fd = bpf_map__fd(p->skel->maps.stats);
 	uint64_t closing = p->window;
+	struct snapshot *snap;
+	bool *gone = NULL;
+	size_t n;
 	int err;
 
 	/* Calls ending from now on count toward the next window's max. */
@@ -936,20 +1045,36 @@ int probes__read(struct probes *p, struct snapshot **out)
 	err = snapshot__new(&snap);
 	if (err)
 		return err;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, p->values))
-			continue;	/* cannot vanish: entries are never deleted */
-		err = snapshot__add(snap, &key, p->values, p->ncpus, closing);
-		if (err) {
-			snapshot__free(snap);
-			return err;
-		}
+	n = probes__read_map(p, fd);
+	gone = calloc(n ? n : 1, sizeof(*gone));
+	if (!gone) {
+		err = -ENOMEM;
+		goto fail;
 	}
+	if (probes__target_alive(p)) {
+		err = probes__fold_exited(p, fd, n, gone, snap);
+		if (err)
+			goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (gone[i])
+			continue;
+		err = snapshot__add(snap, &p->keys[i], &p->values[i], 1, closing);
+		if (err)
+			goto fail;
+	}
+	err = fold__into(p->fold, snap, closing);
+	if (err)
+		goto fail;
+	snapshot__set_threads_exited(snap, fold__threads(p->fold));
 	snapshot__seal(snap);
+	free(gone);
 	*out = snap;
 	return 0;
+fail:
+	free(gone);
+	snapshot__free(snap);
+	return err;
 }
 
 static uint64_t probes__counter(struct probes *p, __u32 which)
@@ -1009,15 +1134,24 @@ void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)
 	}
 }
 
+void probes__drops(struct probes *p, struct probes_drops *out)
+{
+	*out = (struct probes_drops){ 0 };
+	if (!p)
+		return;
+	out->map_full = probes__counter(p, SP_CNT_DROPPED_STATS);
+	out->no_storage = probes__counter(p, SP_CNT_DROPPED_INFLIGHT);
+	out->nested = probes__counter(p, SP_CNT_DROPPED_NESTED);
+	out->skipped = probes__recursion_misses(p);
+	out->ring = probes__counter(p, SP_CNT_DROPPED_RING);
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
-	if (!p)
-		return 0;
-	return probes__counter(p, SP_CNT_DROPPED_STATS) +
-	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
-	       probes__counter(p, SP_CNT_DROPPED_RING) +
-	       probes__counter(p, SP_CNT_DROPPED_NESTED) +
-	       probes__recursion_misses(p);
+	struct probes_drops d;
+
+	probes__drops(p, &d);
+	return d.map_full + d.no_storage + d.nested + d.skipped + d.ring;
 }
 
 uint64_t probes__ring_dropped(struct probes *p)
@@ -1119,7 +1253,9 @@ void probes__free(struct probes *p)
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
+	free(p->keys);
 	free(p->values);
 	free(p->counter_values);
+	fold__free(p->fold);
 	free(p);
 }

@@ -37,6 +37,8 @@ struct probes_config {
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
 	unsigned int map_size;		/* stats map entries */
 	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
+	bool per_thread;		/* rows by holder too; exited threads'
+					   rows keep their thread */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
@@ -88,7 +90,12 @@ int probes__sync_modules(struct probes *p);
 /* Whether waits are unwound through the target's modules. */
 bool probes__unwinds(const struct probes *p);
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
-/* Starts a new report window and reads the stats into a sealed snapshot. */
+/*
+ * Starts a new report window and reads the stats into a sealed snapshot:
+ * the map's rows, and those of exited threads (taken out of the map here
+ * while the target lives; see fold.c).  Every snapshot read must be
+ * deltaed against the one read before it.
+ */
 int probes__read(struct probes *p, struct snapshot **out);
 /* Adds to tab the stacks of snap's entries that it does not have yet. */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
@@ -108,10 +115,18 @@ void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
  * it, and the read before closed window - 1.
  */
 uint64_t probes__window(const struct probes *p);
-/*
- * Events lost since attach: a full stats map, no task storage, calls
- * nested too deep, or (when recording) a full ring buffer.
- */
+/* Events lost since attach, by cause. */
+struct probes_drops {
+	uint64_t map_full;	/* new rows with the stats map full */
+	uint64_t no_storage;	/* no task storage for a call or a wait */
+	uint64_t nested;	/* full mode: calls nested too deep */
+	uint64_t skipped;	/* runs the kernel skipped (BPF recursion) */
+	uint64_t ring;		/* --record: waits counted, not in the
+				   timeline (the ring was full) */
+};
+
+void probes__drops(struct probes *p, struct probes_drops *out);
+/* Their sum. */
 uint64_t probes__dropped(struct probes *p);
 /* Of those, the waits counted in the stats but lost to a full ring. */
 uint64_t probes__ring_dropped(struct probes *p);

@@ -27,6 +27,7 @@ struct recording_config {
 	const char *mode;
 	const char *cmdline;	/* syncprof's own */
 	uint64_t calibration_ns;
+	uint32_t map_size;
 	uint32_t ring_size;
 };
 

@@ -210,6 +210,53 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 	fputc('\n', out);
 }
 
+uint64_t format__drops_total(const struct format_drops *d)
+{
+	return d->map_full + d->no_storage + d->nested + d->skipped + d->ring;
+}
+
+void format__drops_text(const struct format_drops *d, unsigned int map_size,
+			char *buf, size_t len)
+{
+	const struct {
+		uint64_t n;
+		const char *what;
+	} causes[] = {
+		{ d->map_full, "new rows beyond the kernel's row table "
+			       "(--map-size %u: raise it)" },
+		{ d->no_storage, "calls without per-thread state "
+				 "(kernel memory)" },
+		{ d->nested, "lock calls nested more than 4 deep in a thread" },
+		{ d->skipped, "probe runs the kernel skipped (another BPF "
+			      "program was running on the CPU)" },
+	};
+	uint64_t total = format__drops_total(d);
+	size_t at;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!total)
+		return;
+	at = (size_t)snprintf(buf, len, "DROPPED %" PRIu64 " events:", total);
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		char what[128];
+
+		if (!causes[i].n || at >= len)
+			continue;
+		snprintf(what, sizeof(what), causes[i].what, map_size);
+		at += (size_t)snprintf(buf + at, len - at, " %" PRIu64 " %s;",
+				       causes[i].n, what);
+	}
+	if (total > d->ring && at < len)
+		at += (size_t)snprintf(buf + at, len - at,
+				       " the counts are short by these.");
+	if (d->ring && at < len)
+		snprintf(buf + at, len - at, " %" PRIu64 " waits are counted but "
+			 "left out of the recording (its ring buffer was full: "
+			 "raise --ring-size).", d->ring);
+}
+
 static void print_rule(FILE *out, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -296,7 +343,9 @@ static int format__table(FILE *out, const struct format_config *cfg,
 			callsite_len - format__width(text[i]), "",
 			(double)r->wait_ns * 1e-9, r->count,
 			r->count ? (double)r->wait_ns / (double)r->count * 1e-3 : 0.0);
-		if (per_thread)
+		if (per_thread && !r->tid)
+			fprintf(out, "  %8s", "exited");	/* folded: fold.c */
+		else if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "  %8" PRId64, r->owner_tid);
@@ -314,6 +363,18 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	}
 	rowstacks__release(&stacks);
 	print_rule(out, width);
+	if (meta->dropped) {
+		char drops[512];
+
+		/* A replayed report knows how many, not why. */
+		if (format__drops_total(&meta->drops))
+			format__drops_text(&meta->drops, meta->map_size, drops,
+					   sizeof(drops));
+		else
+			snprintf(drops, sizeof(drops), "DROPPED %" PRIu64
+				 " events.", meta->dropped);
+		fprintf(out, "%s\n", drops);
+	}
 	free(text);
 	free(object);
 	return err;
@@ -366,10 +427,15 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
 		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
 		", \"unwind_stopped\": %" PRIu64 ", \"abandoned\": %" PRIu64
-		", \"rows_total\": %zu, \"rows\": [",
+		", \"dropped_causes\": {\"map_full\": %" PRIu64
+		", \"no_storage\": %" PRIu64 ", \"nested\": %" PRIu64
+		", \"skipped\": %" PRIu64 ", \"ring\": %" PRIu64 "}"
+		", \"map_size\": %u, \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
 		meta->sequence, meta->calibration_ns, meta->unwind_stopped,
-		meta->abandoned,
+		meta->abandoned, meta->drops.map_full, meta->drops.no_storage,
+		meta->drops.nested, meta->drops.skipped, meta->drops.ring,
+		meta->map_size,
 		rows->total);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
