@@ -942,7 +942,35 @@ static void test_json_escapes_strings(void **state UNUSED)
 	assert_contains(out, "\"module\": \"/opt/caf\xc3\xa9/x\", ");
 	assert_contains(out, "\"function\": \"f\\u0009g\\u000ah\", ");
 	assert_contains(out, "\"file\": \"C:\\\\src\\\\x.c\", ");
-	assert_contains(out, "\"object_symbol\": \"bad\\u00ff\\u00c3\", ");
+	/* Not UTF-8: surrogateescape's \udcXX, so the bytes round-trip. */
+	assert_contains(out, "\"object_symbol\": \"bad\\udcff\\udcc3\", ");
+	free(out);
+}
+
+/* A file name holds any byte but NUL: JSON and CSV give it back whole. */
+static void test_module_paths_round_trip(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1, 1, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/tmp/a\nb,\"c\xff\xc2\x85/lib.so",
+				.file = "/src/x\ny.c",
+				.line = 7,
+			},
+		},
+	};
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"module\": \"/tmp/a\\u000ab,\\\"c\\udcff\\u0085/lib.so\", ");
+	assert_contains(out, "\"file\": \"/src/x\\u000ay.c\"");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+	assert_contains(out, ",0x400,\"/tmp/a\nb,\"\"c\xff\xc2\x85/lib.so\",0x0,,"
+			     "\"/src/x\ny.c\",7,");
 	free(out);
 }
 
@@ -1320,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_json_per_thread_tid),
 		cmocka_unit_test(test_json_no_rows),
 		cmocka_unit_test(test_json_escapes_strings),
+		cmocka_unit_test(test_module_paths_round_trip),
 		cmocka_unit_test(test_csv_header),
 		cmocka_unit_test(test_csv_row),
 		cmocka_unit_test(test_csv_unknowns_are_empty),
