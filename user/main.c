@@ -51,6 +51,7 @@ struct session {
 	FILE *out;
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
+	uint64_t calibration_site_ns[SP_SITE__COUNT];
 	uint64_t last_ns;
 	unsigned int sequence;
 };
@@ -114,6 +115,8 @@ static int session__print(struct session *s, const struct snapshot *view,
 		.drops = drops,
 		.map_size = s->opts->map_size,
 		.calibration_ns = s->calibration_ns,
+		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.abandoned = probes__abandoned(s->probes),
 		.sequence = ++s->sequence,
@@ -515,8 +518,25 @@ static int signals_block(int *signal_fd, struct target_signals *saved)
 	return *signal_fd < 0 ? -errno : 0;
 }
 
+/* How one kind of site was measured, for the message. */
+static void calibration_text(const struct calibration *cal,
+			     enum sp_site_kind kind, char *buf, size_t len)
+{
+	const struct calibrate_sample *sm = &cal->sample[kind];
+
+	if (!cal->measured[kind])
+		snprintf(buf, len, "%.2f us (not measured: the smaller figure)",
+			 cal->by_site[kind] * 1e-3);
+	else
+		snprintf(buf, len, "%.2f us (calls %.2f-%.2f us, quartile "
+			 "%.2f, median %.2f)", cal->by_site[kind] * 1e-3,
+			 sm->min_ns * 1e-3, sm->max_ns * 1e-3,
+			 sm->quartile_ns * 1e-3, sm->median_ns * 1e-3);
+}
+
 static void calibrate_probes(struct session *s, uint64_t *by_site)
 {
+	char emulated[160], stepped[160];
 	struct calibration cal;
 	int err = calibrate__run(s->opts->probe_at_entry, &cal);
 
@@ -526,15 +546,24 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 		return;
 	}
 	s->calibration_ns = cal.ns;
+	memcpy(s->calibration_site_ns, cal.by_site, sizeof(cal.by_site));
 	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
-	pr_info("calibration: the probes add %.2f us to each "
-		"pthread_mutex_lock call (median of %u rounds of %u, "
-		"%.2f-%.2f us); subtracted: %.2f us at emulated "
-		"sites, %.2f us at single-stepped ones",
-		cal.ns * 1e-3, cal.rounds, cal.calls,
-		cal.min_ns * 1e-3, cal.max_ns * 1e-3,
-		cal.by_site[SP_SITE_EMULATED] * 1e-3,
-		cal.by_site[SP_SITE_STEPPED] * 1e-3);
+	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
+	calibration_text(&cal, SP_SITE_STEPPED, stepped, sizeof(stepped));
+	pr_info("calibration: %u single pthread_mutex_lock calls per site; "
+		"subtracted: %s at emulated sites, %s at single-stepped ones",
+		cal.calls, emulated, stepped);
+	if (cal.inverted)
+		pr_warn("calibration unstable (a busy machine?): probes at "
+			"single-stepped sites read cheaper than at emulated "
+			"ones; subtracting %.2f us at both",
+			cal.by_site[SP_SITE_EMULATED] * 1e-3);
+	else if (cal.unstable)
+		pr_warn("calibration unstable (a busy machine?): most calls "
+			"were slowed; subtracting the fastest, %.2f us at "
+			"emulated sites and %.2f us at single-stepped ones",
+			cal.by_site[SP_SITE_EMULATED] * 1e-3,
+			cal.by_site[SP_SITE_STEPPED] * 1e-3);
 }
 
 /* Contended mode: the target's libc read, placed and measured. */
@@ -598,6 +627,8 @@ static int recording_start(struct session *s, int argc, char **argv)
 		.mode = options__mode_name(s->opts->mode),
 		.cmdline = cmdline,
 		.calibration_ns = s->calibration_ns,
+		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
 		.map_size = s->opts->map_size,
 		.ring_size = s->opts->ring_size,
 	};

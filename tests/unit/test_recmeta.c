@@ -37,6 +37,8 @@ static void fill(struct recmeta *m)
 	m->attach_ns = 1000;
 	m->end_ns = 6000;
 	m->calibration_ns = 812;
+	m->calibration_emulated_ns = 300;
+	m->calibration_stepped_ns = 14000;
 	m->map_size = 131072;
 	m->ring_size = 1u << 20;
 	m->events = 123456789012ull;
@@ -66,6 +68,8 @@ static void test_save_load_roundtrip(void **state UNUSED)
 	assert_int_equal(back.attach_ns, 1000);
 	assert_int_equal(back.end_ns, 6000);
 	assert_int_equal(back.calibration_ns, 812);
+	assert_int_equal(back.calibration_emulated_ns, 300);
+	assert_int_equal(back.calibration_stepped_ns, 14000);
 	assert_int_equal(back.map_size, 131072);
 	assert_int_equal(back.ring_size, 1u << 20);
 	assert_int_equal(back.events, 123456789012ull);

@@ -105,6 +105,8 @@ int recmeta__save(const struct recmeta *m, const char *path)
 	recmeta__number(f, "attach_ns", m->attach_ns);
 	recmeta__number(f, "end_ns", m->end_ns);
 	recmeta__number(f, "calibration_ns", m->calibration_ns);
+	recmeta__number(f, "calibration_emulated_ns", m->calibration_emulated_ns);
+	recmeta__number(f, "calibration_stepped_ns", m->calibration_stepped_ns);
 	recmeta__number(f, "map_size", m->map_size);
 	recmeta__number(f, "ring_size", m->ring_size);
 	recmeta__number(f, "events", m->events);
@@ -170,6 +172,10 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 		{ "attach_ns", offsetof(struct recmeta, attach_ns) },
 		{ "end_ns", offsetof(struct recmeta, end_ns) },
 		{ "calibration_ns", offsetof(struct recmeta, calibration_ns) },
+		{ "calibration_emulated_ns",
+		  offsetof(struct recmeta, calibration_emulated_ns) },
+		{ "calibration_stepped_ns",
+		  offsetof(struct recmeta, calibration_stepped_ns) },
 		{ "events", offsetof(struct recmeta, events) },
 		{ "lost", offsetof(struct recmeta, lost) },
 	};

@@ -49,6 +49,8 @@ struct recmeta {
 	uint64_t attach_ns;
 	uint64_t end_ns;	/* when recording stopped */
 	uint64_t calibration_ns;
+	uint64_t calibration_emulated_ns;	/* by kind of probed site */
+	uint64_t calibration_stepped_ns;
 	uint32_t map_size;	/* --map-size */
 	uint32_t ring_size;
 	uint64_t events;	/* waits recorded */

@@ -454,13 +454,17 @@ static int format__json(FILE *out, const struct format_config *cfg,
 	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
 		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
+		", \"calibration_site_ns\": {\"emulated\": %" PRIu64
+		", \"stepped\": %" PRIu64 "}"
 		", \"unwind_stopped\": %" PRIu64 ", \"abandoned\": %" PRIu64
 		", \"dropped_causes\": {\"map_full\": %" PRIu64
 		", \"no_storage\": %" PRIu64 ", \"nested\": %" PRIu64
 		", \"skipped\": %" PRIu64 ", \"ring\": %" PRIu64 "}"
 		", \"map_size\": %u, \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
-		meta->sequence, meta->calibration_ns, meta->unwind_stopped,
+		meta->sequence, meta->calibration_ns,
+		meta->calibration_emulated_ns, meta->calibration_stepped_ns,
+		meta->unwind_stopped,
 		meta->abandoned, meta->drops.map_full, meta->drops.no_storage,
 		meta->drops.nested, meta->drops.skipped, meta->drops.ring,
 		meta->map_size,

@@ -45,6 +45,8 @@ struct format_meta {
 	struct format_drops drops;	/* the same, by cause */
 	unsigned int map_size;	/* --map-size */
 	uint64_t calibration_ns; /* probe time taken out of each call */
+	uint64_t calibration_emulated_ns;	/* the same, by kind of site */
+	uint64_t calibration_stepped_ns;
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	uint64_t abandoned;	/* full: calls left by longjmp, as failed */
 	unsigned int sequence;	/* 1 for the first report */
