@@ -70,6 +70,8 @@ static __always_inline void call_abandoned(struct sp_call *call, __u32 tid)
 	};
 
 	stats_add(&key, 0, 0, 0, 1);
+	/* On the timeline too, as a failed call of no length at its start. */
+	record_wait(&key, call->t0, call->t0, 0, SP_EVENT_FAILED);
 	counter_bump(SP_CNT_ABANDONED);
 }
 
