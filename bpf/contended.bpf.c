@@ -64,6 +64,8 @@
 #define ERESTART_RESTARTBLOCK	516
 #define SIGKILL			9
 
+/* Rows split by the mutex's holder (--per-thread); else holder 0. */
+const volatile bool key_owner = false;
 const volatile __u32 cond_signal_offset = 0;	/* 0: not known */
 
 /* The open acquisition of each thread; states.bpf.c reads it too. */
@@ -104,15 +106,16 @@ static __always_inline bool lll_wait(__u32 cmd)
 	return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
 }
 
-static __always_inline void mutex_row(struct sp_key *key, __u64 uaddr)
+static __always_inline void mutex_row(struct sp_key *key, __u64 uaddr,
+				      __u32 *holder)
 {
-	__u32 owner = 0;
-
 	key->object = uaddr;
 	key->type = mutex_type(uaddr);
-	bpf_probe_read_user(&owner, sizeof(owner),
+	bpf_probe_read_user(holder, sizeof(*holder),
 			    (void *)(uaddr + SP_MUTEX_OWNER_OFFSET));
-	key->owner_tid = owner;
+	/* Rows by holder only with -T: else threads squared rows. */
+	if (key_owner)
+		key->owner_tid = *holder;
 }
 
 /*
@@ -121,7 +124,7 @@ static __always_inline void mutex_row(struct sp_key *key, __u64 uaddr)
  * wake ends it (an lll lock).
  */
 static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
-					  __u32 cmd, __u32 val)
+					  __u32 cmd, __u32 val, __u32 *holder)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -141,7 +144,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	class = w.libc_class;
 	switch (class) {
 	case SP_FUNC_MUTEX:
-		mutex_row(key, uaddr);
+		mutex_row(key, uaddr, holder);
 		break;
 	case SP_FUNC_CONDVAR:
 		if (cmd == FUTEX_WAIT_BITSET) {
@@ -152,7 +155,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 			return false;
 		}
 		/* FUTEX_WAIT or LOCK_PI: taking the mutex back. */
-		mutex_row(key, uaddr);
+		mutex_row(key, uaddr, holder);
 		break;
 	case SP_FUNC_CONDVAR_OTHER:
 		key->type = SP_TYPE_CONDVAR;
@@ -190,9 +193,12 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	if (!st->uaddr || st->uaddr != uaddr) {
 		struct sp_key key = { .tid = (__u32)pid_tgid };
 		__u64 start = now;
+		__u32 holder = 0;
 
-		st->close_on_wake = contended_key(&key, uaddr, cmd, val);
+		st->close_on_wake = contended_key(&key, uaddr, cmd, val,
+						  &holder);
 		st->key = key;
+		st->holder = holder;
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
@@ -321,9 +327,15 @@ static __always_inline int wait_exit(__s64 ret)
 	wait = st->episode_ns - st->reported_ns;
 	st->reported_ns = st->episode_ns;
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
-	record_wait(&st->key, now - wait, now, st->episode_ns,
-		    (count_inc ? SP_EVENT_COUNTED : 0) |
-		    (failed_inc ? SP_EVENT_FAILED : 0));
+	if (record_on) {
+		/* The timeline names the holder, --per-thread or not. */
+		struct sp_key key = st->key;
+
+		key.owner_tid = st->holder;
+		record_wait(&key, now - wait, now, st->episode_ns,
+			    (count_inc ? SP_EVENT_COUNTED : 0) |
+			    (failed_inc ? SP_EVENT_FAILED : 0));
+	}
 	if (wait_timing)
 		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
 	return 0;

@@ -7,17 +7,24 @@
  * the function takes a mutex or a condvar (enum sp_probe_class), so the
  * probed functions are a table in the loader, not code here.
  *
- * Entry stashes {t0, object, call site, type, sp} in the thread's task
- * storage; the return adds now - t0, less the calibrated probe time, to a
- * per-CPU hash keyed by {object, call site, tid, type}.  Task storage
- * rather than a hash keyed by tid: no insert and delete on every call
- * (0.85 -> ~0.5 us of BPF work per call here, make bench), and a thread
- * that dies inside a call (cancellation) takes its stash with it.
- * Pairing uses the stack pointer: a return belongs to the stash whose
+ * Entry pushes {t0, object, call site, type, sp} on the thread's stack of
+ * calls in flight, in task storage; the return pops it and adds now - t0,
+ * less the calibrated probe time, to the stats hash keyed by {object,
+ * call site, tid, type}.  Task storage rather than a hash keyed by tid: no
+ * insert and delete on every call (0.85 -> ~0.5 us of BPF work per call
+ * here, make bench), and a thread that dies inside a call (cancellation)
+ * takes its calls with it.
+ *
+ * Pairing uses the stack pointer: a return belongs to the call whose
  * entry sp is 8 bytes below it (the return address popped).  A call made
- * while another probed call of the same thread is in flight (deeper sp:
- * a signal handler, or a libc that calls its own public entry points) is
- * left out, so a condvar's internal re-lock never adds a mutex row.
+ * while another is in flight in the same thread (a signal handler that
+ * locks while its thread waits in pthread_mutex_lock) has a deeper sp and
+ * is pushed above it, up to SP_CALLS_MAX deep; beyond that it is counted
+ * as dropped.  A call whose frame is gone when a later entry or return
+ * comes by (a longjmp out of a signal handler, past the call) is popped
+ * and counted as failed, with no wait (its end is not known), and in the
+ * abandoned counter.  Cost: the common call touches only the top slot
+ * (make bench).
  *
  * Contended mode's programs are in contended.bpf.c; the loader loads only
  * the programs of the mode it runs.
@@ -39,29 +46,88 @@
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 
-/* sp == 0: no call in flight; states.bpf.c reads it too. */
+/* depth == 0: no call in flight; states.bpf.c reads it too. */
 inflight_map_t inflight SEC(".maps");
 
-SEC("uprobe")
-int lock_enter(struct pt_regs *ctx)
+/* Slot i of the calls in flight, bounded where the verifier sees it. */
+static __always_inline struct sp_call *call_slot(struct sp_inflight *st,
+						 __u32 i)
 {
-	struct sp_inflight *call;
-	__u64 sp, start = 0;
+	barrier_var(i);
+	return &st->calls[i & (SP_CALLS_MAX - 1)];
+}
 
-	if (!is_target(bpf_get_current_pid_tgid()))
+/* A call that never returned: failed, its wait unknown. */
+static __always_inline void call_abandoned(struct sp_call *call, __u32 tid)
+{
+	struct sp_key key = {
+		.object = call->object,
+		.callsite = call->callsite,
+		.stack_id = call->stack_id,
+		.type = call->type,
+		.tid = tid,
+	};
+
+	stats_add(&key, 0, 0, 0, 1);
+	/* On the timeline too, as a failed call of no length at its start. */
+	record_wait(&key, call->t0, call->t0, 0, SP_EVENT_FAILED);
+	counter_bump(SP_CNT_ABANDONED);
+}
+
+/*
+ * Pops the calls whose frames lie at or below sp (the stack grows down):
+ * an entry or a return at sp is outside them, so they are gone.  This is
+ * the kernel's own rule for return probes (arch_uretprobe_is_alive): the
+ * return of a call it pops here would never come, even on a signal stack.
+ * Returns the depth left.
+ */
+static __always_inline __u32 pop_gone(struct sp_inflight *st, __u64 sp,
+				      __u32 tid)
+{
+	__u32 depth = st->depth;
+
+	for (int i = 0; i < SP_CALLS_MAX; i++) {
+		struct sp_call *top;
+
+		if (!depth || depth > SP_CALLS_MAX)
+			break;
+		top = call_slot(st, depth - 1);
+		if (top->sp > sp)
+			break;
+		call_abandoned(top, tid);
+		depth--;
+	}
+	st->depth = depth;
+	return depth;
+}
+
+static __always_inline int on_enter(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct sp_inflight *st;
+	struct sp_call *call;
+	__u64 sp, start = 0;
+	__u32 depth;
+
+	if (!is_target(pid_tgid))
 		return 0;
 	if (wait_timing)
 		start = bpf_ktime_get_ns();
-	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!call) {
+	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
 		counter_bump(SP_CNT_DROPPED_INFLIGHT);
 		return 0;
 	}
 	sp = PT_REGS_SP(ctx);
-	if (call->sp && sp < call->sp)
-		return 0;	/* nested inside a probed call */
-
+	depth = st->depth;
+	if (depth)
+		depth = pop_gone(st, sp, (__u32)pid_tgid);
+	if (depth >= SP_CALLS_MAX) {
+		counter_bump(SP_CNT_DROPPED_NESTED);
+		return 0;
+	}
+	call = call_slot(st, depth);
 	call->sp = sp;
 	call->object = PT_REGS_PARM1(ctx);
 	call->stack_id = 0;
@@ -88,6 +154,7 @@ int lock_enter(struct pt_regs *ctx)
 		call->type = mutex_type(call->object);
 		call->mutex = call->object;
 	}
+	st->depth = depth + 1;
 	call->t0 = bpf_ktime_get_ns();
 	if (wait_timing) {
 		counter_add(SP_CNT_WAIT_BPF_NS, call->t0 - start);
@@ -96,30 +163,31 @@ int lock_enter(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int lock_return(struct pt_regs *ctx)
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct sp_inflight *call;
+	struct sp_inflight *st;
+	struct sp_call *call;
 	struct sp_key key = {};
 	__u64 sp, t0, bias, wait, mutex;
 	bool acquired;
+	__u32 depth;
 	long ret;
 
 	if (!is_target(pid_tgid))
 		return 0;
-	call = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
-	if (!call || !call->sp)
+	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->depth)
 		return 0;
+	/* The frames of the calls this return lies above are gone. */
 	sp = PT_REGS_SP(ctx);
-	if (sp < call->sp + 8)
-		return 0;	/* a nested call returns; the outer goes on */
-	if (sp > call->sp + 8) {
-		/* Its frame is gone (longjmp): the stash is stale. */
-		call->sp = 0;
+	depth = pop_gone(st, sp - 16, (__u32)pid_tgid);
+	if (!depth || depth > SP_CALLS_MAX)
 		return 0;
-	}
+	call = call_slot(st, depth - 1);
+	if (sp != call->sp + 8)
+		return 0;	/* a call whose entry was not seen returns */
 	key.object = call->object;
 	key.callsite = call->callsite;
 	key.stack_id = call->stack_id;
@@ -127,7 +195,7 @@ int lock_return(struct pt_regs *ctx)
 	key.tid = (__u32)pid_tgid;
 	t0 = call->t0;
 	mutex = call->mutex;
-	call->sp = 0;
+	st->depth = depth - 1;
 
 	ret = (int)PT_REGS_RC(ctx);
 	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
@@ -143,5 +211,54 @@ int lock_return(struct pt_regs *ctx)
 		blame_full_charge(&key, t0, wait);
 	if (wait_timing)
 		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
+	return 0;
+}
+
+SEC("uprobe")
+int lock_enter(struct pt_regs *ctx)
+{
+	return on_enter(ctx);
+}
+
+SEC("uretprobe")
+int lock_return(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+/*
+ * The same two, for perf-event uprobes attached through a thread other
+ * than main once main has exited (see probes.c): a program is loaded for
+ * uprobe_multi links or for perf events, not both.
+ */
+SEC("uprobe")
+int lock_enter_thread(struct pt_regs *ctx)
+{
+	return on_enter(ctx);
+}
+
+SEC("uretprobe")
+int lock_return_thread(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+/* The thread the probes are attached through; the loader sets it. */
+volatile __u32 anchor_tid = 0;
+
+/* Tells the loader at once when that thread exits. */
+SEC("raw_tp/sched_process_exit")
+int thread_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 *event;
+
+	if (!is_target(pid_tgid) || (__u32)pid_tgid != anchor_tid)
+		return 0;
+	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
+	if (event) {
+		*event = SP_MODULE_EVENT_ANCHOR_EXIT;
+		bpf_ringbuf_submit(event, 0);
+	}
 	return 0;
 }

@@ -13,8 +13,7 @@
  * the target's maps at once, so a library dlopen'ed and used briefly is
  * still named after the target exits.
  */
-SEC("uprobe")
-int modules_changed(struct pt_regs *ctx)
+static __always_inline int on_modules_changed(void)
 {
 	__u32 *event;
 
@@ -26,4 +25,17 @@ int modules_changed(struct pt_regs *ctx)
 		bpf_ringbuf_submit(event, 0);
 	}
 	return 0;
+}
+
+SEC("uprobe")
+int modules_changed(struct pt_regs *ctx)
+{
+	return on_modules_changed();
+}
+
+/* The same, attached through a thread other than main (see probes.c). */
+SEC("uprobe")
+int modules_changed_thread(struct pt_regs *ctx)
+{
+	return on_modules_changed();
 }

@@ -283,11 +283,12 @@ static __always_inline __u32 lock_wait_type(void)
 		if (st && st->t0)
 			return st->key.type;
 	} else if (states_lock_source == SP_LOCKS_FULL) {
-		struct sp_inflight *call =
+		struct sp_inflight *st =
 			bpf_task_storage_get(&inflight, task, 0, 0);
+		__u32 depth = st ? st->depth : 0;
 
-		if (call && call->sp)
-			return call->type;
+		if (depth >= 1 && depth <= SP_CALLS_MAX)
+			return st->calls[(depth - 1) & (SP_CALLS_MAX - 1)].type;
 	}
 	return SP_TYPE__COUNT;
 }

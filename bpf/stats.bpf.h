@@ -4,7 +4,8 @@
  * settings, and the helpers that update them.
  *
  * Counters are per-CPU but updated atomically: uprobe programs run
- * preemptibly, and two tasks on one CPU may update the same slot.
+ * preemptibly, and two tasks on one CPU may update the same slot.  Rows
+ * are updated atomically too.
  */
 #ifndef SYNCPROF_STATS_BPF_H
 #define SYNCPROF_STATS_BPF_H
@@ -16,11 +17,19 @@ extern const volatile __u32 wait_timing;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;
 
+/*
+ * One value per row, not per CPU: a row is keyed by its thread, so one
+ * CPU at a time updates it (atomics, no bouncing), and the map costs its
+ * rows, not rows x CPUs (131,072 rows x 64 CPUs x 64 bytes would be
+ * 512 MiB preallocated).  Allocated as rows appear; the loader takes the
+ * rows of exited threads out (user/report/fold.c).
+ */
 typedef struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sp_key);
 	__type(value, struct sp_value);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 131072);
 } stats_map_t;
 extern stats_map_t stats SEC(".maps");
 

@@ -77,6 +77,10 @@ enum sp_counter {
 	SP_CNT_SCHED_GAPS,	/* --states: an event of one of the target's
 				   threads that never came (a switch-out
 				   after a switch-out, ...) */
+	SP_CNT_DROPPED_NESTED,	/* full: SP_CALLS_MAX calls already in
+				   flight in the thread: one was lost */
+	SP_CNT_ABANDONED,	/* full: calls whose frame went away without
+				   returning (longjmp): counted as failed */
 	SP_CNT__COUNT,
 };
 
@@ -84,6 +88,9 @@ enum sp_counter {
 enum sp_module_event {
 	SP_MODULE_EVENT_LOAD = 1,	/* the dynamic loader changed its list */
 	SP_MODULE_EVENT_EXEC = 2,	/* the target exec'ed a new image */
+	SP_MODULE_EVENT_ANCHOR_EXIT = 3, /* full mode: the thread the probes
+					    are attached through exited
+					    (see probes.c) */
 };
 
 /* glibc's mutex kind word: offset of __kind, and the mask of its type. */
@@ -127,8 +134,8 @@ struct sp_hist {
 	__u64 slot[SP_HIST_SLOTS];
 };
 
-/* State between a probed call's entry and its return, per thread. */
-struct sp_inflight {
+/* A probed call between its entry and its return. */
+struct sp_call {
 	__u64 t0;
 	__u64 object;
 	__u64 callsite;
@@ -136,6 +143,16 @@ struct sp_inflight {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
+	__u32 pad;
+};
+
+/* Probed calls in flight in one thread, nested by signal handlers. */
+#define SP_CALLS_MAX	4
+
+/* A thread's calls in flight, in task storage; the innermost last. */
+struct sp_inflight {
+	struct sp_call calls[SP_CALLS_MAX];
+	__u32 depth;
 	__u32 pad;
 };
 
@@ -219,6 +236,9 @@ struct sp_contended {
 	__u64 blamed_ns;	/* of which charged to releases (--blame) */
 	__u32 counted;		/* the acquisition has been counted */
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
+	__u32 holder;		/* a mutex's holder at the first wait (the
+				   key has it only with --per-thread) */
+	__u32 pad;
 };
 
 /*

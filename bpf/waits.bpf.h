@@ -17,7 +17,7 @@ typedef struct {
 } contended_map_t;
 extern contended_map_t contended SEC(".maps");
 
-/* Full mode: sp != 0 while a probed pthread call is in flight (full.bpf.c). */
+/* Full mode: depth != 0 while a call is in flight (full.bpf.c). */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -45,7 +45,9 @@ struct session {
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
-	struct snapshot *prev;
+	struct snapshot *prev;	/* the last read: totals since attach */
+	struct snapshot *pending; /* what changed since the last report */
+	uint64_t read_ns;	/* when prev was read */
 	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
@@ -57,6 +59,7 @@ struct session {
 	FILE *states_csv;	/* --states-csv, or NULL */
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
+	uint64_t calibration_site_ns[SP_SITE__COUNT];
 	uint64_t last_ns;
 	unsigned int sequence;
 };
@@ -69,17 +72,15 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void session__warn_dropped(struct session *s, uint64_t dropped)
+static void session__drops(struct session *s, struct format_drops *out)
 {
-	uint64_t ring = probes__ring_dropped(s->probes);
+	struct probes_drops d;
 
-	if (ring)
-		pr_warn("%llu waits left out of the recording: the ring buffer "
-			"was full (raise --ring-size)", (unsigned long long)ring);
-	if (dropped > ring)
-		pr_warn("%llu events dropped: a kernel map was full "
-			"(raise --map-size)",
-			(unsigned long long)(dropped - ring));
+	probes__drops(s->probes, &d);
+	*out = (struct format_drops){
+		.map_full = d.map_full, .no_storage = d.no_storage,
+		.nested = d.nested, .skipped = d.skipped, .ring = d.ring,
+	};
 }
 
 /* --states: one read of the threads map into the accounting, at *now_ns. */
@@ -146,9 +147,12 @@ static int session__print(struct session *s, const struct session_views *v,
 	struct format_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
-	uint64_t dropped = probes__dropped(s->probes);
+	struct format_drops drops;
+	uint64_t dropped;
 	int err;
 
+	session__drops(s, &drops);
+	dropped = format__drops_total(&drops);
 	err = session__rows(s, v->rows, settings, &rows, &names);
 	if (!err && s->opts->blame)
 		err = session__rows(s, v->blame, settings, &blame_rows,
@@ -179,8 +183,13 @@ static int session__print(struct session *s, const struct session_views *v,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
 		.dropped = dropped,
+		.drops = drops,
+		.map_size = s->opts->map_size,
 		.calibration_ns = s->calibration_ns,
+		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
 		.unwind_stopped = probes__unwind_stopped(s->probes),
+		.abandoned = probes__abandoned(s->probes),
 		.sequence = ++s->sequence,
 		.states = s->states ? &states : NULL,
 		.hist = s->opts->hist,
@@ -207,6 +216,12 @@ static int session__print(struct session *s, const struct session_views *v,
 			.end_ns = end_ns,
 			.dropped = dropped,
 			.unwind_stopped = meta.unwind_stopped,
+			.abandoned = meta.abandoned,
+			.map_full = drops.map_full,
+			.no_storage = drops.no_storage,
+			.nested = drops.nested,
+			.skipped = drops.skipped,
+			.ring = drops.ring,
 		};
 
 		err = recording__note_report(s->recording, &note);
@@ -216,8 +231,12 @@ static int session__print(struct session *s, const struct session_views *v,
 		if (fflush(s->states_csv))
 			err = -errno;
 	}
-	if (dropped && s->opts->format != FORMAT_TABLE)
-		session__warn_dropped(s, dropped);
+	if (dropped && s->opts->format != FORMAT_TABLE) {
+		char text[512];
+
+		format__drops_text(&drops, s->opts->map_size, text, sizeof(text));
+		pr_warn("%s", text);
+	}
 	free(names);
 	free(blame_names);
 	free(waiting_names);
@@ -240,6 +259,42 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 }
 
 /*
+ * Reads the probes: the change since the read before joins pending.
+ * Every read goes through here, reports or not (see fold.c).
+ */
+static int session__read(struct session *s)
+{
+	struct snapshot *snap, *delta = NULL, *sum = NULL;
+	int err;
+
+	/* No probes: the target exited before they were attached. */
+	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
+	if (err)
+		return err;
+	if (s->probes)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (!err)
+		err = session__now(s, &s->read_ns);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	err = snapshot__delta(snap, s->prev, &delta);
+	if (!err)
+		err = snapshot__merge(s->pending, delta, &sum);
+	snapshot__free(delta);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	snapshot__free(s->pending);
+	s->pending = sum;
+	snapshot__free(s->prev);
+	s->prev = snap;
+	return 0;
+}
+
+/*
  * One report of the window since the last; the last report of the run
  * (final) also lists the waits still in progress.  Interval reports do
  * not: those waits are counted in the window where they end, and a
@@ -253,71 +308,61 @@ static int session__report(struct session *s, bool final)
 		.sort = s->opts->sort,
 		.top = s->opts->top,
 	};
-	struct snapshot *snap, *delta = NULL;
-	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting;
+	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting = NULL;
 	struct session_views views;
-	uint64_t now, closed;
-	int err;
+	uint64_t closed;
+	int err = session__read(s);
 
-	err = probes__read(s->probes, &snap);
-	if (!err)
-		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err)
-		err = session__now(s, &now);
-	if (!err && s->opts->blame)
+	if (!err && s->probes && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);
-	if (err) {
-		snapshot__free(snap);
+	if (err)
 		return err;
-	}
-	closed = probes__window(s->probes) - 1;
-	waiting = final ? session__waiting(s, now) : NULL;
+	closed = s->probes ? probes__window(s->probes) - 1 : 0;
+	if (final && s->probes)
+		waiting = session__waiting(s, s->read_ns);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ snap, blame, waiting };
+		views = (struct session_views){ s->prev, blame, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,
-				     STATES_SINCE_ORIGIN, s->attach_ns, now, 0,
-				     closed);
+				     STATES_SINCE_ORIGIN, s->attach_ns,
+				     s->read_ns, 0, closed);
 	} else {
-		err = snapshot__delta(snap, s->prev, &delta);
-		if (!err && blame)
+		if (blame)
 			err = snapshot__delta(blame, s->prev_blame, &blame_delta);
-		views = (struct session_views){ delta, blame_delta, waiting };
+		views = (struct session_views){ s->pending, blame_delta,
+						waiting };
 		if (!err)
 			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
-					     s->last_ns, now, s->next_window,
-					     closed);
-		snapshot__free(delta);
+					     s->last_ns, s->read_ns,
+					     s->next_window, closed);
 		snapshot__free(blame_delta);
 	}
 	snapshot__free(waiting);
 	s->next_window = closed + 1;
 	if (s->states)
 		threadstates__mark(s->states);
-	snapshot__free(s->prev);
+	snapshot__free(s->pending);
+	s->pending = NULL;
 	snapshot__free(s->prev_blame);
-	s->prev = snap;
 	s->prev_blame = blame;
-	s->last_ns = now;
+	s->last_ns = s->read_ns;
 	return err;
 }
 
 /* The live screen: a refresh, read into the screen instead of printed. */
 static int session__refresh(struct session *s)
 {
-	struct snapshot *snap;
-	int err = probes__read(s->probes, &snap);
+	struct format_drops drops;
+	struct snapshot *delta;
+	int err = session__read(s);
 
-	if (!err)
-		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err)
-		err = session__now(s, &s->last_ns);
-	if (err) {
-		snapshot__free(snap);
+	if (err)
 		return err;
-	}
-	return live__update(s->live, snap, s->last_ns,
-			    probes__dropped(s->probes));
+	delta = s->pending;
+	s->pending = NULL;
+	s->last_ns = s->read_ns;
+	session__drops(s, &drops);
+	return live__update(s->live, s->prev, delta, s->last_ns, &drops);
 }
 
 /*
@@ -379,6 +424,7 @@ static void session__live_start(struct session *s)
 		.attach_ns = s->attach_ns,
 		.states = s->states,
 		.group_threads = s->opts->group_threads,
+		.map_size = s->opts->map_size,
 	};
 	err = live__new(&cfg, &s->live);
 	if (err)
@@ -441,8 +487,9 @@ static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
 }
 
 enum {
-	FD_SIGNAL, FD_TARGET, FD_MODULE_EVENTS, FD_KEYS,
+	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS,
 	FD_INTERVAL, FD_DURATION, FD_MODULES, FD_STATES, /* timers, ours to close */
+	FD_HOUSEKEEPING,
 	FD__COUNT
 };
 
@@ -458,6 +505,50 @@ enum {
  */
 #define STATES_DRAIN_S 1.0
 
+/*
+ * How often the probes are read between reports (the rows of exited
+ * threads leave the kernel's map then) and the probes' thread is checked
+ * without an event saying so.
+ */
+#define HOUSEKEEPING_S 1.0
+
+/*
+ * Full mode: the probes follow the target's threads when the one they
+ * are attached through exits (see probes__follow_threads).
+ */
+static void session__follow_threads(struct session *s)
+{
+	uint64_t gap_ns;
+	pid_t tid = probes__follow_threads(s->probes, &gap_ns);
+
+	if (tid < 0)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited, and they cannot be attached through another "
+			"(%s); calls are no longer counted",
+			(int)target__pid(s->target), strerror(-tid));
+	else if (tid && gap_ns)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from %.0f ms later (calls "
+			"in between were not counted)",
+			(int)target__pid(s->target), (int)tid, (double)gap_ns * 1e-6);
+	else if (tid)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from up to %.0f s later "
+			"(calls in between were not counted)",
+			(int)target__pid(s->target), (int)tid, HOUSEKEEPING_S);
+}
+
+/* The target is gone: its exit status, and no more /proc reads. */
+static void session__target_exited(struct session *s)
+{
+	/* Its PID may be reused: no more /proc reads for names. */
+	if (s->symbolizer)
+		symbolizer__freeze(s->symbolizer);
+	if (target__reap(s->target))
+		pr_warn("cannot collect PID %d's exit status",
+			(int)target__pid(s->target));
+}
+
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
 {
@@ -468,17 +559,19 @@ static int session__loop(struct session *s, int signal_fd)
 		fds[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
 	fds[FD_SIGNAL].fd = signal_fd;
 	fds[FD_TARGET].fd = target__pidfd(s->target);
-	fds[FD_MODULE_EVENTS].fd = probes__module_events_fd(s->probes);
+	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	if (s->opts->interval_s > 0)
 		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
 		err = loop_timer(&fds[FD_DURATION], s->opts->duration_s, false);
 	/* Polling the module list is the fallback for no loader watch. */
-	if (!err && fds[FD_MODULE_EVENTS].fd < 0)
+	if (!err && fds[FD_EVENTS].fd < 0)
 		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
 	if (!err && s->states)
 		err = loop_timer(&fds[FD_STATES], STATES_DRAIN_S, true);
+	if (!err)
+		err = loop_timer(&fds[FD_HOUSEKEEPING], HOUSEKEEPING_S, true);
 	if (err)
 		goto out;
 	for (;;) {
@@ -504,19 +597,30 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
-			/* Its PID may be reused: no more /proc reads for names. */
-			symbolizer__freeze(s->symbolizer);
-			if (target__reap(s->target))
-				pr_warn("cannot collect PID %d's exit status",
-					(int)target__pid(s->target));
+			session__target_exited(s);
 			break;
 		}
 		if (fds[FD_DURATION].revents)
 			break;
-		if ((fds[FD_MODULE_EVENTS].revents &&
-		     probes__consume_module_events(s->probes) > 0) ||
-		    (fds[FD_MODULES].revents &&
-		     read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0))
+		if (fds[FD_EVENTS].revents) {
+			unsigned int seen = probes__consume_events(s->probes);
+
+			if (seen & PROBES_EVENT_THREAD_EXIT)
+				session__follow_threads(s);
+			if (seen & PROBES_EVENT_MODULES)
+				session__modules_changed(s);
+		}
+		if (fds[FD_HOUSEKEEPING].revents &&
+		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
+			session__follow_threads(s);
+			/* Exited threads' rows out of the map, between reports. */
+			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+				err = session__read(s);
+			if (err)
+				break;
+		}
+		if (fds[FD_MODULES].revents &&
+		    read(fds[FD_MODULES].fd, &ticks, sizeof(ticks)) > 0)
 			session__modules_changed(s);
 		if (fds[FD_STATES].revents &&
 		    read(fds[FD_STATES].fd, &ticks, sizeof(ticks)) > 0) {
@@ -560,7 +664,8 @@ out:
 	return err;
 }
 
-static int signals_block(int *signal_fd)
+/* Takes the stop signals through a signalfd; *saved: the caller's state. */
+static int signals_block(int *signal_fd, struct target_signals *saved)
 {
 	sigset_t set;
 
@@ -568,16 +673,33 @@ static int signals_block(int *signal_fd)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
+	if (sigprocmask(SIG_BLOCK, &set, &saved->mask))
 		return -errno;
 	/* A closed reader is an error from write, not a silent death. */
-	signal(SIGPIPE, SIG_IGN);
+	saved->pipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
 	*signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return *signal_fd < 0 ? -errno : 0;
 }
 
+/* How one kind of site was measured, for the message. */
+static void calibration_text(const struct calibration *cal,
+			     enum sp_site_kind kind, char *buf, size_t len)
+{
+	const struct calibrate_sample *sm = &cal->sample[kind];
+
+	if (!cal->measured[kind])
+		snprintf(buf, len, "%.2f us (not measured: the smaller figure)",
+			 cal->by_site[kind] * 1e-3);
+	else
+		snprintf(buf, len, "%.2f us (calls %.2f-%.2f us, quartile "
+			 "%.2f, median %.2f)", cal->by_site[kind] * 1e-3,
+			 sm->min_ns * 1e-3, sm->max_ns * 1e-3,
+			 sm->quartile_ns * 1e-3, sm->median_ns * 1e-3);
+}
+
 static void calibrate_probes(struct session *s, uint64_t *by_site)
 {
+	char emulated[160], stepped[160];
 	struct calibration cal;
 	int err = calibrate__run(s->opts->probe_at_entry, &cal);
 
@@ -587,15 +709,24 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 		return;
 	}
 	s->calibration_ns = cal.ns;
+	memcpy(s->calibration_site_ns, cal.by_site, sizeof(cal.by_site));
 	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
-	pr_info("calibration: the probes add %.2f us to each "
-		"pthread_mutex_lock call (median of %u rounds of %u, "
-		"%.2f-%.2f us); subtracted: %.2f us at emulated "
-		"sites, %.2f us at single-stepped ones",
-		cal.ns * 1e-3, cal.rounds, cal.calls,
-		cal.min_ns * 1e-3, cal.max_ns * 1e-3,
-		cal.by_site[SP_SITE_EMULATED] * 1e-3,
-		cal.by_site[SP_SITE_STEPPED] * 1e-3);
+	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
+	calibration_text(&cal, SP_SITE_STEPPED, stepped, sizeof(stepped));
+	pr_info("calibration: %u single pthread_mutex_lock calls per site; "
+		"subtracted: %s at emulated sites, %s at single-stepped ones",
+		cal.calls, emulated, stepped);
+	if (cal.inverted)
+		pr_warn("calibration unstable (a busy machine?): probes at "
+			"single-stepped sites read cheaper than at emulated "
+			"ones; subtracting %.2f us at both",
+			cal.by_site[SP_SITE_EMULATED] * 1e-3);
+	else if (cal.unstable)
+		pr_warn("calibration unstable (a busy machine?): most calls "
+			"were slowed; subtracting the fastest, %.2f us at "
+			"emulated sites and %.2f us at single-stepped ones",
+			cal.by_site[SP_SITE_EMULATED] * 1e-3,
+			cal.by_site[SP_SITE_STEPPED] * 1e-3);
 }
 
 /*
@@ -688,6 +819,9 @@ static int recording_start(struct session *s, int argc, char **argv)
 		.mode = options__mode_name(s->opts->mode),
 		.cmdline = cmdline,
 		.calibration_ns = s->calibration_ns,
+		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
+		.map_size = s->opts->map_size,
 		.ring_size = s->opts->ring_size,
 	};
 
@@ -737,6 +871,8 @@ static void report_costs(struct session *s)
 	struct probes_stack_counts c;
 	uint64_t run_ns, runs;
 
+	if (!s->probes)
+		return;
 	probes__stack_counts(s->probes, &c);
 	if (probes__unwinds(s->probes))
 		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
@@ -759,10 +895,101 @@ static void report_costs(struct session *s)
 			(double)run_ns / (double)runs);
 }
 
+/*
+ * Finds the target's libc, names its modules, loads and attaches the
+ * probes and lets a launched target go.  attach_ns is taken before the
+ * probes go live: the first window holds what they count meanwhile.
+ */
+static int session__start(struct session *s, char *library, size_t len,
+			  int argc, char **argv)
+{
+	const struct options *opts = s->opts;
+	int err = target__pthread_library(s->target, library, len);
+
+	if (err)
+		return err;
+	/* Named first: a target may not live long (launched: it is held). */
+	err = symbolizer__new(target__pid(s->target), NULL, &s->symbolizer);
+	if (!err)
+		err = stacktab__new(&s->stacks);
+	if (!err)
+		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
+	if (err) {
+		pr_err("%s", strerror(-err));
+		return err;
+	}
+	struct probes_config cfg = {
+		.tgid = target__pid(s->target),
+		.map_size = opts->map_size,
+		.probe_at_entry = opts->probe_at_entry,
+		.per_thread = opts->per_thread,
+		.mode = opts->mode == MODE_CONTENDED ? PROBES_CONTENDED
+						     : PROBES_FULL,
+		.ring_size = options__recording(opts) ? opts->ring_size : 0,
+		.libc_path = library,
+		.stack_depth = opts->stack_depth,
+		.skip = s->skip,
+		.follow_exec = true,
+		.wait_timing = opts->verbosity > 0,
+		.blame = opts->blame,
+		.hold = opts->hold,
+		.states = opts->states,
+		.max_threads = STATES_MAX_THREADS,
+	};
+
+	if (opts->mode == MODE_CONTENDED) {
+		err = contended_setup(s, library, &cfg);
+	} else {
+		if (opts->calibrate)
+			calibrate_probes(s, cfg.calibration_ns);
+		/* Following an exec takes a tracepoint (tracefs). */
+		if ((opts->stack_depth || opts->n_skip) &&
+		    hostcheck__tracepoints("/sys")) {
+			pr_warn("no tracefs: after an exec, stacks stop at the "
+				"new image");
+			cfg.follow_exec = false;
+		}
+	}
+	if (err)
+		return err;
+	err = probes__new(&cfg, &s->probes);
+	if (!err && options__recording(opts))
+		err = recording_start(s, argc, argv);
+	if (err)
+		return err;
+	report_unwind_tables(s);
+	err = probes__attach(s->probes, library);
+	if (!err && opts->states)
+		err = states_setup(s);
+	if (err)
+		return err;
+	/* With --states, the first read of the threads map is the origin. */
+	err = session__now(s, &s->attach_ns);
+	if (err) {
+		pr_err("cannot read the threads map: %s", strerror(-err));
+		return err;
+	}
+	s->last_ns = s->read_ns = s->attach_ns;
+	if (s->recording)
+		recording__attached(s->recording, s->attach_ns);
+	/* Only names suffer without it: libraries dlopen'ed and gone. */
+	if (target__loader_library(s->target, library, len) ||
+	    probes__attach_loader(s->probes, library))
+		pr_info("not watching the dynamic loader; libraries loaded "
+			"later are named within a second");
+	err = target__resume(s->target);
+	if (err)
+		pr_err("cannot resume PID %d: %s", (int)target__pid(s->target),
+		       strerror(-err));
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
 	struct session s = { .opts = &opts };
+	struct target_signals caller_signals;
+	bool target_gone = false;
 	char library[4096];
 	int signal_fd = -1, err, exit_code = 1;
 
@@ -795,112 +1022,52 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	/* Blocked before launch; the child unblocks them before exec. */
-	err = signals_block(&signal_fd);
+	/* Blocked before launch; the child restores the caller's mask. */
+	err = signals_block(&signal_fd, &caller_signals);
 	if (err) {
 		pr_err("cannot set up signal handling: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = opts.command ? target__launch(opts.command, &s.target)
+	err = opts.command ? target__launch(opts.command, &caller_signals,
+					    &s.target)
 			   : target__attach(opts.pid, &s.target);
 	if (err)
 		goto cleanup;
-	err = target__pthread_library(s.target, library, sizeof(library));
-	if (err)
-		goto cleanup;
-	err = skiplist__new(opts.skip, opts.n_skip, &s.skip);
-	if (err) {
-		pr_err("%s", strerror(-err));
-		goto cleanup;
-	}
-	struct probes_config cfg = {
-		.tgid = target__pid(s.target),
-		.map_size = opts.map_size,
-		.probe_at_entry = opts.probe_at_entry,
-		.blame = opts.blame,
-		.hold = opts.hold,
-		.mode = opts.mode == MODE_CONTENDED ? PROBES_CONTENDED
-						    : PROBES_FULL,
-		.ring_size = options__recording(&opts) ? opts.ring_size : 0,
-		.libc_path = library,
-		.stack_depth = opts.stack_depth,
-		.skip = s.skip,
-		.follow_exec = true,
-		.wait_timing = opts.verbosity > 0,
-		.states = opts.states,
-		.max_threads = STATES_MAX_THREADS,
-	};
-
-	if (opts.mode == MODE_CONTENDED) {
-		err = contended_setup(&s, library, &cfg);
-	} else {
-		if (opts.calibrate)
-			calibrate_probes(&s, cfg.calibration_ns);
-		/* Following an exec takes a tracepoint (tracefs). */
-		if ((opts.stack_depth || opts.n_skip) &&
-		    hostcheck__tracepoints("/sys")) {
-			pr_warn("no tracefs: after an exec, stacks stop at the "
-				"new image");
-			cfg.follow_exec = false;
-		}
+	s.attach_ns = s.last_ns = monotonic_ns();
+	err = session__start(&s, library, sizeof(library), argc, argv);
+	if (err && target__exited(s.target)) {
+		/* A sane end: the report of what was seen, if anything. */
+		pr_warn("PID %d exited while syncprof attached%s",
+			(int)target__pid(s.target),
+			s.probes ? "" : "; nothing was counted");
+		target_gone = true;
+		err = 0;
 	}
 	if (err)
 		goto cleanup;
-	err = probes__new(&cfg, &s.probes);
-	if (!err && options__recording(&opts))
-		err = recording_start(&s, argc, argv);
-	if (err)
-		goto cleanup;
-	report_unwind_tables(&s);
-	err = probes__attach(s.probes, library);
-	if (!err && opts.states)
-		err = states_setup(&s);
-	if (err)
-		goto cleanup;
-	/* Only names suffer without it: libraries dlopen'ed and gone. */
-	if (target__loader_library(s.target, library, sizeof(library)) ||
-	    probes__attach_loader(s.probes, library))
-		pr_info("not watching the dynamic loader; libraries loaded "
-			"later are named within a second");
-	/* Named while a launched target is still held: it may not live long. */
-	err = symbolizer__new(target__pid(s.target), NULL, &s.symbolizer);
-	if (!err)
-		err = stacktab__new(&s.stacks);
-	if (err)
-		goto cleanup;
-	/* With --states, the first read of the threads map is the origin. */
-	err = session__now(&s, &s.attach_ns);
-	if (err) {
-		pr_err("cannot read the threads map: %s", strerror(-err));
-		goto cleanup;
-	}
-	s.last_ns = s.attach_ns;
-	if (s.recording)
-		recording__attached(s.recording, s.attach_ns);
-	err = target__resume(s.target);
-	if (err) {
-		pr_err("cannot resume PID %d: %s", (int)target__pid(s.target),
-		       strerror(-err));
-		goto cleanup;
-	}
-	pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
-		target__comm(s.target),
-		opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (!target_gone)
+		pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
+			target__comm(s.target),
+			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
 	if (s.states_csv)
 		stateformat__csv_header(s.states_csv);
-	if (live__applies(&opts, isatty(STDOUT_FILENO)))
+	if (!target_gone && live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
 	/* As bcc's tools do: say once on a terminal what runs, how it ends. */
-	if (!s.live && isatty(STDERR_FILENO) && !log__enabled(LOG_INFO))
+	if (!target_gone && !s.live && isatty(STDERR_FILENO) &&
+	    !log__enabled(LOG_INFO))
 		log__notice("tracing PID %d (%s), %s mode... %s",
 			    (int)target__pid(s.target), target__comm(s.target),
 			    options__mode_name(opts.mode),
 			    opts.duration_s > 0 ? "ends after --duration or Ctrl-C"
 						: "Ctrl-C to end");
 
-	err = session__loop(&s, signal_fd);
+	if (target_gone)
+		session__target_exited(&s);
+	else
+		err = session__loop(&s, signal_fd);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
 	if (err) {
@@ -926,6 +1093,7 @@ cleanup:
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	snapshot__free(s.prev_blame);
+	snapshot__free(s.pending);
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);

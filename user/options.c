@@ -155,7 +155,7 @@ static const struct argp_option option_table[] = {
 	  "header line (implies --states)", 5 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 6 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 16384); rows beyond are dropped and counted", 6 },
+	  "Distinct rows kept in the kernel (default 131072); rows beyond are dropped and counted", 6 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
 	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 6 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,

@@ -36,7 +36,7 @@ enum output_format {
 };
 
 #define OPTIONS_DEFAULT_TOP		10
-#define OPTIONS_DEFAULT_MAP_SIZE	16384
+#define OPTIONS_DEFAULT_MAP_SIZE	131072
 #define OPTIONS_MAX_MAP_SIZE		(1u << 22)
 #define OPTIONS_MIN_INTERVAL_S		0.01
 /* --ring-size: a power of two from the page size up to 1 GiB. */

@@ -159,8 +159,13 @@ class BadInput(SyncprofTestCase):
         counted = self.total(report["rows"], "count")
         # Every lock call is either in a row or in the drop count.
         self.assertGreaterEqual(counted + report["dropped"], objects)
-        self.assertIn("dropped", run.stderr)
+        self.assertIn("DROPPED", run.stderr)
+        self.assertIn("--map-size 8: raise it", run.stderr)
+        self.assertEqual(report["dropped_causes"]["map_full"], report["dropped"])
         table = syncprof("--mode", "full", "--map-size", str(size), "--", WORKLOAD, "many",
                          "--threads", "1", "--objects", str(objects))
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertRegex(table.stdout, r"dropped (\d{2,})")
+        # Loudly: a line of its own under the table, not only the header.
+        self.assertRegex(table.stdout, r"\n-+\nDROPPED \d{2,} events: .*"
+                         r"beyond the kernel's row table \(--map-size 8: raise it\)")

@@ -1,6 +1,8 @@
 """Full mode's numbers against the targets' own clock_gettime measurements:
 one test per lock kind, plus coalescing and the per-thread split."""
-from harness import SyncprofTestCase
+import os
+
+from harness import BUILD, SyncprofTestCase
 
 
 class FullModeAccuracy(SyncprofTestCase):
@@ -131,3 +133,41 @@ class FullModeAccuracy(SyncprofTestCase):
         self.assertGreaterEqual(report["rows_total"], 5)
         counts = [r["count"] for r in report["rows"]]
         self.assertEqual(counts, sorted(counts, reverse=True))
+
+
+class NestedCalls(SyncprofTestCase):
+    """Lock calls inside lock calls (tests/targets/nested.c): a signal
+    handler that locks while its thread waits in pthread_mutex_lock, and
+    one that siglongjmps out of it."""
+
+    NESTED = os.path.join(BUILD, "tests", "targets", "nested")
+
+    def run_nested(self, scenario):
+        run = self.launch(["--top", "0", "--no-coalesce"], [
+            self.NESTED, scenario, "--iters", "20",
+            "--truth", self.path("truth.json")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run.reports[-1], self.truth()
+
+    def test_a_lock_in_a_signal_handler_inside_a_lock_is_counted(self):
+        report, truth = self.run_nested("nested")
+        self.assertEqual(truth["nested"], 20, "the handler must run inside")
+        self.assertEqual(report["dropped"], 0)
+        handler = self.rows_for(report, truth["handler_lock"])
+        self.assertEqual(self.total(handler, "count"), truth["handler_ok"])
+        self.assertEqual(self.total(handler, "failed"),
+                         truth["handler_calls"] - truth["handler_ok"])
+        waiter = [r for r in self.rows_for(report, truth["big_lock"])
+                  if r["callsite"]["function"] == "waiter"]
+        self.assertEqual(self.total(waiter, "count"), truth["locks"])
+        self.assertEqual(self.total(waiter, "failed"), 0)
+
+    def test_a_call_left_by_longjmp_counts_as_failed(self):
+        report, truth = self.run_nested("longjmp")
+        self.assertEqual(truth["abandoned"], 10)
+        waiter = [r for r in self.rows_for(report, truth["big_lock"])
+                  if r["callsite"]["function"] == "waiter"]
+        self.assertEqual(self.total(waiter, "count"), truth["locks"])
+        self.assertEqual(self.total(waiter, "failed"), truth["abandoned"])
+        self.assertEqual(report["abandoned"], truth["abandoned"])
+        self.assertEqual(report["dropped"], 0)

@@ -81,6 +81,86 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(run.returncode, 7, run.stderr)
         self.assertEqual(len(run.reports), 1)
 
+    def test_launch_keeps_the_callers_signal_mask_and_ignored_sigpipe(self):
+        def caller_state():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+        command = ["grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]
+        alone = subprocess.run(command, capture_output=True, text=True,
+                               preexec_fn=caller_state, timeout=30)
+        profiled = subprocess.run(
+            [SYNCPROF, "--mode", "contended", "-o", self.path("report.txt"),
+             "--", *command], capture_output=True, text=True,
+            preexec_fn=caller_state, timeout=60)
+        self.assertEqual(profiled.returncode, 0, profiled.stderr)
+        blocked = int(re.search(r"SigBlk:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
+        ignored = int(re.search(r"SigIgn:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
+        self.assertTrue(blocked & 1 << (signal.SIGUSR2 - 1))
+        self.assertTrue(ignored & 1 << (signal.SIGPIPE - 1))
+        self.assertEqual(profiled.stdout, alone.stdout)
+
+    def test_first_window_of_an_attach_holds_what_the_probes_counted(self):
+        """The window starts before the probes go live: no counted call
+        ended before it, and every call that started after it ended was
+        counted."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "1500", "--hold-us", "1000",
+            "--wait-signal", "--log-calls"))
+        self.go(target)     # locking already while syncprof attaches
+        prof = self.start_syncprof(["--pid", str(target.pid), "--interval",
+                                    "0.2", "--top", "0"])
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        first = run.reports[0]
+        counted = sum(self.total(self.rows_for(r, truth["object"]), "count")
+                      for r in run.reports)
+        ends = [t1 for t0, t1 in truth["calls"]]
+        self.assertLessEqual(counted, sum(t1 >= first["start_ns"] for t1 in ends))
+        self.assertGreaterEqual(counted, sum(t0 >= first["end_ns"]
+                                             for t0, t1 in truth["calls"]))
+        self.assertGreater(self.total(self.rows_for(first, truth["object"]),
+                                      "count"), 0)
+
+    def test_a_target_exiting_while_syncprof_attaches(self):
+        """Whenever the target goes during the attach, syncprof says it
+        exited, never that a file of it cannot be read, and a report it
+        prints holds only calls that ended inside its window."""
+        for delay in (0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+            with self.subTest(delay=delay):
+                target = self.start_waiting_target(self.workload_cmd(
+                    "mutex", "--threads", "1", "--iters", "20",
+                    "--hold-us", "1000", "--log-calls", "--wait-signal"))
+                out = self.path("report.json")
+                if os.path.exists(out):
+                    os.unlink(out)
+                prof = subprocess.Popen(
+                    [SYNCPROF, "-v", "--mode", "full", "--format", "json",
+                     "-o", out, "--pid", str(target.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.children.append(prof)
+                time.sleep(delay)
+                self.go(target)     # ~25 ms of locking, then it exits
+                # Reaped after: a zombie still says it exited.
+                stdout, stderr = prof.communicate(timeout=60)
+                target.wait(timeout=60)
+                self.assertIn("exited", stderr)
+                self.assertNotIn("cannot", stderr)
+                reports = self._read_reports(out)
+                if prof.returncode:
+                    self.assertEqual(reports, [])
+                    continue
+                [report] = reports
+                for row in report["rows"]:
+                    self.assertIsNotNone(row["callsite"]["module"])
+                truth = self.truth()
+                inside = sum(report["start_ns"] <= t1 <= report["end_ns"]
+                             for t0, t1 in truth["calls"])
+                rows = self.rows_for(report, truth["object"])
+                self.assertLessEqual(self.total(rows, "count"), inside)
+
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])
         self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)

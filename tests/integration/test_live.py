@@ -277,6 +277,26 @@ class Live(SyncprofTestCase):
         tmux.keys("H")
         self.wait_for(tmux, lambda s: not pane(s), "the pane closed")
 
+    def test_dropped_events_are_said_loudly(self):
+        """A table too small for the rows: the line under the header says
+        how many events were dropped and what to do; so does the final
+        table."""
+        target = self.start_mutex_target()
+        tmux = self.start_live(target.pid, "--map-size", "1")
+        self.go(target)
+        screen = self.wait_for(
+            tmux, lambda s: s.status and int(s.status.group(6)) > 0
+            and any(line.startswith("DROPPED") for line in s.lines),
+            "the drop line")
+        line = next(line for line in screen.lines if line.startswith("DROPPED"))
+        self.assertIn("--map-size 1: raise it", line)
+        self.assertEqual(screen.lines.index(line), 3)
+        tmux.keys("q")
+        screen, code = self.wait_exit(tmux)
+        self.assertEqual(code, 0)
+        self.assertTrue(any(line.startswith("DROPPED") and "raise it" in line
+                            for line in screen.lines), screen.text)
+
     def test_s_cycles_the_sort_and_reorders_the_rows(self):
         demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)

@@ -2,8 +2,10 @@
 user's own lock call (C, C++ through inlined lock guards, shared libraries,
 libraries dlopen'ed after attach), global locks by name, and stripped
 targets degrading to module+offset."""
+import csv
 import os
 import re
+import shutil
 import subprocess
 
 from harness import BUILD, ROOT, SYNCPROF, WORKLOAD, SyncprofTestCase
@@ -131,3 +133,26 @@ class Symbols(SyncprofTestCase):
              "1", "--iters", "2", "--hold-us", "100"],
             capture_output=True, text=True, timeout=60)
         self.assertRegex(func.stdout, r"big_lock  timed_lock\+0x[0-9a-f]+ ")
+
+    def test_module_paths_name_the_file_byte_for_byte(self):
+        """A newline (the maps file prints it as \\012), a comma, a quote
+        and bytes that are not UTF-8 in the program's path: JSON (through
+        surrogateescape) and CSV give back the very path."""
+        directory = os.fsencode(self.path("odd")) + b"/a\nb,\"c\xff\xe9"
+        os.makedirs(directory)
+        program = directory + b"/work\nload"
+        shutil.copy(WORKLOAD, program)
+        cmd = [os.fsdecode(program), "mutex", "--threads", "1", "--iters", "3",
+               "--hold-us", "100", "--truth", self.path("truth.json")]
+        run = self.launch(["--top", "0"], cmd)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        [row] = self.rows_for(run.reports[-1], self.truth()["object"])
+        self.assertEqual(os.fsencode(row["callsite"]["module"]), program)
+        csv_out = self.path("report.csv")
+        proc = subprocess.run([SYNCPROF, "--mode", "full", "--format", "csv",
+                               "-o", csv_out, "--", *cmd],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(csv_out, newline="", errors="surrogateescape") as f:
+            modules = {r["module"] for r in csv.DictReader(f)}
+        self.assertIn(program, {os.fsencode(m) for m in modules})

@@ -349,6 +349,68 @@ static void test_table_empty(void **state UNUSED)
 	free(out);
 }
 
+static void test_table_says_drops_loudly(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	char *out;
+
+	m.dropped = 12;
+	m.drops = (struct format_drops){ .map_full = 10, .skipped = 2 };
+	m.map_size = 4096;
+	out = render(FORMAT_TABLE, &m, NULL, 0, 0, NULL);
+	assert_string_equal(out,
+		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 12\n"
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
+		RULE79
+		RULE79
+		"DROPPED 12 events: 10 new rows beyond the kernel's row table "
+		"(--map-size 4096: raise it); 2 probe runs the kernel skipped "
+		"(another BPF program was running on the CPU); the counts are "
+		"short by these.\n");
+	free(out);
+}
+
+static void test_drops_text_names_every_cause(void **state UNUSED)
+{
+	struct format_drops d = { .map_full = 1, .no_storage = 2, .nested = 3,
+				  .skipped = 4, .ring = 5 };
+	char buf[512];
+
+	assert_int_equal(format__drops_total(&d), 15);
+	format__drops_text(&d, 64, buf, sizeof(buf));
+	assert_contains(buf, "DROPPED 15 events");
+	assert_contains(buf, "the counts are short by these.");
+	assert_contains(buf, "5 waits are counted but left out of the recording");
+	assert_contains(buf, "1 new rows beyond the kernel's row table (--map-size 64: raise it)");
+	assert_contains(buf, "2 calls without per-thread state");
+	assert_contains(buf, "3 lock calls nested more than 4 deep");
+	assert_contains(buf, "4 probe runs the kernel skipped");
+	d = (struct format_drops){ 0 };
+	format__drops_text(&d, 64, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	/* A short buffer is cut, not overrun. */
+	d.map_full = 5;
+	format__drops_text(&d, 64, buf, 20);
+	assert_int_equal(strlen(buf), 19);
+}
+
+static void test_json_drop_causes(void **state UNUSED)
+{
+	struct format_meta m = meta;
+	char *out;
+
+	m.dropped = 3;
+	m.drops = (struct format_drops){ .map_full = 1, .nested = 2 };
+	m.map_size = 131072;
+	out = render(FORMAT_JSON, &m, NULL, 0, 0, NULL);
+	assert_json_line(out);
+	assert_contains(out, "\"dropped\": 3, ");
+	assert_contains(out, "\"dropped_causes\": {\"map_full\": 1, "
+			     "\"no_storage\": 0, \"nested\": 2, \"skipped\": 0, "
+			     "\"ring\": 0}, \"map_size\": 131072");
+	free(out);
+}
+
 static void test_table_short_callsites_keep_title_width(void **state UNUSED)
 {
 	/* "f.c:1" is narrower than "Call site": the column stays 9 wide. */
@@ -1063,7 +1125,35 @@ static void test_json_escapes_strings(void **state UNUSED)
 	assert_contains(out, "\"module\": \"/opt/caf\xc3\xa9/x\", ");
 	assert_contains(out, "\"function\": \"f\\u0009g\\u000ah\", ");
 	assert_contains(out, "\"file\": \"C:\\\\src\\\\x.c\", ");
-	assert_contains(out, "\"object_symbol\": \"bad\\u00ff\\u00c3\", ");
+	/* Not UTF-8: surrogateescape's \udcXX, so the bytes round-trip. */
+	assert_contains(out, "\"object_symbol\": \"bad\\udcff\\udcc3\", ");
+	free(out);
+}
+
+/* A file name holds any byte but NUL: JSON and CSV give it back whole. */
+static void test_module_paths_round_trip(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1, 1, 0),
+	};
+	const struct format_names names[] = {
+		{
+			.callsite = {
+				.module = "/tmp/a\nb,\"c\xff\xc2\x85/lib.so",
+				.file = "/src/x\ny.c",
+				.line = 7,
+			},
+		},
+	};
+	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
+
+	assert_json_line(out);
+	assert_contains(out, "\"module\": \"/tmp/a\\u000ab,\\\"c\\udcff\\u0085/lib.so\", ");
+	assert_contains(out, "\"file\": \"/src/x\\u000ay.c\"");
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
+	assert_contains(out, ",0x400,\"/tmp/a\nb,\"\"c\xff\xc2\x85/lib.so\",0x0,,"
+			     "\"/src/x\ny.c\",7,");
 	free(out);
 }
 
@@ -1410,6 +1500,9 @@ int main(void)
 		cmocka_unit_test(test_json_checker_rejects_invalid),
 		cmocka_unit_test(test_table_qsp_example),
 		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_says_drops_loudly),
+		cmocka_unit_test(test_drops_text_names_every_cause),
+		cmocka_unit_test(test_json_drop_causes),
 		cmocka_unit_test(test_table_short_callsites_keep_title_width),
 		cmocka_unit_test(test_table_per_thread_column),
 		cmocka_unit_test(test_table_object_symbols),
@@ -1444,6 +1537,7 @@ int main(void)
 		cmocka_unit_test(test_json_per_thread_tid),
 		cmocka_unit_test(test_json_no_rows),
 		cmocka_unit_test(test_json_escapes_strings),
+		cmocka_unit_test(test_module_paths_round_trip),
 		cmocka_unit_test(test_csv_header),
 		cmocka_unit_test(test_csv_row),
 		cmocka_unit_test(test_csv_unknowns_are_empty),

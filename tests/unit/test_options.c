@@ -117,7 +117,7 @@ static void test_defaults(void **state UNUSED)
 	assert_int_equal(o.format, FORMAT_TABLE);
 	assert_int_equal(o.callsite, CALLSITE_LINE);
 	assert_null(o.output);
-	assert_int_equal(o.map_size, 16384);
+	assert_int_equal(o.map_size, 131072);
 	assert_int_equal(o.mode, MODE_CONTENDED);
 	assert_int_equal(o.verbosity, 0);
 	assert_int_equal(o.stack_depth, 32);
@@ -673,7 +673,7 @@ static void test_options_reset_between_calls(void **state UNUSED)
 	assert_int_equal(o.format, FORMAT_TABLE);
 	assert_int_equal(o.callsite, CALLSITE_LINE);
 	assert_null(o.output);
-	assert_int_equal(o.map_size, 16384);
+	assert_int_equal(o.map_size, 131072);
 	assert_int_equal(o.verbosity, 0);
 	assert_true(o.interval_s == 0.0);
 }

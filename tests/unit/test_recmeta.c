@@ -21,8 +21,11 @@
 static void fill(struct recmeta *m)
 {
 	const struct recmeta_report reports[] = {
-		{ 1, 0, 0, 1000, 2000, 0, 0 },
-		{ 2, 1, 3, 2000, 5000, 17, 2 },
+		{ .sequence = 1, .start_ns = 1000, .end_ns = 2000 },
+		{ .sequence = 2, .first_window = 1, .last_window = 3,
+		  .start_ns = 2000, .end_ns = 5000, .dropped = 17,
+		  .unwind_stopped = 2, .abandoned = 3, .map_full = 10,
+		  .no_storage = 1, .nested = 2, .skipped = 1, .ring = 3 },
 	};
 
 	memset(m, 0, sizeof(*m));
@@ -34,6 +37,9 @@ static void fill(struct recmeta *m)
 	m->attach_ns = 1000;
 	m->end_ns = 6000;
 	m->calibration_ns = 812;
+	m->calibration_emulated_ns = 300;
+	m->calibration_stepped_ns = 14000;
+	m->map_size = 131072;
 	m->ring_size = 1u << 20;
 	m->events = 123456789012ull;
 	m->lost = 17;
@@ -62,6 +68,9 @@ static void test_save_load_roundtrip(void **state UNUSED)
 	assert_int_equal(back.attach_ns, 1000);
 	assert_int_equal(back.end_ns, 6000);
 	assert_int_equal(back.calibration_ns, 812);
+	assert_int_equal(back.calibration_emulated_ns, 300);
+	assert_int_equal(back.calibration_stepped_ns, 14000);
+	assert_int_equal(back.map_size, 131072);
 	assert_int_equal(back.ring_size, 1u << 20);
 	assert_int_equal(back.events, 123456789012ull);
 	assert_int_equal(back.lost, 17);
@@ -76,6 +85,12 @@ static void test_save_load_roundtrip(void **state UNUSED)
 		assert_int_equal(a->end_ns, b->end_ns);
 		assert_int_equal(a->dropped, b->dropped);
 		assert_int_equal(a->unwind_stopped, b->unwind_stopped);
+		assert_int_equal(a->abandoned, b->abandoned);
+		assert_int_equal(a->map_full, b->map_full);
+		assert_int_equal(a->no_storage, b->no_storage);
+		assert_int_equal(a->nested, b->nested);
+		assert_int_equal(a->skipped, b->skipped);
+		assert_int_equal(a->ring, b->ring);
 	}
 	assert_int_equal(back.n_threads, 3);
 	assert_string_equal(recmeta__thread_comm(&back, 4243), "worker-1");

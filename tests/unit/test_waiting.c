@@ -64,9 +64,15 @@ static void test_contended_not_waiting(void **state UNUSED)
 
 static void test_full_call_in_flight(void **state UNUSED)
 {
+	/* An outer call, and the innermost one: the thread waits in it. */
 	struct sp_inflight call = {
-		.t0 = 1000, .object = 0x2000, .callsite = 0x402000,
-		.sp = 0x7ffc0000, .type = SP_TYPE_CONDVAR,
+		.calls = {
+			{ .t0 = 500, .object = 0x1000, .callsite = 0x401000,
+			  .sp = 0x7ffd0000, .type = SP_TYPE_MUTEX },
+			{ .t0 = 1000, .object = 0x2000, .callsite = 0x402000,
+			  .sp = 0x7ffc0000, .type = SP_TYPE_CONDVAR },
+		},
+		.depth = 2,
 	};
 	struct sp_key key;
 	uint64_t ns;
@@ -77,7 +83,7 @@ static void test_full_call_in_flight(void **state UNUSED)
 	assert_int_equal(key.callsite, 0x402000);
 	assert_int_equal(key.type, SP_TYPE_CONDVAR);
 	assert_int_equal(key.tid, 42);
-	call.sp = 0;
+	call.depth = 0;
 	assert_false(waiting__full(&call, 42, 6000, &key, &ns));
 }
 

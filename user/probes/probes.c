@@ -6,20 +6,26 @@
  * some names (pthread_cond_wait@GLIBC_2.2.5 is the pre-2.3.2 condvar) and
  * only the default version is the one programs call.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "elfimage.h"
+#include "fold.h"
 #include "hostcheck.h"
 #include "log.h"
 #include "probes.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
+#include "uprobemulti.h"
 #include "waiting.h"
 
 static const struct probe_spec {
@@ -90,9 +96,16 @@ struct probes {
 	bool recording;
 	int ncpus;
 	uint64_t window;
-	struct sp_value *values;	/* ncpus slots for one read */
+	unsigned int map_size;
+	struct sp_key *keys;		/* map_size slots for one read */
+	struct sp_value *values;
 	uint64_t *counter_values;	/* ncpus slots for one counter */
-	struct bpf_link *links[N_PROBES][2];
+	struct fold *fold;		/* rows of exited threads */
+	bool multi;			/* uprobe_multi links (Linux 6.6+) */
+	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach
+					   and program */
+	size_t n_multi_links;
+	struct bpf_link *links[N_PROBES][2];	/* else one pair per function */
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
 	bool states;
@@ -103,11 +116,25 @@ struct probes {
 	struct bpf_link *release_links[N_RELEASES];	/* full: unlocks */
 	bool releases;			/* full mode: attach release_table */
 	bool hold;
-	struct ring_buffer *module_events;
-	int n_module_events;
+	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
+	struct ring_buffer *events;
+	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
+	uint64_t anchor_exit_ns;	/* when the anchor exited, from BPF */
+	/* Where full mode's probes are, to attach them again (follow_threads). */
+	pid_t anchor;			/* the thread they are attached through */
+	struct bpf_link *exit_link;	/* tells when it exits */
+	char *library;
+	size_t n_sites;
+	size_t site_index[N_PROBES];
+	uint64_t site_offset[N_PROBES];
+	uint64_t site_cookie[N_PROBES];
+	char *loader;
+	uint64_t loader_offset;
+	struct bpf_link **retired;	/* links of exited anchors */
+	size_t n_retired;
 };
 
 static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
@@ -169,6 +196,13 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bool contended = cfg->mode == PROBES_CONTENDED;
 	struct bpf_program *full[] = {
 		p->skel->progs.lock_enter, p->skel->progs.lock_return,
+		p->skel->progs.thread_exit,
+	};
+	/* Perf-event copies, for attaching through another thread. */
+	struct bpf_program *thread[] = {
+		p->skel->progs.lock_enter_thread,
+		p->skel->progs.lock_return_thread,
+		p->skel->progs.modules_changed_thread,
 	};
 	struct cfitable_range lll = { 0, 0 };
 	unsigned int depth = cfg->stack_depth;
@@ -178,8 +212,18 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	err = probes__configure_states(p, cfg);
 	if (err)
 		return err;
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < 3; i++)
 		bpf_program__set_autoload(full[i], !contended);
+	for (size_t i = 0; i < 3; i++)
+		bpf_program__set_autoload(thread[i], p->multi && !contended);
+	if (p->multi) {
+		bpf_program__set_expected_attach_type(full[0],
+						      UPROBEMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(full[1],
+						      UPROBEMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(
+			p->skel->progs.modules_changed, UPROBEMULTI_ATTACH_TYPE);
+	}
 	bpf_program__set_autoload(p->skel->progs.release_wakes,
 				  contended && cfg->blame);
 	p->releases = !contended && (cfg->blame || cfg->hold);
@@ -208,6 +252,7 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
 			contended && hostcheck__syscall_tracepoint("/sys",
 					tracepoint_table[i].name));
+	p->skel->rodata->key_owner = contended && cfg->per_thread;
 	bpf_program__set_autoload(p->skel->progs.target_exec,
 				  cfg->follow_exec && probes__wants_unwinder(cfg));
 	if (depth > SP_STACK_MAX_DEPTH)
@@ -292,19 +337,30 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
 			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
 	p->states = cfg->states;
+	p->anchor = cfg->tgid;
+	p->loader_multi_link = -1;
+	p->multi = uprobemulti__supported();
+	if (!p->multi && cfg->mode == PROBES_FULL)
+		pr_info("this kernel has no uprobe_multi links (Linux 6.6): "
+			"detaching takes ~0.1 s per function");
 	p->probe_at_entry = cfg->probe_at_entry;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		err = p->ncpus ? p->ncpus : -EINVAL;
 		goto fail;
 	}
-	p->values = calloc((size_t)p->ncpus, sizeof(*p->values));
+	p->map_size = cfg->map_size;
+	p->keys = calloc(cfg->map_size, sizeof(*p->keys));
+	p->values = calloc(cfg->map_size, sizeof(*p->values));
 	p->counter_values = calloc((size_t)p->ncpus, sizeof(*p->counter_values));
 	p->stack_buf = calloc(1, sizeof(struct sp_stack));
-	if (!p->values || !p->counter_values || !p->stack_buf) {
+	if (!p->keys || !p->values || !p->counter_values || !p->stack_buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	err = fold__new(cfg->per_thread, &p->fold);
+	if (err)
+		goto fail;
 	p->skel = syncprof_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -354,6 +410,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
 		}
+	} else {
+		p->skel->bss->anchor_tid = (__u32)p->anchor;
 	}
 	*out = p;
 	return 0;
@@ -362,34 +420,74 @@ fail:
 	return err;
 }
 
-static int probes__attach_one(struct probes *p, const char *library,
-			      size_t index, uint64_t offset, enum sp_site_kind kind)
+/*
+ * Perf-event uprobes, one pair per function, through the anchor thread:
+ * kernels without uprobe_multi, and after the main thread exited.  Return
+ * probes first: a call entering between the two would leave a call in
+ * flight that no return pops.  (Attaching from parallel threads was
+ * slower here: 0.8-1.0 s against 0.15-0.6 s.)
+ */
+static int probes__attach_perf(struct probes *p, const char *library,
+			       const size_t *index, const uint64_t *offsets,
+			       const uint64_t *cookies, size_t n)
 {
-	const struct probe_spec *spec = &probe_table[index];
-
-	/*
-	 * Return probe first: a call entering between the two attaches would
-	 * leave in-flight state that no return clears.
-	 */
 	for (int ret = 1; ret >= 0; ret--) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts,
-			    .bpf_cookie = SP_COOKIE(spec->class, kind),
-			    .retprobe = ret);
-		struct bpf_program *prog = ret ? p->skel->progs.lock_return
-					       : p->skel->progs.lock_enter;
-		struct bpf_link *link = bpf_program__attach_uprobe_opts(
-			prog, p->tgid, library, offset, &opts);
+		struct bpf_program *prog;
 
-		if (!link) {
-			int err = -errno;
+		if (p->multi)
+			prog = ret ? p->skel->progs.lock_return_thread
+				   : p->skel->progs.lock_enter_thread;
+		else
+			prog = ret ? p->skel->progs.lock_return
+				   : p->skel->progs.lock_enter;
+		for (size_t i = 0; i < n; i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, opts,
+				    .bpf_cookie = cookies[i], .retprobe = ret);
+			struct bpf_link *link = bpf_program__attach_uprobe_opts(
+				prog, p->anchor, library, offsets[i], &opts);
 
-			pr_err("cannot attach a uprobe to %s in %s: %s",
-			       spec->func, library, strerror(-err));
-			return err;
+			if (!link) {
+				int err = -errno;
+
+				pr_err("cannot attach a uprobe to %s in %s: %s",
+				       probe_table[index[i]].func, library,
+				       strerror(-err));
+				return err;
+			}
+			p->links[index[i]][ret] = link;
 		}
-		p->links[index][ret] = link;
 	}
-	p->kinds[index] = kind;
+	return 0;
+}
+
+/* Return probes first, as above; with uprobe_multi, one link each. */
+static int probes__attach_sites(struct probes *p, const char *library,
+				const size_t *index, const uint64_t *offsets,
+				const uint64_t *cookies, size_t n)
+{
+	struct bpf_program *progs[2] = {
+		p->skel->progs.lock_enter, p->skel->progs.lock_return,
+	};
+
+	if (!n)
+		return 0;
+	if (!p->multi || p->anchor != p->tgid)
+		return probes__attach_perf(p, library, index, offsets, cookies,
+					   n);
+	if (p->n_multi_links + 2 > sizeof(p->multi_links) / sizeof(p->multi_links[0]))
+		return -E2BIG;
+	for (int ret = 1; ret >= 0; ret--) {
+		int fd = uprobemulti__attach(bpf_program__fd(progs[ret]), library,
+					     offsets, cookies, (uint32_t)n,
+					     ret, p->tgid);
+
+		if (fd < 0) {
+			pr_err("cannot attach uprobes to the pthread functions "
+			       "of %s: %s", library, strerror(-fd));
+			return fd;
+		}
+		p->multi_links[p->n_multi_links++] = fd;
+	}
 	return 0;
 }
 
@@ -406,7 +504,7 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name)
  * offset, and how the kernel will run the instruction there.
  */
 static uint64_t probes__site(struct probes *p, int fd, const char *name,
-			     const struct elfimage_func *func,
+			     const struct elfimage_func *func, bool at_entry,
 			     enum sp_site_kind *kind)
 {
 	uint8_t code[PROBESITE_CODE_MAX];
@@ -421,7 +519,7 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 		return func->file_offset;
 	if (site.entry_emulated)
 		*kind = SP_SITE_EMULATED;
-	if (p->probe_at_entry)
+	if (p->probe_at_entry || at_entry)
 		return func->file_offset;
 	/* Branches into a prefix are checked only within what was decoded. */
 	if (site.offset && (!func->size || func->size > (uint64_t)got)) {
@@ -435,16 +533,75 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	return func->file_offset + site.offset;
 }
 
-/* Attaches the table's functions named `only` (NULL: all of them). */
-static int probes__attach_table(struct probes *p, const char *library,
-				const char *only)
+/* Whether thread tid of the target runs (exists, and is not a zombie). */
+static bool probes__thread_alive(const struct probes *p, pid_t tid)
 {
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->tgid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+	       close_paren[2] != 'X';
+}
+
+/* Closes the descriptor behind a probes__keep_file path, and frees it. */
+static void probes__forget_file(char **kept)
+{
+	if (*kept)
+		close(atoi(*kept + strlen("/proc/self/fd/")));
+	free(*kept);
+	*kept = NULL;
+}
+
+/*
+ * A path to the file at `path` that stays valid: /proc/self/fd/N of a
+ * descriptor kept open.  The target's /proc/PID/root goes away with its
+ * main thread, and the file may be replaced on disk.
+ */
+static int probes__keep_file(const char *path, char **kept)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	probes__forget_file(kept);
+	if (asprintf(kept, "/proc/self/fd/%d", fd) < 0) {
+		*kept = NULL;
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Attaches the table's functions named `only` (NULL: all of them), at
+ * their first instruction when at_entry, else where the configuration
+ * says.
+ */
+static int probes__attach_table(struct probes *p, const char *library,
+				const char *only, bool at_entry)
+{
+	uint64_t offsets[N_PROBES], cookies[N_PROBES];
+	size_t index[N_PROBES], n = 0;
 	struct elfimage *image;
 	int err = elfimage__open(library, &image);
 	int fd;
 
 	if (err) {
-		pr_err("cannot read %s: %s", library, strerror(-err));
+		/* Gone with the target's /proc/PID/root: the caller says so. */
+		if (probes__thread_alive(p, p->tgid))
+			pr_err("cannot read %s: %s", library, strerror(-err));
 		return err;
 	}
 	fd = open(library, O_RDONLY | O_CLOEXEC);
@@ -456,6 +613,7 @@ static int probes__attach_table(struct probes *p, const char *library,
 	for (size_t i = 0; i < N_PROBES; i++) {
 		const struct probe_spec *spec = &probe_table[i];
 		struct elfimage_func func;
+		enum sp_site_kind kind;
 
 		if (only && strcmp(only, spec->func))
 			continue;
@@ -471,16 +629,25 @@ static int probes__attach_table(struct probes *p, const char *library,
 			       spec->func);
 			break;
 		}
-		enum sp_site_kind kind;
-		uint64_t offset = probes__site(p, fd, spec->func, &func, &kind);
-
-		err = probes__attach_one(p, library, i, offset, kind);
-		if (err)
-			break;
+		offsets[n] = probes__site(p, fd, spec->func, &func, at_entry,
+					  &kind);
+		cookies[n] = SP_COOKIE(spec->class, kind);
+		index[n++] = i;
+		p->kinds[i] = kind;
 	}
 	close(fd);
 	elfimage__close(image);
-	return err;
+	if (err)
+		return err;
+	/* Kept to attach them again through another thread. */
+	err = probes__keep_file(library, &p->library);
+	if (err)
+		return err;
+	p->n_sites = n;
+	memcpy(p->site_index, index, n * sizeof(*index));
+	memcpy(p->site_offset, offsets, n * sizeof(*offsets));
+	memcpy(p->site_cookie, cookies, n * sizeof(*cookies));
+	return probes__attach_sites(p, library, index, offsets, cookies, n);
 }
 
 /* --hold, --blame: entry probes on the release functions of library. */
@@ -510,7 +677,7 @@ static int probes__attach_releases(struct probes *p, const char *library)
 			       spec->func);
 			break;
 		}
-		offset = probes__site(p, fd, spec->func, &func, &kind);
+		offset = probes__site(p, fd, spec->func, &func, false, &kind);
 		LIBBPF_OPTS(bpf_uprobe_opts, opts,
 			    .bpf_cookie = SP_COOKIE(spec->class, kind));
 		p->release_links[i] = bpf_program__attach_uprobe_opts(
@@ -579,6 +746,37 @@ static int probes__attach_exec(struct probes *p)
 	return 0;
 }
 
+static int probes__on_event(void *ctx, void *data, size_t size)
+{
+	struct probes *p = ctx;
+	__u32 type;
+
+	if (size < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
+		p->anchor_exit_ns = (uint64_t)now.tv_sec * 1000000000ull +
+				    (uint64_t)now.tv_nsec;
+	} else {
+		/* A library loaded or unloaded, or an exec. */
+		p->events_seen |= PROBES_EVENT_MODULES;
+	}
+	return 0;
+}
+
+static int probes__open_events(struct probes *p)
+{
+	if (p->events)
+		return 0;
+	p->events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
+				     probes__on_event, p, NULL);
+	return p->events ? 0 : -errno;
+}
+
 int probes__attach(struct probes *p, const char *library)
 {
 	int err = probes__attach_exec(p);
@@ -589,7 +787,18 @@ int probes__attach(struct probes *p, const char *library)
 		return probes__attach_tracepoints(p);
 	/* Releases first: a hold begun with no unlock probe would not end. */
 	err = p->releases ? probes__attach_releases(p, library) : 0;
-	return err ? err : probes__attach_table(p, library, NULL);
+	if (!err)
+		err = probes__attach_table(p, library, NULL, false);
+	if (err)
+		return err;
+	/* Without it, a main thread's exit is noticed within a second. */
+	if (probes__open_events(p))
+		return 0;
+	p->exit_link = bpf_program__attach_raw_tracepoint(
+		p->skel->progs.thread_exit, "sched_process_exit");
+	if (!p->exit_link)
+		pr_debug("cannot watch thread exits: %s", strerror(errno));
+	return 0;
 }
 
 int probes__attach_states(struct probes *p)
@@ -616,17 +825,49 @@ int probes__threads_fd(const struct probes *p)
 }
 
 int probes__attach_function(struct probes *p, const char *library,
-			    const char *name)
+			    const char *name, bool at_entry)
 {
-	return probes__attach_table(p, library, name);
+	return probes__attach_table(p, library, name, at_entry);
 }
 
-static int probes__count_event(void *ctx, void *data, size_t size)
+static void *probes__destroy_one(void *link)
 {
-	struct probes *p = ctx;
+	bpf_link__destroy(link);
+	return NULL;
+}
 
-	p->n_module_events++;
-	return 0;
+/*
+ * Destroys perf-event links, each in a thread of its own: one at a time
+ * they took 0.25-0.45 s each here (every unregistration waits for a
+ * grace period); from parallel threads they end ~0.09 s apart (15 in
+ * 1.4 s instead of 6 s).
+ */
+static void probes__destroy_links(struct bpf_link **links, size_t n)
+{
+	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
+	bool *started = calloc(n ? n : 1, sizeof(*started));
+
+	for (size_t i = 0; i < n; i++)
+		started[i] = links[i] && threads && started &&
+			     !pthread_create(&threads[i], NULL,
+					     probes__destroy_one, links[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (started && started[i])
+			pthread_join(threads[i], NULL);
+		else if (links[i])
+			bpf_link__destroy(links[i]);
+	}
+	free(threads);
+	free(started);
+}
+
+void probes__detach(struct probes *p)
+{
+	for (size_t i = 0; i < p->n_multi_links; i++)
+		close(p->multi_links[i]);
+	p->n_multi_links = 0;
+	probes__destroy_links(&p->links[0][0], N_PROBES * 2);
+	memset(p->links, 0, sizeof(p->links));
 }
 
 int probes__attach_loader(struct probes *p, const char *loader)
@@ -642,10 +883,21 @@ int probes__attach_loader(struct probes *p, const char *loader)
 	elfimage__close(image);
 	if (err)
 		return err;
-	p->module_events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
-					    probes__count_event, p, NULL);
-	if (!p->module_events)
-		return -errno;
+	err = probes__open_events(p);
+	if (err)
+		return err;
+	err = probes__keep_file(loader, &p->loader);
+	if (err)
+		return err;
+	p->loader_offset = func.file_offset;
+	if (p->multi) {
+		uint64_t offset = func.file_offset;
+
+		p->loader_multi_link = uprobemulti__attach(
+			bpf_program__fd(p->skel->progs.modules_changed), loader,
+			&offset, NULL, 1, false, p->tgid);
+		return p->loader_multi_link < 0 ? p->loader_multi_link : 0;
+	}
 	p->loader_link = bpf_program__attach_uprobe_opts(
 		p->skel->progs.modules_changed, p->tgid, loader,
 		func.file_offset, &opts);
@@ -654,21 +906,151 @@ int probes__attach_loader(struct probes *p, const char *loader)
 	return 0;
 }
 
-int probes__module_events_fd(struct probes *p)
+int probes__events_fd(struct probes *p)
 {
-	return p->module_events ? ring_buffer__epoll_fd(p->module_events) : -1;
+	return p->events ? ring_buffer__epoll_fd(p->events) : -1;
 }
 
-int probes__consume_module_events(struct probes *p)
+unsigned int probes__consume_events(struct probes *p)
 {
-	int n;
+	unsigned int seen;
 
-	if (!p->module_events)
+	if (!p->events)
 		return 0;
-	p->n_module_events = 0;
-	ring_buffer__consume(p->module_events);
-	n = p->n_module_events;
-	return n;
+	ring_buffer__consume(p->events);
+	seen = p->events_seen;
+	p->events_seen = 0;
+	return seen;
+}
+
+/*
+ * The live thread of the target with the lowest TID other than `not`
+ * (the oldest, short of TID wraparound: likely to live on), or 0.
+ */
+static pid_t probes__live_thread(const struct probes *p, pid_t not)
+{
+	struct dirent *entry;
+	pid_t found = 0;
+	char path[64];
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (tid > 0 && tid != not && (!found || tid < found) &&
+		    probes__thread_alive(p, tid))
+			found = tid;
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Keeps a link of an exited anchor until the end: closing one takes ~0.25 s. */
+static void probes__retire(struct probes *p, struct bpf_link *link)
+{
+	void *grown;
+
+	if (!link)
+		return;
+	grown = realloc(p->retired, (p->n_retired + 1) * sizeof(*p->retired));
+	if (!grown) {
+		bpf_link__destroy(link);
+		return;
+	}
+	p->retired = grown;
+	p->retired[p->n_retired++] = link;
+}
+
+/*
+ * Attaches full mode's probes and the loader watch through thread tid;
+ * the links of the previous anchor are closed (uprobe_multi: at once) or
+ * retired.
+ */
+static int probes__attach_through(struct probes *p, pid_t tid,
+				  uint64_t *attached_ns)
+{
+	struct timespec now;
+	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
+	int err;
+
+	memcpy(old, p->links, sizeof(old));
+	memset(p->links, 0, sizeof(p->links));
+	p->loader_link = NULL;
+	p->anchor = tid;
+	p->skel->bss->anchor_tid = (__u32)tid;
+	err = probes__attach_sites(p, p->library, p->site_index,
+				   p->site_offset, p->site_cookie, p->n_sites);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*attached_ns = (uint64_t)now.tv_sec * 1000000000ull +
+		       (uint64_t)now.tv_nsec;
+	if (!err && p->loader) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+		p->loader_link = bpf_program__attach_uprobe_opts(
+			p->multi ? p->skel->progs.modules_changed_thread
+				 : p->skel->progs.modules_changed,
+			tid, p->loader, p->loader_offset, &opts);
+		if (!p->loader_link)
+			pr_debug("cannot watch the loader through thread %d: %s",
+				 (int)tid, strerror(errno));
+	}
+	for (size_t i = 0; i < p->n_multi_links; i++)
+		close(p->multi_links[i]);
+	p->n_multi_links = 0;
+	if (p->loader_multi_link >= 0)
+		close(p->loader_multi_link);
+	p->loader_multi_link = -1;
+	for (size_t i = 0; i < N_PROBES; i++)
+		for (int ret = 0; ret < 2; ret++)
+			probes__retire(p, old[i][ret]);
+	probes__retire(p, old_loader);
+	return err;
+}
+
+/*
+ * The kernel filters a uprobe by the memory of the task it was attached
+ * through: a perf-event uprobe by its task's, a uprobe_multi link by its
+ * process's group leader's.  Once that task has exited, its memory is
+ * gone and no probe runs for the threads that go on (a pthread_exit in
+ * main): the perf-event filter fails and the kernel takes the
+ * breakpoints out; a uprobe_multi link keeps them in and runs nothing.
+ * A perf-event uprobe attached through any live thread of the process
+ * runs for all of them, so the probes are attached again through one, as
+ * soon as the anchor's exit is known (a BPF program on
+ * sched_process_exit, or a check every second), and the dead links are
+ * closed.  Calls in between are not counted: the caller says how long
+ * that was (0.15-1.2 s here: each perf-event registration can wait for a
+ * grace period).  Rejected: a second set of probes through a worker
+ * thread all along (every call would run the programs twice).
+ */
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
+{
+	uint64_t attached_ns;
+	pid_t tid;
+	int err;
+
+	*gap_ns = 0;
+	if (p->mode != PROBES_FULL || !p->library ||
+	    probes__thread_alive(p, p->anchor))
+		return 0;
+	for (int tries = 0; tries < 8; tries++) {
+		tid = probes__live_thread(p, p->anchor);
+		if (!tid)
+			return 0;	/* the process is ending */
+		err = probes__attach_through(p, tid, &attached_ns);
+		if (!err) {
+			if (p->anchor_exit_ns && attached_ns > p->anchor_exit_ns)
+				*gap_ns = attached_ns - p->anchor_exit_ns;
+			p->anchor_exit_ns = 0;
+			return tid;
+		}
+		probes__detach(p);
+	}
+	return -ESRCH;
 }
 
 bool probes__unwinds(const struct probes *p)
@@ -730,16 +1112,145 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 	return 0;
 }
 
+/*
+ * Reads the whole map into p->keys/values: in batches of 4096 (one
+ * syscall each, where one per row took ~1 us here), else row by row.
+ * Returns the rows read.
+ */
+static size_t probes__read_map(struct probes *p, int fd)
+{
+	__u32 batch_out = 0, n;
+	size_t got = 0;
+	void *in = NULL;
+	int err;
+
+	do {
+		n = p->map_size - (__u32)got < 4096 ? p->map_size - (__u32)got
+						    : 4096;
+		if (!n)
+			break;
+		err = bpf_map_lookup_batch(fd, in, &batch_out, p->keys + got,
+					   p->values + got, &n, NULL);
+		if (err && errno != ENOENT) {
+			if (got || errno != EINVAL)
+				return got;
+			break;	/* no batches: row by row */
+		}
+		got += n;
+		in = &batch_out;
+	} while (!err);
+	if (in)
+		return got;
+	struct sp_key *prev = NULL;
+
+	while (got < p->map_size &&
+	       !bpf_map_get_next_key(fd, prev, &p->keys[got])) {
+		prev = &p->keys[got];
+		if (!bpf_map_lookup_elem(fd, prev, &p->values[got]))
+			got++;
+	}
+	return got;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Takes the rows of the threads that have exited out of the map and
+ * into the fold, recording their moves in snap; marks them in gone[].
+ * Only while the target lives: the last report keeps every thread.
+ */
+static int probes__fold_exited(struct probes *p, int fd, size_t n,
+			       bool *gone, struct snapshot *snap)
+{
+	__u32 *tids = malloc((n ? n : 1) * sizeof(*tids));
+	size_t n_tids = 0, n_dead = 0;
+	__u32 *dead;
+	int err = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tids[n_tids++] = p->keys[i].tid;
+	qsort(tids, n_tids, sizeof(*tids), cmp_tid);
+	dead = tids;	/* reused in place: dead TIDs, sorted */
+	for (size_t i = 0; i < n_tids; i++) {
+		if (i && tids[i] == tids[i - 1])
+			continue;
+		if (tids[i] && !probes__thread_alive(p, (pid_t)tids[i]))
+			dead[n_dead++] = tids[i];
+	}
+	for (size_t i = 0; i < n_dead; i++)
+		fold__thread_exited(p->fold);
+	for (size_t i = 0; i < n && n_dead && !err; i++) {
+		struct sp_value last;
+
+		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), cmp_tid))
+			continue;
+		/* Its last value, and out: nothing can add to it after. */
+		if (bpf_map_lookup_and_delete_elem(fd, &p->keys[i], &last))
+			continue;
+		gone[i] = true;
+		err = fold__add(p->fold, &p->keys[i], &last, p->window, snap);
+	}
+	free(tids);
+	return err;
+}
+
+/* Whether any thread of the target still runs. */
+static bool probes__target_alive(const struct probes *p)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	return !access(path, F_OK) && (probes__thread_alive(p, p->tgid) ||
+				       probes__live_thread(p, p->tgid));
+}
+
+/*
+ * Adds the rows of a map beside the stats map (the histograms, --hold's
+ * holds) to snap: under their own key while the stats map has the row,
+ * else under the key the fold keeps an exited thread's row under.
+ */
+static int probes__read_side(struct probes *p, int side_fd, int stats_fd,
+			     struct snapshot *snap, uint64_t closing)
+{
+	struct sp_key key, next, *prev = NULL;
+	bool hist = side_fd == bpf_map__fd(p->skel->maps.hists);
+	struct sp_value row;
+	struct sp_hist h;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(side_fd, prev, &next)) {
+		struct sp_key at = next;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(stats_fd, &key, &row))
+			at = fold__key(p->fold, &key);
+		if (hist) {
+			if (!bpf_map_lookup_elem(side_fd, &key, &h))
+				err = snapshot__add_hist(snap, &at, &h);
+		} else if (!bpf_map_lookup_elem(side_fd, &key, &row)) {
+			err = snapshot__add_hold(snap, &at, &row, 1, closing);
+		}
+	}
+	return err;
+}
+
 int probes__read(struct probes *p, struct snapshot **out)
 {
-	struct snapshot *snap;
-	struct sp_key key, next;
-	struct sp_key *prev = NULL;
 	int fd = bpf_map__fd(p->skel->maps.stats);
 	int hist_fd = bpf_map__fd(p->skel->maps.hists);
 	int hold_fd = bpf_map__fd(p->skel->maps.hold_stats);
 	uint64_t closing = p->window;
-	struct sp_hist hist;
+	struct snapshot *snap;
+	bool *gone = NULL;
+	size_t n;
 	int err;
 
 	/* Calls ending from now on count toward the next window's max. */
@@ -747,26 +1258,40 @@ int probes__read(struct probes *p, struct snapshot **out)
 	err = snapshot__new(&snap);
 	if (err)
 		return err;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, p->values))
-			continue;	/* cannot vanish: entries are never deleted */
-		err = snapshot__add(snap, &key, p->values, p->ncpus, closing);
-		if (!err && !bpf_map_lookup_elem(hist_fd, &key, &hist))
-			err = snapshot__add_hist(snap, &key, &hist);
-		if (!err && p->hold &&
-		    !bpf_map_lookup_elem(hold_fd, &key, p->values))
-			err = snapshot__add_hold(snap, &key, p->values,
-						 p->ncpus, closing);
-		if (err) {
-			snapshot__free(snap);
-			return err;
-		}
+	n = probes__read_map(p, fd);
+	gone = calloc(n ? n : 1, sizeof(*gone));
+	if (!gone) {
+		err = -ENOMEM;
+		goto fail;
 	}
+	if (probes__target_alive(p)) {
+		err = probes__fold_exited(p, fd, n, gone, snap);
+		if (err)
+			goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (gone[i])
+			continue;
+		err = snapshot__add(snap, &p->keys[i], &p->values[i], 1, closing);
+		if (err)
+			goto fail;
+	}
+	err = fold__into(p->fold, snap, closing);
+	if (!err)
+		err = probes__read_side(p, hist_fd, fd, snap, closing);
+	if (!err && p->hold)
+		err = probes__read_side(p, hold_fd, fd, snap, closing);
+	if (err)
+		goto fail;
+	snapshot__set_threads_exited(snap, fold__threads(p->fold));
 	snapshot__seal(snap);
+	free(gone);
 	*out = snap;
 	return 0;
+fail:
+	free(gone);
+	snapshot__free(snap);
+	return err;
 }
 
 int probes__read_blame(struct probes *p, struct snapshot **out)
@@ -784,7 +1309,7 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, p->values))
 			continue;
-		err = snapshot__add(snap, &key, p->values, p->ncpus,
+		err = snapshot__add(snap, &key, p->values, 1,
 				    p->window - 1);
 		if (err) {
 			snapshot__free(snap);
@@ -879,13 +1404,26 @@ void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)
 	}
 }
 
+void probes__drops(struct probes *p, struct probes_drops *out)
+{
+	*out = (struct probes_drops){ 0 };
+	if (!p)
+		return;
+	/* The stats map's rows, or --states' threads map's. */
+	out->map_full = probes__counter(p, SP_CNT_DROPPED_STATS) +
+			probes__counter(p, SP_CNT_DROPPED_THREADS);
+	out->no_storage = probes__counter(p, SP_CNT_DROPPED_INFLIGHT);
+	out->nested = probes__counter(p, SP_CNT_DROPPED_NESTED);
+	out->skipped = probes__recursion_misses(p, false);
+	out->ring = probes__counter(p, SP_CNT_DROPPED_RING);
+}
+
 uint64_t probes__dropped(struct probes *p)
 {
-	return probes__counter(p, SP_CNT_DROPPED_STATS) +
-	       probes__counter(p, SP_CNT_DROPPED_INFLIGHT) +
-	       probes__counter(p, SP_CNT_DROPPED_RING) +
-	       probes__counter(p, SP_CNT_DROPPED_THREADS) +
-	       probes__recursion_misses(p, false);
+	struct probes_drops d;
+
+	probes__drops(p, &d);
+	return d.map_full + d.no_storage + d.nested + d.skipped + d.ring;
 }
 
 uint64_t probes__sched_missed(struct probes *p)
@@ -908,8 +1446,17 @@ int probes__record_lost_fd(const struct probes *p)
 	return p->recording ? bpf_map__fd(p->skel->maps.record_lost) : -1;
 }
 
+uint64_t probes__abandoned(struct probes *p)
+{
+	if (!p)
+		return 0;
+	return probes__counter(p, SP_CNT_ABANDONED);
+}
+
 uint64_t probes__unwind_stopped(struct probes *p)
 {
+	if (!p)
+		return 0;
 	return probes__counter(p, SP_CNT_UNWIND_STOPPED) +
 	       probes__counter(p, SP_CNT_UNWIND_DEEP);
 }
@@ -956,9 +1503,10 @@ static void probes__log_run_times(struct probes *p)
 }
 
 /*
- * Detaching costs ~90 ms per uprobe link on these machines (the kernel
- * unregisters them one at a time, each waiting for a grace period; from
- * parallel threads too), so syncprof prints its last report first.
+ * A perf-event uprobe link costs ~90 ms to detach on these machines (the
+ * kernel unregisters them one at a time, each waiting for a grace
+ * period; from parallel threads too); a uprobe_multi link, all of its
+ * probes at once (see uprobemulti.c).
  */
 void probes__free(struct probes *p)
 {
@@ -966,10 +1514,14 @@ void probes__free(struct probes *p)
 		return;
 	if (p->skel)
 		probes__log_run_times(p);
-	for (size_t i = 0; i < N_PROBES; i++) {
-		bpf_link__destroy(p->links[i][0]);
-		bpf_link__destroy(p->links[i][1]);
-	}
+	probes__detach(p);
+	if (p->loader_multi_link >= 0)
+		close(p->loader_multi_link);
+	bpf_link__destroy(p->exit_link);
+	probes__destroy_links(p->retired, p->n_retired);
+	free(p->retired);
+	probes__forget_file(&p->library);
+	probes__forget_file(&p->loader);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
 		bpf_link__destroy(p->tracepoint_links[i]);
 	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
@@ -979,11 +1531,13 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	bpf_link__destroy(p->release_link);
-	ring_buffer__free(p->module_events);
+	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
+	free(p->keys);
 	free(p->values);
 	free(p->counter_values);
+	fold__free(p->fold);
 	free(p);
 }

@@ -42,6 +42,8 @@ struct probes_config {
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
 	bool hold;			/* --hold (full mode): time holds */
+	bool per_thread;		/* rows by holder too; exited threads'
+					   rows keep their thread */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */
@@ -60,18 +62,37 @@ int probes__attach(struct probes *p, const char *library);
 int probes__attach_states(struct probes *p);
 /* --states: the threads map (struct sp_thread by TID); -1 without. */
 int probes__threads_fd(const struct probes *p);
-/* The same for one function only (calibration). */
+/*
+ * Full mode, one function only (calibration), at its first instruction
+ * when at_entry, else where the configuration places it.
+ */
 int probes__attach_function(struct probes *p, const char *library,
-			    const char *name);
+			    const char *name, bool at_entry);
+/* Removes the full-mode probes attached so far. */
+void probes__detach(struct probes *p);
 /*
  * Watches the dynamic loader (the file defining _dl_debug_state) for
- * library loads and unloads; the events come on probes__module_events_fd.
+ * library loads and unloads; the events come on probes__events_fd.
  */
 int probes__attach_loader(struct probes *p, const char *loader);
-/* Readable when the target's libraries changed; -1 if not watched. */
-int probes__module_events_fd(struct probes *p);
-/* Takes the pending events; returns how many there were. */
-int probes__consume_module_events(struct probes *p);
+
+/* What probes__consume_events reports. */
+enum probes_event {
+	PROBES_EVENT_MODULES = 1 << 0,	   /* the target's libraries changed */
+	PROBES_EVENT_THREAD_EXIT = 1 << 1, /* call probes__follow_threads */
+};
+
+/* Readable when there are events; -1 if nothing is watched. */
+int probes__events_fd(struct probes *p);
+/* Takes the pending events; returns the PROBES_EVENT_* bits seen. */
+unsigned int probes__consume_events(struct probes *p);
+/*
+ * Full mode: when the thread the probes are attached through (the main
+ * thread at first) has exited while others run on, attaches them again
+ * through a live one.  Returns its TID (*gap_ns: how long no probe ran,
+ * 0 if not known), 0 when nothing needed doing, or a negative errno.
+ */
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /*
@@ -83,7 +104,12 @@ int probes__sync_modules(struct probes *p);
 /* Whether waits are unwound through the target's modules. */
 bool probes__unwinds(const struct probes *p);
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
-/* Starts a new report window and reads the stats into a sealed snapshot. */
+/*
+ * Starts a new report window and reads the stats into a sealed snapshot:
+ * the map's rows, and those of exited threads (taken out of the map here
+ * while the target lives; see fold.c).  Every snapshot read must be
+ * deltaed against the one read before it.
+ */
 int probes__read(struct probes *p, struct snapshot **out);
 /* Adds to tab the stacks of snap's entries that it does not have yet. */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
@@ -115,10 +141,18 @@ int probes__read_blame(struct probes *p, struct snapshot **out);
  */
 int probes__read_waiting(struct probes *p, uint64_t now_ns,
 			 struct snapshot **out);
-/*
- * Events lost since attach: a full stats map, no task storage, or (when
- * recording) a full ring buffer.
- */
+/* Events lost since attach, by cause. */
+struct probes_drops {
+	uint64_t map_full;	/* new rows with the stats map full */
+	uint64_t no_storage;	/* no task storage for a call or a wait */
+	uint64_t nested;	/* full mode: calls nested too deep */
+	uint64_t skipped;	/* runs the kernel skipped (BPF recursion) */
+	uint64_t ring;		/* --record: waits counted, not in the
+				   timeline (the ring was full) */
+};
+
+void probes__drops(struct probes *p, struct probes_drops *out);
+/* Their sum. */
 uint64_t probes__dropped(struct probes *p);
 /* Of those, the waits counted in the stats but lost to a full ring. */
 uint64_t probes__ring_dropped(struct probes *p);
@@ -132,6 +166,11 @@ int probes__record_lost_fd(const struct probes *p);
  * settled on the kernel's CPU time at the next switch-out.
  */
 uint64_t probes__sched_missed(struct probes *p);
+/*
+ * Full mode: calls whose frame went away without a return (longjmp),
+ * counted as failed.
+ */
+uint64_t probes__abandoned(struct probes *p);
 /* Waits whose walk out of libc stopped early: the call site is in libc. */
 uint64_t probes__unwind_stopped(struct probes *p);
 

@@ -40,11 +40,15 @@ bool waiting__contended(const struct sp_contended *st, uint64_t now_ns,
 	return true;
 }
 
-bool waiting__full(const struct sp_inflight *call, uint32_t tid,
+bool waiting__full(const struct sp_inflight *st, uint32_t tid,
 		   uint64_t now_ns, struct sp_key *key, uint64_t *ns)
 {
-	if (!call->sp)
+	const struct sp_call *call;
+
+	/* The innermost call in flight is the one the thread waits in. */
+	if (!st->depth || st->depth > SP_CALLS_MAX)
 		return false;
+	call = &st->calls[st->depth - 1];
 	*key = (struct sp_key){
 		.object = call->object,
 		.callsite = call->callsite,

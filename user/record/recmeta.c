@@ -105,6 +105,9 @@ int recmeta__save(const struct recmeta *m, const char *path)
 	recmeta__number(f, "attach_ns", m->attach_ns);
 	recmeta__number(f, "end_ns", m->end_ns);
 	recmeta__number(f, "calibration_ns", m->calibration_ns);
+	recmeta__number(f, "calibration_emulated_ns", m->calibration_emulated_ns);
+	recmeta__number(f, "calibration_stepped_ns", m->calibration_stepped_ns);
+	recmeta__number(f, "map_size", m->map_size);
 	recmeta__number(f, "ring_size", m->ring_size);
 	recmeta__number(f, "events", m->events);
 	recmeta__number(f, "lost", m->lost);
@@ -115,6 +118,10 @@ int recmeta__save(const struct recmeta *m, const char *path)
 			PRIu64 "\t%" PRIu64 "\n", r->sequence, r->first_window,
 			r->last_window, r->start_ns, r->end_ns, r->dropped,
 			r->unwind_stopped);
+		fprintf(f, "report_more\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", r->sequence,
+			r->abandoned, r->map_full, r->no_storage, r->nested,
+			r->skipped, r->ring);
 	}
 	for (size_t i = 0; i < m->n_threads; i++) {
 		fprintf(f, "thread\t%u\t", m->threads[i].tid);
@@ -165,6 +172,10 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 		{ "attach_ns", offsetof(struct recmeta, attach_ns) },
 		{ "end_ns", offsetof(struct recmeta, end_ns) },
 		{ "calibration_ns", offsetof(struct recmeta, calibration_ns) },
+		{ "calibration_emulated_ns",
+		  offsetof(struct recmeta, calibration_emulated_ns) },
+		{ "calibration_stepped_ns",
+		  offsetof(struct recmeta, calibration_stepped_ns) },
 		{ "events", offsetof(struct recmeta, events) },
 		{ "lost", offsetof(struct recmeta, lost) },
 	};
@@ -188,6 +199,25 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 	}
 	if (!strcmp(f[0], "ring_size"))
 		return n == 2 ? parse_u32(f[1], &m->ring_size) : -EINVAL;
+	if (!strcmp(f[0], "map_size"))
+		return n == 2 ? parse_u32(f[1], &m->map_size) : -EINVAL;
+	if (!strcmp(f[0], "report_more")) {
+		struct recmeta_report *r = NULL;
+		uint32_t sequence;
+
+		if (n != 8 || parse_u32(f[1], &sequence))
+			return -EINVAL;
+		for (size_t i = m->n_reports; i-- > 0 && !r;)
+			if (m->reports[i].sequence == sequence)
+				r = &m->reports[i];
+		if (!r || parse_u64(f[2], &r->abandoned) ||
+		    parse_u64(f[3], &r->map_full) ||
+		    parse_u64(f[4], &r->no_storage) ||
+		    parse_u64(f[5], &r->nested) || parse_u64(f[6], &r->skipped) ||
+		    parse_u64(f[7], &r->ring))
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcmp(f[0], "report")) {
 		struct recmeta_report r;
 

@@ -26,6 +26,13 @@ struct recmeta_report {
 	uint64_t end_ns;
 	uint64_t dropped;
 	uint64_t unwind_stopped;
+	/* Saved as a "report_more" line, which older readers skip. */
+	uint64_t abandoned;	/* full mode: calls left by longjmp */
+	uint64_t map_full;	/* dropped, by cause (format_drops) */
+	uint64_t no_storage;
+	uint64_t nested;
+	uint64_t skipped;
+	uint64_t ring;
 };
 
 struct recmeta_thread {
@@ -42,6 +49,9 @@ struct recmeta {
 	uint64_t attach_ns;
 	uint64_t end_ns;	/* when recording stopped */
 	uint64_t calibration_ns;
+	uint64_t calibration_emulated_ns;	/* by kind of probed site */
+	uint64_t calibration_stepped_ns;
+	uint32_t map_size;	/* --map-size */
 	uint32_t ring_size;
 	uint64_t events;	/* waits recorded */
 	uint64_t lost;		/* waits lost to a full ring, marked */

@@ -155,6 +155,9 @@ int recording__start(const struct recording_config *cfg,
 	r->pid = cfg->pid;
 	m->pid = cfg->pid;
 	m->calibration_ns = cfg->calibration_ns;
+	m->calibration_emulated_ns = cfg->calibration_emulated_ns;
+	m->calibration_stepped_ns = cfg->calibration_stepped_ns;
+	m->map_size = cfg->map_size;
 	m->ring_size = cfg->ring_size;
 	err = recmeta__set(&m->comm, cfg->comm);
 	if (!err)

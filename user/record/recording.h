@@ -27,6 +27,9 @@ struct recording_config {
 	const char *mode;
 	const char *cmdline;	/* syncprof's own */
 	uint64_t calibration_ns;
+	uint64_t calibration_emulated_ns;
+	uint64_t calibration_stepped_ns;
+	uint32_t map_size;
 	uint32_t ring_size;
 };
 

@@ -199,8 +199,17 @@ static int replay__print(struct replay *r, FILE *out,
 		.start_ns = start_ns,
 		.end_ns = rep->end_ns,
 		.dropped = rep->dropped,
+		.drops = {
+			.map_full = rep->map_full, .no_storage = rep->no_storage,
+			.nested = rep->nested, .skipped = rep->skipped,
+			.ring = rep->ring,
+		},
+		.map_size = r->meta.map_size,
 		.calibration_ns = r->meta.calibration_ns,
+		.calibration_emulated_ns = r->meta.calibration_emulated_ns,
+		.calibration_stepped_ns = r->meta.calibration_stepped_ns,
 		.unwind_stopped = rep->unwind_stopped,
+		.abandoned = rep->abandoned,
 		.sequence = rep->sequence,
 	};
 	struct format_names *names = NULL;
@@ -265,6 +274,7 @@ static int replay__whole(struct replay *r)
 		.start_ns = r->meta.attach_ns,
 		.end_ns = r->meta.end_ns,
 		.dropped = r->meta.lost,
+		.ring = r->meta.lost,
 	};
 
 	return recmeta__add_report(&r->meta, &all);

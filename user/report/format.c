@@ -13,39 +13,55 @@
 #include "srcpath.h"
 #include "stateformat.h"
 
-/* Length of a valid, printable UTF-8 sequence at s, or 0. */
-static size_t utf8_printable_len(const unsigned char *s)
+/*
+ * Length of the valid UTF-8 sequence at s (its code point in *cp), or 0:
+ * a stray byte, an overlong form, a surrogate, beyond Unicode.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
 {
-	uint32_t cp;
 	size_t n;
 
-	if (s[0] >= 0x20 && s[0] < 0x7f)
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return 1;
-	if (s[0] < 0x80)
-		return 0;	/* C0 control or DEL */
+	}
 	if ((s[0] & 0xe0) == 0xc0) {
 		n = 2;
-		cp = s[0] & 0x1f;
+		*cp = s[0] & 0x1f;
 	} else if ((s[0] & 0xf0) == 0xe0) {
 		n = 3;
-		cp = s[0] & 0x0f;
+		*cp = s[0] & 0x0f;
 	} else if ((s[0] & 0xf8) == 0xf0) {
 		n = 4;
-		cp = s[0] & 0x07;
+		*cp = s[0] & 0x07;
 	} else {
 		return 0;
 	}
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
+		*cp = (*cp << 6) | (s[i] & 0x3f);
 	}
-	/* Overlong forms, C1 controls, surrogates, beyond Unicode. */
-	if ((n == 2 && cp < 0xa0) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if ((n == 2 && *cp < 0x80) || (n == 3 && *cp < 0x800) ||
+	    (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)) ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* C0 and C1 controls and DEL: never written to a terminal as they are. */
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+}
+
+/* Length of a valid, printable UTF-8 sequence at s, or 0. */
+static size_t utf8_printable_len(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t n = utf8_decode(s, &cp);
+
+	return n && !is_control(cp) ? n : 0;
 }
 
 void format__sanitize(const char *in, char *buf, size_t len)
@@ -207,7 +223,56 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		rows->count, rows->total, meta->dropped);
 	if (meta->unwind_stopped)
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
+	if (meta->abandoned)
+		fprintf(out, "  abandoned %" PRIu64, meta->abandoned);
 	fputc('\n', out);
+}
+
+uint64_t format__drops_total(const struct format_drops *d)
+{
+	return d->map_full + d->no_storage + d->nested + d->skipped + d->ring;
+}
+
+void format__drops_text(const struct format_drops *d, unsigned int map_size,
+			char *buf, size_t len)
+{
+	const struct {
+		uint64_t n;
+		const char *what;
+	} causes[] = {
+		{ d->map_full, "new rows beyond the kernel's row table "
+			       "(--map-size %u: raise it)" },
+		{ d->no_storage, "calls without per-thread state "
+				 "(kernel memory)" },
+		{ d->nested, "lock calls nested more than 4 deep in a thread" },
+		{ d->skipped, "probe runs the kernel skipped (another BPF "
+			      "program was running on the CPU)" },
+	};
+	uint64_t total = format__drops_total(d);
+	size_t at;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!total)
+		return;
+	at = (size_t)snprintf(buf, len, "DROPPED %" PRIu64 " events:", total);
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		char what[128];
+
+		if (!causes[i].n || at >= len)
+			continue;
+		snprintf(what, sizeof(what), causes[i].what, map_size);
+		at += (size_t)snprintf(buf + at, len - at, " %" PRIu64 " %s;",
+				       causes[i].n, what);
+	}
+	if (total > d->ring && at < len)
+		at += (size_t)snprintf(buf + at, len - at,
+				       " the counts are short by these.");
+	if (d->ring && at < len)
+		snprintf(buf + at, len - at, " %" PRIu64 " waits are counted but "
+			 "left out of the recording (its ring buffer was full: "
+			 "raise --ring-size).", d->ring);
 }
 
 static void print_rule(FILE *out, int n)
@@ -337,6 +402,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 			fprintf(out, "  %17s", "-");
 		if (per_thread && !r->callsite && spec->no_site)
 			fprintf(out, "  %8s", "-");	/* nobody seen */
+		else if (per_thread && !r->tid)
+			fprintf(out, "  %8s", "exited");	/* folded: fold.c */
 		else if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
@@ -382,6 +449,18 @@ static int format__table(FILE *out, const struct format_config *cfg,
 
 	print_summary(out, meta, rows);
 	err = table_section(out, cfg, &waits, rows, names);
+	if (!err && meta->dropped) {
+		char drops[512];
+
+		/* A replayed report knows how many, not why. */
+		if (format__drops_total(&meta->drops))
+			format__drops_text(&meta->drops, meta->map_size, drops,
+					   sizeof(drops));
+		else
+			snprintf(drops, sizeof(drops), "DROPPED %" PRIu64
+				 " events.", meta->dropped);
+		fprintf(out, "%s\n", drops);
+	}
 	if (!err && meta->blame) {
 		fputs("\nWho made them wait: where the lock was released when "
 		      "each waiter woke\n", out);
@@ -399,7 +478,15 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	return err;
 }
 
-/* JSON string or null; bytes that are not printable UTF-8 become \u00XX. */
+/*
+ * JSON string or null.  Valid UTF-8 is written as it is, control
+ * characters as \uXXXX escapes of their code points; a byte that is not
+ * UTF-8 (a file name in another encoding) as \udcXX, the lone surrogate
+ * Python's surrogateescape gives it, so that file names round-trip:
+ * json.loads(line)[...].encode("utf-8", "surrogateescape") is the name's
+ * bytes (os.fsencode does the same).  Rejected: \u00XX (it reads as
+ * U+00XX, another character), a second field with the bytes in base64.
+ */
 static void json_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -410,16 +497,20 @@ static void json_string(FILE *out, const char *s)
 	}
 	fputc('"', out);
 	while (*p) {
-		size_t n = utf8_printable_len(p);
+		uint32_t cp;
+		size_t n = utf8_decode(p, &cp);
 
-		if (n == 1 && (*p == '"' || *p == '\\')) {
+		if (!n) {
+			fprintf(out, "\\udc%02x", *p++);
+		} else if (cp == '"' || cp == '\\') {
 			fputc('\\', out);
 			fputc(*p++, out);
-		} else if (n) {
-			fwrite(p, 1, n, out);
+		} else if (is_control(cp)) {
+			fprintf(out, "\\u%04x", cp);
 			p += n;
 		} else {
-			fprintf(out, "\\u%04x", *p++);
+			fwrite(p, 1, n, out);
+			p += n;
 		}
 	}
 	fputc('"', out);
@@ -572,9 +663,20 @@ static int format__json(FILE *out, const struct format_config *cfg,
 	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
 		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
 		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
-		", \"unwind_stopped\": %" PRIu64 ", \"rows_total\": %zu, \"rows\": [",
+		", \"calibration_site_ns\": {\"emulated\": %" PRIu64
+		", \"stepped\": %" PRIu64 "}"
+		", \"unwind_stopped\": %" PRIu64 ", \"abandoned\": %" PRIu64
+		", \"dropped_causes\": {\"map_full\": %" PRIu64
+		", \"no_storage\": %" PRIu64 ", \"nested\": %" PRIu64
+		", \"skipped\": %" PRIu64 ", \"ring\": %" PRIu64 "}"
+		", \"map_size\": %u, \"rows_total\": %zu, \"rows\": [",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
-		meta->sequence, meta->calibration_ns, meta->unwind_stopped,
+		meta->sequence, meta->calibration_ns,
+		meta->calibration_emulated_ns, meta->calibration_stepped_ns,
+		meta->unwind_stopped,
+		meta->abandoned, meta->drops.map_full, meta->drops.no_storage,
+		meta->drops.nested, meta->drops.skipped, meta->drops.ring,
+		meta->map_size,
 		rows->total);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
@@ -713,6 +815,28 @@ void format__csv_header(FILE *out)
 	fprintf(out, "%s\n", csv_columns);
 }
 
+/*
+ * A path in CSV: its bytes as they are (a file name may hold any byte
+ * but NUL), quoted as RFC 4180 says when it holds a comma, a quote, a
+ * CR or a LF; read back as bytes (Python: errors="surrogateescape").
+ */
+static void csv_path_field(FILE *out, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
 /* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 static void csv_field(FILE *out, const char *s)
 {
@@ -761,14 +885,14 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fprintf(out, ",%u,", r->n_objects);
 		csv_field(out, names[i].object_symbol);
 		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
-		csv_field(out, cs->module);
+		csv_path_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
 			fprintf(out, "0x%" PRIx64, cs->module_offset);
 		fputc(',', out);
 		csv_field(out, cs->function);
 		fputc(',', out);
-		csv_field(out, cs->file);
+		csv_path_field(out, cs->file);
 		fputc(',', out);
 		if (cs->line)
 			fprintf(out, "%u", cs->line);

@@ -17,6 +17,24 @@
 #include "symbolizer.h"
 #include "threadstates.h"
 
+/* Events lost since attach, by cause. */
+struct format_drops {
+	uint64_t map_full;	/* new rows beyond the kernel's row table */
+	uint64_t no_storage;	/* no per-thread state for a call or a wait */
+	uint64_t nested;	/* full mode: calls nested more than 4 deep */
+	uint64_t skipped;	/* program runs the kernel skipped */
+	uint64_t ring;		/* --record: counted, left out of the
+				   recording (its ring buffer was full) */
+};
+
+uint64_t format__drops_total(const struct format_drops *d);
+/*
+ * What a report that lost events says, loudly, under its table and on
+ * the live screen: how many, why, what to do; "" when none were lost.
+ */
+void format__drops_text(const struct format_drops *d, unsigned int map_size,
+			char *buf, size_t len);
+
 struct format_meta {
 	pid_t pid;
 	const char *comm;
@@ -25,8 +43,13 @@ struct format_meta {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
 	uint64_t dropped;	/* events lost since attach */
+	struct format_drops drops;	/* the same, by cause */
+	unsigned int map_size;	/* --map-size */
 	uint64_t calibration_ns; /* probe time taken out of each call */
+	uint64_t calibration_emulated_ns;	/* the same, by kind of site */
+	uint64_t calibration_stepped_ns;
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
+	uint64_t abandoned;	/* full: calls left by longjmp, as failed */
 	unsigned int sequence;	/* 1 for the first report */
 	/* --states: the window's thread states (table section, JSON
 	 * "threads"); NULL without. */

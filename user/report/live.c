@@ -25,9 +25,11 @@
  * (ncurses would never see it; the size would have to be read and applied
  * by hand).
  *
- * Data.  Each refresh is one probes__read: the totals since attach.  The
- * screen keeps the delta against the previous read and the deltas summed
- * since attach or the last reset (snapshot__merge).  Summing the windows
+ * Data.  Each refresh gets the change since the refresh before (main
+ * reads the probes then, and every second in between so the rows of
+ * exited threads leave the kernel's map: the deltas of those reads add
+ * up).  The screen keeps it and the deltas summed since attach or the
+ * last reset (snapshot__merge).  Summing the windows
  * keeps "Max" exact across a reset (QSP's sync-profile reset); a
  * difference against the snapshot at the reset would give its counts but
  * only the last window's maximum.  Pausing stops the refresh timer rather
@@ -107,14 +109,16 @@ struct live {
 	const struct stacktab *stacktab;
 	uint64_t attach_ns;
 
-	struct snapshot *prev;		/* the last read: totals since attach */
-	struct snapshot *delta;		/* prev less the read before it */
+	struct snapshot *delta;		/* the last window: since the refresh
+					   before */
 	struct snapshot *totals;	/* deltas summed since attach or reset */
 	uint64_t prev_ns;		/* when prev was read */
 	uint64_t delta_ns;		/* length of delta's window */
 	uint64_t since_ns;		/* when totals began */
 	bool was_reset;
 	uint64_t dropped;
+	struct format_drops drops;
+	unsigned int map_size;
 	double events_per_s;
 	unsigned int threads;
 
@@ -390,7 +394,9 @@ void live__row_text(const struct live_layout *lay, const struct report_row *r,
 						  (double)r->count * 1e-3);
 	else
 		append(&pos, end, "  %*s", AVG_W, "-");
-	if (lay->thread)
+	if (lay->thread && !r->tid)
+		append(&pos, end, "  %*s", THREAD_W, "exited");	/* fold.c */
+	else if (lay->thread)
 		append(&pos, end, "  %*" PRId64, THREAD_W, r->tid);
 	if (lay->max)
 		append(&pos, end, "  %*.2f", MAX_W, (double)r->max_ns * 1e-3);
@@ -407,24 +413,27 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Distinct threads in a snapshot. */
+/*
+ * Threads seen so far: the distinct threads of a snapshot's rows, and
+ * those whose rows were merged when they exited (tid 0).
+ */
 static unsigned int count_threads(const struct snapshot *snap)
 {
 	size_t n = snapshot__count(snap);
 	const struct snapshot_entry *e = snapshot__entries(snap);
-	unsigned int distinct = 0;
+	unsigned int distinct = (unsigned int)snapshot__threads_exited(snap);
 	uint32_t *tids;
 
 	if (!n)
-		return 0;
+		return distinct;
 	tids = malloc(n * sizeof(*tids));
 	if (!tids)
-		return 0;
+		return distinct;
 	for (size_t i = 0; i < n; i++)
 		tids[i] = e[i].key.tid;
 	qsort(tids, n, sizeof(*tids), cmp_u32);
 	for (size_t i = 0; i < n; i++)
-		distinct += !i || tids[i] != tids[i - 1];
+		distinct += tids[i] && (!i || tids[i] != tids[i - 1]);
 	free(tids);
 	return distinct;
 }
@@ -508,6 +517,13 @@ static void live__draw_header(struct live *l)
 			 ? l->rows.count : (size_t)live__fit(l),
 		 l->rows.total);
 	put_line(2, line, A_NORMAL);
+	/* The blank line under the header says it when events were lost. */
+	if (l->dropped) {
+		char drops[LINE_MAX_BYTES];
+
+		format__drops_text(&l->drops, l->map_size, drops, sizeof(drops));
+		put_bar(3, drops);
+	}
 	if (st->paused) {
 		int x = format__width(line) + 2;
 
@@ -842,18 +858,19 @@ static int live__update_states(struct live *l, bool reset)
 	return err;
 }
 
-int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
-		 uint64_t dropped)
+int live__update(struct live *l, const struct snapshot *snap,
+		 struct snapshot *delta, uint64_t now_ns,
+		 const struct format_drops *drops)
 {
-	struct snapshot *delta = NULL, *totals = NULL;
+	struct snapshot *totals = NULL;
 	uint64_t window = now_ns - l->prev_ns;
 	bool reset = l->state.reset;
 	int err;
 
-	err = snapshot__delta(snap, l->prev, &delta);
-	if (err) {
-		snapshot__free(snap);
-		return err;
+	if (!delta) {
+		err = snapshot__new(&delta);
+		if (err)
+			return err;
 	}
 	l->events_per_s = window ? (double)count_events(delta) /
 				   ((double)window * 1e-9) : 0.0;
@@ -875,19 +892,17 @@ int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
 	if (err) {
 		snapshot__free(totals);
 		snapshot__free(delta);
-		snapshot__free(snap);
 		return err;
 	}
 	l->threads = count_threads(snap);
-	snapshot__free(l->prev);
 	snapshot__free(l->delta);
 	snapshot__free(l->totals);
-	l->prev = snap;
 	l->delta = delta;
 	l->totals = totals;
 	l->delta_ns = window;
 	l->prev_ns = now_ns;
-	l->dropped = dropped;
+	l->drops = *drops;
+	l->dropped = format__drops_total(drops);
 	return live__rebuild(l);
 }
 
@@ -1031,6 +1046,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	l->symbolizer = cfg->symbolizer;
 	l->stacktab = cfg->stacktab;
 	l->attach_ns = l->prev_ns = l->since_ns = cfg->attach_ns;
+	l->map_size = cfg->map_size;
 	l->saved_stderr = l->held_stderr = -1;
 
 	if (isatty(STDIN_FILENO)) {
@@ -1098,7 +1114,6 @@ void live__free(struct live *l)
 	report__free(&l->rows);
 	free(l->names);
 	rowstacks__release(&l->stacks);
-	snapshot__free(l->prev);
 	snapshot__free(l->delta);
 	snapshot__free(l->totals);
 	for (int group = 0; group < 2; group++)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "format.h"
 #include "options.h"
 #include "report.h"
 #include "snapshot.h"
@@ -40,6 +41,7 @@ struct live_config {
 	 * each live__update; NULL without. */
 	struct threadstates *states;
 	bool group_threads;	/* one bar per thread name */
+	unsigned int map_size;	/* --map-size, for what a drop says */
 };
 
 /* What a key asks of the screen (internal) and of its caller (main). */
@@ -65,11 +67,14 @@ int live__new(const struct live_config *cfg, struct live **out);
 /* The descriptor to poll for keys. */
 int live__input_fd(const struct live *l);
 /*
- * Takes snap (totals since attach, read at now_ns; live owns it from
- * here), updates deltas and totals and redraws.  dropped: since attach.
+ * A refresh at now_ns: snap, the totals since attach (for the threads
+ * seen), and delta, what changed since the last refresh (live owns it
+ * from here; NULL: nothing); updates the totals and redraws.  drops:
+ * events lost since attach, shown in reverse video when any.
  */
-int live__update(struct live *l, struct snapshot *snap, uint64_t now_ns,
-		 uint64_t dropped);
+int live__update(struct live *l, const struct snapshot *snap,
+		 struct snapshot *delta, uint64_t now_ns,
+		 const struct format_drops *drops);
 /* Draws the screen as it stands; no flicker (only changes are sent). */
 int live__draw(struct live *l);
 /*

@@ -15,10 +15,20 @@
 #include "snapshot.h"
 #include "array.h"
 
+/* A row folded at this read: the previous snapshot held it under from. */
+struct snapshot_move {
+	struct sp_key from;
+	struct sp_key to;
+};
+
 struct snapshot {
 	struct snapshot_entry *entries;
 	size_t count;
 	size_t cap;
+	struct snapshot_move *moves;	/* sorted by from once sealed */
+	size_t n_moves;
+	size_t moves_cap;
+	size_t threads_exited;
 };
 
 int snapshot__new(struct snapshot **out)
@@ -32,7 +42,30 @@ void snapshot__free(struct snapshot *snap)
 	if (!snap)
 		return;
 	free(snap->entries);
+	free(snap->moves);
 	free(snap);
+}
+
+int snapshot__add_move(struct snapshot *snap, const struct sp_key *from,
+		       const struct sp_key *to)
+{
+	if (array__grow(&snap->moves, &snap->moves_cap, snap->n_moves + 1,
+			sizeof(*snap->moves)))
+		return -ENOMEM;
+	snap->moves[snap->n_moves++] = (struct snapshot_move){
+		.from = *from, .to = *to,
+	};
+	return 0;
+}
+
+void snapshot__set_threads_exited(struct snapshot *snap, size_t n)
+{
+	snap->threads_exited = n;
+}
+
+size_t snapshot__threads_exited(const struct snapshot *snap)
+{
+	return snap->threads_exited;
 }
 
 static struct snapshot_entry *snapshot__append(struct snapshot *snap)
@@ -142,10 +175,19 @@ static int snapshot__entry_cmp(const void *a, const void *b)
 				 &((const struct snapshot_entry *)b)->key);
 }
 
+static int snapshot__move_cmp(const void *a, const void *b)
+{
+	return snapshot__key_cmp(&((const struct snapshot_move *)a)->from,
+				 &((const struct snapshot_move *)b)->from);
+}
+
 void snapshot__seal(struct snapshot *snap)
 {
 	size_t out = 0;
 
+	if (snap->n_moves > 1)
+		qsort(snap->moves, snap->n_moves, sizeof(*snap->moves),
+		      snapshot__move_cmp);
 	if (snap->count < 2)
 		return;
 	qsort(snap->entries, snap->count, sizeof(*snap->entries),
@@ -213,14 +255,67 @@ snapshot__find(const struct snapshot *snap, const struct sp_key *key)
 	return NULL;
 }
 
-int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
-		    struct snapshot **out)
+/* Where a row of prev is counted in cur: its key, or the one it moved to. */
+static const struct sp_key *snapshot__moved(const struct snapshot *cur,
+					    const struct sp_key *key)
 {
-	struct snapshot *delta;
-	int err = snapshot__new(&delta);
+	size_t lo = 0, hi = cur->n_moves;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = snapshot__key_cmp(key, &cur->moves[mid].from);
+
+		if (!c)
+			return &cur->moves[mid].to;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return key;
+}
+
+/* prev with its rows under the keys cur counts them under; sealed. */
+static int snapshot__rekeyed(const struct snapshot *prev,
+			     const struct snapshot *cur, struct snapshot **out)
+{
+	struct snapshot *moved;
+	int err = snapshot__new(&moved);
 
 	if (err)
 		return err;
+	for (size_t i = 0; i < prev->count; i++) {
+		struct snapshot_entry *slot = snapshot__append(moved);
+
+		if (!slot) {
+			snapshot__free(moved);
+			return -ENOMEM;
+		}
+		*slot = prev->entries[i];
+		slot->key = *snapshot__moved(cur, &slot->key);
+	}
+	snapshot__seal(moved);
+	*out = moved;
+	return 0;
+}
+
+int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
+		    struct snapshot **out)
+{
+	struct snapshot *delta, *moved = NULL;
+	int err;
+
+	if (prev && cur->n_moves) {
+		err = snapshot__rekeyed(prev, cur, &moved);
+		if (err)
+			return err;
+		prev = moved;
+	}
+	err = snapshot__new(&delta);
+	if (err) {
+		snapshot__free(moved);
+		return err;
+	}
 	for (size_t i = 0; i < cur->count; i++) {
 		const struct snapshot_entry *c = &cur->entries[i];
 		const struct snapshot_entry *p = prev ? snapshot__find(prev, &c->key) : NULL;
@@ -253,10 +348,12 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		struct snapshot_entry *slot = snapshot__append(delta);
 		if (!slot) {
 			snapshot__free(delta);
+			snapshot__free(moved);
 			return -ENOMEM;
 		}
 		*slot = d;
 	}
+	snapshot__free(moved);
 	*out = delta;
 	return 0;
 }

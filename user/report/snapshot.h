@@ -44,14 +44,25 @@ int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
 int snapshot__add_hold(struct snapshot *snap, const struct sp_key *key,
 		       const struct sp_value *per_cpu, int ncpus,
 		       uint64_t window);
+/*
+ * Records that the previous snapshot's row `from` is counted under `to`
+ * from this one on (an exited thread's row, folded: see fold.c); the
+ * delta against it then counts the row once.
+ */
+int snapshot__add_move(struct snapshot *snap, const struct sp_key *from,
+		       const struct sp_key *to);
+/* Threads whose rows were folded when it was read. */
+void snapshot__set_threads_exited(struct snapshot *snap, size_t n);
+size_t snapshot__threads_exited(const struct snapshot *snap);
 /* Sorts and merges duplicate keys; call once before reading it. */
 void snapshot__seal(struct snapshot *snap);
 size_t snapshot__count(const struct snapshot *snap);
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
 /*
- * What changed from prev (may be NULL) to cur: one entry per key whose
- * count, wait, failures or holds grew, holding the growth (histograms
- * too); max_ns and hold_max_ns are the longest in cur's window.
+ * What changed from prev (may be NULL; the read before cur) to cur: one
+ * entry per key whose count, wait, failures or holds grew, holding the
+ * growth (histograms too); max_ns and hold_max_ns are the longest in cur's
+ * window.  prev's rows that cur moved count under their new keys.
  */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out);

@@ -2,10 +2,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "procmaps.h"
 #include "array.h"
@@ -109,6 +111,44 @@ int procmaps__parse(FILE *file, struct procmaps **out)
 	return 0;
 }
 
+/*
+ * The maps file prints a newline in a path as "\012" (and a name that is
+ * "\012" itself the same way) and drops trailing blanks, so its text does
+ * not always name the file.  map_files' links do: each code mapping's
+ * path is taken from there when it can be read (root: CAP_SYS_ADMIN),
+ * without the " (deleted)" the link adds.
+ */
+static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid)
+{
+	static const char deleted[] = " (deleted)";
+
+	for (size_t i = 0; i < maps->count; i++) {
+		struct procmaps_entry *e = &maps->entries[i];
+		char link[64], target[PATH_MAX];
+		ssize_t n;
+		char *copy;
+
+		if (!e->exec || e->path[0] != '/')
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)pid, e->start, e->end);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (e->deleted && (size_t)n > sizeof(deleted) - 1 &&
+		    !strcmp(target + n - (sizeof(deleted) - 1), deleted))
+			target[n - (sizeof(deleted) - 1)] = '\0';
+		if (!strcmp(target, e->path) || target[0] != '/')
+			continue;
+		copy = strdup(target);
+		if (!copy)
+			continue;
+		free((char *)e->path);
+		e->path = copy;
+	}
+}
+
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
 	char path[64];
@@ -121,6 +161,8 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 		return -errno;
 	err = procmaps__parse(file, out);
 	fclose(file);
+	if (!err)
+		procmaps__resolve_paths(*out, pid);
 	return err;
 }
 

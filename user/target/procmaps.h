@@ -29,6 +29,7 @@ int procmaps__parse(FILE *file, struct procmaps **out);
 struct procmaps *procmaps__new(void);
 /* Appends a copy of entry, path included; keep the list sorted by start. */
 int procmaps__add(struct procmaps *maps, const struct procmaps_entry *entry);
+/* The maps of pid, with code mappings named by their files' own paths. */
 int procmaps__read(pid_t pid, struct procmaps **out);
 void procmaps__free(struct procmaps *maps);
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -263,10 +264,16 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 	int err = procmaps__read(t->pid, &maps);
 
 	if (err) {
-		pr_err("cannot read /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+		if (!target__exited(t))
+			pr_err("cannot read /proc/%d/maps: %s", (int)t->pid,
+			       strerror(-err));
 		return err;
 	}
 	e = find_pthread_mapping(maps, t->pid);
+	if (!e && target__exited(t)) {
+		procmaps__free(maps);
+		return -ESRCH;
+	}
 	if (!e) {
 		if (is_static_executable(t->pid))
 			pr_err("PID %d (%s) is statically linked; syncprof needs a "
@@ -280,7 +287,7 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 		return -ENOENT;
 	}
 	err = procmaps__file_path(t->pid, e, path, len);
-	if (err)
+	if (err && !target__exited(t))
 		pr_err("cannot open %s as PID %d maps it", e->path, (int)t->pid);
 	else
 		pr_debug("pthread functions of PID %d: %s (%s)", (int)t->pid,
@@ -392,11 +399,11 @@ static int target__run_to_libc(struct target *t, const char *name)
 	}
 }
 
-int target__launch(char *const argv[], struct target **out)
+int target__launch(char *const argv[], const struct target_signals *sig,
+		   struct target **out)
 {
 	int pipefd[2], status, child_errno = 0, err;
 	struct target *t;
-	sigset_t none;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC))
@@ -412,9 +419,8 @@ int target__launch(char *const argv[], struct target **out)
 	if (pid == 0) {
 		close(pipefd[0]);
 		/* The command starts as it would without syncprof. */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		signal(SIGPIPE, sig->pipe_ignored ? SIG_IGN : SIG_DFL);
+		sigprocmask(SIG_SETMASK, &sig->mask, NULL);
 		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
 			execvp(argv[0], argv);
 		child_errno = errno;
@@ -469,6 +475,17 @@ int target__launch(char *const argv[], struct target **out)
 fail:
 	target__free(t);
 	return err;
+}
+
+bool target__exited(const struct target *t)
+{
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (t->reaped)
+		return true;
+	if (t->pidfd < 0)
+		return kill(t->pid, 0) && errno == ESRCH;
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 }
 
 int target__resume(struct target *t)

@@ -3,6 +3,7 @@
 #ifndef SYNCPROF_TARGET_H
 #define SYNCPROF_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -11,11 +12,21 @@ struct target;
 
 /* Checks that PID is a live user-space process and opens a pidfd on it. */
 int target__attach(pid_t pid, struct target **out);
+/* The signal state a launched command starts with: the caller's own. */
+struct target_signals {
+	sigset_t mask;		/* blocked signals */
+	bool pipe_ignored;	/* SIGPIPE ignored (the others are reset by exec) */
+};
+
 /*
  * Runs argv with the new process held (ptrace) right after its dynamic
  * loader mapped libc, before any code of the program or its libraries ran.
+ * The command starts with the signal mask and SIGPIPE disposition in sig.
  */
-int target__launch(char *const argv[], struct target **out);
+int target__launch(char *const argv[], const struct target_signals *sig,
+		   struct target **out);
+/* Whether the target has exited (its pidfd says so; not reaped yet). */
+bool target__exited(const struct target *t);
 /* Lets a launched process go; a no-op for an attached one. */
 int target__resume(struct target *t);
 /*

@@ -1,0 +1,145 @@
+"""Threads coming and going under full mode: the main thread leaving
+before the others."""
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+
+from harness import SYNCPROF, SyncprofTestCase
+
+
+def link_types(pid):
+    """The kinds of BPF links process pid holds, from its fdinfo."""
+    kinds = []
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                text = f.read()
+        except OSError:
+            continue
+        m = re.search(r"^link_type:\s*(\S+)", text, re.M)
+        if m:
+            kinds.append(m.group(1))
+    return kinds
+
+
+class MainThreadExit(SyncprofTestCase):
+    """pthread_exit in main while the workers go on locking: the kernel
+    drops probes attached through the main thread, so syncprof attaches
+    them again through a live one and says so."""
+
+    def wait_for_stderr(self, proc, needle, seen=""):
+        deadline = time.monotonic() + 30
+        while needle not in seen:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                self.fail(f"syncprof never said {needle!r}: {seen}")
+            ready, _, _ = select.select([proc.stderr], [], [], 1)
+            if ready:
+                seen += proc.stderr.readline()
+        return seen
+
+    def check_counts(self, run):
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = self.rows_for(run.reports[-1], truth["object"])
+        self.assertEqual(self.total(rows, "count"), truth["count"])
+        self.assertEqual(truth["count"], 3 * 30)
+        self.assertWithin(self.total(rows, "wait_ns"), truth["wait_ns"])
+
+    def check_nothing_left_armed(self, prof):
+        kinds = link_types(prof.pid)
+        self.assertNotIn("uprobe_multi", kinds)
+        self.assertNotIn("uretprobe_multi", kinds)
+        self.assertIn("perf", kinds)
+
+    def test_attach_counts_on_after_main_exits(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "3", "--iters", "30", "--hold-us", "2000",
+            "--wait-signal", "--main-exits"))
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.go(target)
+        self.wait_for_stderr(prof, "they follow thread")
+        self.check_nothing_left_armed(prof)
+        os.kill(target.pid, signal.SIGUSR2)
+        self.assertEqual(target.wait(timeout=60), 0)
+        self.check_counts(self.finish_syncprof(prof))
+
+    def test_launch_counts_on_after_main_exits(self):
+        out = self.path("report.json")
+        prof = subprocess.Popen(
+            [SYNCPROF, "-v", "--mode", "full", "--format", "json", "-o", out,
+             "--", *self.workload_cmd("mutex", "--threads", "3", "--iters",
+                                      "30", "--hold-us", "2000",
+                                      "--main-exits")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(prof)
+        prof.report_path = out
+        seen = self.wait_for_stderr(prof, "they follow thread")
+        pid = int(re.search(r"profiling PID (\d+)", seen).group(1))
+        os.kill(pid, signal.SIGUSR2)
+        self.check_counts(self.finish_syncprof(prof))
+
+
+class RowTable(SyncprofTestCase):
+    """The kernel's row table holds the rows of live threads: rows of
+    exited ones are taken out and kept by syncprof, and a mutex's holder
+    splits rows only with --per-thread."""
+
+    def test_thread_churn_keeps_every_row(self):
+        # 1500 threads of 1-3 rows each through a table of 1024: the
+        # rows of exited threads leave it every second (<1000 a second).
+        churn = 1500
+        run = self.launch(["--map-size", "1024", "--top", "0", "-n"],
+                          self.workload_cmd("churn", "--threads", "2",
+                                            "--hold-us", "500", "--churn",
+                                            str(churn)), timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        report = run.reports[-1]
+        self.assertEqual(report["dropped"], 0, report["dropped_causes"])
+        long_lived = self.rows_for(report, truth["object"])
+        self.assertEqual(self.total(long_lived, "count"), truth["count"])
+        self.assertInside(self.total(long_lived, "wait_ns"), truth["wait_ns"])
+        short_lived = self.rows_for(report, truth["churn_lock"])
+        self.assertEqual(self.total(short_lived, "count"), churn)
+
+    def test_thread_churn_per_thread_rows_keep_their_threads(self):
+        churn = 300
+        run = self.launch(["--map-size", "1024", "--top", "0", "-T", "-n",
+                           "--interval", "0.3"],
+                          self.workload_cmd("churn", "--threads", "2",
+                                            "--hold-us", "500", "--churn",
+                                            str(churn)), timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = [r for rep in run.reports
+                for r in self.rows_for(rep, truth["churn_lock"])]
+        self.assertEqual(self.total(rows, "count"), churn)
+        self.assertEqual(len({r["tid"] for r in rows}), churn)
+        self.assertNotIn(0, {r["tid"] for r in rows})
+        for t in truth["threads"]:
+            mine = [r for rep in run.reports
+                    for r in self.rows_for(rep, truth["object"])
+                    if r["tid"] == t["tid"]]
+            self.assertEqual(self.total(mine, "count"), t["count"])
+
+    def test_64_threads_on_8_mutexes_contended_drop_nothing(self):
+        # Rows by holder would be 64 x 63 x 8: more than the 1024 rows.
+        args = ["--mode", "contended", "--top", "0"]
+        cmd = self.workload_cmd("heap", "--threads", "64", "--objects", "8",
+                                "--iters", "10", "--hold-us", "200")
+        for extra in (["--map-size", "1024"], []):
+            with self.subTest(extra=extra):
+                run = self.launch(args + extra, cmd, timeout=120)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                truth = self.truth()
+                report = run.reports[-1]
+                self.assertEqual(report["dropped"], 0,
+                                 report["dropped_causes"])
+                rows = [r for r in report["rows"]
+                        if r["callsite"]["function"] == "timed_lock"]
+                self.assertGreater(self.total(rows, "count"), 0)
+                self.assertLessEqual(self.total(rows, "count"),
+                                     truth["count"])

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fold: the rows of exited threads, kept out of the kernel's map, and the
+ * deltas across a fold (each row counted once, maxima kept).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fold.h"
+#include "snapshot.h"
+
+#define UNUSED __attribute__((unused))
+
+static struct sp_key key(uint64_t object, uint32_t tid, uint32_t owner)
+{
+	return (struct sp_key){
+		.object = object,
+		.callsite = 0x1000,
+		.tid = tid,
+		.owner_tid = owner,
+	};
+}
+
+static struct sp_value val(uint64_t count, uint64_t wait_ns, uint64_t max_ns,
+			   uint64_t window, uint64_t window_max_ns)
+{
+	return (struct sp_value){
+		.count = count,
+		.wait_ns = wait_ns,
+		.max_ns = max_ns,
+		.window = window,
+		.window_max_ns = window_max_ns,
+	};
+}
+
+static struct snapshot *snap_new(void)
+{
+	struct snapshot *s = NULL;
+
+	assert_int_equal(snapshot__new(&s), 0);
+	return s;
+}
+
+static void add(struct snapshot *s, struct sp_key k, struct sp_value v,
+		uint64_t closing)
+{
+	assert_int_equal(snapshot__add(s, &k, &v, 1, closing), 0);
+}
+
+static const struct snapshot_entry *find(const struct snapshot *s,
+					 uint32_t tid, uint64_t object)
+{
+	for (size_t i = 0; i < snapshot__count(s); i++) {
+		const struct snapshot_entry *e = &snapshot__entries(s)[i];
+
+		if (e->key.tid == tid && e->key.object == object)
+			return e;
+	}
+	return NULL;
+}
+
+static void test_key_drops_thread_and_holder_unless_kept(void **state UNUSED)
+{
+	struct fold *merged, *kept;
+	struct sp_key k = key(0x10, 42, 43);
+	struct sp_key m, t;
+
+	assert_int_equal(fold__new(false, &merged), 0);
+	assert_int_equal(fold__new(true, &kept), 0);
+	m = fold__key(merged, &k);
+	t = fold__key(kept, &k);
+	assert_int_equal(m.tid, 0);
+	assert_int_equal(m.owner_tid, 0);
+	assert_int_equal(m.object, 0x10);
+	assert_memory_equal(&t, &k, sizeof(k));
+	fold__free(merged);
+	fold__free(kept);
+}
+
+static void test_rows_of_exited_threads_merge(void **state UNUSED)
+{
+	struct snapshot *s = snap_new();
+	struct fold *f;
+	struct sp_key a = key(0x10, 1, 7), b = key(0x10, 2, 0);
+	struct sp_value va = val(3, 300, 200, 5, 200);
+	struct sp_value vb = val(4, 400, 150, 5, 150);
+
+	assert_int_equal(fold__new(false, &f), 0);
+	assert_int_equal(fold__add(f, &a, &va, 6, s), 0);
+	assert_int_equal(fold__add(f, &b, &vb, 6, s), 0);
+	fold__thread_exited(f);
+	fold__thread_exited(f);
+	assert_int_equal(fold__rows(f), 1);
+	assert_int_equal(fold__threads(f), 2);
+	assert_int_equal(fold__into(f, s, 5), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 1);
+	const struct snapshot_entry *e = find(s, 0, 0x10);
+	assert_non_null(e);
+	assert_int_equal(e->count, 7);
+	assert_int_equal(e->wait_ns, 700);
+	assert_int_equal(e->max_ns, 200);
+	assert_int_equal(e->window_max_ns, 200);	/* both were in window 5 */
+	snapshot__free(s);
+	fold__free(f);
+}
+
+static void test_kept_threads_count_no_thread_as_merged(void **state UNUSED)
+{
+	struct snapshot *s = snap_new();
+	struct fold *f;
+	struct sp_key a = key(0x10, 1, 7);
+	struct sp_value va = val(3, 300, 200, 5, 200);
+	struct snapshot *prev = snap_new(), *d;
+
+	add(prev, a, va, 4);
+	snapshot__seal(prev);
+	assert_int_equal(fold__new(true, &f), 0);
+	assert_int_equal(fold__add(f, &a, &va, 6, s), 0);
+	fold__thread_exited(f);
+	assert_int_equal(fold__threads(f), 0);
+	assert_int_equal(fold__into(f, s, 5), 0);
+	snapshot__seal(s);
+	assert_non_null(find(s, 1, 0x10));
+	/* Same key, same values: nothing new. */
+	assert_int_equal(snapshot__delta(s, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 0);
+	snapshot__free(d);
+	snapshot__free(prev);
+	snapshot__free(s);
+	fold__free(f);
+}
+
+/*
+ * Read 1: threads 1 and 2 each have a row.  Thread 1 exits and locks
+ * twice more before; read 2 folds it: the delta holds its 2 calls, not
+ * its 5.  Read 3 folds thread 2 into the same row: again only the new.
+ */
+static void test_delta_counts_a_folded_row_once(void **state UNUSED)
+{
+	struct sp_key t1 = key(0x10, 1, 0), t2 = key(0x10, 2, 0);
+	struct snapshot *r1 = snap_new(), *r2 = snap_new(), *r3 = snap_new();
+	struct snapshot *d;
+	struct fold *f;
+	const struct snapshot_entry *e;
+	struct sp_value v1 = val(7, 700, 90, 2, 90);
+
+	assert_int_equal(fold__new(false, &f), 0);
+	add(r1, t1, val(5, 500, 50, 1, 50), 1);
+	add(r1, t2, val(3, 300, 30, 1, 30), 1);
+	snapshot__seal(r1);
+
+	/* Read 2 closes window 2, opens 3. */
+	assert_int_equal(fold__add(f, &t1, &v1, 3, r2), 0);
+	add(r2, t2, val(4, 400, 30, 2, 10), 2);
+	assert_int_equal(fold__into(f, r2, 2), 0);
+	snapshot__seal(r2);
+	assert_int_equal(snapshot__delta(r2, r1, &d), 0);
+	e = find(d, 0, 0x10);
+	assert_non_null(e);
+	assert_int_equal(e->count, 2);
+	assert_int_equal(e->wait_ns, 200);
+	assert_int_equal(e->max_ns, 90);	/* thread 1's call in window 2 */
+	e = find(d, 2, 0x10);
+	assert_non_null(e);
+	assert_int_equal(e->count, 1);
+	assert_int_equal(snapshot__count(d), 2);
+	snapshot__free(d);
+
+	/* Read 3: thread 2 exits with one more call; the fold had 7. */
+	struct sp_value v2 = val(5, 500, 30, 3, 20);
+
+	assert_int_equal(fold__add(f, &t2, &v2, 4, r3), 0);
+	assert_int_equal(fold__into(f, r3, 3), 0);
+	snapshot__seal(r3);
+	assert_int_equal(snapshot__count(r3), 1);
+	assert_int_equal(snapshot__delta(r3, r2, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = find(d, 0, 0x10);
+	assert_non_null(e);
+	assert_int_equal(e->count, 1);
+	assert_int_equal(e->wait_ns, 100);
+	assert_int_equal(e->max_ns, 20);
+	snapshot__free(d);
+	snapshot__free(r1);
+	snapshot__free(r2);
+	snapshot__free(r3);
+	fold__free(f);
+}
+
+/* A call that ended after the window switch counts in the next window. */
+static void test_fold_keeps_the_open_windows_maximum(void **state UNUSED)
+{
+	struct sp_key t1 = key(0x10, 1, 0);
+	/* window 3 (open at the read) max 80; window 2 (closing) max 40. */
+	struct sp_value v = {
+		.count = 2, .wait_ns = 120, .max_ns = 80,
+		.window = 3, .window_max_ns = 80,
+		.prev_window = 2, .prev_window_max_ns = 40,
+	};
+	struct snapshot *r2 = snap_new(), *r3 = snap_new();
+	struct fold *f;
+	const struct snapshot_entry *e;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	assert_int_equal(fold__add(f, &t1, &v, 3, r2), 0);
+	assert_int_equal(fold__into(f, r2, 2), 0);
+	snapshot__seal(r2);
+	e = find(r2, 0, 0x10);
+	assert_int_equal(e->window_max_ns, 40);
+	assert_int_equal(fold__into(f, r3, 3), 0);
+	snapshot__seal(r3);
+	e = find(r3, 0, 0x10);
+	assert_int_equal(e->window_max_ns, 80);
+	snapshot__free(r2);
+	snapshot__free(r3);
+	fold__free(f);
+}
+
+static void test_many_rows_grow_the_table(void **state UNUSED)
+{
+	struct snapshot *s = snap_new();
+	struct fold *f;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	for (uint32_t i = 0; i < 5000; i++) {
+		struct sp_key k = key(0x1000 + i % 1000, i + 1, 0);
+		struct sp_value v = val(1, 10, 10, 1, 10);
+
+		assert_int_equal(fold__add(f, &k, &v, 2, s), 0);
+	}
+	assert_int_equal(fold__rows(f), 1000);
+	assert_int_equal(fold__into(f, s, 1), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 1000);
+	for (size_t i = 0; i < snapshot__count(s); i++)
+		assert_int_equal(snapshot__entries(s)[i].count, 5);
+	snapshot__free(s);
+	fold__free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_drops_thread_and_holder_unless_kept),
+		cmocka_unit_test(test_rows_of_exited_threads_merge),
+		cmocka_unit_test(test_kept_threads_count_no_thread_as_merged),
+		cmocka_unit_test(test_delta_counts_a_folded_row_once),
+		cmocka_unit_test(test_fold_keeps_the_open_windows_maximum),
+		cmocka_unit_test(test_many_rows_grow_the_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rows of threads that have exited, taken out of the kernel's stats
+ * map and kept here, so the map holds the live threads' rows only.
+ */
+#ifndef SYNCPROF_FOLD_H
+#define SYNCPROF_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+#include "syncprof.h"
+
+struct fold;
+
+/*
+ * keep_threads: each row keeps its thread (--per-thread); else the rows
+ * of all exited threads that differ only by thread (and holder) become
+ * one, with tid and owner_tid 0.
+ */
+int fold__new(bool keep_threads, struct fold **out);
+void fold__free(struct fold *f);
+/*
+ * Takes key's last value, out of the map while report window `open` is
+ * the open one (the window maxima of `open` and the one before it are
+ * kept).  When the row changes key, the move is recorded in snap, the
+ * snapshot being read, so that its delta against the previous one counts
+ * the row once.
+ */
+int fold__add(struct fold *f, const struct sp_key *key,
+	      const struct sp_value *v, uint64_t open, struct snapshot *snap);
+/* Adds every folded row to snap, read as report window `closing` closed. */
+int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing);
+/*
+ * Counts one more exited thread whose rows no longer name it (for the
+ * threads seen so far); 0 when rows keep their threads.
+ */
+void fold__thread_exited(struct fold *f);
+size_t fold__threads(const struct fold *f);
+size_t fold__rows(const struct fold *f);
+/*
+ * The key a row of an exited thread is kept under: key itself, or with
+ * no thread and no holder.
+ */
+struct sp_key fold__key(const struct fold *f, const struct sp_key *key);
+
+#endif
