@@ -539,10 +539,12 @@ uninstall:
 # A sanitizer's exit status, 99, is none of syncprof's own.
 SAN_ENV     := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:exitcode=99 \
                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99
+# SANITIZE_TESTS: which integration test files run (all by default).
+SANITIZE_TESTS ?= test_*.py
 sanitize:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 test-bins
-	$(Q)$(SAN_ENV) $(PYTHON) tests/run.py --build build-san
+	$(Q)$(SAN_ENV) $(PYTHON) tests/run.py --build build-san --pattern '$(SANITIZE_TESTS)'
 
 clean:
 	$(call msg,CLEAN,)

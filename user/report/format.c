@@ -525,12 +525,12 @@ static void json_hex_or_null(FILE *out, bool known, uint64_t v)
 }
 
 /*
- * A call site: the address and where it is.  frame: the contract's
- * FRAME, which says too whether it is an inlined call (never, for a
- * single address named by its outermost caller).
+ * A call site: the address and where it is.  inlined: NULL for a call
+ * site, else "true" or "false" for the contract's FRAME, which says too
+ * whether it is an inlined call.
  */
 static void json_site(FILE *out, uint64_t addr, const struct symbol_info *cs,
-		      bool frame)
+		      const char *inlined)
 {
 	fputs("{\"address\": ", out);
 	json_hex_or_null(out, true, addr);
@@ -546,7 +546,9 @@ static void json_site(FILE *out, uint64_t addr, const struct symbol_info *cs,
 		fprintf(out, ", \"line\": %u", cs->line);
 	else
 		fputs(", \"line\": null", out);
-	fputs(frame ? ", \"inline\": false}" : "}", out);
+	if (inlined)
+		fprintf(out, ", \"inline\": %s", inlined);
+	fputc('}', out);
 }
 
 /*
@@ -568,7 +570,7 @@ static void json_blame(FILE *out, const struct report_rows *rows,
 		json_string(out, names[i].object_symbol);
 		fputs(", \"release\": ", out);
 		if (r->callsite)
-			json_site(out, r->callsite, &names[i].callsite, true);
+			json_site(out, r->callsite, &names[i].callsite, "false");
 		else
 			fputs("null", out);
 		if (r->tid == REPORT_NO_TID || !r->callsite)
@@ -611,7 +613,7 @@ static void json_waiting(FILE *out, const struct report_rows *rows,
 		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
 		json_string(out, names[i].object_symbol);
 		fputs(", \"callsite\": ", out);
-		json_site(out, r->callsite, &names[i].callsite, false);
+		json_site(out, r->callsite, &names[i].callsite, NULL);
 		if (r->tid == REPORT_NO_TID)
 			fputs(", \"tid\": null", out);
 		else
@@ -689,7 +691,7 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
 		json_string(out, names[i].object_symbol);
 		fputs(", \"callsite\": ", out);
-		json_site(out, r->callsite, cs, false);
+		json_site(out, r->callsite, cs, NULL);
 		if (r->tid == REPORT_NO_TID) {
 			fputs(", \"tid\": null", out);
 		} else {
@@ -740,21 +742,7 @@ static const char *const stack_end_names[] = {
 static void json_frame(FILE *out, uint64_t pc, const struct symbol_info *info,
 		       bool inlined)
 {
-	fputs("{\"address\": ", out);
-	json_hex_or_null(out, true, pc);
-	fputs(", \"module\": ", out);
-	json_string(out, info->module);
-	fputs(", \"offset\": ", out);
-	json_hex_or_null(out, info->module != NULL, info->module_offset);
-	fputs(", \"function\": ", out);
-	json_string(out, info->function);
-	fputs(", \"file\": ", out);
-	json_string(out, info->file);
-	if (info->line)
-		fprintf(out, ", \"line\": %u", info->line);
-	else
-		fputs(", \"line\": null", out);
-	fprintf(out, ", \"inline\": %s}", inlined ? "true" : "false");
+	json_site(out, pc, info, inlined ? "true" : "false");
 }
 
 /*
