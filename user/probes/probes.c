@@ -122,7 +122,7 @@ struct probes {
 	void *stack_buf;		/* one stacks map value */
 	struct ring_buffer *events;
 	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
-	uint64_t anchor_exit_ns;	/* when the anchor exited, from BPF */
+	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
 	/* Where full mode's probes are, to attach them again (follow_threads). */
 	pid_t anchor;			/* the thread they are attached through */
 	struct bpf_link *exit_link;	/* tells when it exits */
