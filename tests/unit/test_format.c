@@ -360,9 +360,9 @@ static void test_table_says_drops_loudly(void **state UNUSED)
 	out = render(FORMAT_TABLE, &m, NULL, 0, 0, NULL);
 	assert_string_equal(out,
 		"syncprof: pid 123 (qemu)  mode full  elapsed 10.00 s  rows 0/0  dropped 12\n"
-		"Type               Object  Call site  Wait Time (s)         Count  Average (us)\n"
-		RULE79
-		RULE79
+		"Type               Object  Call site  Wait Time (s)         Count  Average (us)      Max (us)      Failed\n"
+		RULE105
+		RULE105
 		"DROPPED 12 events: 10 new rows beyond the kernel's row table "
 		"(--map-size 4096: raise it); 2 probe runs the kernel skipped "
 		"(another BPF program was running on the CPU); the counts are "
