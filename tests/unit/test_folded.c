@@ -78,6 +78,10 @@ static void test_lines(void **state UNUSED)
 	char *out;
 
 	assert_int_equal(folded__new(&f), 0);
+	/* Nothing added: nothing written. */
+	out = write_lines(f);
+	assert_string_equal(out, "");
+	free(out);
 	assert_int_equal(folded__add(f, &row, "queue+0x28", &rs), 0);
 	out = write_lines(f);
 	/* Sorted; the stack that waited no time is left out. */

@@ -152,7 +152,8 @@ static int folded__line_cmp(const void *pa, const void *pb)
 
 int folded__write(struct folded *f, FILE *out)
 {
-	qsort(f->lines, f->n, sizeof(*f->lines), folded__line_cmp);
+	if (f->n)
+		qsort(f->lines, f->n, sizeof(*f->lines), folded__line_cmp);
 	for (size_t i = 0; i < f->n;) {
 		uint64_t wait = 0;
 		size_t j = i;
