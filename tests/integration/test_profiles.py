@@ -1,9 +1,11 @@
 """--format folded and --format pprof on real targets, held to the ground
 truth the JSON is held to: the targets' own counts (exact) and clocks
-(within the tolerance), per lock.  go tool pprof reads every profile
-(-raw for the numbers, -top for the names).  That one report renders the
-same totals in JSON, folded and pprof is checked exactly by the unit
-tests (tests/unit/test_folded.c, test_pprof.c)."""
+(within the tolerance), per lock and, with whole stacks, per path: two
+paths through one wrapper have the same exact counts in JSON and pprof.
+go tool pprof reads every profile (-raw for the numbers, -top for the
+names).  That one report renders the same totals in JSON, folded and
+pprof is checked exactly by the unit tests (tests/unit/test_folded.c,
+test_pprof.c)."""
 import os
 import re
 import shutil
@@ -15,6 +17,9 @@ from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, with_mode
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 CXXLOCK = os.path.join(BUILD, "tests", "targets", "cxxlock")
+# Two paths through one lock wrapper in a library without frame pointers,
+# every acquisition blocking once, the truth per path (the stack tests').
+STACKS_TARGET = os.path.join(BUILD, "tests", "targets", "stacks")
 GO = shutil.which("go")
 FOLDED_LINE = re.compile(r"^(\S.*) (\d+)$")
 RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
@@ -285,6 +290,61 @@ class StackProfiles(SyncprofTestCase):
     def test_contended_mode_stacks_in_folded_and_pprof(self):
         self.check("contended", self.blocking(), BLOCKING_SOURCE,
                    "blocking_mutex", ["wait_mutex", "waiter"], 0.02)
+
+    # --- two paths through one wrapper: JSON, folded, pprof ----------------
+
+    def check_paths(self, mode):
+        if not os.path.exists(STACKS_TARGET):
+            self.skipTest("no tests/targets/stacks in this tree")
+        command = [STACKS_TARGET, "paths", "--iters", "20", "--hold-us", "3000",
+                   "--truth", self.path("truth.json")]
+        args = ["--mode", mode, "--stack-depth", "32", "--top", "0"]
+        # Three runs, each against its own truth.
+        run = self.launch(args, command)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        json_truth = self.truth()
+        json_counts = {}
+        for row in run.reports[0]["rows"]:
+            if row["object_symbol"] != "stack_lock":
+                continue
+            for stack in row["stacks"]:
+                names = [f["function"] for f in stack["frames"]]
+                for name in ("path_a", "path_b"):
+                    if name in names:
+                        json_counts[name] = json_counts.get(name, 0) + stack["count"]
+        profile = Profile(self.launch_format("pprof", args, command))
+        pprof_truth = self.truth()
+        path = self.launch_format("folded", args, command)
+        folded_truth = self.truth()
+        with open(path) as f:
+            folded = [l for l in parse_folded(f.read()) if l[1] == "[mutex stack_lock]"]
+        for name in ("path_a", "path_b"):
+            # Counts are exact in every output: each acquisition blocks once.
+            self.assertEqual(json_counts.get(name), json_truth["paths"][name]["count"])
+            samples = [s for s in profile.of("stack_lock")
+                       if name in profile.functions(s)]
+            self.assertEqual(sum(s["count"] for s in samples),
+                             pprof_truth["paths"][name]["count"])
+            self.assertEqual(sum(s["count"] for s in samples), json_counts[name])
+            self.assertWithin(sum(s["delay"] for s in samples),
+                              pprof_truth["paths"][name]["wait_ns"])
+            for s in samples:
+                self.assertEqual(profile.functions(s)[:2], ["stackwrap_lock", name])
+            mine = [(frames, v) for frames, _, v in folded if name in frames]
+            self.assertTrue(mine, folded)
+            for frames, _ in mine:
+                self.assertEqual(frames[-2:], [name, "stackwrap_lock"], frames)
+            self.assertWithin(sum(v for _, v in mine),
+                              folded_truth["paths"][name]["wait_ns"])
+        top = profile.pprof("-top", "-cum")
+        for name in ("path_a", "path_b", "stackwrap_lock"):
+            self.assertRegex(top, rf"(?m)\s{name}$")
+
+    def test_two_paths_in_json_folded_and_pprof_contended(self):
+        self.check_paths("contended")
+
+    def test_two_paths_in_json_folded_and_pprof_full(self):
+        self.check_paths("full")
 
     def test_g_prints_each_rows_stacks(self):
         proc = subprocess.run(
