@@ -30,12 +30,6 @@ WORKLOAD_SOURCE = os.path.join(ROOT, "tests", "targets", "workload.c")
 BLOCKING_SOURCE = os.path.join(ROOT, "tests", "targets", "blocking.c")
 
 
-def stacks_in_this_build():
-    """Whether syncprof keeps whole stacks (the kernel side: --stack-depth)."""
-    proc = subprocess.run([SYNCPROF, "--help"], capture_output=True, text=True)
-    return "--stack-depth" in proc.stdout
-
-
 def marker_line(path, name):
     with open(path) as f:
         for number, text in enumerate(f, 1):
@@ -237,9 +231,6 @@ class Profiles(SyncprofTestCase):
         self.assertEqual(proc.stdout, "")
 
 
-@unittest.skipUnless(stacks_in_this_build(),
-                     "this syncprof keeps no whole stacks (no --stack-depth): "
-                     "the kernel side is not in this build")
 class StackProfiles(SyncprofTestCase):
     """Whole stacks in the outputs: the call site's function, its caller
     (the thread's function), then libc's start_thread."""
@@ -294,8 +285,6 @@ class StackProfiles(SyncprofTestCase):
     # --- two paths through one wrapper: JSON, folded, pprof ----------------
 
     def check_paths(self, mode):
-        if not os.path.exists(STACKS_TARGET):
-            self.skipTest("no tests/targets/stacks in this tree")
         command = [STACKS_TARGET, "paths", "--iters", "20", "--hold-us", "3000",
                    "--truth", self.path("truth.json")]
         args = ["--mode", mode, "--stack-depth", "32", "--top", "0"]
