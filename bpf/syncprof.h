@@ -21,6 +21,9 @@ enum sp_lock_type {
 	SP_TYPE_SEM,
 	SP_TYPE_LIBC_LOCK,	/* glibc's own locks: stdio, malloc arenas */
 	SP_TYPE_FUTEX,		/* any other futex wait */
+	SP_TYPE_BARRIER,	/* pthread_barrier_wait, std::barrier */
+	SP_TYPE_SPINLOCK,	/* full mode only: spinlocks never sleep */
+	SP_TYPE_JOIN,		/* pthread_join, std::thread::join */
 	SP_TYPE__COUNT,
 };
 

@@ -23,6 +23,9 @@ static const char *const type_names[SP_TYPE__COUNT] = {
 	[SP_TYPE_SEM] = "sem",
 	[SP_TYPE_LIBC_LOCK] = "libc-lock",
 	[SP_TYPE_FUTEX] = "futex",
+	[SP_TYPE_BARRIER] = "barrier",
+	[SP_TYPE_SPINLOCK] = "spinlock",
+	[SP_TYPE_JOIN] = "join",
 };
 
 const char *report__type_name(uint32_t type)
