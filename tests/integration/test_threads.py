@@ -81,6 +81,32 @@ class MainThreadExit(SyncprofTestCase):
         os.kill(pid, signal.SIGUSR2)
         self.check_counts(self.finish_syncprof(prof))
 
+    def test_hold_and_blame_count_on_after_main_exits(self):
+        """The unlock probes of --hold and --blame follow the live thread
+        too: every acquisition's hold is timed, before and after."""
+        out = self.path("report.json")
+        prof = subprocess.Popen(
+            [SYNCPROF, "-v", "--mode", "full", "--hold", "--blame",
+             "--format", "json", "-o", out,
+             "--", *self.workload_cmd("mutex", "--threads", "3", "--iters",
+                                      "30", "--hold-us", "2000",
+                                      "--main-exits")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(prof)
+        prof.report_path = out
+        seen = self.wait_for_stderr(prof, "they follow thread")
+        pid = int(re.search(r"profiling PID (\d+)", seen).group(1))
+        os.kill(pid, signal.SIGUSR2)
+        run = self.finish_syncprof(prof)
+        self.check_counts(run)
+        rows = self.rows_for(run.reports[-1], self.truth()["object"])
+        self.assertEqual(self.total(rows, "holds"), 3 * 30)
+        # Each hold sleeps 2 ms in the target.
+        self.assertGreaterEqual(self.total(rows, "hold_ns"), 3 * 30 * 2_000_000)
+        blamed = [b for b in run.reports[-1]["blame"]
+                  if b["object"] == self.truth()["object"]]
+        self.assertGreater(sum(b["count"] for b in blamed), 0)
+
 
 class RowTable(SyncprofTestCase):
     """The kernel's row table holds the rows of live threads: rows of

@@ -681,7 +681,7 @@ static int probes__attach_releases(struct probes *p, const char *library)
 		LIBBPF_OPTS(bpf_uprobe_opts, opts,
 			    .bpf_cookie = SP_COOKIE(spec->class, kind));
 		p->release_links[i] = bpf_program__attach_uprobe_opts(
-			p->skel->progs.unlock_enter, p->tgid, library, offset,
+			p->skel->progs.unlock_enter, p->anchor, library, offset,
 			&opts);
 		if (!p->release_links[i]) {
 			err = -errno;
@@ -984,6 +984,15 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 	p->skel->bss->anchor_tid = (__u32)tid;
 	err = probes__attach_sites(p, p->library, p->site_index,
 				   p->site_offset, p->site_cookie, p->n_sites);
+	if (!err && p->releases) {
+		struct bpf_link *old_releases[N_RELEASES];
+
+		memcpy(old_releases, p->release_links, sizeof(old_releases));
+		memset(p->release_links, 0, sizeof(p->release_links));
+		err = probes__attach_releases(p, p->library);
+		for (size_t i = 0; i < N_RELEASES; i++)
+			probes__retire(p, old_releases[i]);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	*attached_ns = (uint64_t)now.tv_sec * 1000000000ull +
 		       (uint64_t)now.tv_nsec;
