@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +45,19 @@ def run_unit(build):
 
 
 class Result(unittest.TextTestResult):
-    pass
+    """Also keeps each test's wall time, for the slowest-tests list."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.times = []
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        self.times.append((time.monotonic() - self._started, test.id()))
+        super().stopTest(test)
 
 
 def run_integration(build, pattern):
@@ -59,6 +72,9 @@ def run_integration(build, pattern):
     runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                      resultclass=Result)
     result = runner.run(suite)
+    print("slowest integration tests:")
+    for secs, name in sorted(result.times, reverse=True)[:12]:
+        print(f"  {secs:6.1f} s  {name}")
     failed = len(result.failures) + len(result.errors)
     skipped = len(result.skipped)
     return result.testsRun - failed - skipped, failed, skipped

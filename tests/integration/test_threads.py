@@ -115,9 +115,11 @@ class RowTable(SyncprofTestCase):
 
     def test_thread_churn_keeps_every_row(self):
         # 1500 threads of 1-3 rows each through a table of 1024: the
-        # rows of exited threads leave it every second (<1000 a second).
+        # rows of exited threads leave it every second (<1000 a second),
+        # and so do their histograms and hold times.
         churn = 1500
-        run = self.launch(["--map-size", "1024", "--top", "0", "-n"],
+        run = self.launch(["--map-size", "1024", "--top", "0", "-n",
+                           "--mode", "full", "--hold"],
                           self.workload_cmd("churn", "--threads", "2",
                                             "--hold-us", "500", "--churn",
                                             str(churn)), timeout=120)
@@ -130,6 +132,9 @@ class RowTable(SyncprofTestCase):
         self.assertInside(self.total(long_lived, "wait_ns"), truth["wait_ns"])
         short_lived = self.rows_for(report, truth["churn_lock"])
         self.assertEqual(self.total(short_lived, "count"), churn)
+        self.assertEqual(self.total(short_lived, "holds"), churn)
+        for row in long_lived + short_lived:
+            self.assertEqual(sum(n for _, n in row["hist"]), row["count"])
 
     def test_thread_churn_per_thread_rows_keep_their_threads(self):
         churn = 300

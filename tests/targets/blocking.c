@@ -144,32 +144,11 @@ __attribute__((noinline)) static void wait_stdio(void)
 	measured(t0);
 }
 
-/*
- * Whether the waiter sits in a futex system call: /proc's syscall file
- * starts with its number.  A waiter that is still on its way (a loaded
- * machine can keep it off the CPU for milliseconds) has not blocked yet.
- */
-static bool waiter_in_futex(void)
-{
-	char path[64], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)waiter_tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return atoi(buf) == SYS_futex;
-}
-
 /* Holds for --hold-us after the waiter blocked (or a second at most). */
 static void hold(int iteration)
 {
 	atomic_store(&held, iteration);
-	for (int spent = 0; spent < 1000000 && !waiter_in_futex(); spent += 100)
-		sleep_us(100);
+	wait_thread_in_futex(waiter_tid);
 	sleep_us(cfg.hold_us);
 }
 

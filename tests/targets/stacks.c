@@ -58,6 +58,7 @@ static atomic_int done;		/* iteration the waiter finished */
 static const char *scenario;
 static int (*dl_lock)(pthread_mutex_t *m);
 static volatile int sink;
+static atomic_int waiter_tid;
 
 enum path { P_A, P_B, P_DEEP, P_FP, P_DL, P_PRE, P_JIT, P__COUNT };
 
@@ -177,9 +178,13 @@ static int make_jit(void)
 
 static void *holder(void *arg)
 {
+	while (!atomic_load(&waiter_tid))
+		sleep_us(50);
 	for (int i = 1; i <= cfg.iters; i++) {
 		pthread_mutex_lock(&stack_lock);
 		atomic_store(&held, i);
+		/* Every acquisition blocks, however loaded the machine. */
+		wait_thread_in_futex((pid_t)atomic_load(&waiter_tid));
 		sleep_us(cfg.hold_us);
 		pthread_mutex_unlock(&stack_lock);
 		wait_until(&done, i);
@@ -189,6 +194,7 @@ static void *holder(void *arg)
 
 static void *waiter(void *arg)
 {
+	atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
 	for (int i = 1; i <= cfg.iters; i++) {
 		wait_until(&held, i);
 		if (!strcmp(scenario, "paths"))
@@ -214,6 +220,7 @@ static void run_threads(void)
 
 	atomic_store(&held, 0);
 	atomic_store(&done, 0);
+	atomic_store(&waiter_tid, 0);
 	pthread_create(&threads[0], NULL, holder, NULL);
 	pthread_create(&threads[1], NULL, waiter, NULL);
 	pthread_join(threads[0], NULL);

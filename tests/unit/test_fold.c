@@ -111,6 +111,44 @@ static void test_rows_of_exited_threads_merge(void **state UNUSED)
 	fold__free(f);
 }
 
+static void test_holds_and_histograms_fold_with_their_rows(void **state UNUSED)
+{
+	struct snapshot *s = snap_new();
+	struct fold *f;
+	struct sp_key a = key(0x10, 1, 0), b = key(0x10, 2, 0);
+	struct sp_value va = val(3, 300, 200, 5, 200);
+	struct sp_value ha = val(3, 9000, 4000, 5, 4000);
+	struct sp_value hb = val(1, 1000, 1000, 5, 1000);
+	struct sp_hist hista = { 0 }, histb = { 0 };
+
+	va.failed = 1;
+	va.failed_ns = 50;
+	hista.slot[3] = 2;
+	hista.slot[7] = 1;
+	histb.slot[7] = 4;
+	assert_int_equal(fold__new(false, &f), 0);
+	assert_int_equal(fold__add(f, &a, &va, 6, s), 0);
+	assert_int_equal(fold__add_hist(f, &a, &hista), 0);
+	assert_int_equal(fold__add_hist(f, &b, &histb), 0);
+	assert_int_equal(fold__add_hold(f, &a, &ha, 6), 0);
+	assert_int_equal(fold__add_hold(f, &b, &hb, 6), 0);
+	assert_int_equal(fold__rows(f), 1);
+	assert_int_equal(fold__into(f, s, 5), 0);
+	snapshot__seal(s);
+	assert_int_equal(snapshot__count(s), 1);
+	const struct snapshot_entry *e = find(s, 0, 0x10);
+	assert_non_null(e);
+	assert_int_equal(e->count, 3);
+	assert_int_equal(e->failed_ns, 50);
+	assert_int_equal(e->hist[3], 2);
+	assert_int_equal(e->hist[7], 5);
+	assert_int_equal(e->hold_count, 4);
+	assert_int_equal(e->hold_ns, 10000);
+	assert_int_equal(e->hold_max_ns, 4000);
+	snapshot__free(s);
+	fold__free(f);
+}
+
 static void test_kept_threads_count_no_thread_as_merged(void **state UNUSED)
 {
 	struct snapshot *s = snap_new();
@@ -250,6 +288,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_drops_thread_and_holder_unless_kept),
 		cmocka_unit_test(test_rows_of_exited_threads_merge),
+		cmocka_unit_test(test_holds_and_histograms_fold_with_their_rows),
 		cmocka_unit_test(test_kept_threads_count_no_thread_as_merged),
 		cmocka_unit_test(test_delta_counts_a_folded_row_once),
 		cmocka_unit_test(test_fold_keeps_the_open_windows_maximum),

@@ -1168,6 +1168,29 @@ static int cmp_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* --hold's rows of the dead threads (sorted TIDs), into the fold. */
+static int probes__fold_holds(struct probes *p, const __u32 *dead,
+			      size_t n_dead)
+{
+	int fd = bpf_map__fd(p->skel->maps.hold_stats);
+	struct sp_key prev, next;
+	bool started = false;
+	struct sp_value row;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, started ? &prev : NULL, &next)) {
+		/* A deleted key's successor is the next one after prev. */
+		if (bsearch(&next.tid, dead, n_dead, sizeof(*dead), cmp_tid) &&
+		    !bpf_map_lookup_and_delete_elem(fd, &next, &row)) {
+			err = fold__add_hold(p->fold, &next, &row, p->window);
+			continue;
+		}
+		prev = next;
+		started = true;
+	}
+	return err;
+}
+
 /*
  * Takes the rows of the threads that have exited out of the map and
  * into the fold, recording their moves in snap; marks them in gone[].
@@ -1176,8 +1199,10 @@ static int cmp_tid(const void *a, const void *b)
 static int probes__fold_exited(struct probes *p, int fd, size_t n,
 			       bool *gone, struct snapshot *snap)
 {
+	int hist_fd = bpf_map__fd(p->skel->maps.hists);
 	__u32 *tids = malloc((n ? n : 1) * sizeof(*tids));
 	size_t n_tids = 0, n_dead = 0;
+	struct sp_hist hist;
 	__u32 *dead;
 	int err = 0;
 
@@ -1205,7 +1230,12 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 			continue;
 		gone[i] = true;
 		err = fold__add(p->fold, &p->keys[i], &last, p->window, snap);
+		if (!err && !bpf_map_lookup_and_delete_elem(hist_fd,
+							    &p->keys[i], &hist))
+			err = fold__add_hist(p->fold, &p->keys[i], &hist);
 	}
+	if (!err && n_dead && p->hold)
+		err = probes__fold_holds(p, dead, n_dead);
 	free(tids);
 	return err;
 }

@@ -8,6 +8,8 @@
  * threads that have exited out of the map (probes.c) and keeps them here:
  * merged into one row per {object, call site, stack, type} without
  * --per-thread (tid 0: "exited" on the screen), or as they were with it.
+ * The row's histogram and --hold's row share its key and leave their
+ * maps with it: left behind, they filled those maps instead.
  *
  * Counts and waits only grow, so a snapshot is the map plus these rows.
  * What must not break is a delta: a row that moves from {tid T} to
@@ -29,8 +31,10 @@
 
 struct fold_slot {
 	struct sp_key key;
-	struct sp_value value;
-	bool used;
+	struct sp_value value;	/* the stats map's row */
+	struct sp_value hold;	/* --hold's row */
+	struct sp_hist hist;	/* the histogram's */
+	bool used, has_value, has_hold, has_hist;
 };
 
 struct fold {
@@ -125,32 +129,27 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-int fold__add(struct fold *f, const struct sp_key *key,
-	      const struct sp_value *v, uint64_t open, struct snapshot *snap)
+/* The slot of target, taken if new; NULL without memory. */
+static struct fold_slot *fold__claim(struct fold *f, const struct sp_key *target)
 {
-	struct sp_key target = fold__key(f, key);
 	struct fold_slot *slot;
-	struct sp_value *c;
-	uint64_t closing = open - 1;
-	int err;
 
-	if ((f->used + 1) * 4 > f->cap * 3) {
-		err = fold__grow(f);
-		if (err)
-			return err;
-	}
-	if (memcmp(&target, key, sizeof(target))) {
-		err = snapshot__add_move(snap, key, &target);
-		if (err)
-			return err;
-	}
-	slot = fold__slot(f->slots, f->cap, &target);
+	if ((f->used + 1) * 4 > f->cap * 3 && fold__grow(f))
+		return NULL;
+	slot = fold__slot(f->slots, f->cap, target);
 	if (!slot->used) {
 		slot->used = true;
-		slot->key = target;
+		slot->key = *target;
 		f->used++;
 	}
-	c = &slot->value;
+	return slot;
+}
+
+/* Adds v to c: sums, the maximum, and both window maxima. */
+static void fold__merge(struct sp_value *c, const struct sp_value *v,
+			uint64_t open)
+{
+	uint64_t closing = open - 1;
 	uint64_t open_max = max_u64(window_max(c, open), window_max(v, open));
 	uint64_t closing_max = max_u64(window_max(c, closing),
 				       window_max(v, closing));
@@ -158,11 +157,58 @@ int fold__add(struct fold *f, const struct sp_key *key,
 	c->count += v->count;
 	c->wait_ns += v->wait_ns;
 	c->failed += v->failed;
+	c->failed_ns += v->failed_ns;
 	c->max_ns = max_u64(c->max_ns, v->max_ns);
 	c->window = open;
 	c->window_max_ns = open_max;
 	c->prev_window = closing;
 	c->prev_window_max_ns = closing_max;
+}
+
+int fold__add(struct fold *f, const struct sp_key *key,
+	      const struct sp_value *v, uint64_t open, struct snapshot *snap)
+{
+	struct sp_key target = fold__key(f, key);
+	struct fold_slot *slot;
+
+	if (memcmp(&target, key, sizeof(target))) {
+		int err = snapshot__add_move(snap, key, &target);
+
+		if (err)
+			return err;
+	}
+	slot = fold__claim(f, &target);
+	if (!slot)
+		return -ENOMEM;
+	fold__merge(&slot->value, v, open);
+	slot->has_value = true;
+	return 0;
+}
+
+int fold__add_hold(struct fold *f, const struct sp_key *key,
+		   const struct sp_value *v, uint64_t open)
+{
+	struct sp_key target = fold__key(f, key);
+	struct fold_slot *slot = fold__claim(f, &target);
+
+	if (!slot)
+		return -ENOMEM;
+	fold__merge(&slot->hold, v, open);
+	slot->has_hold = true;
+	return 0;
+}
+
+int fold__add_hist(struct fold *f, const struct sp_key *key,
+		   const struct sp_hist *h)
+{
+	struct sp_key target = fold__key(f, key);
+	struct fold_slot *slot = fold__claim(f, &target);
+
+	if (!slot)
+		return -ENOMEM;
+	for (int i = 0; i < SP_HIST_SLOTS; i++)
+		slot->hist.slot[i] += h->slot[i];
+	slot->has_hist = true;
 	return 0;
 }
 
@@ -171,10 +217,18 @@ int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing)
 	for (size_t i = 0; i < f->cap; i++) {
 		int err;
 
-		if (!f->slots[i].used)
+		const struct fold_slot *slot = &f->slots[i];
+
+		if (!slot->used)
 			continue;
-		err = snapshot__add(snap, &f->slots[i].key, &f->slots[i].value,
-				    1, closing);
+		err = slot->has_value ? snapshot__add(snap, &slot->key,
+						      &slot->value, 1, closing)
+				      : 0;
+		if (!err && slot->has_hold)
+			err = snapshot__add_hold(snap, &slot->key, &slot->hold,
+						 1, closing);
+		if (!err && slot->has_hist)
+			err = snapshot__add_hist(snap, &slot->key, &slot->hist);
 		if (err)
 			return err;
 	}

@@ -31,6 +31,14 @@ void fold__free(struct fold *f);
  */
 int fold__add(struct fold *f, const struct sp_key *key,
 	      const struct sp_value *v, uint64_t open, struct snapshot *snap);
+/*
+ * The same key's row of --hold's map, and its histogram, out of their
+ * maps with it (their deltas follow the move fold__add recorded).
+ */
+int fold__add_hold(struct fold *f, const struct sp_key *key,
+		   const struct sp_value *v, uint64_t open);
+int fold__add_hist(struct fold *f, const struct sp_key *key,
+		   const struct sp_hist *h);
 /* Adds every folded row to snap, read as report window `closing` closed. */
 int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing);
 /*

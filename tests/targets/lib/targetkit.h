@@ -10,8 +10,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +33,35 @@ static inline void sleep_us(int us)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/*
+ * Whether thread tid of this process sits in a futex system call: /proc's
+ * syscall file starts with its number.  A waiter still on its way (a
+ * loaded machine can keep it off the CPU for milliseconds) has not
+ * blocked yet, and contended mode would rightly not count it.
+ */
+static inline bool thread_in_futex(pid_t tid)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atoi(buf) == SYS_futex;
+}
+
+/* A holder's wait for its waiter to block (a second at most). */
+static inline void wait_thread_in_futex(pid_t tid)
+{
+	for (int spent = 0; spent < 1000000 && !thread_in_futex(tid);
+	     spent += 100)
+		sleep_us(100);
 }
 
 /* --wait-signal: print "ready PID", start on SIGUSR1. */
