@@ -523,8 +523,8 @@ int main(int argc, char **argv)
 	    strcmp(cfg.name, "pingpong") && strcmp(cfg.name, "many") &&
 	    strcmp(cfg.name, "handoff") && strcmp(cfg.name, "condhandoff") &&
 	    strcmp(cfg.name, "futexpp") && strcmp(cfg.name, "futexwake") &&
-	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer"))
-	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "pipepp"))
+	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer") &&
+	    strcmp(cfg.name, "pipepp"))
 		return 2;
 	handoff = !strcmp(cfg.name, "handoff") || !strcmp(cfg.name, "condhandoff");
 	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") ||
@@ -602,7 +602,6 @@ int main(int argc, char **argv)
 		printf("\"%p\"", (void *)&fx_turn);
 	else if (!strcmp(cfg.name, "hammer"))
 		printf("\"%p\"", (void *)&gm_word);
-	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid"))
 	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid") &&
 		 strcmp(cfg.name, "pipepp"))
 		for (int i = 0; i < (!strcmp(cfg.name, "many") ? cfg.locks : 1); i++)
