@@ -31,6 +31,14 @@
  * abandoned counter.  Cost: the common call touches only the top slot
  * (make bench).
  *
+ * A probe inside a retry loop (SP_COOKIE_REHIT: pthread_spin_lock, whose
+ * entry no uprobe can take, and the trylocks whose cmpxchg loop branches
+ * back before their first emulated instruction) fires once per pass: an
+ * entry at the sp and object of the call in flight is that call going
+ * on, and keeps its start.  The kernel chains the return probe's
+ * instances; the extra runs of the return program find no call at their
+ * sp and leave.
+ *
  * Contended mode's programs are in contended.bpf.c; the loader loads only
  * the programs of the mode it runs.
  */

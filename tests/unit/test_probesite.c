@@ -89,18 +89,38 @@ static void test_first_argument_clobbered_keeps_entry(void **state UNUSED)
 	assert_int_equal(site.offset, 0);
 }
 
-static void test_branch_into_prefix_keeps_entry(void **state UNUSED)
+static void test_branch_into_prefix_is_a_rehit_site(void **state UNUSED)
 {
 	/*
 	 * 0: mov %edi,%eax   2: mov %eax,%edx   4: jne 0x8c372 (back into the
-	 * prefix: a probe at 4 would fire twice per call)
+	 * prefix: a probe at 4 fires once per pass, marked rehit)
 	 */
 	static const uint8_t code[] = { 0x89, 0xf8, 0x89, 0xc2, 0x75, 0xfc, 0xc3 };
 	struct probesite site;
 
 	FIND(code, &site);
-	assert_false(site.emulated);
-	assert_int_equal(site.offset, 0);
+	assert_true(site.emulated);
+	assert_true(site.rehit);
+	assert_int_equal(site.offset, 4);
+}
+
+static void test_trywrlock_probed_in_its_retry_loop(void **state UNUSED)
+{
+	/*
+	 * pthread_rwlock_trywrlock: mov (%rdi),%eax; mov 0x30(%rdi),%ecx;
+	 * test $2,%al; jne +0x37; ... lock cmpxchg %edx,(%rdi); jne <+5>
+	 */
+	static const uint8_t code[] = {
+		0x8b, 0x07, 0x8b, 0x4f, 0x30, 0xa8, 0x02, 0x75, 0x37,
+		0x89, 0xc6, 0xc1, 0xee, 0x03, 0x75, 0x28, 0x89, 0xc2,
+		0x83, 0xca, 0x03, 0xf0, 0x0f, 0xb1, 0x17, 0x75, 0xea,
+	};
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_true(site.emulated);
+	assert_true(site.rehit);
+	assert_int_equal(site.offset, 7);
 }
 
 static void test_call_before_site_keeps_entry(void **state UNUSED)
@@ -222,7 +242,8 @@ int main(void)
 		cmocka_unit_test(test_compare_then_branch),
 		cmocka_unit_test(test_stack_change_before_branch_keeps_entry),
 		cmocka_unit_test(test_first_argument_clobbered_keeps_entry),
-		cmocka_unit_test(test_branch_into_prefix_keeps_entry),
+		cmocka_unit_test(test_branch_into_prefix_is_a_rehit_site),
+		cmocka_unit_test(test_trywrlock_probed_in_its_retry_loop),
 		cmocka_unit_test(test_call_before_site_keeps_entry),
 		cmocka_unit_test(test_store_before_branch_keeps_entry),
 		cmocka_unit_test(test_spin_lock_probed_inside_its_loop),

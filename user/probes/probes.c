@@ -542,10 +542,12 @@ struct probes_site {
  * The cheapest safe site in the function (see probesite.c), as a file
  * offset, and how the kernel will run the instruction there.  -ENOTSUP:
  * the kernel can probe no site in it (its entry has a LOCK prefix).
+ * rehit_ok: the programs tell a second hit of the site in one call
+ * (lock_enter does; the release probe does not: it stays at entry).
  */
 static int probes__site(struct probes *p, int fd, const char *name,
 			const struct elfimage_func *func, bool at_entry,
-			struct probes_site *out)
+			bool rehit_ok, struct probes_site *out)
 {
 	uint8_t code[PROBESITE_CODE_MAX];
 	size_t want = func->size && func->size < sizeof(code) ? func->size
@@ -557,14 +559,16 @@ static int probes__site(struct probes *p, int fd, const char *name,
 	got = pread(fd, code, want, (off_t)func->file_offset);
 	if (got <= 0 || probesite__find(code, (size_t)got, func->vaddr, &site))
 		return 0;
-	if (site.refused) {
+	if (site.refused || (site.rehit && !rehit_ok && site.entry_refused)) {
 		pr_debug("%s: no site the kernel can probe (%s)", name, site.insn);
 		return -ENOTSUP;
 	}
+	if (site.rehit && !rehit_ok)
+		at_entry = true;
 	if (site.entry_emulated)
 		out->kind = SP_SITE_EMULATED;
 	/* A refused entry leaves the loop's site, whatever was asked. */
-	if ((p->probe_at_entry || at_entry) && !site.rehit)
+	if ((p->probe_at_entry || at_entry) && !site.entry_refused)
 		return 0;
 	/* Branches into a prefix are checked only within what was decoded. */
 	if (site.offset && (!func->size || func->size > (uint64_t)got)) {
@@ -677,7 +681,8 @@ static int probes__attach_table(struct probes *p, const char *library,
 			       spec->func);
 			break;
 		}
-		err = probes__site(p, fd, spec->func, &func, at_entry, &site);
+		err = probes__site(p, fd, spec->func, &func, at_entry, true,
+				   &site);
 		if (err) {
 			if (!only)
 				pr_warn("%s in %s cannot be probed: full mode does "
@@ -742,7 +747,7 @@ static int probes__attach_releases(struct probes *p, const char *library)
 			       spec->func);
 			break;
 		}
-		if (probes__site(p, fd, spec->func, &func, false, &site)) {
+		if (probes__site(p, fd, spec->func, &func, false, false, &site)) {
 			pr_warn("%s in %s cannot be probed: --hold and --blame "
 				"do not see its calls", spec->func, library);
 			continue;

@@ -23,7 +23,12 @@
  * rehit, and the BPF programs treat a second entry at the same sp and
  * object as the same call going on (the return probe is then chained by
  * the kernel, and its extra runs find no call to end).  A function whose
- * only sites are refused is not probed, and syncprof says so.
+ * only sites are refused is not probed, and syncprof says so.  The same
+ * placement serves the trylocks whose cmpxchg retry loop branches back
+ * before their first emulated instruction (pthread_rwlock_tryrdlock,
+ * _trywrlock, sem_trywait): at entry, single-stepped, a trywrlock call
+ * cost +51 us here; in the loop, ~2.5 us as every other lock call
+ * (make bench, BENCH_ONLY=kinds).
  *
  * Decoding uses capstone; the list of emulated opcodes follows the
  * kernel's arch/x86/kernel/uprobes.c (branch_setup_xol_ops and
@@ -158,8 +163,8 @@ static bool writes_only_object(const cs_insn *insn)
 }
 
 /*
- * in_loop: the entry was refused.  Stores to the object itself may then
- * come before the site (they cannot touch [rsp]), and branches back into
+ * in_loop: there is no site on the straight path.  Stores to the object
+ * itself may then come before the site (they cannot touch [rsp]), and branches back into
  * the prefix are allowed: the site may fire more than once per call
  * (site->rehit), which the BPF programs recognize by sp and object.
  */
@@ -191,6 +196,7 @@ static int probesite__scan(const uint8_t *code, size_t size, uint64_t vaddr,
 			break;
 	}
 	site->entry_emulated = n && probesite__is_emulated(insns[0].bytes, insns[0].size);
+	site->entry_refused = n && is_refused(&insns[0]);
 	if (found && chosen > 0) {
 		uint64_t lo = vaddr, hi = insns[chosen].address;
 
@@ -213,7 +219,7 @@ static int probesite__scan(const uint8_t *code, size_t size, uint64_t vaddr,
 			 insns[chosen].mnemonic, insns[chosen].op_str);
 	} else if (n) {
 		site->rehit = false;
-		site->refused = is_refused(&insns[0]);
+		site->refused = site->entry_refused;
 		snprintf(site->insn, sizeof(site->insn), "%s %s",
 			 insns[0].mnemonic, insns[0].op_str);
 	}
@@ -226,9 +232,14 @@ static int probesite__scan(const uint8_t *code, size_t size, uint64_t vaddr,
 int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
 		    struct probesite *site)
 {
+	struct probesite loop;
 	int err = probesite__scan(code, size, vaddr, false, site);
 
-	if (!err && site->refused)
-		err = probesite__scan(code, size, vaddr, true, site);
-	return err;
+	if (err || site->emulated)
+		return err;
+	/* No straight-line site: one inside a retry loop, if any. */
+	if (!probesite__scan(code, size, vaddr, true, &loop) &&
+	    (loop.emulated || site->refused))
+		*site = loop;
+	return 0;
 }
