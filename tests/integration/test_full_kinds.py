@@ -134,6 +134,13 @@ class FullModeKinds(SyncprofTestCase):
         for site in truth["sites"]:
             self.check_site(report, site)
 
+    def test_all_kinds_probed_at_entry(self):
+        # Single-stepped first instructions, but pthread_spin_lock's,
+        # which no uprobe can take: it stays inside its loop.
+        report, truth = self.run_kinds("all", "--probe-at", "entry", iters=6)
+        for site in truth["sites"]:
+            self.check_site(report, site)
+
     def test_hold_times_of_readers_writers_and_spinlocks(self):
         report, truth = self.run_kinds("all", "--hold", iters=8)
         for site in truth["sites"]:
