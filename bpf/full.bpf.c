@@ -3,9 +3,14 @@
  * Full mode: an entry uprobe and a return uprobe on each pthread lock and
  * condvar-wait function of the target's libc.
  *
- * One program pair serves every function; the attach cookie says whether
- * the function takes a mutex or a condvar (enum sp_probe_class), so the
- * probed functions are a table in the loader, not code here.
+ * One program pair serves every function; the attach cookie says which
+ * kind of lock the function takes (enum sp_probe_class: mutex, condvar,
+ * rwlock reader or writer, semaphore, barrier, spinlock), so the probed
+ * functions are a table in the loader, not code here.  The kind gives the
+ * row's type (a mutex's is read from its kind word) and what a success
+ * returns: 0 for all, also EOWNERDEAD for a robust mutex and
+ * PTHREAD_BARRIER_SERIAL_THREAD (-1) for the one thread a barrier picks;
+ * a semaphore fails with -1 and errno, the others with an error number.
  *
  * Entry pushes {t0, object, call site, type, sp} on the thread's stack of
  * calls in flight, in task storage; the return pops it and adds now - t0,
@@ -25,6 +30,14 @@
  * and counted as failed, with no wait (its end is not known), and in the
  * abandoned counter.  Cost: the common call touches only the top slot
  * (make bench).
+ *
+ * A probe inside a retry loop (SP_COOKIE_REHIT: pthread_spin_lock, whose
+ * entry no uprobe can take, and the trylocks whose cmpxchg loop branches
+ * back before their first emulated instruction) fires once per pass: an
+ * entry at the sp and object of the call in flight is that call going
+ * on, and keeps its start.  The kernel chains the return probe's
+ * instances; the extra runs of the return program find no call at their
+ * sp and leave.
  *
  * Contended mode's programs are in contended.bpf.c; the loader loads only
  * the programs of the mode it runs.
@@ -101,16 +114,71 @@ static __always_inline __u32 pop_gone(struct sp_inflight *st, __u64 sp,
 	return depth;
 }
 
+/* The row type of a class other than mutex and condvar. */
+static __always_inline __u32 class_type(__u32 class)
+{
+	switch (class) {
+	case SP_CLASS_RWLOCK_R:
+		return SP_TYPE_RWLOCK_R;
+	case SP_CLASS_RWLOCK_W:
+		return SP_TYPE_RWLOCK_W;
+	case SP_CLASS_SEM:
+		return SP_TYPE_SEM;
+	case SP_CLASS_BARRIER:
+		return SP_TYPE_BARRIER;
+	default:
+		return SP_TYPE_SPINLOCK;
+	}
+}
+
+/* Whether a call of this type that returned ret got what it asked for. */
+static __always_inline bool call_succeeded(__u32 type, int ret)
+{
+	switch (type) {
+	case SP_TYPE_MUTEX:
+	case SP_TYPE_REC_MUTEX:
+	case SP_TYPE_CONDVAR:
+		return ret == 0 || ret == EOWNERDEAD;
+	case SP_TYPE_BARRIER:
+		return ret == 0 || ret == -1;	/* SERIAL_THREAD: also through */
+	default:
+		return ret == 0;
+	}
+}
+
+/* Types whose success leaves the thread holding the lock (--hold). */
+static __always_inline bool type_holds(__u32 type)
+{
+	return type != SP_TYPE_SEM && type != SP_TYPE_BARRIER;
+}
+
+/*
+ * A site inside a retry loop (SP_COOKIE_REHIT) fired again for the call
+ * in flight: same sp, same object.
+ */
+static __always_inline bool is_rehit(struct sp_inflight *st, __u32 depth,
+				     __u64 sp, __u64 object)
+{
+	struct sp_call *top;
+
+	if (!depth || depth > SP_CALLS_MAX)
+		return false;
+	top = call_slot(st, depth - 1);
+	return top->sp == sp && top->object == object;
+}
+
 static __always_inline int on_enter(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct sp_inflight *st;
 	struct sp_call *call;
-	__u64 sp, start = 0;
-	__u32 depth;
+	__u64 sp, start = 0, cookie;
+	__u32 depth, class;
 
 	if (!is_target(pid_tgid))
 		return 0;
+	cookie = bpf_get_attach_cookie(ctx);
+	class = SP_COOKIE_CLASS(cookie);
 	if (wait_timing)
 		start = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
@@ -121,6 +189,9 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	}
 	sp = PT_REGS_SP(ctx);
 	depth = st->depth;
+	if ((cookie & SP_COOKIE_REHIT) &&
+	    is_rehit(st, depth, sp, PT_REGS_PARM1(ctx)))
+		return 0;	/* spinning: the same call, again */
 	if (depth)
 		depth = pop_gone(st, sp, (__u32)pid_tgid);
 	if (depth >= SP_CALLS_MAX) {
@@ -143,15 +214,18 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	} else {
 		call->callsite = real_return_address(sp, call->callsite);
 	}
-	if (SP_COOKIE_CLASS(bpf_get_attach_cookie(ctx)) == SP_CLASS_CONDVAR) {
+	if (class == SP_CLASS_CONDVAR) {
 		call->type = SP_TYPE_CONDVAR;
 		call->mutex = PT_REGS_PARM2(ctx);
 		/* The wait lets its mutex go: that hold ends here. */
 		if (hold_enabled)
 			hold_end(call->mutex, (__u32)bpf_get_current_pid_tgid(),
 				 bpf_ktime_get_ns());
-	} else {
+	} else if (class == SP_CLASS_MUTEX) {
 		call->type = mutex_type(call->object);
+		call->mutex = call->object;
+	} else {
+		call->type = class_type(class);
 		call->mutex = call->object;
 	}
 	st->depth = depth + 1;
@@ -200,12 +274,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	ret = (int)PT_REGS_RC(ctx);
 	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
 	wait = now > t0 + bias ? now - t0 - bias : 0;
-	acquired = ret == 0 || ret == EOWNERDEAD;
+	acquired = call_succeeded(key.type, (int)ret);
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,
 		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);
 	/* A condvar wait takes its mutex back even when it times out. */
-	if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR))
+	if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&
+	    type_holds(key.type))
 		hold_begin(&key, mutex, key.tid, now);
 	if (blame_enabled && acquired)
 		blame_full_charge(&key, t0, wait);

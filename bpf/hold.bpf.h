@@ -11,6 +11,12 @@
  * the hold; only the outermost unlock ends it.  A condvar wait lets its
  * mutex go at entry (that hold ends there) and takes it back before it
  * returns (a new hold, charged to the wait's row).
+ *
+ * An rwlock's readers hold it together: a reader's hold is keyed by the
+ * lock and the reader, a writer's (and every other kind's) by the lock
+ * alone.  pthread_rwlock_unlock does not say which it ends: it ends the
+ * thread's write hold if there is one, else its read hold.  A semaphore
+ * and a barrier hold nothing (sem_post is often another thread's).
  */
 #ifndef SYNCPROF_HOLD_BPF_H
 #define SYNCPROF_HOLD_BPF_H
@@ -26,10 +32,17 @@ struct sp_hold {
 /* Defined in hold.bpf.c. */
 extern const volatile __u32 hold_enabled;
 
+/* The holds map's key: reader 0 for an exclusive hold. */
+struct sp_hold_key {
+	__u64 lock;
+	__u32 reader;		/* an rwlock reader's TID */
+	__u32 pad;
+};
+
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);			/* the lock */
+	__type(key, struct sp_hold_key);
 	__type(value, struct sp_hold);
 	__uint(max_entries, 16384);
 } holds_map_t;
@@ -40,7 +53,11 @@ extern stats_map_t hold_stats SEC(".maps");
 static __always_inline void hold_begin(const struct sp_key *key, __u64 lock,
 				       __u32 tid, __u64 now)
 {
-	struct sp_hold *h = bpf_map_lookup_elem(&holds, &lock);
+	struct sp_hold_key hk = {
+		.lock = lock,
+		.reader = key->type == SP_TYPE_RWLOCK_R ? tid : 0,
+	};
+	struct sp_hold *h = bpf_map_lookup_elem(&holds, &hk);
 	struct sp_hold fresh = { .key = *key, .t0 = now, .tid = tid, .depth = 1 };
 
 	if (h && h->tid == tid) {
@@ -48,22 +65,44 @@ static __always_inline void hold_begin(const struct sp_key *key, __u64 lock,
 		return;
 	}
 	/* A hold left by an unlock not seen (another path) is replaced. */
-	if (bpf_map_update_elem(&holds, &lock, &fresh, BPF_ANY))
+	if (bpf_map_update_elem(&holds, &hk, &fresh, BPF_ANY))
 		counter_bump(SP_CNT_DROPPED_STATS);
 }
 
-static __always_inline void hold_end(__u64 lock, __u32 tid, __u64 now)
+/* Ends tid's hold under hk: true if it had one there. */
+static __always_inline bool hold_end_at(struct sp_hold_key *hk, __u32 tid,
+					__u64 now)
 {
-	struct sp_hold *h = bpf_map_lookup_elem(&holds, &lock);
+	struct sp_hold *h = bpf_map_lookup_elem(&holds, hk);
 	__u64 ns;
 
 	if (!h || h->tid != tid)
-		return;		/* not taken under the probes, or not ours */
+		return false;	/* not taken under the probes, or not ours */
 	if (--h->depth)
-		return;
+		return true;
 	ns = now > h->t0 ? now - h->t0 : 0;
 	value_add(&hold_stats, &h->key, ns, ns, 1, 0);
-	bpf_map_delete_elem(&holds, &lock);
+	bpf_map_delete_elem(&holds, hk);
+	return true;
+}
+
+/* An exclusive lock's unlock (a mutex, a spinlock, a condvar's mutex). */
+static __always_inline void hold_end(__u64 lock, __u32 tid, __u64 now)
+{
+	struct sp_hold_key hk = { .lock = lock };
+
+	hold_end_at(&hk, tid, now);
+}
+
+/* pthread_rwlock_unlock: the thread's write hold, else its read hold. */
+static __always_inline void hold_end_rw(__u64 lock, __u32 tid, __u64 now)
+{
+	struct sp_hold_key hk = { .lock = lock };
+
+	if (hold_end_at(&hk, tid, now))
+		return;
+	hk.reader = tid;
+	hold_end_at(&hk, tid, now);
 }
 
 #endif

@@ -16,8 +16,8 @@ enum sp_lock_type {
 	SP_TYPE_MUTEX = 0,
 	SP_TYPE_REC_MUTEX,
 	SP_TYPE_CONDVAR,
-	SP_TYPE_RWLOCK_R,	/* contended mode: a reader blocked */
-	SP_TYPE_RWLOCK_W,	/* contended mode: a writer blocked */
+	SP_TYPE_RWLOCK_R,	/* an rwlock's reader (contended: blocked) */
+	SP_TYPE_RWLOCK_W,	/* an rwlock's writer (contended: blocked) */
 	SP_TYPE_SEM,
 	SP_TYPE_LIBC_LOCK,	/* glibc's own locks: stdio, malloc arenas */
 	SP_TYPE_FUTEX,		/* any other futex wait */
@@ -29,13 +29,25 @@ enum sp_lock_type {
 
 /*
  * The attach cookie of a full-mode probe: which kind of pthread function
- * fired. Argument 1 is the object in both classes.
+ * fired. Argument 1 is the object in every class.  The class decides the
+ * row's type and which return values are a success (bpf/full.bpf.c).
  */
 enum sp_probe_class {
 	SP_CLASS_MUTEX = 0,	/* pthread_mutex_{lock,trylock,timedlock,clocklock} */
 	SP_CLASS_CONDVAR = 1,	/* pthread_cond_{wait,timedwait,clockwait} */
-	SP_CLASS_UNLOCK = 2,	/* pthread_mutex_unlock (--hold, --blame) */
-	SP_CLASS_SIGNAL = 3,	/* pthread_cond_{signal,broadcast} (--blame) */
+	SP_CLASS_UNLOCK = 2,	/* pthread_mutex_unlock, pthread_spin_unlock
+				   (--hold, --blame) */
+	SP_CLASS_SIGNAL = 3,	/* pthread_cond_{signal,broadcast}, sem_post
+				   (--blame) */
+	SP_CLASS_RWLOCK_R = 4,	/* pthread_rwlock_{,timed,clock,try}rdlock */
+	SP_CLASS_RWLOCK_W = 5,	/* pthread_rwlock_{,timed,clock,try}wrlock */
+	SP_CLASS_SEM = 6,	/* sem_{wait,timedwait,clockwait,trywait}:
+				   0 or -1 and errno */
+	SP_CLASS_BARRIER = 7,	/* pthread_barrier_wait: 0, or
+				   PTHREAD_BARRIER_SERIAL_THREAD (-1) */
+	SP_CLASS_SPIN = 8,	/* pthread_spin_{lock,trylock} */
+	SP_CLASS_RWUNLOCK = 9,	/* pthread_rwlock_unlock (--hold, --blame):
+				   a writer's or a reader's */
 };
 
 /*
@@ -51,6 +63,13 @@ enum sp_site_kind {
 #define SP_COOKIE(class, kind)	((__u64)(class) | (__u64)(kind) << 8)
 #define SP_COOKIE_CLASS(cookie)	((cookie) & 0xff)
 #define SP_COOKIE_KIND(cookie)	(((cookie) >> 8) & 1)
+/*
+ * The site lies inside a retry loop, so one call can hit it several times
+ * (pthread_spin_lock: its first instruction has a LOCK prefix, which a
+ * uprobe cannot take, and its spin jumps back to it): an entry at the sp
+ * and object of the call in flight continues that call.
+ */
+#define SP_COOKIE_REHIT		(1ull << 9)
 
 /* Indexes into the per-CPU counters map. */
 enum sp_counter {

@@ -9,9 +9,13 @@
  *             futexpp|futexwake|getppid|hammer
  *             futexpp|futexwake|getppid|pipepp
  *             [--threads N] [--ops N] [--hold-ns N] [--locks N] [--pin CPU]
- *             [--rounds N] [--depth N] [--truth]
+ *             [--rounds N] [--depth N] [--kind K] [--truth]
  *
- * uncontended: each thread locks its own mutex (the fast path).
+ * uncontended: each thread locks its own mutex (the fast path); with
+ *              --kind spin|rdlock|wrlock|sem|trywrlock, its own spinlock,
+ *              rwlock (read or write; trywrlock: pthread_rwlock_trywrlock)
+ *              or semaphore (sem_wait, then sem_post) instead: what full
+ *              mode's probe on each kind's function costs.
  * contended:   all threads on one mutex, held --hold-ns (busy) each time.
  * pingpong:    two threads hand a token back and forth through a condvar.
  * many:        --threads threads on --locks mutexes, short holds.
@@ -70,6 +74,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +93,9 @@ struct worker {
 	int index;
 	int tid;			/* for the handoff partner's /proc read */
 	pthread_mutex_t own;		/* uncontended */
+	pthread_spinlock_t own_spin;	/* uncontended --kind ... */
+	pthread_rwlock_t own_rw;
+	sem_t own_sem;
 	uint64_t calls;
 	uint64_t wait_ns;
 	uint64_t start_ns[MAX_ROUNDS], end_ns[MAX_ROUNDS]; /* a round spans all workers' */
@@ -97,10 +105,11 @@ struct worker {
 
 static struct {
 	const char *name;
+	const char *kind;		/* uncontended: the lock kind */
 	int threads, locks, truth, pin, rounds;
 	long ops;
 	uint64_t hold_ns;
-} cfg = { .threads = 2, .ops = 20000, .hold_ns = 2000, .locks = 4, .pin = -1,
+} cfg = { .kind = "mutex", .threads = 2, .ops = 20000, .hold_ns = 2000, .locks = 4, .pin = -1,
 	.rounds = 1 };
 
 static struct worker workers[MAX_THREADS];
@@ -196,11 +205,54 @@ static inline void lock(struct worker *w, pthread_mutex_t *m)
 	w->calls++;
 }
 
+/* --kind as one letter: m, s(pin), r(d), w(r), t(rywr), e (sem). */
+static char kind_code(void)
+{
+	static const char *const names[] = { "mutex", "spin", "rdlock",
+					     "wrlock", "trywrlock", "sem" };
+
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(cfg.kind, names[i]))
+			return "msrwte"[i];
+	return 0;
+}
+
+/* One lock call of another kind, timed as lock() does. */
+static inline void lock_kind(struct worker *w, char kind)
+{
+	uint64_t t0 = cfg.truth ? now_ns() : 0;
+
+	switch (kind) {
+	case 's': pthread_spin_lock(&w->own_spin); break;
+	case 'r': pthread_rwlock_rdlock(&w->own_rw); break;
+	case 'w': pthread_rwlock_wrlock(&w->own_rw); break;
+	case 't': pthread_rwlock_trywrlock(&w->own_rw); break;
+	default: sem_wait(&w->own_sem); break;
+	}
+	if (cfg.truth)
+		w->wait_ns += now_ns() - t0;
+	w->calls++;
+}
+
 static void *run_uncontended(struct worker *w)
 {
+	char kind = kind_code();
+
+	if (kind == 'm') {
+		for (long i = 0; i < cfg.ops; i++) {
+			lock(w, &w->own);
+			pthread_mutex_unlock(&w->own);
+		}
+		return NULL;
+	}
 	for (long i = 0; i < cfg.ops; i++) {
-		lock(w, &w->own);
-		pthread_mutex_unlock(&w->own);
+		lock_kind(w, kind);
+		if (kind == 's')
+			pthread_spin_unlock(&w->own_spin);
+		else if (kind == 'r' || kind == 'w' || kind == 't')
+			pthread_rwlock_unlock(&w->own_rw);
+		else
+			sem_post(&w->own_sem);
 	}
 	return NULL;
 }
@@ -516,6 +568,8 @@ int main(int argc, char **argv)
 			cfg.rounds = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--depth"))
 			depth = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--kind"))
+			cfg.kind = argv[++i];
 		else
 			return 2;
 	}
@@ -523,8 +577,8 @@ int main(int argc, char **argv)
 	    strcmp(cfg.name, "pingpong") && strcmp(cfg.name, "many") &&
 	    strcmp(cfg.name, "handoff") && strcmp(cfg.name, "condhandoff") &&
 	    strcmp(cfg.name, "futexpp") && strcmp(cfg.name, "futexwake") &&
-	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer"))
-	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "pipepp"))
+	    strcmp(cfg.name, "getppid") && strcmp(cfg.name, "hammer") &&
+	    strcmp(cfg.name, "pipepp"))
 		return 2;
 	handoff = !strcmp(cfg.name, "handoff") || !strcmp(cfg.name, "condhandoff");
 	if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "futexpp") ||
@@ -537,11 +591,16 @@ int main(int argc, char **argv)
 	    cfg.rounds > MAX_ROUNDS || (handoff && cfg.rounds > 1) ||
 	    depth < 0 || depth > 1000)
 		return 2;
+	if (!kind_code())
+		return 2;
 	for (int i = 0; i < MAX_LOCKS; i++)
 		pthread_mutex_init(&shared[i], NULL);
 	for (int i = 0; i < cfg.threads; i++) {
 		workers[i].index = i;
 		pthread_mutex_init(&workers[i].own, NULL);
+		pthread_spin_init(&workers[i].own_spin, PTHREAD_PROCESS_PRIVATE);
+		pthread_rwlock_init(&workers[i].own_rw, NULL);
+		sem_init(&workers[i].own_sem, 0, 1);
 		if (pthread_create(&workers[i].thread, NULL, thread_main, &workers[i]))
 			return 1;
 	}
@@ -595,14 +654,17 @@ int main(int argc, char **argv)
 	       sleeps, switches);
 	if (!strcmp(cfg.name, "uncontended"))
 		for (int i = 0; i < cfg.threads; i++)
-			printf("%s\"%p\"", i ? ", " : "", (void *)&workers[i].own);
+			printf("%s\"%p\"", i ? ", " : "",
+			       kind_code() == 'm' ? (void *)&workers[i].own :
+			       kind_code() == 's' ? (void *)(uintptr_t)&workers[i].own_spin :
+			       kind_code() == 'e' ? (void *)&workers[i].own_sem :
+			       (void *)&workers[i].own_rw);
 	else if (!strcmp(cfg.name, "pingpong") || !strcmp(cfg.name, "condhandoff"))
 		printf("\"%p\"", (void *)&pp_cond);
 	else if (!strcmp(cfg.name, "futexpp"))
 		printf("\"%p\"", (void *)&fx_turn);
 	else if (!strcmp(cfg.name, "hammer"))
 		printf("\"%p\"", (void *)&gm_word);
-	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid"))
 	else if (strcmp(cfg.name, "futexwake") && strcmp(cfg.name, "getppid") &&
 		 strcmp(cfg.name, "pipepp"))
 		for (int i = 0; i < (!strcmp(cfg.name, "many") ? cfg.locks : 1); i++)

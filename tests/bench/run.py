@@ -76,8 +76,17 @@ same mode without it: full mode's unlock probe per lock/unlock pair (and
 the hold it reads for locks held a few nanoseconds: the probes' own
 time), contended mode's release records per blocking wait.
 
-BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, tools;
-comma separated) runs only those sections.
+Then full mode's probe on each lock kind (kinds): the uncontended
+workload on each thread's own mutex, spinlock, rwlock (read, write,
+trywrlock) or semaphore, without syncprof and under full mode: the cost
+each call pays, and whether every call was counted.  And attach and
+detach (attach): how long syncprof takes from its start to "profiling
+PID" on a sleeping process, and from SIGTERM to its exit, in full mode
+(with and without --hold) and contended mode; BENCH_BASE=/path/to/an/
+older/syncprof measures that one too, side by side.
+
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, kinds,
+attach, tools; comma separated) runs only those sections.
 
 BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
@@ -94,6 +103,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -950,6 +960,98 @@ def feature_cost(results):
     print()
 
 
+LOCK_KINDS = ["mutex", "spin", "rdlock", "wrlock", "trywrlock", "sem"]
+
+
+def kind_cost(results):
+    """Full mode's probe on each kind's lock function, paired against
+    no profiler: added ns per call (each thread calls on its own object,
+    so a thread's call costs threads x the added wall time per op)."""
+    out = results["kinds"] = {}
+    threads, ops = 2, 20000
+    print(f"full mode per lock call by kind: uncontended, {threads} threads x "
+          f"{ops} lock/unlock pairs on their own object;")
+    print(f"  median of {PAIRS} pairs; added = per call; seen = calls counted / made")
+    print()
+    table_header(extra=f"{'added':>10} {'seen':>13}")
+    for kind in LOCK_KINDS:
+        args = ["--threads", str(threads), "--ops", str(ops), "--kind", kind]
+        plain_ns, prof_ns, added, seen = [], [], [], []
+        for _ in range(PAIRS):
+            plain = run_plain("uncontended", False, args)
+            prof = run_syncprof("uncontended", False, "auto", "full", args)
+            plain_ns.append(plain["ns_per_op"])
+            prof_ns.append(prof["ns_per_op"])
+            added.append((prof["ns_per_op"] - plain["ns_per_op"]) * threads)
+            seen.append(f"{prof['seen_calls']}/{prof['ops']}")
+        print(f"{kind:12} {'none':13} {median(plain_ns):10.1f} {'1.00x':>9}")
+        print(f"{kind:12} {'full':13} {median(prof_ns):10.1f} "
+              f"{median(prof_ns) / median(plain_ns):8.2f}x {median(added):+8.0f}ns "
+              f"{seen[-1]:>13}")
+        out[kind] = {"args": args, "pairs": PAIRS,
+                     "none_ns_per_op": median(plain_ns),
+                     "full_ns_per_op": median(prof_ns),
+                     "added_ns_per_call": median(added), "seen": seen}
+    print()
+
+
+def attach_detach_once(binary, args):
+    """Seconds from syncprof's start to 'profiling PID' on a sleeping
+    process, and from SIGTERM to its exit."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    t0 = time.monotonic()
+    prof = subprocess.Popen([binary, "-v", *args, "--pid", str(sleeper.pid),
+                             "-o", os.devnull],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        for line in prof.stderr:
+            if "profiling PID" in line:
+                break
+        else:
+            raise RuntimeError(f"{binary} {' '.join(args)} did not attach")
+        attach = time.monotonic() - t0
+        t1 = time.monotonic()
+        prof.terminate()
+        prof.communicate(timeout=60)
+        return attach, time.monotonic() - t1
+    finally:
+        if prof.poll() is None:
+            prof.kill()
+            prof.communicate()
+        sleeper.kill()
+        sleeper.wait()
+
+
+def attach_detach(results):
+    """How long attaching and detaching take, per mode; with BENCH_BASE,
+    an older syncprof's beside this one's."""
+    out = results["attach"] = {}
+    binaries = [("this", SYNCPROF)]
+    if os.environ.get("BENCH_BASE"):
+        binaries.append(("base", os.environ["BENCH_BASE"]))
+    cases = [("full", ["--mode", "full"]),
+             ("full --hold", ["--mode", "full", "--hold"]),
+             ("contended", ["--mode", "contended"])]
+    print(f"attach (start to 'profiling PID') and detach (SIGTERM to exit) on a "
+          f"sleeping process, median of {PAIRS}")
+    print()
+    print(f"{'syncprof':10} {'mode':13} {'attach (s)':>11} {'detach (s)':>11}")
+    for name, args in cases:
+        for which, binary in binaries:
+            attach, detach_s = [], []
+            for _ in range(PAIRS):
+                a, d = attach_detach_once(binary, args)
+                attach.append(a)
+                detach_s.append(d)
+            print(f"{which:10} {name:13} {median(attach):11.3f} {median(detach_s):11.3f}")
+            out[f"{which} {name}"] = {"binary": binary, "args": args,
+                                      "attach_s": median(attach),
+                                      "detach_s": median(detach_s),
+                                      "attach_runs": attach, "detach_runs": detach_s}
+    print()
+
+
 def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
@@ -981,7 +1083,8 @@ def main():
     sections = [("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
-                ("states", states_target), ("features", feature_cost)]
+                ("states", states_target), ("features", feature_cost),
+                ("kinds", kind_cost), ("attach", attach_detach)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

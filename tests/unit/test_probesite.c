@@ -89,18 +89,38 @@ static void test_first_argument_clobbered_keeps_entry(void **state UNUSED)
 	assert_int_equal(site.offset, 0);
 }
 
-static void test_branch_into_prefix_keeps_entry(void **state UNUSED)
+static void test_branch_into_prefix_is_a_rehit_site(void **state UNUSED)
 {
 	/*
 	 * 0: mov %edi,%eax   2: mov %eax,%edx   4: jne 0x8c372 (back into the
-	 * prefix: a probe at 4 would fire twice per call)
+	 * prefix: a probe at 4 fires once per pass, marked rehit)
 	 */
 	static const uint8_t code[] = { 0x89, 0xf8, 0x89, 0xc2, 0x75, 0xfc, 0xc3 };
 	struct probesite site;
 
 	FIND(code, &site);
-	assert_false(site.emulated);
-	assert_int_equal(site.offset, 0);
+	assert_true(site.emulated);
+	assert_true(site.rehit);
+	assert_int_equal(site.offset, 4);
+}
+
+static void test_trywrlock_probed_in_its_retry_loop(void **state UNUSED)
+{
+	/*
+	 * pthread_rwlock_trywrlock: mov (%rdi),%eax; mov 0x30(%rdi),%ecx;
+	 * test $2,%al; jne +0x37; ... lock cmpxchg %edx,(%rdi); jne <+5>
+	 */
+	static const uint8_t code[] = {
+		0x8b, 0x07, 0x8b, 0x4f, 0x30, 0xa8, 0x02, 0x75, 0x37,
+		0x89, 0xc6, 0xc1, 0xee, 0x03, 0x75, 0x28, 0x89, 0xc2,
+		0x83, 0xca, 0x03, 0xf0, 0x0f, 0xb1, 0x17, 0x75, 0xea,
+	};
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_true(site.emulated);
+	assert_true(site.rehit);
+	assert_int_equal(site.offset, 7);
 }
 
 static void test_call_before_site_keeps_entry(void **state UNUSED)
@@ -123,6 +143,51 @@ static void test_store_before_branch_keeps_entry(void **state UNUSED)
 	FIND(code, &site);
 	assert_false(site.emulated);
 	assert_int_equal(site.offset, 0);
+}
+
+static void test_spin_lock_probed_inside_its_loop(void **state UNUSED)
+{
+	/*
+	 * pthread_spin_lock: lock decl (%rdi) (refused by the kernel);
+	 * jne +0xb; xor; ret; nopl; pause; cmpl $0,(%rdi); jg <start>;
+	 * jmp <pause>.  The jne is hit on every attempt: rehit.
+	 */
+	static const uint8_t code[] = {
+		0xf0, 0xff, 0x0f, 0x75, 0x0b, 0x31, 0xc0, 0xc3,
+		0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0xf3, 0x90, 0x83, 0x3f, 0x00, 0x7f, 0xe9, 0xeb, 0xf7,
+	};
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_true(site.emulated);
+	assert_false(site.refused);
+	assert_true(site.rehit);
+	assert_int_equal(site.offset, 3);
+}
+
+static void test_refused_entry_with_no_site_is_refused(void **state UNUSED)
+{
+	/* lock incl (%rdi); mov %rsi,(%rsp); jne: the store hides [rsp] */
+	static const uint8_t code[] = {
+		0xf0, 0xff, 0x07, 0x48, 0x89, 0x34, 0x24, 0x75, 0x00, 0xc3,
+	};
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_true(site.refused);
+	assert_false(site.rehit);
+}
+
+static void test_ordinary_sites_are_not_rehit(void **state UNUSED)
+{
+	/* pthread_mutex_clocklock: cmp $0x1,%esi; ja +0xb */
+	static const uint8_t code[] = { 0x83, 0xfe, 0x01, 0x77, 0x0b, 0xe9, 0, 0, 0, 0 };
+	struct probesite site;
+
+	FIND(code, &site);
+	assert_false(site.rehit);
+	assert_false(site.refused);
 }
 
 static void test_emulated_opcodes(void **state UNUSED)
@@ -177,9 +242,13 @@ int main(void)
 		cmocka_unit_test(test_compare_then_branch),
 		cmocka_unit_test(test_stack_change_before_branch_keeps_entry),
 		cmocka_unit_test(test_first_argument_clobbered_keeps_entry),
-		cmocka_unit_test(test_branch_into_prefix_keeps_entry),
+		cmocka_unit_test(test_branch_into_prefix_is_a_rehit_site),
+		cmocka_unit_test(test_trywrlock_probed_in_its_retry_loop),
 		cmocka_unit_test(test_call_before_site_keeps_entry),
 		cmocka_unit_test(test_store_before_branch_keeps_entry),
+		cmocka_unit_test(test_spin_lock_probed_inside_its_loop),
+		cmocka_unit_test(test_refused_entry_with_no_site_is_refused),
+		cmocka_unit_test(test_ordinary_sites_are_not_rehit),
 		cmocka_unit_test(test_emulated_opcodes),
 		cmocka_unit_test(test_undecodable_bytes_keep_entry),
 		cmocka_unit_test(test_median),

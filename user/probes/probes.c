@@ -4,7 +4,14 @@
  * passed to the BPF programs as the attach cookie.  Symbols are resolved
  * here (elfimage), not by libbpf, because libc holds several versions of
  * some names (pthread_cond_wait@GLIBC_2.2.5 is the pre-2.3.2 condvar) and
- * only the default version is the one programs call.
+ * only the default version is the one programs call.  In glibc 2.36 the
+ * other versions of every rwlock, semaphore, barrier and spinlock
+ * function (sem_wait@GLIBC_2.2.5 beside sem_wait@@GLIBC_2.34, and glibc's
+ * own __pthread_rwlock_*) are aliases at the same address: one probe sees
+ * all of their callers, libc's internal rwlocks (setlocale's) included.
+ *
+ * Every kind is in the same uprobe_multi link pair: the rwlock,
+ * semaphore, barrier and spinlock functions add probes to it, not links.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,18 +47,39 @@ static const struct probe_spec {
 	{ "pthread_cond_wait", SP_CLASS_CONDVAR, true },
 	{ "pthread_cond_timedwait", SP_CLASS_CONDVAR, false },
 	{ "pthread_cond_clockwait", SP_CLASS_CONDVAR, false },	/* glibc 2.30+ */
+	{ "pthread_rwlock_rdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_tryrdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_timedrdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_clockrdlock", SP_CLASS_RWLOCK_R, false },	/* 2.30+ */
+	{ "pthread_rwlock_wrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_trywrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_timedwrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_clockwrlock", SP_CLASS_RWLOCK_W, false },	/* 2.30+ */
+	{ "sem_wait", SP_CLASS_SEM, false },
+	{ "sem_trywait", SP_CLASS_SEM, false },
+	{ "sem_timedwait", SP_CLASS_SEM, false },
+	{ "sem_clockwait", SP_CLASS_SEM, false },	/* glibc 2.30+ */
+	{ "pthread_barrier_wait", SP_CLASS_BARRIER, false },
+	{ "pthread_spin_lock", SP_CLASS_SPIN, false },
+	{ "pthread_spin_trylock", SP_CLASS_SPIN, false },
 };
 
 #define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
 
 /*
  * Full mode with --hold or --blame: entry probes on the functions that
- * let a lock go (unlock_enter, see bpf/hold.bpf.c).
+ * let a lock go (unlock_enter, see bpf/hold.bpf.c).  A barrier has no
+ * release: its waits are in no blame row and it holds nothing.
+ * pthread_spin_unlock shares its code with pthread_spin_init in glibc
+ * 2.36: an init is seen as a release of a lock no one holds.
  */
 static const struct probe_spec release_table[] = {
 	{ "pthread_mutex_unlock", SP_CLASS_UNLOCK, true },
 	{ "pthread_cond_signal", SP_CLASS_SIGNAL, true },
 	{ "pthread_cond_broadcast", SP_CLASS_SIGNAL, true },
+	{ "pthread_rwlock_unlock", SP_CLASS_RWUNLOCK, false },
+	{ "pthread_spin_unlock", SP_CLASS_UNLOCK, false },
+	{ "sem_post", SP_CLASS_SIGNAL, false },
 };
 
 #define N_RELEASES (sizeof(release_table) / sizeof(release_table[0]))
@@ -114,6 +142,7 @@ struct probes {
 	struct bpf_link *exec_link;
 	struct bpf_link *release_link;	/* --blame, contended: sched_waking */
 	struct bpf_link *release_links[N_RELEASES];	/* full: unlocks */
+	int release_multi_link;		/* the same in one uprobe_multi link */
 	bool releases;			/* full mode: attach release_table */
 	bool hold;
 	int loader_multi_link;
@@ -223,12 +252,16 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 						      UPROBEMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(
 			p->skel->progs.modules_changed, UPROBEMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(
+			p->skel->progs.unlock_enter, UPROBEMULTI_ATTACH_TYPE);
 	}
 	bpf_program__set_autoload(p->skel->progs.release_wakes,
 				  contended && cfg->blame);
 	p->releases = !contended && (cfg->blame || cfg->hold);
 	p->hold = !contended && cfg->hold;
 	bpf_program__set_autoload(p->skel->progs.unlock_enter, p->releases);
+	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
+				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
 	p->skel->rodata->hold_enabled = p->hold;
 	err = bpf_map__set_max_entries(p->skel->maps.blame,
@@ -339,6 +372,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->states = cfg->states;
 	p->anchor = cfg->tgid;
 	p->loader_multi_link = -1;
+	p->release_multi_link = -1;
 	p->multi = uprobemulti__supported();
 	if (!p->multi && cfg->mode == PROBES_FULL)
 		pr_info("this kernel has no uprobe_multi links (Linux 6.6): "
@@ -499,13 +533,23 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name)
 	return SP_SITE_STEPPED;
 }
 
+/* Where a function's probes go, and what the BPF programs need to know. */
+struct probes_site {
+	uint64_t offset;	/* in the file */
+	enum sp_site_kind kind;
+	bool rehit;		/* one call can hit it more than once */
+};
+
 /*
  * The cheapest safe site in the function (see probesite.c), as a file
- * offset, and how the kernel will run the instruction there.
+ * offset, and how the kernel will run the instruction there.  -ENOTSUP:
+ * the kernel can probe no site in it (its entry has a LOCK prefix).
+ * rehit_ok: the programs tell a second hit of the site in one call
+ * (lock_enter does; the release probe does not: it stays at entry).
  */
-static uint64_t probes__site(struct probes *p, int fd, const char *name,
-			     const struct elfimage_func *func, bool at_entry,
-			     enum sp_site_kind *kind)
+static int probes__site(struct probes *p, int fd, const char *name,
+			const struct elfimage_func *func, bool at_entry,
+			bool rehit_ok, struct probes_site *out)
 {
 	uint8_t code[PROBESITE_CODE_MAX];
 	size_t want = func->size && func->size < sizeof(code) ? func->size
@@ -513,24 +557,34 @@ static uint64_t probes__site(struct probes *p, int fd, const char *name,
 	struct probesite site;
 	ssize_t got;
 
-	*kind = SP_SITE_STEPPED;
+	*out = (struct probes_site){ func->file_offset, SP_SITE_STEPPED, false };
 	got = pread(fd, code, want, (off_t)func->file_offset);
 	if (got <= 0 || probesite__find(code, (size_t)got, func->vaddr, &site))
-		return func->file_offset;
+		return 0;
+	if (site.refused || (site.rehit && !rehit_ok && site.entry_refused)) {
+		pr_debug("%s: no site the kernel can probe (%s)", name, site.insn);
+		return -ENOTSUP;
+	}
+	if (site.rehit && !rehit_ok)
+		at_entry = true;
 	if (site.entry_emulated)
-		*kind = SP_SITE_EMULATED;
-	if (p->probe_at_entry || at_entry)
-		return func->file_offset;
+		out->kind = SP_SITE_EMULATED;
+	/* A refused entry leaves the loop's site, whatever was asked. */
+	if ((p->probe_at_entry || at_entry) && !site.entry_refused)
+		return 0;
 	/* Branches into a prefix are checked only within what was decoded. */
 	if (site.offset && (!func->size || func->size > (uint64_t)got)) {
 		pr_debug("%s: larger than %zu bytes, probed at entry", name,
 			 sizeof(code));
-		return func->file_offset;
+		return 0;
 	}
-	*kind = site.emulated ? SP_SITE_EMULATED : SP_SITE_STEPPED;
-	pr_debug("%s: probe at +0x%lx (%s)%s", name, (unsigned long)site.offset,
-		 site.insn, site.emulated ? "" : ", single-stepped");
-	return func->file_offset + site.offset;
+	out->kind = site.emulated ? SP_SITE_EMULATED : SP_SITE_STEPPED;
+	out->rehit = site.rehit;
+	out->offset = func->file_offset + site.offset;
+	pr_debug("%s: probe at +0x%lx (%s)%s%s", name, (unsigned long)site.offset,
+		 site.insn, site.emulated ? "" : ", single-stepped",
+		 site.rehit ? ", inside its retry loop" : "");
+	return 0;
 }
 
 /* Whether thread tid of the target runs (exists, and is not a zombie). */
@@ -613,7 +667,7 @@ static int probes__attach_table(struct probes *p, const char *library,
 	for (size_t i = 0; i < N_PROBES; i++) {
 		const struct probe_spec *spec = &probe_table[i];
 		struct elfimage_func func;
-		enum sp_site_kind kind;
+		struct probes_site site;
 
 		if (only && strcmp(only, spec->func))
 			continue;
@@ -629,11 +683,20 @@ static int probes__attach_table(struct probes *p, const char *library,
 			       spec->func);
 			break;
 		}
-		offsets[n] = probes__site(p, fd, spec->func, &func, at_entry,
-					  &kind);
-		cookies[n] = SP_COOKIE(spec->class, kind);
+		err = probes__site(p, fd, spec->func, &func, at_entry, true,
+				   &site);
+		if (err) {
+			if (!only)
+				pr_warn("%s in %s cannot be probed: full mode does "
+					"not see its calls", spec->func, library);
+			err = 0;
+			continue;
+		}
+		offsets[n] = site.offset;
+		cookies[n] = SP_COOKIE(spec->class, site.kind) |
+			     (site.rehit ? SP_COOKIE_REHIT : 0);
 		index[n++] = i;
-		p->kinds[i] = kind;
+		p->kinds[i] = site.kind;
 	}
 	close(fd);
 	elfimage__close(image);
@@ -650,9 +713,15 @@ static int probes__attach_table(struct probes *p, const char *library,
 	return probes__attach_sites(p, library, index, offsets, cookies, n);
 }
 
-/* --hold, --blame: entry probes on the release functions of library. */
+/*
+ * --hold, --blame: entry probes on the release functions of library: one
+ * uprobe_multi link where the kernel has them (six perf-event links took
+ * ~0.1 s each to detach), else a link per function.
+ */
 static int probes__attach_releases(struct probes *p, const char *library)
 {
+	uint64_t offsets[N_RELEASES], cookies[N_RELEASES];
+	size_t index[N_RELEASES], n = 0;
 	struct elfimage *image;
 	int err = elfimage__open(library, &image);
 	int fd;
@@ -668,30 +737,60 @@ static int probes__attach_releases(struct probes *p, const char *library)
 	for (size_t i = 0; i < N_RELEASES && !err; i++) {
 		const struct probe_spec *spec = &release_table[i];
 		struct elfimage_func func;
-		enum sp_site_kind kind;
-		uint64_t offset;
+		struct probes_site site;
 
 		err = elfimage__find_func(image, spec->func, &func);
+		if (err && !spec->required) {
+			err = 0;
+			continue;
+		}
 		if (err) {
 			pr_err("%s has no %s; is it a glibc libc?", library,
 			       spec->func);
 			break;
 		}
-		offset = probes__site(p, fd, spec->func, &func, false, &kind);
-		LIBBPF_OPTS(bpf_uprobe_opts, opts,
-			    .bpf_cookie = SP_COOKIE(spec->class, kind));
-		p->release_links[i] = bpf_program__attach_uprobe_opts(
-			p->skel->progs.unlock_enter, p->anchor, library, offset,
-			&opts);
-		if (!p->release_links[i]) {
-			err = -errno;
-			pr_err("cannot attach a uprobe to %s in %s: %s",
-			       spec->func, library, strerror(-err));
+		if (probes__site(p, fd, spec->func, &func, false, false, &site)) {
+			pr_warn("%s in %s cannot be probed: --hold and --blame "
+				"do not see its calls", spec->func, library);
+			continue;
 		}
+		offsets[n] = site.offset;
+		cookies[n] = SP_COOKIE(spec->class, site.kind);
+		index[n++] = i;
 	}
 	close(fd);
 	elfimage__close(image);
-	return err;
+	if (err || !n)
+		return err;
+	/* Through another thread than the leader: perf-event links (see
+	 * probes__follow_threads). */
+	if (p->multi && p->anchor == p->tgid) {
+		p->release_multi_link = uprobemulti__attach(
+			bpf_program__fd(p->skel->progs.unlock_enter), library,
+			offsets, cookies, (uint32_t)n, false, p->tgid);
+		if (p->release_multi_link < 0)
+			pr_err("cannot attach uprobes to the release functions "
+			       "of %s: %s", library,
+			       strerror(-p->release_multi_link));
+		return p->release_multi_link < 0 ? p->release_multi_link : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i]);
+
+		p->release_links[index[i]] = bpf_program__attach_uprobe_opts(
+			p->multi ? p->skel->progs.unlock_enter_thread
+				 : p->skel->progs.unlock_enter,
+			p->anchor, library, offsets[i],
+			&opts);
+		if (!p->release_links[index[i]]) {
+			err = -errno;
+			pr_err("cannot attach a uprobe to %s in %s: %s",
+			       release_table[index[i]].func, library,
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int probes__attach_tracepoints(struct probes *p)
@@ -989,6 +1088,9 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 
 		memcpy(old_releases, p->release_links, sizeof(old_releases));
 		memset(p->release_links, 0, sizeof(p->release_links));
+		if (p->release_multi_link >= 0)
+			close(p->release_multi_link);
+		p->release_multi_link = -1;
 		err = probes__attach_releases(p, p->library);
 		for (size_t i = 0; i < N_RELEASES; i++)
 			probes__retire(p, old_releases[i]);
@@ -1556,6 +1658,8 @@ void probes__free(struct probes *p)
 	probes__detach(p);
 	if (p->loader_multi_link >= 0)
 		close(p->loader_multi_link);
+	if (p->release_multi_link >= 0)
+		close(p->release_multi_link);
 	bpf_link__destroy(p->exit_link);
 	probes__destroy_links(p->retired, p->n_retired);
 	free(p->retired);

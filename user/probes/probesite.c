@@ -16,6 +16,20 @@
  * return probe shares the site: the kernel hijacks the return address at
  * [rsp], wherever the probe sits, as long as the stack has not moved.
  *
+ * pthread_spin_lock cannot be probed at entry: it begins `lock decl
+ * (%rdi)`, and the kernel takes no instruction with a LOCK prefix.  Its
+ * probe goes on the jne after it, the first emulated instruction, which
+ * the spin loop jumps back through on every attempt: the site is marked
+ * rehit, and the BPF programs treat a second entry at the same sp and
+ * object as the same call going on (the return probe is then chained by
+ * the kernel, and its extra runs find no call to end).  A function whose
+ * only sites are refused is not probed, and syncprof says so.  The same
+ * placement serves the trylocks whose cmpxchg retry loop branches back
+ * before their first emulated instruction (pthread_rwlock_tryrdlock,
+ * _trywrlock, sem_trywait): at entry, single-stepped, a trywrlock call
+ * cost +51 us here; in the loop, ~2.5 us as every other lock call
+ * (make bench, BENCH_ONLY=kinds).
+ *
  * Decoding uses capstone; the list of emulated opcodes follows the
  * kernel's arch/x86/kernel/uprobes.c (branch_setup_xol_ops and
  * push_setup_xol_ops), without prefixes, which it refuses to emulate.
@@ -115,8 +129,47 @@ static uint64_t branch_target(const cs_insn *insn)
 	return (uint64_t)x86->operands[0].imm;
 }
 
-int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
-		    struct probesite *site)
+/*
+ * Prefixes the kernel will not probe at all (is_prefix_bad in
+ * arch/x86/kernel/uprobes.c): LOCK and the ES, CS, SS, DS overrides.
+ */
+static bool is_refused(const cs_insn *insn)
+{
+	const uint8_t *prefix = insn->detail->x86.prefix;
+
+	for (int i = 0; i < 4; i++)
+		switch (prefix[i]) {
+		case 0xf0: case 0x26: case 0x2e: case 0x36: case 0x3e:
+			return true;
+		}
+	return false;
+}
+
+/* A store through the object's pointer only: [rdi + disp], nothing else. */
+static bool writes_only_object(const cs_insn *insn)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+
+	for (uint8_t i = 0; i < x86->op_count; i++) {
+		const cs_x86_op *op = &x86->operands[i];
+
+		if (op->type == X86_OP_MEM && (op->access & CS_AC_WRITE) &&
+		    (op->mem.base != X86_REG_RDI ||
+		     op->mem.index != X86_REG_INVALID ||
+		     op->mem.segment != X86_REG_INVALID))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * in_loop: there is no site on the straight path.  Stores to the object
+ * itself may then come before the site (they cannot touch [rsp]), and branches back into
+ * the prefix are allowed: the site may fire more than once per call
+ * (site->rehit), which the BPF programs recognize by sp and object.
+ */
+static int probesite__scan(const uint8_t *code, size_t size, uint64_t vaddr,
+			   bool in_loop, struct probesite *site)
 {
 	cs_insn *insns = NULL;
 	size_t n, chosen = 0;
@@ -135,12 +188,15 @@ int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
 			break;
 		}
 		/* Everything before the site must flow into it unchanged. */
-		if (is_branch(&insns[i]) || writes_memory(&insns[i]) ||
+		if (is_branch(&insns[i]) ||
+		    (writes_memory(&insns[i]) &&
+		     !(in_loop && writes_only_object(&insns[i]))) ||
 		    writes_reg(cs, &insns[i], X86_REG_RSP) ||
 		    writes_reg(cs, &insns[i], X86_REG_RDI))
 			break;
 	}
 	site->entry_emulated = n && probesite__is_emulated(insns[0].bytes, insns[0].size);
+	site->entry_refused = n && is_refused(&insns[0]);
 	if (found && chosen > 0) {
 		uint64_t lo = vaddr, hi = insns[chosen].address;
 
@@ -148,7 +204,9 @@ int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
 		for (size_t i = 0; i < n; i++) {
 			uint64_t target = branch_target(&insns[i]);
 
-			if (target > lo && target <= hi) {
+			if (in_loop && target >= lo && target <= hi) {
+				site->rehit = true;
+			} else if (target > lo && target <= hi) {
 				found = false;
 				break;
 			}
@@ -160,11 +218,28 @@ int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
 		snprintf(site->insn, sizeof(site->insn), "%s %s",
 			 insns[chosen].mnemonic, insns[chosen].op_str);
 	} else if (n) {
+		site->rehit = false;
+		site->refused = site->entry_refused;
 		snprintf(site->insn, sizeof(site->insn), "%s %s",
 			 insns[0].mnemonic, insns[0].op_str);
 	}
 	if (n)
 		cs_free(insns, n);
 	cs_close(&cs);
+	return 0;
+}
+
+int probesite__find(const uint8_t *code, size_t size, uint64_t vaddr,
+		    struct probesite *site)
+{
+	struct probesite loop;
+	int err = probesite__scan(code, size, vaddr, false, site);
+
+	if (err || site->emulated)
+		return err;
+	/* No straight-line site: one inside a retry loop, if any. */
+	if (!probesite__scan(code, size, vaddr, true, &loop) &&
+	    (loop.emulated || site->refused))
+		*site = loop;
 	return 0;
 }
