@@ -2,13 +2,18 @@
 """Runs syncprof's tests: the cmocka unit tests, then the integration
 tests (root only), and closes with one 'N passed, N failed, N skipped'
 line.  --build picks the build whose binaries, test programs and
-fixtures are tested (build/, or build-san/ for `make sanitize`)."""
+fixtures are tested (build/, or build-san/ for `make sanitize`).
+The integration tests run in --jobs processes (SYNCPROF_TEST_JOBS,
+default 2), whole modules to each; what fails beside the others runs
+again alone, and the report names it."""
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -60,24 +65,116 @@ class Result(unittest.TextTestResult):
         super().stopTest(test)
 
 
-def run_integration(build, pattern):
+def integration_suite(pattern):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    return unittest.defaultTestLoader.discover(
+        os.path.join(ROOT, "tests", "integration"), pattern=pattern,
+        top_level_dir=os.path.join(ROOT, "tests", "integration"))
+
+
+def test_ids(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from test_ids(t)
+        else:
+            yield t.id()
+
+
+def run_ids(ids, summary=None):
+    """Runs the named tests here; returns (passed, failed ids, skipped,
+    times) and writes them to summary (a shard's JSON) when given."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    suite = unittest.defaultTestLoader.loadTestsFromNames(ids)
+    runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
+                                     resultclass=Result)
+    result = runner.run(suite)
+    failed = []
+    for t, _ in result.failures + result.errors:
+        # A subtest's test, once; a class or module fixture by its name.
+        name = getattr(t, "test_case", t).id()
+        if name not in failed:
+            failed.append(name)
+    skipped = len(result.skipped)
+    passed = result.testsRun - len(failed) - skipped
+    if summary:
+        with open(summary, "w") as f:
+            json.dump({"passed": passed, "failed": failed,
+                       "skipped": skipped, "times": result.times}, f)
+    return passed, failed, skipped, result.times
+
+
+def shards_of(ids, jobs):
+    """Whole modules per shard (a module's tests share their targets),
+    the biggest first onto the emptiest shard."""
+    modules = {}
+    for i in ids:
+        modules.setdefault(i.split(".")[0], []).append(i)
+    shards = [[] for _ in range(jobs)]
+    for _, tests in sorted(modules.items(), key=lambda m: -len(m[1])):
+        min(shards, key=len).extend(tests)
+    return [s for s in shards if s]
+
+
+def run_integration(build, pattern, jobs):
+    """The integration tests in `jobs` processes at once (they mostly wait
+    on their targets' sleeps).  A test that fails under that load is run
+    again alone, and counts as failed only if it fails there too."""
     if os.geteuid() != 0:
         print("integration tests need root (BPF and uprobes); not run")
         return 0, 1, 0
     os.environ["SYNCPROF_BUILD"] = os.path.abspath(build)
-    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-    suite = unittest.defaultTestLoader.discover(
-        os.path.join(ROOT, "tests", "integration"), pattern=pattern,
-        top_level_dir=os.path.join(ROOT, "tests", "integration"))
-    runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
-                                     resultclass=Result)
-    result = runner.run(suite)
+    ids = list(test_ids(integration_suite(pattern)))
+    if jobs <= 1:
+        passed, failed, skipped, times = run_ids(ids)
+        print_slowest(times)
+        return passed, len(failed), skipped
+    with tempfile.TemporaryDirectory(prefix="syncprof-tests.") as tmp:
+        procs = []
+        for n, shard in enumerate(shards_of(ids, jobs)):
+            names = os.path.join(tmp, f"shard{n}.txt")
+            with open(names, "w") as f:
+                f.write("\n".join(shard))
+            log = open(os.path.join(tmp, f"shard{n}.log"), "w")
+            procs.append((subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--build", build,
+                 "--shard", names, "--summary",
+                 os.path.join(tmp, f"shard{n}.json")],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log, n))
+        passed = skipped = 0
+        failed, times = [], []
+        for proc, log, n in procs:
+            proc.wait()
+            log.close()
+            with open(os.path.join(tmp, f"shard{n}.log")) as f:
+                sys.stdout.write(f.read())
+            try:
+                with open(os.path.join(tmp, f"shard{n}.json")) as f:
+                    got = json.load(f)
+            except (OSError, ValueError):
+                print(f"test shard {n} ended without a summary "
+                      f"(exit {proc.returncode})")
+                failed.append(f"shard {n}")
+                continue
+            passed += got["passed"]
+            skipped += got["skipped"]
+            failed += got["failed"]
+            times += got["times"]
+    print_slowest(times)
+    # Only tests can run again: not a shard or a fixture that broke.
+    if not failed or any(f not in ids for f in failed):
+        return passed, len(failed), skipped
+    print(f"\n{len(failed)} failed beside other tests; each again, alone:")
+    sys.stdout.flush()
+    again, still, skipped_again, _ = run_ids(failed)
+    for name in sorted(set(failed) - set(still)):
+        print(f"  passed alone, failed under parallel load: {name}")
+    return passed + again, len(still), skipped + skipped_again
+
+
+def print_slowest(times):
     print("slowest integration tests:")
-    for secs, name in sorted(result.times, reverse=True)[:12]:
+    for secs, name in sorted(times, reverse=True)[:12]:
         print(f"  {secs:6.1f} s  {name}")
-    failed = len(result.failures) + len(result.errors)
-    skipped = len(result.skipped)
-    return result.testsRun - failed - skipped, failed, skipped
 
 
 def main():
@@ -85,11 +182,22 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--unit-only", action="store_true")
     parser.add_argument("--pattern", default="test_*.py")
+    parser.add_argument("--jobs", type=int,
+                        default=int(os.environ.get("SYNCPROF_TEST_JOBS", "2")),
+                        help="integration test processes at once")
+    parser.add_argument("--shard", help=argparse.SUPPRESS)
+    parser.add_argument("--summary", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.shard:
+        os.environ["SYNCPROF_BUILD"] = os.path.abspath(args.build)
+        with open(args.shard) as f:
+            run_ids(f.read().split(), args.summary)
+        return 0
     up, uf, us = run_unit(args.build)
     ip = ifail = iskip = 0
     if not args.unit_only:
-        ip, ifail, iskip = run_integration(args.build, args.pattern)
+        ip, ifail, iskip = run_integration(args.build, args.pattern,
+                                            args.jobs)
     passed, failed, skipped = up + ip, uf + ifail, us + iskip
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed or not passed else 0

@@ -114,19 +114,34 @@ class SyncprofTestCase(unittest.TestCase):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         self.children.append(proc)
-        seen = ""
-        deadline = time.monotonic() + 30
-        while "profiling PID" not in seen:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                self.fail(f"syncprof did not attach: {seen}{proc.stderr.read()}")
-            ready, _, _ = select.select([proc.stderr], [], [], 1)
-            if ready:
-                seen += proc.stderr.readline()
+        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
         proc.report_path = out
         return proc
 
+    def read_stderr_until(self, proc, needle, what, timeout=30):
+        """proc's stderr up to the end of the line that holds needle; the
+        rest stays for finish_syncprof.  Reads the pipe itself: select()
+        cannot see lines a buffered reader has already taken in."""
+        fd = proc.stderr.fileno()
+        seen = getattr(proc, "unread_stderr", "").encode()
+        proc.unread_stderr = ""
+        deadline = time.monotonic() + timeout
+        while needle.encode() not in seen:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                self.fail(f"{what}: {seen.decode(errors='replace')}"
+                          f"{proc.stderr.read()}")
+            ready, _, _ = select.select([fd], [], [], 1)
+            if ready:
+                seen += os.read(fd, 65536)
+        end = seen.find(b"\n", seen.find(needle.encode()))
+        end = len(seen) if end < 0 else end + 1
+        proc.unread_stderr = seen[end:].decode(errors="replace")
+        return seen[:end].decode(errors="replace")
+
     def finish_syncprof(self, proc, timeout=60):
         stdout, stderr = proc.communicate(timeout=timeout)
+        stderr = getattr(proc, "unread_stderr", "") + stderr
         return Run(proc.returncode, stdout, stderr,
                    self._read_reports(proc.report_path))
 

@@ -2,10 +2,8 @@
 before the others."""
 import os
 import re
-import select
 import signal
 import subprocess
-import time
 
 from harness import SYNCPROF, SyncprofTestCase
 
@@ -31,14 +29,8 @@ class MainThreadExit(SyncprofTestCase):
     them again through a live one and says so."""
 
     def wait_for_stderr(self, proc, needle, seen=""):
-        deadline = time.monotonic() + 30
-        while needle not in seen:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                self.fail(f"syncprof never said {needle!r}: {seen}")
-            ready, _, _ = select.select([proc.stderr], [], [], 1)
-            if ready:
-                seen += proc.stderr.readline()
-        return seen
+        return seen + self.read_stderr_until(
+            proc, needle, f"syncprof never said {needle!r}")
 
     def check_counts(self, run):
         self.assertEqual(run.returncode, 0, run.stderr)
