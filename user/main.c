@@ -860,8 +860,11 @@ static void report_unwind_tables(struct session *s)
 		st.tables, st.fp_tables, st.rows, st.mappings,
 		(double)st.bytes / 1024, (double)st.cache_bytes / 1024,
 		st.build_ms, s->opts->stack_depth,
-		skiplist__empty(s->skip) ? "" : ", --skip functions marked");
-	if (!skiplist__empty(s->skip) && !st.skipped)
+		skiplist__empty(s->skip) ? "" : ", lock functions marked");
+	if (st.skipped)
+		pr_info("%zu runtime lock functions (built-in and --skip) are "
+			"part of the lock implementation", st.skipped);
+	if (skiplist__has_user_globs(s->skip) && !st.user_skipped)
 		pr_warn("no function matches --skip in the target's modules");
 }
 
@@ -914,6 +917,8 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = stacktab__new(&s->stacks);
 	if (!err)
 		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
+	if (!err && !opts->no_skip)
+		err = skiplist__add_wrappers(s->skip);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,32 @@ static inline void sleep_us(int us)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/*
+ * Until thread tid of this process sleeps in the futex system call
+ * (/proc's syscall file starts with its number), or about a second: a
+ * holder that lets go only then makes every measured call block, even
+ * on a loaded machine.
+ */
+static inline void wait_blocked_in_futex(int tid)
+{
+	char path[64], line[32];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (int i = 0; i < 20000; i++) {
+		FILE *f = fopen(path, "r");
+		int nr = -1;
+
+		if (f) {
+			if (fgets(line, sizeof(line), f))
+				nr = atoi(line);
+			fclose(f);
+		}
+		if (nr == 202)	/* x86-64 futex */
+			return;
+		sleep_us(50);
+	}
 }
 
 /* --wait-signal: print "ready PID", start on SIGUSR1. */

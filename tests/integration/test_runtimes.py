@@ -1,0 +1,123 @@
+"""Runtimes' own locks, in contended mode, without any flag: a
+QEMU-style two-level lock wrapper (qemulocks), GLib's futex-based
+GMutex and GCond (glocks), Rust std's Mutex, Condvar and RwLock
+(rustlocks, built by Debian's rustc) and C++20's shared_mutex,
+counting_semaphore and thread::join (cxxrt).  Each row is at the user's
+own line, of the user's kind of lock, its count exact and its wait
+within 3% of the target's own clock; --no-skip gives the wrapper back."""
+import os
+import re
+
+from harness import BUILD, ROOT, SyncprofTestCase
+
+TARGETS = os.path.join(BUILD, "tests", "targets")
+SOURCES = os.path.join(ROOT, "tests", "targets")
+TOLERANCE = 0.03
+ITERS = 20
+
+
+def marker(source, name):
+    with open(os.path.join(SOURCES, source)) as f:
+        for number, text in enumerate(f, 1):
+            if re.search(rf"CALLSITE:{name}\b", text):
+                return number
+    raise AssertionError(f"no CALLSITE:{name} in {source}")
+
+
+class Runtimes(SyncprofTestCase):
+
+    def run_target(self, name, *args):
+        run = self.launch(["--mode", "contended", "--top", "0", *args],
+                          [os.path.join(TARGETS, name), "--iters", str(ITERS),
+                           "--hold-us", "3000", "--truth", self.path("truth.json")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.reports), 1)
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0)
+        return report, self.truth(), run
+
+    def row_at(self, report, source, name):
+        line = marker(source, name)
+        rows = [r for r in report["rows"]
+                if r["callsite"]["line"] == line
+                and (r["callsite"]["file"] or "").endswith(source)]
+        self.assertEqual(len(rows), 1, f"rows at {source}:{line}: "
+                         f"{[(r['type'], r['callsite']) for r in report['rows']]}")
+        return rows[0]
+
+    def assertPath(self, row, truth, path, kind, symbol=None):
+        self.assertEqual(row["type"], kind, row)
+        self.assertEqual(row["count"], truth["paths"][path]["count"], row)
+        self.assertEqual(row["count"], ITERS)
+        self.assertWithin(row["wait_ns"], truth["paths"][path]["wait_ns"],
+                          TOLERANCE, what=path)
+        if symbol:
+            self.assertTrue((row["object_symbol"] or "").startswith(symbol), row)
+
+    # --- QEMU's shape: two levels of wrappers --------------------------------
+
+    def test_qemu_style_wrappers_at_the_callers_line(self):
+        report, truth, _ = self.run_target("qemulocks")
+        bql = self.row_at(report, "qemulocks.c", "bql")
+        self.assertEqual(bql["callsite"]["function"], "vcpu_loop")
+        self.assertEqual(bql["object"], truth["objects"]["bql"])
+        self.assertPath(bql, truth, "bql", "mutex", "qemu_global_mutex")
+        halt = self.row_at(report, "qemulocks.c", "halt")
+        self.assertEqual(halt["object"], truth["objects"]["halt_cond"])
+        self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+        # The wrappers stay in the stack: only the call site moved.
+        frames = [f["function"] for f in bql["stacks"][0]["frames"]]
+        self.assertEqual(frames[:3], ["qemu_mutex_lock_impl",
+                                      "qemu_mutex_lock_iothread_impl", "vcpu_loop"])
+
+    def test_no_skip_gives_the_wrapper_back(self):
+        report, truth, _ = self.run_target("qemulocks", "--no-skip")
+        row = self.row_at(report, "qemulocks.c", "mutex_lock_impl")
+        self.assertEqual(row["callsite"]["function"], "qemu_mutex_lock_impl")
+        self.assertEqual(row["object"], truth["objects"]["bql"])
+        self.assertPath(row, truth, "bql", "mutex")
+        lines = {r["callsite"]["line"] for r in report["rows"]}
+        self.assertNotIn(marker("qemulocks.c", "bql"), lines)
+
+    # --- GLib ------------------------------------------------------------------
+
+    def test_glib_mutex_and_cond_at_the_users_line(self):
+        report, truth, _ = self.run_target("glocks")
+        gmutex = self.row_at(report, "glocks.c", "gmutex")
+        self.assertEqual(gmutex["object"], truth["objects"]["gm"])
+        self.assertPath(gmutex, truth, "gmutex", "mutex", "gm")
+        gcond = self.row_at(report, "glocks.c", "gcond")
+        self.assertPath(gcond, truth, "gcond", "condvar", "gc")
+        # The slow path that no symbol names is part of the lock.
+        for row in (gmutex, gcond):
+            self.assertTrue(row["callsite"]["module"].endswith("/glocks"), row)
+
+    # --- Rust std --------------------------------------------------------------
+
+    def test_rust_std_locks_typed_at_the_users_line(self):
+        report, truth, _ = self.run_target("rustlocks")
+        kinds = {"mutex": ("mutex", "MUTEX"), "condvar": ("condvar", "CONDVAR"),
+                 "read": ("rwlock-r", "RWLOCK"), "write": ("rwlock-w", "RWLOCK")}
+        for path, (kind, static) in kinds.items():
+            with self.subTest(path=path):
+                row = self.row_at(report, "rustlocks.rs", path)
+                self.assertEqual(row["callsite"]["function"], "rustlocks::main")
+                self.assertPath(row, truth, path, kind, "rustlocks::" + static)
+        # Four kinds, four rows: none merged into a `futex` row.
+        futex = [r for r in report["rows"] if r["type"] == "futex"
+                 and r["callsite"]["module"].endswith("/rustlocks")]
+        self.assertEqual(futex, [])
+
+    # --- C++20 -----------------------------------------------------------------
+
+    def test_cxx_shared_mutex_semaphore_and_join(self):
+        report, truth, _ = self.run_target("cxxrt")
+        shared = self.row_at(report, "cxxrt.cpp", "shared")
+        self.assertPath(shared, truth, "shared", "rwlock-r", "smx")
+        exclusive = self.row_at(report, "cxxrt.cpp", "exclusive")
+        self.assertPath(exclusive, truth, "exclusive", "rwlock-w", "smx")
+        sem = self.row_at(report, "cxxrt.cpp", "sem")
+        self.assertEqual(sem["object"], truth["objects"]["sem"])
+        self.assertPath(sem, truth, "sem", "sem", "sem")
+        join = self.row_at(report, "cxxrt.cpp", "join")
+        self.assertPath(join, truth, "join", "join")
