@@ -29,6 +29,7 @@
 #include "replay.h"
 #include "report.h"
 #include "skiplist.h"
+#include "notices.h"
 #include "snapshot.h"
 #include "stacktab.h"
 #include "stateformat.h"
@@ -45,6 +46,7 @@ struct session {
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
+	struct notices *notices;	/* what syncprof cannot see in it */
 	struct snapshot *prev;	/* the last read: totals since attach */
 	struct snapshot *pending; /* what changed since the last report */
 	uint64_t read_ns;	/* when prev was read */
@@ -175,6 +177,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		report__free(&blame_rows);
 		return err;
 	}
+	size_t n_notices = 0;
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = target__comm(s->target),
@@ -198,6 +201,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.blame_names = blame_names,
 		.waiting = &waiting_rows,
 		.waiting_names = waiting_names,
+		.notices = notices__list(s->notices, &n_notices),
+		.n_notices = n_notices,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -919,9 +924,19 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
 	if (!err && !opts->no_skip)
 		err = skiplist__add_wrappers(s->skip);
+	if (!err)
+		err = notices__detect(target__pid(s->target),
+				      opts->mode != MODE_CONTENDED, &s->notices);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;
+	}
+	{
+		size_t n;
+		const char *const *notice = notices__list(s->notices, &n);
+
+		for (size_t i = 0; i < n; i++)
+			pr_warn("%s", notice[i]);
 	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s->target),
@@ -1102,6 +1117,7 @@ cleanup:
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);
+	notices__free(s.notices);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);

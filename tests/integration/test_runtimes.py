@@ -7,6 +7,7 @@ own line, of the user's kind of lock, its count exact and its wait
 within 3% of the target's own clock; --no-skip gives the wrapper back."""
 import os
 import re
+import subprocess
 
 from harness import BUILD, ROOT, SyncprofTestCase
 
@@ -121,3 +122,102 @@ class Runtimes(SyncprofTestCase):
         self.assertPath(sem, truth, "sem", "sem", "sem")
         join = self.row_at(report, "cxxrt.cpp", "join")
         self.assertPath(join, truth, "join", "join")
+
+
+GO_SOURCE = """package main
+
+import "C" // cgo: linked against libc, as syncprof needs
+
+
+import (
+	"sync"
+	"time"
+)
+
+func main() {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 50; j++ {
+				mu.Lock()
+				time.Sleep(time.Millisecond)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+"""
+
+MUSL_SOURCE = """#include <pthread.h>
+#include <unistd.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void *holder(void *a) { pthread_mutex_lock(&m); usleep(50000);
+	pthread_mutex_unlock(&m); return a; }
+int main(void) { pthread_t t; pthread_create(&t, 0, holder, 0); usleep(10000);
+	pthread_mutex_lock(&m); pthread_mutex_unlock(&m); pthread_join(t, 0); return 0; }
+"""
+
+
+class Notices(SyncprofTestCase):
+    """Where syncprof is blind, it says so: once on stderr, and in every
+    JSON report's notices."""
+
+    def run_json(self, command, *args):
+        run = self.launch(["--top", "0", *args], command)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertGreaterEqual(len(run.reports), 1)
+        return run
+
+    def assertNotice(self, run, words):
+        for report in run.reports:
+            found = [n for n in report["notices"] if words in n]
+            self.assertEqual(len(found), 1, report["notices"])
+        warned = [l for l in run.stderr.splitlines() if words in l]
+        self.assertEqual(len(warned), 1, run.stderr)
+
+    def test_full_mode_on_a_futex_runtime(self):
+        rust = [os.path.join(TARGETS, "rustlocks"), "--iters", "2", "--hold-us", "1000"]
+        run = self.run_json(rust, "--mode", "full")
+        self.assertNotice(run, "Rust std's locks are futexes")
+        # Contended mode sees them: nothing to say.
+        run = self.run_json(rust, "--mode", "contended")
+        self.assertEqual(run.reports[0]["notices"], [])
+        glib = [os.path.join(TARGETS, "glocks"), "--iters", "2", "--hold-us", "1000"]
+        self.assertNotice(self.run_json(glib, "--mode", "full"), "GLib's locks")
+
+    def test_plain_c_program_has_no_notices(self):
+        run = self.run_json([os.path.join(TARGETS, "qemulocks"), "--iters", "2"],
+                            "--mode", "contended")
+        self.assertEqual(run.reports[0]["notices"], [])
+        self.assertNotIn("warning", run.stderr)
+
+    def test_go_program(self):
+        source = self.path("main.go")
+        with open(source, "w") as f:
+            f.write(GO_SOURCE)
+        env = dict(os.environ, GOCACHE=self.path("gocache"), GO111MODULE="off",
+                   GOPATH=self.path("gopath"), CGO_ENABLED="1")
+        binary = self.path("golocks")
+        subprocess.run(["go", "build", "-o", binary, source], check=True, env=env,
+                       capture_output=True, timeout=300)
+        run = self.run_json([binary], "--mode", "contended")
+        self.assertNotice(run, "a Go program")
+
+    def test_musl_program(self):
+        source = self.path("m.c")
+        with open(source, "w") as f:
+            f.write(MUSL_SOURCE)
+        binary = self.path("m_musl")
+        subprocess.run(["musl-gcc", "-O2", "-g", "-pthread", source, "-o", binary],
+                       check=True, capture_output=True)
+        run = self.run_json([binary], "--mode", "contended")
+        self.assertNotice(run, "musl libc")
+        # The wait itself is measured: one blocked acquisition of m.
+        rows = [r for r in run.reports[0]["rows"]
+                if (r["object_symbol"] or "").startswith("m")]
+        self.assertEqual(sum(r["count"] for r in rows), 1, run.reports[0]["rows"])
+        self.assertGreater(sum(r["wait_ns"] for r in rows), 20_000_000)

@@ -10,7 +10,7 @@
  * main thread blocks in lock_shared() (path "shared"), then holds it
  * shared while the main thread blocks in lock() (path "exclusive"); the
  * main thread blocks in acquire() until the helper releases the
- * semaphore --hold-us later (path "sem"); last, a thread that sleeps
+ * semaphore 3 x --hold-us later (path "sem"); last, a thread that sleeps
  * --hold-us is joined (path "join").  The main thread's clock around
  * each call is the truth: {"pid", "objects": {"smx", "sem"}, "paths":
  * {NAME: {"count", "wait_ns"}}}.
@@ -58,7 +58,8 @@ static void helper()
 		smx.unlock_shared();
 		wait_phase(5 * i + 4);
 		wait_blocked_in_futex(main_tid.load());
-		sleep_us(hold_us);
+		/* Longer: acquire() spins and yields before it sleeps. */
+		sleep_us(3 * hold_us);
 		sem.release();
 		wait_phase(5 * i + 5);
 	}
