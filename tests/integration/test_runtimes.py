@@ -27,10 +27,11 @@ def marker(source, name):
 
 class Runtimes(SyncprofTestCase):
 
-    def run_target(self, name, *args):
+    def run_target(self, name, *args, target_args=()):
         run = self.launch(["--mode", "contended", "--top", "0", *args],
                           [os.path.join(TARGETS, name), "--iters", str(ITERS),
-                           "--hold-us", "3000", "--truth", self.path("truth.json")])
+                           "--hold-us", "3000", "--truth", self.path("truth.json"),
+                           *target_args])
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(len(run.reports), 1)
         report = run.reports[0]
@@ -82,15 +83,23 @@ class Runtimes(SyncprofTestCase):
 
     # --- GLib ------------------------------------------------------------------
 
-    def test_glib_mutex_and_cond_at_the_users_line(self):
-        report, truth, _ = self.run_target("glocks")
+    def test_glib_mutex_cond_and_rwlock_at_the_users_line(self):
+        # Reported while the target lives: a GRWLock's name is read from
+        # its memory (it points to the rwlock GLib allocated).
+        report, truth, _ = self.run_target("glocks", "--duration", "1.5",
+                                           target_args=("--linger-ms", "4000"))
         gmutex = self.row_at(report, "glocks.c", "gmutex")
         self.assertEqual(gmutex["object"], truth["objects"]["gm"])
         self.assertPath(gmutex, truth, "gmutex", "mutex", "gm")
         gcond = self.row_at(report, "glocks.c", "gcond")
         self.assertPath(gcond, truth, "gcond", "condvar", "gc")
+        grw = self.row_at(report, "glocks.c", "grwlock")
+        self.assertPath(grw, truth, "grwlock", "rwlock-r")
+        # GLib's heap pointer is the object; the user's GRWLock names it.
+        self.assertNotEqual(grw["object"], truth["objects"]["grw"])
+        self.assertEqual(grw["object_symbol"], "grw")
         # The slow path that no symbol names is part of the lock.
-        for row in (gmutex, gcond):
+        for row in (gmutex, gcond, grw):
             self.assertTrue(row["callsite"]["module"].endswith("/glocks"), row)
 
     # --- Rust std --------------------------------------------------------------

@@ -43,6 +43,7 @@
 
 #include "array.h"
 #include "demangle.h"
+#include "holders.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -88,6 +89,8 @@ struct symbolizer {
 	struct cache_entry *cache;
 	size_t cache_cap;	/* a power of two */
 	size_t cache_used;
+	struct holders *holders;	/* heap locks' named handles */
+	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
@@ -404,6 +407,7 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	for (size_t i = 0; i < sym->n_generations; i++)
 		procmaps__free(sym->generations[i]);
+	holders__free(sym->holders);
 	for (size_t i = 0; i < sym->n_strings; i++)
 		free(sym->strings[i]);
 	free(sym->strings);
@@ -868,6 +872,30 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 
 /* ---- objects ------------------------------------------------------ */
 
+/*
+ * A heap object (in no module): the variable whose first word points to
+ * it (holders.h), read from the live target at most once a second.
+ */
+static const char *symbolizer__held_object(struct symbolizer *sym,
+					   uint64_t addr)
+{
+	uint64_t now = monotonic_ns();
+	const char *name;
+
+	if (!sym->frozen && (!sym->holders ||
+			     now - sym->holders_ns > 1000000000ull)) {
+		struct holders *h;
+
+		if (!holders__build(sym->dwfl, sym->pid, &h)) {
+			holders__free(sym->holders);
+			sym->holders = h;
+			sym->holders_ns = now;
+		}
+	}
+	name = holders__find(sym->holders, addr);
+	return name ? symbolizer__own(sym, strdup(name)) : NULL;
+}
+
 static const char *symbolizer__resolve_object(struct symbolizer *sym,
 					      uint64_t addr)
 {
@@ -879,7 +907,7 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	int type;
 
 	if (!idx)
-		return NULL;
+		return symbolizer__held_object(sym, addr);
 	name = modindex__symbol(idx, addr, &offset, &type);
 	if (!name || type != STT_OBJECT)
 		return NULL;
