@@ -215,6 +215,17 @@ class Notices(SyncprofTestCase):
                        capture_output=True, timeout=300)
         run = self.run_json([binary], "--mode", "contended")
         self.assertNotice(run, "a Go program")
+        # Without cgo Go links statically: refused, and said why.
+        with open(source, "w") as f:
+            f.write(GO_SOURCE.replace('import "C"', ""))
+        static = self.path("golocks-static")
+        subprocess.run(["go", "build", "-o", static, source], check=True,
+                       env=dict(env, CGO_ENABLED="0"), capture_output=True,
+                       timeout=300)
+        run = self.launch(["--mode", "contended"], [static])
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("syncprof: error:", run.stderr)
+        self.assertIn("statically linked Go program", run.stderr)
 
     def test_musl_program(self):
         source = self.path("m.c")
@@ -230,3 +241,23 @@ class Notices(SyncprofTestCase):
                 if (r["object_symbol"] or "").startswith("m")]
         self.assertEqual(sum(r["count"] for r in rows), 1, run.reports[0]["rows"])
         self.assertGreater(sum(r["wait_ns"] for r in rows), 20_000_000)
+
+    def test_jit_frames_named_by_the_perf_map(self):
+        """A JIT's /tmp/perf-PID.map names its code where stacks stop."""
+        stacks = os.path.join(TARGETS, "stacks")
+        run = self.launch(["--mode", "contended", "--top", "0"],
+                          [stacks, "jit", "--perf-map", "--iters", "5",
+                           "--hold-us", "3000", "--truth", self.path("truth.json")])
+        truth = self.truth()
+        perf_map = f"/tmp/perf-{truth['pid']}.map"
+        self.addCleanup(os.remove, perf_map)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        found = [s for r in run.reports[-1]["rows"] for s in r["stacks"]
+                 if "path_jit" in [f["function"] for f in s["frames"]]]
+        self.assertEqual(len(found), 1, run.reports[-1]["rows"])
+        [stack] = found
+        names = [f["function"] for f in stack["frames"]]
+        self.assertEqual(names, ["stackwrap_lock", "path_jit", "jit_stub"])
+        self.assertIsNone(stack["frames"][2]["module"])
+        self.assertEqual(stack["end"], "stopped")
+        self.assertEqual(stack["count"], truth["paths"]["path_jit"]["count"])

@@ -44,6 +44,7 @@
 #include "array.h"
 #include "demangle.h"
 #include "holders.h"
+#include "perfmap.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -90,6 +91,7 @@ struct symbolizer {
 	size_t cache_cap;	/* a power of two */
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
+	struct perfmap *perfmap;	/* JIT code's names, or NULL */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
@@ -408,6 +410,7 @@ void symbolizer__free(struct symbolizer *sym)
 	for (size_t i = 0; i < sym->n_generations; i++)
 		procmaps__free(sym->generations[i]);
 	holders__free(sym->holders);
+	perfmap__free(sym->perfmap);
 	for (size_t i = 0; i < sym->n_strings; i++)
 		free(sym->strings[i]);
 	free(sym->strings);
@@ -619,6 +622,29 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 	return e;
 }
 
+/*
+ * Code in no file: a JIT's, named by its /tmp/perf-PID.map (perfmap.h)
+ * when it writes one.  at is the lookup address (ret - 1 for a return
+ * address), pc what the offset is counted to.
+ */
+static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
+			   struct symbol_info *info)
+{
+	const char *name;
+	uint64_t offset;
+
+	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
+		return -ENOMEM;
+	perfmap__refresh(sym->perfmap, !sym->frozen);
+	name = perfmap__lookup(sym->perfmap, at, &offset);
+	if (!name)
+		return -ENOENT;
+	*info = (struct symbol_info){ 0 };
+	info->function = symbolizer__own(sym, strdup(name));
+	info->function_offset = offset + (pc - at);
+	return info->function ? 0 : -ENOMEM;
+}
+
 static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 			       struct symbol_info *info)
 {
@@ -634,7 +660,7 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	*info = (struct symbol_info){ 0 };
 	e = symbolizer__find(sym, pc);
 	if (!e)
-		return -ENOENT;
+		return symbolizer__jit(sym, pc, ret, info);
 	info->module = e->path;
 	info->module_offset = ret - e->start + e->offset;
 	mod = dwfl_addrmodule(sym->dwfl, pc);
@@ -787,8 +813,18 @@ static int symbolizer__resolve_frames(struct symbolizer *sym, uint64_t pc,
 
 	*frames = NULL;
 	*n = 0;
-	if (!e)
-		return -ENOENT;
+	if (!e) {
+		int err = symbolizer__jit(sym, at, pc, &base);
+
+		if (err)
+			return err;
+		*frames = malloc(sizeof(**frames));
+		if (!*frames)
+			return -ENOMEM;
+		**frames = (struct symbol_frame){ .info = base };
+		*n = 1;
+		return 0;
+	}
 	base.module = e->path;
 	base.module_offset = pc - e->start + e->offset;
 	mod = dwfl_addrmodule(sym->dwfl, at);

@@ -85,6 +85,14 @@ static void exe_facts(pid_t pid, struct exe_facts *f)
 	elfimage__close(image);
 }
 
+bool notices__go_executable(pid_t pid)
+{
+	struct exe_facts f = { 0 };
+
+	exe_facts(pid, &f);
+	return f.go;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -134,8 +142,9 @@ int notices__detect(pid_t pid, bool full, struct notices **out)
 	if (!err && jvm)
 		err = notices__add(n, NOTICE_JVM, strdup(
 			"a JVM: Java monitors and LockSupport.park show as libjvm's "
-			"park waits (futex or condvar rows in libjvm.so), and JIT "
-			"frames are anonymous code where stacks stop"));
+			"park waits (futex or condvar rows in libjvm.so), and stacks "
+			"stop at JIT code, named only when /tmp/perf-PID.map exists "
+			"(jcmd PID Compiler.perfmap writes it)"));
 	if (f.go)
 		runtime = "Go";
 	else if (f.rust)

@@ -17,6 +17,8 @@ struct notices;
 /* Looks at the process; full: full mode was asked for.  */
 int notices__detect(pid_t pid, bool full, struct notices **out);
 void notices__free(struct notices *n);
+/* Whether process pid's executable was built by Go's toolchain. */
+bool notices__go_executable(pid_t pid);
 /* The notices, one sentence each, in a stable order. */
 const char *const *notices__list(const struct notices *n, size_t *count);
 
