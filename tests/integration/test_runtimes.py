@@ -131,6 +131,22 @@ class Runtimes(SyncprofTestCase):
         self.assertPath(sem, truth, "sem", "sem", "sem")
         join = self.row_at(report, "cxxrt.cpp", "join")
         self.assertPath(join, truth, "join", "join")
+        for path in ("barrier", "pbarrier"):
+            with self.subTest(path=path):
+                row = self.row_at(report, "cxxrt.cpp", path)
+                self.assertPath(row, truth, path, "barrier")
+
+    def test_qemu_style_wrappers_in_full_mode(self):
+        """Full mode walks past the same wrappers: every call counted."""
+        run = self.launch(["--mode", "full", "--top", "0"],
+                          [os.path.join(TARGETS, "qemulocks"), "--iters", str(ITERS),
+                           "--hold-us", "3000", "--truth", self.path("truth.json")])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report, truth = run.reports[0], self.truth()
+        bql = self.row_at(report, "qemulocks.c", "bql")
+        self.assertPath(bql, truth, "bql", "mutex", "qemu_global_mutex")
+        halt = self.row_at(report, "qemulocks.c", "halt")
+        self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
 
 
 GO_SOURCE = """package main

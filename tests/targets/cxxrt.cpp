@@ -11,11 +11,14 @@
  * shared while the main thread blocks in lock() (path "exclusive"); the
  * main thread blocks in acquire() until the helper releases the
  * semaphore 3 x --hold-us later (path "sem"); last, a thread that sleeps
- * --hold-us is joined (path "join").  The main thread's clock around
+ * --hold-us is joined (path "join"); then the main thread waits at a
+ * std::barrier (path "barrier") and a pthread barrier (path "pbarrier")
+ * for a thread that arrives later.  The main thread's clock around
  * each call is the truth: {"pid", "objects": {"smx", "sem"}, "paths":
  * {NAME: {"count", "wait_ns"}}}.
  */
 #include <atomic>
+#include <barrier>
 #include <cstdio>
 #include <cstdlib>
 #include <getopt.h>
@@ -27,13 +30,16 @@
 
 std::shared_mutex smx;
 std::counting_semaphore<8> sem(0);
+std::barrier<> bar(2);
+pthread_barrier_t pbar;
 
 static int iters = 20, hold_us = 3000;
 static std::atomic<int> phase;
 static std::atomic<int> main_tid;
 
-enum { SHARED, EXCLUSIVE, SEM, JOIN, PATHS };
-static const char *const names[PATHS] = { "shared", "exclusive", "sem", "join" };
+enum { SHARED, EXCLUSIVE, SEM, JOIN, BARRIER, PBARRIER, PATHS };
+static const char *const names[PATHS] = { "shared", "exclusive", "sem", "join",
+					   "barrier", "pbarrier" };
 static uint64_t wait_ns[PATHS], count[PATHS];
 
 static void wait_phase(int value)
@@ -68,6 +74,19 @@ static void helper()
 static void sleeper()
 {
 	sleep_us(hold_us);
+}
+
+/* Arrives last at both barriers, once the main thread sleeps at each. */
+static void arriver()
+{
+	for (int i = 0; i < iters; i++) {
+		wait_blocked_in_futex(main_tid.load());
+		sleep_us(3 * hold_us);
+		bar.arrive_and_wait();
+		wait_blocked_in_futex(main_tid.load());
+		sleep_us(hold_us);
+		pthread_barrier_wait(&pbar);
+	}
 }
 
 int main(int argc, char **argv)
@@ -127,6 +146,20 @@ int main(int argc, char **argv)
 		wait_ns[JOIN] += now_ns() - t0;
 		count[JOIN]++;
 	}
+	pthread_barrier_init(&pbar, nullptr, 2);
+	std::thread other(arriver);
+	for (int i = 0; i < iters; i++) {
+		uint64_t t0 = now_ns();
+
+		bar.arrive_and_wait(); /* CALLSITE:barrier */
+		wait_ns[BARRIER] += now_ns() - t0;
+		count[BARRIER]++;
+		t0 = now_ns();
+		pthread_barrier_wait(&pbar); /* CALLSITE:pbarrier */
+		wait_ns[PBARRIER] += now_ns() - t0;
+		count[PBARRIER]++;
+	}
+	other.join();
 	if (!truth)
 		return 0;
 	FILE *f = fopen(truth, "w");
