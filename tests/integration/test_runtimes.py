@@ -113,10 +113,12 @@ class Runtimes(SyncprofTestCase):
                 row = self.row_at(report, "rustlocks.rs", path)
                 self.assertEqual(row["callsite"]["function"], "rustlocks::main")
                 self.assertPath(row, truth, path, kind, "rustlocks::" + static)
-        # Four kinds, four rows: none merged into a `futex` row.
+        # park is a futex wait of no lock kind, in a row of its own.
+        park = self.row_at(report, "rustlocks.rs", "park")
+        self.assertPath(park, truth, "park", "futex")
         futex = [r for r in report["rows"] if r["type"] == "futex"
                  and r["callsite"]["module"].endswith("/rustlocks")]
-        self.assertEqual(futex, [])
+        self.assertEqual(futex, [park])
 
     # --- C++20 -----------------------------------------------------------------
 

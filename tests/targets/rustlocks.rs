@@ -9,10 +9,12 @@
 //! until the holder notifies it --hold-us later, after releasing the
 //! mutex (path "condvar"); the holder keeps RWLOCK for writing while the
 //! main thread blocks in read() (path "read"), then for reading while it
-//! blocks in write() (path "write").  The main thread's clock (Instant:
+//! blocks in write() (path "write"); last, the main thread parks until
+//! the holder unparks it (path "park": a futex wait of no lock kind, a
+//! row apart).  The main thread's clock (Instant:
 //! CLOCK_MONOTONIC) around each call is the truth: {"pid", "objects":
 //! {"MUTEX", "CONDVAR", "RWLOCK"}, "paths": {NAME: {"count", "wait_ns"}}}.
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use std::{env, fs, thread};
@@ -21,6 +23,7 @@ static MUTEX: Mutex<u64> = Mutex::new(0);
 static CONDVAR: Condvar = Condvar::new();
 static RWLOCK: RwLock<u64> = RwLock::new(0);
 static PHASE: AtomicI32 = AtomicI32::new(0);
+static UNPARKED: AtomicBool = AtomicBool::new(false);
 static MAIN_TID: AtomicI32 = AtomicI32::new(0);
 
 /// Until the main thread sleeps in the futex system call (or about a
@@ -37,7 +40,7 @@ fn wait_blocked_in_futex() {
     }
 }
 
-const PATHS: [&str; 4] = ["mutex", "condvar", "read", "write"];
+const PATHS: [&str; 5] = ["mutex", "condvar", "read", "write", "park"];
 
 fn wait_phase(value: i32) {
     while PHASE.load(Ordering::SeqCst) < value {
@@ -45,9 +48,9 @@ fn wait_phase(value: i32) {
     }
 }
 
-fn holder(iters: i32, hold: Duration) {
+fn holder(iters: i32, hold: Duration, main: thread::Thread) {
     for i in 0..iters {
-        let base = 7 * i;
+        let base = 8 * i;
         let guard = MUTEX.lock().unwrap();
         PHASE.store(base + 1, Ordering::SeqCst);
         wait_blocked_in_futex();
@@ -71,6 +74,11 @@ fn holder(iters: i32, hold: Duration) {
         thread::sleep(hold);
         drop(r);
         wait_phase(base + 7);
+        wait_blocked_in_futex();
+        thread::sleep(hold);
+        UNPARKED.store(true, Ordering::SeqCst);
+        main.unpark();
+        wait_phase(base + 8);
     }
 }
 
@@ -89,13 +97,14 @@ fn main() {
     }
     let hold = Duration::from_micros(hold_us);
     let pause = Duration::from_micros(hold_us / 10);
-    let mut wait = [0u128; 4];
-    let mut count = [0u64; 4];
+    let mut wait = [0u128; 5];
+    let mut count = [0u64; 5];
     let tid = fs::read_link("/proc/thread-self").unwrap();
     MAIN_TID.store(tid.file_name().unwrap().to_str().unwrap().parse().unwrap(), Ordering::SeqCst);
-    let helper = thread::spawn(move || holder(iters, hold));
+    let main = thread::current();
+    let helper = thread::spawn(move || holder(iters, hold, main));
     for i in 0..iters {
-        let base = 7 * i;
+        let base = 8 * i;
         wait_phase(base + 1);
         thread::sleep(pause);
         let t0 = Instant::now();
@@ -128,10 +137,17 @@ fn main() {
         count[3] += 1;
         drop(w);
         PHASE.store(base + 7, Ordering::SeqCst);
+        let t0 = Instant::now();
+        while !UNPARKED.swap(false, Ordering::SeqCst) {
+            thread::park(); // CALLSITE:park
+        }
+        wait[4] += t0.elapsed().as_nanos();
+        count[4] += 1;
+        PHASE.store(base + 8, Ordering::SeqCst);
     }
     helper.join().unwrap();
     if let Some(path) = truth {
-        let paths: Vec<String> = (0..4)
+        let paths: Vec<String> = (0..5)
             .map(|p| format!("\"{}\": {{\"count\": {}, \"wait_ns\": {}}}", PATHS[p], count[p], wait[p]))
             .collect();
         let text = format!(
