@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from harness import BUILD, ROOT, SyncprofTestCase
+from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, parse_reports
 
 TARGETS = os.path.join(BUILD, "tests", "targets")
 SOURCES = os.path.join(ROOT, "tests", "targets")
@@ -279,3 +279,29 @@ class Notices(SyncprofTestCase):
         self.assertIsNone(stack["frames"][2]["module"])
         self.assertEqual(stack["end"], "stopped")
         self.assertEqual(stack["count"], truth["paths"]["path_jit"]["count"])
+
+    def test_jvm(self):
+        """A process that maps libjvm.so is told as a JVM.  No JDK here: a
+        library of that name, preloaded into a C target, is what syncprof
+        looks for."""
+        source = self.path("jvm.c")
+        with open(source, "w") as f:
+            f.write("int JNI_CreateJavaVM(void) { return 0; }\n")
+        library = self.path("libjvm.so")
+        subprocess.run(["cc", "-shared", "-fPIC", source, "-o", library],
+                       check=True, capture_output=True)
+        out = self.path("report.json")
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "contended", "--format", "json", "-o", out, "--",
+             os.path.join(TARGETS, "qemulocks"), "--iters", "2"],
+            env=dict(os.environ, LD_PRELOAD=library), capture_output=True,
+            text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            reports = parse_reports(f.read())
+        self.assertGreaterEqual(len(reports), 1)
+        for report in reports:
+            [notice] = report["notices"]
+            self.assertIn("a JVM", notice)
+            self.assertIn("/tmp/perf-PID.map", notice)
+        self.assertEqual(proc.stderr.count("a JVM"), 1, proc.stderr)
