@@ -22,8 +22,9 @@ DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev 
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
                util-linux procps libiberty-dev rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
-# a musl-linked program (the notices; Go's are built with golang-go).
-DEB_PKGS    += libglib2.0-dev musl-tools
+# a musl-linked program (the notices; Go's are built with golang-go), and
+# Debian's QEMU, whose exported lock wrappers the built-in list names.
+DEB_PKGS    += libglib2.0-dev musl-tools qemu-system-x86
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.

@@ -7,7 +7,9 @@ own line, of the user's kind of lock, its count exact and its wait
 within 3% of the target's own clock; --no-skip gives the wrapper back."""
 import os
 import re
+import shutil
 import subprocess
+import time
 
 from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, parse_reports
 
@@ -305,3 +307,48 @@ class Notices(SyncprofTestCase):
             self.assertIn("a JVM", notice)
             self.assertIn("/tmp/perf-PID.map", notice)
         self.assertEqual(proc.stderr.count("a JVM"), 1, proc.stderr)
+
+
+class DebianQemu(SyncprofTestCase):
+    """Debian's qemu-system-x86 (it exports its functions): an idle guest's
+    vCPU threads wait on their halt condvar in qemu_wait_io_event, the
+    site QEMU's own QSP names, with no flag; --no-skip gives back
+    qemu_cond_wait_impl."""
+
+    def profile_qemu(self, *args):
+        qemu = shutil.which("qemu-system-x86_64")
+        self.assertIsNotNone(qemu, "make deps installs qemu-system-x86")
+        vm = subprocess.Popen([qemu, "-nographic", "-nodefaults", "-M", "pc",
+                               "-smp", "2", "-accel", "tcg,thread=multi",
+                               "-m", "64", "-display", "none"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        self.children.append(vm)
+        self.addCleanup(vm.kill)
+        time.sleep(1)
+        out = self.path("report.json")
+        proc = subprocess.run([SYNCPROF, "--mode", "contended", "--top", "0",
+                               "--duration", "3", "--format", "json", "-o", out,
+                               "--pid", str(vm.pid), *args],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            [report] = parse_reports(f.read())
+        return report
+
+    def test_halt_condvar_at_qemus_own_site(self):
+        report = self.profile_qemu()
+        halt = [r for r in report["rows"] if r["type"] == "condvar"]
+        self.assertTrue(halt, report["rows"])
+        for row in halt:
+            self.assertEqual(row["callsite"]["function"], "qemu_wait_io_event", row)
+            self.assertGreater(row["count"], 0)
+        wrappers = {"qemu_cond_wait_impl", "qemu_mutex_lock_impl",
+                    "qemu_mutex_lock_iothread_impl", "qemu_cond_timedwait_impl"}
+        for row in report["rows"]:
+            self.assertNotIn(row["callsite"]["function"], wrappers, row)
+        report = self.profile_qemu("--no-skip")
+        halt = [r for r in report["rows"] if r["type"] == "condvar"]
+        self.assertTrue(halt, report["rows"])
+        self.assertEqual({r["callsite"]["function"] for r in halt},
+                         {"qemu_cond_wait_impl"})
