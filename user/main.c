@@ -963,7 +963,7 @@ static int session__start(struct session *s, char *library, size_t len,
 		if (opts->calibrate)
 			calibrate_probes(s, cfg.calibration_ns);
 		/* Following an exec takes a tracepoint (tracefs). */
-		if ((opts->stack_depth || opts->n_skip) &&
+		if ((opts->stack_depth || !skiplist__empty(s->skip)) &&
 		    hostcheck__tracepoints("/sys")) {
 			pr_warn("no tracefs: after an exec, stacks stop at the "
 				"new image");
