@@ -21,6 +21,10 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
                libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
                util-linux procps libiberty-dev rustc
+# The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
+# a musl-linked program (the notices; Go's are built with golang-go), and
+# Debian's QEMU, whose exported lock wrappers the built-in list names.
+DEB_PKGS    += libglib2.0-dev musl-tools qemu-system-x86
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
@@ -105,6 +109,7 @@ UNIT_BINS   := $(addprefix $(OUT)/tests/unit/test_,$(UNIT_NAMES))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
                $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
+               $(OUT)/tests/targets/cxxrt $(OUT)/tests/targets/rustlocks \
                $(OUT)/tests/targets/workload-stripped $(STACK_LIBS)
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
@@ -215,6 +220,24 @@ $(OUT)/tests/targets/cxxlock: tests/targets/cxxlock.cpp $(OUT)/tests/targets/lib
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -g -O2 -Wall -Werror -pthread -Itests/targets $< \
 		-L$(OUT)/tests/targets -lsharedlock -Wl,-rpath,'$$ORIGIN' -o $@
+
+# Runtimes' own locks, built as their users build: GLib through
+# pkg-config, C++20's library, Debian's rustc (std linked in).
+$(OUT)/tests/targets/glocks: tests/targets/glocks.c tests/targets/lib/targetkit.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $(shell pkg-config --cflags glib-2.0 2>/dev/null) \
+		$< $(shell pkg-config --libs glib-2.0 2>/dev/null || echo -lglib-2.0) -o $@
+
+$(OUT)/tests/targets/cxxrt: tests/targets/cxxrt.cpp tests/targets/lib/targetkit.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CXX) -std=c++20 -g -O2 -Wall -Werror -pthread -Itests/targets $< -o $@
+
+$(OUT)/tests/targets/rustlocks: tests/targets/rustlocks.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(RUSTC) -O -g --edition 2021 $< -o $@
 
 # The stack tests' libraries (tests/targets/lib/stacklibs.h): a wrapper
 # without frame pointers, a library with frame pointers and no unwind

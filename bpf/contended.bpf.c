@@ -119,29 +119,22 @@ static __always_inline void mutex_row(struct sp_key *key, __u64 uaddr,
 }
 
 /*
- * The row of a new acquisition: call site by unwinding, type and object
- * by the libc function that waits.  Returns whether only the holder's
- * wake ends it (an lll lock).
+ * Type and object by the libc function that waits.  Returns whether only
+ * the holder's wake ends it (an lll lock).
  */
-static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
-					  __u32 cmd, __u32 val, __u32 *holder)
+static __always_inline bool libc_key(struct sp_key *key, __u64 uaddr,
+				     __u32 cmd, __u32 val, __u32 *holder,
+				     const struct unwind_result *w)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct unwind_result w;
 	__u32 class;
 
-	unwind_user(regs->ip, regs->sp, regs->bp, &w);
-	key->callsite = w.callsite;
-	key->stack_id = w.stack_id;
 	key->object = uaddr;
 	key->type = SP_TYPE_FUTEX;
-
-	if (w.lll) {
+	if (w->lll) {
 		key->type = SP_TYPE_LIBC_LOCK;
 		return lll_wait(cmd);
 	}
-	class = w.libc_class;
+	class = w->libc_class;
 	switch (class) {
 	case SP_FUNC_MUTEX:
 		mutex_row(key, uaddr, holder);
@@ -170,10 +163,45 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	case SP_FUNC_SEM:
 		key->type = SP_TYPE_SEM;
 		return false;
+	case SP_FUNC_BARRIER:
+		key->type = SP_TYPE_BARRIER;
+		return false;
+	case SP_FUNC_JOIN:
+		key->type = SP_TYPE_JOIN;
+		return false;
 	default:
 		return false;
 	}
 	return lll_wait(cmd);
+}
+
+/*
+ * The row of a new acquisition: call site by unwinding, type and object
+ * by the libc function that waits, the type refined by the runtimes'
+ * lock functions the walk crossed (unwind.bpf.h): a whole operation's
+ * kind (a barrier, a join) first, then libc's classification, then the
+ * innermost runtime lock function's kind (a Rust Mutex's futex wait).
+ */
+static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
+					  __u32 cmd, __u32 val, __u32 *holder)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct unwind_result w;
+	bool close_on_wake;
+
+	unwind_user(regs->ip, regs->sp, regs->bp, &w);
+	key->callsite = w.callsite;
+	key->stack_id = w.stack_id;
+	close_on_wake = libc_key(key, uaddr, cmd, val, holder, &w);
+	if (key->type == SP_TYPE_LIBC_LOCK)
+		return close_on_wake;
+	if (w.whole_type && w.whole_type <= SP_TYPE__COUNT)
+		key->type = w.whole_type - 1;
+	else if (key->type == SP_TYPE_FUTEX && w.wrap_type &&
+		 w.wrap_type <= SP_TYPE__COUNT)
+		key->type = w.wrap_type - 1;
+	return close_on_wake;
 }
 
 static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)

@@ -280,8 +280,11 @@ static __always_inline __u32 lock_wait_type(void)
 		struct sp_contended *st =
 			bpf_task_storage_get(&contended, task, 0, 0);
 
+		/* A join waits for a thread, not a lock: a sleep, as before
+		   joins were typed (a futex wait of no lock). */
 		if (st && st->t0)
-			return st->key.type;
+			return st->key.type == SP_TYPE_JOIN ? SP_TYPE_FUTEX
+							    : st->key.type;
 	} else if (states_lock_source == SP_LOCKS_FULL) {
 		struct sp_inflight *st =
 			bpf_task_storage_get(&inflight, task, 0, 0);

@@ -222,6 +222,8 @@ enum sp_func_class {
 	SP_FUNC_RWLOCK_R,	/* pthread_rwlock_*rdlock */
 	SP_FUNC_RWLOCK_W,	/* pthread_rwlock_*wrlock */
 	SP_FUNC_SEM,		/* sem_{wait,timedwait,clockwait} */
+	SP_FUNC_BARRIER,	/* pthread_barrier_wait */
+	SP_FUNC_JOIN,		/* pthread_join, pthread_*join_np, thrd_join */
 };
 
 struct sp_func_range {

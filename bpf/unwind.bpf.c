@@ -34,6 +34,7 @@ proc_mappings_map_t proc_mappings SEC(".maps");
 frame_cache_map_t frame_cache SEC(".maps");
 stacks_map_t stacks SEC(".maps");		/* value size set by the loader */
 walk_scratch_map_t walk_scratch SEC(".maps");
+walk_wraps_map_t walk_wraps SEC(".maps");
 libc_funcs_map_t libc_funcs SEC(".maps");	/* max_entries set by the loader */
 
 /* Frames walked past the call site looking for one outside --skip. */
@@ -177,6 +178,9 @@ static __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
 		rule = rule_from_row(&rs.row);
 		if (rs.row.attrs & SP_UNWIND_A_SKIP)
 			rule |= RULE_SKIP;
+		/* The kind and SP_UNWIND_A_WHOLE, as RULE_WRAP and RULE_WHOLE. */
+		rule |= (__u64)((rs.row.attrs >> SP_UNWIND_A_TYPE_SHIFT) &
+				0x1f) << RULE_WRAP_SHIFT;
 	} else if (ms.m.flags & SP_MAP_F_FP) {
 		/* push rbp; mov rsp, rbp: the caller's rbp at rbp, ra above. */
 		rule = rule_make(RULE_K_RBP, 16, SP_UNWIND_RBP_AT_CFA, -16);
@@ -222,6 +226,9 @@ struct unwind_walk {
 	__u32 depth;		/* frames to keep */
 	__u32 n;		/* frames kept */
 	__u32 libc_class;	/* the outermost leading libc frame's class */
+	__u64 *wraps;		/* per-CPU: the runtime lock functions
+				   crossed, 5 bits each (kind + 1, whole),
+				   the outermost in the low bits; the last 12 */
 	__u32 tgid;
 	__u64 mix;		/* generation mix of the frame cache tags */
 	__u64 first;		/* the first frame outside libc */
@@ -299,6 +306,15 @@ static long unwind_step(__u32 i, void *data)
 			w->first = w->pc;
 		}
 		walk_keep(w);
+		/*
+		 * A runtime's lock function crossed before the call site:
+		 * its kind, kept in a map (a value the verifier would track
+		 * on the stack multiplies its states).
+		 */
+		if (!w->have_callsite && (rule & RULE_SKIP) &&
+		    !(rule & RULE_LIBC) && w->wraps)
+			*w->wraps = (*w->wraps << 5) |
+				    ((rule >> RULE_WRAP_SHIFT) & 0x1f);
 		if (!w->have_callsite && !(rule & RULE_SKIP)) {
 			w->have_callsite = true;
 			w->callsite = w->pc;
@@ -359,6 +375,33 @@ stopped:
 	return 1;
 }
 
+/*
+ * The innermost typed lock function and the outermost whole one, from
+ * the crossed kinds (struct unwind_walk.wraps), without a branch.
+ */
+static __always_inline void wraps_decode(__u64 wraps, struct unwind_result *res)
+{
+	__u32 inner = 0, whole = 0;
+
+#pragma unroll
+	for (int k = 0; k < 12; k++) {
+		__u32 e = (__u32)(wraps >> (5 * k)) & 0x1f;
+		__u32 t = e & 0xf;
+		__u32 typed = -(__u32)((t | -t) >> 31);	/* t != 0 */
+
+		inner = (inner & ~typed) | (t & typed);
+	}
+#pragma unroll
+	for (int k = 11; k >= 0; k--) {
+		__u32 e = (__u32)(wraps >> (5 * k)) & 0x1f;
+		__u32 is_whole = -((e >> 4) & 1);
+
+		whole = (whole & ~is_whole) | (e & 0xf & is_whole);
+	}
+	res->wrap_type = (__u16)inner;
+	res->whole_type = (__u16)whole;
+}
+
 __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
 			    struct unwind_result *res)
 {
@@ -376,12 +419,19 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
 	w.mix = ((__u64)unwind_gen << 32 | exec_seq | (__u64)tgid << 20) *
 		0xc2b2ae3d27d4eb4full;
 	w.out = bpf_map_lookup_elem(&walk_scratch, &zero);
+	w.wraps = bpf_map_lookup_elem(&walk_wraps, &zero);
+	if (w.wraps)
+		*w.wraps = 0;
 	frames = SP_UNWIND_MAX_FRAMES + (stack_depth ? stack_depth : 1) +
 		 (skip_enabled ? SP_SKIP_MAX_FRAMES : 0);
 	bpf_loop(frames, unwind_step, &w, 0);
 
 	res->libc_class = w.libc_class;
 	res->lll = w.lll;
+	res->wrap_type = 0;
+	res->whole_type = 0;
+	if (w.wraps)
+		wraps_decode(*w.wraps, res);
 	res->left_libc = w.left_libc;
 	res->stack_id = 0;
 	if (!w.left_libc) {

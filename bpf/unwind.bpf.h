@@ -33,10 +33,12 @@
  * functions carry SP_UNWIND_A_SKIP, and the walk takes the first frame
  * outside libc without it as the call site, which goes in the row key.
  * Rows at different call sites stay apart without the loader re-keying
- * them, and --stack-depth 0 --skip needs no stack kept.  A built-in list
- * of runtimes' wrappers is more globs; classifying a wait by a runtime's
- * lock function on the stack would be another row attribute, packed
- * into the rule as libc's class is.
+ * them, and --stack-depth 0 --skip needs no stack kept.  The built-in
+ * runtimes' wrappers (user/unwind/wrappers.c) are more globs, whose rows
+ * also carry the lock kind they implement, packed into the rule where a
+ * libc frame has libc's class: the walk returns the kinds it crossed on
+ * the way to the call site, and the row key gets the kind, so a Rust
+ * Mutex and Condvar waiting in the same futex_wait stay apart.
  *
  * Rejected:
  *  - picking the call site from the kept stack in user space: needs the
@@ -141,6 +143,15 @@ typedef struct {
 } walk_scratch_map_t;
 extern walk_scratch_map_t walk_scratch SEC(".maps");
 
+/* The runtime lock functions a walk crossed (unwind.bpf.c). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} walk_wraps_map_t;
+extern walk_wraps_map_t walk_wraps SEC(".maps");
+
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -154,7 +165,9 @@ extern libc_funcs_map_t libc_funcs SEC(".maps");
  *   0-31  CFA offset (s32)        32-47  rbp offset (s16)
  *   48-50 kind (RULE_K_*)         51-52  rbp rule (enum sp_unwind_rbp_rule)
  *   53    libc frame   54  --skip frame   55  in __lll_lock_wait_private
- *   56-59 libc's lock class (enum sp_func_class)
+ *   56-59 libc frame: libc's lock class (enum sp_func_class);
+ *         other frames: a runtime lock function's kind (type + 1)
+ *   60    other frames: that kind is the whole operation's
  */
 enum rule_kind {
 	RULE_K_NONE = 0,	/* never cached: an empty entry */
@@ -178,6 +191,9 @@ enum rule_kind {
 #define RULE_CFA_OFF(r)		((__s64)(__s32)(__u32)(r))
 #define RULE_RBP_OFF(r)		((__s64)(__s16)(__u16)((r) >> 32))
 #define RULE_CLASS(r)		((__u32)((r) >> RULE_CLASS_SHIFT) & 0xf)
+#define RULE_WRAP_SHIFT		56
+#define RULE_WRAP(r)		((__u32)((r) >> RULE_WRAP_SHIFT) & 0xf)
+#define RULE_WHOLE		(1ull << 60)
 
 static __always_inline __u64 rule_make(__u32 kind, __s32 cfa_off,
 				       __u32 rbp_rule, __s32 rbp_off)
@@ -194,7 +210,10 @@ struct unwind_result {
 	__u32 libc_class;	/* enum sp_func_class of the outermost libc frame */
 	__u32 left_libc;	/* else callsite is inside libc */
 	__u32 lll;		/* the wait is in __lll_lock_wait_private */
-	__u32 pad;
+	__u16 wrap_type;	/* the innermost typed runtime lock function
+				   crossed before the call site: type + 1 */
+	__u16 whole_type;	/* the outermost one whose kind is the whole
+				   operation's (WRAPPER_F_WHOLE): type + 1 */
 };
 
 /*

@@ -68,7 +68,19 @@ enum sp_unwind_flags {
 enum sp_unwind_attrs {
 	SP_UNWIND_A_SKIP = 1 << 0,	/* in a --skip function: part of the
 					   lock implementation */
+	SP_UNWIND_A_WHOLE = 1 << 12,	/* its kind (bits 8-11) is the whole
+					   operation's (a barrier, a join): it
+					   wins over the lock waited on inside */
 };
+
+/*
+ * Bits 8-11 of attrs: the lock kind of a runtime's lock function
+ * (enum sp_lock_type + 1; 0: none), from the built-in wrapper table;
+ * bit 12 is SP_UNWIND_A_WHOLE.  Never set in a libc module's rows.
+ */
+#define SP_UNWIND_A_TYPE_SHIFT	8
+#define SP_UNWIND_A_TYPE_MASK	0xfu
+#define SP_UNWIND_A_TYPE(type)	(((__u32)(type) + 1) << SP_UNWIND_A_TYPE_SHIFT)
 
 /* One rule over [start, end), file-relative virtual addresses. */
 struct sp_unwind_row {

@@ -29,6 +29,7 @@
 #include "replay.h"
 #include "report.h"
 #include "skiplist.h"
+#include "notices.h"
 #include "snapshot.h"
 #include "stacktab.h"
 #include "stateformat.h"
@@ -45,6 +46,7 @@ struct session {
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
+	struct notices *notices;	/* what syncprof cannot see in it */
 	struct snapshot *prev;	/* the last read: totals since attach */
 	struct snapshot *pending; /* what changed since the last report */
 	uint64_t read_ns;	/* when prev was read */
@@ -175,6 +177,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		report__free(&blame_rows);
 		return err;
 	}
+	size_t n_notices = 0;
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = target__comm(s->target),
@@ -198,6 +201,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.blame_names = blame_names,
 		.waiting = &waiting_rows,
 		.waiting_names = waiting_names,
+		.notices = notices__list(s->notices, &n_notices),
+		.n_notices = n_notices,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -860,8 +865,11 @@ static void report_unwind_tables(struct session *s)
 		st.tables, st.fp_tables, st.rows, st.mappings,
 		(double)st.bytes / 1024, (double)st.cache_bytes / 1024,
 		st.build_ms, s->opts->stack_depth,
-		skiplist__empty(s->skip) ? "" : ", --skip functions marked");
-	if (!skiplist__empty(s->skip) && !st.skipped)
+		skiplist__empty(s->skip) ? "" : ", lock functions marked");
+	if (st.skipped)
+		pr_info("%zu runtime lock functions (built-in and --skip) are "
+			"part of the lock implementation", st.skipped);
+	if (skiplist__has_user_globs(s->skip) && !st.user_skipped)
 		pr_warn("no function matches --skip in the target's modules");
 }
 
@@ -914,9 +922,21 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = stacktab__new(&s->stacks);
 	if (!err)
 		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
+	if (!err && !opts->no_skip)
+		err = skiplist__add_wrappers(s->skip);
+	if (!err)
+		err = notices__detect(target__pid(s->target),
+				      opts->mode != MODE_CONTENDED, &s->notices);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;
+	}
+	{
+		size_t n;
+		const char *const *notice = notices__list(s->notices, &n);
+
+		for (size_t i = 0; i < n; i++)
+			pr_warn("%s", notice[i]);
 	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s->target),
@@ -943,7 +963,7 @@ static int session__start(struct session *s, char *library, size_t len,
 		if (opts->calibrate)
 			calibrate_probes(s, cfg.calibration_ns);
 		/* Following an exec takes a tracepoint (tracefs). */
-		if ((opts->stack_depth || opts->n_skip) &&
+		if ((opts->stack_depth || !skiplist__empty(s->skip)) &&
 		    hostcheck__tracepoints("/sys")) {
 			pr_warn("no tracefs: after an exec, stacks stop at the "
 				"new image");
@@ -1097,6 +1117,7 @@ cleanup:
 	probes__free(s.probes);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);
+	notices__free(s.notices);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);

@@ -28,6 +28,7 @@ enum {
 	OPT_REPLAY,
 	OPT_STACK_DEPTH,
 	OPT_SKIP,
+	OPT_NO_SKIP,
 	OPT_STATES,
 	OPT_GROUP_THREADS,
 	OPT_STATES_CSV,
@@ -146,7 +147,13 @@ static const struct argp_option option_table[] = {
 	{ "skip", OPT_SKIP, "GLOB", 0,
 	  "A function that is part of the lock implementation (demangled "
 	  "name, shell glob; repeatable): the call site is the first frame "
-	  "outside libc and outside these", 4 },
+	  "outside libc and outside these; added to the built-in runtimes' "
+	  "lock functions (QEMU, GLib, Rust, libstdc++, PostgreSQL, InnoDB, "
+	  "Abseil, folly, HotSpot)", 4 },
+	{ "no-skip", OPT_NO_SKIP, NULL, 0,
+	  "Without the built-in runtimes' lock functions: the call site is "
+	  "the first frame outside libc (and --skip), and runtimes' waits "
+	  "are typed by libc alone", 4 },
 	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
 	{ NULL, 0, NULL, 0, "Thread states:", 5 },
 	{ "states", OPT_STATES, NULL, 0,
@@ -399,6 +406,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		} else {
 			opts->skip[opts->n_skip++] = arg;
 		}
+		break;
+	case OPT_NO_SKIP:
+		opts->no_skip = true;
 		break;
 	case OPT_MAP_SIZE:
 		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);

@@ -78,6 +78,7 @@ struct options {
 	unsigned int stack_depth; /* frames kept per wait; 0: call site only */
 	const char *skip[OPTIONS_MAX_SKIP]; /* --skip globs (argv's strings) */
 	unsigned int n_skip;
+	bool no_skip;		/* --no-skip: no built-in wrappers */
 	bool states;		/* where each thread's time went */
 	bool group_threads;	/* --states: one entry per thread name */
 	const char *states_csv;	/* --states: CSV lines to this file */

@@ -148,7 +148,7 @@ __attribute__((noinline)) static void wait_stdio(void)
 static void hold(int iteration)
 {
 	atomic_store(&held, iteration);
-	wait_thread_in_futex(waiter_tid);
+	wait_blocked_in_futex(waiter_tid);
 	sleep_us(cfg.hold_us);
 }
 

@@ -19,7 +19,9 @@
  *   dlopen  path_dl -> stackdl_lock, in a library dlopen'ed after the
  *           start (then 300 ms for the profiler to read it)
  *   jit     path_jit, called from a few instructions written into
- *           anonymous executable memory (what a JIT does)
+ *           anonymous executable memory (what a JIT does); with
+ *           --perf-map, named "jit_stub" in /tmp/perf-PID.map as a JIT
+ *           names its code (perf's convention)
  *   exec    --iters acquisitions through path_pre, then the process
  *           execs itself as "paths" (which waits 300 ms for the profiler
  *           to read the new image, then runs), the truth written by the
@@ -27,6 +29,7 @@
  * Truth: {"scenario", "pid", "object", "paths": {NAME: {"count",
  * "wait_ns"}}}.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -58,7 +61,6 @@ static atomic_int done;		/* iteration the waiter finished */
 static const char *scenario;
 static int (*dl_lock)(pthread_mutex_t *m);
 static volatile int sink;
-static atomic_int waiter_tid;
 
 enum path { P_A, P_B, P_DEEP, P_FP, P_DL, P_PRE, P_JIT, P__COUNT };
 
@@ -176,6 +178,22 @@ static int make_jit(void)
 	return 0;
 }
 
+/* The JIT code's name, as a JIT writes it: "START SIZE NAME" in hex. */
+static int write_perf_map(void)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%lx 40 jit_stub\n", (unsigned long)(uintptr_t)jit_code);
+	return fclose(f);
+}
+
+static atomic_int waiter_tid;
+
 static void *holder(void *arg)
 {
 	while (!atomic_load(&waiter_tid))
@@ -184,7 +202,7 @@ static void *holder(void *arg)
 		pthread_mutex_lock(&stack_lock);
 		atomic_store(&held, i);
 		/* Every acquisition blocks, however loaded the machine. */
-		wait_thread_in_futex((pid_t)atomic_load(&waiter_tid));
+		wait_blocked_in_futex(atomic_load(&waiter_tid));
 		sleep_us(cfg.hold_us);
 		pthread_mutex_unlock(&stack_lock);
 		wait_until(&done, i);
@@ -321,10 +339,11 @@ int main(int argc, char **argv)
 		{ "truth", required_argument, NULL, 'T' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "after-exec", required_argument, NULL, 'x' },
+		{ "perf-map", no_argument, NULL, 'p' },
 		{ 0 },
 	};
 	const char *truth_path = NULL;
-	bool go_signal = false;
+	bool go_signal = false, perf_map = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -334,6 +353,7 @@ int main(int argc, char **argv)
 		case 'D': cfg.depth = atoi(optarg); break;
 		case 'T': truth_path = optarg; break;
 		case 'w': go_signal = true; break;
+		case 'p': perf_map = true; break;
 		case 'x':
 			/* --after-exec PRE_COUNT PRE_WAIT_NS */
 			cfg.after_exec = true;
@@ -346,7 +366,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "usage: stacks paths|deep|fp|dlopen|jit|exec [--iters N] "
-			"[--hold-us N] [--depth N] [--truth FILE] [--wait-signal]\n");
+			"[--hold-us N] [--depth N] [--truth FILE] [--wait-signal] [--perf-map]\n");
 		return 2;
 	}
 	scenario = argv[optind];
@@ -359,7 +379,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(scenario, "dlopen") && load_dl())
 		return 1;
-	if (!strcmp(scenario, "jit") && make_jit()) {
+	if (!strcmp(scenario, "jit") && (make_jit() ||
+					 (perf_map && write_perf_map()))) {
 		perror("stacks: jit");
 		return 1;
 	}

@@ -89,7 +89,7 @@ static void test_no_ranges_keeps_the_rows(void **state UNUSED)
 static void test_range_inside_a_row_splits_it(void **state UNUSED)
 {
 	const struct sp_unwind_row rows[] = { rsp_row(0x10, 0x40, 8) };
-	const struct cfitable_range skip[] = { { 0x18, 0x30 } };
+	const struct skiplist_range skip[] = { { 0x18, 0x30, SKIP, true } };
 	const struct expect want[] = { { 0x10, 0x18, 8, SP_UNWIND_CFA_RSP, 0 },
 				       { 0x18, 0x30, 8, SP_UNWIND_CFA_RSP, SKIP },
 				       { 0x30, 0x40, 8, SP_UNWIND_CFA_RSP, 0 } };
@@ -106,7 +106,8 @@ static void test_ranges_across_rows(void **state UNUSED)
 	const struct sp_unwind_row rows[] = { rsp_row(0x10, 0x20, 8),
 					      rsp_row(0x20, 0x30, 16),
 					      rsp_row(0x40, 0x50, 24) };
-	const struct cfitable_range skip[] = { { 0x18, 0x28 }, { 0x2c, 0x48 } };
+	const struct skiplist_range skip[] = { { 0x18, 0x28, SKIP, true },
+						{ 0x2c, 0x48, SKIP, true } };
 	const struct expect want[] = {
 		{ 0x10, 0x18, 8, SP_UNWIND_CFA_RSP, 0 },
 		{ 0x18, 0x20, 8, SP_UNWIND_CFA_RSP, SKIP },
@@ -128,7 +129,8 @@ static void test_ranges_across_rows(void **state UNUSED)
 static void test_frame_pointer_module_fills_the_gaps_it_skips(void **state UNUSED)
 {
 	const struct sp_unwind_row rows[] = { rsp_row(0x20, 0x30, 8) };
-	const struct cfitable_range skip[] = { { 0x10, 0x40 }, { 0x80, 0x90 } };
+	const struct skiplist_range skip[] = { { 0x10, 0x40, SKIP, true },
+						{ 0x80, 0x90, SKIP, true } };
 	const struct expect want[] = {
 		{ 0x10, 0x20, 16, SP_UNWIND_CFA_RBP, SKIP },
 		{ 0x20, 0x30, 8, SP_UNWIND_CFA_RSP, SKIP },

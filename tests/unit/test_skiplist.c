@@ -2,7 +2,9 @@
 /*
  * skiplist: globs over demangled names, whole or without parameters and
  * clone suffixes; the ranges of matching functions in real fixtures (a
- * C++ program, a C library); skiplist__base_len on its own.
+ * C++ program, a C library); skiplist__base_len on its own; the built-in
+ * runtimes' wrappers: their kinds by name, and GLib's slow path found
+ * through the code of the installed libglib-2.0.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +21,9 @@
 
 #include "demangle.h"
 #include "elfimage.h"
+#include "cfitable.h"
 #include "skiplist.h"
+#include "syncprof.h"
 
 #define UNUSED __attribute__((unused))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -116,13 +120,13 @@ static void test_match_whole_or_base(void **state UNUSED)
 static void test_empty_list_matches_nothing(void **state UNUSED)
 {
 	struct skiplist *list = list_of(NULL, 0);
-	struct cfitable_range *ranges = (void *)1;
+	struct skiplist_range *ranges = (void *)1;
 	size_t n = 7;
 
 	assert_true(skiplist__empty(list));
 	assert_true(skiplist__empty(NULL));
 	assert_false(skiplist__match(list, "anything"));
-	assert_int_equal(skiplist__ranges(list, NULL, &ranges, &n), 0);
+	assert_int_equal(skiplist__ranges(list, NULL, NULL, &ranges, &n), 0);
 	assert_null(ranges);
 	assert_int_equal(n, 0);
 	skiplist__free(list);
@@ -144,13 +148,13 @@ static void test_ranges_of_cxx_methods_and_their_clones(void **state UNUSED)
 {
 	const char *const globs[] = { "app::Counter::add" };
 	struct skiplist *list = list_of(globs, 1);
-	struct cfitable_range *ranges;
+	struct skiplist_range *ranges;
 	struct elfimage *image;
 	uint64_t start, end;
 	size_t n;
 
 	assert_int_equal(elfimage__open(fixture("cxxsites"), &image), 0);
-	assert_int_equal(skiplist__ranges(list, image, &ranges, &n), 0);
+	assert_int_equal(skiplist__ranges(list, image, NULL, &ranges, &n), 0);
 	/* add() and its .cold part, sorted, disjoint. */
 	assert_int_equal(n, 2);
 	assert_true(ranges[0].end <= ranges[1].start);
@@ -166,7 +170,7 @@ static void test_ranges_merge_neighbours(void **state UNUSED)
 {
 	const char *const globs[] = { "uw_asm_leaf_?" };
 	struct skiplist *list = list_of(globs, 1);
-	struct cfitable_range *ranges;
+	struct skiplist_range *ranges;
 	struct elfimage *image;
 	uint64_t a_start, a_end, b_start, b_end;
 	size_t n;
@@ -174,7 +178,7 @@ static void test_ranges_merge_neighbours(void **state UNUSED)
 	assert_int_equal(elfimage__open(fixture("libunwind-fixture.so"), &image), 0);
 	symbol_extent(image, "uw_asm_leaf_a", &a_start, &a_end);
 	symbol_extent(image, "uw_asm_leaf_b", &b_start, &b_end);
-	assert_int_equal(skiplist__ranges(list, image, &ranges, &n), 0);
+	assert_int_equal(skiplist__ranges(list, image, NULL, &ranges, &n), 0);
 	if (a_end == b_start) {
 		/* Touching: one range. */
 		assert_int_equal(n, 1);
@@ -194,15 +198,176 @@ static void test_ranges_none_match(void **state UNUSED)
 {
 	const char *const globs[] = { "no_such_function*" };
 	struct skiplist *list = list_of(globs, 1);
-	struct cfitable_range *ranges;
+	struct skiplist_range *ranges;
 	struct elfimage *image;
 	size_t n;
 
 	assert_int_equal(elfimage__open(fixture("libunwind-fixture.so"), &image), 0);
-	assert_int_equal(skiplist__ranges(list, image, &ranges, &n), 0);
+	assert_int_equal(skiplist__ranges(list, image, NULL, &ranges, &n), 0);
 	assert_null(ranges);
 	assert_int_equal(n, 0);
 	elfimage__close(image);
+	skiplist__free(list);
+}
+
+#define GLIB "/usr/lib/x86_64-linux-gnu/libglib-2.0.so.0"
+
+static struct skiplist *builtin_list(const char *const *globs, size_t n)
+{
+	struct skiplist *list = list_of(globs, n);
+
+	assert_int_equal(skiplist__add_wrappers(list), 0);
+	return list;
+}
+
+/* The kind a name gets: type + 1 (0: untyped), -1: not a lock function. */
+static int kind_of(const struct skiplist *list, const char *name, bool *whole)
+{
+	uint32_t attrs;
+	bool user;
+
+	if (!skiplist__lookup(list, name, &attrs, &user))
+		return -1;
+	assert_true(attrs & SP_UNWIND_A_SKIP);
+	if (whole)
+		*whole = attrs & SP_UNWIND_A_WHOLE;
+	return (int)((attrs >> SP_UNWIND_A_TYPE_SHIFT) & SP_UNWIND_A_TYPE_MASK);
+}
+
+static void test_builtin_kinds(void **state UNUSED)
+{
+	static const struct {
+		const char *name;
+		int kind;	/* type + 1, 0 untyped, -1 none */
+		bool whole;
+	} cases[] = {
+		/* Rust 1.63 (Debian), 1.6x-1.7x, 1.79+. */
+		{ "std::sys::unix::locks::futex::Mutex::lock_contended", SP_TYPE_MUTEX + 1, false },
+		{ "std::sys::unix::locks::futex_mutex::Mutex::lock_contended", SP_TYPE_MUTEX + 1, false },
+		{ "std::sys::sync::mutex::futex::Mutex::lock_contended", SP_TYPE_MUTEX + 1, false },
+		{ "std::sys::unix::locks::futex::Condvar::wait", SP_TYPE_CONDVAR + 1, false },
+		{ "std::sys::sync::condvar::futex::Condvar::wait_optional_timeout", SP_TYPE_CONDVAR + 1, false },
+		{ "std::sys::unix::locks::futex_rwlock::RwLock::read_contended", SP_TYPE_RWLOCK_R + 1, false },
+		{ "std::sys::unix::locks::futex_rwlock::RwLock::write_contended", SP_TYPE_RWLOCK_W + 1, false },
+		{ "std::sys::unix::locks::futex_rwlock::RwLock::wake_writer_or_readers", 0, false },
+		{ "std::sys::unix::futex::futex_wait", 0, false },
+		{ "std::sys::pal::unix::futex::futex_wait", 0, false },
+		{ "std::thread::park", 0, false },
+		{ "std::sync::barrier::Barrier::wait", SP_TYPE_BARRIER + 1, true },
+		{ "std::sys::unix::thread::Thread::join", SP_TYPE_JOIN + 1, true },
+		/* QEMU, GLib, libstdc++. */
+		{ "qemu_mutex_lock_iothread_impl", SP_TYPE_MUTEX + 1, false },
+		{ "qemu_mutex_lock_impl", SP_TYPE_MUTEX + 1, false },
+		{ "qemu_cond_timedwait_impl", SP_TYPE_CONDVAR + 1, false },
+		{ "qemu_sem_wait", SP_TYPE_SEM + 1, true },
+		{ "qemu_sem_post", 0, false },
+		{ "qemu_event_wait", 0, false },
+		{ "qemu_mutex_unlock_impl", -1, false },
+		{ "g_mutex_lock", SP_TYPE_MUTEX + 1, false },
+		{ "g_rw_lock_writer_lock", SP_TYPE_RWLOCK_W + 1, false },
+		{ "g_rw_lock_reader_unlock", 0, false },
+		{ "g_cond_wait_until", SP_TYPE_CONDVAR + 1, false },
+		{ "g_mutex_unlock", -1, false },
+		{ "std::thread::join()", SP_TYPE_JOIN + 1, true },
+		{ "std::condition_variable::wait(std::unique_lock<std::mutex>&)", SP_TYPE_CONDVAR + 1, false },
+		{ "void std::__atomic_wait_address_bare<std::__atomic_semaphore::_M_acquire()::{lambda()#1}>(int const*, std::__atomic_semaphore::_M_acquire()::{lambda()#1})", SP_TYPE_SEM + 1, true },
+		{ "std::__atomic_wait_address_bare<std::__atomic_semaphore::_M_acquire()::{lambda()#1}>(int const*, std::__atomic_semaphore::_M_acquire()::{lambda()#1})", SP_TYPE_SEM + 1, true },
+		{ "std::__atomic_futex_unsigned_base::_M_futex_wait_until(unsigned int*, unsigned int, bool, std::chrono::duration<long, std::ratio<1l, 1l> >, std::chrono::duration<long, std::ratio<1l, 1000000000l> >)", 0, false },
+		/* The rest. */
+		{ "PGSemaphoreLock", SP_TYPE_SEM + 1, false },
+		{ "LWLockAcquire", 0, false },
+		{ "ssux_lock_impl<true>::rd_wait()", SP_TYPE_RWLOCK_R + 1, false },
+		{ "srw_mutex_impl<false>::wait_and_lock()", SP_TYPE_MUTEX + 1, false },
+		{ "absl::lts_20230125::Mutex::ReaderLock()", SP_TYPE_RWLOCK_R + 1, true },
+		{ "parking_lot::raw_mutex::RawMutex::lock_slow", SP_TYPE_MUTEX + 1, false },
+		{ "main", -1, false },
+		{ "pthread_mutex_lock", -1, false },
+	};
+	struct skiplist *list = builtin_list(NULL, 0);
+
+	assert_false(skiplist__empty(list));
+	assert_false(skiplist__has_user_globs(list));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		bool whole = false;
+		int kind = kind_of(list, cases[i].name, &whole);
+
+		if (kind != cases[i].kind || whole != cases[i].whole)
+			fail_msg("%s: kind %d whole %d, expected %d %d", cases[i].name,
+				 kind, whole, cases[i].kind, cases[i].whole);
+	}
+	skiplist__free(list);
+}
+
+/* A user's glob comes first: its function is skipped, untyped. */
+static void test_user_glob_before_builtin(void **state UNUSED)
+{
+	const char *const globs[] = { "std::sys::*" };
+	struct skiplist *list = builtin_list(globs, 1);
+	bool user = false;
+	uint32_t attrs;
+
+	assert_true(skiplist__has_user_globs(list));
+	assert_true(skiplist__lookup(list, "std::sys::unix::locks::futex::Mutex::lock_contended",
+				     &attrs, &user));
+	assert_true(user);
+	assert_int_equal(attrs, SP_UNWIND_A_SKIP);
+	assert_true(skiplist__lookup(list, "g_mutex_lock", &attrs, &user));
+	assert_false(user);
+	skiplist__free(list);
+}
+
+struct named {
+	uint64_t start, end;
+	bool found;
+};
+
+static int find_range(void *ctx, const char *name, uint64_t vaddr, uint64_t size)
+{
+	struct named *n = ctx;
+
+	(void)name;
+	if (n->start >= vaddr && n->start < vaddr + size)
+		n->found = true;
+	return 0;
+}
+
+/*
+ * GLib's g_mutex_lock jumps to a static slow path that no symbol of the
+ * stripped library names: its FDE's range is skipped, as a mutex.
+ */
+static void test_glib_slow_path_found_by_its_code(void **state UNUSED)
+{
+	struct skiplist *list = builtin_list(NULL, 0);
+	struct skiplist_range *ranges;
+	struct elfimage_func lock;
+	struct elfimage *image;
+	struct cfitable *cfi;
+	bool slow = false, own = false;
+	size_t n;
+
+	if (access(GLIB, R_OK))
+		skip();
+	assert_int_equal(cfitable__build(GLIB, NULL, 0, &cfi), 0);
+	assert_int_equal(elfimage__open(GLIB, &image), 0);
+	assert_int_equal(elfimage__find_func(image, "g_mutex_lock", &lock), 0);
+	assert_int_equal(skiplist__ranges(list, image, cfi, &ranges, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct named named = { .start = ranges[i].start };
+
+		if (((ranges[i].attrs >> SP_UNWIND_A_TYPE_SHIFT) &
+		     SP_UNWIND_A_TYPE_MASK) != SP_TYPE_MUTEX + 1)
+			continue;
+		if (ranges[i].start <= lock.vaddr && lock.vaddr < ranges[i].end)
+			own = true;
+		assert_int_equal(elfimage__for_each_dynfunc(image, find_range, &named), 0);
+		if (!named.found)
+			slow = true;	/* typed, yet no symbol: the slow path */
+	}
+	assert_true(own);
+	assert_true(slow);
+	free(ranges);
+	elfimage__close(image);
+	cfitable__free(cfi);
 	skiplist__free(list);
 }
 
@@ -216,6 +381,9 @@ int main(void)
 		cmocka_unit_test(test_ranges_of_cxx_methods_and_their_clones),
 		cmocka_unit_test(test_ranges_merge_neighbours),
 		cmocka_unit_test(test_ranges_none_match),
+		cmocka_unit_test(test_builtin_kinds),
+		cmocka_unit_test(test_user_glob_before_builtin),
+		cmocka_unit_test(test_glib_slow_path_found_by_its_code),
 	};
 
 	return cmocka_run_group_tests_name("skiplist", tests, group_setup, NULL);

@@ -64,6 +64,16 @@ static void test_glibc_sources(void **state UNUSED)
 	assert_system("/build/glibc-x1/sysdeps/x86_64/nptl/tls.h", true);
 }
 
+/* Rust's standard library, inlined into the user's function. */
+static void test_rust_std_sources(void **state UNUSED)
+{
+	assert_system("/usr/src/rustc-1.63.0/library/std/src/sync/mutex.rs", true);
+	assert_system("/rustc/59807616e1/library/std/src/sys/sync/mutex/futex.rs", true);
+	assert_system("/rustc/59807616e1/library/core/src/cell.rs", true);
+	assert_system("/home/u/proj/src/library.rs", false);
+	assert_system("/home/u/proj/library/src/lib.rs", false);
+}
+
 static void test_user_sources(void **state UNUSED)
 {
 	assert_system("/home/u/proj/src/a.c", false);
@@ -207,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_libstdcxx_headers),
 		cmocka_unit_test(test_compiler_headers),
 		cmocka_unit_test(test_glibc_sources),
+		cmocka_unit_test(test_rust_std_sources),
 		cmocka_unit_test(test_user_sources),
 		cmocka_unit_test(test_common_dir_shared_prefix),
 		cmocka_unit_test(test_common_dir_single_path),

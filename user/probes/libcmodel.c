@@ -80,6 +80,11 @@ static const struct {
 	{ "sem_wait", SP_FUNC_SEM },
 	{ "sem_timedwait", SP_FUNC_SEM },
 	{ "sem_clockwait", SP_FUNC_SEM },
+	{ "pthread_barrier_wait", SP_FUNC_BARRIER },
+	{ "pthread_join", SP_FUNC_JOIN },
+	{ "pthread_timedjoin_np", SP_FUNC_JOIN },
+	{ "pthread_clockjoin_np", SP_FUNC_JOIN },
+	{ "thrd_join", SP_FUNC_JOIN },
 };
 
 enum sp_func_class libcmodel__classify(const char *name)

@@ -671,7 +671,7 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		", \"dropped_causes\": {\"map_full\": %" PRIu64
 		", \"no_storage\": %" PRIu64 ", \"nested\": %" PRIu64
 		", \"skipped\": %" PRIu64 ", \"ring\": %" PRIu64 "}"
-		", \"map_size\": %u, \"rows_total\": %zu, \"rows\": [",
+		", \"map_size\": %u, \"rows_total\": %zu",
 		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
 		meta->sequence, meta->calibration_ns,
 		meta->calibration_emulated_ns, meta->calibration_stepped_ns,
@@ -680,6 +680,14 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		meta->drops.nested, meta->drops.skipped, meta->drops.ring,
 		meta->map_size,
 		rows->total);
+	/* What syncprof cannot see in the target: always a list. */
+	fputs(", \"notices\": [", out);
+	for (size_t i = 0; i < meta->n_notices; i++) {
+		if (i)
+			fputs(", ", out);
+		json_string(out, meta->notices[i]);
+	}
+	fputs("], \"rows\": [", out);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;

@@ -69,6 +69,9 @@ struct format_meta {
 	 */
 	const struct report_rows *waiting;
 	const struct format_names *waiting_names;
+	/* What syncprof cannot see in the target (JSON "notices"). */
+	const char *const *notices;
+	size_t n_notices;
 };
 
 /* Longest Object or Call site text, with its NUL. */

@@ -24,6 +24,11 @@ bool srcpath__is_system(const char *path)
 		"/libstdc++-v3/",
 		"/nptl/",
 		"/sysdeps/",
+		/* Rust's standard library: /rustc/<hash>/library/std/src/
+		   (rustup), /usr/src/rustc-<version>/library/ (Debian). */
+		"/library/std/src/",
+		"/library/core/src/",
+		"/library/alloc/src/",
 	};
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)

@@ -43,6 +43,8 @@
 
 #include "array.h"
 #include "demangle.h"
+#include "holders.h"
+#include "perfmap.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -88,6 +90,9 @@ struct symbolizer {
 	struct cache_entry *cache;
 	size_t cache_cap;	/* a power of two */
 	size_t cache_used;
+	struct holders *holders;	/* heap locks' named handles */
+	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
@@ -404,6 +409,8 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	for (size_t i = 0; i < sym->n_generations; i++)
 		procmaps__free(sym->generations[i]);
+	holders__free(sym->holders);
+	perfmap__free(sym->perfmap);
 	for (size_t i = 0; i < sym->n_strings; i++)
 		free(sym->strings[i]);
 	free(sym->strings);
@@ -615,6 +622,29 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 	return e;
 }
 
+/*
+ * Code in no file: a JIT's, named by its /tmp/perf-PID.map (perfmap.h)
+ * when it writes one.  at is the lookup address (ret - 1 for a return
+ * address), pc what the offset is counted to.
+ */
+static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
+			   struct symbol_info *info)
+{
+	const char *name;
+	uint64_t offset;
+
+	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
+		return -ENOMEM;
+	perfmap__refresh(sym->perfmap, !sym->frozen);
+	name = perfmap__lookup(sym->perfmap, at, &offset);
+	if (!name)
+		return -ENOENT;
+	*info = (struct symbol_info){ 0 };
+	info->function = symbolizer__own(sym, strdup(name));
+	info->function_offset = offset + (pc - at);
+	return info->function ? 0 : -ENOMEM;
+}
+
 static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 			       struct symbol_info *info)
 {
@@ -630,7 +660,7 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 	*info = (struct symbol_info){ 0 };
 	e = symbolizer__find(sym, pc);
 	if (!e)
-		return -ENOENT;
+		return symbolizer__jit(sym, pc, ret, info);
 	info->module = e->path;
 	info->module_offset = ret - e->start + e->offset;
 	mod = dwfl_addrmodule(sym->dwfl, pc);
@@ -783,8 +813,18 @@ static int symbolizer__resolve_frames(struct symbolizer *sym, uint64_t pc,
 
 	*frames = NULL;
 	*n = 0;
-	if (!e)
-		return -ENOENT;
+	if (!e) {
+		int err = symbolizer__jit(sym, at, pc, &base);
+
+		if (err)
+			return err;
+		*frames = malloc(sizeof(**frames));
+		if (!*frames)
+			return -ENOMEM;
+		**frames = (struct symbol_frame){ .info = base };
+		*n = 1;
+		return 0;
+	}
 	base.module = e->path;
 	base.module_offset = pc - e->start + e->offset;
 	mod = dwfl_addrmodule(sym->dwfl, at);
@@ -868,6 +908,30 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 
 /* ---- objects ------------------------------------------------------ */
 
+/*
+ * A heap object (in no module): the variable whose first word points to
+ * it (holders.h), read from the live target at most once a second.
+ */
+static const char *symbolizer__held_object(struct symbolizer *sym,
+					   uint64_t addr)
+{
+	uint64_t now = monotonic_ns();
+	const char *name;
+
+	if (!sym->frozen && (!sym->holders ||
+			     now - sym->holders_ns > 1000000000ull)) {
+		struct holders *h;
+
+		if (!holders__build(sym->dwfl, sym->pid, &h)) {
+			holders__free(sym->holders);
+			sym->holders = h;
+			sym->holders_ns = now;
+		}
+	}
+	name = holders__find(sym->holders, addr);
+	return name ? symbolizer__own(sym, strdup(name)) : NULL;
+}
+
 static const char *symbolizer__resolve_object(struct symbolizer *sym,
 					      uint64_t addr)
 {
@@ -879,7 +943,7 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	int type;
 
 	if (!idx)
-		return NULL;
+		return symbolizer__held_object(sym, addr);
 	name = modindex__symbol(idx, addr, &offset, &type);
 	if (!name || type != STT_OBJECT)
 		return NULL;

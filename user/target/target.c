@@ -31,6 +31,7 @@
 #include "elfimage.h"
 #include "log.h"
 #include "procmaps.h"
+#include "notices.h"
 #include "target.h"
 
 #define PF_KTHREAD 0x00200000
@@ -275,7 +276,13 @@ int target__pthread_library(struct target *t, char *path, size_t len)
 		return -ESRCH;
 	}
 	if (!e) {
-		if (is_static_executable(t->pid))
+		if (is_static_executable(t->pid) && notices__go_executable(t->pid))
+			pr_err("PID %d (%s) is a statically linked Go program; "
+			       "syncprof needs a target that uses a shared libc, and "
+			       "Go's sync.Mutex waits never reach the kernel as lock "
+			       "waits anyway (Go's mutex profile sees them)",
+			       (int)t->pid, t->comm);
+		else if (is_static_executable(t->pid))
 			pr_err("PID %d (%s) is statically linked; syncprof needs a "
 			       "target that uses a shared libc (static targets are "
 			       "not supported yet)", (int)t->pid, t->comm);
@@ -351,9 +358,15 @@ static int target__run_to_libc(struct target *t, const char *name)
 	int sig = 0, status, err;
 
 	if (is_static_executable(t->pid)) {
-		pr_err("'%s' is statically linked; syncprof needs a target that "
-		       "uses a shared libc (static targets are not supported yet)",
-		       name);
+		if (notices__go_executable(t->pid))
+			pr_err("'%s' is a statically linked Go program; syncprof "
+			       "needs a target that uses a shared libc, and Go's "
+			       "sync.Mutex waits never reach the kernel as lock "
+			       "waits anyway (Go's mutex profile sees them)", name);
+		else
+			pr_err("'%s' is statically linked; syncprof needs a target "
+			       "that uses a shared libc (static targets are not "
+			       "supported yet)", name);
 		return -ENOTSUP;
 	}
 	err = loader_mappings(t->pid, loader, 8, &n_loader);

@@ -24,6 +24,7 @@ struct modtable {
 	struct sp_unwind_row *rows;
 	size_t n_rows;
 	size_t skipped;
+	size_t user_skipped;
 	bool fp;
 };
 
@@ -63,7 +64,7 @@ static const struct sp_unwind_row fp_rule = {
 };
 
 int modtable__mark(const struct sp_unwind_row *rows, size_t n,
-		   const struct cfitable_range *ranges, size_t n_ranges,
+		   const struct skiplist_range *ranges, size_t n_ranges,
 		   bool fp, struct sp_unwind_row **out, size_t *n_out)
 {
 	struct rowvec r = { 0 };
@@ -82,7 +83,7 @@ int modtable__mark(const struct sp_unwind_row *rows, size_t n,
 				if (ranges[k].end < end)
 					end = ranges[k].end;
 				err = rowvec__push(&r, &rows[i], cur, end,
-						   rows[i].attrs | SP_UNWIND_A_SKIP);
+						   rows[i].attrs | ranges[k].attrs);
 			} else {
 				if (k < n_ranges && ranges[k].start < end)
 					end = ranges[k].start;
@@ -103,13 +104,13 @@ int modtable__mark(const struct sp_unwind_row *rows, size_t n,
 		for (size_t m = i; m < n && rows[m].start < ranges[j].end &&
 		     !err; m++) {
 			err = rowvec__push(&r, &fp_rule, cur, rows[m].start,
-					   SP_UNWIND_A_SKIP);
+					   ranges[j].attrs);
 			if (rows[m].end > cur)
 				cur = rows[m].end;
 		}
 		if (!err)
 			err = rowvec__push(&r, &fp_rule, cur, ranges[j].end,
-					   SP_UNWIND_A_SKIP);
+					   ranges[j].attrs);
 	}
 	if (err) {
 		free(r.v);
@@ -225,7 +226,7 @@ int modtable__build(struct elfimage *image, const struct skiplist *skip,
 		    struct modtable **out)
 {
 	struct modtable *t = calloc(1, sizeof(*t));
-	struct cfitable_range *ranges = NULL;
+	struct skiplist_range *ranges = NULL;
 	const struct sp_unwind_row *rows = NULL;
 	struct cfitable *cfi = NULL;
 	size_t n_rows = 0, n_ranges = 0;
@@ -239,11 +240,13 @@ int modtable__build(struct elfimage *image, const struct skiplist *skip,
 	if (cfi)
 		rows = cfitable__rows(cfi, &n_rows);
 	t->fp = needs_frame_pointers(image, rows, n_rows);
-	err = skiplist__ranges(skip, image, &ranges, &n_ranges);
+	err = skiplist__ranges(skip, image, cfi, &ranges, &n_ranges);
 	if (!err)
 		err = modtable__mark(rows, n_rows, ranges, n_ranges, t->fp,
 				     &t->rows, &t->n_rows);
 	t->skipped = n_ranges;
+	for (size_t i = 0; i < n_ranges; i++)
+		t->user_skipped += ranges[i].user;
 out:
 	free(ranges);
 	cfitable__free(cfi);
@@ -278,4 +281,9 @@ bool modtable__frame_pointers(const struct modtable *t)
 size_t modtable__skipped(const struct modtable *t)
 {
 	return t->skipped;
+}
+
+size_t modtable__user_skipped(const struct modtable *t)
+{
+	return t->user_skipped;
 }

@@ -30,17 +30,20 @@ void modtable__free(struct modtable *t);
 const struct sp_unwind_row *modtable__rows(const struct modtable *t,
 					   size_t *n);
 bool modtable__frame_pointers(const struct modtable *t);
-/* How many --skip functions the module has (merged ranges). */
+/* How many skipped functions the module has (merged ranges)... */
 size_t modtable__skipped(const struct modtable *t);
+/* ...and how many of them a --skip glob named. */
+size_t modtable__user_skipped(const struct modtable *t);
 
 /*
  * rows (sorted, disjoint) with every address inside ranges (sorted,
- * disjoint) marked SP_UNWIND_A_SKIP, rows split at the ranges' edges.
+ * disjoint) marked with the range's attributes, rows split at the ranges'
+ * edges.
  * With fp, the parts of ranges that no row covers get a frame-pointer
  * row, marked too.  *out is malloc'ed.
  */
 int modtable__mark(const struct sp_unwind_row *rows, size_t n,
-		   const struct cfitable_range *ranges, size_t n_ranges,
+		   const struct skiplist_range *ranges, size_t n_ranges,
 		   bool fp, struct sp_unwind_row **out, size_t *n_out);
 
 #endif

@@ -5,7 +5,16 @@
  * extent, which is what the kernel needs, and stripped files keep
  * .dynsym.  An inlined wrapper has no range of its own and cannot be
  * skipped; its caller's frame is the call site anyway.
+ *
+ * The built-in wrappers are a hundred globs tried against every function
+ * of every module: each glob's literal prefix is compared first, so a
+ * name costs its demangling and a few string compares.  A stripped
+ * library's static slow path (GLib's g_mutex_lock_slowpath) has no
+ * symbol at all: the wrappers that say so (WRAPPER_F_CALLEES) are
+ * decoded (capstone) for direct calls and jumps to code no symbol
+ * names, and the .eh_frame FDE at the target bounds that function.
  */
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -14,34 +23,77 @@
 #include "array.h"
 #include "demangle.h"
 #include "skiplist.h"
+#include "wrappers.h"
+
+/* Bytes of a wrapper decoded for its symbol-less callees. */
+#define CALLEES_CODE_MAX 4096
+
+struct skip_glob {
+	char *glob;
+	size_t prefix;		/* literal characters before the first [*?\ */
+	uint32_t attrs;		/* row attributes of its functions */
+	unsigned int flags;	/* enum wrapper_flags */
+	bool user;
+};
 
 struct skiplist {
-	char **globs;
-	size_t n;
+	struct skip_glob *globs;
+	size_t n, cap;
+	bool user;
 };
+
+static int skiplist__push(struct skiplist *list, const char *glob,
+			  int type, unsigned int flags, bool user)
+{
+	struct skip_glob *g;
+
+	if (array__grow(&list->globs, &list->cap, list->n + 1,
+			sizeof(*list->globs)))
+		return -ENOMEM;
+	g = &list->globs[list->n];
+	g->glob = strdup(glob);
+	if (!g->glob)
+		return -ENOMEM;
+	g->prefix = strcspn(glob, "*?[\\");
+	g->attrs = SP_UNWIND_A_SKIP;
+	if (type != WRAPPER_UNTYPED)
+		g->attrs |= SP_UNWIND_A_TYPE(type);
+	if (flags & WRAPPER_F_WHOLE)
+		g->attrs |= SP_UNWIND_A_WHOLE;
+	g->flags = flags;
+	g->user = user;
+	list->n++;
+	list->user |= user;
+	return 0;
+}
 
 int skiplist__new(const char *const *globs, size_t n, struct skiplist **out)
 {
 	struct skiplist *list = calloc(1, sizeof(*list));
+	int err = 0;
 
 	if (!list)
 		return -ENOMEM;
-	list->globs = calloc(n ? n : 1, sizeof(*list->globs));
-	if (!list->globs) {
-		free(list);
-		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++)
+		err = skiplist__push(list, globs[i], WRAPPER_UNTYPED, 0, true);
+	if (err) {
+		skiplist__free(list);
+		return err;
 	}
-	for (size_t i = 0; i < n; i++) {
-		list->globs[i] = strdup(globs[i]);
-		if (!list->globs[i]) {
-			list->n = i;
-			skiplist__free(list);
-			return -ENOMEM;
-		}
-	}
-	list->n = n;
 	*out = list;
 	return 0;
+}
+
+int skiplist__add_wrappers(struct skiplist *list)
+{
+	size_t n;
+	const struct wrapper *w = wrappers__table(&n);
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++)
+		err = skiplist__push(list, w[i].glob, w[i].type, w[i].flags,
+				     false);
+	return err;
 }
 
 void skiplist__free(struct skiplist *list)
@@ -49,7 +101,7 @@ void skiplist__free(struct skiplist *list)
 	if (!list)
 		return;
 	for (size_t i = 0; i < list->n; i++)
-		free(list->globs[i]);
+		free(list->globs[i].glob);
 	free(list->globs);
 	free(list);
 }
@@ -57,6 +109,11 @@ void skiplist__free(struct skiplist *list)
 bool skiplist__empty(const struct skiplist *list)
 {
 	return !list || !list->n;
+}
+
+bool skiplist__has_user_globs(const struct skiplist *list)
+{
+	return list && list->user;
 }
 
 size_t skiplist__base_len(const char *demangled)
@@ -90,28 +147,78 @@ size_t skiplist__base_len(const char *demangled)
 	return len;
 }
 
-bool skiplist__match(const struct skiplist *list, const char *demangled)
+static bool glob_matches(const struct skip_glob *g, const char *name,
+			 size_t len)
 {
+	if (len < g->prefix || strncmp(name, g->glob, g->prefix))
+		return false;
+	return !fnmatch(g->glob, name, 0);
+}
+
+static const struct skip_glob *skiplist__find(const struct skiplist *list,
+					      const char *demangled)
+{
+	size_t len = strlen(demangled);
 	size_t base = skiplist__base_len(demangled);
+	const struct skip_glob *found = NULL;
 	char *short_name = NULL;
-	bool match = false;
 
 	if (skiplist__empty(list))
-		return false;
-	if (base < strlen(demangled))
+		return NULL;
+	if (base < len) {
 		short_name = strndup(demangled, base);
-	for (size_t i = 0; i < list->n && !match; i++)
-		match = !fnmatch(list->globs[i], demangled, 0) ||
-			(short_name && !fnmatch(list->globs[i], short_name, 0));
+		if (!short_name)
+			return NULL;
+	}
+	for (size_t i = 0; i < list->n && !found; i++) {
+		const struct skip_glob *g = &list->globs[i];
+
+		if (glob_matches(g, demangled, len) ||
+		    (short_name && glob_matches(g, short_name, base)))
+			found = g;
+	}
 	free(short_name);
-	return match;
+	return found;
+}
+
+bool skiplist__lookup(const struct skiplist *list, const char *demangled,
+		      uint32_t *attrs, bool *user)
+{
+	const struct skip_glob *g = skiplist__find(list, demangled);
+
+	if (!g)
+		return false;
+	if (attrs)
+		*attrs = g->attrs;
+	if (user)
+		*user = g->user;
+	return true;
+}
+
+bool skiplist__match(const struct skiplist *list, const char *demangled)
+{
+	return skiplist__find(list, demangled) != NULL;
 }
 
 struct range_collect {
 	const struct skiplist *list;
-	struct cfitable_range *v;
+	struct skiplist_range *v;
 	size_t n, cap;
+	struct cfitable_range *funcs;	/* every function symbol */
+	size_t n_funcs, cap_funcs;
+	struct cfitable_range *callers;	/* WRAPPER_F_CALLEES matches */
+	uint32_t *caller_attrs;
+	size_t n_callers, cap_callers, cap_attrs;
 };
+
+static int range_collect__push(struct range_collect *c, uint64_t start,
+			       uint64_t end, uint32_t attrs, bool user)
+{
+	if (array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return -ENOMEM;
+	c->v[c->n++] = (struct skiplist_range){ start, end, attrs, user };
+	return 0;
+}
 
 static int skiplist__collect(void *ctx, const char *name, uint64_t vaddr,
 			     uint64_t size)
@@ -119,34 +226,156 @@ static int skiplist__collect(void *ctx, const char *name, uint64_t vaddr,
 	struct range_collect *c = ctx;
 	const char *at = strchr(name, '@');
 	char *bare = at ? strndup(name, (size_t)(at - name)) : NULL;
+	const struct skip_glob *g;
 	char *demangled;
-	bool match;
 
 	if (at && !bare)
 		return -ENOMEM;
+	if (!size) {
+		free(bare);
+		return 0;
+	}
+	if (array__grow(&c->funcs, &c->cap_funcs, c->n_funcs + 1,
+			sizeof(*c->funcs))) {
+		free(bare);
+		return -ENOMEM;
+	}
+	c->funcs[c->n_funcs++] = (struct cfitable_range){ vaddr, vaddr + size };
 	demangled = demangle__name(bare ? bare : name);
 	free(bare);
 	if (!demangled)
 		return -ENOMEM;
-	match = size && skiplist__match(c->list, demangled);
+	g = skiplist__find(c->list, demangled);
 	free(demangled);
-	if (!match)
+	if (!g)
 		return 0;
-	if (array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
-		return -ENOMEM;
-	c->v[c->n++] = (struct cfitable_range){ vaddr, vaddr + size };
-	return 0;
+	if (g->flags & WRAPPER_F_CALLEES) {
+		if (array__grow(&c->callers, &c->cap_callers, c->n_callers + 1,
+				sizeof(*c->callers)) ||
+		    array__grow(&c->caller_attrs, &c->cap_attrs,
+				c->n_callers + 1, sizeof(*c->caller_attrs)))
+			return -ENOMEM;
+		c->callers[c->n_callers] = (struct cfitable_range){
+			vaddr, vaddr + size };
+		c->caller_attrs[c->n_callers++] = g->attrs;
+	}
+	return range_collect__push(c, vaddr, vaddr + size, g->attrs, g->user);
 }
 
-static int cmp_range(const void *pa, const void *pb)
+static int cmp_func(const void *pa, const void *pb)
 {
 	const struct cfitable_range *a = pa, *b = pb;
 
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* Whether some function symbol's extent holds addr (funcs sorted). */
+static bool range_collect__named(const struct range_collect *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n_funcs;
+
+	/* The last function starting at or before addr; extents may nest. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->funcs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && lo - i <= 4;)
+		if (addr < c->funcs[i].end)
+			return true;
+	return false;
+}
+
+static bool direct_branch(const cs_insn *insn, uint64_t *target)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+	bool branch = false;
+
+	for (uint8_t g = 0; g < insn->detail->groups_count; g++)
+		if (insn->detail->groups[g] == CS_GRP_JUMP ||
+		    insn->detail->groups[g] == CS_GRP_CALL)
+			branch = true;
+	if (!branch || x86->op_count != 1 || x86->operands[0].type != X86_OP_IMM)
+		return false;
+	*target = (uint64_t)x86->operands[0].imm;
+	return true;
+}
+
+/* Adds the symbol-less functions one wrapper calls or jumps to. */
+static int skiplist__callees(struct range_collect *c, struct elfimage *image,
+			     const struct cfitable *cfi, csh cs,
+			     struct cfitable_range f, uint32_t attrs)
+{
+	uint64_t offset, size = f.end - f.start, address = f.start;
+	const uint8_t *p;
+	Elf_Data *data;
+	cs_insn *insn;
+	int err = 0;
+
+	if (size > CALLEES_CODE_MAX)
+		size = CALLEES_CODE_MAX;
+	if (elfimage__file_offset(image, f.start, &offset))
+		return 0;
+	data = elf_getdata_rawchunk(elfimage__elf(image), (int64_t)offset,
+				    size, ELF_T_BYTE);
+	if (!data || !data->d_buf)
+		return 0;
+	p = data->d_buf;
+	size = data->d_size;
+	insn = cs_malloc(cs);
+	if (!insn)
+		return -ENOMEM;
+	while (!err && cs_disasm_iter(cs, &p, &size, &address, insn)) {
+		struct cfitable_range callee;
+		uint64_t target;
+
+		if (!direct_branch(insn, &target) ||
+		    (target >= f.start && target < f.end) ||
+		    range_collect__named(c, target))
+			continue;
+		if (cfitable__function_at(cfi, target, &callee) ||
+		    callee.start != target)
+			continue;	/* not a function's entry (PLT...) */
+		err = range_collect__push(c, callee.start, callee.end, attrs,
+					  false);
+	}
+	cs_free(insn, 1);
+	return err;
+}
+
+static int skiplist__follow_callees(struct range_collect *c,
+				    struct elfimage *image,
+				    const struct cfitable *cfi)
+{
+	int err = 0;
+	csh cs;
+
+	if (!c->n_callers || !cfi)
+		return 0;
+	qsort(c->funcs, c->n_funcs, sizeof(*c->funcs), cmp_func);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return 0;	/* the symbols' ranges are still there */
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	for (size_t i = 0; i < c->n_callers && !err; i++)
+		err = skiplist__callees(c, image, cfi, cs, c->callers[i],
+					c->caller_attrs[i]);
+	cs_close(&cs);
+	return err;
+}
+
+static int cmp_range(const void *pa, const void *pb)
+{
+	const struct skiplist_range *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
 int skiplist__ranges(const struct skiplist *list, struct elfimage *image,
-		     struct cfitable_range **out, size_t *n)
+		     const struct cfitable *cfi, struct skiplist_range **out,
+		     size_t *n)
 {
 	struct range_collect c = { .list = list };
 	size_t j = 0;
@@ -157,19 +386,24 @@ int skiplist__ranges(const struct skiplist *list, struct elfimage *image,
 	if (skiplist__empty(list))
 		return 0;
 	err = elfimage__for_each_func(image, skiplist__collect, &c);
-	if (err && err != -ENOENT) {
+	if (err == -ENOENT)
+		err = 0;
+	if (!err)
+		err = skiplist__follow_callees(&c, image, cfi);
+	free(c.funcs);
+	free(c.callers);
+	free(c.caller_attrs);
+	if (err || !c.n) {
 		free(c.v);
 		return err;
 	}
-	if (!c.n) {
-		free(c.v);
-		return 0;
-	}
 	qsort(c.v, c.n, sizeof(*c.v), cmp_range);
 	for (size_t i = 1; i < c.n; i++) {
-		if (c.v[i].start <= c.v[j].end) {
+		if (c.v[i].start < c.v[j].end ||
+		    (c.v[i].start == c.v[j].end && c.v[i].attrs == c.v[j].attrs)) {
 			if (c.v[i].end > c.v[j].end)
 				c.v[j].end = c.v[i].end;
+			c.v[j].user |= c.v[i].user;
 		} else {
 			c.v[++j] = c.v[i];
 		}

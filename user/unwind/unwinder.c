@@ -212,6 +212,7 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 		u->stats.tables++;
 		u->stats.fp_tables += b.fp;
 		u->stats.skipped += modtable__skipped(t);
+		u->stats.user_skipped += modtable__user_skipped(t);
 		modtable__free(t);
 		if (err)
 			return err;

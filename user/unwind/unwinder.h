@@ -31,7 +31,8 @@ struct unwinder_stats {
 	size_t fp_tables;	/* of which walked by frame pointer */
 	size_t rows;		/* rows in all tables */
 	size_t mappings;	/* the process's executable mappings */
-	size_t skipped;		/* --skip functions found */
+	size_t skipped;		/* skipped functions found (built-in and --skip) */
+	size_t user_skipped;	/* of which --skip named */
 	size_t bytes;		/* kernel memory of rows and mappings */
 	size_t cache_bytes;	/* the frame cache (probes fill it in) */
 	double build_ms;	/* time spent reading CFI and loading it */

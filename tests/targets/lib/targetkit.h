@@ -56,10 +56,13 @@ static inline bool thread_in_futex(pid_t tid)
 	return atoi(buf) == SYS_futex;
 }
 
-/* A holder's wait for its waiter to block (a second at most). */
-static inline void wait_thread_in_futex(pid_t tid)
+/*
+ * A holder's wait for its waiter to block (a second at most): a holder
+ * that lets go only then makes every measured call block.
+ */
+static inline void wait_blocked_in_futex(int tid)
 {
-	for (int spent = 0; spent < 1000000 && !thread_in_futex(tid);
+	for (int spent = 0; spent < 1000000 && !thread_in_futex((pid_t)tid);
 	     spent += 100)
 		sleep_us(100);
 }

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A target shaped like QEMU's locking: the big lock taken through two
+ * levels of wrappers (qemu_mutex_lock_iothread_impl -> qemu_mutex_lock_impl
+ * -> pthread_mutex_lock, each passing the caller's __FILE__/__LINE__ as
+ * QEMU's do), and a halt condvar waited on through qemu_cond_wait_impl.
+ * The names are QEMU's, so syncprof's built-in list knows them.
+ *
+ *   qemulocks [--iters N] [--hold-us N] [--truth FILE]
+ *
+ * A holder thread takes the lock for --hold-us while the vCPU thread
+ * blocks in qemu_mutex_lock_iothread() (path "bql"), then the vCPU waits
+ * on the halt condvar until the holder kicks it --hold-us later (path
+ * "halt"; the kick is sent after the lock is released, so the wait never
+ * includes re-taking it).  The vCPU's own clock around each call is the
+ * truth: {"pid", "objects": {"bql", "halt_cond"}, "paths": {NAME:
+ * {"count", "wait_ns"}}}.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "lib/targetkit.h"
+
+typedef struct { pthread_mutex_t lock; } QemuMutex;
+typedef struct { pthread_cond_t cond; } QemuCond;
+
+static QemuMutex qemu_global_mutex = { PTHREAD_MUTEX_INITIALIZER };
+static QemuCond halt_cond = { PTHREAD_COND_INITIALIZER };
+static volatile int lock_calls;
+
+__attribute__((noinline))
+void qemu_mutex_lock_impl(QemuMutex *mutex, const char *file, int line)
+{
+	int err = pthread_mutex_lock(&mutex->lock); /* CALLSITE:mutex_lock_impl */
+
+	if (err)
+		fprintf(stderr, "%s:%d: lock failed\n", file, line);
+	lock_calls++;
+}
+
+__attribute__((noinline))
+void qemu_cond_wait_impl(QemuCond *cond, QemuMutex *mutex, const char *file,
+			 int line)
+{
+	int err = pthread_cond_wait(&cond->cond, &mutex->lock);
+
+	if (err)
+		fprintf(stderr, "%s:%d: wait failed\n", file, line);
+	lock_calls++;
+}
+
+__attribute__((noinline))
+void qemu_mutex_lock_iothread_impl(const char *file, int line)
+{
+	qemu_mutex_lock_impl(&qemu_global_mutex, file, line);
+	lock_calls++;
+}
+
+static void qemu_mutex_unlock_iothread(void)
+{
+	pthread_mutex_unlock(&qemu_global_mutex.lock);
+}
+
+#define qemu_mutex_lock_iothread() \
+	qemu_mutex_lock_iothread_impl(__FILE__, __LINE__)
+#define qemu_cond_wait(c, m) qemu_cond_wait_impl(c, m, __FILE__, __LINE__)
+
+static int iters = 20, hold_us = 3000;
+static atomic_int phase;	/* 3i+1: held; 3i+2: halted; 3i+3: done */
+static bool kicked;
+static uint64_t bql_ns, halt_ns, bql_count, halt_count;
+static atomic_int vcpu_tid;
+
+static void wait_phase(int value)
+{
+	while (atomic_load(&phase) < value)
+		sleep_us(50);
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < iters; i++) {
+		pthread_mutex_lock(&qemu_global_mutex.lock);
+		atomic_store(&phase, 3 * i + 1);
+		wait_blocked_in_futex(atomic_load(&vcpu_tid));
+		sleep_us(hold_us);
+		pthread_mutex_unlock(&qemu_global_mutex.lock);
+		wait_phase(3 * i + 2);
+		wait_blocked_in_futex(atomic_load(&vcpu_tid));
+		sleep_us(hold_us);
+		pthread_mutex_lock(&qemu_global_mutex.lock);
+		kicked = true;
+		pthread_mutex_unlock(&qemu_global_mutex.lock);
+		pthread_cond_signal(&halt_cond.cond);
+		wait_phase(3 * i + 3);
+	}
+	return NULL;
+}
+
+static void vcpu_loop(void)
+{
+	for (int i = 0; i < iters; i++) {
+		uint64_t t0;
+
+		wait_phase(3 * i + 1);
+		sleep_us(hold_us / 10);	/* the holder has it */
+		t0 = now_ns();
+		qemu_mutex_lock_iothread(); /* CALLSITE:bql */
+		bql_ns += now_ns() - t0;
+		bql_count++;
+		kicked = false;
+		atomic_store(&phase, 3 * i + 2);
+		t0 = now_ns();
+		while (!kicked)
+			qemu_cond_wait(&halt_cond, &qemu_global_mutex); /* CALLSITE:halt */
+		halt_ns += now_ns() - t0;
+		halt_count++;
+		qemu_mutex_unlock_iothread();
+		atomic_store(&phase, 3 * i + 3);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "iters", required_argument, NULL, 'n' },
+		{ "hold-us", required_argument, NULL, 'h' },
+		{ "truth", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *truth = NULL;
+	pthread_t thread;
+	FILE *f;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'n')
+			iters = atoi(optarg);
+		else if (c == 'h')
+			hold_us = atoi(optarg);
+		else if (c == 't')
+			truth = optarg;
+		else
+			return 2;
+	}
+	atomic_store(&vcpu_tid, (int)gettid());
+	pthread_create(&thread, NULL, holder, NULL);
+	vcpu_loop();
+	pthread_join(thread, NULL);
+	if (!truth)
+		return 0;
+	f = fopen(truth, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "{\"pid\": %d, \"objects\": {\"bql\": \"%p\", \"halt_cond\": \"%p\"}, "
+		"\"paths\": {\"bql\": {\"count\": %llu, \"wait_ns\": %llu}, "
+		"\"halt\": {\"count\": %llu, \"wait_ns\": %llu}}}\n", (int)getpid(),
+		(void *)&qemu_global_mutex, (void *)&halt_cond,
+		(unsigned long long)bql_count, (unsigned long long)bql_ns,
+		(unsigned long long)halt_count, (unsigned long long)halt_ns);
+	return fclose(f) ? 1 : 0;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Runtimes are told by what they cannot hide: Go's linker writes
+ * .go.buildinfo (and .note.go.buildid), every Rust program links
+ * rust_begin_unwind, InnoDB's waits are srw_mutex_impl/ssux_lock_impl, a
+ * JVM maps libjvm.so, GLib is libglib-2.0.so, musl's libc is its loader
+ * (ld-musl-*) or a library under a *-linux-musl directory.  Rejected:
+ * reading /proc/PID/comm or the command line (a renamed binary, a
+ * launcher script).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfimage.h"
+#include "notices.h"
+#include "procmaps.h"
+
+enum notice_id {
+	NOTICE_GO,
+	NOTICE_JVM,
+	NOTICE_FULL_FUTEX,
+	NOTICE_MUSL,
+	NOTICE__COUNT,
+};
+
+struct notices {
+	char *text[NOTICE__COUNT];
+	const char *list[NOTICE__COUNT];
+	size_t n;
+};
+
+struct exe_facts {
+	bool go, rust, innodb;
+};
+
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		s = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (s && !strcmp(s, name))
+			return true;
+	}
+	return false;
+}
+
+static int on_func(void *ctx, const char *name, uint64_t vaddr, uint64_t size)
+{
+	struct exe_facts *f = ctx;
+
+	(void)vaddr;
+	(void)size;
+	if (!strncmp(name, "rust_begin_unwind", 17))
+		f->rust = true;
+	if (strstr(name, "srw_mutex_impl") || strstr(name, "ssux_lock_impl"))
+		f->innodb = true;
+	if (!strcmp(name, "runtime.main"))
+		f->go = true;
+	return 0;
+}
+
+static void exe_facts(pid_t pid, struct exe_facts *f)
+{
+	struct elfimage *image;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (elfimage__open(path, &image))
+		return;
+	f->go = has_section(elfimage__elf(image), ".go.buildinfo") ||
+		has_section(elfimage__elf(image), ".note.go.buildid");
+	elfimage__for_each_func(image, on_func, f);
+	elfimage__close(image);
+}
+
+bool notices__go_executable(pid_t pid)
+{
+	struct exe_facts f = { 0 };
+
+	exe_facts(pid, &f);
+	return f.go;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int notices__add(struct notices *n, enum notice_id id, char *text)
+{
+	if (!text)
+		return -ENOMEM;
+	n->text[id] = text;
+	return 0;
+}
+
+int notices__detect(pid_t pid, bool full, struct notices **out)
+{
+	struct notices *n = calloc(1, sizeof(*n));
+	struct exe_facts f = { 0 };
+	bool glib = false, jvm = false, musl = false;
+	const char *runtime = NULL;
+	struct procmaps *maps;
+	int err = 0;
+
+	if (!n)
+		return -ENOMEM;
+	if (!procmaps__read(pid, &maps)) {
+		for (size_t i = 0; i < procmaps__count(maps); i++) {
+			const char *path = procmaps__entry(maps, i)->path;
+			const char *base = base_name(path);
+
+			glib |= !strncmp(base, "libglib-2.0.so", 14);
+			jvm |= !strcmp(base, "libjvm.so");
+			musl |= !strncmp(base, "ld-musl-", 8) ||
+				(strstr(path, "-linux-musl/") &&
+				 !strncmp(base, "libc.so", 7));
+		}
+		procmaps__free(maps);
+	}
+	exe_facts(pid, &f);
+	if (f.go)
+		err = notices__add(n, NOTICE_GO, strdup(
+			"a Go program: goroutines wait on sync.Mutex in Go's "
+			"scheduler, which never reaches the kernel as a lock wait; "
+			"futex rows of a cgo build are the runtime's own sleeps "
+			"(use Go's mutex profile: runtime.SetMutexProfileFraction)"));
+	if (!err && jvm)
+		err = notices__add(n, NOTICE_JVM, strdup(
+			"a JVM: Java monitors and LockSupport.park show as libjvm's "
+			"park waits (futex or condvar rows in libjvm.so), and stacks "
+			"stop at JIT code, named only when /tmp/perf-PID.map exists "
+			"(jcmd PID Compiler.perfmap writes it)"));
+	if (f.go)
+		runtime = "Go";
+	else if (f.rust)
+		runtime = "Rust std";
+	else if (f.innodb)
+		runtime = "InnoDB";
+	else if (glib)
+		runtime = "GLib";
+	if (!err && full && runtime) {
+		char *text;
+
+		if (asprintf(&text, "full mode probes the pthread functions, and "
+			     "%s's locks are futexes that never call them: only "
+			     "contended mode (the default) sees their waits",
+			     runtime) < 0)
+			text = NULL;
+		err = notices__add(n, NOTICE_FULL_FUTEX, text);
+	}
+	if (!err && musl)
+		err = notices__add(n, NOTICE_MUSL, strdup(
+			"musl libc: waits and counts are measured, but call sites "
+			"stay inside musl's libc (its blocking system calls run in "
+			"assembly without unwind rules) and contended mode types "
+			"its waits as futex (the lock layouts known are glibc's)"));
+	if (err) {
+		notices__free(n);
+		return err;
+	}
+	for (size_t i = 0; i < NOTICE__COUNT; i++)
+		if (n->text[i])
+			n->list[n->n++] = n->text[i];
+	*out = n;
+	return 0;
+}
+
+void notices__free(struct notices *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < NOTICE__COUNT; i++)
+		free(n->text[i]);
+	free(n);
+}
+
+const char *const *notices__list(const struct notices *n, size_t *count)
+{
+	*count = n ? n->n : 0;
+	return n ? n->list : NULL;
+}

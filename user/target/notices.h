@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What syncprof cannot see in a target, said once: a Go program's
+ * sync.Mutex, a JVM's monitors, full mode on a runtime whose locks are
+ * futexes (GLib, Rust, Go, InnoDB), a musl libc.  Read from the target's
+ * mappings and its executable's sections and symbols.
+ */
+#ifndef SYNCPROF_NOTICES_H
+#define SYNCPROF_NOTICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct notices;
+
+/* Looks at the process; full: full mode was asked for.  */
+int notices__detect(pid_t pid, bool full, struct notices **out);
+void notices__free(struct notices *n);
+/* Whether process pid's executable was built by Go's toolchain. */
+bool notices__go_executable(pid_t pid);
+/* The notices, one sentence each, in a stable order. */
+const char *const *notices__list(const struct notices *n, size_t *count);
+
+#endif
