@@ -196,7 +196,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
 		.blame_names = blame_names,
-		.waiting = &waiting_rows,
+		/* Read for the last report only: null in the others. */
+		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
 	};
 	const struct format_config cfg = {

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "options.h"
 #include "report.h"
 #include "stacktab.h"
@@ -105,13 +107,22 @@ int format__report(FILE *out, const struct format_config *cfg,
 		   const struct report_rows *rows,
 		   const struct format_names *names);
 /*
- * JSON: a row's "stacks" member (after a comma), its distinct stacks
- * largest wait first (cfg->stacktab; [] without one), each frame named
- * through cfg->symbolizer with the keys of "callsite" and "inline", an
- * inlined call a frame of its own.
+ * JSON: a row's "stacks", its distinct stacks largest wait first
+ * (cfg->stacktab; null without one), each frame named through
+ * cfg->symbolizer with the keys of "callsite" and "inline", an inlined
+ * call a frame of its own.  The first failure stays in *err.
  */
-void format__json_stacks(FILE *out, const struct report_row *r,
-			 const struct format_config *cfg);
+json_t *format__json_stacks(const struct report_row *r,
+			    const struct format_config *cfg, int *err);
+/*
+ * One report as JSON (what --format json prints on one line): every key
+ * always there, null when it does not apply.  The caller json_decref()s
+ * it; *err: 0 or the first failure.
+ */
+json_t *format__json_report(const struct format_config *cfg,
+			    const struct format_meta *meta,
+			    const struct report_rows *rows,
+			    const struct format_names *names, int *err);
 /* CSV's header line, once per output. */
 void format__csv_header(FILE *out);
 /*
