@@ -16,6 +16,41 @@ extern const volatile __u32 target_tgid;
 extern const volatile __u32 wait_timing;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;
+/*
+ * Filters, set before load.  Each drops a wait as early as what it needs
+ * is known, so that a filtered wait costs the least work: a thread
+ * (--tid) before anything, even the walk out of libc; a type and an
+ * object (--type, --object) once the wait's lock is known (contended
+ * mode: after the walk that classifies it; full mode: at the call's
+ * entry, before its walk); a length (--min-wait) when the wait ends.
+ */
+extern const volatile __u32 filter_tids;	/* 1: only tid_filter's threads */
+extern const volatile __u32 filter_types;	/* bit per sp_lock_type; 0: all */
+extern const volatile __u64 filter_object_start; /* [start, end) */
+extern const volatile __u64 filter_object_end;	/* 0: any object */
+extern const volatile __u64 min_wait_ns;	/* shorter waits: not counted */
+
+/* --tid: the threads measured (value unused). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+} tid_filter_map_t;
+extern tid_filter_map_t tid_filter SEC(".maps");
+
+static __always_inline bool thread_wanted(__u32 tid)
+{
+	return !filter_tids || bpf_map_lookup_elem(&tid_filter, &tid);
+}
+
+static __always_inline bool lock_wanted(__u32 type, __u64 object)
+{
+	if (filter_types && (type >= 32 || !(filter_types & (1u << type))))
+		return false;
+	return !filter_object_end || (object >= filter_object_start &&
+				      object < filter_object_end);
+}
 
 /*
  * One value per row, not per CPU: a row is keyed by its thread, so one

@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -246,6 +247,50 @@ static int session__print(struct session *s, const struct session_views *v,
 	report__free(&blame_rows);
 	report__free(&waiting_rows);
 	return err;
+}
+
+/*
+ * --object: an address, or the extent of a variable named in the
+ * target's symbol tables.  [*start, *end); *end 0 without --object.
+ */
+static int session__filter_object(struct session *s, uint64_t *start,
+				  uint64_t *end)
+{
+	const char *arg = s->opts->object;
+	uint64_t size = 0;
+	char *rest;
+	int err;
+
+	*start = *end = 0;
+	if (!arg)
+		return 0;
+	if (arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) {
+		errno = 0;
+		*start = strtoull(arg, &rest, 16);
+		if (errno || rest == arg + 2 || *rest || !*start) {
+			pr_err("invalid --object '%s': expected an address "
+			       "(0x...) or a variable's name", arg);
+			return -EINVAL;
+		}
+		*end = *start + 1;
+		return 0;
+	}
+	err = symbolizer__find_object(s->symbolizer, arg, start, &size);
+	if (err == -ENOENT)
+		pr_err("--object '%s': no global or static variable of that "
+		       "name in the target's symbol tables (give its address, "
+		       "0x...)", arg);
+	else if (err == -ENOTUNIQ)
+		pr_err("--object '%s': a variable of that name is in several "
+		       "modules; give its address (0x...)", arg);
+	else if (err)
+		pr_err("--object '%s': cannot read the target's symbols: %s",
+		       arg, strerror(-err));
+	if (err)
+		return err;
+	*end = *start + (size ? size : 1);
+	pr_info("--object %s: 0x%" PRIx64 "-0x%" PRIx64, arg, *start, *end);
+	return 0;
 }
 
 /* The waits in progress now; a failure leaves them out, with a warning. */
@@ -936,7 +981,15 @@ static int session__start(struct session *s, char *library, size_t len,
 		.hold = opts->hold,
 		.states = opts->states,
 		.max_threads = STATES_MAX_THREADS,
+		.tids = opts->tids,
+		.n_tids = opts->n_tids,
+		.types = opts->types,
+		.min_wait_ns = opts->min_wait_ns,
 	};
+
+	err = session__filter_object(s, &cfg.object_start, &cfg.object_end);
+	if (err)
+		return err;
 
 	if (opts->mode == MODE_CONTENDED) {
 		err = contended_setup(s, library, &cfg);

@@ -383,9 +383,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->wait_timing = cfg->wait_timing;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
+	p->skel->rodata->filter_tids = cfg->n_tids > 0;
+	p->skel->rodata->filter_types = cfg->types;
+	p->skel->rodata->filter_object_start = cfg->object_start;
+	p->skel->rodata->filter_object_end = cfg->object_end;
+	p->skel->rodata->min_wait_ns = cfg->min_wait_ns;
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.hists, cfg->map_size);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.tid_filter,
+					       cfg->n_tids ? cfg->n_tids : 1);
 	if (!err)
 		err = probes__configure(p, cfg);
 	if (err)
@@ -395,6 +403,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
 		goto fail;
+	}
+	for (unsigned int i = 0; i < cfg->n_tids; i++) {
+		__u32 tid = (__u32)cfg->tids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(p->skel->maps.tid_filter, &tid,
+					 sizeof(tid), &one, sizeof(one), BPF_ANY)) {
+			err = -errno;
+			pr_err("cannot fill the --tid filter: %s", strerror(-err));
+			goto fail;
+		}
 	}
 	if (p->mode == PROBES_CONTENDED) {
 		err = probes__fill_funcs(p, cfg->libc);
