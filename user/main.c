@@ -131,6 +131,20 @@ struct session_views {
 	const struct snapshot *waiting;	/* waits in progress at its end */
 };
 
+/* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
+static uint64_t wall_of(uint64_t mono_ns)
+{
+	struct timespec mono, real;
+	uint64_t mono_now, real_now;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &mono) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return 0;
+	mono_now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	real_now = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+	return real_now - (mono_now > mono_ns ? mono_now - mono_ns : 0);
+}
+
 /*
  * Prints one report of the waits counted in windows [first_window,
  * last_window], and notes it for --replay; stacks: -g's stacks under the
@@ -183,6 +197,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
+		.wall_ns = wall_of(end_ns),
 		.dropped = dropped,
 		.drops = drops,
 		.map_size = s->opts->map_size,

@@ -24,7 +24,7 @@ SETTINGS = re.compile(r"^sort (\w+)  coalesce (on|off)  per-thread (on|off)  "
                       r"view (deltas|totals) \(([\d.]+) s(?: since (\w+))?\)  "
                       r"rows (\d+)/(\d+)(  PAUSED)?")
 STATUS = re.compile(r"^elapsed ([\d.]+) s  mode (\w+)  interval ([\d.]+) s  "
-                    r"threads (\d+)  events/s (\d+)  dropped (\d+)")
+                    r"threads (\d+)  events/s (\d+)  dropped (\d+)  at \d\d:\d\d:\d\d\s*$")
 TITLE = re.compile(r"^Type\s+Object\s+Call site\s+Wait Time \(s\)\s+Count\s+"
                    r"Average \(us\)")
 SUMMARY = re.compile(r"^syncprof: pid (\d+) \((.*)\)  mode full  elapsed ([\d.]+) s")

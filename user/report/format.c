@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "callgraph.h"
 #include "folded.h"
@@ -172,10 +173,32 @@ int format__width(const char *s)
 	return w;
 }
 
+void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(wall_ns / 1000000000u);
+	struct tm tm;
+	char date[32], zone[8];
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!wall_ns || !localtime_r(&secs, &tm) ||
+	    !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5)
+		return;
+	/* %z is +hhmm; ISO 8601's extended form is +hh:mm. */
+	snprintf(buf, len, "%s.%03u%.3s:%s", date,
+		 (unsigned int)(wall_ns / 1000000u % 1000u), zone, zone + 3);
+}
+
+/*
+ * The report's first line: what, how long, when it ended (wall clock);
+ * a window without waits is this line alone, ending "no waits".
+ */
 static void print_summary(FILE *out, const struct format_meta *meta,
 			  const struct report_rows *rows)
 {
-	char comm[64];
+	char comm[64], when[48];
 
 	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
 	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
@@ -185,6 +208,11 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
 		fprintf(out, "  abandoned %" PRIu64, meta->abandoned);
+	format__wall_text(meta->wall_ns, when, sizeof(when));
+	if (when[0])
+		fprintf(out, "  at %s", when);
+	if (!rows->count)
+		fputs("  no waits", out);
 	fputc('\n', out);
 }
 
@@ -408,7 +436,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	int err;
 
 	print_summary(out, meta, rows);
-	err = table_section(out, cfg, &waits, rows, names);
+	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
 	if (!err && meta->dropped) {
 		char drops[512];
 
@@ -421,7 +449,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 				 " events.", meta->dropped);
 		fprintf(out, "%s\n", drops);
 	}
-	if (!err && meta->blame) {
+	if (!err && meta->blame && meta->blame->count) {
 		fputs("\nWho made them wait: where the lock was released when "
 		      "each waiter woke\n", out);
 		err = table_section(out, cfg, &releases, meta->blame,
@@ -610,6 +638,7 @@ json_t *format__json_report(const struct format_config *cfg,
 {
 	const struct format_drops *d = &meta->drops;
 	json_t *o = json_object(), *list = json_array();
+	char when[48];
 
 	if (!o || !list) {
 		json_decref(o);
@@ -624,6 +653,11 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "elapsed_s", json_real(meta->elapsed_s), err);
 	jsonout__set(o, "start_ns", jsonout__uint(meta->start_ns), err);
 	jsonout__set(o, "end_ns", jsonout__uint(meta->end_ns), err);
+	/* The window's end by the wall clock; null when not known (--replay). */
+	format__wall_text(meta->wall_ns, when, sizeof(when));
+	jsonout__set(o, "time", when[0] ? json_string(when) : json_null(), err);
+	jsonout__set(o, "time_ns", jsonout__uint_or_null(meta->wall_ns,
+							 meta->wall_ns), err);
 	jsonout__set(o, "dropped", jsonout__uint(meta->dropped), err);
 	jsonout__set(o, "sequence", jsonout__uint(meta->sequence), err);
 	jsonout__set(o, "calibration_ns", jsonout__uint(meta->calibration_ns), err);

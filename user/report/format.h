@@ -44,6 +44,8 @@ struct format_meta {
 	double elapsed_s;	/* length of the reported window */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
+	uint64_t wall_ns;	/* end_ns by the wall clock (CLOCK_REALTIME,
+				   ns since the epoch); 0: not known */
 	uint64_t dropped;	/* events lost since attach */
 	struct format_drops drops;	/* the same, by cause */
 	unsigned int map_size;	/* --map-size */
@@ -154,6 +156,11 @@ const char *format__source_root_text(const struct report_rows *rows,
 void format__frame_text(const struct symbol_frame *f, uint64_t pc,
 			const char *root, size_t root_len, char *buf,
 			size_t len);
+/*
+ * A wall-clock time as ISO 8601 in local time, to the millisecond, with
+ * its UTC offset: "2026-11-23T15:41:12.345+01:00"; "" for 0.
+ */
+void format__wall_text(uint64_t wall_ns, char *buf, size_t len);
 /* The Object column: [N], the symbol, or the address. */
 void format__object_text(const struct report_row *r, const char *symbol,
 			 char *buf, size_t len);

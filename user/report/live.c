@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -108,6 +109,7 @@ struct live {
 	struct symbolizer *symbolizer;
 	const struct stacktab *stacktab;
 	uint64_t attach_ns;
+	char updated_at[16];		/* the last refresh, HH:MM:SS local */
 
 	struct snapshot *delta;		/* the last window: since the refresh
 					   before */
@@ -417,6 +419,16 @@ static int cmp_u32(const void *a, const void *b)
  * Threads seen so far: the distinct threads of a snapshot's rows, and
  * those whose rows were merged when they exited (tid 0).
  */
+/* The wall-clock time now, as top's header gives it: HH:MM:SS. */
+static void live__clock(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&now, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+}
+
 static unsigned int count_threads(const struct snapshot *snap)
 {
 	size_t n = snapshot__count(snap);
@@ -500,9 +512,10 @@ static void live__draw_header(struct live *l)
 	put_line(0, line, A_BOLD);
 	snprintf(line, sizeof(line),
 		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
-		 "events/s %.0f  dropped %" PRIu64,
+		 "events/s %.0f  dropped %" PRIu64 "  at %s",
 		 (double)(l->prev_ns - l->attach_ns) * 1e-9, l->mode,
-		 st->interval_s, l->threads, l->events_per_s, l->dropped);
+		 st->interval_s, l->threads, l->events_per_s, l->dropped,
+		 l->updated_at);
 	put_line(1, line, A_NORMAL);
 	window_s = (double)(st->cumulative ? l->prev_ns - l->since_ns
 					   : l->delta_ns) * 1e-9;
@@ -901,6 +914,7 @@ int live__update(struct live *l, const struct snapshot *snap,
 	l->totals = totals;
 	l->delta_ns = window;
 	l->prev_ns = now_ns;
+	live__clock(l->updated_at, sizeof(l->updated_at));
 	l->drops = *drops;
 	l->dropped = format__drops_total(drops);
 	return live__rebuild(l);
@@ -1046,6 +1060,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	l->symbolizer = cfg->symbolizer;
 	l->stacktab = cfg->stacktab;
 	l->attach_ns = l->prev_ns = l->since_ns = cfg->attach_ns;
+	live__clock(l->updated_at, sizeof(l->updated_at));
 	l->map_size = cfg->map_size;
 	l->saved_stderr = l->held_stderr = -1;
 
