@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "callgraph.h"
+#include "columns.h"
 #include "folded.h"
 #include "format.h"
 #include "hist.h"
@@ -313,13 +314,16 @@ static int table_section(FILE *out, const struct format_config *cfg,
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
+	struct columns_layout lay;
+	struct columns_spec want = {
+		.site_title = spec->site_title, .max = true,
+		.failed = spec->failed, .hold = spec->hold, .sort = -1,
+	};
 	int err = 0;
-	int title_len = (int)strlen(spec->site_title);
-	int callsite_len = title_len;
-	int object_len = 14;
 	char (*text)[FORMAT_TEXT_MAX] = NULL;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
-	size_t strip = format__source_root(rows, names);
+	char *line = NULL;
+	size_t strip = format__source_root(rows, names), line_len;
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -330,75 +334,43 @@ static int table_section(FILE *out, const struct format_config *cfg,
 			return -ENOMEM;
 		}
 	}
+	want.thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
 	for (size_t i = 0; i < rows->count; i++) {
-		int w;
-
 		if (!rows->rows[i].callsite && spec->no_site)
 			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
 		else
 			format__callsite_text(&names[i].callsite,
 					      rows->rows[i].callsite, style,
 					      strip, text[i], sizeof(text[i]));
-		w = format__width(text[i]);
-		if (w > callsite_len)
-			callsite_len = w;
+		if (format__width(text[i]) > want.site_need)
+			want.site_need = format__width(text[i]);
 		format__object_text(&rows->rows[i], names[i].object_symbol,
 				    object[i], sizeof(object[i]));
-		w = format__width(object[i]);
-		if (w > object_len)
-			object_len = w;
+		if (format__width(object[i]) > want.object_need)
+			want.object_need = format__width(object[i]);
+		/* Owner, when a holder is known. */
+		want.owner |= want.thread &&
+			      rows->rows[i].owner_tid != REPORT_NO_TID;
 	}
-	int rspace = callsite_len - title_len;
-	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	bool owners = false;	/* Owner, when a holder is known */
-
-	for (size_t i = 0; per_thread && i < rows->count; i++)
-		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
-	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
-	int width = 70 + callsite_len + object_len - 14 + 14 +
-		    (spec->failed ? 12 : 0) + (spec->hold ? 34 : 0) +
-		    (per_thread ? 10 : 0) + (owners ? 10 : 0);
-
-	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
-		"Average (us)      Max (us)%s%s%s%s\n", object_len + 2, "Object",
-		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
-		spec->hold ? "  Hold Time (s)  Average Hold (us)" : "",
-		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
-	print_rule(out, width);
+	columns__layout(&want, 0, &lay);
+	line_len = (size_t)lay.width * 4 + 64;
+	line = malloc(line_len);
+	if (!line) {
+		free(text);
+		free(object);
+		return -ENOMEM;
+	}
+	columns__title(&lay, line, line_len);
+	fprintf(out, "%s\n", line);
+	print_rule(out, lay.width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 
-		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
-			object_len - format__width(object[i]), "", object[i]);
-		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64, text[i],
-			callsite_len - format__width(text[i]), "",
-			(double)r->wait_ns * 1e-9, r->count);
-		if (r->count)
-			fprintf(out, "  %12.2f", (double)report__counted_ns(r) /
-						 (double)r->count * 1e-3);
-		else
-			fprintf(out, "  %12s", "-");
-		fprintf(out, "  %12.2f", (double)r->max_ns * 1e-3);
-		if (spec->failed)
-			fprintf(out, "  %10" PRIu64, r->failed);
-		if (spec->hold)
-			fprintf(out, "  %13.5f", (double)r->hold_ns * 1e-9);
-		if (spec->hold && r->hold_count)
-			fprintf(out, "  %17.2f", (double)r->hold_ns /
-						 (double)r->hold_count * 1e-3);
-		else if (spec->hold)
-			fprintf(out, "  %17s", "-");
-		if (per_thread && !r->callsite && spec->no_site)
-			fprintf(out, "  %8s", "-");	/* nobody seen */
-		else if (per_thread && !r->tid)
-			fprintf(out, "  %8s", "exited");	/* folded: fold.c */
-		else if (per_thread)
-			fprintf(out, "  %8" PRId64, r->tid);
-		if (owners && r->owner_tid != REPORT_NO_TID)
-			fprintf(out, "  %8" PRId64, r->owner_tid);
-		else if (owners)
-			fprintf(out, "  %8s", "-");
-		fputc('\n', out);
+		/* A release nobody was seen making has no thread either. */
+		columns__row(&lay, r, object[i], text[i],
+			     !r->callsite && spec->no_site ? "-" : NULL,
+			     line, line_len);
+		fprintf(out, "%s\n", line);
 		if (spec->hist && hist__total(r->hist)) {
 			fputs("    wait (ns)\n", out);
 			hist__lines(r->hist, table_hist_line, out);
@@ -413,7 +385,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 				 strip);
 	}
 	rowstacks__release(&stacks);
-	print_rule(out, width);
+	print_rule(out, lay.width);
+	free(line);
 	free(text);
 	free(object);
 	return err;
