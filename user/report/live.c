@@ -36,6 +36,12 @@
  * than discarding reads, so the window after a resume spans the pause and
  * no call's maximum falls between two reads.
  *
+ * Rows.  The view keeps every row (up to LIVE_MAX_ROWS), sorted; the
+ * table shows a window of them and scrolls (PgUp/PgDn a page, the
+ * selection moving beyond the rows shown), and only the rows on screen
+ * are named.  Columns, their widths and what gives way on a narrow
+ * screen come from columns.c, as the table's do.
+ *
  * Stacks.  Up/Down highlight a row; g (or Enter) splits the screen: the
  * table above, the selected row's stacks below, the same lines -g prints
  * under the table's rows (callgraph.c), scrolled with PgUp/PgDn.  The
@@ -451,9 +457,10 @@ static void live__draw_help(const struct live *l)
 		"  r       reset: totals and deltas start again from now",
 		"  p       pause / resume",
 		"  + -     refresh interval longer / shorter",
-		"  Up Down select a row (Home, End: the first, the last)",
+		"  Up Down select a row (Home, End: the first, the last); the",
+		"          table scrolls to keep it shown",
 		"  g Enter the selected row's stacks: show / hide",
-		"  PgUp PgDn  scroll the stacks",
+		"  PgUp PgDn  a page of rows; with the stacks shown, scroll them",
 		"  G       thread states: one bar per thread / per thread name",
 		"  H       the selected row's histogram of waits: show / hide",
 		"  Ctrl-L  repaint",
