@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
+#include "errno.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.h"
 #include "record.bpf.h"
@@ -56,12 +57,6 @@
 #define FUTEX_LOCK_PI2		13
 #define FUTEX_CMD_MASK		0x7f
 
-#define EINTR			4
-#define EAGAIN			11
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
 #define SIGKILL			9
 
 /* Rows split by the mutex's holder (--per-thread); else holder 0. */

@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
+#include "errno.bpf.h"
 #include "stats.bpf.h"
 #include "record.bpf.h"
 #include "unwind.bpf.h"
@@ -41,7 +42,6 @@
 #include "blame.bpf.h"
 #include "hold.bpf.h"
 
-#define EOWNERDEAD 130
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};

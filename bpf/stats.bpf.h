@@ -10,6 +10,8 @@
 #ifndef SYNCPROF_STATS_BPF_H
 #define SYNCPROF_STATS_BPF_H
 
+#include "errno.bpf.h"
+
 /* Defined in stats.bpf.c. */
 extern const volatile __u32 target_tgid;
 /* -v: the programs time their own work per wait (two clock reads). */
@@ -162,7 +164,7 @@ static __always_inline void hist_add(struct sp_key *key, __u64 ns)
 		long err = bpf_map_update_elem(&hists, key, &hist_zero,
 					       BPF_NOEXIST);
 
-		if (err && err != -17 /* EEXIST */) {
+		if (err && err != -EEXIST) {	/* another CPU's first */
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
 		}
@@ -203,7 +205,7 @@ static __always_inline void value_add(void *map, struct sp_key *key,
 
 		if (!err)
 			return;
-		if (err != -17 /* EEXIST: another CPU raced us */) {
+		if (err != -EEXIST) {	/* else another CPU raced us */
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
 		}
@@ -265,6 +267,17 @@ static __always_inline __u64 real_return_address(__u64 slot, __u64 ra)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct return_instance *ri;
 
+	/*
+	 * Kernel internals, not an ABI: on a kernel whose uprobe structures
+	 * lack these fields (CO-RE finds them by name), the address stays
+	 * as read rather than the programs failing to load.
+	 */
+	if (!bpf_core_field_exists(struct task_struct, utask) ||
+	    !bpf_core_field_exists(struct uprobe_task, return_instances) ||
+	    !bpf_core_field_exists(struct return_instance, stack) ||
+	    !bpf_core_field_exists(struct return_instance, orig_ret_vaddr) ||
+	    !bpf_core_field_exists(struct return_instance, next))
+		return ra;
 	if (!task->utask)
 		return ra;
 	ri = BPF_CORE_READ(task, utask, return_instances);

@@ -239,6 +239,7 @@ static int session__print(struct session *s, const struct session_views *v,
 			.nested = drops.nested,
 			.skipped = drops.skipped,
 			.ring = drops.ring,
+			.wall_ns = meta.wall_ns,
 		};
 
 		err = recording__note_report(s->recording, &note);
