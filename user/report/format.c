@@ -626,7 +626,8 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "elapsed_s", json_real(meta->elapsed_s), err);
 	jsonout__set(o, "start_ns", jsonout__uint(meta->start_ns), err);
 	jsonout__set(o, "end_ns", jsonout__uint(meta->end_ns), err);
-	/* The window's end by the wall clock; null when not known (--replay). */
+	/* The window's end by the wall clock; null when not known (an
+	 * older recording, replayed). */
 	format__wall_text(meta->wall_ns, when, sizeof(when));
 	jsonout__set(o, "time", when[0] ? json_string(when) : json_null(), err);
 	jsonout__set(o, "time_ns", jsonout__uint_or_null(meta->wall_ns,
