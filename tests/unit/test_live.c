@@ -209,6 +209,11 @@ static void test_arrows_select_rows(void **state UNUSED)
 	assert_int_equal(st.selected, INT_MAX);	/* the drawing clamps it */
 	live__key(&st, KEY_HOME);
 	assert_int_equal(st.selected, 0);
+	/* End goes to the last row at once, the first press too. */
+	st = default_state();
+	live__key(&st, KEY_END);
+	assert_true(st.selecting);
+	assert_int_equal(st.selected, INT_MAX);
 	/* Nothing else moved. */
 	assert_int_equal(st.sort, SORT_TOTAL);
 	assert_true(st.coalesce);

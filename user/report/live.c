@@ -231,10 +231,12 @@ int live__key(struct live_state *st, int key)
 	case KEY_DOWN:
 	case KEY_HOME:
 	case KEY_END:
-		if (st->selecting)
-			st->selected = key == KEY_HOME ? 0
-				     : key == KEY_END ? INT_MAX
-				     : key == KEY_UP ? st->selected - 1
+		/* Up/Down's first press shows the selection; Home and End
+		   go at once. */
+		if (key == KEY_HOME || key == KEY_END)
+			st->selected = key == KEY_HOME ? 0 : INT_MAX;
+		else if (st->selecting)
+			st->selected = key == KEY_UP ? st->selected - 1
 						     : st->selected + 1;
 		st->selecting = true;
 		if (st->selected < 0)
