@@ -486,14 +486,20 @@ class Live(SyncprofTestCase):
                          True)
         for row in screen.rows:
             self.assertEqual(row.get("Thread name"), "demo", row["line"])
+        # Paused: the rows stay as they are while the keys move.
+        tmux.keys("p")
+        screen = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
         fit = len(screen.rows)
         self.assertNotIn("from row", screen.lines[2])
         # End: the last rows, the table scrolled; Home: back to the top.
         tmux.keys("End")
         screen = self.wait_for(tmux, lambda s: " from row " in s.lines[2],
                                "scrolled to the end")
+        # The last page, full: its first row, its rows, the total (one
+        # refresh's screen: the rows of each window differ).
         first = int(re.search(r"from row (\d+)", screen.lines[2]).group(1))
-        self.assertEqual(first + fit - 1, int(screen.settings.group(8)))
+        self.assertEqual(first + int(screen.settings.group(7)) - 1,
+                         int(screen.settings.group(8)), screen.text)
         tmux.keys("Home")
         self.wait_for(tmux, lambda s: " from row " not in s.lines[2], "the top")
         tmux.keys("NPage")
@@ -501,6 +507,8 @@ class Live(SyncprofTestCase):
                                "a page down")
         self.assertEqual(re.search(r"from row (\d+)", screen.lines[2]).group(1),
                          str(fit + 1))
+        tmux.keys("p")
+        self.wait_for(tmux, lambda s: not s.setting("paused"), "resumed")
         # Sorted by count: the mark moves.
         tmux.keys("s")
         tmux.keys("s")

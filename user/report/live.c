@@ -755,6 +755,8 @@ int live__draw(struct live *l)
 	if (!l->screen)
 		return 0;
 	erase();
+	/* Scrolled first: the header says from which row. */
+	live__scroll(&l->state, l->rows.count, (size_t)live__fit(l));
 	live__draw_header(l);
 	if (l->state.help) {
 		live__draw_help(l);
