@@ -33,6 +33,9 @@ DEB_PKGS    += libncurses-dev tmux
 # reads it back in the tests.
 DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
 
+# JSON reports: jansson writes them, the unit tests parse them back.
+DEB_PKGS    += libjansson-dev
+
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
 
@@ -60,6 +63,9 @@ LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/nul
 LIB_LDLIBS  += -liberty
 LIB_CFLAGS  += $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+# jansson: --format json (user/report/jsonout.c).
+LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
+LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)

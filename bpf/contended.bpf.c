@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
+#include "errno.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.h"
 #include "record.bpf.h"
@@ -56,12 +57,6 @@
 #define FUTEX_LOCK_PI2		13
 #define FUTEX_CMD_MASK		0x7f
 
-#define EINTR			4
-#define EAGAIN			11
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
 #define SIGKILL			9
 
 /* Rows split by the mutex's holder (--per-thread); else holder 0. */
@@ -209,7 +204,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
 	struct sp_contended *st;
 
-	if (!is_target(pid_tgid))
+	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0,
@@ -225,6 +220,12 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 
 		st->close_on_wake = contended_key(&key, uaddr, cmd, val,
 						  &holder);
+		if (!lock_wanted(key.type, key.object)) {
+			/* Not measured; the next wait is judged again. */
+			st->uaddr = 0;
+			st->t0 = 0;
+			return 0;
+		}
 		st->key = key;
 		st->holder = holder;
 		st->uaddr = uaddr;
@@ -321,6 +322,7 @@ static __always_inline int wait_exit(__s64 ret)
 {
 	__u64 now, wait, count_inc = 0, failed_inc = 0;
 	struct sp_contended *st;
+	bool short_wait;
 
 	/* Every futex return on the machine comes here: filter first. */
 	if (!is_target(bpf_get_current_pid_tgid()))
@@ -332,9 +334,15 @@ static __always_inline int wait_exit(__s64 ret)
 	wait = now > st->t0 ? now - st->t0 : 0;
 	st->t0 = 0;
 	st->episode_ns += wait;
+	/*
+	 * --min-wait: an acquisition whose blocked time, when it is woken or
+	 * fails, is shorter is not counted; its later waits on the same word
+	 * (woken, then beaten to the lock) are a wait of their own.
+	 */
+	short_wait = !st->counted && st->episode_ns < min_wait_ns;
 	if (ret == 0 || ret == -EAGAIN) {
 		/* Woken, or the word changed before it could sleep. */
-		if (blame_enabled)
+		if (blame_enabled && !short_wait)
 			blame_wait_end(st, now - wait, now);
 		count_inc = !st->counted;
 		st->counted = 1;
@@ -351,6 +359,10 @@ static __always_inline int wait_exit(__s64 ret)
 		failed_inc = !st->counted;
 		st->counted = 1;
 		st->uaddr = 0;
+	}
+	if (short_wait) {
+		st->uaddr = 0;
+		return 0;
 	}
 	wait = st->episode_ns - st->reported_ns;
 	st->reported_ns = st->episode_ns;

@@ -47,6 +47,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
+#include "errno.bpf.h"
 #include "stats.bpf.h"
 #include "record.bpf.h"
 #include "unwind.bpf.h"
@@ -54,7 +55,6 @@
 #include "blame.bpf.h"
 #include "hold.bpf.h"
 
-#define EOWNERDEAD 130
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
@@ -172,10 +172,10 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct sp_inflight *st;
 	struct sp_call *call;
-	__u64 sp, start = 0, cookie;
-	__u32 depth, class;
+	__u64 sp, start = 0, cookie, object, mutex;
+	__u32 depth, class, type;
 
-	if (!is_target(pid_tgid))
+	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
 	cookie = bpf_get_attach_cookie(ctx);
 	class = SP_COOKIE_CLASS(cookie);
@@ -198,9 +198,28 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		counter_bump(SP_CNT_DROPPED_NESTED);
 		return 0;
 	}
+	object = PT_REGS_PARM1(ctx);
+	if (class == SP_CLASS_CONDVAR) {
+		type = SP_TYPE_CONDVAR;
+		mutex = PT_REGS_PARM2(ctx);
+		/* The wait lets its mutex go: that hold ends here. */
+		if (hold_enabled)
+			hold_end(mutex, (__u32)pid_tgid, bpf_ktime_get_ns());
+	} else if (class == SP_CLASS_MUTEX) {
+		type = mutex_type(object);
+		mutex = object;
+	} else {
+		type = class_type(class);
+		mutex = object;
+	}
+	/* Not pushed: its return finds no call of its own and does nothing. */
+	if (!lock_wanted(type, object))
+		return 0;
 	call = call_slot(st, depth);
 	call->sp = sp;
-	call->object = PT_REGS_PARM1(ctx);
+	call->object = object;
+	call->type = type;
+	call->mutex = mutex;
 	call->stack_id = 0;
 	if (stack_depth || skip_enabled) {
 		struct unwind_result w;
@@ -213,20 +232,6 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		call->callsite = 0;
 	} else {
 		call->callsite = real_return_address(sp, call->callsite);
-	}
-	if (class == SP_CLASS_CONDVAR) {
-		call->type = SP_TYPE_CONDVAR;
-		call->mutex = PT_REGS_PARM2(ctx);
-		/* The wait lets its mutex go: that hold ends here. */
-		if (hold_enabled)
-			hold_end(call->mutex, (__u32)bpf_get_current_pid_tgid(),
-				 bpf_ktime_get_ns());
-	} else if (class == SP_CLASS_MUTEX) {
-		call->type = mutex_type(call->object);
-		call->mutex = call->object;
-	} else {
-		call->type = class_type(class);
-		call->mutex = call->object;
 	}
 	st->depth = depth + 1;
 	call->t0 = bpf_ktime_get_ns();
@@ -275,6 +280,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = call_succeeded(key.type, (int)ret);
+	/* --min-wait: a shorter call is not counted, nor what it released. */
+	if (wait < min_wait_ns) {
+		if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&
+		    type_holds(key.type))
+			hold_begin(&key, mutex, key.tid, now);
+		return 0;
+	}
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,
 		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);

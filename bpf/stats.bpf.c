@@ -17,9 +17,16 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 target_tgid = 0;
 const volatile __u32 wait_timing = 0;
 volatile __u64 window = 0;
+/* --tid, --type, --object, --min-wait (see stats.bpf.h). */
+const volatile __u32 filter_tids = 0;
+const volatile __u32 filter_types = 0;
+const volatile __u64 filter_object_start = 0;
+const volatile __u64 filter_object_end = 0;
+const volatile __u64 min_wait_ns = 0;
 
 stats_map_t stats SEC(".maps");		/* max_entries set by the loader */
 counters_map_t counters SEC(".maps");
 hists_map_t hists SEC(".maps");		/* max_entries set by the loader */
+tid_filter_map_t tid_filter SEC(".maps");	/* max_entries: the --tid count */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");

@@ -10,12 +10,49 @@
 #ifndef SYNCPROF_STATS_BPF_H
 #define SYNCPROF_STATS_BPF_H
 
+#include "errno.bpf.h"
+
 /* Defined in stats.bpf.c. */
 extern const volatile __u32 target_tgid;
 /* -v: the programs time their own work per wait (two clock reads). */
 extern const volatile __u32 wait_timing;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;
+/*
+ * Filters, set before load.  Each drops a wait as early as what it needs
+ * is known, so that a filtered wait costs the least work: a thread
+ * (--tid) before anything, even the walk out of libc; a type and an
+ * object (--type, --object) once the wait's lock is known (contended
+ * mode: after the walk that classifies it; full mode: at the call's
+ * entry, before its walk); a length (--min-wait) when the wait ends.
+ */
+extern const volatile __u32 filter_tids;	/* 1: only tid_filter's threads */
+extern const volatile __u32 filter_types;	/* bit per sp_lock_type; 0: all */
+extern const volatile __u64 filter_object_start; /* [start, end) */
+extern const volatile __u64 filter_object_end;	/* 0: any object */
+extern const volatile __u64 min_wait_ns;	/* shorter waits: not counted */
+
+/* --tid: the threads measured (value unused). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+} tid_filter_map_t;
+extern tid_filter_map_t tid_filter SEC(".maps");
+
+static __always_inline bool thread_wanted(__u32 tid)
+{
+	return !filter_tids || bpf_map_lookup_elem(&tid_filter, &tid);
+}
+
+static __always_inline bool lock_wanted(__u32 type, __u64 object)
+{
+	if (filter_types && (type >= 32 || !(filter_types & (1u << type))))
+		return false;
+	return !filter_object_end || (object >= filter_object_start &&
+				      object < filter_object_end);
+}
 
 /*
  * One value per row, not per CPU: a row is keyed by its thread, so one
@@ -127,7 +164,7 @@ static __always_inline void hist_add(struct sp_key *key, __u64 ns)
 		long err = bpf_map_update_elem(&hists, key, &hist_zero,
 					       BPF_NOEXIST);
 
-		if (err && err != -17 /* EEXIST */) {
+		if (err && err != -EEXIST) {	/* another CPU's first */
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
 		}
@@ -168,7 +205,7 @@ static __always_inline void value_add(void *map, struct sp_key *key,
 
 		if (!err)
 			return;
-		if (err != -17 /* EEXIST: another CPU raced us */) {
+		if (err != -EEXIST) {	/* else another CPU raced us */
 			counter_bump(SP_CNT_DROPPED_STATS);
 			return;
 		}
@@ -230,6 +267,17 @@ static __always_inline __u64 real_return_address(__u64 slot, __u64 ra)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct return_instance *ri;
 
+	/*
+	 * Kernel internals, not an ABI: on a kernel whose uprobe structures
+	 * lack these fields (CO-RE finds them by name), the address stays
+	 * as read rather than the programs failing to load.
+	 */
+	if (!bpf_core_field_exists(struct task_struct, utask) ||
+	    !bpf_core_field_exists(struct uprobe_task, return_instances) ||
+	    !bpf_core_field_exists(struct return_instance, stack) ||
+	    !bpf_core_field_exists(struct return_instance, orig_ret_vaddr) ||
+	    !bpf_core_field_exists(struct return_instance, next))
+		return ra;
 	if (!task->utask)
 		return ra;
 	ri = BPF_CORE_READ(task, utask, return_instances);

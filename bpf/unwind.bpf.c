@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "syncprof.h"
 #include "unwind.h"
+#include "errno.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.bpf.h"
 
@@ -463,7 +464,7 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
 		long err = bpf_map_update_elem(&stacks, &id, w.out, BPF_NOEXIST);
 
-		if (err && err != -17 /* EEXIST: another CPU's */) {
+		if (err && err != -EEXIST) {	/* another CPU's first */
 			counter_bump(SP_CNT_STACK_LOST);
 		}
 	}

@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,20 @@ struct session_views {
 	const struct snapshot *waiting;	/* waits in progress at its end */
 };
 
+/* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
+static uint64_t wall_of(uint64_t mono_ns)
+{
+	struct timespec mono, real;
+	uint64_t mono_now, real_now;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &mono) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return 0;
+	mono_now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	real_now = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+	return real_now - (mono_now > mono_ns ? mono_now - mono_ns : 0);
+}
+
 /*
  * Prints one report of the waits counted in windows [first_window,
  * last_window], and notes it for --replay; stacks: -g's stacks under the
@@ -185,6 +200,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
+		.wall_ns = wall_of(end_ns),
 		.dropped = dropped,
 		.drops = drops,
 		.map_size = s->opts->map_size,
@@ -199,7 +215,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
 		.blame_names = blame_names,
-		.waiting = &waiting_rows,
+		/* Read for the last report only: null in the others. */
+		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
@@ -227,6 +244,7 @@ static int session__print(struct session *s, const struct session_views *v,
 			.nested = drops.nested,
 			.skipped = drops.skipped,
 			.ring = drops.ring,
+			.wall_ns = meta.wall_ns,
 		};
 
 		err = recording__note_report(s->recording, &note);
@@ -250,6 +268,50 @@ static int session__print(struct session *s, const struct session_views *v,
 	report__free(&blame_rows);
 	report__free(&waiting_rows);
 	return err;
+}
+
+/*
+ * --object: an address, or the extent of a variable named in the
+ * target's symbol tables.  [*start, *end); *end 0 without --object.
+ */
+static int session__filter_object(struct session *s, uint64_t *start,
+				  uint64_t *end)
+{
+	const char *arg = s->opts->object;
+	uint64_t size = 0;
+	char *rest;
+	int err;
+
+	*start = *end = 0;
+	if (!arg)
+		return 0;
+	if (arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) {
+		errno = 0;
+		*start = strtoull(arg, &rest, 16);
+		if (errno || rest == arg + 2 || *rest || !*start) {
+			pr_err("invalid --object '%s': expected an address "
+			       "(0x...) or a variable's name", arg);
+			return -EINVAL;
+		}
+		*end = *start + 1;
+		return 0;
+	}
+	err = symbolizer__find_object(s->symbolizer, arg, start, &size);
+	if (err == -ENOENT)
+		pr_err("--object '%s': no global or static variable of that "
+		       "name in the target's symbol tables (give its address, "
+		       "0x...)", arg);
+	else if (err == -ENOTUNIQ)
+		pr_err("--object '%s': a variable of that name is in several "
+		       "modules; give its address (0x...)", arg);
+	else if (err)
+		pr_err("--object '%s': cannot read the target's symbols: %s",
+		       arg, strerror(-err));
+	if (err)
+		return err;
+	*end = *start + (size ? size : 1);
+	pr_info("--object %s: 0x%" PRIx64 "-0x%" PRIx64, arg, *start, *end);
+	return 0;
 }
 
 /* The waits in progress now; a failure leaves them out, with a warning. */
@@ -955,7 +1017,15 @@ static int session__start(struct session *s, char *library, size_t len,
 		.hold = opts->hold,
 		.states = opts->states,
 		.max_threads = STATES_MAX_THREADS,
+		.tids = opts->tids,
+		.n_tids = opts->n_tids,
+		.types = opts->types,
+		.min_wait_ns = opts->min_wait_ns,
 	};
+
+	err = session__filter_object(s, &cfg.object_start, &cfg.object_end);
+	if (err)
+		return err;
 
 	if (opts->mode == MODE_CONTENDED) {
 		err = contended_setup(s, library, &cfg);

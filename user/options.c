@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "report.h"
 
 #define SYNCPROF_VERSION "0.2"
 
@@ -35,6 +36,10 @@ enum {
 	OPT_HIST,
 	OPT_BLAME,
 	OPT_HOLD,
+	OPT_TID,
+	OPT_TYPE,
+	OPT_OBJECT,
+	OPT_MIN_WAIT,
 };
 
 static const char doc[] =
@@ -122,6 +127,20 @@ static const struct argp_option option_table[] = {
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 3 },
+	{ NULL, 0, NULL, 0, "Filters (applied in the kernel; see the man page):", 4 },
+	{ "tid", OPT_TID, "TID", 0,
+	  "Only the waits of thread TID (repeatable, or TID,TID,...)", 4 },
+	{ "type", OPT_TYPE, "TYPE", 0,
+	  "Only locks of TYPE (repeatable, or TYPE,TYPE,...): mutex, "
+	  "rec_mutex, condvar, rwlock-r, rwlock-w, sem, libc-lock, futex, "
+	  "barrier, spinlock, join", 4 },
+	{ "object", OPT_OBJECT, "SYMBOL|ADDR", 0,
+	  "Only the lock at ADDR (0x...), or inside the global or static "
+	  "variable SYMBOL", 4 },
+	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
+	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
+	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "
+	  "idle workers' short naps, or everything but the long stalls", 4 },
 	{ NULL, 0, NULL, 0, "Timeline:", 4 },
 	{ "record", OPT_RECORD, "DIR", 0,
 	  "Also record every wait as a span on its thread, in uftrace's data "
@@ -270,6 +289,88 @@ int options__parse_size(const char *arg, unsigned long page_size,
 bool options__recording(const struct options *opts)
 {
 	return !opts->replay_dir && (opts->record_dir || opts->chrome);
+}
+
+/*
+ * --min-wait's DURATION: a number (decimals allowed) and a unit, ns, us,
+ * ms or s; 0 or -EINVAL (nothing printed).
+ */
+int options__parse_duration(const char *arg, uint64_t *out_ns)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*arg) && *arg != '.')
+		return -EINVAL;
+	v = strtod(arg, &end);
+	if (errno || end == arg || !isfinite(v))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double ns = v * units[i].ns;
+
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (ns < 0 || ns > 1e18)
+			return -EINVAL;
+		*out_ns = (uint64_t)(ns + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One --type name, or a comma-separated list of them, into a bit mask. */
+static int parse_types(const char *arg, uint32_t *mask)
+{
+	char *copy = strdup(arg), *save = NULL;
+	const char *names[SP_TYPE__COUNT];
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (int t = 0; t < SP_TYPE__COUNT; t++)
+		names[t] = report__type_name((uint32_t)t);
+	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int choice;
+
+		err = parse_choice("--type", tok, names, SP_TYPE__COUNT, &choice);
+		if (!err)
+			*mask |= 1u << choice;
+	}
+	if (!err && !*mask) {
+		pr_err("invalid --type '%s': expected a lock type", arg);
+		err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+/* One --tid, or a comma-separated list of them. */
+static int parse_tids(const char *arg, struct options *opts)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long n;
+
+		err = parse_uint("--tid", tok, 1, INT_MAX, &n);
+		if (!err && opts->n_tids >= OPTIONS_MAX_TIDS) {
+			pr_err("too many --tid (at most %d)", OPTIONS_MAX_TIDS);
+			err = -EINVAL;
+		}
+		if (!err)
+			opts->tids[opts->n_tids++] = (pid_t)n;
+	}
+	free(copy);
+	return err;
 }
 
 static const char *const sort_names[] = { "total", "mean", "max", "count" };
@@ -449,6 +550,27 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->states = true;
 		opts->states_csv = arg;
 		break;
+	case OPT_TID:
+		err = parse_tids(arg, opts);
+		break;
+	case OPT_TYPE:
+		err = parse_types(arg, &opts->types);
+		break;
+	case OPT_OBJECT:
+		if (!*arg) {
+			pr_err("invalid --object '': expected a variable's name "
+			       "or an address (0x...)");
+			err = -EINVAL;
+		}
+		opts->object = arg;
+		break;
+	case OPT_MIN_WAIT:
+		err = options__parse_duration(arg, &opts->min_wait_ns);
+		if (err)
+			pr_err("invalid --min-wait '%s': expected a duration with "
+			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
+			       arg);
+		break;
 	case 'v':
 		opts->verbosity++;
 		break;
@@ -493,11 +615,13 @@ static int options__check_replay(const struct options *opts)
 	static const char *const what[] = {
 		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
 		"--interval", "--batch", "--mode", "--map-size", "--states",
+		"--tid", "--type", "--object", "--min-wait",
 	};
 	const bool given[] = {
 		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
 		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
 		opts->mode_given, opts->map_size_given, opts->states,
+		opts->n_tids, opts->types, opts->object, opts->min_wait_ns,
 	};
 
 	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {

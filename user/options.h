@@ -45,6 +45,7 @@ enum output_format {
 #define OPTIONS_DEFAULT_STACK_DEPTH	32
 #define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
 #define OPTIONS_MAX_SKIP		64
+#define OPTIONS_MAX_TIDS		1024
 
 struct options {
 	pid_t pid;		/* > 0: attach to this process */
@@ -79,6 +80,12 @@ struct options {
 	const char *skip[OPTIONS_MAX_SKIP]; /* --skip globs (argv's strings) */
 	unsigned int n_skip;
 	bool no_skip;		/* --no-skip: no built-in wrappers */
+	/* Filters, applied in the kernel (bpf/stats.bpf.h). */
+	pid_t tids[OPTIONS_MAX_TIDS];	/* --tid: only these threads */
+	unsigned int n_tids;
+	uint32_t types;		/* --type: bit per enum sp_lock_type; 0: all */
+	const char *object;	/* --object: a variable's name or 0xADDR */
+	uint64_t min_wait_ns;	/* --min-wait: shorter waits not counted */
 	bool states;		/* where each thread's time went */
 	bool group_threads;	/* --states: one entry per thread name */
 	const char *states_csv;	/* --states: CSV lines to this file */
@@ -98,6 +105,11 @@ const char *options__mode_name(enum measure_mode mode);
  */
 int options__parse_size(const char *arg, unsigned long page_size,
 			uint32_t *out);
+/*
+ * A DURATION (--min-wait): a number and a unit, ns, us, ms or s, in ns;
+ * 0 or -EINVAL (nothing printed).
+ */
+int options__parse_duration(const char *arg, uint64_t *out_ns);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */
 bool options__recording(const struct options *opts);
 

@@ -24,9 +24,24 @@ _syncprof()
 	-f|--format) COMPREPLY=($(compgen -W "$(_syncprof_choices format)" -- "$cur")); return ;;
 	--callsite) COMPREPLY=($(compgen -W "line func both" -- "$cur")); return ;;
 	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
+	--type) COMPREPLY=($(compgen -W "mutex rec_mutex condvar rwlock-r rwlock-w sem libc-lock futex barrier spinlock join" -- "$cur")); return ;;
+	--tid)
+		# The threads of the --pid given before, else every task.
+		local pid=
+		for ((i = 1; i < COMP_CWORD - 1; i++)); do
+			[[ ${COMP_WORDS[i]} == -p || ${COMP_WORDS[i]} == --pid ]] &&
+				pid=${COMP_WORDS[i+1]}
+		done
+		if [[ -n $pid && -d /proc/$pid/task ]]; then
+			COMPREPLY=($(compgen -W "$(cd /proc/$pid/task && printf '%s\n' [0-9]*)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur"))
+		fi
+		return ;;
 	-o|--output|--chrome|--states-csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip) return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object) return ;;
+	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1s" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |

@@ -100,7 +100,10 @@ class BadInput(SyncprofTestCase):
                                 ("--sort", "total, mean, max or count"),
                                 ("--format", "table, csv or json"),
                                 ("--callsite", "line, func or both"),
-                                ("--probe-at", "auto or entry")]:
+                                ("--probe-at", "auto or entry"),
+                                ("--type", "mutex, rec_mutex, condvar, rwlock-r, "
+                                 "rwlock-w, sem, libc-lock, futex, barrier, "
+                                 "spinlock or join")]:
             with self.subTest(option=option):
                 proc = syncprof(option, "bogus", "--pid", "1")
                 self.assertFails(proc, f"syncprof: error: invalid {option} "
@@ -138,9 +141,21 @@ class BadInput(SyncprofTestCase):
                 (["--format", "xml", "--pid", "1"], "invalid --format 'xml'"),
                 (["--map-size", "0", "--pid", "1"], "invalid --map-size '0'"),
                 (["--stack-depth", "128", "--pid", "1"], "invalid --stack-depth '128'"),
-                (["--skip", "", "--pid", "1"], "invalid --skip ''")]:
+                (["--skip", "", "--pid", "1"], "invalid --skip ''"),
+                (["--tid", "x", "--pid", "1"], "invalid --tid 'x'"),
+                (["--min-wait", "10", "--pid", "1"],
+                 "invalid --min-wait '10': expected a duration with a unit: "
+                 "ns, us, ms or s"),
+                (["--object", "", "--pid", "1"], "invalid --object ''")]:
             with self.subTest(args=args):
                 self.assertFails(syncprof(*args), message, code=2)
+
+    def test_object_not_in_the_target(self):
+        proc = syncprof("--object", "no_such_variable_anywhere", "-d", "1", "--",
+                        os.path.join(BUILD, "tests/targets/demo"), "1", "1")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("syncprof: error: --object 'no_such_variable_anywhere': no "
+                      "global or static variable of that name", proc.stderr)
 
     def test_pid_and_command_together(self):
         self.assertFails(syncprof("--pid", "1", "--", "true"), "not both", code=2)

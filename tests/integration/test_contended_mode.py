@@ -122,6 +122,42 @@ class ContendedMode(SyncprofTestCase):
         self.assertEqual(rows[0]["owner_tid"], truth["holder_tid"])
         self.assertEqual(rows[0]["count"], ITERS)
 
+    def test_json_keys_are_the_same_in_every_mode(self):
+        """One shape whatever the mode and options: every key of the report,
+        its rows, their call sites and stacks is there; what an option adds
+        is null without it."""
+        def keys(report):
+            row = report["rows"][0]
+            return (tuple(report), tuple(row), tuple(row["callsite"]),
+                    tuple(row["stacks"][0]), tuple(row["stacks"][0]["frames"][0]))
+
+        shapes = {}
+        for mode, extra in (("contended", ()), ("full", ()),
+                            ("contended", ("--per-thread", "--blame")),
+                            ("full", ("--hold", "--states"))):
+            with self.subTest(mode=mode, extra=extra):
+                report, _ = self.run_scenario("mutex", *extra, mode=mode)
+                self.assertEqual(report["schema"], 1)
+                self.assertTrue(report["rows"])
+                shapes[(mode, extra)] = keys(report)
+                if not extra:
+                    for key in ("threads", "sched_missed", "blame",
+                                "blame_total"):
+                        self.assertIsNone(report[key], key)
+                    for row in report["rows"]:
+                        self.assertIsNone(row["owner_tid"])
+                        self.assertIsNone(row["hold_ns"])
+                        self.assertIsNone(row["tid"])
+                elif "--hold" in extra:
+                    self.assertIsInstance(report["threads"], list)
+                    self.assertIsInstance(report["rows"][0]["hold_ns"], int)
+                else:
+                    self.assertIsInstance(report["blame"], list)
+                    self.assertIsInstance(report["rows"][0]["tid"], int)
+        first = next(iter(shapes.values()))
+        for what, shape in shapes.items():
+            self.assertEqual(shape, first, what)
+
     def test_uncontended_locks_make_no_event(self):
         run = self.launch(["--mode", "contended", "--top", "0"],
                           [BLOCKING, "uncontended", "--threads", "2",

@@ -86,6 +86,12 @@ class Install(unittest.TestCase):
         self.assertIn(str(os.getpid()), complete(SYNCPROF, "--pid", str(os.getpid())))
         self.assertIn("--per-thread", complete(SYNCPROF, "--per"))
         self.assertIn("true", complete(SYNCPROF, "--", "tru"))
+        self.assertEqual(sorted(complete(SYNCPROF, "--type", "rw")),
+                         ["rwlock-r", "rwlock-w"])
+        self.assertIn("--min-wait", complete(SYNCPROF, "--min"))
+        # --tid offers the threads of the --pid given.
+        self.assertEqual(complete(SYNCPROF, "--pid", str(os.getpid()), "--tid", ""),
+                         sorted(os.listdir(f"/proc/{os.getpid()}/task"), key=str))
 
 
 if __name__ == "__main__":

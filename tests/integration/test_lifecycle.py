@@ -2,6 +2,7 @@
 interval reports, the target exiting, signals, and the target's safety
 when syncprof dies."""
 import csv
+import datetime
 import io
 import os
 import re
@@ -166,6 +167,33 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)
         self.assertEqual(len(run.reports), 1)
 
+    def test_interval_reports_are_timed_and_empty_ones_are_one_line(self):
+        """Each batch report ends its header line with the wall-clock time
+        its window ended; a window without waits is that line alone."""
+        start = datetime.datetime.now(datetime.timezone.utc)
+        proc = subprocess.run([SYNCPROF, "--interval", "0.3", "--", "sleep", "1.2"],
+                              capture_output=True, text=True, timeout=60)
+        end = datetime.datetime.now(datetime.timezone.utc)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertGreaterEqual(len(lines), 3, proc.stdout)
+        times = []
+        for line in lines:
+            m = re.match(r"^syncprof: pid \d+ \(sleep\)  mode contended  .*  dropped 0  "
+                         r"at (\S+)  no waits$", line)
+            self.assertIsNotNone(m, line)
+            times.append(datetime.datetime.fromisoformat(m.group(1)))
+        self.assertEqual(times, sorted(times))
+        self.assertLessEqual(start - datetime.timedelta(seconds=1), times[0])
+        self.assertLessEqual(times[-1], end + datetime.timedelta(seconds=1))
+        # JSON: the same time, ISO 8601 and in ns since the epoch.
+        run = self.launch(["--mode", "contended", "--interval", "0.3"], ["sleep", "0.7"])
+        self.assertGreaterEqual(len(run.reports), 2)
+        for report in run.reports:
+            when = datetime.datetime.fromisoformat(report["time"])
+            self.assertAlmostEqual(when.timestamp(), report["time_ns"] / 1e9, delta=0.002)
+            self.assertEqual(report["rows"], [])
+
     def test_interval_deltas_add_up_to_the_total(self):
         run = self.launch(["--interval", "0.3", "--top", "0"], self.workload_cmd(
             "mutex", "--threads", "2", "--iters", "150", "--hold-us", "3000"))
@@ -283,7 +311,8 @@ class Lifecycle(SyncprofTestCase):
         lines = proc.stdout.splitlines()
         header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
         self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
-                         r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0$")
+                         r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0  "
+                         r"at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
         # QSP's header, then the longest wait and the failed ones; the
         # Object column widens to the longest name.
         self.assertRegex(lines[header], r"^Type     +Object  Call site +"

@@ -24,9 +24,10 @@ SETTINGS = re.compile(r"^sort (\w+)  coalesce (on|off)  per-thread (on|off)  "
                       r"view (deltas|totals) \(([\d.]+) s(?: since (\w+))?\)  "
                       r"rows (\d+)/(\d+)(  PAUSED)?")
 STATUS = re.compile(r"^elapsed ([\d.]+) s  mode (\w+)  interval ([\d.]+) s  "
-                    r"threads (\d+)  events/s (\d+)  dropped (\d+)")
-TITLE = re.compile(r"^Type\s+Object\s+Call site\s+Wait Time \(s\)\s+Count\s+"
-                   r"Average \(us\)")
+                    r"threads (\d+)  events/s (\d+)  dropped (\d+)  at \d\d:\d\d:\d\d\s*$")
+# The sort column's title is marked with a '*'.
+TITLE = re.compile(r"^Type\s+Object\s+Call site\s+\*?Wait Time \(s\)\s+\*?Count\s+"
+                   r"\*?Average \(us\)")
 SUMMARY = re.compile(r"^syncprof: pid (\d+) \((.*)\)  mode full  elapsed ([\d.]+) s")
 
 
@@ -56,9 +57,17 @@ class Screen:
                    "count": int(m.group(5)),
                    "avg": 0.0 if m.group(6) == "-" else float(m.group(6)),
                    "line": line}
-            for name in ("Thread", "Max (us)", "Failed"):
-                if self.title and name in self.title and extra:
-                    row[name] = extra.pop(0)
+            # The optional columns, in the title's order; Thread is
+            # "TID name" while the thread lives.
+            names = [n for n in ("Max (us)", "Failed", "Thread", "Owner")
+                     if self.title and n in self.title]
+            names.sort(key=self.title.index)
+            for name in names:
+                if not extra:
+                    break
+                row[name] = extra.pop(0)
+                if name == "Thread" and len(extra) > len(names) - names.index(name) - 1:
+                    row["Thread name"] = extra.pop(0)
             self.rows.append(row)
 
     @property
@@ -201,7 +210,9 @@ class Live(SyncprofTestCase):
             self.assertEqual(a.read(), b.read(), "terminal modes not restored")
         self.assertFalse(screen.live, screen.text)
         self.assertTrue(any(SUMMARY.match(line) for line in screen.lines), screen.text)
-        self.assertIsNotNone(screen.title, screen.text)
+        # A final report without waits is its summary line alone.
+        if not any(l.endswith("  no waits") for l in screen.lines):
+            self.assertIsNotNone(screen.title, screen.text)
         self.assertNotIn("\x1b", screen.text)
 
     # --- the screen ------------------------------------------------------
@@ -366,6 +377,8 @@ class Live(SyncprofTestCase):
                                "a big_lock row per thread")
         self.assertIn("Thread", screen.title)
         tids = {int(r["Thread"]) for r in self.big_lock_rows(screen)}
+        self.assertEqual({r.get("Thread name") for r in self.big_lock_rows(screen)},
+                         {"workload"})
         self.assertEqual(len(tids), 2)
         self.assertTrue(tids <= {int(t) for t in os.listdir(f"/proc/{target.pid}/task")})
         tmux.keys("d")
@@ -452,6 +465,82 @@ class Live(SyncprofTestCase):
             self.assertIn("q quit", screen.lines[height - 1])
             for line in screen.lines:
                 self.assertLessEqual(len(line), width)
+
+    def test_scrolls_shows_owner_and_cuts_in_the_documented_order(self):
+        """One column model with the table: per-thread rows have Thread
+        (with the thread's name) and Owner; the table scrolls past the rows
+        that fit; at 70 columns Max, Failed and Owner go, the object and
+        then the call site narrow, and the call site keeps its line."""
+        demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.children.append(demo)
+        tmux = self.start_live(demo.pid, "--mode", "contended", "-T",
+                               width=140, height=14)
+        screen = self.wait_for(
+            tmux, lambda s: s.title and "Owner" in s.title and
+            any(r.get("Owner", "-") != "-" for r in s.rows) and
+            int(s.settings.group(8)) > len(s.rows) + 2,
+            "per-thread rows with owners, more than fit")
+        self.assertIn("*Wait Time (s)", screen.title)
+        self.assertEqual(screen.title.index("Owner") > screen.title.index("Thread"),
+                         True)
+        for row in screen.rows:
+            self.assertEqual(row.get("Thread name"), "demo", row["line"])
+        # Paused: the rows stay as they are while the keys move.
+        tmux.keys("p")
+        screen = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
+        fit = len(screen.rows)
+        self.assertNotIn("from row", screen.lines[2])
+        # End: the last rows, the table scrolled; Home: back to the top.
+        tmux.keys("End")
+        screen = self.wait_for(tmux, lambda s: " from row " in s.lines[2],
+                               "scrolled to the end")
+        # The last page, full: its first row, its rows, the total (one
+        # refresh's screen: the rows of each window differ).
+        first = int(re.search(r"from row (\d+)", screen.lines[2]).group(1))
+        self.assertEqual(first + int(screen.settings.group(7)) - 1,
+                         int(screen.settings.group(8)), screen.text)
+        tmux.keys("Home")
+        self.wait_for(tmux, lambda s: " from row " not in s.lines[2], "the top")
+        tmux.keys("NPage")
+        screen = self.wait_for(tmux, lambda s: " from row " in s.lines[2],
+                               "a page down")
+        self.assertEqual(re.search(r"from row (\d+)", screen.lines[2]).group(1),
+                         str(fit + 1))
+        tmux.keys("p")
+        self.wait_for(tmux, lambda s: not s.setting("paused"), "resumed")
+        # Sorted by count: the mark moves.
+        tmux.keys("s")
+        tmux.keys("s")
+        tmux.keys("s")
+        self.wait_for(tmux, lambda s: s.setting("sort") == "count" and
+                      "*Count" in s.title, "the mark on Count")
+        # 70 columns: the documented cut order.
+        tmux.resize(70, 14)
+        def narrow_rows(s):
+            """The rows under the rule (the screen cuts them at 70)."""
+            rule = next((i for i, l in enumerate(s.lines)
+                         if l.startswith("Type ")), None)
+            if rule is None:
+                return []
+            return [l.split()[:3] for l in s.lines[rule + 2:]
+                    if l.split() and l.split()[0] in ("mutex", "rec_mutex", "condvar")]
+
+        screen = self.wait_for(tmux, lambda s: len(s.lines) == 14 and
+                               any(l.startswith("Type ") and len(l) <= 70
+                                   for l in s.lines) and narrow_rows(s),
+                               "the layout for 70 columns")
+        title = next(l for l in screen.lines if l.startswith("Type "))
+        for gone in ("Owner", "Max (us)", "Failed", "Thread"):
+            self.assertNotIn(gone, title)
+        # The object at its minimum (14), the call site at its title's (9).
+        self.assertTrue(title.startswith("Type               Object  Call site  "), title)
+        for kind, obj, site in narrow_rows(screen):
+            self.assertLessEqual(len(obj), 14)
+            self.assertRegex(site, r"^~?[\w.]*\.c:\d+$")
+            self.assertLessEqual(len(site), 9)
+        for line in screen.lines:
+            self.assertLessEqual(len(line), 70)
 
     def test_help_shows_the_keys(self):
         target = self.start_mutex_target()
@@ -631,11 +720,12 @@ class Live(SyncprofTestCase):
         target = self.start_mutex_target()
         self.go(target)
         for args, pattern in ((["--batch"], SUMMARY),
-                              (["--format", "json"], re.compile(r'^\{"pid": '))):
+                              (["--format", "json"], re.compile(r'^\{"schema": '))):
             cmd = " ".join(shlex.quote(a) for a in
                            [SYNCPROF, "--mode", "full", "--interval", "0.5", "--duration", "2.2",
                             "--pid", str(target.pid), *args])
-            tmux = Tmux(f"{cmd}; echo syncprof-exit=$?; sleep 3600", 160, 60)
+            # Tall enough for the JSON lines, which the pane wraps.
+            tmux = Tmux(f"{cmd}; echo syncprof-exit=$?; sleep 3600", 160, 200)
             self.addCleanup(tmux.kill)
             screen, code = self.wait_exit(tmux)
             self.assertEqual(code, 0, screen.text)

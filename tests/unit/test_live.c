@@ -21,9 +21,6 @@
 
 #define UNUSED __attribute__((unused))
 
-/* QSP's table with the narrowest call site: 79 columns. */
-#define BASE_W 79
-
 static struct options interval_opts(void)
 {
 	return (struct options){
@@ -212,10 +209,36 @@ static void test_arrows_select_rows(void **state UNUSED)
 	assert_int_equal(st.selected, INT_MAX);	/* the drawing clamps it */
 	live__key(&st, KEY_HOME);
 	assert_int_equal(st.selected, 0);
+	/* End goes to the last row at once, the first press too. */
+	st = default_state();
+	live__key(&st, KEY_END);
+	assert_true(st.selecting);
+	assert_int_equal(st.selected, INT_MAX);
 	/* Nothing else moved. */
 	assert_int_equal(st.sort, SORT_TOTAL);
 	assert_true(st.coalesce);
 	assert_false(st.stacks);
+}
+
+/* Without a pane, PgUp/PgDn page through the table's rows. */
+static void test_page_keys_scroll_the_table(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	st.page = 10;
+	assert_int_equal(live__key(&st, KEY_NPAGE), LIVE_REDRAW);
+	assert_true(st.selecting);
+	assert_int_equal(st.top, 10);
+	assert_int_equal(st.selected, 10);
+	live__key(&st, KEY_NPAGE);
+	assert_int_equal(st.top, 20);
+	assert_int_equal(st.selected, 20);
+	live__key(&st, KEY_PPAGE);
+	live__key(&st, KEY_PPAGE);
+	live__key(&st, KEY_PPAGE);
+	assert_int_equal(st.top, 0);
+	assert_int_equal(st.selected, 0);
+	assert_int_equal(st.pane_top, 0);
 }
 
 /* g and Enter open and close the pane; PgUp/PgDn scroll it. */
@@ -223,7 +246,6 @@ static void test_g_toggles_the_stack_pane(void **state UNUSED)
 {
 	struct live_state st = default_state();
 
-	assert_int_equal(live__key(&st, KEY_NPAGE), 0);	/* no pane */
 	assert_int_equal(live__key(&st, 'g'), LIVE_REBUILD);
 	assert_true(st.stacks);
 	assert_true(st.selecting);
@@ -292,180 +314,12 @@ static void test_pane_takes_three_fifths(void **state UNUSED)
 	assert_int_equal(pane, 0);
 }
 
-/* Up to 96 columns: QSP's table and nothing more. */
-static void test_layout_narrow_has_no_optional_columns(void **state UNUSED)
-{
-	struct live_layout lay;
-
-	live__layout(90, 14, 13, false, &lay);
-	assert_false(lay.max);
-	assert_false(lay.failed);
-	assert_false(lay.thread);
-	assert_int_equal(lay.object_w, 14);
-	assert_int_equal(lay.callsite_w, 13);
-	assert_int_equal(lay.width, BASE_W + 4);
-}
-
-static void test_layout_adds_max_then_failed_as_it_widens(void **state UNUSED)
-{
-	struct live_layout lay;
-	int base = BASE_W + 4;	/* call sites of 13 columns */
-
-	live__layout(base + 13, 14, 13, false, &lay);
-	assert_false(lay.max);
-	live__layout(base + 14, 14, 13, false, &lay);
-	assert_true(lay.max);
-	assert_false(lay.failed);
-	assert_int_equal(lay.width, base + 14);
-	live__layout(base + 14 + 11, 14, 13, false, &lay);
-	assert_false(lay.failed);
-	live__layout(base + 14 + 12, 14, 13, false, &lay);
-	assert_true(lay.max);
-	assert_true(lay.failed);
-	assert_int_equal(lay.width, base + 26);
-	live__layout(300, 14, 13, false, &lay);
-	assert_int_equal(lay.width, base + 26);	/* no wider than needed */
-}
-
-static void test_layout_thread_column(void **state UNUSED)
-{
-	struct live_layout lay;
-
-	live__layout(160, 14, 9, true, &lay);
-	assert_true(lay.thread);
-	assert_true(lay.max);
-	assert_true(lay.failed);
-	assert_int_equal(lay.width, BASE_W + 10 + 14 + 12);
-}
-
-/* Too narrow: the call site gives way, down to its title's width. */
-static void test_layout_cuts_call_sites_to_fit(void **state UNUSED)
-{
-	struct live_layout lay;
-
-	live__layout(BASE_W + 5, 14, 30, false, &lay);
-	assert_false(lay.max);
-	assert_int_equal(lay.callsite_w, 14);
-	assert_int_equal(lay.width, BASE_W + 5);
-	live__layout(40, 14, 30, false, &lay);
-	assert_int_equal(lay.callsite_w, 9);
-	assert_int_equal(lay.width, BASE_W);
-}
-
-/* Very long call sites do not keep Max and Failed out for ever. */
-static void test_layout_long_call_sites_yield_to_extras(void **state UNUSED)
-{
-	struct live_layout lay;
-
-	live__layout(160, 14, 200, false, &lay);
-	assert_true(lay.max);
-	assert_true(lay.failed);
-	assert_int_equal(lay.width, 160);
-	assert_int_equal(lay.callsite_w, 160 - (BASE_W - 9) - 26);
-}
-
-static void test_layout_object_column_is_capped(void **state UNUSED)
-{
-	struct live_layout lay;
-
-	live__layout(200, 8, 9, false, &lay);
-	assert_int_equal(lay.object_w, 14);
-	live__layout(200, 20, 9, false, &lay);
-	assert_int_equal(lay.object_w, 20);
-	live__layout(200, 90, 9, false, &lay);
-	assert_int_equal(lay.object_w, 32);
-}
-
 static void test_table_rows_fill_the_height(void **state UNUSED)
 {
 	assert_int_equal(live__table_rows(40), 33);
 	assert_int_equal(live__table_rows(8), 1);
 	assert_int_equal(live__table_rows(7), 0);
 	assert_int_equal(live__table_rows(0), 0);
-}
-
-/* Titles and rows line up with QSP's table, and are layout->width wide. */
-static void test_title_and_row_text_match_qsp_columns(void **state UNUSED)
-{
-	const struct report_row r = {
-		.type = SP_TYPE_MUTEX, .object = 0x1000, .n_objects = 1,
-		.callsite = 0x2000, .tid = REPORT_NO_TID, .count = 4,
-		.wait_ns = 2000000, .max_ns = 900000, .failed = 3,
-	};
-	struct live_layout lay;
-	char title[512], row[512];
-
-	live__layout(80, 14, 9, false, &lay);
-	live__title_text(&lay, title, sizeof(title));
-	assert_string_equal(title,
-		"Type               Object  Call site  Wait Time (s)  "
-		"       Count  Average (us)");
-	live__row_text(&lay, &r, "big_lock", "x.c:42", row, sizeof(row));
-	assert_string_equal(row,
-		"mutex            big_lock  x.c:42           0.00200  "
-		"           4        500.00");
-	assert_int_equal(format__width(title), lay.width);
-	assert_int_equal(format__width(row), lay.width);
-
-	live__layout(160, 14, 9, false, &lay);
-	live__title_text(&lay, title, sizeof(title));
-	live__row_text(&lay, &r, "big_lock", "x.c:42", row, sizeof(row));
-	assert_non_null(strstr(title, "      Max (us)      Failed"));
-	assert_non_null(strstr(row, "        900.00           3"));
-	assert_int_equal(format__width(title), lay.width);
-	assert_int_equal(format__width(row), lay.width);
-}
-
-static void test_row_text_thread_and_cut_texts(void **state UNUSED)
-{
-	const struct report_row r = {
-		.type = SP_TYPE_CONDVAR, .n_objects = 1, .tid = 4242,
-		.count = 0, .wait_ns = 5,
-	};
-	struct live_layout lay;
-	char row[512];
-
-	live__layout(BASE_W + 18 + 10 + 1, 40, 12, true, &lay);
-	assert_int_equal(lay.object_w, 32);
-	assert_int_equal(lay.callsite_w, 10);
-	live__row_text(&lay, &r, "a_very_long_object_name_here_and_more_of_it",
-		       "workload.c:89", row, sizeof(row));
-	/* Objects are cut at 32 columns, call sites at their width; '~' shows it. */
-	assert_non_null(strstr(row, "a_very_long_object_name_here_an~  workload.~"));
-	/* No count: no average. */
-	assert_non_null(strstr(row, "           -      4242"));
-	assert_int_equal(format__width(row), lay.width);
-}
-
-/* Cuts respect UTF-8: a name is cut between characters, never inside one. */
-static void test_row_text_cuts_utf8_by_character(void **state UNUSED)
-{
-	const struct report_row r = { .type = SP_TYPE_MUTEX, .n_objects = 1,
-				      .tid = REPORT_NO_TID };
-	struct live_layout lay;
-	char row[512];
-
-	live__layout(BASE_W, 14, 9, false, &lay);
-	live__row_text(&lay, &r, "obj", "\xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9.c:1",
-		       row, sizeof(row));
-	assert_non_null(strstr(row, "  \xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9.c~  "));
-	assert_int_equal(format__width(row), lay.width);
-}
-
-/* A short buffer gets a cut, terminated line. */
-static void test_row_text_short_buffer(void **state UNUSED)
-{
-	const struct report_row r = { .type = SP_TYPE_MUTEX, .n_objects = 1,
-				      .tid = REPORT_NO_TID };
-	struct live_layout lay;
-	char row[20];
-
-	memset(row, 'x', sizeof(row));
-	live__layout(160, 14, 9, false, &lay);
-	live__row_text(&lay, &r, "obj", "a.c:1", row, sizeof(row));
-	assert_int_equal(strlen(row), sizeof(row) - 1);
-	live__title_text(&lay, row, sizeof(row));
-	assert_int_equal(strlen(row), sizeof(row) - 1);
 }
 
 int main(void)
@@ -482,20 +336,11 @@ int main(void)
 		cmocka_unit_test(test_q_quits_even_from_help),
 		cmocka_unit_test(test_any_key_closes_help_and_does_nothing_else),
 		cmocka_unit_test(test_arrows_select_rows),
+		cmocka_unit_test(test_page_keys_scroll_the_table),
 		cmocka_unit_test(test_g_toggles_the_stack_pane),
 		cmocka_unit_test(test_H_toggles_the_histogram_pane),
 		cmocka_unit_test(test_pane_takes_three_fifths),
-		cmocka_unit_test(test_layout_narrow_has_no_optional_columns),
-		cmocka_unit_test(test_layout_adds_max_then_failed_as_it_widens),
-		cmocka_unit_test(test_layout_thread_column),
-		cmocka_unit_test(test_layout_cuts_call_sites_to_fit),
-		cmocka_unit_test(test_layout_long_call_sites_yield_to_extras),
-		cmocka_unit_test(test_layout_object_column_is_capped),
 		cmocka_unit_test(test_table_rows_fill_the_height),
-		cmocka_unit_test(test_title_and_row_text_match_qsp_columns),
-		cmocka_unit_test(test_row_text_thread_and_cut_texts),
-		cmocka_unit_test(test_row_text_cuts_utf8_by_character),
-		cmocka_unit_test(test_row_text_short_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "options.h"
+#include "syncprof.h"
 
 #define UNUSED __attribute__((unused))
 #define MAX_ARGS 32
@@ -285,6 +286,51 @@ static void test_sort_rejects_unknown_key(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--sort", "Total", NULL),
 			 -EINVAL);
 	assert_int_equal(parse(&o, &a, "-p", "1", "--sort", "", NULL), -EINVAL);
+}
+
+/* The filters: repeatable, comma lists, durations with units. */
+static void test_filters(void **state UNUSED)
+{
+	static const char *const bad_durations[] = {
+		"10", "5 ms", "ms", "-1ms", "1m", "1h", "1e30s", "", "10MS",
+	};
+	struct options o;
+	struct args a;
+	uint64_t ns;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", NULL), 0);
+	assert_int_equal(o.n_tids, 0);
+	assert_int_equal(o.types, 0);
+	assert_null(o.object);
+	assert_int_equal(o.min_wait_ns, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--tid", "12", "--tid", "13,14",
+			       "--type", "condvar", "--type", "rwlock-r,join",
+			       "--object", "big_lock", "--min-wait", "1.5ms",
+			       NULL), 0);
+	assert_int_equal(o.n_tids, 3);
+	assert_int_equal(o.tids[0], 12);
+	assert_int_equal(o.tids[2], 14);
+	assert_int_equal(o.types, (1u << SP_TYPE_CONDVAR) |
+			 (1u << SP_TYPE_RWLOCK_R) | (1u << SP_TYPE_JOIN));
+	assert_string_equal(o.object, "big_lock");
+	assert_int_equal(o.min_wait_ns, 1500000);
+	assert_int_equal(options__parse_duration("500ns", &ns), 0);
+	assert_int_equal(ns, 500);
+	assert_int_equal(options__parse_duration("10us", &ns), 0);
+	assert_int_equal(ns, 10000);
+	assert_int_equal(options__parse_duration("2s", &ns), 0);
+	assert_int_equal(ns, 2000000000);
+	assert_string_equal(first_accepted("--min-wait", bad_durations,
+					   ARRAY_SIZE(bad_durations)), "(none)");
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "lock", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "mutex,", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", ",", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--tid", "0", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--tid", "1,x", NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--object", "", NULL), -EINVAL);
+	/* A recording was filtered when it was made. */
+	assert_int_equal(parse(&o, &a, "--replay", "/tmp", "--tid", "5", NULL),
+			 -EINVAL);
 }
 
 static void test_m_means_sort_by_mean(void **state UNUSED)
@@ -818,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_sort_keys),
 		cmocka_unit_test(test_sort_rejects_unknown_key),
+		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_m_means_sort_by_mean),
 		cmocka_unit_test(test_no_coalesce_and_per_thread),
 		cmocka_unit_test(test_cumulative_requires_interval),

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "options.h"
 #include "recfixture.h"
@@ -99,6 +100,7 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 {
 	char *dir = make_recording(), *text, *second;
 	int err;
+	json_t *j;
 
 	text = replay(dir, &err, "-n", NULL);
 	assert_int_equal(err, 0);
@@ -106,10 +108,18 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 	assert_non_null(second);
 	*second++ = '\0';
 	/* Report 1: mutex at 0x1000 by two threads; a failed condvar wait. */
-	assert_non_null(strstr(text, "\"pid\": 11, \"comm\": \"server\", "
-			       "\"mode\": \"contended\", \"elapsed_s\": 0.000001, "
-			       "\"start_ns\": 1000, \"end_ns\": 2000, \"dropped\": 0, "
-			       "\"sequence\": 1,"));
+	j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "pid")), 11);
+	assert_string_equal(json_string_value(json_object_get(j, "comm")), "server");
+	assert_string_equal(json_string_value(json_object_get(j, "mode")),
+			    "contended");
+	assert_true(json_real_value(json_object_get(j, "elapsed_s")) == 0.000001);
+	assert_int_equal(json_integer_value(json_object_get(j, "start_ns")), 1000);
+	assert_int_equal(json_integer_value(json_object_get(j, "end_ns")), 2000);
+	assert_int_equal(json_integer_value(json_object_get(j, "dropped")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "sequence")), 1);
+	json_decref(j);
 	assert_non_null(strstr(text, "\"object_symbol\": \"queue_lock\""));
 	assert_non_null(strstr(text, "\"count\": 2, \"wait_ns\": 400, "
 			       "\"avg_ns\": 200, \"max_ns\": 300, \"failed\": 0, "
@@ -118,11 +128,16 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 			       "\"avg_ns\": null, \"max_ns\": 50, \"failed\": 1, "
 			       "\"failed_ns\": 50, \"hist\": [[32, 1]]"));
 	/* Report 2: its own waits only; nothing after it. */
-	assert_non_null(strstr(second, "\"start_ns\": 2000, \"end_ns\": 3000, "
-			       "\"dropped\": 3, \"sequence\": 2, "
-			       "\"calibration_ns\": 0, "));
-	assert_non_null(strstr(second, "\"unwind_stopped\": 1, "));
-	assert_non_null(strstr(second, "\"rows_total\": 2, "));
+	j = json_loads(second, JSON_DISABLE_EOF_CHECK, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "start_ns")), 2000);
+	assert_int_equal(json_integer_value(json_object_get(j, "end_ns")), 3000);
+	assert_int_equal(json_integer_value(json_object_get(j, "dropped")), 3);
+	assert_int_equal(json_integer_value(json_object_get(j, "sequence")), 2);
+	assert_int_equal(json_integer_value(json_object_get(j, "calibration_ns")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "unwind_stopped")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "rows_total")), 2);
+	json_decref(j);
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 400, "
 			       "\"avg_ns\": 400, \"max_ns\": 400, \"failed\": 0, "));
 	assert_non_null(strstr(second, "\"count\": 1, \"wait_ns\": 50, "

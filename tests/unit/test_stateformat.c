@@ -148,8 +148,9 @@ static void test_json(void **state UNUSED)
 	};
 	struct states_report rep = { .start_ns = 0, .end_ns = 100, .rows = rows,
 				     .count = 2 };
-	struct capture c;
+	json_t *report = json_object(), *back;
 	char *text;
+	int err = 0;
 
 	rows[0].type_ns[SP_TYPE_MUTEX] = 3;
 	rows[0].type_ns[SP_TYPE_FUTEX] = 1;
@@ -157,11 +158,11 @@ static void test_json(void **state UNUSED)
 	rows[0].state = SP_THREAD_DEAD;
 	rows[1].threads = 3;
 	rows[1].state = -1;
-	capture_begin(&c);
-	stateformat__json(c.f, &rep);
-	text = capture_end(&c);
+	stateformat__json(report, &rep, &err);
+	assert_int_equal(err, 0);
+	text = json_dumps(report, 0);
 	assert_string_equal(text,
-		"\"threads\": [{\"tid\": 42, \"comm\": \"wo\\\"rk\", \"threads_in_group\": 1, "
+		"{\"threads\": [{\"tid\": 42, \"comm\": \"wo\\\"rk\", \"threads_in_group\": 1, "
 		"\"running_ns\": 1, \"runnable_ns\": 2, \"lock_ns\": 3, "
 		"\"sleep_ns\": 4, \"alive_ns\": 10, \"lock_by_type\": "
 		"{\"mutex\": 3}, \"futex_ns\": 1, \"state\": \"exited\", "
@@ -170,8 +171,21 @@ static void test_json(void **state UNUSED)
 		"\"running_ns\": 10, \"runnable_ns\": 20, \"lock_ns\": 30, "
 		"\"sleep_ns\": 40, \"alive_ns\": 100, \"lock_by_type\": {}, "
 		"\"futex_ns\": 0, \"state\": null, \"born_ns\": null, "
-		"\"exit_ns\": null}], \"sched_missed\": 0");
+		"\"exit_ns\": null}], \"sched_missed\": 0}");
+	/* It reads back. */
+	back = json_loads(text, 0, NULL);
+	assert_non_null(back);
+	assert_true(json_equal(back, report));
+	json_decref(back);
 	free(text);
+	json_decref(report);
+	/* Without --states: both keys, null. */
+	report = json_object();
+	stateformat__json(report, NULL, &err);
+	text = json_dumps(report, 0);
+	assert_string_equal(text, "{\"threads\": null, \"sched_missed\": null}");
+	free(text);
+	json_decref(report);
 }
 
 static void test_csv(void **state UNUSED)

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "array.h"
 #include "elfimage.h"
 #include "fold.h"
 #include "hostcheck.h"
@@ -417,9 +418,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->wait_timing = cfg->wait_timing;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
+	p->skel->rodata->filter_tids = cfg->n_tids > 0;
+	p->skel->rodata->filter_types = cfg->types;
+	p->skel->rodata->filter_object_start = cfg->object_start;
+	p->skel->rodata->filter_object_end = cfg->object_end;
+	p->skel->rodata->min_wait_ns = cfg->min_wait_ns;
 	err = bpf_map__set_max_entries(p->skel->maps.stats, cfg->map_size);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.hists, cfg->map_size);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.tid_filter,
+					       cfg->n_tids ? cfg->n_tids : 1);
 	if (!err)
 		err = probes__configure(p, cfg);
 	if (err)
@@ -429,6 +438,17 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
 		goto fail;
+	}
+	for (unsigned int i = 0; i < cfg->n_tids; i++) {
+		__u32 tid = (__u32)cfg->tids[i];
+		__u8 one = 1;
+
+		if (bpf_map__update_elem(p->skel->maps.tid_filter, &tid,
+					 sizeof(tid), &one, sizeof(one), BPF_ANY)) {
+			err = -errno;
+			pr_err("cannot fill the --tid filter: %s", strerror(-err));
+			goto fail;
+		}
 	}
 	if (p->mode == PROBES_CONTENDED) {
 		err = probes__fill_funcs(p, cfg->libc);
@@ -1352,22 +1372,84 @@ static bool probes__target_alive(const struct probes *p)
 				       probes__live_thread(p, p->tgid));
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sp_key));
+}
+
+/* Side-map rows per lookup_batch call. */
+#define SIDE_BATCH 1024
+
+/*
+ * A side map's rows, whole, in batches of SIDE_BATCH (one syscall each;
+ * row by row took three per row: the next key, its value, and whether
+ * the stats map still has it).  0, -EOPNOTSUPP when the kernel has no
+ * batches or a batch failed part way (nothing is kept: the caller reads
+ * row by row), or -ENOMEM.
+ */
+static int probes__batch_side(int fd, size_t vsize, struct sp_key **keys,
+			      void **values, size_t *count)
+{
+	size_t cap_k = 0, cap_v = 0, got = 0;
+	__u32 batch_out = 0, n;
+	void *in = NULL;
+	int ret;
+
+	*keys = NULL;
+	*values = NULL;
+	do {
+		if (array__grow(keys, &cap_k, got + SIDE_BATCH, sizeof(**keys)) ||
+		    array__grow(values, &cap_v, got + SIDE_BATCH, vsize))
+			return -ENOMEM;
+		n = SIDE_BATCH;
+		ret = bpf_map_lookup_batch(fd, in, &batch_out, *keys + got,
+					   (char *)*values + got * vsize, &n, NULL);
+		if (ret && errno != ENOENT)
+			return -EOPNOTSUPP;
+		got += n;
+		in = &batch_out;
+	} while (!ret);
+	*count = got;
+	return 0;
+}
+
 /*
  * Adds the rows of a map beside the stats map (the histograms, --hold's
  * holds) to snap: under their own key while the stats map has the row,
- * else under the key the fold keeps an exited thread's row under.
+ * else under the key the fold keeps an exited thread's row under.  live:
+ * the stats map's keys as read (sorted), so that only a row that came
+ * after them asks the kernel.
  */
 static int probes__read_side(struct probes *p, int side_fd, int stats_fd,
+			     const struct sp_key *live, size_t n_live,
 			     struct snapshot *snap, uint64_t closing)
 {
-	struct sp_key key, next, *prev = NULL;
 	bool hist = side_fd == bpf_map__fd(p->skel->maps.hists);
+	size_t vsize = hist ? sizeof(struct sp_hist) : sizeof(struct sp_value);
+	struct sp_key key, next, *prev = NULL, *keys = NULL;
+	void *values = NULL;
 	struct sp_value row;
-	struct sp_hist h;
-	int err = 0;
+	size_t n = 0;
+	int err = probes__batch_side(side_fd, vsize, &keys, &values, &n);
 
+	for (size_t i = 0; !err && i < n; i++) {
+		struct sp_key at = keys[i];
+		void *v = (char *)values + i * vsize;
+
+		if (!bsearch(&keys[i], live, n_live, sizeof(*live), cmp_key) &&
+		    bpf_map_lookup_elem(stats_fd, &keys[i], &row))
+			at = fold__key(p->fold, &keys[i]);
+		err = hist ? snapshot__add_hist(snap, &at, v)
+			   : snapshot__add_hold(snap, &at, v, 1, closing);
+	}
+	free(keys);
+	free(values);
+	if (err != -EOPNOTSUPP)
+		return err;
+	err = 0;
 	while (!err && !bpf_map_get_next_key(side_fd, prev, &next)) {
 		struct sp_key at = next;
+		struct sp_hist h;
 
 		key = next;
 		prev = &key;
@@ -1391,7 +1473,7 @@ int probes__read(struct probes *p, struct snapshot **out)
 	uint64_t closing = p->window;
 	struct snapshot *snap;
 	bool *gone = NULL;
-	size_t n;
+	size_t n, live = 0;
 	int err;
 
 	/* Calls ending from now on count toward the next window's max. */
@@ -1416,12 +1498,17 @@ int probes__read(struct probes *p, struct snapshot **out)
 		err = snapshot__add(snap, &p->keys[i], &p->values[i], 1, closing);
 		if (err)
 			goto fail;
+		/* The rows still in the map, for the side maps' lookups. */
+		p->keys[live++] = p->keys[i];
 	}
+	qsort(p->keys, live, sizeof(*p->keys), cmp_key);
 	err = fold__into(p->fold, snap, closing);
 	if (!err)
-		err = probes__read_side(p, hist_fd, fd, snap, closing);
+		err = probes__read_side(p, hist_fd, fd, p->keys, live, snap,
+					closing);
 	if (!err && p->hold)
-		err = probes__read_side(p, hold_fd, fd, snap, closing);
+		err = probes__read_side(p, hold_fd, fd, p->keys, live, snap,
+					closing);
 	if (err)
 		goto fail;
 	snapshot__set_threads_exited(snap, fold__threads(p->fold));

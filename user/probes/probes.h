@@ -44,6 +44,13 @@ struct probes_config {
 	bool hold;			/* --hold (full mode): time holds */
 	bool per_thread;		/* rows by holder too; exited threads'
 					   rows keep their thread */
+	/* Filters (bpf/stats.bpf.h): what the programs measure at all. */
+	const pid_t *tids;		/* --tid: only these; n_tids 0: all */
+	unsigned int n_tids;
+	uint32_t types;			/* bit per sp_lock_type; 0: all */
+	uint64_t object_start;		/* --object: [start, end); */
+	uint64_t object_end;		/* end 0: any object */
+	uint64_t min_wait_ns;		/* --min-wait */
 };
 
 /* Opens, sizes and loads the BPF programs for one target. */

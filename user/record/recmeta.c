@@ -122,6 +122,9 @@ int recmeta__save(const struct recmeta *m, const char *path)
 			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", r->sequence,
 			r->abandoned, r->map_full, r->no_storage, r->nested,
 			r->skipped, r->ring);
+		if (r->wall_ns)
+			fprintf(f, "report_wall\t%u\t%" PRIu64 "\n", r->sequence,
+				r->wall_ns);
 	}
 	for (size_t i = 0; i < m->n_threads; i++) {
 		fprintf(f, "thread\t%u\t", m->threads[i].tid);
@@ -218,8 +221,18 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 			return -EINVAL;
 		return 0;
 	}
+	if (!strcmp(f[0], "report_wall")) {
+		uint32_t sequence;
+
+		if (n != 3 || parse_u32(f[1], &sequence))
+			return -EINVAL;
+		for (size_t i = m->n_reports; i-- > 0;)
+			if (m->reports[i].sequence == sequence)
+				return parse_u64(f[2], &m->reports[i].wall_ns);
+		return -EINVAL;
+	}
 	if (!strcmp(f[0], "report")) {
-		struct recmeta_report r;
+		struct recmeta_report r = { 0 };
 
 		if (n != 8 || parse_u32(f[1], &r.sequence) ||
 		    parse_u32(f[2], &r.first_window) ||

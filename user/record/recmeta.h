@@ -33,6 +33,9 @@ struct recmeta_report {
 	uint64_t nested;
 	uint64_t skipped;
 	uint64_t ring;
+	/* Saved as a "report_wall" line: the window's end by the wall clock
+	 * (ns since the epoch; 0: not known, a recording made before). */
+	uint64_t wall_ns;
 };
 
 struct recmeta_thread {

@@ -198,6 +198,7 @@ static int replay__print(struct replay *r, FILE *out,
 		.elapsed_s = (double)(rep->end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
 		.end_ns = rep->end_ns,
+		.wall_ns = rep->wall_ns,
 		.dropped = rep->dropped,
 		.drops = {
 			.map_full = rep->map_full, .no_storage = rep->no_storage,

@@ -3,65 +3,27 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "callgraph.h"
+#include "columns.h"
 #include "folded.h"
 #include "format.h"
 #include "hist.h"
+#include "jsonout.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
 #include "stateformat.h"
-
-/*
- * Length of the valid UTF-8 sequence at s (its code point in *cp), or 0:
- * a stray byte, an overlong form, a surrogate, beyond Unicode.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		*cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		*cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		*cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		*cp = (*cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 2 && *cp < 0x80) || (n == 3 && *cp < 0x800) ||
-	    (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)) ||
-	    (*cp >= 0xd800 && *cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* C0 and C1 controls and DEL: never written to a terminal as they are. */
-static bool is_control(uint32_t cp)
-{
-	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
-}
+#include "utf8.h"
 
 /* Length of a valid, printable UTF-8 sequence at s, or 0. */
 static size_t utf8_printable_len(const unsigned char *s)
 {
 	uint32_t cp;
-	size_t n = utf8_decode(s, &cp);
+	size_t n = utf8__decode(s, &cp);
 
-	return n && !is_control(cp) ? n : 0;
+	return n && !utf8__is_control(cp) ? n : 0;
 }
 
 void format__sanitize(const char *in, char *buf, size_t len)
@@ -212,10 +174,32 @@ int format__width(const char *s)
 	return w;
 }
 
+void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(wall_ns / 1000000000u);
+	struct tm tm;
+	char date[32], zone[8];
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!wall_ns || !localtime_r(&secs, &tm) ||
+	    !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) ||
+	    !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5)
+		return;
+	/* %z is +hhmm; ISO 8601's extended form is +hh:mm. */
+	snprintf(buf, len, "%s.%03u%.3s:%s", date,
+		 (unsigned int)(wall_ns / 1000000u % 1000u), zone, zone + 3);
+}
+
+/*
+ * The report's first line: what, how long, when it ended (wall clock);
+ * a window without waits is this line alone, ending "no waits".
+ */
 static void print_summary(FILE *out, const struct format_meta *meta,
 			  const struct report_rows *rows)
 {
-	char comm[64];
+	char comm[64], when[48];
 
 	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
 	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
@@ -225,6 +209,11 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
 		fprintf(out, "  abandoned %" PRIu64, meta->abandoned);
+	format__wall_text(meta->wall_ns, when, sizeof(when));
+	if (when[0])
+		fprintf(out, "  at %s", when);
+	if (!rows->count)
+		fputs("  no waits", out);
 	fputc('\n', out);
 }
 
@@ -325,13 +314,16 @@ static int table_section(FILE *out, const struct format_config *cfg,
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
+	struct columns_layout lay;
+	struct columns_spec want = {
+		.site_title = spec->site_title, .max = true,
+		.failed = spec->failed, .hold = spec->hold, .sort = -1,
+	};
 	int err = 0;
-	int title_len = (int)strlen(spec->site_title);
-	int callsite_len = title_len;
-	int object_len = 14;
 	char (*text)[FORMAT_TEXT_MAX] = NULL;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
-	size_t strip = format__source_root(rows, names);
+	char *line = NULL;
+	size_t strip = format__source_root(rows, names), line_len;
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -342,75 +334,43 @@ static int table_section(FILE *out, const struct format_config *cfg,
 			return -ENOMEM;
 		}
 	}
+	want.thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
 	for (size_t i = 0; i < rows->count; i++) {
-		int w;
-
 		if (!rows->rows[i].callsite && spec->no_site)
 			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
 		else
 			format__callsite_text(&names[i].callsite,
 					      rows->rows[i].callsite, style,
 					      strip, text[i], sizeof(text[i]));
-		w = format__width(text[i]);
-		if (w > callsite_len)
-			callsite_len = w;
+		if (format__width(text[i]) > want.site_need)
+			want.site_need = format__width(text[i]);
 		format__object_text(&rows->rows[i], names[i].object_symbol,
 				    object[i], sizeof(object[i]));
-		w = format__width(object[i]);
-		if (w > object_len)
-			object_len = w;
+		if (format__width(object[i]) > want.object_need)
+			want.object_need = format__width(object[i]);
+		/* Owner, when a holder is known. */
+		want.owner |= want.thread &&
+			      rows->rows[i].owner_tid != REPORT_NO_TID;
 	}
-	int rspace = callsite_len - title_len;
-	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
-	bool owners = false;	/* Owner, when a holder is known */
-
-	for (size_t i = 0; per_thread && i < rows->count; i++)
-		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
-	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
-	int width = 70 + callsite_len + object_len - 14 + 14 +
-		    (spec->failed ? 12 : 0) + (spec->hold ? 34 : 0) +
-		    (per_thread ? 10 : 0) + (owners ? 10 : 0);
-
-	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
-		"Average (us)      Max (us)%s%s%s%s\n", object_len + 2, "Object",
-		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
-		spec->hold ? "  Hold Time (s)  Average Hold (us)" : "",
-		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
-	print_rule(out, width);
+	columns__layout(&want, 0, &lay);
+	line_len = (size_t)lay.width * 4 + 64;
+	line = malloc(line_len);
+	if (!line) {
+		free(text);
+		free(object);
+		return -ENOMEM;
+	}
+	columns__title(&lay, line, line_len);
+	fprintf(out, "%s\n", line);
+	print_rule(out, lay.width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 
-		fprintf(out, "%-9s  %*s%s", report__type_name(r->type),
-			object_len - format__width(object[i]), "", object[i]);
-		fprintf(out, "  %s%*s  %13.5f  %12" PRIu64, text[i],
-			callsite_len - format__width(text[i]), "",
-			(double)r->wait_ns * 1e-9, r->count);
-		if (r->count)
-			fprintf(out, "  %12.2f", (double)report__counted_ns(r) /
-						 (double)r->count * 1e-3);
-		else
-			fprintf(out, "  %12s", "-");
-		fprintf(out, "  %12.2f", (double)r->max_ns * 1e-3);
-		if (spec->failed)
-			fprintf(out, "  %10" PRIu64, r->failed);
-		if (spec->hold)
-			fprintf(out, "  %13.5f", (double)r->hold_ns * 1e-9);
-		if (spec->hold && r->hold_count)
-			fprintf(out, "  %17.2f", (double)r->hold_ns /
-						 (double)r->hold_count * 1e-3);
-		else if (spec->hold)
-			fprintf(out, "  %17s", "-");
-		if (per_thread && !r->callsite && spec->no_site)
-			fprintf(out, "  %8s", "-");	/* nobody seen */
-		else if (per_thread && !r->tid)
-			fprintf(out, "  %8s", "exited");	/* folded: fold.c */
-		else if (per_thread)
-			fprintf(out, "  %8" PRId64, r->tid);
-		if (owners && r->owner_tid != REPORT_NO_TID)
-			fprintf(out, "  %8" PRId64, r->owner_tid);
-		else if (owners)
-			fprintf(out, "  %8s", "-");
-		fputc('\n', out);
+		/* A release nobody was seen making has no thread either. */
+		columns__row(&lay, r, object[i], text[i],
+			     !r->callsite && spec->no_site ? "-" : NULL,
+			     line, line_len);
+		fprintf(out, "%s\n", line);
 		if (spec->hist && hist__total(r->hist)) {
 			fputs("    wait (ns)\n", out);
 			hist__lines(r->hist, table_hist_line, out);
@@ -425,7 +385,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 				 strip);
 	}
 	rowstacks__release(&stacks);
-	print_rule(out, width);
+	print_rule(out, lay.width);
+	free(line);
 	free(text);
 	free(object);
 	return err;
@@ -448,7 +409,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	int err;
 
 	print_summary(out, meta, rows);
-	err = table_section(out, cfg, &waits, rows, names);
+	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
 	if (!err && meta->dropped) {
 		char drops[512];
 
@@ -461,7 +422,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 				 " events.", meta->dropped);
 		fprintf(out, "%s\n", drops);
 	}
-	if (!err && meta->blame) {
+	if (!err && meta->blame && meta->blame->count) {
 		fputs("\nWho made them wait: where the lock was released when "
 		      "each waiter woke\n", out);
 		err = table_section(out, cfg, &releases, meta->blame,
@@ -479,178 +440,246 @@ static int format__table(FILE *out, const struct format_config *cfg,
 }
 
 /*
- * JSON string or null.  Valid UTF-8 is written as it is, control
- * characters as \uXXXX escapes of their code points; a byte that is not
- * UTF-8 (a file name in another encoding) as \udcXX, the lone surrogate
- * Python's surrogateescape gives it, so that file names round-trip:
- * json.loads(line)[...].encode("utf-8", "surrogateescape") is the name's
- * bytes (os.fsencode does the same).  Rejected: \u00XX (it reads as
- * U+00XX, another character), a second field with the bytes in base64.
+ * JSON: every key is in every report and every row, null when it does
+ * not apply (not asked for, not known), so that the shape never changes
+ * ("schema" counts its versions); jsonout.c writes the tree.
  */
-static void json_string(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	while (*p) {
-		uint32_t cp;
-		size_t n = utf8_decode(p, &cp);
-
-		if (!n) {
-			fprintf(out, "\\udc%02x", *p++);
-		} else if (cp == '"' || cp == '\\') {
-			fputc('\\', out);
-			fputc(*p++, out);
-		} else if (is_control(cp)) {
-			fprintf(out, "\\u%04x", cp);
-			p += n;
-		} else {
-			fwrite(p, 1, n, out);
-			p += n;
-		}
-	}
-	fputc('"', out);
-}
-
-static void json_hex_or_null(FILE *out, bool known, uint64_t v)
-{
-	if (known)
-		fprintf(out, "\"0x%" PRIx64 "\"", v);
-	else
-		fputs("null", out);
-}
 
 /*
- * A call site: the address and where it is.  inlined: NULL for a call
- * site, else "true" or "false" for the contract's FRAME, which says too
- * whether it is an inlined call.
+ * A call site: the address and where it is.  frame: the contract's
+ * FRAME, which says too whether it is an inlined call (inlined).
  */
-static void json_site(FILE *out, uint64_t addr, const struct symbol_info *cs,
-		      const char *inlined)
+static json_t *json_site(uint64_t addr, const struct symbol_info *cs,
+			 bool frame, bool inlined, int *err)
 {
-	fputs("{\"address\": ", out);
-	json_hex_or_null(out, true, addr);
-	fputs(", \"module\": ", out);
-	json_string(out, cs->module);
-	fputs(", \"offset\": ", out);
-	json_hex_or_null(out, cs->module != NULL, cs->module_offset);
-	fputs(", \"function\": ", out);
-	json_string(out, cs->function);
-	fputs(", \"file\": ", out);
-	json_string(out, cs->file);
-	if (cs->line)
-		fprintf(out, ", \"line\": %u", cs->line);
-	else
-		fputs(", \"line\": null", out);
-	if (inlined)
-		fprintf(out, ", \"inline\": %s", inlined);
-	fputc('}', out);
+	json_t *o = json_object();
+
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	jsonout__set(o, "address", jsonout__hex(true, addr), err);
+	jsonout__set(o, "module", jsonout__string(cs->module), err);
+	jsonout__set(o, "offset", jsonout__hex(cs->module != NULL,
+					       cs->module_offset), err);
+	jsonout__set(o, "function", jsonout__string(cs->function), err);
+	jsonout__set(o, "file", jsonout__string(cs->file), err);
+	jsonout__set(o, "line", jsonout__uint_or_null(cs->line, cs->line), err);
+	if (frame)
+		jsonout__set(o, "inline", json_boolean(inlined), err);
+	return o;
+}
+
+static json_t *json_tid(int64_t tid)
+{
+	return tid == REPORT_NO_TID ? json_null() : json_integer(tid);
+}
+
+/* The keys a row of waits, of releases and of waits now begin with. */
+static json_t *json_row_head(const struct report_row *r,
+			     const struct format_names *n, int *err)
+{
+	json_t *o = json_object();
+
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
+	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
+	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
+	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
+	return o;
 }
 
 /*
  * --blame: the waits each release ended.  A release syncprof did not see
  * (release 0) is null.
  */
-static void json_blame(FILE *out, const struct report_rows *rows,
-		       const struct format_names *names)
+static json_t *json_blame(const struct report_rows *rows,
+			  const struct format_names *names, int *err)
 {
-	fprintf(out, ", \"blame_total\": %zu, \"blame\": [", rows->total);
-	for (size_t i = 0; i < rows->count; i++) {
+	json_t *list = json_array();
+
+	for (size_t i = 0; list && i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
+		json_t *o = json_row_head(r, &names[i], err);
 
-		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
-		json_string(out, report__type_name(r->type));
-		fputs(", \"object\": ", out);
-		json_hex_or_null(out, r->n_objects == 1, r->object);
-		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
-		json_string(out, names[i].object_symbol);
-		fputs(", \"release\": ", out);
-		if (r->callsite)
-			json_site(out, r->callsite, &names[i].callsite, "false");
-		else
-			fputs("null", out);
-		if (r->tid == REPORT_NO_TID || !r->callsite)
-			fputs(", \"tid\": null", out);
-		else
-			fprintf(out, ", \"tid\": %" PRId64, r->tid);
-		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
-			", \"avg_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "}",
-			r->count, r->wait_ns, r->count ? r->wait_ns / r->count : 0,
-			r->max_ns);
+		jsonout__append(list, o, err);
+		if (!o)
+			break;
+		jsonout__set(o, "release", r->callsite ?
+			     json_site(r->callsite, &names[i].callsite, true,
+				       false, err) : json_null(), err);
+		jsonout__set(o, "tid", json_tid(r->callsite ? r->tid
+						: REPORT_NO_TID), err);
+		jsonout__set(o, "count", jsonout__uint(r->count), err);
+		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
+		jsonout__set(o, "avg_ns", jsonout__uint(r->count ?
+					r->wait_ns / r->count : 0), err);
+		jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
 	}
-	fputc(']', out);
-}
-
-/* --hold: the holds of the locks the row took. */
-static void json_hold(FILE *out, const struct report_row *r)
-{
-	fprintf(out, ", \"holds\": %" PRIu64 ", \"hold_ns\": %" PRIu64,
-		r->hold_count, r->hold_ns);
-	if (r->hold_count)
-		fprintf(out, ", \"hold_avg_ns\": %" PRIu64,
-			r->hold_ns / r->hold_count);
-	else
-		fputs(", \"hold_avg_ns\": null", out);
-	fprintf(out, ", \"hold_max_ns\": %" PRIu64, r->hold_max_ns);
+	return list;
 }
 
 /* The waits in progress: per row, how many and their time so far. */
-static void json_waiting(FILE *out, const struct report_rows *rows,
-			 const struct format_names *names)
+static json_t *json_waiting(const struct report_rows *rows,
+			    const struct format_names *names, int *err)
 {
-	fputs(", \"waiting\": [", out);
-	for (size_t i = 0; i < rows->count; i++) {
-		const struct report_row *r = &rows->rows[i];
+	json_t *list = json_array();
 
-		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
-		json_string(out, report__type_name(r->type));
-		fputs(", \"object\": ", out);
-		json_hex_or_null(out, r->n_objects == 1, r->object);
-		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
-		json_string(out, names[i].object_symbol);
-		fputs(", \"callsite\": ", out);
-		json_site(out, r->callsite, &names[i].callsite, NULL);
-		if (r->tid == REPORT_NO_TID)
-			fputs(", \"tid\": null", out);
-		else
-			fprintf(out, ", \"tid\": %" PRId64, r->tid);
-		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
-			", \"max_ns\": %" PRIu64 "}", r->count, r->wait_ns,
-			r->max_ns);
+	for (size_t i = 0; list && i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+		json_t *o = json_row_head(r, &names[i], err);
+
+		jsonout__append(list, o, err);
+		if (!o)
+			break;
+		jsonout__set(o, "callsite", json_site(r->callsite,
+			     &names[i].callsite, false, false, err), err);
+		jsonout__set(o, "tid", json_tid(r->tid), err);
+		jsonout__set(o, "count", jsonout__uint(r->count), err);
+		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
+		jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
 	}
-	fputc(']', out);
+	return list;
 }
 
-/* Non-empty buckets as [lower_ns, count], and quantile estimates. */
-static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
-		      uint64_t max_ns)
+/* Non-empty buckets as [lower_ns, count]. */
+static json_t *json_hist(const uint64_t slots[SP_HIST_SLOTS], int *err)
 {
-	static const struct { const char *name; double q; } quantiles[] = {
-		{ "p50_ns", 0.50 }, { "p99_ns", 0.99 },
-	};
-	bool first = true;
+	json_t *list = json_array();
 
-	fputs(", \"hist\": [", out);
-	for (size_t k = 0; k < SP_HIST_SLOTS; k++) {
-		if (!slots[k])
-			continue;
-		fprintf(out, "%s[%" PRIu64 ", %" PRIu64 "]", first ? "" : ", ",
-			hist__lower(k), slots[k]);
-		first = false;
+	for (size_t k = 0; list && k < SP_HIST_SLOTS; k++) {
+		if (slots[k])
+			jsonout__append(list, json_pack("[II]",
+				(json_int_t)hist__lower(k), (json_int_t)slots[k]), err);
 	}
-	fputc(']', out);
-	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++) {
-		uint64_t v;
+	return list;
+}
 
-		if (hist__quantile(slots, quantiles[i].q, max_ns, &v))
-			fprintf(out, ", \"%s\": %" PRIu64, quantiles[i].name, v);
-		else
-			fprintf(out, ", \"%s\": null", quantiles[i].name);
+static json_t *json_quantile(const struct report_row *r, double q)
+{
+	uint64_t v;
+
+	if (!hist__quantile(r->hist, q, r->max_ns, &v))
+		return json_null();
+	return jsonout__uint(v);
+}
+
+static json_t *json_row(const struct format_config *cfg,
+			const struct format_meta *meta,
+			const struct report_row *r,
+			const struct format_names *n, int *err)
+{
+	json_t *o = json_row_head(r, n, err);
+	bool hold = meta->hold;
+
+	if (!o)
+		return NULL;
+	jsonout__set(o, "callsite", json_site(r->callsite, &n->callsite, false,
+					      false, err), err);
+	jsonout__set(o, "tid", json_tid(r->tid), err);
+	/* Who held the lock: per-thread rows only, null when not known. */
+	jsonout__set(o, "owner_tid", json_tid(r->tid == REPORT_NO_TID ?
+					      REPORT_NO_TID : r->owner_tid), err);
+	jsonout__set(o, "count", jsonout__uint(r->count), err);
+	jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
+	jsonout__set(o, "avg_ns", jsonout__uint_or_null(r->count, r->count ?
+			report__counted_ns(r) / r->count : 0), err);
+	jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
+	jsonout__set(o, "failed", jsonout__uint(r->failed), err);
+	jsonout__set(o, "failed_ns", jsonout__uint(r->failed_ns), err);
+	jsonout__set(o, "hist", json_hist(r->hist, err), err);
+	jsonout__set(o, "p50_ns", json_quantile(r, 0.50), err);
+	jsonout__set(o, "p99_ns", json_quantile(r, 0.99), err);
+	/* --hold: the holds of the locks the row took; null without. */
+	jsonout__set(o, "holds", jsonout__uint_or_null(hold, r->hold_count), err);
+	jsonout__set(o, "hold_ns", jsonout__uint_or_null(hold, r->hold_ns), err);
+	jsonout__set(o, "hold_avg_ns", jsonout__uint_or_null(hold && r->hold_count,
+			r->hold_count ? r->hold_ns / r->hold_count : 0), err);
+	jsonout__set(o, "hold_max_ns", jsonout__uint_or_null(hold, r->hold_max_ns),
+		     err);
+	jsonout__set(o, "stacks", format__json_stacks(r, cfg, err), err);
+	return o;
+}
+
+/* What syncprof cannot see in the target: always a list. */
+static json_t *json_notices(const struct format_meta *meta, int *err)
+{
+	json_t *list = json_array();
+
+	if (!list) {
+		*err = -ENOMEM;
+		return NULL;
 	}
+	for (size_t i = 0; i < meta->n_notices; i++)
+		jsonout__append(list, jsonout__string(meta->notices[i]), err);
+	return list;
+}
+
+json_t *format__json_report(const struct format_config *cfg,
+			    const struct format_meta *meta,
+			    const struct report_rows *rows,
+			    const struct format_names *names, int *err)
+{
+	const struct format_drops *d = &meta->drops;
+	json_t *o = json_object(), *list = json_array();
+	char when[48];
+
+	if (!o || !list) {
+		json_decref(o);
+		json_decref(list);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	jsonout__set(o, "schema", json_integer(JSONOUT_SCHEMA), err);
+	jsonout__set(o, "pid", json_integer(meta->pid), err);
+	jsonout__set(o, "comm", jsonout__string(meta->comm), err);
+	jsonout__set(o, "mode", jsonout__string(meta->mode), err);
+	jsonout__set(o, "elapsed_s", json_real(meta->elapsed_s), err);
+	jsonout__set(o, "start_ns", jsonout__uint(meta->start_ns), err);
+	jsonout__set(o, "end_ns", jsonout__uint(meta->end_ns), err);
+	/* The window's end by the wall clock; null when not known (an
+	 * older recording, replayed). */
+	format__wall_text(meta->wall_ns, when, sizeof(when));
+	jsonout__set(o, "time", when[0] ? json_string(when) : json_null(), err);
+	jsonout__set(o, "time_ns", jsonout__uint_or_null(meta->wall_ns,
+							 meta->wall_ns), err);
+	jsonout__set(o, "dropped", jsonout__uint(meta->dropped), err);
+	jsonout__set(o, "sequence", jsonout__uint(meta->sequence), err);
+	jsonout__set(o, "calibration_ns", jsonout__uint(meta->calibration_ns), err);
+	jsonout__set(o, "calibration_site_ns", json_pack("{sIsI}",
+		"emulated", (json_int_t)meta->calibration_emulated_ns,
+		"stepped", (json_int_t)meta->calibration_stepped_ns), err);
+	jsonout__set(o, "unwind_stopped", jsonout__uint(meta->unwind_stopped), err);
+	jsonout__set(o, "abandoned", jsonout__uint(meta->abandoned), err);
+	jsonout__set(o, "dropped_causes", json_pack("{sIsIsIsIsI}",
+		"map_full", (json_int_t)d->map_full,
+		"no_storage", (json_int_t)d->no_storage,
+		"nested", (json_int_t)d->nested,
+		"skipped", (json_int_t)d->skipped,
+		"ring", (json_int_t)d->ring), err);
+	jsonout__set(o, "map_size", jsonout__uint(meta->map_size), err);
+	jsonout__set(o, "rows_total", jsonout__uint(rows->total), err);
+	jsonout__set(o, "notices", json_notices(meta, err), err);
+	jsonout__set(o, "rows", list, err);
+	for (size_t i = 0; i < rows->count && !*err; i++)
+		jsonout__append(list, json_row(cfg, meta, &rows->rows[i],
+					       &names[i], err), err);
+	/* --states: "threads" and "sched_missed", null without. */
+	stateformat__json(o, meta->states, err);
+	/* --blame: null without. */
+	jsonout__set(o, "blame_total", meta->blame ?
+		     jsonout__uint(meta->blame->total) : json_null(), err);
+	jsonout__set(o, "blame", meta->blame ?
+		     json_blame(meta->blame, meta->blame_names, err) :
+		     json_null(), err);
+	/* null when none were read (a replayed recording has none). */
+	jsonout__set(o, "waiting", meta->waiting ?
+		     json_waiting(meta->waiting, meta->waiting_names, err) :
+		     json_null(), err);
+	return o;
 }
 
 static int format__json(FILE *out, const struct format_config *cfg,
@@ -658,87 +687,15 @@ static int format__json(FILE *out, const struct format_config *cfg,
 			const struct report_rows *rows,
 			const struct format_names *names)
 {
-	fprintf(out, "{\"pid\": %d, \"comm\": ", (int)meta->pid);
-	json_string(out, meta->comm);
-	fputs(", \"mode\": ", out);
-	json_string(out, meta->mode);
-	fprintf(out, ", \"elapsed_s\": %.6f, \"start_ns\": %" PRIu64
-		", \"end_ns\": %" PRIu64 ", \"dropped\": %" PRIu64
-		", \"sequence\": %u, \"calibration_ns\": %" PRIu64
-		", \"calibration_site_ns\": {\"emulated\": %" PRIu64
-		", \"stepped\": %" PRIu64 "}"
-		", \"unwind_stopped\": %" PRIu64 ", \"abandoned\": %" PRIu64
-		", \"dropped_causes\": {\"map_full\": %" PRIu64
-		", \"no_storage\": %" PRIu64 ", \"nested\": %" PRIu64
-		", \"skipped\": %" PRIu64 ", \"ring\": %" PRIu64 "}"
-		", \"map_size\": %u, \"rows_total\": %zu",
-		meta->elapsed_s, meta->start_ns, meta->end_ns, meta->dropped,
-		meta->sequence, meta->calibration_ns,
-		meta->calibration_emulated_ns, meta->calibration_stepped_ns,
-		meta->unwind_stopped,
-		meta->abandoned, meta->drops.map_full, meta->drops.no_storage,
-		meta->drops.nested, meta->drops.skipped, meta->drops.ring,
-		meta->map_size,
-		rows->total);
-	/* What syncprof cannot see in the target: always a list. */
-	fputs(", \"notices\": [", out);
-	for (size_t i = 0; i < meta->n_notices; i++) {
-		if (i)
-			fputs(", ", out);
-		json_string(out, meta->notices[i]);
-	}
-	fputs("], \"rows\": [", out);
-	for (size_t i = 0; i < rows->count; i++) {
-		const struct report_row *r = &rows->rows[i];
-		const struct symbol_info *cs = &names[i].callsite;
+	int err = 0;
+	json_t *o = format__json_report(cfg, meta, rows, names, &err);
 
-		fputs(i ? ", {\"type\": " : "{\"type\": ", out);
-		json_string(out, report__type_name(r->type));
-		fputs(", \"object\": ", out);
-		json_hex_or_null(out, r->n_objects == 1, r->object);
-		fprintf(out, ", \"objects\": %u, \"object_symbol\": ", r->n_objects);
-		json_string(out, names[i].object_symbol);
-		fputs(", \"callsite\": ", out);
-		json_site(out, r->callsite, cs, NULL);
-		if (r->tid == REPORT_NO_TID) {
-			fputs(", \"tid\": null", out);
-		} else {
-			fprintf(out, ", \"tid\": %" PRId64, r->tid);
-			/* Per-thread rows only: who held the lock. */
-			if (r->owner_tid == REPORT_NO_TID)
-				fputs(", \"owner_tid\": null", out);
-			else
-				fprintf(out, ", \"owner_tid\": %" PRId64,
-					r->owner_tid);
-		}
-		fprintf(out, ", \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64,
-			r->count, r->wait_ns);
-		if (r->count)
-			fprintf(out, ", \"avg_ns\": %" PRIu64,
-				report__counted_ns(r) / r->count);
-		else
-			fputs(", \"avg_ns\": null", out);
-		fprintf(out, ", \"max_ns\": %" PRIu64 ", \"failed\": %" PRIu64
-			", \"failed_ns\": %" PRIu64, r->max_ns, r->failed,
-			r->failed_ns);
-		json_hist(out, r->hist, r->max_ns);
-		if (meta->hold)
-			json_hold(out, r);
-		format__json_stacks(out, r, cfg);
-		fputc('}', out);
-	}
-	fputc(']', out);
-	if (meta->states) {
-		fputs(", ", out);
-		stateformat__json(out, meta->states);
-	}
-	if (meta->blame)
-		json_blame(out, meta->blame, meta->blame_names);
-	/* Only when there are: a recording, replayed, has none to show. */
-	if (meta->waiting && meta->waiting->count)
-		json_waiting(out, meta->waiting, meta->waiting_names);
-	fputs("}\n", out);
-	return 0;
+	if (!err)
+		err = jsonout__dump(out, o);
+	if (!err && fputc('\n', out) == EOF)
+		err = -EIO;
+	json_decref(o);
+	return err;
 }
 
 static const char *const stack_end_names[] = {
@@ -747,18 +704,12 @@ static const char *const stack_end_names[] = {
 	[STACKTAB_END_STOPPED] = "stopped",
 };
 
-static void json_frame(FILE *out, uint64_t pc, const struct symbol_info *info,
-		       bool inlined)
-{
-	json_site(out, pc, info, inlined ? "true" : "false");
-}
-
 /*
  * The frames of one return address (looked up at pc - 1, as "callsite"
  * is): its inlined calls first, each a frame of its own.
  */
-static void json_frames_at(FILE *out, struct symbolizer *sym, uint64_t pc,
-			   bool first)
+static void json_frames_at(json_t *list, struct symbolizer *sym, uint64_t pc,
+			   int *err)
 {
 	const struct symbol_info unknown = { 0 };
 	const struct symbol_frame *frames = NULL;
@@ -766,39 +717,49 @@ static void json_frames_at(FILE *out, struct symbolizer *sym, uint64_t pc,
 
 	if (sym)
 		symbolizer__frames(sym, pc, true, &frames, &n);
-	if (!n) {
-		fputs(first ? "" : ", ", out);
-		json_frame(out, pc, &unknown, false);
-		return;
-	}
-	for (size_t k = 0; k < n; k++) {
-		fputs(first && !k ? "" : ", ", out);
-		json_frame(out, pc, &frames[k].info, frames[k].inlined);
-	}
+	if (!n)
+		jsonout__append(list, json_site(pc, &unknown, true, false, err),
+				err);
+	for (size_t k = 0; k < n; k++)
+		jsonout__append(list, json_site(pc, &frames[k].info, true,
+						frames[k].inlined, err), err);
 }
 
-void format__json_stacks(FILE *out, const struct report_row *r,
-			 const struct format_config *cfg)
+json_t *format__json_stacks(const struct report_row *r,
+			    const struct format_config *cfg, int *err)
 {
-	fputs(", \"stacks\": [", out);
-	for (size_t i = 0; cfg->stacktab && i < r->n_stacks; i++) {
+	json_t *list;
+
+	/* No stacks kept (--stack-depth 0, a recording without them). */
+	if (!cfg->stacktab)
+		return json_null();
+	list = json_array();
+	for (size_t i = 0; list && i < r->n_stacks; i++) {
 		const struct report_stack *st = &r->stacks[i];
 		const uint64_t *frames = NULL;
 		enum stacktab_end end = STACKTAB_END_STOPPED;
+		json_t *o = json_object(), *fl = json_array();
 		uint32_t n = 0;
 
+		jsonout__append(list, o, err);
+		if (!o || !fl) {
+			json_decref(fl);
+			*err = -ENOMEM;
+			break;
+		}
 		/* A stack whose frames were lost (full map) has none. */
 		stacktab__get(cfg->stacktab, st->stack_id, &frames, &n, &end);
-		fputs(i ? ", {\"frames\": [" : "{\"frames\": [", out);
 		for (uint32_t f = 0; f < n; f++)
-			json_frames_at(out, cfg->symbolizer, frames[f], !f);
-		fprintf(out, "], \"end\": \"%s\", \"count\": %" PRIu64
-			", \"wait_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64
-			", \"failed\": %" PRIu64 "}",
-			end <= STACKTAB_END_STOPPED ? stack_end_names[end] : "stopped",
-			st->count, st->wait_ns, st->max_ns, st->failed);
+			json_frames_at(fl, cfg->symbolizer, frames[f], err);
+		jsonout__set(o, "frames", fl, err);
+		jsonout__set(o, "end", json_string(end <= STACKTAB_END_STOPPED ?
+			     stack_end_names[end] : "stopped"), err);
+		jsonout__set(o, "count", jsonout__uint(st->count), err);
+		jsonout__set(o, "wait_ns", jsonout__uint(st->wait_ns), err);
+		jsonout__set(o, "max_ns", jsonout__uint(st->max_ns), err);
+		jsonout__set(o, "failed", jsonout__uint(st->failed), err);
 	}
-	fputc(']', out);
+	return list;
 }
 
 static const char csv_columns[] =
@@ -941,5 +902,10 @@ int format__report(FILE *out, const struct format_config *cfg,
 
 void format__json_string(FILE *out, const char *s)
 {
-	json_string(out, s);
+	json_t *v = jsonout__string(s);
+
+	/* Streamed JSON (Chrome traces): a string, or null. */
+	if (!v || jsonout__dump(out, v))
+		fputs("null", out);
+	json_decref(v);
 }

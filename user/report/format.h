@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "options.h"
 #include "report.h"
 #include "stacktab.h"
@@ -42,6 +44,8 @@ struct format_meta {
 	double elapsed_s;	/* length of the reported window */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
+	uint64_t wall_ns;	/* end_ns by the wall clock (CLOCK_REALTIME,
+				   ns since the epoch); 0: not known */
 	uint64_t dropped;	/* events lost since attach */
 	struct format_drops drops;	/* the same, by cause */
 	unsigned int map_size;	/* --map-size */
@@ -108,13 +112,22 @@ int format__report(FILE *out, const struct format_config *cfg,
 		   const struct report_rows *rows,
 		   const struct format_names *names);
 /*
- * JSON: a row's "stacks" member (after a comma), its distinct stacks
- * largest wait first (cfg->stacktab; [] without one), each frame named
- * through cfg->symbolizer with the keys of "callsite" and "inline", an
- * inlined call a frame of its own.
+ * JSON: a row's "stacks", its distinct stacks largest wait first
+ * (cfg->stacktab; null without one), each frame named through
+ * cfg->symbolizer with the keys of "callsite" and "inline", an inlined
+ * call a frame of its own.  The first failure stays in *err.
  */
-void format__json_stacks(FILE *out, const struct report_row *r,
-			 const struct format_config *cfg);
+json_t *format__json_stacks(const struct report_row *r,
+			    const struct format_config *cfg, int *err);
+/*
+ * One report as JSON (what --format json prints on one line): every key
+ * always there, null when it does not apply.  The caller json_decref()s
+ * it; *err: 0 or the first failure.
+ */
+json_t *format__json_report(const struct format_config *cfg,
+			    const struct format_meta *meta,
+			    const struct report_rows *rows,
+			    const struct format_names *names, int *err);
 /* CSV's header line, once per output. */
 void format__csv_header(FILE *out);
 /*
@@ -146,6 +159,11 @@ const char *format__source_root_text(const struct report_rows *rows,
 void format__frame_text(const struct symbol_frame *f, uint64_t pc,
 			const char *root, size_t root_len, char *buf,
 			size_t len);
+/*
+ * A wall-clock time as ISO 8601 in local time, to the millisecond, with
+ * its UTC offset: "2026-11-23T15:41:12.345+01:00"; "" for 0.
+ */
+void format__wall_text(uint64_t wall_ns, char *buf, size_t len);
 /* The Object column: [N], the symbol, or the address. */
 void format__object_text(const struct report_row *r, const char *symbol,
 			 char *buf, size_t len);

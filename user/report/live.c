@@ -36,6 +36,12 @@
  * than discarding reads, so the window after a resume spans the pause and
  * no call's maximum falls between two reads.
  *
+ * Rows.  The view keeps every row (up to LIVE_MAX_ROWS), sorted; the
+ * table shows a window of them and scrolls (PgUp/PgDn a page, the
+ * selection moving beyond the rows shown), and only the rows on screen
+ * are named.  Columns, their widths and what gives way on a narrow
+ * screen come from columns.c, as the table's do.
+ *
  * Stacks.  Up/Down highlight a row; g (or Enter) splits the screen: the
  * table above, the selected row's stacks below, the same lines -g prints
  * under the table's rows (callgraph.c), scrolled with PgUp/PgDn.  The
@@ -64,30 +70,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "callgraph.h"
+#include "columns.h"
 #include "format.h"
 #include "hist.h"
 #include "live.h"
 #include "log.h"
 #include "rowstacks.h"
 #include "statepanel.h"
-
-/* Column widths, as QSP's table. */
-#define TYPE_W		9
-#define OBJECT_MIN	14
-#define OBJECT_CAP	32
-#define CALLSITE_MIN	9	/* "Call site" */
-#define CALLSITE_CAP	48	/* call sites wider than this yield to Max/Failed */
-#define WAIT_W		13
-#define COUNT_W		12
-#define AVG_W		12
-#define THREAD_W	8
-#define MAX_W		12
-#define FAILED_W	10
-#define SEP		2
 
 /* Summary lines, a blank line, titles and rule, the key line. */
 #define HEADER_LINES	3
@@ -108,6 +102,7 @@ struct live {
 	struct symbolizer *symbolizer;
 	const struct stacktab *stacktab;
 	uint64_t attach_ns;
+	char updated_at[16];		/* the last refresh, HH:MM:SS local */
 
 	struct snapshot *delta;		/* the last window: since the refresh
 					   before */
@@ -122,8 +117,11 @@ struct live {
 	double events_per_s;
 	unsigned int threads;
 
-	struct report_rows rows;	/* what the table shows */
+	struct report_rows rows;	/* every row of the view, in order */
+	/* The rows on screen, named: rows.rows[named_top ..] (names_n). */
 	struct format_names *names;
+	size_t named_top, names_n;
+	bool names_valid;
 	struct report_row selected;	/* the highlighted row's identity */
 	bool has_selected;
 	struct rowstacks stacks;	/* its stacks, named */
@@ -233,10 +231,12 @@ int live__key(struct live_state *st, int key)
 	case KEY_DOWN:
 	case KEY_HOME:
 	case KEY_END:
-		if (st->selecting)
-			st->selected = key == KEY_HOME ? 0
-				     : key == KEY_END ? INT_MAX
-				     : key == KEY_UP ? st->selected - 1
+		/* Up/Down's first press shows the selection; Home and End
+		   go at once. */
+		if (key == KEY_HOME || key == KEY_END)
+			st->selected = key == KEY_HOME ? 0 : INT_MAX;
+		else if (st->selecting)
+			st->selected = key == KEY_UP ? st->selected - 1
 						     : st->selected + 1;
 		st->selecting = true;
 		if (st->selected < 0)
@@ -245,8 +245,20 @@ int live__key(struct live_state *st, int key)
 		return LIVE_REDRAW;
 	case KEY_PPAGE:
 	case KEY_NPAGE:
-		if (!st->stacks)
-			return 0;
+		if (!st->stacks) {
+			/* The table: a page of rows, the selection with it. */
+			int page = st->page > 0 ? st->page : 1;
+
+			st->selected = (st->selecting ? st->selected : st->top) +
+				       (key == KEY_NPAGE ? page : -page);
+			if (st->selected < 0)
+				st->selected = 0;
+			st->top += key == KEY_NPAGE ? page : -page;
+			if (st->top < 0)
+				st->top = 0;
+			st->selecting = true;
+			return LIVE_REDRAW;
+		}
 		st->pane_top += key == KEY_NPAGE ? LIVE_PANE_PAGE
 						 : -LIVE_PANE_PAGE;
 		if (st->pane_top < 0)
@@ -272,35 +284,6 @@ void live__split(int lines, bool pane, int *table_rows, int *pane_lines)
 	*pane_lines = avail - *table_rows;
 }
 
-static int clamp(int v, int lo, int hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-void live__layout(int cols, int object_need, int callsite_need,
-		  bool per_thread, struct live_layout *out)
-{
-	int object_w = clamp(object_need, OBJECT_MIN, OBJECT_CAP);
-	int fixed = TYPE_W + SEP + object_w + SEP + SEP + WAIT_W + SEP +
-		    COUNT_W + SEP + AVG_W + (per_thread ? SEP + THREAD_W : 0);
-	int want = clamp(callsite_need, CALLSITE_MIN, FORMAT_TEXT_MAX - 1);
-	int comfortable = want < CALLSITE_CAP ? want : CALLSITE_CAP;
-	int extras = 0;
-
-	*out = (struct live_layout){ .object_w = object_w, .thread = per_thread };
-	out->max = cols >= fixed + comfortable + SEP + MAX_W;
-	if (out->max)
-		extras += SEP + MAX_W;
-	out->failed = out->max &&
-		      cols >= fixed + comfortable + extras + SEP + FAILED_W;
-	if (out->failed)
-		extras += SEP + FAILED_W;
-	out->callsite_w = want;
-	if (fixed + want + extras > cols)
-		out->callsite_w = clamp(cols - fixed - extras, CALLSITE_MIN, want);
-	out->width = fixed + out->callsite_w + extras;
-}
-
 int live__table_rows(int lines)
 {
 	return lines > CHROME_LINES ? lines - CHROME_LINES : 0;
@@ -322,88 +305,6 @@ static size_t bytes_for_cols(const char *s, int cols)
 	return i;
 }
 
-/* snprintf at *pos, never past end - 1; *pos stays on the NUL. */
-static void __attribute__((format(printf, 3, 4)))
-append(char **pos, char *end, const char *fmt, ...)
-{
-	size_t avail = (size_t)(end - *pos);
-	va_list ap;
-	int n;
-
-	if (avail <= 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(*pos, avail, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
-}
-
-/*
- * s in exactly w columns: cut with a '~' in its last column when longer,
- * padded with spaces on the left (right-aligned) or on the right.
- */
-static void append_cell(char **pos, char *end, const char *s, int w,
-			bool right)
-{
-	int sw = format__width(s);
-
-	if (sw > w)
-		append(pos, end, "%.*s~", (int)bytes_for_cols(s, w - 1), s);
-	else if (right)
-		append(pos, end, "%*s%s", w - sw, "", s);
-	else
-		append(pos, end, "%s%*s", s, w - sw, "");
-}
-
-void live__title_text(const struct live_layout *lay, char *buf, size_t len)
-{
-	char *pos = buf, *end = buf + len;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	append(&pos, end, "%-*s  %*s  %-*s  %*s  %*s  %*s", TYPE_W, "Type",
-	       lay->object_w, "Object", lay->callsite_w, "Call site", WAIT_W,
-	       "Wait Time (s)", COUNT_W, "Count", AVG_W, "Average (us)");
-	if (lay->thread)
-		append(&pos, end, "  %*s", THREAD_W, "Thread");
-	if (lay->max)
-		append(&pos, end, "  %*s", MAX_W, "Max (us)");
-	if (lay->failed)
-		append(&pos, end, "  %*s", FAILED_W, "Failed");
-}
-
-void live__row_text(const struct live_layout *lay, const struct report_row *r,
-		    const char *object, const char *callsite, char *buf,
-		    size_t len)
-{
-	char *pos = buf, *end = buf + len;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	append(&pos, end, "%-*s  ", TYPE_W, report__type_name(r->type));
-	append_cell(&pos, end, object, lay->object_w, true);
-	append(&pos, end, "  ");
-	append_cell(&pos, end, callsite, lay->callsite_w, false);
-	append(&pos, end, "  %*.5f  %*" PRIu64, WAIT_W,
-	       (double)r->wait_ns * 1e-9, COUNT_W, r->count);
-	if (r->count)
-		append(&pos, end, "  %*.2f", AVG_W, (double)report__counted_ns(r) /
-						  (double)r->count * 1e-3);
-	else
-		append(&pos, end, "  %*s", AVG_W, "-");
-	if (lay->thread && !r->tid)
-		append(&pos, end, "  %*s", THREAD_W, "exited");	/* fold.c */
-	else if (lay->thread)
-		append(&pos, end, "  %*" PRId64, THREAD_W, r->tid);
-	if (lay->max)
-		append(&pos, end, "  %*.2f", MAX_W, (double)r->max_ns * 1e-3);
-	if (lay->failed)
-		append(&pos, end, "  %*" PRIu64, FAILED_W, r->failed);
-}
-
 /* ---- data --------------------------------------------------------------- */
 
 static int cmp_u32(const void *a, const void *b)
@@ -417,6 +318,16 @@ static int cmp_u32(const void *a, const void *b)
  * Threads seen so far: the distinct threads of a snapshot's rows, and
  * those whose rows were merged when they exited (tid 0).
  */
+/* The wall-clock time now, as top's header gives it: HH:MM:SS. */
+static void live__clock(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&now, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+}
+
 static unsigned int count_threads(const struct snapshot *snap)
 {
 	size_t n = snapshot__count(snap);
@@ -492,7 +403,7 @@ static int live__fit(const struct live *l)
 static void live__draw_header(struct live *l)
 {
 	const struct live_state *st = &l->state;
-	char line[LINE_MAX_BYTES];
+	char line[LINE_MAX_BYTES], scrolled[32];
 	double window_s;
 
 	snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
@@ -500,22 +411,24 @@ static void live__draw_header(struct live *l)
 	put_line(0, line, A_BOLD);
 	snprintf(line, sizeof(line),
 		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
-		 "events/s %.0f  dropped %" PRIu64,
+		 "events/s %.0f  dropped %" PRIu64 "  at %s",
 		 (double)(l->prev_ns - l->attach_ns) * 1e-9, l->mode,
-		 st->interval_s, l->threads, l->events_per_s, l->dropped);
+		 st->interval_s, l->threads, l->events_per_s, l->dropped,
+		 l->updated_at);
 	put_line(1, line, A_NORMAL);
 	window_s = (double)(st->cumulative ? l->prev_ns - l->since_ns
 					   : l->delta_ns) * 1e-9;
+	snprintf(scrolled, sizeof(scrolled), " from row %d", st->top + 1);
 	snprintf(line, sizeof(line),
 		 "sort %s  coalesce %s  per-thread %s  view %s (%.2f s%s)  "
-		 "rows %zu/%zu", options__sort_name(st->sort),
+		 "rows %zu/%zu%s", options__sort_name(st->sort),
 		 st->coalesce ? "on" : "off", st->per_thread ? "on" : "off",
 		 st->cumulative ? "totals" : "deltas", window_s,
 		 !st->cumulative ? "" : l->was_reset ? " since reset"
 						     : " since attach",
 		 l->rows.count < (size_t)live__fit(l)
 			 ? l->rows.count : (size_t)live__fit(l),
-		 l->rows.total);
+		 l->rows.count, st->top ? scrolled : "");
 	put_line(2, line, A_NORMAL);
 	/* The blank line under the header says it when events were lost. */
 	if (l->dropped) {
@@ -546,9 +459,10 @@ static void live__draw_help(const struct live *l)
 		"  r       reset: totals and deltas start again from now",
 		"  p       pause / resume",
 		"  + -     refresh interval longer / shorter",
-		"  Up Down select a row (Home, End: the first, the last)",
+		"  Up Down select a row (Home, End: the first, the last); the",
+		"          table scrolls to keep it shown",
 		"  g Enter the selected row's stacks: show / hide",
-		"  PgUp PgDn  scroll the stacks",
+		"  PgUp PgDn  a page of rows; with the stacks shown, scroll them",
 		"  G       thread states: one bar per thread / per thread name",
 		"  H       the selected row's histogram of waits: show / hide",
 		"  Ctrl-L  repaint",
@@ -673,57 +587,130 @@ static void live__draw_hist(struct live *l, int y, int lines,
 		hist_pane_line("no wait ended in this view", &p);
 }
 
+/*
+ * Thread column: "TID name" while the thread lives (its comm, read now),
+ * the TID alone after, "exited" for the rows fold.c merged.
+ */
+static void live__thread_text(const struct live *l, int64_t tid, char *buf,
+			      size_t len)
+{
+	char path[64], comm[32] = "", clean[64];
+	FILE *f;
+
+	if (!tid) {
+		snprintf(buf, len, "exited");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%" PRId64 "/comm",
+		 (int)l->pid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	format__sanitize(comm, clean, sizeof(clean));
+	if (clean[0])
+		snprintf(buf, len, "%" PRId64 " %s", tid, clean);
+	else
+		snprintf(buf, len, "%" PRId64, tid);
+}
+
+/*
+ * The first row shown: the selection stays on screen (the table scrolls
+ * to it), and the last page is full.
+ */
+static size_t live__scroll(struct live_state *st, size_t total, size_t fit)
+{
+	size_t top = st->top > 0 ? (size_t)st->top : 0;
+
+	if (st->selected >= (int)total)
+		st->selected = total ? (int)total - 1 : 0;
+	if (st->selecting && (size_t)st->selected < top)
+		top = (size_t)st->selected;
+	if (st->selecting && fit && (size_t)st->selected >= top + fit)
+		top = (size_t)st->selected - fit + 1;
+	if (top + fit > total)
+		top = total > fit ? total - fit : 0;
+	st->top = (int)top;
+	return top;
+}
+
 static int live__draw_table(struct live *l)
 {
 	struct live_state *st = &l->state;
-	size_t n = l->rows.count, fit = (size_t)live__fit(l);
-	size_t strip = format__source_root(&l->rows, l->names);
+	size_t fit = (size_t)live__fit(l), top, n, strip;
+	struct report_rows view;
 	int table_rows, pane_lines, err = 0;
 	char (*object)[FORMAT_TEXT_MAX] = NULL;
 	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
-	int object_need = 0, callsite_need = 0;
+	char (*thread)[FORMAT_TEXT_MAX] = NULL;
 	int y = HEADER_LINES + 1 + l->panel_lines;
-	struct live_layout lay;
+	struct columns_spec want = {
+		.max = true, .failed = true, .thread = st->per_thread,
+		.sort = (int)columns__sort_column(st->sort),
+	};
+	struct columns_layout lay;
 	char line[LINE_MAX_BYTES];
+	int sel;
 
-	if (n > fit)
-		n = fit;
+	top = live__scroll(st, l->rows.count, fit);
+	st->page = fit ? (int)fit : 1;
+	n = l->rows.count - top < fit ? l->rows.count - top : fit;
+	view = (struct report_rows){ .rows = l->rows.rows + top, .count = n,
+				     .total = l->rows.total };
+	/* Named as they come on screen: a refresh names a screenful. */
+	if (!l->names_valid || l->named_top != top || l->names_n != n) {
+		free(l->names);
+		l->names = NULL;
+		l->names_valid = false;
+		err = format__names(l->symbolizer, &view, &l->names);
+		if (err)
+			return err;
+		l->named_top = top;
+		l->names_n = n;
+		l->names_valid = true;
+	}
+	strip = format__source_root(&view, l->names);
 	if (n) {
 		object = calloc(n, sizeof(*object));
 		callsite = calloc(n, sizeof(*callsite));
-		if (!object || !callsite) {
+		thread = calloc(n, sizeof(*thread));
+		if (!object || !callsite || !thread) {
 			free(object);
 			free(callsite);
+			free(thread);
 			return -ENOMEM;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct report_row *r = &l->rows.rows[i];
-		int w;
+		const struct report_row *r = &view.rows[i];
 
 		format__object_text(r, l->names[i].object_symbol, object[i],
 				    sizeof(object[i]));
 		format__callsite_text(&l->names[i].callsite, r->callsite,
 				      l->callsite, strip, callsite[i],
 				      sizeof(callsite[i]));
-		w = format__width(object[i]);
-		if (w > object_need)
-			object_need = w;
-		w = format__width(callsite[i]);
-		if (w > callsite_need)
-			callsite_need = w;
+		if (format__width(object[i]) > want.object_need)
+			want.object_need = format__width(object[i]);
+		if (format__width(callsite[i]) > want.site_need)
+			want.site_need = format__width(callsite[i]);
+		if (want.thread) {
+			live__thread_text(l, r->tid, thread[i], sizeof(thread[i]));
+			if (format__width(thread[i]) > want.thread_need)
+				want.thread_need = format__width(thread[i]);
+			want.owner |= r->owner_tid != REPORT_NO_TID;
+		}
 	}
-	live__layout(COLS, object_need, callsite_need, l->state.per_thread,
-		     &lay);
-	live__title_text(&lay, line, sizeof(line));
+	columns__layout(&want, COLS, &lay);
+	columns__title(&lay, line, sizeof(line));
 	put_line(y++, line, A_BOLD);
 	memset(line, '-', (size_t)(lay.width < COLS ? lay.width : COLS));
 	line[lay.width < COLS ? lay.width : COLS] = '\0';
 	put_line(y++, line, A_NORMAL);
-	/* The selection stays on a row shown. */
-	if (st->selected >= (int)n)
-		st->selected = n ? (int)n - 1 : 0;
 	l->has_selected = st->selecting && n;
+	sel = st->selected - (int)top;
 	if (l->has_selected) {
 		/* Its identity only: the stacks go with the rows. */
 		l->selected = l->rows.rows[st->selected];
@@ -731,25 +718,25 @@ static int live__draw_table(struct live *l)
 		l->selected.n_stacks = 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		live__row_text(&lay, &l->rows.rows[i], object[i], callsite[i],
-			       line, sizeof(line));
-		put_line(y++, line, l->has_selected && (int)i == st->selected
+		columns__row(&lay, &view.rows[i], object[i], callsite[i],
+			     want.thread ? thread[i] : NULL, line, sizeof(line));
+		put_line(y++, line, l->has_selected && (int)i == sel
 				    ? A_REVERSE : A_NORMAL);
 	}
 	live__split(LINES, st->stacks || st->hist, &table_rows, &pane_lines);
 	if (pane_lines && st->hist)
 		live__draw_hist(l, HEADER_LINES + 3 + table_rows, pane_lines,
-				n ? object[st->selected] : "",
-				n ? callsite[st->selected] : "");
+				n ? object[sel] : "", n ? callsite[sel] : "");
 	else if (pane_lines)
 		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
-				      pane_lines, n ? object[st->selected] : "",
-				      n ? callsite[st->selected] : "",
-				      format__source_root_text(&l->rows,
-							       l->names, strip),
+				      pane_lines, n ? object[sel] : "",
+				      n ? callsite[sel] : "",
+				      format__source_root_text(&view, l->names,
+							       strip),
 				      strip);
 	free(object);
 	free(callsite);
+	free(thread);
 	return err;
 }
 
@@ -768,6 +755,8 @@ int live__draw(struct live *l)
 	if (!l->screen)
 		return 0;
 	erase();
+	/* Scrolled first: the header says from which row. */
+	live__scroll(&l->state, l->rows.count, (size_t)live__fit(l));
 	live__draw_header(l);
 	if (l->state.help) {
 		live__draw_help(l);
@@ -795,7 +784,7 @@ int live__draw(struct live *l)
 static int live__rebuild(struct live *l)
 {
 	const struct snapshot *view = l->state.cumulative ? l->totals : l->delta;
-	int fit, table, pane, err = 0;
+	int table, pane, err = 0;
 
 	if (l->states && l->state.cumulative) {
 		threadstates__free_report(&l->states_totals);
@@ -808,22 +797,21 @@ static int live__rebuild(struct live *l)
 	live__split(LINES, l->state.stacks, &table, &pane);
 	l->panel_lines = l->states && l->screen
 		? statepanel__lines(table, live__states_view(l)->count) : 0;
-	fit = l->screen ? live__fit(l) : 0;
+	/* Every row, to scroll through; only those shown are named. */
 	const struct report_settings settings = {
 		.coalesce = l->state.coalesce,
 		.per_thread = l->state.per_thread,
 		.sort = l->state.sort,
-		.top = fit > 0 ? (unsigned int)fit : 1,	/* 0 would be all */
+		.top = LIVE_MAX_ROWS,
 	};
 
 	report__free(&l->rows);
 	free(l->names);
 	l->names = NULL;
+	l->names_valid = false;
 	if (view)
 		err = report__build(snapshot__entries(view),
 				    snapshot__count(view), &settings, &l->rows);
-	if (!err)
-		err = format__names(l->symbolizer, &l->rows, &l->names);
 	if (err) {
 		report__free(&l->rows);
 		return err;
@@ -901,6 +889,7 @@ int live__update(struct live *l, const struct snapshot *snap,
 	l->totals = totals;
 	l->delta_ns = window;
 	l->prev_ns = now_ns;
+	live__clock(l->updated_at, sizeof(l->updated_at));
 	l->drops = *drops;
 	l->dropped = format__drops_total(drops);
 	return live__rebuild(l);
@@ -1046,6 +1035,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	l->symbolizer = cfg->symbolizer;
 	l->stacktab = cfg->stacktab;
 	l->attach_ns = l->prev_ns = l->since_ns = cfg->attach_ns;
+	live__clock(l->updated_at, sizeof(l->updated_at));
 	l->map_size = cfg->map_size;
 	l->saved_stderr = l->held_stderr = -1;
 

@@ -119,8 +119,11 @@ struct live_state {
 	bool hist;		/* the histogram pane is open (not with stacks) */
 	bool selecting;		/* a row is highlighted: arrows were used,
 				   or the pane is open */
-	int selected;		/* the highlighted row, among those shown;
+	int selected;		/* the highlighted row, among all rows;
 				   the drawing keeps it in range */
+	int top;		/* the first row on screen (the table
+				   scrolls to keep the selection shown) */
+	int page;		/* rows on screen, for PgUp/PgDn */
 	int pane_top;		/* first line of the pane shown */
 	bool states;		/* --states: the thread-state panel is up */
 	bool group;		/* the panel: one bar per thread name */
@@ -128,6 +131,8 @@ struct live_state {
 
 /* Lines PgUp/PgDn scroll the stack pane by. */
 #define LIVE_PANE_PAGE 10
+/* Rows of a view the screen scrolls through (the largest first). */
+#define LIVE_MAX_ROWS 10000
 
 /*
  * Applies one key (a character, or curses' KEY_UP, KEY_DOWN, KEY_HOME,
@@ -144,33 +149,7 @@ void live__split(int lines, bool pane, int *table_rows, int *pane_lines);
 /* The next interval up (direction > 0) or down the 0.1 s .. 300 s ladder. */
 double live__step_interval(double interval_s, int direction);
 
-/* Columns of the table for a window width. */
-struct live_layout {
-	int object_w;
-	int callsite_w;
-	bool thread;		/* per-thread rows */
-	bool max;		/* Max (us) */
-	bool failed;		/* Failed: failed trylocks and timed-out waits */
-	int width;		/* of one table line */
-};
-
-/*
- * object_need, callsite_need: widest texts of the rows shown.  Max and
- * Failed are added only when the window holds them next to call sites of
- * their full width (up to a cap).
- */
-void live__layout(int cols, int object_need, int callsite_need,
-		  bool per_thread, struct live_layout *out);
 /* Table rows that fit in a window of `lines` (0 if none). */
 int live__table_rows(int lines);
-/* The column titles for a layout, layout->width columns wide. */
-void live__title_text(const struct live_layout *lay, char *buf, size_t len);
-/*
- * One row for a layout; object and callsite are sanitized texts, cut to
- * their columns here.
- */
-void live__row_text(const struct live_layout *lay, const struct report_row *r,
-		    const char *object, const char *callsite, char *buf,
-		    size_t len);
 
 #endif

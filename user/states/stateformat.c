@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "format.h"
+#include "jsonout.h"
 #include "report.h"
 #include "stateformat.h"
 
@@ -130,46 +132,53 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		      "a custom lock), counted as Sleep\n", out);
 }
 
-void stateformat__json(FILE *out, const struct states_report *rep)
+void stateformat__json(json_t *report, const struct states_report *rep,
+		       int *err)
 {
-	fputs("\"threads\": [", out);
-	for (size_t i = 0; i < rep->count; i++) {
-		const struct states_row *r = &rep->rows[i];
-		bool first = true;
+	json_t *list;
 
-		fputs(i ? ", {\"tid\": " : "{\"tid\": ", out);
-		if (r->tid == STATES_NO_TID)
-			fputs("null", out);
-		else
-			fprintf(out, "%" PRId64, r->tid);
-		fputs(", \"comm\": ", out);
-		format__json_string(out, r->comm);
-		fprintf(out, ", \"threads_in_group\": %u, \"running_ns\": %" PRIu64
-			", \"runnable_ns\": %" PRIu64 ", \"lock_ns\": %" PRIu64
-			", \"sleep_ns\": %" PRIu64 ", \"alive_ns\": %" PRIu64,
-			r->threads, r->ns[STATES_RUNNING], r->ns[STATES_RUNNABLE],
-			r->ns[STATES_LOCK], r->ns[STATES_SLEEP], r->alive_ns);
-		fputs(", \"lock_by_type\": {", out);
-		for (int t = 0; t < SP_TYPE__COUNT; t++) {
-			if (t == SP_TYPE_FUTEX || !r->type_ns[t])
-				continue;
-			fprintf(out, "%s\"%s\": %" PRIu64, first ? "" : ", ",
-				report__type_name((uint32_t)t), r->type_ns[t]);
-			first = false;
-		}
-		fprintf(out, "}, \"futex_ns\": %" PRIu64 ", \"state\": ",
-			r->type_ns[SP_TYPE_FUTEX]);
-		format__json_string(out, threadstates__state_name(r->state));
-		if (r->born_ns)
-			fprintf(out, ", \"born_ns\": %" PRIu64, r->born_ns);
-		else
-			fputs(", \"born_ns\": null", out);
-		if (r->exit_ns)
-			fprintf(out, ", \"exit_ns\": %" PRIu64 "}", r->exit_ns);
-		else
-			fputs(", \"exit_ns\": null}", out);
+	if (!rep) {
+		jsonout__set(report, "threads", json_null(), err);
+		jsonout__set(report, "sched_missed", json_null(), err);
+		return;
 	}
-	fprintf(out, "], \"sched_missed\": %" PRIu64, rep->sched_missed);
+	list = json_array();
+	jsonout__set(report, "threads", list, err);
+	for (size_t i = 0; list && i < rep->count; i++) {
+		const struct states_row *r = &rep->rows[i];
+		json_t *o = json_object(), *by_type = json_object();
+
+		jsonout__append(list, o, err);
+		if (!o || !by_type) {
+			json_decref(by_type);
+			*err = -ENOMEM;
+			break;
+		}
+		jsonout__set(o, "tid", r->tid == STATES_NO_TID ? json_null() :
+			     json_integer(r->tid), err);
+		jsonout__set(o, "comm", jsonout__string(r->comm), err);
+		jsonout__set(o, "threads_in_group", jsonout__uint(r->threads), err);
+		jsonout__set(o, "running_ns", jsonout__uint(r->ns[STATES_RUNNING]), err);
+		jsonout__set(o, "runnable_ns", jsonout__uint(r->ns[STATES_RUNNABLE]), err);
+		jsonout__set(o, "lock_ns", jsonout__uint(r->ns[STATES_LOCK]), err);
+		jsonout__set(o, "sleep_ns", jsonout__uint(r->ns[STATES_SLEEP]), err);
+		jsonout__set(o, "alive_ns", jsonout__uint(r->alive_ns), err);
+		for (int t = 0; t < SP_TYPE__COUNT; t++) {
+			if (t != SP_TYPE_FUTEX && r->type_ns[t])
+				jsonout__set(by_type, report__type_name((uint32_t)t),
+					     jsonout__uint(r->type_ns[t]), err);
+		}
+		jsonout__set(o, "lock_by_type", by_type, err);
+		jsonout__set(o, "futex_ns", jsonout__uint(r->type_ns[SP_TYPE_FUTEX]),
+			     err);
+		jsonout__set(o, "state",
+			     jsonout__string(threadstates__state_name(r->state)), err);
+		jsonout__set(o, "born_ns", jsonout__uint_or_null(r->born_ns,
+							       r->born_ns), err);
+		jsonout__set(o, "exit_ns", jsonout__uint_or_null(r->exit_ns,
+							       r->exit_ns), err);
+	}
+	jsonout__set(report, "sched_missed", jsonout__uint(rep->sched_missed), err);
 }
 
 /* A lock type's CSV column: "rwlock-r" -> "rwlock_r_ns". */

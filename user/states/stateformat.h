@@ -11,12 +11,19 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "threadstates.h"
 
 /* The section under the lock table. */
 void stateformat__table(FILE *out, const struct states_report *rep);
-/* A report's JSON keys: "threads" (an array) and "sched_missed". */
-void stateformat__json(FILE *out, const struct states_report *rep);
+/*
+ * Sets a JSON report's keys "threads" (an array) and "sched_missed";
+ * both null when rep is NULL (no --states).  The first failure stays in
+ * *err.
+ */
+void stateformat__json(json_t *report, const struct states_report *rep,
+		       int *err);
 /* --states-csv: the header, once per file. */
 void stateformat__csv_header(FILE *out);
 /* --states-csv: one line per row of the report numbered sequence. */

@@ -958,6 +958,53 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	return symbolizer__own(sym, out);
 }
 
+/* What symbolizer__find_object looks for, and what it found. */
+struct object_search {
+	const char *name;
+	uint64_t start, size;
+	int found;
+};
+
+static int find_object_in(Dwfl_Module *mod, void **userdata __attribute__((unused)),
+			  const char *modname __attribute__((unused)),
+			  Dwarf_Addr base __attribute__((unused)), void *arg)
+{
+	struct object_search *q = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &s, &addr,
+							   NULL, NULL, NULL);
+
+		if (!name || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+		    s.st_shndx == SHN_UNDEF || strcmp(name, q->name))
+			continue;
+		q->start = addr;
+		q->size = s.st_size;
+		q->found++;
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+int symbolizer__find_object(struct symbolizer *sym, const char *name,
+			    uint64_t *start, uint64_t *size)
+{
+	struct object_search q = { .name = name };
+
+	if (dwfl_getmodules(sym->dwfl, find_object_in, &q, 0) < 0)
+		return -EIO;
+	if (!q.found)
+		return -ENOENT;
+	if (q.found > 1)
+		return -ENOTUNIQ;
+	*start = q.start;
+	*size = q.size;
+	return 0;
+}
+
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr)
 {
 	struct cache_entry *slot = symbolizer__cache(sym, addr, CACHE_OBJECT);

@@ -92,5 +92,12 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 		       struct symbol_module *out);
 /* "name" or "name+0xoff" of the data symbol holding addr, or NULL. */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
+/*
+ * The global or static variable called name (its symbol-table name) in
+ * the target's modules: its address and size.  -ENOENT: none; -ENOTUNIQ:
+ * one in several modules.
+ */
+int symbolizer__find_object(struct symbolizer *sym, const char *name,
+			    uint64_t *start, uint64_t *size);
 
 #endif

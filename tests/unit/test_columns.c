@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * columns: one model of the report's columns for the table and the live
+ * screen: QSP's widths, the columns a section has, and what gives way on
+ * a narrow screen, in order (70, 80, 120 and 200 columns).
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "columns.h"
+#include "format.h"
+
+#define UNUSED __attribute__((unused))
+
+/* QSP's table with the narrowest call site and object: 79 columns. */
+#define QSP_W 79
+/* Max and Failed: 12 + 2 and 10 + 2. */
+#define EXTRAS_W 26
+
+static const struct report_row a_row = {
+	.type = SP_TYPE_MUTEX, .object = 0x1000, .n_objects = 1,
+	.callsite = 0x2000, .tid = 4242, .owner_tid = 4243, .count = 4,
+	.wait_ns = 2000000, .max_ns = 900000, .failed = 3,
+};
+
+static struct columns_spec screen(int object, int site, bool thread)
+{
+	return (struct columns_spec){
+		.object_need = object, .site_need = site, .max = true,
+		.failed = true, .thread = thread, .owner = thread, .sort = -1,
+	};
+}
+
+static char *cut(const char *s, int w, bool site)
+{
+	static char buf[256];
+
+	columns__cut(s, w, site, buf, sizeof(buf));
+	return buf;
+}
+
+/* No limit (the table): every column of the section, full width. */
+static void test_unlimited_is_qsp_and_what_the_section_has(void **state UNUSED)
+{
+	struct columns_spec spec = screen(40, 60, true);
+	struct columns_layout lay;
+	char title[512];
+
+	spec.hold = true;
+	columns__layout(&spec, 0, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], 40);
+	assert_int_equal(lay.w[COL_SITE], 60);
+	for (int c = 0; c < COL__COUNT; c++)
+		assert_true(lay.shown[c]);
+	assert_int_equal(lay.width, QSP_W + (40 - 14) + (60 - 9) + EXTRAS_W +
+			 34 + 10 + 10);
+	columns__title(&lay, title, sizeof(title));
+	assert_int_equal(format__width(title), lay.width);
+	assert_non_null(strstr(title, "Average (us)      Max (us)      Failed  "
+				      "Hold Time (s)  Average Hold (us)    Thread     Owner"));
+}
+
+/* 200 and 120 columns: everything, as the table has it. */
+static void test_wide_screens_have_max_failed_and_owner(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 13, true);
+	struct columns_layout lay;
+
+	columns__layout(&spec, 200, &lay);
+	assert_true(lay.shown[COL_MAX] && lay.shown[COL_FAILED]);
+	assert_true(lay.shown[COL_THREAD] && lay.shown[COL_OWNER]);
+	assert_int_equal(lay.width, QSP_W + 4 + EXTRAS_W + 20);
+	/* 120: Failed gives way first, Owner stays. */
+	columns__layout(&spec, 120, &lay);
+	assert_true(lay.shown[COL_MAX]);
+	assert_false(lay.shown[COL_FAILED]);
+	assert_true(lay.shown[COL_OWNER]);
+	assert_int_equal(lay.width, QSP_W + 4 + 14 + 20);
+	/* Thread off: no Owner either. */
+	spec = screen(14, 13, false);
+	columns__layout(&spec, 120, &lay);
+	assert_false(lay.shown[COL_THREAD] || lay.shown[COL_OWNER]);
+	assert_int_equal(lay.width, QSP_W + 4 + EXTRAS_W);
+}
+
+/* 80 columns: Failed, then Max give way; the names keep their width. */
+static void test_80_columns_drop_failed_then_max(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, false);
+	struct columns_layout lay;
+
+	columns__layout(&spec, QSP_W + 12 + 2, &lay);
+	assert_true(lay.shown[COL_MAX]);
+	assert_false(lay.shown[COL_FAILED]);
+	columns__layout(&spec, 80, &lay);
+	assert_false(lay.shown[COL_MAX] || lay.shown[COL_FAILED]);
+	assert_int_equal(lay.width, QSP_W);
+	/* A long object and call site: the object narrows first. */
+	spec = screen(30, 20, false);
+	columns__layout(&spec, 80, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], 14);
+	assert_int_equal(lay.w[COL_SITE], 10);
+	assert_int_equal(lay.width, 80);
+}
+
+/*
+ * 70 columns: too narrow for QSP's table: the object goes down to its
+ * minimum before the call site, which keeps its title's width.
+ */
+static void test_70_columns_cut_the_object_before_the_call_site(void **state UNUSED)
+{
+	struct columns_spec spec = screen(30, 20, false);
+	struct columns_layout lay;
+
+	columns__layout(&spec, 70, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], 14);
+	assert_int_equal(lay.w[COL_SITE], 9);
+	assert_int_equal(lay.width, QSP_W);	/* the screen cuts the rest */
+}
+
+/* Very long names give way before Max and Failed, down to their caps. */
+static void test_long_names_yield_to_their_caps_first(void **state UNUSED)
+{
+	struct columns_spec spec = screen(90, 200, true);
+	struct columns_layout lay;
+
+	spec.thread_need = 40;
+	columns__layout(&spec, 200, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], COLUMNS_OBJECT_CAP);
+	assert_int_equal(lay.w[COL_SITE], COLUMNS_SITE_CAP);
+	/* Thread: down to its cap only as far as needed. */
+	assert_int_equal(lay.w[COL_THREAD], COLUMNS_THREAD_CAP + 2);
+	assert_true(lay.shown[COL_MAX] && lay.shown[COL_FAILED]);
+	assert_int_equal(lay.width, 200);
+	/* The whole cut order, down to the floors. */
+	columns__layout(&spec, 1, &lay);
+	assert_false(lay.shown[COL_MAX] || lay.shown[COL_FAILED] ||
+		     lay.shown[COL_OWNER]);
+	assert_int_equal(lay.w[COL_OBJECT], 14);
+	assert_int_equal(lay.w[COL_SITE], 9);
+	assert_int_equal(lay.w[COL_THREAD], 8);
+}
+
+/* Rows are as wide as titles, aligned as QSP's. */
+static void test_title_and_row(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, true);
+	struct columns_layout lay;
+	char title[512], row[512];
+
+	columns__layout(&spec, 0, &lay);
+	columns__title(&lay, title, sizeof(title));
+	assert_string_equal(title,
+		"Type               Object  Call site  Wait Time (s)         Count  "
+		"Average (us)      Max (us)      Failed    Thread     Owner");
+	columns__row(&lay, &a_row, "big_lock", "x.c:42", NULL, row, sizeof(row));
+	assert_string_equal(row,
+		"mutex            big_lock  x.c:42           0.00200             4  "
+		"      500.00        900.00           3      4242      4243");
+	columns__row(&lay, &a_row, "big_lock", "x.c:42", "4242 worker", row,
+		     sizeof(row));
+	assert_non_null(strstr(row, "  4242 wo~      4243"));
+	/* The sort column is marked, in its padding or the gap before it. */
+	spec.sort = COL_COUNT;
+	columns__layout(&spec, 0, &lay);
+	columns__title(&lay, title, sizeof(title));
+	assert_non_null(strstr(title, "Wait Time (s)        *Count  "));
+	spec.sort = COL_WAIT;
+	columns__layout(&spec, 0, &lay);
+	columns__title(&lay, title, sizeof(title));
+	assert_non_null(strstr(title, "Call site *Wait Time (s)  "));
+}
+
+/* What is cut first: function names, then directories, never the line. */
+static void test_cut_order_of_texts(void **state UNUSED)
+{
+	assert_string_equal(cut("big_lock", 14, false), "big_lock");
+	assert_string_equal(cut("a_very_long_object_name", 10, false), "a_very_lo~");
+	assert_string_equal(cut("src/block/io.c:1234", 12, true), "~k/io.c:1234");
+	assert_string_equal(cut("worker_loop (src/x.c:42)", 20, true),
+			    "worker~ (src/x.c:42)");
+	assert_string_equal(cut("std::mutex::lock<int>+0x1f", 12, true),
+			    "std::mutex:~");
+	/* The function gone entirely, the file:line cut from the left. */
+	assert_string_equal(cut("worker_loop (src/x.c:42)", 9, true), "~c/x.c:42");
+	/* UTF-8: between characters. */
+	assert_string_equal(cut("\xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9.c:1", 6, true),
+			    "~\xc3\xa9.c:1");
+	assert_string_equal(cut("\xc3\xa9t\xc3\xa9\xc3\xa9t\xc3\xa9", 4, false),
+			    "\xc3\xa9t\xc3\xa9~");
+}
+
+/* A short buffer gets a cut, terminated line. */
+static void test_short_buffer(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, false);
+	struct columns_layout lay;
+	char row[20];
+
+	memset(row, 'x', sizeof(row));
+	columns__layout(&spec, 0, &lay);
+	columns__row(&lay, &a_row, "obj", "a.c:1", NULL, row, sizeof(row));
+	assert_int_equal(strlen(row), sizeof(row) - 1);
+	columns__title(&lay, row, sizeof(row));
+	assert_int_equal(strlen(row), sizeof(row) - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unlimited_is_qsp_and_what_the_section_has),
+		cmocka_unit_test(test_wide_screens_have_max_failed_and_owner),
+		cmocka_unit_test(test_80_columns_drop_failed_then_max),
+		cmocka_unit_test(test_70_columns_cut_the_object_before_the_call_site),
+		cmocka_unit_test(test_long_names_yield_to_their_caps_first),
+		cmocka_unit_test(test_title_and_row),
+		cmocka_unit_test(test_cut_order_of_texts),
+		cmocka_unit_test(test_short_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The report's columns, once: which a section has, how wide each is, how
+ * titles and rows are written, and what gives way on a narrow screen.
+ * The table (format.c) lays them out with no width limit; the live
+ * screen (live.c) with its window's.
+ */
+#ifndef SYNCPROF_COLUMNS_H
+#define SYNCPROF_COLUMNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "options.h"
+#include "report.h"
+
+enum column_id {
+	COL_TYPE = 0,
+	COL_OBJECT,
+	COL_SITE,	/* "Call site", or as the section titles it */
+	COL_WAIT,	/* Wait Time (s) */
+	COL_COUNT,
+	COL_AVG,	/* Average (us) */
+	COL_MAX,	/* Max (us) */
+	COL_FAILED,
+	COL_HOLD,	/* Hold Time (s) */
+	COL_HOLD_AVG,	/* Average Hold (us) */
+	COL_THREAD,
+	COL_OWNER,	/* the holder a per-thread row waited for */
+	COL__COUNT,
+};
+
+/* Fixed widths, as QSP's table; the texts' columns start at their minimum. */
+#define COLUMNS_OBJECT_MIN	14
+#define COLUMNS_OBJECT_CAP	32	/* a screen cuts longer objects first */
+#define COLUMNS_SITE_CAP	48	/* ... then call sites to this */
+#define COLUMNS_THREAD_MIN	8
+#define COLUMNS_THREAD_CAP	24
+
+/* What a section has, and how wide its rows' texts are. */
+struct columns_spec {
+	const char *site_title;	/* NULL: "Call site" */
+	int object_need;	/* widest Object text of the rows shown */
+	int site_need;		/* widest call-site text */
+	int thread_need;	/* widest Thread text (0: numbers only) */
+	bool max, failed, hold, thread, owner;
+	int sort;		/* the column marked as the sort's (a
+				   screen: '*' before its title); -1: none */
+};
+
+struct columns_layout {
+	bool shown[COL__COUNT];
+	int w[COL__COUNT];
+	int width;		/* of one line: titles, rows and rules */
+	const char *site_title;
+	int sort;		/* marked column, -1: none */
+};
+
+/*
+ * Lays the columns out for a screen cols wide; cols 0: no limit (every
+ * column of the spec at its full width).  When the line is wider than
+ * cols, in this order until it fits: the Object column narrows to
+ * COLUMNS_OBJECT_CAP, the call site to COLUMNS_SITE_CAP, Thread to
+ * COLUMNS_THREAD_CAP; Failed goes, then Max; Object narrows to
+ * COLUMNS_OBJECT_MIN; the call site to its title's width; Owner goes,
+ * and Thread narrows to its minimum.  A line still wider than cols is
+ * cut by the screen.
+ */
+void columns__layout(const struct columns_spec *spec, int cols,
+		     struct columns_layout *out);
+/* The column a sort key orders by. */
+enum column_id columns__sort_column(enum sort_key key);
+/* The titles line, lay->width columns wide (one more with a mark). */
+void columns__title(const struct columns_layout *lay, char *buf, size_t len);
+/*
+ * One row.  object, site: the texts (sanitized), cut here to their
+ * columns; thread: the Thread text, NULL for the row's TID ("exited" for
+ * the threads fold.c merged).
+ */
+void columns__row(const struct columns_layout *lay, const struct report_row *r,
+		  const char *object, const char *site, const char *thread,
+		  char *buf, size_t len);
+/*
+ * A text in at most w columns: as it is when it fits; else an object or
+ * a function name keeps its start and ends in '~'; a "file:line" keeps
+ * its end ("~ile.c:42"); in "function (file:line)" the function is cut
+ * first, then dropped, then the file as alone.
+ */
+void columns__cut(const char *s, int w, bool site, char *buf, size_t len);
+
+#endif
