@@ -15,6 +15,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
+const volatile __u32 multi_target = 0;
 const volatile __u32 wait_timing = 0;
 volatile __u64 window = 0;
 
@@ -23,3 +24,4 @@ counters_map_t counters SEC(".maps");
 hists_map_t hists SEC(".maps");		/* max_entries set by the loader */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");
+targets_map_t targets SEC(".maps");	/* max_entries set by the loader */

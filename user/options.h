@@ -45,9 +45,14 @@ enum output_format {
 #define OPTIONS_DEFAULT_STACK_DEPTH	32
 #define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
 #define OPTIONS_MAX_SKIP		64
+#define OPTIONS_MAX_PIDS		256	/* --pid, all of them */
 
 struct options {
-	pid_t pid;		/* > 0: attach to this process */
+	pid_t pid;		/* > 0: attach to this process (the first) */
+	pid_t pids[OPTIONS_MAX_PIDS];	/* every --pid, in order, once each */
+	size_t n_pids;
+	bool children;		/* --children: every descendant too */
+	bool per_process;	/* rows of different processes apart */
 	char **command;		/* else: launch this, NULL-terminated */
 	enum measure_mode mode;
 	double duration_s;	/* 0: until Ctrl-C or the target exits */
@@ -99,5 +104,7 @@ int options__parse_size(const char *arg, unsigned long page_size,
 			uint32_t *out);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */
 bool options__recording(const struct options *opts);
+/* Several processes: more than one --pid, or --children. */
+bool options__several(const struct options *opts);
 
 #endif

@@ -79,7 +79,14 @@ time), contended mode's release records per blocking wait.
 BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, tools;
 comma separated) runs only those sections.
 
-BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools (comma
+Then what following many processes costs (processes): 1, 10 and 100
+waiting processes of one program (tests/targets/blocking) under one
+syncprof --pid LIST in contended mode: the time to attach (start to
+"profiling PID"), the kernel memory of all its BPF maps (memlock in
+/proc/PID/fdinfo), and the unwind tables: one per library build whatever
+the number of processes, one small mapping array per process.
+
+BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -94,6 +101,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -950,6 +958,87 @@ def feature_cost(results):
     print()
 
 
+BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+PROCESS_COUNTS = [1, 10, 100]
+
+
+def bpf_map_memlock(pid):
+    """Bytes of kernel memory of the BPF maps process pid holds open."""
+    total = 0
+    fd_dir = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fd_dir):
+        try:
+            with open(os.path.join(fd_dir, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "map_type:" in text:
+            m = re.search(r"memlock:\s+(\d+)", text)
+            total += int(m.group(1)) if m else 0
+    return total
+
+
+def follow_processes(n):
+    """syncprof --pid of n waiting processes: (attach s, map bytes, the
+    unwind-table line of -v)."""
+    waiting = []
+    try:
+        for _ in range(n):
+            proc = subprocess.Popen([BLOCKING, "mutex", "--iters", "1",
+                                     "--wait-signal"], stdout=subprocess.PIPE,
+                                    text=True)
+            waiting.append(proc)
+            if not proc.stdout.readline().startswith("ready"):
+                raise RuntimeError("blocking did not start")
+        pids = ",".join(str(p.pid) for p in waiting)
+        t0 = time.monotonic()
+        prof = subprocess.Popen([SYNCPROF, "-v", "--mode", "contended", "--pid",
+                                 pids, "-o", os.devnull],
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        tables = ""
+        for line in prof.stderr:
+            if "unwind tables:" in line:
+                tables = line.strip()
+            if "profiling PID" in line:
+                break
+        attach_s = time.monotonic() - t0
+        memlock = bpf_map_memlock(prof.pid)
+        prof.terminate()
+        prof.communicate(timeout=60)
+        return attach_s, memlock, tables
+    finally:
+        for proc in waiting:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+def processes_cost(results):
+    """Attach time and kernel memory with 1, 10, 100 followed processes."""
+    print("Following many processes (contended mode, --pid LIST of waiting "
+          "processes of one program; medians of", RUNS, "runs)")
+    print(f"{'processes':>10} {'attach (s)':>11} {'BPF maps (KiB)':>15} "
+          f"{'per process (KiB)':>18}  unwind tables")
+    out = results.setdefault("processes", {})
+    base = None
+    for n in PROCESS_COUNTS:
+        runs = [follow_processes(n) for _ in range(RUNS)]
+        attach = median([r[0] for r in runs])
+        memlock = median([r[1] for r in runs])
+        tables = runs[-1][2]
+        m = re.search(r"(\d+) module builds.*?(\d+) mappings, ([\d.]+) KiB", tables)
+        if base is None:
+            base = memlock
+        per = (memlock - base) / 1024 / (n - 1) if n > 1 else 0.0
+        print(f"{n:>10} {attach:>11.3f} {memlock / 1024:>15.0f} {per:>18.1f}  "
+              + (f"{m.group(1)} builds, {m.group(2)} mappings, {m.group(3)} KiB"
+                 if m else tables))
+        out[str(n)] = {"attach_s": attach, "bpf_map_bytes": memlock,
+                       "unwind": tables}
+    print()
+
+
 def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
@@ -981,7 +1070,8 @@ def main():
     sections = [("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
-                ("states", states_target), ("features", feature_cost)]
+                ("states", states_target), ("features", feature_cost),
+                ("processes", processes_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

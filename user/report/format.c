@@ -218,9 +218,30 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 	char comm[64];
 
 	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
-	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
-		(int)meta->pid, comm, meta->mode, meta->elapsed_s,
-		rows->count, rows->total, meta->dropped);
+	if (meta->processes) {
+		size_t live = 0;
+
+		for (size_t i = 0; i < meta->n_processes; i++)
+			live += !meta->processes[i].exited;
+		fprintf(out, "syncprof: %zu processes (%zu running):",
+			meta->n_processes, live);
+		for (size_t i = 0; i < meta->n_processes && i < 8; i++) {
+			format__sanitize(meta->processes[i].comm ?
+					 meta->processes[i].comm : "?", comm,
+					 sizeof(comm));
+			fprintf(out, " %d (%s)%s", (int)meta->processes[i].pid,
+				comm, i + 1 < meta->n_processes ? "," : "");
+		}
+		if (meta->n_processes > 8)
+			fprintf(out, " ...");
+		fprintf(out, "\nsyncprof: mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			meta->mode, meta->elapsed_s, rows->count, rows->total,
+			meta->dropped);
+	} else {
+		fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			(int)meta->pid, comm, meta->mode, meta->elapsed_s,
+			rows->count, rows->total, meta->dropped);
+	}
 	if (meta->unwind_stopped)
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
@@ -305,6 +326,8 @@ static void table_hist_line(const char *line, void *arg)
 /* What differs between the table's sections. */
 struct table_spec {
 	const char *site_title;	/* the third column's title */
+	bool processes;		/* several processes: a Process column
+				   when rows are split by process */
 	const char *no_site;	/* its text for address 0, NULL: the address */
 	bool failed;		/* the Failed column */
 	bool hold;		/* Hold Time and Average Hold */
@@ -363,19 +386,23 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	int rspace = callsite_len - title_len;
 	bool per_thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
 	bool owners = false;	/* Owner, when a holder is known */
+	bool per_process = spec->processes && !per_thread && rows->count &&
+			   rows->rows[0].pid != REPORT_NO_TID;
 
 	for (size_t i = 0; per_thread && i < rows->count; i++)
 		owners |= rows->rows[i].owner_tid != REPORT_NO_TID;
 	/* QSP's 79 columns with a 9-column call site and a 14-column object. */
 	int width = 70 + callsite_len + object_len - 14 + 14 +
 		    (spec->failed ? 12 : 0) + (spec->hold ? 34 : 0) +
-		    (per_thread ? 10 : 0) + (owners ? 10 : 0);
+		    (per_thread ? 10 : 0) + (owners ? 10 : 0) +
+		    (per_process ? 10 : 0);
 
 	fprintf(out, "Type     %*s  %s%*s  Wait Time (s)         Count  "
 		"Average (us)      Max (us)%s%s%s%s\n", object_len + 2, "Object",
 		spec->site_title, rspace, "", spec->failed ? "      Failed" : "",
 		spec->hold ? "  Hold Time (s)  Average Hold (us)" : "",
-		per_thread ? "    Thread" : "", owners ? "     Owner" : "");
+		per_thread ? "    Thread" : per_process ? "   Process" : "",
+		owners ? "     Owner" : "");
 	print_rule(out, width);
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
@@ -406,6 +433,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 			fprintf(out, "  %8s", "exited");	/* folded: fold.c */
 		else if (per_thread)
 			fprintf(out, "  %8" PRId64, r->tid);
+		else if (per_process)
+			fprintf(out, "  %8" PRId64, r->pid);
 		if (owners && r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "  %8" PRId64, r->owner_tid);
 		else if (owners)
@@ -438,6 +467,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 {
 	const struct table_spec waits = {
 		.site_title = "Call site", .failed = true, .hold = meta->hold,
+		.processes = meta->processes != NULL,
 		.hist = meta->hist, .stacks = cfg->stacks,
 	};
 	const struct table_spec releases = {
@@ -653,6 +683,35 @@ static void json_hist(FILE *out, const uint64_t slots[SP_HIST_SLOTS],
 	}
 }
 
+/*
+ * Several processes: "processes", each with its name now; and "notices",
+ * things said once on stderr too.
+ */
+static void json_processes(FILE *out, const struct format_meta *meta)
+{
+	if (meta->processes) {
+		fputs(", \"processes\": [", out);
+		for (size_t i = 0; i < meta->n_processes; i++) {
+			const struct format_process *pr = &meta->processes[i];
+
+			fprintf(out, "%s{\"pid\": %d, \"comm\": ", i ? ", " : "",
+				(int)pr->pid);
+			json_string(out, pr->comm);
+			fprintf(out, ", \"exited\": %s}",
+				pr->exited ? "true" : "false");
+		}
+		fputc(']', out);
+	}
+	if (meta->n_notices) {
+		fputs(", \"notices\": [", out);
+		for (size_t i = 0; i < meta->n_notices; i++) {
+			fputs(i ? ", " : "", out);
+			json_string(out, meta->notices[i]);
+		}
+		fputc(']', out);
+	}
+}
+
 static int format__json(FILE *out, const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_rows *rows,
@@ -692,6 +751,10 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		json_string(out, names[i].object_symbol);
 		fputs(", \"callsite\": ", out);
 		json_site(out, r->callsite, cs, NULL);
+		if (r->pid == REPORT_NO_TID)
+			fputs(", \"pid\": null", out);
+		else
+			fprintf(out, ", \"pid\": %" PRId64, r->pid);
 		if (r->tid == REPORT_NO_TID) {
 			fputs(", \"tid\": null", out);
 		} else {
@@ -720,6 +783,7 @@ static int format__json(FILE *out, const struct format_config *cfg,
 		fputc('}', out);
 	}
 	fputc(']', out);
+	json_processes(out, meta);
 	if (meta->states) {
 		fputs(", ", out);
 		stateformat__json(out, meta->states);
@@ -865,9 +929,15 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;
 
-		fprintf(out, "%u,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
-			meta->sequence, (int)meta->pid, meta->start_ns,
-			meta->end_ns, meta->dropped, report__type_name(r->type));
+		/* Several processes: the row's, empty when it merges them. */
+		fprintf(out, "%u,", meta->sequence);
+		if (!meta->processes)
+			fprintf(out, "%d", (int)meta->pid);
+		else if (r->pid != REPORT_NO_TID)
+			fprintf(out, "%" PRId64, r->pid);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
+			meta->start_ns, meta->end_ns, meta->dropped,
+			report__type_name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);
