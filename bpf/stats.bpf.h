@@ -108,6 +108,7 @@ static __always_inline void module_event(__u32 type, __u32 tgid,
 		ev->tgid = tgid;
 		ev->parent = parent;
 		ev->pad = 0;
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 		bpf_ringbuf_submit(ev, 0);
 	}
 }

@@ -106,6 +106,9 @@ struct sp_module_event_rec {
 	__u32 tgid;		/* the process it happened in */
 	__u32 parent;		/* SP_MODULE_EVENT_FORK: the parent's tgid */
 	__u32 pad;
+	char comm[16];		/* the process's name then (FORK: the
+				   parent's, which the child has; EXEC:
+				   the new program's) */
 };
 
 /* glibc's mutex kind word: offset of __kind, and the mask of its type. */

@@ -649,11 +649,12 @@ static void session__follow_threads(struct session *s)
  * start): its unwind tables loaded; names come after (see
  * session__process_events).
  */
-static bool session__add_process(struct session *s, pid_t pid, pid_t parent)
+static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
+				 const char *comm)
 {
 	int err;
 
-	if (!procset__add(s->procs, pid, parent) || !s->space)
+	if (!procset__add(s->procs, pid, parent, comm) || !s->space)
 		return false;
 	err = probes__add_process(s->probes, pid);
 	if (!err)
@@ -705,10 +706,10 @@ static void session__process_events(struct session *s)
 
 		switch (ev[i].type) {
 		case SP_MODULE_EVENT_FORK:
-			session__add_process(s, pid, ev[i].parent);
+			session__add_process(s, pid, ev[i].parent, ev[i].comm);
 			break;
 		case SP_MODULE_EVENT_EXEC:
-			procset__exec(s->procs, pid);
+			procset__exec(s->procs, pid, ev[i].comm);
 			if (s->space)
 				session__sync_process(s, pid);
 			break;
@@ -751,7 +752,7 @@ static void session__add_descendants(struct session *s, pid_t root)
 
 	procset__children(root, &kids, &n, &cap);
 	for (size_t i = 0; i < n; i++) {
-		if (!session__add_process(s, kids[i], root))
+		if (!session__add_process(s, kids[i], root, NULL))
 			continue;
 		session__name_process(s, kids[i], 0);
 		session__add_descendants(s, kids[i]);
@@ -1157,9 +1158,9 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = procspace__new(&s->space);
 	if (err)
 		return err;
-	procset__add(s->procs, root, 0);
+	procset__add(s->procs, root, 0, NULL);
 	for (size_t i = 0; several && i < opts->n_pids; i++) {
-		procset__add(s->procs, opts->pids[i], 0);
+		procset__add(s->procs, opts->pids[i], 0, NULL);
 		err = procspace__update(s->space, opts->pids[i], 0);
 		if (err) {
 			pr_err("cannot read the mappings of PID %d: %s",

@@ -858,10 +858,13 @@ static void probes__queue_proc_event(struct probes *p,
 	if (array__grow(&p->proc_events, &p->cap_proc_events,
 			p->n_proc_events + 1, sizeof(*p->proc_events)))
 		return;	/* the exit is seen by /proc, the fork at the next sync */
-	p->proc_events[p->n_proc_events++] = (struct probes_proc_event){
+	p->proc_events[p->n_proc_events] = (struct probes_proc_event){
 		.type = ev->type, .pid = (pid_t)ev->tgid,
 		.parent = (pid_t)ev->parent,
 	};
+	memcpy(p->proc_events[p->n_proc_events].comm, ev->comm,
+	       sizeof(ev->comm));
+	p->proc_events[p->n_proc_events++].comm[sizeof(ev->comm) - 1] = '\0';
 	if (ev->type == SP_MODULE_EVENT_FORK)
 		probes__note_pid(p, (pid_t)ev->tgid);
 	p->events_seen |= PROBES_EVENT_PROCESSES;

@@ -98,6 +98,7 @@ struct probes_proc_event {
 	enum sp_module_event type;	/* FORK, EXEC, EXIT (and LOAD) */
 	pid_t pid;
 	pid_t parent;			/* FORK */
+	char comm[16];			/* its name then, NUL-terminated */
 };
 
 /*

@@ -76,7 +76,8 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 		fclose(f);
 }
 
-bool procset__add(struct procset *set, pid_t pid, pid_t parent)
+bool procset__add(struct procset *set, pid_t pid, pid_t parent,
+		  const char *comm)
 {
 	struct entry *e;
 
@@ -90,7 +91,10 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent)
 	e = &set->entries[set->n];
 	*e = (struct entry){ .pid = pid, .parent = parent };
 	/* A child not yet exec'ed has its parent's name until then. */
-	read_comm(pid, e->comm, sizeof(e->comm));
+	if (comm && comm[0])
+		snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	else
+		read_comm(pid, e->comm, sizeof(e->comm));
 	set->exited[set->n++] = false;
 	return true;
 }
@@ -100,11 +104,13 @@ bool procset__has(const struct procset *set, pid_t pid)
 	return procset__find(set, pid, NULL) != NULL;
 }
 
-void procset__exec(struct procset *set, pid_t pid)
+void procset__exec(struct procset *set, pid_t pid, const char *comm)
 {
 	struct entry *e = procset__find(set, pid, NULL);
 
-	if (e)
+	if (e && comm && comm[0])
+		snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	else if (e)
 		read_comm(pid, e->comm, sizeof(e->comm));
 }
 

@@ -17,11 +17,16 @@ struct procset;
 
 int procset__new(struct procset **out);
 void procset__free(struct procset *set);
-/* Adds pid (parent: 0 for a --pid); false if it was there already. */
-bool procset__add(struct procset *set, pid_t pid, pid_t parent);
+/*
+ * Adds pid (parent: 0 for a --pid); false if it was there already.  comm:
+ * its name as the kernel told it, used when /proc no longer has it (a
+ * process that lived a few milliseconds); NULL: /proc only.
+ */
+bool procset__add(struct procset *set, pid_t pid, pid_t parent,
+		  const char *comm);
 bool procset__has(const struct procset *set, pid_t pid);
-/* pid exec'ed: its name is read again. */
-void procset__exec(struct procset *set, pid_t pid);
+/* pid exec'ed: its name is the new program's (comm, else /proc's). */
+void procset__exec(struct procset *set, pid_t pid, const char *comm);
 void procset__exited(struct procset *set, pid_t pid);
 size_t procset__alive(const struct procset *set);
 /* Every process followed, in the order they came, for a report. */
