@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "calibrate.h"
 #include "condprobe.h"
 #include "format.h"
@@ -71,6 +72,8 @@ struct session {
 	bool notice_children;	/* the --children notice was given */
 	const char *notices[1];
 	size_t n_notices;
+	struct probes_proc_event *naming;	/* events whose names wait */
+	size_t n_naming, naming_cap;
 };
 
 /* Several processes: an address of pid, as reports key it. */
@@ -691,10 +694,9 @@ static void session__sync_process(struct session *s, pid_t pid)
 }
 
 /*
- * What happened to the followed processes since the last events.  The
- * kernel's tables first, for every event: a new process's first waits
- * are walked with them; then the names (a symbolizer per new program
- * takes longer).
+ * What happened to the followed processes since the last events: the
+ * kernel's tables now, for every event (a new process's first waits are
+ * walked with them); names are queued for session__name_processes.
  */
 static void session__process_events(struct session *s)
 {
@@ -713,6 +715,11 @@ static void session__process_events(struct session *s)
 			if (s->space)
 				session__sync_process(s, pid);
 			break;
+		case SP_MODULE_EVENT_LOAD:
+			/* Several: this process's tables, not all of them. */
+			if (s->space)
+				session__sync_process(s, pid);
+			break;
 		case SP_MODULE_EVENT_EXIT:
 			procset__exited(s->procs, pid);
 			pr_info("PID %d exited", (int)pid);
@@ -720,28 +727,42 @@ static void session__process_events(struct session *s)
 		default:
 			break;
 		}
+		if (s->space && !array__grow(&s->naming, &s->naming_cap,
+					     s->n_naming + 1,
+					     sizeof(*s->naming)))
+			s->naming[s->n_naming++] = ev[i];
 	}
-	for (size_t i = 0; s->space && i < n; i++) {
-		pid_t pid = ev[i].pid;
+}
 
-		switch (ev[i].type) {
+/*
+ * The names of the processes the events were about, once the tables are
+ * done (a symbolizer per new program takes tens of milliseconds, which
+ * the next process's tables should not wait for).
+ */
+static void session__name_processes(struct session *s)
+{
+	for (size_t i = 0; i < s->n_naming; i++) {
+		const struct probes_proc_event *ev = &s->naming[i];
+
+		switch (ev->type) {
 		case SP_MODULE_EVENT_FORK:
-			session__name_process(s, pid, ev[i].parent);
+			session__name_process(s, ev->pid, ev->parent);
 			break;
 		case SP_MODULE_EVENT_EXEC:
-			procspace__exec(s->space, pid);
+			procspace__exec(s->space, ev->pid);
 			break;
 		case SP_MODULE_EVENT_LOAD:
-			procspace__update(s->space, pid, 0);
+			procspace__update(s->space, ev->pid, 0);
 			break;
 		case SP_MODULE_EVENT_EXIT:
-			procspace__exited(s->space, pid);
-			probes__forget_process(s->probes, pid);
+			procspace__exited(s->space, ev->pid);
+			probes__forget_process(s->probes, ev->pid);
 			break;
 		default:
 			break;
 		}
 	}
+	s->n_naming = 0;
 }
 
 /* --children: the descendants the targets have now, followed from now. */
@@ -839,11 +860,21 @@ static int session__loop(struct session *s, int signal_fd)
 		if (fds[FD_EVENTS].revents) {
 			unsigned int seen = probes__consume_events(s->probes);
 
-			if (seen & PROBES_EVENT_PROCESSES)
+			/* Tables for every event that came meanwhile, then names. */
+			for (int round = 0; round < 8 &&
+			     (seen & PROBES_EVENT_PROCESSES); round++) {
 				session__process_events(s);
+				seen &= ~PROBES_EVENT_PROCESSES;
+				seen |= probes__consume_events(s->probes);
+			}
+			if (s->space)
+				session__name_processes(s);
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
-			if (seen & PROBES_EVENT_MODULES)
+			/* Several: per process above; names refreshed here. */
+			if ((seen & PROBES_EVENT_MODULES) && s->space)
+				symbolizer__refresh(s->symbolizer);
+			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
 		}
 		if (s->space && !procset__alive(s->procs)) {
@@ -1419,6 +1450,7 @@ cleanup:
 	snapshot__free(s.pending);
 	probes__free(s.probes);
 	procspace__free(s.space);
+	free(s.naming);
 	procset__free(s.procs);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);

@@ -122,12 +122,19 @@ class Processes(SyncprofTestCase):
     # --- exec ----------------------------------------------------------
 
     def test_child_that_execs_is_followed(self):
+        self.check_exec_child()
+
+    def test_child_made_by_posix_spawn_is_followed(self):
+        # clone(CLONE_VM | CLONE_VFORK) and exec: a vfork.
+        self.check_exec_child("--spawn")
+
+    def check_exec_child(self, *how):
         truth_file = self.path("blocking.json")
         report = self.launch_children(
             "contended", "--per-process",
-            command=self.procs_cmd("--exec", BLOCKING, "mutex", "--iters",
-                                   "40", "--hold-us", HOLD_US, "--truth",
-                                   truth_file))
+            command=self.procs_cmd(*how, "--exec", BLOCKING, "mutex",
+                                   "--iters", "40", "--hold-us", HOLD_US,
+                                   "--truth", truth_file))
         truth = self.read("blocking.json")
         parent = self.read("parent.json")
         self.assertEqual(parent["exec_child"], truth["pid"])

@@ -11,13 +11,15 @@
  * own truth to DIR/child-N.json; the parent writes DIR/parent.json.
  *
  *   procs [--iters N] [--hold-us N] [--truth DIR] [--wait-signal]
- *         [--exec PROGRAM [ARG...]]
+ *         [--spawn] [--exec PROGRAM [ARG...]]
  *
  * --exec: a third child forks and execs PROGRAM ARG... (after the other
- * two are done), and the parent waits for it.
+ * two are done), and the parent waits for it; with --spawn it is made by
+ * posix_spawn instead (glibc: clone(CLONE_VM | CLONE_VFORK), then exec).
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +41,8 @@ struct shared {
 	atomic_int done[CHILDREN];	/* iteration the child finished */
 	atomic_int pid[CHILDREN];	/* the child, once started */
 };
+
+extern char **environ;
 
 static struct shared *sh;
 static int iters = 20, hold_us = 3000;
@@ -134,10 +138,11 @@ int main(int argc, char **argv)
 		{ "truth", required_argument, NULL, 't' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "exec", no_argument, NULL, 'e' },
+		{ "spawn", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pthread_mutexattr_t attr;
-	bool wait_signal = false, exec_child = false;
+	bool wait_signal = false, exec_child = false, spawn = false;
 	pid_t kids[CHILDREN + 1];
 	char body[256];
 	int opt, status, failed = 0;
@@ -150,6 +155,7 @@ int main(int argc, char **argv)
 		case 't': truth_dir = optarg; break;
 		case 'w': wait_signal = true; break;
 		case 'e': exec_child = true; break;
+		case 's': spawn = true; break;
 		default: return 2;
 		}
 	}
@@ -182,7 +188,13 @@ int main(int argc, char **argv)
 		waitpid(kids[c], &status, 0);
 		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
 	}
-	if (exec_child) {
+	if (exec_child && spawn) {
+		if (posix_spawn(&kids[CHILDREN], argv[optind], NULL, NULL,
+				argv + optind, environ))
+			return 1;
+		waitpid(kids[CHILDREN], &status, 0);
+		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
+	} else if (exec_child) {
 		kids[CHILDREN] = fork();
 		if (!kids[CHILDREN]) {
 			execv(argv[optind], argv + optind);
