@@ -155,8 +155,7 @@ static int session__now(struct session *s, uint64_t *now_ns)
  * lock activity itself: the work is likely in the children.  Said once
  * on stderr, and in the JSON reports from then on.
  */
-static void session__notice_children(struct session *s,
-				     const struct snapshot *view)
+static void session__notice_children(struct session *s)
 {
 	static const char text[] =
 		"the target shows no lock activity, but it has child "
@@ -171,7 +170,6 @@ static void session__notice_children(struct session *s,
 	for (size_t i = 0; i < snapshot__count(s->prev); i++)
 		if (e[i].count || e[i].wait_ns || e[i].failed)
 			return;
-	(void)view;
 	for (size_t i = 0; i < s->opts->n_pids || (!i && s->opts->command);
 	     i++) {
 		pid_t pid = s->opts->command ? target__pid(s->target)
@@ -264,7 +262,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	const struct format_process *procs =
 		s->space ? procset__list(s->procs, &n_procs) : NULL;
 
-	session__notice_children(s, v->rows);
+	session__notice_children(s);
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
@@ -889,7 +887,7 @@ static int session__loop(struct session *s, int signal_fd)
 			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 				err = session__read(s);
 			if (!err)
-				session__notice_children(s, NULL);
+				session__notice_children(s);
 			if (err)
 				break;
 		}
