@@ -483,7 +483,7 @@ FUZZ_MODS_procmaps   := target/procmaps array
 FUZZ_MODS_elfimage   := symbols/elfimage
 FUZZ_MODS_cfitable   := unwind/cfitable array
 FUZZ_MODS_modindex   := symbols/modindex array
-FUZZ_MODS_symbolizer := symbols/symbolizer symbols/modindex symbols/srcpath \
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
                         symbols/demangle target/procmaps array log
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \

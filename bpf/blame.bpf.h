@@ -41,6 +41,8 @@ struct sp_release {
 				   at the wakeup) */
 	__u32 tid;
 	__u32 cmd;		/* contended: the futex command */
+	__u32 pid;		/* the releaser's process */
+	__u32 pad;
 };
 
 /* Defined in blame.bpf.c. */
@@ -85,6 +87,7 @@ static __always_inline void blame_charge(__u32 type, __u64 object,
 		key.callsite = rel->site;
 		key.stack_id = rel->stack_id;
 		key.tid = rel->tid;
+		key.pid = rel->pid;
 	}
 	value_add(&blame, &key, ns, ns, 1, 0);
 }
@@ -109,6 +112,7 @@ static __always_inline void blame_release(__u64 site, __u64 stack_id,
 	rel->uaddr2 = uaddr2;
 	rel->ts = bpf_ktime_get_ns();
 	rel->tid = (__u32)pid_tgid;
+	rel->pid = (__u32)(pid_tgid >> 32);
 	rel->cmd = cmd;
 	if (requeue)
 		bpf_map_update_elem(&requeues, &uaddr, rel, BPF_ANY);

@@ -214,7 +214,8 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		return 0;
 	}
 	if (!st->uaddr || st->uaddr != uaddr) {
-		struct sp_key key = { .tid = (__u32)pid_tgid };
+		struct sp_key key = { .tid = (__u32)pid_tgid,
+				      .pid = (__u32)(pid_tgid >> 32) };
 		__u64 start = now;
 		__u32 holder = 0;
 

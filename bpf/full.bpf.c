@@ -79,6 +79,7 @@ static __always_inline void call_abandoned(struct sp_call *call, __u32 tid)
 		.stack_id = call->stack_id,
 		.type = call->type,
 		.tid = tid,
+		.pid = (__u32)(bpf_get_current_pid_tgid() >> 32),
 	};
 
 	stats_add(&key, 0, 0, 0, 1);
@@ -272,6 +273,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	key.stack_id = call->stack_id;
 	key.type = call->type;
 	key.tid = (__u32)pid_tgid;
+	key.pid = (__u32)(pid_tgid >> 32);
 	t0 = call->t0;
 	mutex = call->mutex;
 	st->depth = depth - 1;
@@ -338,14 +340,9 @@ SEC("raw_tp/sched_process_exit")
 int thread_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 *event;
 
 	if (!is_target(pid_tgid) || (__u32)pid_tgid != anchor_tid)
 		return 0;
-	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
-	if (event) {
-		*event = SP_MODULE_EVENT_ANCHOR_EXIT;
-		bpf_ringbuf_submit(event, 0);
-	}
+	module_event(SP_MODULE_EVENT_ANCHOR_EXIT, (__u32)(pid_tgid >> 32), 0);
 	return 0;
 }

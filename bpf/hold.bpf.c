@@ -47,6 +47,7 @@ static __always_inline int on_unlock(struct pt_regs *ctx)
 	rel.uaddr = object;
 	rel.ts = now;
 	rel.tid = (__u32)pid_tgid;
+	rel.pid = (__u32)(pid_tgid >> 32);
 	bpf_map_update_elem(&releases, &object, &rel, BPF_ANY);
 	return 0;
 }

@@ -15,15 +15,11 @@
  */
 static __always_inline int on_modules_changed(void)
 {
-	__u32 *event;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if (!is_target(bpf_get_current_pid_tgid()))
+	if (!is_target(pid_tgid))
 		return 0;
-	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
-	if (event) {
-		*event = SP_MODULE_EVENT_LOAD;
-		bpf_ringbuf_submit(event, 0);
-	}
+	module_event(SP_MODULE_EVENT_LOAD, (__u32)(pid_tgid >> 32), 0);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
+const volatile __u32 multi_target = 0;
 const volatile __u32 wait_timing = 0;
 volatile __u64 window = 0;
 /* --tid, --type, --object, --min-wait (see stats.bpf.h). */
@@ -30,3 +31,4 @@ hists_map_t hists SEC(".maps");		/* max_entries set by the loader */
 tid_filter_map_t tid_filter SEC(".maps");	/* max_entries: the --tid count */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");
+targets_map_t targets SEC(".maps");	/* max_entries set by the loader */

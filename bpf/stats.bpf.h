@@ -14,6 +14,8 @@
 
 /* Defined in stats.bpf.c. */
 extern const volatile __u32 target_tgid;
+/* Several processes: the targets map, not target_tgid, says which. */
+extern const volatile __u32 multi_target;
 /* -v: the programs time their own work per wait (two clock reads). */
 extern const volatile __u32 wait_timing;
 /* Report window, advanced by the loader before each read. */
@@ -80,9 +82,25 @@ extern counters_map_t counters SEC(".maps");
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 65536);
 } module_events_map_t;
 extern module_events_map_t module_events SEC(".maps");
+
+/*
+ * The followed processes, by tgid (value: unused, 1): filled by the
+ * loader with the --pid processes, and by follow.bpf.c at fork time with
+ * their new children (--children), before the child runs its first
+ * instruction, so its first waits are counted.
+ */
+#define SP_MAX_TARGETS	SP_UNWIND_MAX_PROCS
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 4096);
+} targets_map_t;
+extern targets_map_t targets SEC(".maps");
 
 static __always_inline void counter_bump(__u32 which)
 {
@@ -107,7 +125,29 @@ static __always_inline void counter_add(__u32 which, __u64 value)
  */
 static __always_inline bool is_target(__u64 pid_tgid)
 {
-	return (__u32)(pid_tgid >> 32) == target_tgid;
+	__u32 tgid = (__u32)(pid_tgid >> 32);
+
+	if (!multi_target)
+		return tgid == target_tgid;
+	/* One hash lookup (~20 ns) per event of every process. */
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Tells the loader something happened in process tgid. */
+static __always_inline void module_event(__u32 type, __u32 tgid,
+					 __u32 parent)
+{
+	struct sp_module_event_rec *ev;
+
+	ev = bpf_ringbuf_reserve(&module_events, sizeof(*ev), 0);
+	if (ev) {
+		ev->type = type;
+		ev->tgid = tgid;
+		ev->parent = parent;
+		ev->pad = 0;
+		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+		bpf_ringbuf_submit(ev, 0);
+	}
 }
 
 static __always_inline __u32 mutex_type(__u64 mutex)

@@ -103,16 +103,31 @@ enum sp_counter {
 				   flight in the thread: one was lost */
 	SP_CNT_ABANDONED,	/* full: calls whose frame went away without
 				   returning (longjmp): counted as failed */
+	SP_CNT_DROPPED_PROCS,	/* --children: the targets map was full,
+				   a new process was not followed */
 	SP_CNT__COUNT,
 };
 
-/* What the module_events ring buffer says (a __u32 per event). */
+/* What the module_events ring buffer says (struct sp_module_event_rec). */
 enum sp_module_event {
 	SP_MODULE_EVENT_LOAD = 1,	/* the dynamic loader changed its list */
 	SP_MODULE_EVENT_EXEC = 2,	/* the target exec'ed a new image */
 	SP_MODULE_EVENT_ANCHOR_EXIT = 3, /* full mode: the thread the probes
 					    are attached through exited
 					    (see probes.c) */
+	SP_MODULE_EVENT_FORK = 4,	/* --children: a followed process made
+					   a new one (tgid: the child) */
+	SP_MODULE_EVENT_EXIT = 5,	/* a followed process ended */
+};
+
+struct sp_module_event_rec {
+	__u32 type;		/* enum sp_module_event */
+	__u32 tgid;		/* the process it happened in */
+	__u32 parent;		/* SP_MODULE_EVENT_FORK: the parent's tgid */
+	__u32 pad;
+	char comm[16];		/* the process's name then (FORK: the
+				   parent's, which the child has; EXEC:
+				   the new program's) */
 };
 
 /* glibc's mutex kind word: offset of __kind, and the mask of its type. */
@@ -128,7 +143,8 @@ struct sp_key {
 	__u32 tid;
 	__u32 type;		/* enum sp_lock_type */
 	__u32 owner_tid;	/* contended mutexes: the holder; else 0 */
-	__u32 pad;
+	__u32 pid;		/* the thread's process (tgid); 0 in
+				   recordings made before processes */
 };
 
 struct sp_value {

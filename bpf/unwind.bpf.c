@@ -37,6 +37,8 @@ stacks_map_t stacks SEC(".maps");		/* value size set by the loader */
 walk_scratch_map_t walk_scratch SEC(".maps");
 walk_wraps_map_t walk_wraps SEC(".maps");
 libc_funcs_map_t libc_funcs SEC(".maps");	/* max_entries set by the loader */
+exec_seqs_map_t exec_seqs SEC(".maps");
+forked_from_map_t forked_from SEC(".maps");
 
 /* Frames walked past the call site looking for one outside --skip. */
 #define SP_SKIP_MAX_FRAMES	32
@@ -150,16 +152,29 @@ static __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
 	struct mapping_search ms = { .addr = addr, .lo = 1 };
 	struct row_search rs = {};
 	struct sp_mapping *hdr;
-	__u32 zero = 0;
+	__u32 zero = 0, *seq, image = 0;
 	__u64 rule, rel;
 	void *maps;
 
 	counter_bump(SP_CNT_FRAME_MISS);
+	seq = bpf_map_lookup_elem(&exec_seqs, &tgid);
+	if (seq)
+		image = *seq;
 	maps = bpf_map_lookup_elem(&proc_mappings, &tgid);
-	if (!maps)
-		return rule_make(RULE_K_STALE, 0, 0, 0);
+	if (!maps) {
+		/* Forked, not read yet: the parent's image, if not exec'ed. */
+		__u32 *parent = bpf_map_lookup_elem(&forked_from, &tgid);
+
+		if (!parent || seq)
+			return rule_make(RULE_K_STALE, 0, 0, 0);
+		maps = bpf_map_lookup_elem(&proc_mappings, parent);
+		if (!maps)
+			return rule_make(RULE_K_STALE, 0, 0, 0);
+		seq = bpf_map_lookup_elem(&exec_seqs, parent);
+		image = seq ? *seq : 0;
+	}
 	hdr = bpf_map_lookup_elem(maps, &zero);
-	if (!hdr || hdr->end != exec_seq)
+	if (!hdr || hdr->end != image)
 		return rule_make(RULE_K_STALE, 0, 0, 0);
 	ms.maps = maps;
 	ms.hi = (__u32)hdr->start + 1;
@@ -481,15 +496,15 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
 SEC("tracepoint/sched/sched_process_exec")
 int target_exec(void *ctx)
 {
-	__u32 *event;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = (__u32)(pid_tgid >> 32), seq;
 
-	if (!is_target(bpf_get_current_pid_tgid()))
+	if (!is_target(pid_tgid))
 		return 0;
+	/* Two execs at once may read one value: each differs from before. */
 	__sync_fetch_and_add(&exec_seq, 1);
-	event = bpf_ringbuf_reserve(&module_events, sizeof(*event), 0);
-	if (event) {
-		*event = SP_MODULE_EVENT_EXEC;
-		bpf_ringbuf_submit(event, 0);
-	}
+	seq = exec_seq;
+	bpf_map_update_elem(&exec_seqs, &tgid, &seq, BPF_ANY);
+	module_event(SP_MODULE_EVENT_EXEC, tgid, 0);
 	return 0;
 }

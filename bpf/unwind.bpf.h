@@ -75,6 +75,34 @@ extern volatile __u32 unwind_gen;
 extern volatile __u32 exec_seq;
 
 /*
+ * Each followed process's image, by tgid: exec_seq's value at its last
+ * exec (absent: 0, never exec'ed while followed).  A process's mapping
+ * array is good while its header says the same, so one process's exec
+ * leaves the others' tables alone.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, SP_UNWIND_MAX_PROCS);
+} exec_seqs_map_t;
+extern exec_seqs_map_t exec_seqs SEC(".maps");
+
+/*
+ * --children: a forked child's parent (follow.bpf.c).  Until the loader
+ * has read the child's mappings, its walks use its parent's: a fork
+ * copies the address space, so the child's first waits are named too.
+ * An exec of the child makes them stale (exec_seqs).
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, SP_UNWIND_MAX_PROCS);
+} forked_from_map_t;
+extern forked_from_map_t forked_from SEC(".maps");
+
+/*
  * Inner maps give their sizes, not BTF types: clang leaves a type seen
  * only through an inner map's pointer as a forward declaration.
  */

@@ -106,7 +106,7 @@ struct sp_unwind_row {
  */
 #define SP_TABLE_NONE		0xffffffffu	/* a mapping without rows */
 #define SP_UNWIND_MAX_TABLES	1024		/* module builds */
-#define SP_UNWIND_MAX_PROCS	64		/* processes with mappings */
+#define SP_UNWIND_MAX_PROCS	4096		/* processes with mappings */
 
 enum sp_mapping_flags {
 	SP_MAP_F_LIBC = 1 << 0,		/* the lock implementation (libc,

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "calibrate.h"
 #include "condprobe.h"
 #include "format.h"
@@ -26,6 +27,8 @@
 #include "log.h"
 #include "options.h"
 #include "probes.h"
+#include "procset.h"
+#include "procspace.h"
 #include "recording.h"
 #include "replay.h"
 #include "report.h"
@@ -65,7 +68,48 @@ struct session {
 	uint64_t calibration_site_ns[SP_SITE__COUNT];
 	uint64_t last_ns;
 	unsigned int sequence;
+	/* Several processes (several --pid, --children); else NULL. */
+	struct procset *procs;
+	struct procspace *space;
+	bool root_exited;	/* the first target's pidfd said so */
+	bool notice_children;	/* the --children notice was given */
+	struct probes_proc_event *naming;	/* events whose names wait */
+	size_t n_naming, naming_cap;
 };
+
+/* Several processes: an address of pid, as reports key it. */
+static uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct session *s = ctx;
+
+	return procspace__canonical(s->space, pid, addr);
+}
+
+static void session__rekey_one(void *ctx, struct sp_key *key)
+{
+	struct session *s = ctx;
+	pid_t pid = (pid_t)key->pid;
+
+	key->callsite = procspace__canonical(s->space, pid, key->callsite);
+	key->object = procspace__canonical(s->space, pid, key->object);
+}
+
+/* The first target's name now: after an exec, its new program's. */
+static const char *session__comm(struct session *s)
+{
+	size_t n;
+	const struct format_process *list =
+		s->procs ? procset__list(s->procs, &n) : NULL;
+
+	return list && n ? list[0].comm : target__comm(s->target);
+}
+
+/* A snapshot's rows of several processes, merged by module and offset. */
+static void session__rekey(struct session *s, struct snapshot *snap)
+{
+	if (s->space && snap)
+		snapshot__rekey(snap, session__rekey_one, s);
+}
 
 static uint64_t monotonic_ns(void)
 {
@@ -105,6 +149,43 @@ static int session__now(struct session *s, uint64_t *now_ns)
 		return session__read_states(s, now_ns);
 	*now_ns = monotonic_ns();
 	return 0;
+}
+
+/*
+ * The target has children, --children was not given, and it shows no
+ * lock activity itself: the work is likely in the children.  Said once
+ * on stderr, and in the JSON reports from then on.
+ */
+static void session__notice_children(struct session *s)
+{
+	const struct snapshot_entry *e;
+	const char *text;
+	pid_t *kids = NULL;
+	size_t n_kids = 0, cap = 0;
+
+	if (s->opts->children || s->notice_children || !s->prev ||
+	    !s->notices)
+		return;
+	e = snapshot__entries(s->prev);
+	for (size_t i = 0; i < snapshot__count(s->prev); i++)
+		if (e[i].count || e[i].wait_ns || e[i].failed)
+			return;
+	for (size_t i = 0; i < s->opts->n_pids || (!i && s->opts->command);
+	     i++) {
+		pid_t pid = s->opts->command ? target__pid(s->target)
+					     : s->opts->pids[i];
+
+		procset__children(pid, &kids, &n_kids, &cap);
+		if (s->opts->command)
+			break;
+	}
+	free(kids);
+	if (!n_kids)
+		return;
+	s->notice_children = true;
+	text = notices__children(s->notices);
+	if (text)
+		log__notice("%s", text);
 }
 
 /* Rows of a view (NULL: none), named. */
@@ -193,9 +274,16 @@ static int session__print(struct session *s, const struct session_views *v,
 		return err;
 	}
 	size_t n_notices = 0;
+	size_t n_procs = 0;
+	const struct format_process *procs =
+		s->space ? procset__list(s->procs, &n_procs) : NULL;
+
+	session__notice_children(s);
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
-		.comm = target__comm(s->target),
+		.comm = session__comm(s),
+		.processes = procs,
+		.n_processes = n_procs,
 		.mode = options__mode_name(s->opts->mode),
 		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
@@ -322,6 +410,7 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 
 	if (err)
 		pr_warn("cannot read the waits in progress: %s", strerror(-err));
+	session__rekey(s, waiting);
 	return waiting;
 }
 
@@ -342,6 +431,7 @@ static int session__read(struct session *s)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
 	if (!err)
 		err = session__now(s, &s->read_ns);
+	session__rekey(s, snap);
 	if (err) {
 		snapshot__free(snap);
 		return err;
@@ -372,6 +462,7 @@ static int session__report(struct session *s, bool final)
 	const struct report_settings settings = {
 		.coalesce = s->opts->coalesce,
 		.per_thread = s->opts->per_thread,
+		.per_process = s->opts->per_process || !s->procs,
 		.sort = s->opts->sort,
 		.top = s->opts->top,
 	};
@@ -382,6 +473,7 @@ static int session__report(struct session *s, bool final)
 
 	if (!err && s->probes && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);
+	session__rekey(s, blame);
 	if (err)
 		return err;
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
@@ -429,6 +521,12 @@ static int session__refresh(struct session *s)
 	s->pending = NULL;
 	s->last_ns = s->read_ns;
 	session__drops(s, &drops);
+	if (s->space) {
+		size_t n;
+
+		procset__list(s->procs, &n);
+		live__set_processes(s->live, n, procset__alive(s->procs));
+	}
 	return live__update(s->live, s->prev, delta, s->last_ns, &drops);
 }
 
@@ -449,6 +547,7 @@ static int session__live_end(struct session *s)
 	live__end(s->live);
 	if (!err && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);
+	session__rekey(s, blame);
 	if (err)
 		return err;
 	waiting = session__waiting(s, s->last_ns);
@@ -507,8 +606,12 @@ static void session__modules_changed(struct session *s)
 {
 	int err;
 
-	symbolizer__refresh(s->symbolizer);
+	/* Several: tables first, a new program's first waits need them. */
+	if (!s->space)
+		symbolizer__refresh(s->symbolizer);
 	err = probes__sync_modules(s->probes);
+	if (s->space)
+		symbolizer__refresh(s->symbolizer);
 	if (err)
 		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }
@@ -605,12 +708,149 @@ static void session__follow_threads(struct session *s)
 			(int)target__pid(s->target), (int)tid, HOUSEKEEPING_S);
 }
 
+/*
+ * A process joins the run (--children: forked; a --pid, or found at
+ * start): its unwind tables loaded; names come after (see
+ * session__process_events).
+ */
+static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
+				 const char *comm)
+{
+	int err;
+
+	if (!procset__add(s->procs, pid, parent, comm) || !s->space)
+		return false;
+	err = probes__add_process(s->probes, pid);
+	if (!err)
+		err = probes__sync_process(s->probes, pid);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot load its unwind tables (%s); its waits "
+			"are counted, named inside libc", (int)pid,
+			strerror(-err));
+	pr_info("following PID %d%s", (int)pid, parent ? " (forked)" : "");
+	return true;
+}
+
+/* Its addresses, for names and merged rows; the parent's layout first. */
+static void session__name_process(struct session *s, pid_t pid, pid_t parent)
+{
+	int err;
+
+	/* The parent too: what it mapped since, what it unmapped. */
+	if (parent)
+		procspace__update(s->space, parent, 0);
+	err = procspace__update(s->space, pid, parent);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot read its mappings (%s); some of its "
+			"waits may go unnamed", (int)pid, strerror(-err));
+}
+
+static void session__sync_process(struct session *s, pid_t pid)
+{
+	int err = probes__sync_process(s->probes, pid);
+
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot load its unwind tables: %s", (int)pid,
+			strerror(-err));
+}
+
+/*
+ * What happened to the followed processes since the last events: the
+ * kernel's tables now, for every event (a new process's first waits are
+ * walked with them); names are queued for session__name_processes.
+ */
+static void session__process_events(struct session *s)
+{
+	size_t n;
+	const struct probes_proc_event *ev = probes__proc_events(s->probes, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = ev[i].pid;
+
+		switch (ev[i].type) {
+		case SP_MODULE_EVENT_FORK:
+			session__add_process(s, pid, ev[i].parent, ev[i].comm);
+			break;
+		case SP_MODULE_EVENT_EXEC:
+			procset__exec(s->procs, pid, ev[i].comm);
+			if (s->space)
+				session__sync_process(s, pid);
+			break;
+		case SP_MODULE_EVENT_LOAD:
+			/* Several: this process's tables, not all of them. */
+			if (s->space)
+				session__sync_process(s, pid);
+			break;
+		case SP_MODULE_EVENT_EXIT:
+			procset__exited(s->procs, pid);
+			pr_info("PID %d exited", (int)pid);
+			break;
+		default:
+			break;
+		}
+		if (s->space && !array__grow(&s->naming, &s->naming_cap,
+					     s->n_naming + 1,
+					     sizeof(*s->naming)))
+			s->naming[s->n_naming++] = ev[i];
+	}
+}
+
+/*
+ * The names of the processes the events were about, once the tables are
+ * done (a symbolizer per new program takes tens of milliseconds, which
+ * the next process's tables should not wait for).
+ */
+static void session__name_processes(struct session *s)
+{
+	for (size_t i = 0; i < s->n_naming; i++) {
+		const struct probes_proc_event *ev = &s->naming[i];
+
+		switch (ev->type) {
+		case SP_MODULE_EVENT_FORK:
+			session__name_process(s, ev->pid, ev->parent);
+			break;
+		case SP_MODULE_EVENT_EXEC:
+			procspace__exec(s->space, ev->pid);
+			break;
+		case SP_MODULE_EVENT_LOAD:
+			procspace__update(s->space, ev->pid, 0);
+			break;
+		case SP_MODULE_EVENT_EXIT:
+			procspace__exited(s->space, ev->pid);
+			probes__forget_process(s->probes, ev->pid);
+			break;
+		default:
+			break;
+		}
+	}
+	s->n_naming = 0;
+}
+
+/* --children: the descendants the targets have now, followed from now. */
+static void session__add_descendants(struct session *s, pid_t root)
+{
+	pid_t *kids = NULL;
+	size_t n = 0, cap = 0;
+
+	procset__children(root, &kids, &n, &cap);
+	for (size_t i = 0; i < n; i++) {
+		if (!session__add_process(s, kids[i], root, NULL))
+			continue;
+		session__name_process(s, kids[i], 0);
+		session__add_descendants(s, kids[i]);
+	}
+	free(kids);
+}
+
 /* The target is gone: its exit status, and no more /proc reads. */
 static void session__target_exited(struct session *s)
 {
 	/* Its PID may be reused: no more /proc reads for names. */
 	if (s->symbolizer)
 		symbolizer__freeze(s->symbolizer);
+	if (s->root_exited)
+		return;
+	s->root_exited = true;
 	if (target__reap(s->target))
 		pr_warn("cannot collect PID %d's exit status",
 			(int)target__pid(s->target));
@@ -664,18 +904,44 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
-			session__target_exited(s);
-			break;
+			if (!s->space) {
+				session__target_exited(s);
+				break;
+			}
+			/* Several: the others go on; its status now. */
+			procset__exited(s->procs, target__pid(s->target));
+			if (target__reap(s->target))
+				pr_warn("cannot collect PID %d's exit status",
+					(int)target__pid(s->target));
+			s->root_exited = true;
+			fds[FD_TARGET].fd = -1;
 		}
 		if (fds[FD_DURATION].revents)
 			break;
 		if (fds[FD_EVENTS].revents) {
 			unsigned int seen = probes__consume_events(s->probes);
 
+			/* Tables for every event that came meanwhile, then names. */
+			for (int round = 0; round < 8 &&
+			     (seen & PROBES_EVENT_PROCESSES); round++) {
+				session__process_events(s);
+				seen &= ~PROBES_EVENT_PROCESSES;
+				seen |= probes__consume_events(s->probes);
+			}
+			if (s->space)
+				session__name_processes(s);
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
-			if (seen & PROBES_EVENT_MODULES)
+			/* Several: per process above; names refreshed here. */
+			if ((seen & PROBES_EVENT_MODULES) && s->space)
+				symbolizer__refresh(s->symbolizer);
+			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
+		}
+		if (s->space && !procset__alive(s->procs)) {
+			pr_info("every followed process exited");
+			session__target_exited(s);
+			break;
 		}
 		if (fds[FD_HOUSEKEEPING].revents &&
 		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
@@ -683,6 +949,8 @@ static int session__loop(struct session *s, int signal_fd)
 			/* Exited threads' rows out of the map, between reports. */
 			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 				err = session__read(s);
+			if (!err)
+				session__notice_children(s);
 			if (err)
 				break;
 		}
@@ -975,11 +1243,33 @@ static int session__start(struct session *s, char *library, size_t len,
 {
 	const struct options *opts = s->opts;
 	int err = target__pthread_library(s->target, library, len);
+	bool several = options__several(opts);
+	pid_t root = target__pid(s->target);
 
 	if (err)
 		return err;
+	err = procset__new(&s->procs);
+	if (!err && several)
+		err = procspace__new(&s->space);
+	if (err)
+		return err;
+	procset__add(s->procs, root, 0, NULL);
+	for (size_t i = 0; several && i < opts->n_pids; i++) {
+		procset__add(s->procs, opts->pids[i], 0, NULL);
+		err = procspace__update(s->space, opts->pids[i], 0);
+		if (err) {
+			pr_err("cannot read the mappings of PID %d: %s",
+			       (int)opts->pids[i], strerror(-err));
+			return err;
+		}
+	}
+	if (several && opts->command)
+		err = procspace__update(s->space, root, 0);
 	/* Named first: a target may not live long (launched: it is held). */
-	err = symbolizer__new(target__pid(s->target), NULL, &s->symbolizer);
+	if (!err && several)
+		err = symbolizer__new_space(s->space, &s->symbolizer);
+	else if (!err)
+		err = symbolizer__new(root, NULL, &s->symbolizer);
 	if (!err)
 		err = stacktab__new(&s->stacks);
 	if (!err)
@@ -1002,6 +1292,10 @@ static int session__start(struct session *s, char *library, size_t len,
 	}
 	struct probes_config cfg = {
 		.tgid = target__pid(s->target),
+		.several = several,
+		.children = opts->children,
+		.pids = opts->command ? &root : opts->pids,
+		.n_pids = opts->command ? 1 : opts->n_pids,
 		.map_size = opts->map_size,
 		.probe_at_entry = opts->probe_at_entry,
 		.per_thread = opts->per_thread,
@@ -1047,8 +1341,13 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = recording_start(s, argc, argv);
 	if (err)
 		return err;
+	if (several)
+		probes__set_translate(s->probes, session__translate, s);
 	report_unwind_tables(s);
 	err = probes__attach(s->probes, library);
+	/* After the fork watch is on: none slips between. */
+	for (size_t i = 0; !err && opts->children && i < cfg.n_pids; i++)
+		session__add_descendants(s, cfg.pids[i]);
 	if (!err && opts->states)
 		err = states_setup(s);
 	if (err)
@@ -1072,6 +1371,53 @@ static int session__start(struct session *s, char *library, size_t len,
 		pr_err("cannot resume PID %d: %s", (int)target__pid(s->target),
 		       strerror(-err));
 	return err;
+}
+
+/* "and N more processes", "and its children", for the start message. */
+static const char *session__others(struct session *s)
+{
+	static char text[96];
+	size_t n = s->procs ? procset__alive(s->procs) : 1;
+
+	text[0] = '\0';
+	if (n > 1)
+		snprintf(text, sizeof(text), " and %zu more process%s", n - 1,
+			 n > 2 ? "es" : "");
+	if (s->opts->children)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s children as they come", n > 1 ? "," : " with");
+	return text;
+}
+
+/*
+ * Several --pid: each a live user-space process, a thread widened to its
+ * process (as the first one), each once.
+ */
+static int check_pids(struct options *opts, pid_t first)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < opts->n_pids; i++) {
+		struct target *t;
+		pid_t pid = first;
+		bool known = false;
+
+		if (i) {
+			int err = target__attach(opts->pids[i], &t);
+
+			if (err)
+				return err;
+			pid = target__pid(t);
+			target__free(t);
+		}
+		for (size_t k = 0; k < out; k++)
+			known |= opts->pids[k] == pid;
+		if (!known)
+			opts->pids[out++] = pid;
+	}
+	opts->n_pids = out;
+	opts->pid = first;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1121,6 +1467,8 @@ int main(int argc, char **argv)
 	err = opts.command ? target__launch(opts.command, &caller_signals,
 					    &s.target)
 			   : target__attach(opts.pid, &s.target);
+	if (!err && !opts.command)
+		err = check_pids(&opts, target__pid(s.target));
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
@@ -1136,8 +1484,8 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (!target_gone)
-		pr_info("profiling PID %d (%s)%s", (int)target__pid(s.target),
-			target__comm(s.target),
+		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
+			target__comm(s.target), session__others(&s),
 			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
@@ -1185,6 +1533,9 @@ cleanup:
 	snapshot__free(s.prev_blame);
 	snapshot__free(s.pending);
 	probes__free(s.probes);
+	procspace__free(s.space);
+	free(s.naming);
+	procset__free(s.procs);
 	libcmodel__free(s.libc);
 	skiplist__free(s.skip);
 	notices__free(s.notices);

@@ -40,6 +40,8 @@ enum {
 	OPT_TYPE,
 	OPT_OBJECT,
 	OPT_MIN_WAIT,
+	OPT_CHILDREN,
+	OPT_PER_PROCESS,
 };
 
 static const char doc[] =
@@ -91,7 +93,13 @@ static const char args_doc[] = "--pid PID | -- COMMAND [ARG...] | --replay DIR";
 
 static const struct argp_option option_table[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
-	{ "pid", 'p', "PID", 0, "Attach to running process PID (all threads)", 1 },
+	{ "pid", 'p', "PID[,PID]", 0,
+	  "Attach to running process PID (all threads); several: a list, or "
+	  "--pid again", 1 },
+	{ "children", OPT_CHILDREN, NULL, 0,
+	  "Also every descendant of the targets, present and future (fork, "
+	  "clone of a process, vfork, exec), from its first instruction; in "
+	  "attach and launch mode", 1 },
 	{ "mode", OPT_MODE, "MODE", 0,
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 1 },
@@ -109,6 +117,9 @@ static const struct argp_option option_table[] = {
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 3 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 3 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
+	{ "per-process", OPT_PER_PROCESS, NULL, 0,
+	  "One row per process: rows of processes that share a call site "
+	  "(same module and offset) are otherwise merged", 3 },
 	{ "format", 'f', "FMT", 0, "table (default) | csv | json | folded | pprof", 3 },
 	{ "stacks", 'g', NULL, 0,
 	  "Table and live screen: each row's distinct stacks under it, with "
@@ -233,6 +244,44 @@ invalid:
 	pr_err("invalid %s '%s': expected an integer from %lu to %lu",
 	       name, arg, min, max);
 	return -EINVAL;
+}
+
+/* --pid PID[,PID...]: added to the list, each once. */
+static int parse_pids(const char *arg, struct options *opts)
+{
+	char item[32];
+	const char *at = arg;
+
+	do {
+		const char *comma = strchr(at, ',');
+		size_t len = comma ? (size_t)(comma - at) : strlen(at);
+		unsigned long n;
+		bool known = false;
+		int err;
+
+		if (len >= sizeof(item))
+			len = sizeof(item) - 1;
+		memcpy(item, at, len);
+		item[len] = '\0';
+		err = parse_uint("--pid", item, 1, INT_MAX, &n);
+		if (err)
+			return err;
+		for (size_t i = 0; i < opts->n_pids; i++)
+			known |= opts->pids[i] == (pid_t)n;
+		if (!known) {
+			if (opts->n_pids == OPTIONS_MAX_PIDS) {
+				pr_err("too many --pid: at most %d processes "
+				       "(--children follows descendants)",
+				       OPTIONS_MAX_PIDS);
+				return -EINVAL;
+			}
+			opts->pids[opts->n_pids++] = (pid_t)n;
+		}
+		if (!opts->pid)
+			opts->pid = (pid_t)n;
+		at = comma ? comma + 1 : NULL;
+	} while (at);
+	return 0;
 }
 
 static int parse_choice(const char *name, const char *arg,
@@ -416,9 +465,13 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p':
-		err = parse_uint("--pid", arg, 1, INT_MAX, &n);
-		if (!err)
-			opts->pid = (pid_t)n;
+		err = parse_pids(arg, opts);
+		break;
+	case OPT_CHILDREN:
+		opts->children = true;
+		break;
+	case OPT_PER_PROCESS:
+		opts->per_process = true;
 		break;
 	case 'd':
 		err = parse_seconds("--duration", arg, &opts->duration_s);
@@ -616,12 +669,14 @@ static int options__check_replay(const struct options *opts)
 		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
 		"--interval", "--batch", "--mode", "--map-size", "--states",
 		"--tid", "--type", "--object", "--min-wait",
+		"--children",
 	};
 	const bool given[] = {
 		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
 		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
 		opts->mode_given, opts->map_size_given, opts->states,
 		opts->n_tids, opts->types, opts->object, opts->min_wait_ns,
+		opts->children,
 	};
 
 	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
@@ -638,6 +693,11 @@ static int options__check_replay(const struct options *opts)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+bool options__several(const struct options *opts)
+{
+	return opts->n_pids > 1 || opts->children;
 }
 
 int options__parse(struct options *opts, int argc, char **argv)
@@ -696,6 +756,13 @@ int options__parse(struct options *opts, int argc, char **argv)
 	if (!opts->pid && !opts->command) {
 		pr_err("nothing to profile: give --pid PID or -- COMMAND "
 		       "(see 'syncprof --help')");
+		return -EINVAL;
+	}
+	if (options__several(opts) && (opts->states || opts->record_dir ||
+					opts->chrome)) {
+		pr_err("%s follows one process: not with several --pid or "
+		       "--children", opts->states ? "--states" :
+		       opts->record_dir ? "--record" : "--chrome");
 		return -EINVAL;
 	}
 	if (opts->interval_s > 0 && opts->interval_s < OPTIONS_MIN_INTERVAL_S) {

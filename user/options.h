@@ -46,9 +46,14 @@ enum output_format {
 #define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
 #define OPTIONS_MAX_SKIP		64
 #define OPTIONS_MAX_TIDS		1024
+#define OPTIONS_MAX_PIDS		256	/* --pid, all of them */
 
 struct options {
-	pid_t pid;		/* > 0: attach to this process */
+	pid_t pid;		/* > 0: attach to this process (the first) */
+	pid_t pids[OPTIONS_MAX_PIDS];	/* every --pid, in order, once each */
+	size_t n_pids;
+	bool children;		/* --children: every descendant too */
+	bool per_process;	/* rows of different processes apart */
 	char **command;		/* else: launch this, NULL-terminated */
 	enum measure_mode mode;
 	double duration_s;	/* 0: until Ctrl-C or the target exits */
@@ -112,5 +117,7 @@ int options__parse_size(const char *arg, unsigned long page_size,
 int options__parse_duration(const char *arg, uint64_t *out_ns);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */
 bool options__recording(const struct options *opts);
+/* Several processes: more than one --pid, or --children. */
+bool options__several(const struct options *opts);
 
 #endif

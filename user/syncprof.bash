@@ -1,5 +1,6 @@
 # bash completion for syncprof(8): options (read from --help, so they never
-# drift), their choices, PIDs for --pid, commands after --.
+# drift: --children, --per-process and the rest), their choices, PIDs for
+# --pid (also after a comma: --pid 12,34), commands after --.
 _syncprof()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i
@@ -17,7 +18,11 @@ _syncprof()
 	done
 	case $prev in
 	-p|--pid)
-		COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur"))
+		# A list: PID,PID,... completes its last element.
+		local head=
+		[[ $cur == *,* ]] && head=${cur%,*},
+		COMPREPLY=($(compgen -P "$head" -W "$(cd /proc && printf '%s\n' [0-9]*)" \
+			-- "${cur##*,}"))
 		return ;;
 	--mode) COMPREPLY=($(compgen -W "contended full" -- "$cur")); return ;;
 	-s|--sort) COMPREPLY=($(compgen -W "total mean max count" -- "$cur")); return ;;

@@ -88,9 +88,16 @@ older/syncprof measures that one too, side by side.
 BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, kinds,
 attach, tools; comma separated) runs only those sections.
 
-BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools (comma
+Then what following many processes costs (processes): 1, 10 and 100
+waiting processes of one program (tests/targets/blocking) under one
+syncprof --pid LIST in contended mode: the time to attach (start to
+"profiling PID"), the kernel memory of all its BPF maps (memlock in
+/proc/PID/fdinfo), and the unwind tables: one per library build whatever
+the number of processes, one small mapping array per process.
+
+BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
-results-recording.json).
+results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
 """
 import ctypes
@@ -1049,6 +1056,88 @@ def attach_detach(results):
                                       "attach_s": median(attach),
                                       "detach_s": median(detach_s),
                                       "attach_runs": attach, "detach_runs": detach_s}
+
+
+BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+PROCESS_COUNTS = [1, 10, 100]
+
+
+def bpf_map_memlock(pid):
+    """Bytes of kernel memory of the BPF maps process pid holds open."""
+    total = 0
+    fd_dir = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fd_dir):
+        try:
+            with open(os.path.join(fd_dir, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "map_type:" in text:
+            m = re.search(r"memlock:\s+(\d+)", text)
+            total += int(m.group(1)) if m else 0
+    return total
+
+
+def follow_processes(n):
+    """syncprof --pid of n waiting processes: (attach s, map bytes, the
+    unwind-table line of -v)."""
+    waiting = []
+    try:
+        for _ in range(n):
+            proc = subprocess.Popen([BLOCKING, "mutex", "--iters", "1",
+                                     "--wait-signal"], stdout=subprocess.PIPE,
+                                    text=True)
+            waiting.append(proc)
+            if not proc.stdout.readline().startswith("ready"):
+                raise RuntimeError("blocking did not start")
+        pids = ",".join(str(p.pid) for p in waiting)
+        t0 = time.monotonic()
+        prof = subprocess.Popen([SYNCPROF, "-v", "--mode", "contended", "--pid",
+                                 pids, "-o", os.devnull],
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        tables = ""
+        for line in prof.stderr:
+            if "unwind tables:" in line:
+                tables = line.strip()
+            if "profiling PID" in line:
+                break
+        attach_s = time.monotonic() - t0
+        memlock = bpf_map_memlock(prof.pid)
+        prof.terminate()
+        prof.communicate(timeout=60)
+        return attach_s, memlock, tables
+    finally:
+        for proc in waiting:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+def processes_cost(results):
+    """Attach time and kernel memory with 1, 10, 100 followed processes."""
+    print("Following many processes (contended mode, --pid LIST of waiting "
+          "processes of one program; medians of", RUNS, "runs)")
+    print(f"{'processes':>10} {'attach (s)':>11} {'maps held (KiB)':>16} "
+          f"{'unwind tables (KiB)':>20} {'builds':>7} {'mappings':>9}")
+    out = results.setdefault("processes", {})
+    for n in PROCESS_COUNTS:
+        runs = [follow_processes(n) for _ in range(RUNS)]
+        attach = median([r[0] for r in runs])
+        memlock = median([r[1] for r in runs])
+        tables = runs[-1][2]
+        m = re.search(r"(\d+) module builds.*?(\d+) mappings, ([\d.]+) KiB",
+                      tables)
+        builds, mappings, kib = (m.group(1), m.group(2), float(m.group(3))) \
+            if m else ("?", "?", 0.0)
+        print(f"{n:>10} {attach:>11.3f} {memlock / 1024:>16.0f} {kib:>20.1f} "
+              f"{builds:>7} {mappings:>9}")
+        out[str(n)] = {"attach_s": attach, "bpf_maps_held_bytes": memlock,
+                       "unwind_kib": kib, "builds": builds,
+                       "mappings": mappings}
+    print("(maps held: every map syncprof keeps a descriptor of, memlock in "
+          "fdinfo, mostly preallocated; unwind tables: the per-build rows "
+          "and per-process mapping arrays, which the outer maps hold)")
     print()
 
 
@@ -1061,6 +1150,14 @@ def main():
         recording(results)
         os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
         with open(os.path.join(BUILD, "bench", "results-recording.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        return 0
+    if ONLY == {"processes"}:
+        # Needs only syncprof and the test targets.
+        results = {"machine": machine(), "runs": RUNS}
+        processes_cost(results)
+        os.makedirs(os.path.join(BUILD, "bench"), exist_ok=True)
+        with open(os.path.join(BUILD, "bench", "results-processes.json"), "w") as f:
             json.dump(results, f, indent=1)
         return 0
     libc = libc_path()
@@ -1084,7 +1181,8 @@ def main():
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
                 ("states", states_target), ("features", feature_cost),
-                ("kinds", kind_cost), ("attach", attach_detach)]
+                ("kinds", kind_cost), ("attach", attach_detach),
+                ("processes", processes_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -57,14 +57,22 @@ static void test_unlimited_is_qsp_and_what_the_section_has(void **state UNUSED)
 	columns__layout(&spec, 0, &lay);
 	assert_int_equal(lay.w[COL_OBJECT], 40);
 	assert_int_equal(lay.w[COL_SITE], 60);
+	/* Process only in rows split by process, which have no thread. */
 	for (int c = 0; c < COL__COUNT; c++)
-		assert_true(lay.shown[c]);
+		assert_true(lay.shown[c] == (c != COL_PROCESS));
 	assert_int_equal(lay.width, QSP_W + (40 - 14) + (60 - 9) + EXTRAS_W +
 			 34 + 10 + 10);
 	columns__title(&lay, title, sizeof(title));
 	assert_int_equal(format__width(title), lay.width);
 	assert_non_null(strstr(title, "Average (us)      Max (us)      Failed  "
 				      "Hold Time (s)  Average Hold (us)    Thread     Owner"));
+	spec.thread = spec.owner = false;
+	spec.process = true;
+	columns__layout(&spec, 0, &lay);
+	assert_true(lay.shown[COL_PROCESS]);
+	assert_false(lay.shown[COL_THREAD]);
+	columns__title(&lay, title, sizeof(title));
+	assert_non_null(strstr(title, "   Process"));
 }
 
 /* 200 and 120 columns: everything, as the table has it. */

@@ -191,6 +191,49 @@ static void test_pid_rejects_bad_values(void **state UNUSED)
 			    "(none)");
 }
 
+static void test_several_pids(void **state UNUSED)
+{
+	static const char *const bad[] = { "1,", ",2", "3,,4", "5,x", "6;7" };
+	struct options o;
+	struct args a;
+
+	/* A list, repeated, each once, in order; the first is o.pid. */
+	assert_int_equal(parse(&o, &a, "-p", "30,10", "--pid", "20,30", NULL), 0);
+	assert_int_equal(o.n_pids, 3);
+	assert_int_equal(o.pids[0], 30);
+	assert_int_equal(o.pids[1], 10);
+	assert_int_equal(o.pids[2], 20);
+	assert_int_equal(o.pid, 30);
+	assert_true(options__several(&o));
+	assert_int_equal(parse(&o, &a, "-p", "5", NULL), 0);
+	assert_int_equal(o.n_pids, 1);
+	assert_false(options__several(&o));
+	assert_string_equal(first_accepted("--pid", bad, ARRAY_SIZE(bad)),
+			    "(none)");
+}
+
+static void test_children_and_per_process(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "5", NULL), 0);
+	assert_false(o.children);
+	assert_false(o.per_process);
+	assert_int_equal(parse(&o, &a, "--children", "--per-process", "--",
+			       "true", NULL), 0);
+	assert_true(o.children);
+	assert_true(o.per_process);
+	assert_true(options__several(&o));
+	/* What follows one process refuses several. */
+	assert_int_equal(parse(&o, &a, "--children", "--states", "-p", "5",
+			       NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "5,6", "--record", "/tmp/x",
+			       NULL), -EINVAL);
+	assert_int_equal(parse(&o, &a, "--replay", "/tmp/x", "--children",
+			       NULL), -EINVAL);
+}
+
 static void test_pid_without_value(void **state UNUSED)
 {
 	struct options o;
@@ -858,6 +901,8 @@ int main(void)
 		cmocka_unit_test(test_pid_short_and_long),
 		cmocka_unit_test(test_pid_rejects_bad_values),
 		cmocka_unit_test(test_pid_without_value),
+		cmocka_unit_test(test_several_pids),
+		cmocka_unit_test(test_children_and_per_process),
 		cmocka_unit_test(test_duration_and_interval_seconds),
 		cmocka_unit_test(test_seconds_reject_bad_values),
 		cmocka_unit_test(test_seconds_upper_limit_is_one_year),

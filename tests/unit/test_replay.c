@@ -175,7 +175,8 @@ static void test_report_options_apply(void **state UNUSED)
 	text = replay(dir, &err, "-T", "-N", "1", NULL);
 	assert_int_equal(err, 0);
 	/* Per thread: thread 12's 300 ns wait is the first report's top row. */
-	assert_non_null(strstr(text, "\"rows_total\": 3, \"notices\": [], \"rows\": [{\"type\": "
+	assert_non_null(strstr(text, "\"rows_total\": 3, \"notices\": [], "
+			       "\"processes\": null, \"rows\": [{\"type\": "
 			       "\"mutex\""));
 	assert_non_null(strstr(text, "\"tid\": 12, \"owner_tid\": null, "
 			       "\"count\": 1, \"wait_ns\": 300"));

@@ -165,7 +165,31 @@ struct probes {
 	uint64_t loader_offset;
 	struct bpf_link **retired;	/* links of exited anchors */
 	size_t n_retired;
+	bool several;			/* several processes: targets map */
+	struct bpf_link *fork_link;	/* --children */
+	struct bpf_link *proc_exit_link;
+	struct probes_proc_event *proc_events;	/* since the last consume */
+	size_t n_proc_events, cap_proc_events;
+	struct probes_proc_event *taken;	/* what the last consume took */
+	size_t n_taken, cap_taken;
+	pid_t *pids;			/* the followed processes, alive */
+	size_t n_pids, cap_pids;
+	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
+	void *translate_ctx;
 };
+
+/*
+ * Where probes are attached: one process, or (several) every process,
+ * filtered by the targets map: a child forked from a followed process
+ * runs its first lock call probed.  perf-event uprobes take -1 for
+ * every process, uprobe_multi links 0.
+ */
+static pid_t probes__probe_pid(const struct probes *p, bool multi_link)
+{
+	if (p->several)
+		return multi_link ? 0 : -1;
+	return p->anchor;
+}
 
 static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 {
@@ -287,8 +311,12 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 			contended && hostcheck__syscall_tracepoint("/sys",
 					tracepoint_table[i].name));
 	p->skel->rodata->key_owner = contended && cfg->per_thread;
-	bpf_program__set_autoload(p->skel->progs.target_exec,
-				  cfg->follow_exec && probes__wants_unwinder(cfg));
+	/* Several processes: an exec renames one, and changes its modules. */
+	bpf_program__set_autoload(p->skel->progs.target_exec, cfg->follow_exec);
+	bpf_program__set_autoload(p->skel->progs.follow_fork, cfg->children);
+	bpf_program__set_autoload(p->skel->progs.follow_exit, cfg->several);
+	p->skel->rodata->multi_target = cfg->several;
+	p->skel->rodata->follow_children = cfg->children;
 	if (depth > SP_STACK_MAX_DEPTH)
 		depth = SP_STACK_MAX_DEPTH;
 	p->skel->rodata->stack_depth = depth;
@@ -354,8 +382,8 @@ static int probes__start_unwinder(struct probes *p,
 	};
 	int err = unwinder__new(&ucfg, &p->unwinder);
 
-	if (!err)
-		err = probes__sync_modules(p);
+	for (size_t i = 0; !err && i < p->n_pids; i++)
+		err = probes__sync_process(p, p->pids[i]);
 	return err < 0 ? err : 0;
 }
 
@@ -367,6 +395,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	if (!p)
 		return -ENOMEM;
 	p->tgid = cfg->tgid;
+	p->several = cfg->several;
 	p->mode = cfg->mode;
 	p->stack_depth = cfg->stack_depth > SP_STACK_MAX_DEPTH ?
 			 SP_STACK_MAX_DEPTH : cfg->stack_depth;
@@ -458,6 +487,13 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 			goto fail;
 		}
 	}
+	for (size_t i = 0; i < cfg->n_pids && !err; i++)
+		err = probes__add_process(p, cfg->pids[i]);
+	if (err) {
+		pr_err("cannot follow PID %d: %s", (int)cfg->pids[0],
+		       strerror(-err));
+		goto fail;
+	}
 	if (probes__wants_unwinder(cfg)) {
 		err = probes__start_unwinder(p, cfg);
 		if (err) {
@@ -498,7 +534,8 @@ static int probes__attach_perf(struct probes *p, const char *library,
 			LIBBPF_OPTS(bpf_uprobe_opts, opts,
 				    .bpf_cookie = cookies[i], .retprobe = ret);
 			struct bpf_link *link = bpf_program__attach_uprobe_opts(
-				prog, p->anchor, library, offsets[i], &opts);
+				prog, probes__probe_pid(p, false), library,
+				offsets[i], &opts);
 
 			if (!link) {
 				int err = -errno;
@@ -525,7 +562,7 @@ static int probes__attach_sites(struct probes *p, const char *library,
 
 	if (!n)
 		return 0;
-	if (!p->multi || p->anchor != p->tgid)
+	if (!p->multi || (p->anchor != p->tgid && !p->several))
 		return probes__attach_perf(p, library, index, offsets, cookies,
 					   n);
 	if (p->n_multi_links + 2 > sizeof(p->multi_links) / sizeof(p->multi_links[0]))
@@ -533,7 +570,7 @@ static int probes__attach_sites(struct probes *p, const char *library,
 	for (int ret = 1; ret >= 0; ret--) {
 		int fd = uprobemulti__attach(bpf_program__fd(progs[ret]), library,
 					     offsets, cookies, (uint32_t)n,
-					     ret, p->tgid);
+					     ret, probes__probe_pid(p, true));
 
 		if (fd < 0) {
 			pr_err("cannot attach uprobes to the pthread functions "
@@ -608,13 +645,13 @@ static int probes__site(struct probes *p, int fd, const char *name,
 }
 
 /* Whether thread tid of the target runs (exists, and is not a zombie). */
-static bool probes__thread_alive(const struct probes *p, pid_t tid)
+static bool probes__thread_alive_in(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *close_paren;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)p->tgid,
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
 		 (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -628,6 +665,13 @@ static bool probes__thread_alive(const struct probes *p, pid_t tid)
 	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
 	       close_paren[2] != 'X';
 }
+
+static bool probes__thread_alive(const struct probes *p, pid_t tid)
+{
+	return probes__thread_alive_in(p->tgid, tid);
+}
+
+static uint64_t probes__counter(struct probes *p, __u32 which);
 
 /* Closes the descriptor behind a probes__keep_file path, and frees it. */
 static void probes__forget_file(char **kept)
@@ -784,10 +828,11 @@ static int probes__attach_releases(struct probes *p, const char *library)
 		return err;
 	/* Through another thread than the leader: perf-event links (see
 	 * probes__follow_threads). */
-	if (p->multi && p->anchor == p->tgid) {
+	if (p->multi && (p->anchor == p->tgid || p->several)) {
 		p->release_multi_link = uprobemulti__attach(
 			bpf_program__fd(p->skel->progs.unlock_enter), library,
-			offsets, cookies, (uint32_t)n, false, p->tgid);
+			offsets, cookies, (uint32_t)n, false,
+			probes__probe_pid(p, true));
 		if (p->release_multi_link < 0)
 			pr_err("cannot attach uprobes to the release functions "
 			       "of %s: %s", library,
@@ -800,7 +845,7 @@ static int probes__attach_releases(struct probes *p, const char *library)
 		p->release_links[index[i]] = bpf_program__attach_uprobe_opts(
 			p->multi ? p->skel->progs.unlock_enter_thread
 				 : p->skel->progs.unlock_enter,
-			p->anchor, library, offsets[i],
+			probes__probe_pid(p, false), library, offsets[i],
 			&opts);
 		if (!p->release_links[index[i]]) {
 			err = -errno;
@@ -865,14 +910,98 @@ static int probes__attach_exec(struct probes *p)
 	return 0;
 }
 
+static bool probes__has_pid(const struct probes *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->n_pids; i++)
+		if (p->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int probes__note_pid(struct probes *p, pid_t pid)
+{
+	if (probes__has_pid(p, pid))
+		return 0;
+	if (array__grow(&p->pids, &p->cap_pids, p->n_pids + 1,
+			sizeof(*p->pids)))
+		return -ENOMEM;
+	p->pids[p->n_pids++] = pid;
+	return 0;
+}
+
+int probes__add_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+	int err = probes__note_pid(p, pid);
+
+	if (err || !p->several)
+		return err;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &key,
+				&one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void probes__forget_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	for (size_t i = 0; i < p->n_pids; i++) {
+		if (p->pids[i] != pid)
+			continue;
+		p->pids[i] = p->pids[--p->n_pids];
+		break;
+	}
+	if (p->several)
+		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
+	if (p->unwinder)
+		unwinder__forget(p->unwinder, pid);
+}
+
+uint64_t probes__dropped_processes(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_DROPPED_PROCS);
+}
+
+const struct probes_proc_event *probes__proc_events(const struct probes *p,
+						    size_t *n)
+{
+	*n = p->n_taken;
+	return p->taken;
+}
+
+static void probes__queue_proc_event(struct probes *p,
+				     const struct sp_module_event_rec *ev)
+{
+	if (array__grow(&p->proc_events, &p->cap_proc_events,
+			p->n_proc_events + 1, sizeof(*p->proc_events)))
+		return;	/* the exit is seen by /proc, the fork at the next sync */
+	p->proc_events[p->n_proc_events] = (struct probes_proc_event){
+		.type = ev->type, .pid = (pid_t)ev->tgid,
+		.parent = (pid_t)ev->parent,
+	};
+	memcpy(p->proc_events[p->n_proc_events].comm, ev->comm,
+	       sizeof(ev->comm));
+	p->proc_events[p->n_proc_events++].comm[sizeof(ev->comm) - 1] = '\0';
+	if (ev->type == SP_MODULE_EVENT_FORK)
+		probes__note_pid(p, (pid_t)ev->tgid);
+	p->events_seen |= PROBES_EVENT_PROCESSES;
+}
+
 static int probes__on_event(void *ctx, void *data, size_t size)
 {
 	struct probes *p = ctx;
+	struct sp_module_event_rec ev = { 0 };
 	__u32 type;
 
-	if (size < sizeof(type))
+	if (size < sizeof(ev))
 		return 0;
-	memcpy(&type, data, sizeof(type));
+	memcpy(&ev, data, sizeof(ev));
+	type = ev.type;
+	if (type != SP_MODULE_EVENT_ANCHOR_EXIT)
+		probes__queue_proc_event(p, &ev);
+	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
+		return 0;
 	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
 		struct timespec now;
 
@@ -896,10 +1025,48 @@ static int probes__open_events(struct probes *p)
 	return p->events ? 0 : -errno;
 }
 
+/*
+ * Several processes: their exits, and with --children their forks.  The
+ * fork program is attached before the probes, so no child forked after
+ * them escapes; children forked before are found in /proc (main.c).
+ */
+static int probes__attach_follow(struct probes *p)
+{
+	int err;
+
+	if (!p->several)
+		return 0;
+	err = probes__open_events(p);
+	if (err)
+		return err;
+	if (bpf_program__autoload(p->skel->progs.follow_fork)) {
+		p->fork_link = bpf_program__attach_raw_tracepoint(
+			p->skel->progs.follow_fork, "sched_process_fork");
+		if (!p->fork_link) {
+			err = -errno;
+			pr_err("cannot attach to the raw tracepoint "
+			       "sched_process_fork (--children): %s",
+			       strerror(-err));
+			return err;
+		}
+	}
+	p->proc_exit_link = bpf_program__attach_tracepoint(
+		p->skel->progs.follow_exit, "sched", "sched_process_exit");
+	if (!p->proc_exit_link) {
+		err = -errno;
+		pr_err("cannot attach to the tracepoint sched:sched_process_exit: "
+		       "%s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int probes__attach(struct probes *p, const char *library)
 {
-	int err = probes__attach_exec(p);
+	int err = probes__attach_follow(p);
 
+	if (!err)
+		err = probes__attach_exec(p);
 	if (err)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
@@ -1014,11 +1181,12 @@ int probes__attach_loader(struct probes *p, const char *loader)
 
 		p->loader_multi_link = uprobemulti__attach(
 			bpf_program__fd(p->skel->progs.modules_changed), loader,
-			&offset, NULL, 1, false, p->tgid);
+			&offset, NULL, 1, false, probes__probe_pid(p, true));
 		return p->loader_multi_link < 0 ? p->loader_multi_link : 0;
 	}
 	p->loader_link = bpf_program__attach_uprobe_opts(
-		p->skel->progs.modules_changed, p->tgid, loader,
+		p->skel->progs.modules_changed, probes__probe_pid(p, false),
+		loader,
 		func.file_offset, &opts);
 	if (!p->loader_link)
 		return -errno;
@@ -1037,6 +1205,18 @@ unsigned int probes__consume_events(struct probes *p)
 	if (!p->events)
 		return 0;
 	ring_buffer__consume(p->events);
+	/* The queue becomes what the caller reads until the next consume. */
+	{
+		struct probes_proc_event *t = p->taken;
+		size_t cap = p->cap_taken;
+
+		p->taken = p->proc_events;
+		p->cap_taken = p->cap_proc_events;
+		p->n_taken = p->n_proc_events;
+		p->proc_events = t;
+		p->cap_proc_events = cap;
+		p->n_proc_events = 0;
+	}
 	seen = p->events_seen;
 	p->events_seen = 0;
 	return seen;
@@ -1165,7 +1345,8 @@ pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
 	int err;
 
 	*gap_ns = 0;
-	if (p->mode != PROBES_FULL || !p->library ||
+	/* Attached for every process: no thread to follow. */
+	if (p->mode != PROBES_FULL || !p->library || p->several ||
 	    probes__thread_alive(p, p->anchor))
 		return 0;
 	for (int tries = 0; tries < 8; tries++) {
@@ -1191,11 +1372,30 @@ bool probes__unwinds(const struct probes *p)
 
 int probes__sync_modules(struct probes *p)
 {
+	int err = 0;
+
+	if (!p->several)
+		return probes__sync_process(p, p->tgid);
+	for (size_t i = 0; i < p->n_pids; i++) {
+		int e = probes__sync_process(p, p->pids[i]);
+
+		/* One that exited meanwhile is not an error. */
+		if (e && e != -ENOENT && e != -ESRCH && !err)
+			err = e;
+	}
+	return err;
+}
+
+int probes__sync_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, seq = 0;
 	int changed;
 
 	if (!p->unwinder)
 		return 0;
-	changed = unwinder__sync(p->unwinder, p->skel->bss->exec_seq);
+	/* The image first: an exec after this read makes the array stale. */
+	bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.exec_seqs), &key, &seq);
+	changed = unwinder__sync_pid(p->unwinder, pid, seq);
 	if (changed > 0) {
 		/* Frame cache entries from before are misses from now on. */
 		__sync_fetch_and_add(&p->skel->bss->unwind_gen, 1);
@@ -1214,6 +1414,15 @@ void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st)
 	if (p->unwinder)
 		st->cache_bytes = (size_t)bpf_map__max_entries(cache) *
 				  bpf_map__value_size(cache);
+}
+
+void probes__set_translate(struct probes *p,
+			   uint64_t (*translate)(void *ctx, pid_t pid,
+						 uint64_t pc),
+			   void *ctx)
+{
+	p->translate = translate;
+	p->translate_ctx = ctx;
 }
 
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
@@ -1235,6 +1444,10 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 		if (bpf_map_lookup_elem(fd, &id, stack))
 			continue;	/* lost: the map was full (counted) */
 		n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
+		for (uint32_t k = 0; p->translate && k < n; k++)
+			stack->pcs[k] = p->translate(p->translate_ctx,
+						     (pid_t)e[i].key.pid,
+						     stack->pcs[k]);
 		err = stacktab__add(tab, id, (const uint64_t *)stack->pcs, n,
 				    (enum stacktab_end)stack->end);
 		if (err)
@@ -1313,6 +1526,30 @@ static int probes__fold_holds(struct probes *p, const __u32 *dead,
 	return err;
 }
 
+/* A thread and its process: TIDs are unique machine-wide. */
+struct tid_pid {
+	__u32 tid;
+	__u32 pid;
+};
+
+/*
+ * Whether a thread has exited while its process lives on: a process
+ * that has exited keeps its threads' rows (the last report shows them).
+ */
+static bool probes__thread_gone(const struct probes *p, pid_t pid, pid_t tid)
+{
+	char path[32];
+
+	if (!pid)
+		pid = p->tgid;
+	if (probes__thread_alive_in(pid, tid))
+		return false;
+	if (pid == p->tgid && !p->several)
+		return true;	/* the caller checked the process lives */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	return !access(path, F_OK);
+}
+
 /*
  * Takes the rows of the threads that have exited out of the map and
  * into the fold, recording their moves in snap; marks them in gone[].
@@ -1322,7 +1559,7 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 			       bool *gone, struct snapshot *snap)
 {
 	int hist_fd = bpf_map__fd(p->skel->maps.hists);
-	__u32 *tids = malloc((n ? n : 1) * sizeof(*tids));
+	struct tid_pid *tids = malloc((n ? n : 1) * sizeof(*tids));
 	size_t n_tids = 0, n_dead = 0;
 	struct sp_hist hist;
 	__u32 *dead;
@@ -1331,14 +1568,17 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	if (!tids)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		tids[n_tids++] = p->keys[i].tid;
+		tids[n_tids++] = (struct tid_pid){ p->keys[i].tid,
+						   p->keys[i].pid };
 	qsort(tids, n_tids, sizeof(*tids), cmp_tid);
-	dead = tids;	/* reused in place: dead TIDs, sorted */
+	dead = (__u32 *)tids;	/* reused in place: dead TIDs, sorted */
 	for (size_t i = 0; i < n_tids; i++) {
-		if (i && tids[i] == tids[i - 1])
+		struct tid_pid t = tids[i];
+
+		if (i && t.tid == tids[i - 1].tid)
 			continue;
-		if (tids[i] && !probes__thread_alive(p, (pid_t)tids[i]))
-			dead[n_dead++] = tids[i];
+		if (t.tid && probes__thread_gone(p, (pid_t)t.pid, (pid_t)t.tid))
+			dead[n_dead++] = t.tid;
 	}
 	for (size_t i = 0; i < n_dead; i++)
 		fold__thread_exited(p->fold);
@@ -1367,6 +1607,9 @@ static bool probes__target_alive(const struct probes *p)
 {
 	char path[64];
 
+	/* Several: each thread's own process is checked (thread_gone). */
+	if (p->several)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
 	return !access(path, F_OK) && (probes__thread_alive(p, p->tgid) ||
 				       probes__live_thread(p, p->tgid));
@@ -1558,8 +1801,11 @@ int probes__read_waiting(struct probes *p, uint64_t now_ns,
 	struct snapshot *snap;
 	int err = snapshot__new(&snap);
 
-	if (!err)
+	if (!err && !p->several)
 		err = waiting__read(bpf_map__fd(map), contended, p->tgid,
+				    now_ns, snap);
+	for (size_t i = 0; !err && p->several && i < p->n_pids; i++)
+		err = waiting__read(bpf_map__fd(map), contended, p->pids[i],
 				    now_ns, snap);
 	if (err) {
 		snapshot__free(snap);
@@ -1748,6 +1994,11 @@ void probes__free(struct probes *p)
 	if (p->release_multi_link >= 0)
 		close(p->release_multi_link);
 	bpf_link__destroy(p->exit_link);
+	bpf_link__destroy(p->fork_link);
+	bpf_link__destroy(p->proc_exit_link);
+	free(p->proc_events);
+	free(p->taken);
+	free(p->pids);
 	probes__destroy_links(p->retired, p->n_retired);
 	free(p->retired);
 	probes__forget_file(&p->library);

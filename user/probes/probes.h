@@ -23,6 +23,16 @@ enum probes_mode {
 
 struct probes_config {
 	pid_t tgid;
+	/*
+	 * Several processes (several --pid, --children): the programs
+	 * filter by the targets map, full mode's probes are attached for
+	 * every process and filtered there.  pids: the processes at start
+	 * (tgid among them).
+	 */
+	bool several;
+	bool children;			/* --children: fork adds to the map */
+	const pid_t *pids;
+	size_t n_pids;
 	enum probes_mode mode;
 	/* Contended mode: the target's libc, read. */
 	const struct libcmodel *libc;
@@ -87,7 +97,29 @@ int probes__attach_loader(struct probes *p, const char *loader);
 enum probes_event {
 	PROBES_EVENT_MODULES = 1 << 0,	   /* the target's libraries changed */
 	PROBES_EVENT_THREAD_EXIT = 1 << 1, /* call probes__follow_threads */
+	PROBES_EVENT_PROCESSES = 1 << 2,   /* see probes__proc_events */
 };
+
+/* What happened to a process (several processes). */
+struct probes_proc_event {
+	enum sp_module_event type;	/* FORK, EXEC, EXIT (and LOAD) */
+	pid_t pid;
+	pid_t parent;			/* FORK */
+	char comm[16];			/* its name then, NUL-terminated */
+};
+
+/*
+ * The process events taken by the last probes__consume_events, in the
+ * order they happened; valid until the next consume.
+ */
+const struct probes_proc_event *probes__proc_events(const struct probes *p,
+						    size_t *n);
+/* Starts following pid (a --pid): the targets map and its tables. */
+int probes__add_process(struct probes *p, pid_t pid);
+/* Its tables leave the kernel (it exited). */
+void probes__forget_process(struct probes *p, pid_t pid);
+/* New processes the targets map had no room for (--children). */
+uint64_t probes__dropped_processes(struct probes *p);
 
 /* Readable when there are events; -1 if nothing is watched. */
 int probes__events_fd(struct probes *p);
@@ -108,6 +140,8 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
  * unwinds.
  */
 int probes__sync_modules(struct probes *p);
+/* The same for one followed process. */
+int probes__sync_process(struct probes *p, pid_t pid);
 /* Whether waits are unwound through the target's modules. */
 bool probes__unwinds(const struct probes *p);
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
@@ -118,6 +152,14 @@ void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
  * deltaed against the one read before it.
  */
 int probes__read(struct probes *p, struct snapshot **out);
+/*
+ * Several processes: the frames probes__read_stacks keeps are
+ * translate(ctx, pid, pc) of the raw ones (canonical addresses).
+ */
+void probes__set_translate(struct probes *p,
+			   uint64_t (*translate)(void *ctx, pid_t pid,
+						 uint64_t pc),
+			   void *ctx);
 /* Adds to tab the stacks of snap's entries that it does not have yet. */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);

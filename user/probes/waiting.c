@@ -118,6 +118,7 @@ int waiting__read(int map_fd, bool contended, pid_t tgid, uint64_t now_ns,
 			  ? waiting__contended(&state.contended, now_ns, &key, &ns)
 			  : waiting__full(&state.full, (uint32_t)tid, now_ns,
 					  &key, &ns);
+		key.pid = (uint32_t)tgid;
 		if (in_wait)
 			err = waiting__add(snap, &key, ns);
 	}

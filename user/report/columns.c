@@ -46,6 +46,7 @@ static const struct {
 	[COL_HOLD_AVG] = { "Average Hold (us)", 17, false },
 	[COL_THREAD] = { "Thread", 0, false },
 	[COL_OWNER] = { "Owner", 8, false },
+	[COL_PROCESS] = { "Process", 8, false },
 };
 
 static int max_int(int a, int b)
@@ -99,6 +100,7 @@ void columns__layout(const struct columns_spec *spec, int cols,
 	lay->shown[COL_HOLD] = lay->shown[COL_HOLD_AVG] = spec->hold;
 	lay->shown[COL_THREAD] = spec->thread;
 	lay->shown[COL_OWNER] = spec->thread && spec->owner;
+	lay->shown[COL_PROCESS] = spec->process;
 	lay->w[COL_OBJECT] = max_int(spec->object_need, COLUMNS_OBJECT_MIN);
 	lay->w[COL_SITE] = max_int(spec->site_need, site_min);
 	lay->w[COL_THREAD] = max_int(spec->thread_need, COLUMNS_THREAD_MIN);
@@ -340,6 +342,9 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 				       (double)r->hold_count * 1e-3);
 			else
 				append(&pos, end, "%*s", w, "-");
+			break;
+		case COL_PROCESS:
+			append(&pos, end, "%*" PRId64, w, r->pid);
 			break;
 		case COL_OWNER:
 			if (r->owner_tid != REPORT_NO_TID)

@@ -27,6 +27,7 @@ enum column_id {
 	COL_HOLD_AVG,	/* Average Hold (us) */
 	COL_THREAD,
 	COL_OWNER,	/* the holder a per-thread row waited for */
+	COL_PROCESS,	/* several processes, rows split by process */
 	COL__COUNT,
 };
 
@@ -43,7 +44,7 @@ struct columns_spec {
 	int object_need;	/* widest Object text of the rows shown */
 	int site_need;		/* widest call-site text */
 	int thread_need;	/* widest Thread text (0: numbers only) */
-	bool max, failed, hold, thread, owner;
+	bool max, failed, hold, thread, owner, process;
 	int sort;		/* the column marked as the sort's (a
 				   screen: '*' before its title); -1: none */
 };

@@ -72,7 +72,6 @@ struct sp_key fold__key(const struct fold *f, const struct sp_key *key)
 		k.tid = 0;
 		k.owner_tid = 0;
 	}
-	k.pad = 0;
 	return k;
 }
 

@@ -202,9 +202,30 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 	char comm[64], when[48];
 
 	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
-	fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
-		(int)meta->pid, comm, meta->mode, meta->elapsed_s,
-		rows->count, rows->total, meta->dropped);
+	if (meta->processes) {
+		size_t live = 0;
+
+		for (size_t i = 0; i < meta->n_processes; i++)
+			live += !meta->processes[i].exited;
+		fprintf(out, "syncprof: %zu processes (%zu running):",
+			meta->n_processes, live);
+		for (size_t i = 0; i < meta->n_processes && i < 8; i++) {
+			format__sanitize(meta->processes[i].comm ?
+					 meta->processes[i].comm : "?", comm,
+					 sizeof(comm));
+			fprintf(out, " %d (%s)%s", (int)meta->processes[i].pid,
+				comm, i + 1 < meta->n_processes ? "," : "");
+		}
+		if (meta->n_processes > 8)
+			fprintf(out, " ...");
+		fprintf(out, "\nsyncprof: mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			meta->mode, meta->elapsed_s, rows->count, rows->total,
+			meta->dropped);
+	} else {
+		fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			(int)meta->pid, comm, meta->mode, meta->elapsed_s,
+			rows->count, rows->total, meta->dropped);
+	}
 	if (meta->unwind_stopped)
 		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
@@ -294,6 +315,8 @@ static void table_hist_line(const char *line, void *arg)
 /* What differs between the table's sections. */
 struct table_spec {
 	const char *site_title;	/* the third column's title */
+	bool processes;		/* several processes: a Process column
+				   when rows are split by process */
 	const char *no_site;	/* its text for address 0, NULL: the address */
 	bool failed;		/* the Failed column */
 	bool hold;		/* Hold Time and Average Hold */
@@ -335,6 +358,9 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		}
 	}
 	want.thread = rows->count && rows->rows[0].tid != REPORT_NO_TID;
+	/* Several processes, rows split by process (--per-process). */
+	want.process = spec->processes && !want.thread && rows->count &&
+		       rows->rows[0].pid != REPORT_NO_TID;
 	for (size_t i = 0; i < rows->count; i++) {
 		if (!rows->rows[i].callsite && spec->no_site)
 			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
@@ -399,6 +425,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 {
 	const struct table_spec waits = {
 		.site_title = "Call site", .failed = true, .hold = meta->hold,
+		.processes = meta->processes != NULL,
 		.hist = meta->hist, .stacks = cfg->stacks,
 	};
 	const struct table_spec releases = {
@@ -579,6 +606,8 @@ static json_t *json_row(const struct format_config *cfg,
 		return NULL;
 	jsonout__set(o, "callsite", json_site(r->callsite, &n->callsite, false,
 					      false, err), err);
+	/* Several processes: the row's process; null when rows merge. */
+	jsonout__set(o, "pid", json_tid(r->pid), err);
 	jsonout__set(o, "tid", json_tid(r->tid), err);
 	/* Who held the lock: per-thread rows only, null when not known. */
 	jsonout__set(o, "owner_tid", json_tid(r->tid == REPORT_NO_TID ?
@@ -615,6 +644,31 @@ static json_t *json_notices(const struct format_meta *meta, int *err)
 	}
 	for (size_t i = 0; i < meta->n_notices; i++)
 		jsonout__append(list, jsonout__string(meta->notices[i]), err);
+	return list;
+}
+
+/* Several processes: each followed one, named as it is now; else null. */
+static json_t *json_processes(const struct format_meta *meta, int *err)
+{
+	json_t *list = json_array();
+
+	if (!list) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < meta->n_processes; i++) {
+		const struct format_process *pr = &meta->processes[i];
+		json_t *o = json_object();
+
+		if (!o) {
+			*err = -ENOMEM;
+			break;
+		}
+		jsonout__set(o, "pid", json_integer(pr->pid), err);
+		jsonout__set(o, "comm", jsonout__string(pr->comm), err);
+		jsonout__set(o, "exited", json_boolean(pr->exited), err);
+		jsonout__append(list, o, err);
+	}
 	return list;
 }
 
@@ -663,6 +717,8 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "map_size", jsonout__uint(meta->map_size), err);
 	jsonout__set(o, "rows_total", jsonout__uint(rows->total), err);
 	jsonout__set(o, "notices", json_notices(meta, err), err);
+	jsonout__set(o, "processes", meta->processes ?
+		     json_processes(meta, err) : json_null(), err);
 	jsonout__set(o, "rows", list, err);
 	for (size_t i = 0; i < rows->count && !*err; i++)
 		jsonout__append(list, json_row(cfg, meta, &rows->rows[i],
@@ -834,9 +890,15 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;
 
-		fprintf(out, "%u,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
-			meta->sequence, (int)meta->pid, meta->start_ns,
-			meta->end_ns, meta->dropped, report__type_name(r->type));
+		/* Several processes: the row's, empty when it merges them. */
+		fprintf(out, "%u,", meta->sequence);
+		if (!meta->processes)
+			fprintf(out, "%d", (int)meta->pid);
+		else if (r->pid != REPORT_NO_TID)
+			fprintf(out, "%" PRId64, r->pid);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
+			meta->start_ns, meta->end_ns, meta->dropped,
+			report__type_name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);

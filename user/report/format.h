@@ -37,9 +37,22 @@ uint64_t format__drops_total(const struct format_drops *d);
 void format__drops_text(const struct format_drops *d, unsigned int map_size,
 			char *buf, size_t len);
 
+/* A followed process, as the header names it. */
+struct format_process {
+	pid_t pid;
+	const char *comm;	/* its name now: after an exec, the new one */
+	bool exited;
+};
+
 struct format_meta {
 	pid_t pid;
 	const char *comm;
+	/*
+	 * Several processes (several --pid, --children): every process
+	 * followed in the window (JSON "processes"); NULL: one, pid.
+	 */
+	const struct format_process *processes;
+	size_t n_processes;
 	const char *mode;
 	double elapsed_s;	/* length of the reported window */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */

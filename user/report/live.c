@@ -97,6 +97,8 @@ struct live {
 	struct live_state state;
 	pid_t pid;
 	char cmdline[256];
+	size_t processes;	/* several: followed since attach, 0: one */
+	size_t running;		/* of which still running */
 	const char *mode;
 	enum callsite_style callsite;
 	struct symbolizer *symbolizer;
@@ -406,8 +408,13 @@ static void live__draw_header(struct live *l)
 	char line[LINE_MAX_BYTES], scrolled[32];
 	double window_s;
 
-	snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
-		 l->cmdline);
+	if (l->processes)
+		snprintf(line, sizeof(line), "syncprof  PID %d  %s  processes "
+			 "%zu (%zu running)", (int)l->pid, l->cmdline,
+			 l->processes, l->running);
+	else
+		snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
+			 l->cmdline);
 	put_line(0, line, A_BOLD);
 	snprintf(line, sizeof(line),
 		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
@@ -920,6 +927,12 @@ int live__handle_input(struct live *l)
 	if (err)
 		return err;
 	return actions & (LIVE_REFRESH | LIVE_RETIME);
+}
+
+void live__set_processes(struct live *l, size_t followed, size_t running)
+{
+	l->processes = followed;
+	l->running = running;
 }
 
 int live__input_fd(const struct live *l)

@@ -64,6 +64,11 @@ bool live__applies(const struct options *opts, bool stdout_is_tty);
  * terminal stderr are held and printed when it ends.
  */
 int live__new(const struct live_config *cfg, struct live **out);
+/*
+ * Several processes: how many the header says are followed (since
+ * attach) and still running; before live__update.
+ */
+void live__set_processes(struct live *l, size_t followed, size_t running);
 /* The descriptor to poll for keys. */
 int live__input_fd(const struct live *l);
 /*

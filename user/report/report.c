@@ -54,6 +54,9 @@ static int report__group_cmp(const void *pa, const void *pb, void *arg)
 		return c;
 	if ((c = cmp_u64(a->key.callsite, b->key.callsite)))
 		return c;
+	if ((s->per_thread || s->per_process) &&
+	    (c = cmp_u64(a->key.pid, b->key.pid)))
+		return c;
 	if (s->per_thread && (c = cmp_u64(a->key.tid, b->key.tid)))
 		return c;
 	if (s->per_thread && (c = cmp_u64(a->key.owner_tid, b->key.owner_tid)))
@@ -66,6 +69,8 @@ static bool report__same_row(const struct snapshot_entry *a,
 			     const struct report_settings *s)
 {
 	return a->key.type == b->key.type && a->key.callsite == b->key.callsite &&
+	       (!(s->per_thread || s->per_process) ||
+		a->key.pid == b->key.pid) &&
 	       (!s->per_thread || (a->key.tid == b->key.tid &&
 				   a->key.owner_tid == b->key.owner_tid)) &&
 	       (s->coalesce || a->key.object == b->key.object);
@@ -121,6 +126,8 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		return c;
 	if ((c = cmp_u64(a->type, b->type)))
 		return c;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
 	return a->owner_tid < b->owner_tid ? -1 : a->owner_tid > b->owner_tid;
@@ -234,6 +241,9 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 			row->callsite = e->key.callsite;
 			row->tid = settings->per_thread ? (int64_t)e->key.tid
 							: REPORT_NO_TID;
+			row->pid = (settings->per_thread ||
+				    settings->per_process) && e->key.pid
+				   ? (int64_t)e->key.pid : REPORT_NO_TID;
 			row->owner_tid = settings->per_thread && e->key.owner_tid
 					 ? (int64_t)e->key.owner_tid
 					 : REPORT_NO_TID;

@@ -30,6 +30,8 @@ struct report_row {
 	uint32_t n_objects;
 	uint64_t callsite;
 	int64_t tid;		/* REPORT_NO_TID unless split by thread */
+	int64_t pid;		/* REPORT_NO_TID unless split by process
+				   (--per-process; --per-thread too) */
 	int64_t owner_tid;	/* split by thread: the holder it waited
 				   for, REPORT_NO_TID if not known */
 	uint64_t count;
@@ -49,6 +51,7 @@ struct report_row {
 struct report_settings {
 	bool coalesce;
 	bool per_thread;
+	bool per_process;	/* rows of different processes apart */
 	enum sort_key sort;
 	unsigned int top;	/* 0 = all */
 };

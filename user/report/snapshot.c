@@ -166,6 +166,8 @@ int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
 		return c;
 	if ((c = cmp_u64(a->owner_tid, b->owner_tid)))
 		return c;
+	if ((c = cmp_u64(a->pid, b->pid)))
+		return c;
 	return cmp_u64(a->stack_id, b->stack_id);
 }
 
@@ -218,6 +220,18 @@ void snapshot__seal(struct snapshot *snap)
 		snap->entries[out++] = *e;
 	}
 	snap->count = out;
+}
+
+void snapshot__rekey(struct snapshot *snap,
+		     void (*fn)(void *ctx, struct sp_key *key), void *ctx)
+{
+	for (size_t i = 0; i < snap->count; i++)
+		fn(ctx, &snap->entries[i].key);
+	for (size_t i = 0; i < snap->n_moves; i++) {
+		fn(ctx, &snap->moves[i].from);
+		fn(ctx, &snap->moves[i].to);
+	}
+	snapshot__seal(snap);
 }
 
 size_t snapshot__count(const struct snapshot *snap)

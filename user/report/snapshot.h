@@ -56,6 +56,13 @@ void snapshot__set_threads_exited(struct snapshot *snap, size_t n);
 size_t snapshot__threads_exited(const struct snapshot *snap);
 /* Sorts and merges duplicate keys; call once before reading it. */
 void snapshot__seal(struct snapshot *snap);
+/*
+ * Rewrites every key (entries and moves) with fn, then seals again:
+ * entries fn makes equal merge.  Several processes: addresses become
+ * canonical ones (procspace.h).
+ */
+void snapshot__rekey(struct snapshot *snap,
+		     void (*fn)(void *ctx, struct sp_key *key), void *ctx);
 size_t snapshot__count(const struct snapshot *snap);
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
 /*

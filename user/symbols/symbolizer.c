@@ -48,6 +48,7 @@
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
+#include "procspace.h"
 #include "srcpath.h"
 #include "symbolizer.h"
 
@@ -96,7 +97,24 @@ struct symbolizer {
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
+	/*
+	 * symbolizer__new_space: addresses are canonical ones of several
+	 * processes; each lookup goes to the symbolizer of the process
+	 * that names it (procspace.c).  Not owned.
+	 */
+	struct procspace *space;
 };
+
+/* A canonical address's symbolizer and its address there; false: none. */
+static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
+				 struct symbolizer **to)
+{
+	uint64_t real;
+
+	procspace__resolve(sym->space, *addr, to, &real);
+	*addr = real;
+	return *to != NULL && *to != sym;
+}
 
 static uint64_t monotonic_ns(void)
 {
@@ -273,6 +291,10 @@ int symbolizer__refresh(struct symbolizer *sym)
 	struct procmaps *maps;
 	int err;
 
+	if (sym->space) {
+		procspace__refresh(sym->space);
+		return 0;
+	}
 	if (sym->frozen)
 		return 0;
 	err = procmaps__read(sym->pid, &maps);
@@ -347,6 +369,18 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 		symbolizer__free(sym);
 		return err;
 	}
+	*out = sym;
+	return 0;
+}
+
+int symbolizer__new_space(struct procspace *space, struct symbolizer **out)
+{
+	struct symbolizer *sym = symbolizer__alloc(0, NULL);
+
+	if (!sym)
+		return -ENOMEM;
+	sym->space = space;
+	sym->frozen = true;	/* no process of its own to read */
 	*out = sym;
 	return 0;
 }
@@ -681,6 +715,14 @@ static int symbolizer__resolve(struct symbolizer *sym, uint64_t ret,
 int symbolizer__callsite(struct symbolizer *sym, uint64_t ret_addr,
 			 struct symbol_info *info)
 {
+	struct symbolizer *to;
+
+	if (sym->space) {
+		if (symbolizer__delegate(sym, &ret_addr, &to))
+			return symbolizer__callsite(to, ret_addr, info);
+		*info = (struct symbol_info){ 0 };
+		return -ENOENT;
+	}
 	struct cache_entry *slot = symbolizer__cache(sym, ret_addr, CACHE_CALLSITE);
 	int err;
 
@@ -852,10 +894,21 @@ int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
 	static const struct symbol_frame unknown;
 	enum cache_kind kind = is_return_address ? CACHE_FRAMES_RET
 						 : CACHE_FRAMES_PC;
-	struct cache_entry *slot = symbolizer__cache(sym, pc, kind);
+	struct cache_entry *slot;
 	struct symbol_frame *found;
+	struct symbolizer *to;
 	size_t n_found;
 	int err;
+
+	if (sym->space) {
+		if (symbolizer__delegate(sym, &pc, &to))
+			return symbolizer__frames(to, pc, is_return_address,
+						  frames, n);
+		*frames = &unknown;
+		*n = 1;
+		return -ENOENT;
+	}
+	slot = symbolizer__cache(sym, pc, kind);
 
 	if (slot && slot->key) {
 		*frames = slot->frames;
@@ -885,6 +938,13 @@ int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
 int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 		       struct symbol_module *out)
 {
+	struct symbolizer *to;
+
+	if (sym->space) {
+		if (symbolizer__delegate(sym, &addr, &to))
+			return symbolizer__module(to, addr, out);
+		return -ENOENT;
+	}
 	const struct procmaps_entry *e = symbolizer__find(sym, addr);
 	Dwfl_Module *mod = e ? dwfl_addrmodule(sym->dwfl, addr) : NULL;
 	const unsigned char *bits;
@@ -1005,11 +1065,38 @@ int symbolizer__find_object(struct symbolizer *sym, const char *name,
 	return 0;
 }
 
+/*
+ * Several processes: a lock in shared memory has no symbol; it is named
+ * by its mapping and offset, the same from every process ("path+0xoff").
+ */
+static const char *symbolizer__space_object(struct symbolizer *sym,
+					    uint64_t addr)
+{
+	uint64_t canonical = addr, offset;
+	struct symbolizer *to;
+	const char *path, *name;
+	char *text;
+
+	if (symbolizer__delegate(sym, &addr, &to)) {
+		name = symbolizer__object(to, addr);
+		if (name)
+			return name;
+	}
+	if (!procspace__shared_object(sym->space, canonical, &path, &offset))
+		return NULL;
+	if (asprintf(&text, "%s+0x%" PRIx64, path, offset) < 0)
+		return NULL;
+	return symbolizer__keep(sym, text) ? text : NULL;
+}
+
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr)
 {
-	struct cache_entry *slot = symbolizer__cache(sym, addr, CACHE_OBJECT);
+	struct cache_entry *slot;
 	const char *name;
 
+	if (sym->space)
+		return symbolizer__space_object(sym, addr);
+	slot = symbolizer__cache(sym, addr, CACHE_OBJECT);
 	if (slot && slot->key)
 		return slot->object;
 	name = symbolizer__resolve_object(sym, addr);

@@ -55,6 +55,13 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
  */
 int symbolizer__new_file(const char *path, uint64_t base,
 			 const char *debuginfo_path, struct symbolizer **out);
+/*
+ * Names canonical addresses of several processes (procspace.h): each
+ * lookup goes to the process that names the address; a lock in shared
+ * memory is named by its mapping and offset.  space outlives it.
+ */
+struct procspace;
+int symbolizer__new_space(struct procspace *space, struct symbolizer **out);
 void symbolizer__free(struct symbolizer *sym);
 /* Adds what the target mapped since; call now and then while it lives. */
 int symbolizer__refresh(struct symbolizer *sym);

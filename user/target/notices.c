@@ -23,6 +23,7 @@ enum notice_id {
 	NOTICE_JVM,
 	NOTICE_FULL_FUTEX,
 	NOTICE_MUSL,
+	NOTICE_CHILDREN,
 	NOTICE__COUNT,
 };
 
@@ -100,6 +101,15 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The list in the order of enum notice_id. */
+static void notices__relist(struct notices *n)
+{
+	n->n = 0;
+	for (size_t i = 0; i < NOTICE__COUNT; i++)
+		if (n->text[i])
+			n->list[n->n++] = n->text[i];
+}
+
 static int notices__add(struct notices *n, enum notice_id id, char *text)
 {
 	if (!text)
@@ -173,11 +183,20 @@ int notices__detect(pid_t pid, bool full, struct notices **out)
 		notices__free(n);
 		return err;
 	}
-	for (size_t i = 0; i < NOTICE__COUNT; i++)
-		if (n->text[i])
-			n->list[n->n++] = n->text[i];
+	notices__relist(n);
 	*out = n;
 	return 0;
+}
+
+const char *notices__children(struct notices *n)
+{
+	if (n->text[NOTICE_CHILDREN])
+		return NULL;
+	n->text[NOTICE_CHILDREN] = strdup(
+		"the target shows no lock activity, but it has child "
+		"processes: --children follows them (and future ones)");
+	notices__relist(n);
+	return n->text[NOTICE_CHILDREN];
 }
 
 void notices__free(struct notices *n)

@@ -19,6 +19,12 @@ int notices__detect(pid_t pid, bool full, struct notices **out);
 void notices__free(struct notices *n);
 /* Whether process pid's executable was built by Go's toolchain. */
 bool notices__go_executable(pid_t pid);
+/*
+ * The target shows no lock activity but has child processes, and
+ * --children was not given: in the list from now on.  The sentence, the
+ * first time; else NULL.
+ */
+const char *notices__children(struct notices *n);
 /* The notices, one sentence each, in a stable order. */
 const char *const *notices__list(const struct notices *n, size_t *count);
 

@@ -8,7 +8,9 @@
  * a new inner array, filled, swapped in with one update of the outer
  * map, so the BPF walk sees the old array or the new one, never a mix.
  * Mappings unchanged since the last sync keep their table and bias
- * without reopening the file.
+ * without reopening the file.  Builds are shared by every followed
+ * process: 100 backends of one server cost one libc table and 100 small
+ * mapping arrays (make bench, section processes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,16 +47,23 @@ struct placed {
 	struct sp_mapping m;
 };
 
+/* One process's mappings as last installed. */
+struct proc {
+	pid_t pid;
+	struct placed *placed;
+	size_t n_placed;
+	uint32_t exec_seq;
+	bool installed;
+};
+
 struct unwinder {
 	struct unwinder_config cfg;
 	uint64_t libc_dev, libc_inode;
 	struct build *builds;
 	size_t n_builds, cap_builds;
 	uint32_t next_slot;
-	struct placed *placed;
-	size_t n_placed, cap_placed;
-	uint32_t exec_seq;
-	bool installed;
+	struct proc *procs;
+	size_t n_procs, cap_procs;
 	struct unwinder_stats stats;
 };
 
@@ -89,7 +98,9 @@ void unwinder__free(struct unwinder *u)
 		return;
 	/* The kernel's maps go with the BPF object. */
 	free(u->builds);
-	free(u->placed);
+	for (size_t i = 0; i < u->n_procs; i++)
+		free(u->procs[i].placed);
+	free(u->procs);
 	free(u);
 }
 
@@ -229,8 +240,8 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 }
 
 /* A mapping not seen before: its file's build and load bias. */
-static void unwinder__place(struct unwinder *u, const struct procmaps_entry *e,
-			    struct sp_mapping *m)
+static void unwinder__place(struct unwinder *u, pid_t pid,
+			    const struct procmaps_entry *e, struct sp_mapping *m)
 {
 	const struct build *known = unwinder__find_file(u, e->dev, e->inode);
 	struct elfimage *image = NULL;
@@ -245,7 +256,7 @@ static void unwinder__place(struct unwinder *u, const struct procmaps_entry *e,
 		.table = SP_TABLE_NONE,
 		.flags = unwinder__mapping_flags(e, u->libc_dev, u->libc_inode),
 	};
-	err = procmaps__file_path(u->cfg.pid, e, path, sizeof(path));
+	err = procmaps__file_path(pid, e, path, sizeof(path));
 	if (!err)
 		err = elfimage__open(path, &image);
 	if (!err)
@@ -267,11 +278,11 @@ static void unwinder__place(struct unwinder *u, const struct procmaps_entry *e,
 		m->flags |= SP_MAP_F_FP;
 }
 
-static const struct placed *unwinder__placed(const struct unwinder *u,
+static const struct placed *unwinder__placed(const struct proc *pr,
 					     const struct procmaps_entry *e)
 {
-	for (size_t i = 0; i < u->n_placed; i++) {
-		const struct placed *p = &u->placed[i];
+	for (size_t i = 0; i < pr->n_placed; i++) {
+		const struct placed *p = &pr->placed[i];
 
 		if (p->start == e->start && p->end == e->end &&
 		    p->offset == e->offset && p->dev == e->dev &&
@@ -293,11 +304,12 @@ static bool same_placement(const struct placed *a, size_t na,
 }
 
 /* A new mapping array for the process, swapped in whole. */
-static int unwinder__install(struct unwinder *u, const struct placed *placed,
-			     size_t n, uint32_t exec_seq)
+static int unwinder__install(struct unwinder *u, pid_t pid,
+			     const struct placed *placed, size_t n,
+			     uint32_t exec_seq)
 {
 	struct sp_mapping *v = calloc(n + 1, sizeof(*v));
-	uint32_t key = (uint32_t)u->cfg.pid;
+	uint32_t key = (uint32_t)pid;
 	int fd, err = 0;
 
 	if (!v)
@@ -316,15 +328,33 @@ static int unwinder__install(struct unwinder *u, const struct placed *placed,
 	return err;
 }
 
-int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
+static struct proc *unwinder__proc(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->n_procs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	if (array__grow(&u->procs, &u->cap_procs, u->n_procs + 1,
+			sizeof(*u->procs)))
+		return NULL;
+	u->procs[u->n_procs] = (struct proc){ .pid = pid };
+	return &u->procs[u->n_procs++];
+}
+
+int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq)
 {
 	struct placed *next = NULL;
 	struct procmaps *maps;
+	struct proc *pr = unwinder__proc(u, pid);
 	size_t n = 0;
-	int err = procmaps__read(u->cfg.pid, &maps);
+	int err;
 
-	if (err)
+	if (!pr)
+		return -ENOMEM;
+	err = procmaps__read(pid, &maps);
+	if (err) {
+		pr_debug("unwind: PID %d: maps: %s", (int)pid, strerror(-err));
 		return err;
+	}
 	procmaps__keep_exec_files(maps);
 	next = calloc(procmaps__count(maps) + 1, sizeof(*next));
 	if (!next) {
@@ -333,7 +363,7 @@ int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
 	}
 	for (size_t i = 0; i < procmaps__count(maps); i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
-		const struct placed *old = unwinder__placed(u, e);
+		const struct placed *old = unwinder__placed(pr, e);
 		struct placed *p = &next[n++];
 
 		*p = (struct placed){
@@ -343,30 +373,58 @@ int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
 		if (old)
 			p->m = old->m;
 		else
-			unwinder__place(u, e, &p->m);
+			unwinder__place(u, pid, e, &p->m);
 	}
 	procmaps__free(maps);
-	if (u->installed && exec_seq == u->exec_seq &&
-	    same_placement(next, n, u->placed, u->n_placed)) {
+	if (pr->installed && exec_seq == pr->exec_seq &&
+	    same_placement(next, n, pr->placed, pr->n_placed)) {
 		free(next);
 		return 0;
 	}
-	err = unwinder__install(u, next, n, exec_seq);
+	err = unwinder__install(u, pid, next, n, exec_seq);
 	if (err) {
+		pr_debug("unwind: PID %d: install: %s", (int)pid, strerror(-err));
 		free(next);
 		return err;
 	}
-	free(u->placed);
-	u->placed = next;
-	u->n_placed = u->cap_placed = n;
-	u->exec_seq = exec_seq;
-	u->installed = true;
-	u->stats.mappings = n;
+	free(pr->placed);
+	pr->placed = next;
+	pr->n_placed = n;
+	pr->exec_seq = exec_seq;
+	pr->installed = true;
 	return 1;
+}
+
+int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
+{
+	return unwinder__sync_pid(u, u->cfg.pid, exec_seq);
+}
+
+void unwinder__forget(struct unwinder *u, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	for (size_t i = 0; i < u->n_procs; i++) {
+		if (u->procs[i].pid != pid)
+			continue;
+		bpf_map_delete_elem(u->cfg.mappings_fd, &key);
+		free(u->procs[i].placed);
+		u->procs[i] = u->procs[--u->n_procs];
+		return;
+	}
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
 {
 	*st = u->stats;
-	st->bytes += (u->n_placed + 1) * sizeof(struct sp_mapping);
+	st->mappings = 0;
+	st->processes = 0;
+	for (size_t i = 0; i < u->n_procs; i++) {
+		if (!u->procs[i].installed)
+			continue;
+		st->processes++;
+		st->mappings += u->procs[i].n_placed;
+		st->bytes += (u->procs[i].n_placed + 1) *
+			     sizeof(struct sp_mapping);
+	}
 }

@@ -30,7 +30,8 @@ struct unwinder_stats {
 	size_t tables;		/* module builds read */
 	size_t fp_tables;	/* of which walked by frame pointer */
 	size_t rows;		/* rows in all tables */
-	size_t mappings;	/* the process's executable mappings */
+	size_t mappings;	/* the processes' executable mappings */
+	size_t processes;	/* processes with a mapping array */
 	size_t skipped;		/* skipped functions found (built-in and --skip) */
 	size_t user_skipped;	/* of which --skip named */
 	size_t bytes;		/* kernel memory of rows and mappings */
@@ -47,6 +48,14 @@ void unwinder__free(struct unwinder *u);
  * mappings changed, 0 if not, or -errno.
  */
 int unwinder__sync(struct unwinder *u, uint32_t exec_seq);
+/*
+ * The same for another process (--children, several --pid): its
+ * mappings get their own array; the builds' tables are shared.
+ * exec_seq: the process's image (the exec_seqs map), read before.
+ */
+int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq);
+/* The process has exited: its mapping array leaves the kernel. */
+void unwinder__forget(struct unwinder *u, pid_t pid);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
 
 /* How a mapping of a file is walked, from its name and identity. */

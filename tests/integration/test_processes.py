@@ -1,0 +1,227 @@
+"""Several processes: --children follows a parent and the two children it
+forks after syncprof attached (tests/targets/procs: a process-shared
+mutex in shared memory, each child's waits measured by the child
+itself), in attach and launch mode, in both modes; a child that execs
+another program; several --pid; merged rows against per-process rows;
+the notice when the work is in children syncprof does not follow."""
+import json
+import os
+import re
+
+from harness import BUILD, ROOT, SyncprofTestCase
+
+PROCS = os.path.join(BUILD, "tests", "targets", "procs")
+BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+TOLERANCE = 0.03
+ITERS = 15
+HOLD_US = "3000"
+
+
+def marker_line(source, name):
+    with open(os.path.join(ROOT, "tests", "targets", source)) as f:
+        for number, text in enumerate(f, 1):
+            if re.search(rf"CALLSITE:{name}\b", text):
+                return number
+    raise AssertionError(f"no CALLSITE:{name} in {source}")
+
+
+class Processes(SyncprofTestCase):
+
+    def procs_cmd(self, *args):
+        return [PROCS, "--iters", str(ITERS), "--hold-us", HOLD_US,
+                "--truth", self.tmp.name, *args]
+
+    def read(self, name):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    def children_truth(self):
+        return [self.read(f"child-{c}.json") for c in range(2)]
+
+    def the_report(self, run):
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0)
+        return report
+
+    def attach_children(self, mode, *args):
+        target = self.start_waiting_target(self.procs_cmd("--wait-signal"))
+        run = self.profile_to_the_end(target, "--children", "--mode", mode,
+                                      "--top", "0", *args)
+        return self.the_report(run), target.pid
+
+    def launch_children(self, mode, *args, command=None):
+        run = self.launch(["--children", "--mode", mode, "--top", "0", *args],
+                          command or self.procs_cmd())
+        return self.the_report(run)
+
+    def check_per_child(self, report, mode):
+        parent = self.read("parent.json")
+        line = marker_line("procs.c", "procs_child")
+        pids = {p["pid"] for p in report["processes"]}
+        self.assertLessEqual({parent["pid"], *parent["children"]}, pids)
+        rows = [r for r in report["rows"] if r["object"] == parent["object"]
+                and r["callsite"]["line"] == line]
+        symbols = {r["object_symbol"] for r in rows}
+        # One name for the shared lock, from every process: its mapping.
+        self.assertEqual(len(symbols), 1, rows)
+        self.assertRegex(symbols.pop(), r"\+0x0$")
+        for truth in self.children_truth():
+            mine = [r for r in rows if r["pid"] == truth["pid"]]
+            self.assertEqual(len(mine), 1, f"{truth}: {report['rows']}")
+            row = mine[0]
+            self.assertEqual(row["type"], "mutex")
+            self.assertEqual(row["count"], truth["count"])
+            self.assertEqual(row["count"], ITERS)
+            self.assertWithin(row["wait_ns"], truth["wait_ns"], TOLERANCE)
+            self.assertEqual(row["callsite"]["function"], "child_wait")
+            self.assertTrue(row["callsite"]["module"].endswith("/procs"))
+        if mode == "full":
+            # Every acquisition: the parent took the lock 2 x ITERS times.
+            held = [r for r in report["rows"]
+                    if r["callsite"]["line"] == marker_line("procs.c",
+                                                            "procs_parent")]
+            self.assertEqual([r["pid"] for r in held], [parent["pid"]])
+            self.assertEqual(held[0]["count"], 2 * ITERS)
+        else:
+            # The parent holds; it never blocks.
+            self.assertFalse([r for r in report["rows"]
+                              if r["pid"] == parent["pid"]], report["rows"])
+
+    # --- children forked after attach -------------------------------------
+
+    def test_attach_children_contended(self):
+        report, _ = self.attach_children("contended", "--per-process")
+        self.check_per_child(report, "contended")
+
+    def test_attach_children_full(self):
+        report, _ = self.attach_children("full", "--per-process")
+        self.check_per_child(report, "full")
+
+    def test_launch_children_contended(self):
+        report = self.launch_children("contended", "--per-process")
+        self.check_per_child(report, "contended")
+
+    def test_launch_children_full(self):
+        report = self.launch_children("full", "--per-process")
+        self.check_per_child(report, "full")
+
+    def test_merged_row_is_the_sum_of_the_children(self):
+        report = self.launch_children("contended")
+        parent = self.read("parent.json")
+        truths = self.children_truth()
+        rows = [r for r in report["rows"] if r["object"] == parent["object"]]
+        self.assertEqual(len(rows), 1, report["rows"])
+        row = rows[0]
+        self.assertIsNone(row["pid"])
+        self.assertEqual(row["count"], sum(t["count"] for t in truths))
+        self.assertWithin(row["wait_ns"], sum(t["wait_ns"] for t in truths),
+                          TOLERANCE)
+
+    # --- exec ----------------------------------------------------------
+
+    def test_child_that_execs_is_followed(self):
+        self.check_exec_child()
+
+    def test_child_made_by_posix_spawn_is_followed(self):
+        # clone(CLONE_VM | CLONE_VFORK) and exec: a vfork.
+        self.check_exec_child("--spawn")
+
+    def check_exec_child(self, *how):
+        truth_file = self.path("blocking.json")
+        report = self.launch_children(
+            "contended", "--per-process",
+            command=self.procs_cmd(*how, "--exec", BLOCKING, "mutex",
+                                   "--iters", "40", "--hold-us", HOLD_US,
+                                   "--truth", truth_file))
+        truth = self.read("blocking.json")
+        parent = self.read("parent.json")
+        self.assertEqual(parent["exec_child"], truth["pid"])
+        named = [p["comm"] for p in report["processes"]
+                 if p["pid"] == truth["pid"]]
+        self.assertEqual(named, ["blocking"])
+        rows = [r for r in report["rows"] if r["pid"] == truth["pid"]
+                and r["object"] == truth["object"]]
+        # Every wait counted; those after its tables were read are named
+        # at the new program's own line.
+        self.assertEqual(sum(r["count"] for r in rows), truth["count"])
+        self.assertWithin(sum(r["wait_ns"] for r in rows), truth["wait_ns"],
+                          TOLERANCE)
+        line = marker_line("blocking.c", "blocking_mutex")
+        at_line = [r for r in rows if r["callsite"]["line"] == line]
+        self.assertEqual(len(at_line), 1, rows)
+        self.assertTrue(at_line[0]["callsite"]["module"].endswith("/blocking"))
+        self.assertEqual(at_line[0]["object_symbol"], "big_lock")
+        self.assertGreater(at_line[0]["count"], truth["count"] // 2, rows)
+
+    # --- several --pid ---------------------------------------------------
+
+    def start_blocking(self, n):
+        truth = self.path(f"blocking-{n}.json")
+        target = self.start_waiting_target(
+            [BLOCKING, "mutex", "--iters", str(ITERS), "--hold-us", HOLD_US,
+             "--truth", truth, "--wait-signal"])
+        return target, truth
+
+    def several_pids(self, pid_args, per_process=True):
+        (a, truth_a), (b, truth_b) = self.start_blocking(0), self.start_blocking(1)
+        prof = self.start_syncprof([*pid_args(a.pid, b.pid), "--mode", "contended",
+                                    "--top", "0",
+                                    *(["--per-process"] if per_process else [])])
+        self.go(a)
+        self.go(b)
+        self.assertEqual(a.wait(timeout=60), 0)
+        self.assertEqual(b.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        truths = []
+        for path in (truth_a, truth_b):
+            with open(path) as f:
+                truths.append(json.load(f))
+        return self.the_report(run), truths
+
+    def test_several_pids_a_list(self):
+        report, truths = self.several_pids(
+            lambda a, b: ["--pid", f"{a},{b}"])
+        line = marker_line("blocking.c", "blocking_mutex")
+        for truth in truths:
+            rows = [r for r in report["rows"] if r["pid"] == truth["pid"]
+                    and r["callsite"]["line"] == line]
+            self.assertEqual(len(rows), 1, report["rows"])
+            self.assertEqual(rows[0]["count"], truth["count"])
+            self.assertEqual(rows[0]["object_symbol"], "big_lock")
+            self.assertWithin(rows[0]["wait_ns"], truth["wait_ns"], TOLERANCE)
+
+    def test_several_pids_merge_by_module_and_offset(self):
+        # Two runs of one program: other addresses (ASLR), one call site.
+        report, truths = self.several_pids(
+            lambda a, b: ["--pid", str(a), "-p", str(b)], per_process=False)
+        self.assertNotEqual(truths[0]["object"], truths[1]["object"])
+        line = marker_line("blocking.c", "blocking_mutex")
+        rows = [r for r in report["rows"] if r["callsite"]["line"] == line]
+        self.assertEqual(len(rows), 1, report["rows"])
+        self.assertIsNone(rows[0]["pid"])
+        self.assertEqual(rows[0]["object_symbol"], "big_lock")
+        self.assertEqual(rows[0]["objects"], 1)
+        self.assertEqual(rows[0]["count"], sum(t["count"] for t in truths))
+        self.assertWithin(rows[0]["wait_ns"],
+                          sum(t["wait_ns"] for t in truths), TOLERANCE)
+
+    # --- the notice ------------------------------------------------------
+
+    def test_notice_when_the_work_is_in_children(self):
+        # Long enough (~2 s) for a look at the target while it runs.
+        target = self.start_waiting_target(
+            [PROCS, "--iters", "300", "--hold-us", HOLD_US, "--truth",
+             self.tmp.name, "--wait-signal"])
+        prof = self.start_syncprof(["--pid", str(target.pid), "--mode",
+                                    "contended"])
+        self.go(target)
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        report = self.the_report(run)
+        self.assertEqual(report["rows"], [])
+        self.assertEqual(len(report["notices"]), 1)
+        self.assertIn("--children", report["notices"][0])
+        self.assertEqual(run.stderr.count("--children follows them"), 1,
+                         run.stderr)

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The followed processes, in the order they came.  Names are copied from
+ * /proc/PID/comm when a process is added and after each exec: the report
+ * names a process that exec'ed by its new program at once.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "procset.h"
+
+#define COMM_MAX 64
+
+struct entry {
+	pid_t pid;
+	pid_t parent;
+	char comm[COMM_MAX];
+};
+
+struct procset {
+	struct entry *entries;
+	size_t n, cap;
+	struct format_process *list;	/* what procset__list hands out */
+	size_t list_cap;
+	bool *exited;
+	size_t exited_cap;
+};
+
+int procset__new(struct procset **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void procset__free(struct procset *set)
+{
+	if (!set)
+		return;
+	free(set->entries);
+	free(set->list);
+	free(set->exited);
+	free(set);
+}
+
+static struct entry *procset__find(const struct procset *set, pid_t pid,
+				   size_t *index)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->entries[i].pid == pid) {
+			if (index)
+				*index = i;
+			return &set->entries[i];
+		}
+	}
+	return NULL;
+}
+
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, (int)len, f)) {
+		if (!buf[0])
+			snprintf(buf, len, "?");
+	} else {
+		buf[strcspn(buf, "\n")] = '\0';
+	}
+	if (f)
+		fclose(f);
+}
+
+bool procset__add(struct procset *set, pid_t pid, pid_t parent,
+		  const char *comm)
+{
+	struct entry *e;
+
+	if (procset__find(set, pid, NULL))
+		return false;
+	if (array__grow(&set->entries, &set->cap, set->n + 1,
+			sizeof(*set->entries)) ||
+	    array__grow(&set->exited, &set->exited_cap, set->n + 1,
+			sizeof(*set->exited)))
+		return false;
+	e = &set->entries[set->n];
+	*e = (struct entry){ .pid = pid, .parent = parent };
+	/* A child not yet exec'ed has its parent's name until then. */
+	if (comm && comm[0])
+		snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	else
+		read_comm(pid, e->comm, sizeof(e->comm));
+	set->exited[set->n++] = false;
+	return true;
+}
+
+bool procset__has(const struct procset *set, pid_t pid)
+{
+	return procset__find(set, pid, NULL) != NULL;
+}
+
+void procset__exec(struct procset *set, pid_t pid, const char *comm)
+{
+	struct entry *e = procset__find(set, pid, NULL);
+
+	if (e && comm && comm[0])
+		snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	else if (e)
+		read_comm(pid, e->comm, sizeof(e->comm));
+}
+
+void procset__exited(struct procset *set, pid_t pid)
+{
+	size_t i;
+
+	if (procset__find(set, pid, &i))
+		set->exited[i] = true;
+}
+
+size_t procset__alive(const struct procset *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		n += !set->exited[i];
+	return n;
+}
+
+const struct format_process *procset__list(const struct procset *set,
+					   size_t *n)
+{
+	struct procset *s = (struct procset *)set;
+
+	*n = 0;
+	if (array__grow(&s->list, &s->list_cap, set->n + 1, sizeof(*s->list)))
+		return NULL;
+	for (size_t i = 0; i < set->n; i++)
+		s->list[i] = (struct format_process){
+			.pid = set->entries[i].pid,
+			.comm = set->entries[i].comm,
+			.exited = set->exited[i],
+		};
+	*n = set->n;
+	return s->list;
+}
+
+int procset__children(pid_t pid, pid_t **kids, size_t *n, size_t *cap)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!err && (d = readdir(dir))) {
+		char file[300];
+		long kid;
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%s/children",
+			 (int)pid, d->d_name);
+		f = fopen(file, "re");
+		if (!f)
+			continue;	/* the thread is gone */
+		while (fscanf(f, "%ld", &kid) == 1) {
+			if (array__grow(kids, cap, *n + 1, sizeof(**kids))) {
+				err = -ENOMEM;
+				break;
+			}
+			(*kids)[(*n)++] = (pid_t)kid;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return err;
+}

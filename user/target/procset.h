@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The processes a run follows (several --pid, --children): each one's
+ * PID, parent and name, kept after it exits so reports still name it;
+ * the name is read again after an exec.
+ */
+#ifndef SYNCPROF_PROCSET_H
+#define SYNCPROF_PROCSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "format.h"
+
+struct procset;
+
+int procset__new(struct procset **out);
+void procset__free(struct procset *set);
+/*
+ * Adds pid (parent: 0 for a --pid); false if it was there already.  comm:
+ * its name as the kernel told it, used when /proc no longer has it (a
+ * process that lived a few milliseconds); NULL: /proc only.
+ */
+bool procset__add(struct procset *set, pid_t pid, pid_t parent,
+		  const char *comm);
+bool procset__has(const struct procset *set, pid_t pid);
+/* pid exec'ed: its name is the new program's (comm, else /proc's). */
+void procset__exec(struct procset *set, pid_t pid, const char *comm);
+void procset__exited(struct procset *set, pid_t pid);
+size_t procset__alive(const struct procset *set);
+/* Every process followed, in the order they came, for a report. */
+const struct format_process *procset__list(const struct procset *set,
+					   size_t *n);
+/*
+ * pid's children now (/proc/PID/task/TID/children), appended to *kids
+ * (a growable array of *n, *cap); 0 or -errno.
+ */
+int procset__children(pid_t pid, pid_t **kids, size_t *n, size_t *cap);
+
+#endif
