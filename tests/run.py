@@ -4,8 +4,8 @@ tests (root only), and closes with one 'N passed, N failed, N skipped'
 line.  --build picks the build whose binaries, test programs and
 fixtures are tested (build/, or build-san/ for `make sanitize`).
 The integration tests run in --jobs processes (SYNCPROF_TEST_JOBS,
-default 2), whole modules to each; what fails beside the others runs
-again alone, and the report names it."""
+default 2), a whole module to each as one ends; what fails beside the
+others runs again alone, and the report names it."""
 import argparse
 import glob
 import json
@@ -103,22 +103,20 @@ def run_ids(ids, summary=None):
     return passed, failed, skipped, result.times
 
 
-def shards_of(ids, jobs):
-    """Whole modules per shard (a module's tests share their targets),
-    the biggest first onto the emptiest shard."""
+def modules_of(ids):
+    """The tests by module, the biggest first: a module runs whole in one
+    process (its tests share their targets)."""
     modules = {}
     for i in ids:
         modules.setdefault(i.split(".")[0], []).append(i)
-    shards = [[] for _ in range(jobs)]
-    for _, tests in sorted(modules.items(), key=lambda m: -len(m[1])):
-        min(shards, key=len).extend(tests)
-    return [s for s in shards if s]
+    return sorted(modules.values(), key=len, reverse=True)
 
 
 def run_integration(build, pattern, jobs):
     """The integration tests in `jobs` processes at once (they mostly wait
-    on their targets' sleeps).  A test that fails under that load is run
-    again alone, and counts as failed only if it fails there too."""
+    on their targets' sleeps), a module to each as one ends.  A test that
+    fails under that load is run again alone, and counts as failed only if
+    it fails there too."""
     if os.geteuid() != 0:
         print("integration tests need root (BPF and uprobes); not run")
         return 0, 1, 0
@@ -128,39 +126,45 @@ def run_integration(build, pattern, jobs):
         passed, failed, skipped, times = run_ids(ids)
         print_slowest(times)
         return passed, len(failed), skipped
+    passed = skipped = 0
+    failed, times = [], []
     with tempfile.TemporaryDirectory(prefix="syncprof-tests.") as tmp:
-        procs = []
-        for n, shard in enumerate(shards_of(ids, jobs)):
-            names = os.path.join(tmp, f"shard{n}.txt")
-            with open(names, "w") as f:
-                f.write("\n".join(shard))
-            log = open(os.path.join(tmp, f"shard{n}.log"), "w")
-            procs.append((subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "--build", build,
-                 "--shard", names, "--summary",
-                 os.path.join(tmp, f"shard{n}.json")],
-                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log, n))
-        passed = skipped = 0
-        failed, times = [], []
-        for proc, log, n in procs:
-            proc.wait()
-            log.close()
-            with open(os.path.join(tmp, f"shard{n}.log")) as f:
-                sys.stdout.write(f.read())
-            try:
-                with open(os.path.join(tmp, f"shard{n}.json")) as f:
-                    got = json.load(f)
-            except (OSError, ValueError):
-                print(f"test shard {n} ended without a summary "
-                      f"(exit {proc.returncode})")
-                failed.append(f"shard {n}")
-                continue
-            passed += got["passed"]
-            skipped += got["skipped"]
-            failed += got["failed"]
-            times += got["times"]
+        queue = list(enumerate(modules_of(ids)))
+        running = []
+        while queue or running:
+            while queue and len(running) < jobs:
+                n, tests = queue.pop(0)
+                base = os.path.join(tmp, f"module{n}")
+                with open(base + ".txt", "w") as f:
+                    f.write("\n".join(tests))
+                log = open(base + ".log", "w")
+                running.append((subprocess.Popen(
+                    [sys.executable, os.path.abspath(__file__), "--build",
+                     build, "--shard", base + ".txt", "--summary",
+                     base + ".json"],
+                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log, base))
+            time.sleep(0.2)
+            for entry in [e for e in running if e[0].poll() is not None]:
+                proc, log, base = entry
+                running.remove(entry)
+                log.close()
+                with open(base + ".log") as f:
+                    sys.stdout.write(f.read())
+                sys.stdout.flush()
+                try:
+                    with open(base + ".json") as f:
+                        got = json.load(f)
+                except (OSError, ValueError):
+                    print(f"{base}: ended without a summary "
+                          f"(exit {proc.returncode})")
+                    failed.append(base)
+                    continue
+                passed += got["passed"]
+                skipped += got["skipped"]
+                failed += got["failed"]
+                times += got["times"]
     print_slowest(times)
-    # Only tests can run again: not a shard or a fixture that broke.
+    # Only tests can run again: not a process or a fixture that broke.
     if not failed or any(f not in ids for f in failed):
         return passed, len(failed), skipped
     print(f"\n{len(failed)} failed beside other tests; each again, alone:")

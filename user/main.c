@@ -1278,7 +1278,8 @@ static int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__add_wrappers(s->skip);
 	if (!err)
 		err = notices__detect(target__pid(s->target),
-				      opts->mode != MODE_CONTENDED, &s->notices);
+				      opts->mode != MODE_CONTENDED, several,
+				      &s->notices);
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;

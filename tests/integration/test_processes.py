@@ -77,6 +77,9 @@ class Processes(SyncprofTestCase):
             self.assertWithin(row["wait_ns"], truth["wait_ns"], TOLERANCE)
             self.assertEqual(row["callsite"]["function"], "child_wait")
             self.assertTrue(row["callsite"]["module"].endswith("/procs"))
+        # Full mode's probes reach every process: it says so.
+        self.assertEqual(any("every process of this machine" in n
+                             for n in report["notices"]), mode == "full")
         if mode == "full":
             # Every acquisition: the parent took the lock 2 x ITERS times.
             held = [r for r in report["rows"]

@@ -24,6 +24,7 @@ enum notice_id {
 	NOTICE_FULL_FUTEX,
 	NOTICE_MUSL,
 	NOTICE_CHILDREN,
+	NOTICE_FULL_EVERYWHERE,
 	NOTICE__COUNT,
 };
 
@@ -118,7 +119,8 @@ static int notices__add(struct notices *n, enum notice_id id, char *text)
 	return 0;
 }
 
-int notices__detect(pid_t pid, bool full, struct notices **out)
+int notices__detect(pid_t pid, bool full, bool several,
+		    struct notices **out)
 {
 	struct notices *n = calloc(1, sizeof(*n));
 	struct exe_facts f = { 0 };
@@ -179,6 +181,13 @@ int notices__detect(pid_t pid, bool full, struct notices **out)
 			"stay inside musl's libc (its blocking system calls run in "
 			"assembly without unwind rules) and contended mode types "
 			"its waits as futex (the lock layouts known are glibc's)"));
+	if (!err && full && several)
+		err = notices__add(n, NOTICE_FULL_EVERYWHERE, strdup(
+			"full mode with several processes probes the pthread "
+			"functions in every process of this machine that maps "
+			"them, filtered in the kernel: other processes pay a "
+			"probe hit on each of their lock calls while syncprof "
+			"runs (contended mode, the default, costs them nothing)"));
 	if (err) {
 		notices__free(n);
 		return err;

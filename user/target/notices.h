@@ -14,8 +14,12 @@
 
 struct notices;
 
-/* Looks at the process; full: full mode was asked for.  */
-int notices__detect(pid_t pid, bool full, struct notices **out);
+/*
+ * Looks at the process; full: full mode was asked for; several: more
+ * processes than one are followed.
+ */
+int notices__detect(pid_t pid, bool full, bool several,
+		    struct notices **out);
 void notices__free(struct notices *n);
 /* Whether process pid's executable was built by Go's toolchain. */
 bool notices__go_executable(pid_t pid);
