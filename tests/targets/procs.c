@@ -54,22 +54,6 @@ static void wait_until(atomic_int *flag, int value)
 		sleep_us(50);
 }
 
-/* Whether the (single-threaded) process sits in a futex system call. */
-static bool in_futex(pid_t pid)
-{
-	char path[64], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return atoi(buf) == SYS_futex;
-}
-
 static void write_truth(const char *name, const char *body)
 {
 	char path[4096];
@@ -122,7 +106,7 @@ static void hold_for(int c, int i)
 {
 	pthread_mutex_lock(&sh->lock); /* CALLSITE:procs_parent */
 	atomic_store(&sh->held[c], i);
-	for (int spent = 0; spent < 2000000 && !in_futex(sh->pid[c]);
+	for (int spent = 0; spent < 2000000 && !task_in_futex(sh->pid[c], sh->pid[c]);
 	     spent += 50)
 		sleep_us(50);
 	sleep_us(hold_us);

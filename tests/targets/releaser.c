@@ -144,29 +144,6 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-/* Whether thread tid sleeps in a futex system call now. */
-static bool in_futex(pid_t tid)
-{
-	char path[64], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return atoi(buf) == SYS_futex;
-}
-
-/* Until thread tid blocks (a second at most: a stuck test ends). */
-static void until_in_futex(pid_t tid)
-{
-	for (int spent = 0; spent < 1000000 && !in_futex(tid); spent += 100)
-		sleep_us(100);
-}
-
 static void until(atomic_int *flag, int value)
 {
 	while (atomic_load(flag) < value)
@@ -224,7 +201,7 @@ static void *two_holder(void *arg)
 		until(&done, i - 1);
 		pthread_mutex_lock(&big_lock);
 		atomic_store(&turn, i);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(me ? cfg.hold2_us : cfg.hold_us);
 		if (me)
 			unlock_b();
@@ -256,7 +233,7 @@ static void *later_x(void *arg)
 		t0 = now_ns();
 		pthread_mutex_lock(&big_lock); /* CALLSITE:later_x */
 		waited("first", now_ns() - t0);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(cfg.hold2_us);
 		pthread_mutex_unlock(&big_lock); /* RELEASE:second */
 		until(&done, i);
@@ -269,7 +246,7 @@ static void *later_w(void *arg)
 	set_tid(0);
 	for (int i = 1; i <= cfg.iters; i++) {
 		until(&turn, i);
-		until_in_futex(tids[1]);
+		wait_blocked_in_futex(tids[1]);
 		waited("second", wait_big_lock());
 		atomic_store(&done, i);
 	}
@@ -283,8 +260,8 @@ static void later_holder(void)
 	for (int i = 1; i <= cfg.iters; i++) {
 		pthread_mutex_lock(&big_lock);
 		atomic_store(&turn, i);
-		until_in_futex(tids[1]);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[1]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(cfg.hold_us);
 		pthread_mutex_unlock(&big_lock); /* RELEASE:first */
 		until(&done, i);
@@ -316,11 +293,11 @@ static void signal_holder(pthread_t waiter)
 	for (int i = 1; i <= cfg.iters; i++) {
 		pthread_mutex_lock(&big_lock);
 		atomic_store(&turn, i);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(cfg.hold_us / 2);
 		pthread_kill(waiter, SIGUSR2);
 		sleep_us(cfg.hold_us / 2);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		pthread_mutex_unlock(&big_lock); /* RELEASE:after_signal */
 		until(&done, i);
 	}
@@ -364,7 +341,7 @@ static void cond_releaser(void)
 		until(&ready, n_waiters);
 		for (int w = 0; w < n_waiters; w++) {
 			until_tid(w);
-			until_in_futex(tids[w]);
+			wait_blocked_in_futex(tids[w]);
 		}
 		sleep_us(cfg.hold_us);
 		pthread_mutex_lock(&cond_lock);
@@ -417,7 +394,7 @@ static void requeue_broadcaster(void)
 
 		atomic_store(&words.m, 2);	/* held, with a waiter to come */
 		atomic_store(&turn, i);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(cfg.hold_us);
 		seq = atomic_fetch_add(&words.cv, 1) + 1;
 		requeued_at = now_ns();
@@ -648,7 +625,7 @@ int main(int argc, char **argv)
 		pthread_mutex_lock(&big_lock);
 		pthread_create(&threads[n++], NULL, exit_waiter, NULL);
 		until_tid(0);
-		until_in_futex(tids[0]);
+		wait_blocked_in_futex(tids[0]);
 		sleep_us(cfg.hold_us);
 		wait_ns = now_ns() - exit_t0;
 		failed = 1;

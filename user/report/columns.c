@@ -26,6 +26,7 @@
 
 #include "columns.h"
 #include "format.h"
+#include "utf8.h"
 
 #define SEP 2
 
@@ -133,28 +134,12 @@ enum column_id columns__sort_column(enum sort_key key)
 	}
 }
 
-/* Bytes of the first `cols` columns of s (valid UTF-8). */
-static size_t bytes_for_cols(const char *s, int cols)
-{
-	size_t i = 0;
-	int c = 0;
-
-	for (; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xc0) == 0x80)
-			continue;	/* inside a character */
-		if (c == cols)
-			break;
-		c++;
-	}
-	return i;
-}
-
 /* s without its first columns, so that `cols` are left. */
 static const char *last_cols(const char *s, int cols)
 {
 	int skip = format__width(s) - cols;
 
-	return skip > 0 ? s + bytes_for_cols(s, skip) : s;
+	return skip > 0 ? s + utf8__bytes_for_cols(s, skip) : s;
 }
 
 /* Whether the len bytes at s end in ":LINE" (a file:line). */
@@ -186,7 +171,7 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 		int tail_w = format__width(tail), fn_w = w - tail_w - 1;
 
 		if (fn_w >= 1) {
-			snprintf(buf, len, "%.*s~%s", (int)bytes_for_cols(s, fn_w),
+			snprintf(buf, len, "%.*s~%s", (int)utf8__bytes_for_cols(s, fn_w),
 				 s, tail);
 			return;
 		}
@@ -202,24 +187,7 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 		snprintf(buf, len, "~%s", last_cols(s, w - 1));
 		return;
 	}
-	snprintf(buf, len, "%.*s~", (int)bytes_for_cols(s, w - 1), s);
-}
-
-/* snprintf at *pos, never past end - 1; *pos stays on the NUL. */
-static void __attribute__((format(printf, 3, 4)))
-append(char **pos, char *end, const char *fmt, ...)
-{
-	size_t avail = (size_t)(end - *pos);
-	va_list ap;
-	int n;
-
-	if (avail <= 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(*pos, avail, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
+	snprintf(buf, len, "%.*s~", (int)utf8__bytes_for_cols(s, w - 1), s);
 }
 
 /* s (already at most w columns) aligned in w columns. */
@@ -230,9 +198,9 @@ static void append_cell(char **pos, char *end, const char *s, int w, bool left)
 	if (pad < 0)
 		pad = 0;
 	if (left)
-		append(pos, end, "%s%*s", s, pad, "");
+		format__append(pos, end, "%s%*s", s, pad, "");
 	else
-		append(pos, end, "%*s%s", pad, "", s);
+		format__append(pos, end, "%*s%s", pad, "", s);
 }
 
 void columns__title(const struct columns_layout *lay, char *buf, size_t len)
@@ -256,14 +224,14 @@ void columns__title(const struct columns_layout *lay, char *buf, size_t len)
 			snprintf(marked, sizeof(marked), "*%s", title);
 			title = marked;
 			if (format__width(title) > w && !first) {
-				append(&pos, end, " ");
+				format__append(&pos, end, " ");
 				append_cell(&pos, end, title, w + 1, cols_def[c].left);
 				first = false;
 				continue;
 			}
 		}
 		if (!first)
-			append(&pos, end, "%*s", SEP, "");
+			format__append(&pos, end, "%*s", SEP, "");
 		first = false;
 		if (c == COL_SITE || c == COL_OBJECT) {
 			char cut[64];
@@ -292,10 +260,10 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 		if (!lay->shown[c])
 			continue;
 		if (c != COL_TYPE)
-			append(&pos, end, "%*s", SEP, "");
+			format__append(&pos, end, "%*s", SEP, "");
 		switch (c) {
 		case COL_TYPE:
-			append(&pos, end, "%-*s", w, report__type_name(r->type));
+			format__append(&pos, end, "%-*s", w, report__type_name(r->type));
 			break;
 		case COL_OBJECT:
 		case COL_SITE:
@@ -314,43 +282,43 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 			append_cell(&pos, end, cell, w, cols_def[c].left);
 			break;
 		case COL_WAIT:
-			append(&pos, end, "%*.5f", w, (double)r->wait_ns * 1e-9);
+			format__append(&pos, end, "%*.5f", w, (double)r->wait_ns * 1e-9);
 			break;
 		case COL_COUNT:
-			append(&pos, end, "%*" PRIu64, w, r->count);
+			format__append(&pos, end, "%*" PRIu64, w, r->count);
 			break;
 		case COL_AVG:
 			if (r->count)
-				append(&pos, end, "%*.2f", w,
+				format__append(&pos, end, "%*.2f", w,
 				       (double)report__counted_ns(r) /
 				       (double)r->count * 1e-3);
 			else
-				append(&pos, end, "%*s", w, "-");
+				format__append(&pos, end, "%*s", w, "-");
 			break;
 		case COL_MAX:
-			append(&pos, end, "%*.2f", w, (double)r->max_ns * 1e-3);
+			format__append(&pos, end, "%*.2f", w, (double)r->max_ns * 1e-3);
 			break;
 		case COL_FAILED:
-			append(&pos, end, "%*" PRIu64, w, r->failed);
+			format__append(&pos, end, "%*" PRIu64, w, r->failed);
 			break;
 		case COL_HOLD:
-			append(&pos, end, "%*.5f", w, (double)r->hold_ns * 1e-9);
+			format__append(&pos, end, "%*.5f", w, (double)r->hold_ns * 1e-9);
 			break;
 		case COL_HOLD_AVG:
 			if (r->hold_count)
-				append(&pos, end, "%*.2f", w, (double)r->hold_ns /
+				format__append(&pos, end, "%*.2f", w, (double)r->hold_ns /
 				       (double)r->hold_count * 1e-3);
 			else
-				append(&pos, end, "%*s", w, "-");
+				format__append(&pos, end, "%*s", w, "-");
 			break;
 		case COL_PROCESS:
-			append(&pos, end, "%*" PRId64, w, r->pid);
+			format__append(&pos, end, "%*" PRId64, w, r->pid);
 			break;
 		case COL_OWNER:
 			if (r->owner_tid != REPORT_NO_TID)
-				append(&pos, end, "%*" PRId64, w, r->owner_tid);
+				format__append(&pos, end, "%*" PRId64, w, r->owner_tid);
 			else
-				append(&pos, end, "%*s", w, "-");
+				format__append(&pos, end, "%*s", w, "-");
 			break;
 		}
 	}

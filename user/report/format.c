@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,21 @@ const char *format__source_root_text(const struct report_rows *rows,
 		    strlen(names[i].callsite.file) > strip)
 			return names[i].callsite.file;
 	return NULL;
+}
+
+void format__append(char **pos, char *end, const char *fmt, ...)
+{
+	size_t avail = (size_t)(end - *pos);
+	va_list ap;
+	int n;
+
+	if (avail <= 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(*pos, avail, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
 }
 
 int format__width(const char *s)

@@ -184,6 +184,9 @@ void format__object_text(const struct report_row *r, const char *symbol,
 void format__json_string(FILE *out, const char *s);
 /* Display width of a sanitized (valid UTF-8) string, in columns. */
 int format__width(const char *s);
+/* snprintf at *pos, never past end - 1; *pos stays on the NUL. */
+void format__append(char **pos, char *end, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 void format__csv_field(FILE *out, const char *s);
 /*

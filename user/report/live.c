@@ -77,6 +77,7 @@
 #include "callgraph.h"
 #include "columns.h"
 #include "format.h"
+#include "utf8.h"
 #include "hist.h"
 #include "live.h"
 #include "log.h"
@@ -291,22 +292,6 @@ int live__table_rows(int lines)
 	return lines > CHROME_LINES ? lines - CHROME_LINES : 0;
 }
 
-/* Bytes of the first `cols` columns of s (valid UTF-8). */
-static size_t bytes_for_cols(const char *s, int cols)
-{
-	size_t i = 0;
-	int c = 0;
-
-	for (; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xc0) == 0x80)
-			continue;	/* inside a character */
-		if (c == cols)
-			break;
-		c++;
-	}
-	return i;
-}
-
 /* ---- data --------------------------------------------------------------- */
 
 static int cmp_u32(const void *a, const void *b)
@@ -371,7 +356,7 @@ static void put_line(int y, const char *text, attr_t attr)
 		return;
 	move(y, 0);
 	attron(attr);
-	addnstr(text, (int)bytes_for_cols(text, COLS));
+	addnstr(text, (int)utf8__bytes_for_cols(text, COLS));
 	attroff(attr);
 }
 
@@ -383,7 +368,7 @@ static void put_bar(int y, const char *text)
 	if (y < 0 || y >= LINES)
 		return;
 	attron(A_REVERSE);
-	mvaddnstr(y, 0, text, (int)bytes_for_cols(text, COLS));
+	mvaddnstr(y, 0, text, (int)utf8__bytes_for_cols(text, COLS));
 	for (int x = w; x < COLS; x++)
 		mvaddch(y, x, ' ');
 	attroff(A_REVERSE);

@@ -37,3 +37,18 @@ bool utf8__is_control(uint32_t cp)
 {
 	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
 }
+
+size_t utf8__bytes_for_cols(const char *s, int cols)
+{
+	size_t i = 0;
+	int c = 0;
+
+	for (; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xc0) == 0x80)
+			continue;	/* inside a character */
+		if (c == cols)
+			break;
+		c++;
+	}
+	return i;
+}

@@ -13,6 +13,8 @@
  * NUL-terminated: a sequence cut by the NUL is invalid.
  */
 size_t utf8__decode(const unsigned char *s, uint32_t *cp);
+/* Bytes of the first cols columns of a valid UTF-8 string. */
+size_t utf8__bytes_for_cols(const char *s, int cols);
 /* C0 and C1 controls and DEL: never written to a terminal as they are. */
 bool utf8__is_control(uint32_t cp);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "utf8.h"
 #include "stateformat.h"
 #include "statepanel.h"
 
@@ -70,39 +71,6 @@ int statepanel__lines(int available, size_t n)
 	return 1 + (n ? rows : 1) + 1;
 }
 
-/* snprintf at *pos, never past end - 1. */
-static void __attribute__((format(printf, 3, 4)))
-append(char **pos, char *end, const char *fmt, ...)
-{
-	size_t avail = (size_t)(end - *pos);
-	va_list ap;
-	int n;
-
-	if (avail <= 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(*pos, avail, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
-}
-
-/* Bytes of the first `cols` columns of a valid UTF-8 string. */
-static size_t bytes_for_cols(const char *s, int cols)
-{
-	size_t i = 0;
-	int c = 0;
-
-	for (; s[i]; i++) {
-		if (((unsigned char)s[i] & 0xc0) == 0x80)
-			continue;
-		if (c == cols)
-			break;
-		c++;
-	}
-	return i;
-}
-
 void statepanel__title_text(const struct statepanel_layout *lay, char *buf,
 			    size_t len)
 {
@@ -114,9 +82,9 @@ void statepanel__title_text(const struct statepanel_layout *lay, char *buf,
 	if (!len)
 		return;
 	buf[0] = '\0';
-	append(&pos, end, "%*s  %-*s  %-*.*s", TID_W, "TID", lay->name_w, "Name",
+	format__append(&pos, end, "%*s  %-*s  %-*.*s", TID_W, "TID", lay->name_w, "Name",
 	       lay->bar_w + 2, lay->bar_w + 2, bar);
-	append(&pos, end, " %*s %*s %*s %*s", SHARE_W, "Run%", SHARE_W, "Rdy%",
+	format__append(&pos, end, " %*s %*s %*s %*s", SHARE_W, "Run%", SHARE_W, "Rdy%",
 	       SHARE_W, "Lock%", SHARE_W, "Slp%");
 }
 
@@ -137,24 +105,24 @@ void statepanel__row_text(const struct statepanel_layout *lay,
 		return;
 	buf[0] = '\0';
 	if (r->tid == STATES_NO_TID)
-		append(&pos, end, "%*s  ", TID_W, "-");
+		format__append(&pos, end, "%*s  ", TID_W, "-");
 	else
-		append(&pos, end, "%*" PRId64 "  ", TID_W, r->tid);
+		format__append(&pos, end, "%*" PRId64 "  ", TID_W, r->tid);
 	stateformat__name(r, name, sizeof(name));
 	w = format__width(name);
 	if (w > lay->name_w)
-		append(&pos, end, "%.*s~", (int)bytes_for_cols(name, lay->name_w - 1),
+		format__append(&pos, end, "%.*s~", (int)utf8__bytes_for_cols(name, lay->name_w - 1),
 		       name);
 	else
-		append(&pos, end, "%s%*s", name, lay->name_w - w, "");
-	append(&pos, end, "  [");
+		format__append(&pos, end, "%s%*s", name, lay->name_w - w, "");
+	format__append(&pos, end, "  [");
 	stateformat__bar(r, window_ns, lay->bar_w, cells);
 	for (int k = 0; k < STATES__COUNT; k++)
 		for (int i = 0; i < cells[k]; i++, used++)
-			append(&pos, end, "%c", statepanel_chars[k]);
-	append(&pos, end, "%*s]", lay->bar_w - used, "");
+			format__append(&pos, end, "%c", statepanel_chars[k]);
+	format__append(&pos, end, "%*s]", lay->bar_w - used, "");
 	for (int k = 0; k < STATES__COUNT; k++)
-		append(&pos, end, " %*.1f", SHARE_W,
+		format__append(&pos, end, " %*.1f", SHARE_W,
 		       share(r->ns[k], stateformat__capacity(r, window_ns)));
 }
 
@@ -184,7 +152,7 @@ static void draw_line(int y, const char *text, int bar_x, int bar_w, attr_t attr
 
 	move(y, 0);
 	for (const char *p = text; *p && x < COLS; x++) {
-		size_t n = bytes_for_cols(p, 1);
+		size_t n = utf8__bytes_for_cols(p, 1);
 		bool in_bar = x >= bar_x && x < bar_x + bar_w;
 		int pair = in_bar && has_colors() ? char_pair(*p) : 0;
 

@@ -36,17 +36,18 @@ static inline void sleep_us(int us)
 }
 
 /*
- * Whether thread tid of this process sits in a futex system call: /proc's
+ * Whether thread tid of process pid sits in a futex system call: /proc's
  * syscall file starts with its number.  A waiter still on its way (a
  * loaded machine can keep it off the CPU for milliseconds) has not
  * blocked yet, and contended mode would rightly not count it.
  */
-static inline bool thread_in_futex(pid_t tid)
+static inline bool task_in_futex(pid_t pid, pid_t tid)
 {
 	char path[64], buf[32] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
+		 (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -54,6 +55,12 @@ static inline bool thread_in_futex(pid_t tid)
 		buf[0] = 0;
 	fclose(f);
 	return atoi(buf) == SYS_futex;
+}
+
+/* The same, for a thread of this process. */
+static inline bool thread_in_futex(pid_t tid)
+{
+	return task_in_futex(getpid(), tid);
 }
 
 /*
