@@ -484,6 +484,7 @@ FUZZ_MODS_elfimage   := symbols/elfimage
 FUZZ_MODS_cfitable   := unwind/cfitable array
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
+                        symbols/holders symbols/perfmap \
                         symbols/demangle target/procmaps array log
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
