@@ -328,6 +328,7 @@ class Lifecycle(SyncprofTestCase):
                          r"  +\d+\.\d{5}  +10  +\d+\.\d\d  +\d+\.\d\d  +0$")
 
     def test_csv_output(self):
+        before = time.time_ns()
         proc = subprocess.run(
             [SYNCPROF, "--mode", "full", "--format", "csv", "--", WORKLOAD, "heap", "--threads", "1",
              "--iters", "2", "--objects", "3", "--hold-us", "100"],
@@ -340,6 +341,9 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(heap[0]["type"], "mutex")
         self.assertEqual(heap[0]["object"], "")
         self.assertTrue(heap[0]["module"].endswith("/workload"))
+        # The window's end by the wall clock: during the run.
+        self.assertLessEqual(before, int(heap[0]["time_ns"]))
+        self.assertLessEqual(int(heap[0]["time_ns"]), time.time_ns())
 
     def test_output_file_keeps_stdout_for_the_target(self):
         run = self.launch([], ["sh", "-c", "echo target-output"])

@@ -1365,7 +1365,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns\n");
 	free(buf);
 }
 
@@ -1391,7 +1391,22 @@ static void test_csv_row(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
 		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,\n");
+		"5,1000000000,200000000,201000000,0,,\n");
+	free(out);
+}
+
+static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	const struct format_names names[1] = { 0 };
+	struct format_meta m = meta;
+	char *out;
+
+	m.wall_ns = 1763912472345678901ull;
+	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
+	assert_non_null(strstr(out, ",1763912472345678901\n"));
 	free(out);
 }
 
@@ -1410,7 +1425,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,\n");
+		",,,,,77,0,500,,400,2,,\n");
 	free(out);
 }
 
@@ -1435,7 +1450,7 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
 		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,\n");
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,\n");
 	free(out);
 }
 
@@ -1735,6 +1750,7 @@ int main(void)
 		cmocka_unit_test(test_module_paths_round_trip),
 		cmocka_unit_test(test_csv_header),
 		cmocka_unit_test(test_csv_row),
+		cmocka_unit_test(test_csv_rows_end_with_the_wall_clock),
 		cmocka_unit_test(test_csv_unknowns_are_empty),
 		cmocka_unit_test(test_csv_quotes_commas_and_quotes),
 		cmocka_unit_test(test_csv_rows_without_header),

@@ -837,7 +837,7 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid";
+	"max_ns,failed,owner_tid,time_ns";
 
 void format__csv_header(FILE *out)
 {
@@ -940,6 +940,10 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", r->max_ns, r->failed);
 		if (r->owner_tid != REPORT_NO_TID)
 			fprintf(out, "%" PRId64, r->owner_tid);
+		/* The window's end by the wall clock, as JSON's time_ns. */
+		fputc(',', out);
+		if (meta->wall_ns)
+			fprintf(out, "%" PRIu64, meta->wall_ns);
 		fputc('\n', out);
 	}
 	return 0;
