@@ -25,6 +25,8 @@ DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev 
 # a musl-linked program (the notices; Go's are built with golang-go), and
 # Debian's QEMU, whose exported lock wrappers the built-in list names.
 DEB_PKGS    += libglib2.0-dev musl-tools qemu-system-x86
+# A real multi-process server for --children: PostgreSQL and its pgbench.
+DEB_PKGS    += postgresql-15
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
 # The live screen: ncurses draws it; tests drive it in tmux, a real terminal.

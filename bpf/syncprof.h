@@ -105,6 +105,9 @@ enum sp_counter {
 				   returning (longjmp): counted as failed */
 	SP_CNT_DROPPED_PROCS,	/* --children: the targets map was full,
 				   a new process was not followed */
+	SP_CNT_LOST_PROC_EVENTS, /* the loader's event ring was full: a
+				   fork, exec, exit or library load it
+				   never heard of */
 	SP_CNT__COUNT,
 };
 

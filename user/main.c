@@ -856,6 +856,28 @@ static void session__target_exited(struct session *s)
 			(int)target__pid(s->target));
 }
 
+/*
+ * Takes the kernel's events: tables for every process event that came
+ * meanwhile, then names.  A batch taken is processed before the next is
+ * (taking one replaces the last); after 8, the rest waits in the ring
+ * for the next poll.  What else was seen is returned.
+ */
+static unsigned int session__take_events(struct session *s)
+{
+	unsigned int seen = probes__consume_events(s->probes);
+
+	for (int round = 0; seen & PROBES_EVENT_PROCESSES; round++) {
+		session__process_events(s);
+		seen &= ~PROBES_EVENT_PROCESSES;
+		if (round == 7)
+			break;
+		seen |= probes__consume_events(s->probes);
+	}
+	if (s->space)
+		session__name_processes(s);
+	return seen;
+}
+
 /* Runs until the duration ends, a signal comes or the target exits. */
 static int session__loop(struct session *s, int signal_fd)
 {
@@ -919,17 +941,8 @@ static int session__loop(struct session *s, int signal_fd)
 		if (fds[FD_DURATION].revents)
 			break;
 		if (fds[FD_EVENTS].revents) {
-			unsigned int seen = probes__consume_events(s->probes);
+			unsigned int seen = session__take_events(s);
 
-			/* Tables for every event that came meanwhile, then names. */
-			for (int round = 0; round < 8 &&
-			     (seen & PROBES_EVENT_PROCESSES); round++) {
-				session__process_events(s);
-				seen &= ~PROBES_EVENT_PROCESSES;
-				seen |= probes__consume_events(s->probes);
-			}
-			if (s->space)
-				session__name_processes(s);
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
 			/* Several: per process above; names refreshed here. */
@@ -1207,10 +1220,22 @@ static void report_unwind_tables(struct session *s)
 static void report_costs(struct session *s)
 {
 	struct probes_stack_counts c;
-	uint64_t run_ns, runs;
+	uint64_t run_ns, runs, n;
 
 	if (!s->probes)
 		return;
+	/* Said without -v: what was lost of the processes followed. */
+	n = probes__dropped_processes(s->probes);
+	if (n)
+		pr_warn("%llu new processes were not followed: the table of "
+			"followed processes (4096 alive at once) was full",
+			(unsigned long long)n);
+	n = probes__lost_process_events(s->probes);
+	if (n)
+		pr_warn("%llu process events (fork, exec, exit, library load) "
+			"were lost to a full ring: their waits are counted, but "
+			"those processes may be unnamed, or walked with their "
+			"parent's tables", (unsigned long long)n);
 	probes__stack_counts(s->probes, &c);
 	if (probes__unwinds(s->probes))
 		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
@@ -1507,6 +1532,9 @@ int main(int argc, char **argv)
 		session__target_exited(&s);
 	else
 		err = session__loop(&s, signal_fd);
+	/* Several: the last events too, so the report names every process. */
+	for (int i = 0; !err && s.space && i < 8; i++)
+		session__take_events(&s);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
 	if (err) {

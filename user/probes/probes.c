@@ -963,6 +963,11 @@ uint64_t probes__dropped_processes(struct probes *p)
 	return probes__counter(p, SP_CNT_DROPPED_PROCS);
 }
 
+uint64_t probes__lost_process_events(struct probes *p)
+{
+	return probes__counter(p, SP_CNT_LOST_PROC_EVENTS);
+}
+
 const struct probes_proc_event *probes__proc_events(const struct probes *p,
 						    size_t *n)
 {

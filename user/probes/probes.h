@@ -120,6 +120,11 @@ int probes__add_process(struct probes *p, pid_t pid);
 void probes__forget_process(struct probes *p, pid_t pid);
 /* New processes the targets map had no room for (--children). */
 uint64_t probes__dropped_processes(struct probes *p);
+/*
+ * Events of processes (fork, exec, exit, a library load) the kernel could
+ * not pass on: a full ring.  Their waits are counted all the same.
+ */
+uint64_t probes__lost_process_events(struct probes *p);
 
 /* Readable when there are events; -1 if nothing is watched. */
 int probes__events_fd(struct probes *p);
