@@ -142,10 +142,34 @@ static void test_frame_text(void **state UNUSED)
 	assert_string_equal(buf, "0xabc");
 }
 
+/* Two stacks apart only by return addresses in the same lines: one. */
+static void test_stacks_alike_on_screen_print_once(void **state UNUSED)
+{
+	const struct rowstacks_pc pcs[] = {
+		{ 0x5500000099, true, &worker_frame, 1 },
+		{ 0x7f0000008e3a, true, &libc_frame, 1 },
+		{ 0x55000000a1, true, &worker_frame, 1 },
+		{ 0x7f0000008e3a, true, &libc_frame, 1 },
+	};
+	struct rowstacks_stack stacks[] = {
+		{ 0xaa, 6, 3000, 900, 1, &pcs[0], 2, STACKTAB_END_COMPLETE },
+		{ 0xbb, 4, 1000, 700, 0, &pcs[2], 2, STACKTAB_END_COMPLETE },
+	};
+	const struct rowstacks rs = { .stacks = stacks, .n_stacks = 2 };
+	const struct report_row row = { .count = 10, .wait_ns = 4000, .failed = 1 };
+	char *out = print(&row, &rs, "/src/demo/");
+
+	assert_non_null(strstr(out, "--100.00%-- 10 waits (100.00%)"));
+	assert_non_null(strstr(out, "max 0.90 us  failed 1"));
+	assert_null(strstr(strstr(out, "start_thread") + 1, "worker"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks_under_a_row),
+		cmocka_unit_test(test_stacks_alike_on_screen_print_once),
 		cmocka_unit_test(test_share_by_count_without_wait),
 		cmocka_unit_test(test_frame_text),
 	};

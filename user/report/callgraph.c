@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "callgraph.h"
 #include "format.h"
@@ -32,29 +35,81 @@ static void callgraph__header(FILE *out, const struct report_row *row,
 	fputc('\n', out);
 }
 
+/*
+ * What a stack prints as: its frames' lines and how it ends.  Stacks that
+ * differ only by return addresses within the same lines print the same,
+ * and are printed once, summed.  NULL without memory.
+ */
+static char *callgraph__text(const struct rowstacks_stack *st,
+			     const char *root, size_t root_len)
+{
+	char text[FORMAT_TEXT_MAX], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t p = 0; p < st->n_pcs; p++) {
+		const struct rowstacks_pc *pc = &st->pcs[p];
+
+		for (size_t i = 0; i < pc->n_frames; i++) {
+			format__frame_text(&pc->frames[i], pc->pc, root,
+					   root_len, text, sizeof(text));
+			fprintf(f, FRAME_INDENT "%s\n", text);
+		}
+	}
+	if (st->end == STACKTAB_END_TRUNCATED)
+		fputs(FRAME_INDENT "... (--stack-depth reached)\n", f);
+	else if (st->end == STACKTAB_END_STOPPED)
+		fputs(FRAME_INDENT "... (the unwinding stopped here)\n", f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 void callgraph__print(FILE *out, const struct report_row *row,
 		      const struct rowstacks *rs, const char *root,
 		      size_t root_len)
 {
-	char text[FORMAT_TEXT_MAX];
+	char **texts = calloc(rs->n_stacks ? rs->n_stacks : 1, sizeof(*texts));
+	bool *done = calloc(rs->n_stacks ? rs->n_stacks : 1, sizeof(*done));
 
+	for (size_t i = 0; texts && i < rs->n_stacks; i++)
+		texts[i] = callgraph__text(&rs->stacks[i], root, root_len);
 	for (size_t i = 0; i < rs->n_stacks; i++) {
-		const struct rowstacks_stack *st = &rs->stacks[i];
+		struct rowstacks_stack sum = rs->stacks[i];
+		const char *text = texts ? texts[i] : NULL;
 
-		callgraph__header(out, row, st);
-		for (size_t p = 0; p < st->n_pcs; p++) {
-			const struct rowstacks_pc *pc = &st->pcs[p];
+		if (done && done[i])
+			continue;
+		/* The same lines further down: one stack on the screen. */
+		for (size_t j = i + 1; text && done && j < rs->n_stacks; j++) {
+			const struct rowstacks_stack *o = &rs->stacks[j];
 
-			for (size_t f = 0; f < pc->n_frames; f++) {
-				format__frame_text(&pc->frames[f], pc->pc, root,
-						   root_len, text, sizeof(text));
-				fprintf(out, FRAME_INDENT "%s\n", text);
-			}
+			if (!texts[j] || strcmp(text, texts[j]) ||
+			    !o->stack_id != !sum.stack_id)
+				continue;
+			done[j] = true;
+			sum.count += o->count;
+			sum.wait_ns += o->wait_ns;
+			sum.failed += o->failed;
+			sum.max_ns = sum.max_ns && o->max_ns ?
+				     (o->max_ns > sum.max_ns ? o->max_ns : sum.max_ns) : 0;
 		}
-		if (st->end == STACKTAB_END_TRUNCATED)
-			fputs(FRAME_INDENT "... (--stack-depth reached)\n", out);
-		else if (st->end == STACKTAB_END_STOPPED)
-			fputs(FRAME_INDENT "... (the unwinding stopped here)\n",
-			      out);
+		callgraph__header(out, row, &sum);
+		if (text) {
+			fputs(text, out);
+		} else {
+			char *alone = callgraph__text(&sum, root, root_len);
+
+			fputs(alone ? alone : FRAME_INDENT "?\n", out);
+			free(alone);
+		}
 	}
+	for (size_t i = 0; texts && i < rs->n_stacks; i++)
+		free(texts[i]);
+	free(texts);
+	free(done);
 }
