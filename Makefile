@@ -35,6 +35,10 @@ DEB_PKGS    += libncurses-dev tmux
 # reads it back in the tests.
 DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
 
+# --serve: libmicrohttpd serves HTTP; the tests scrape it with Debian's
+# Prometheus (and its promtool) and go tool pprof.
+DEB_PKGS    += libmicrohttpd-dev prometheus
+
 # JSON reports: jansson writes them, the unit tests parse them back.
 DEB_PKGS    += libjansson-dev
 
@@ -71,6 +75,9 @@ LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+# libmicrohttpd: --serve (user/serve/serve.c).
+LIB_CFLAGS  += $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+LIB_LDLIBS  += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CFLAGS      ?= -g -O2
 
 # make sanitize: syncprof, the unit tests, the test programs and fixtures in

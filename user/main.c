@@ -22,6 +22,7 @@
 #include "condprobe.h"
 #include "format.h"
 #include "hostcheck.h"
+#include "hostprocs.h"
 #include "libcmodel.h"
 #include "live.h"
 #include "log.h"
@@ -32,6 +33,7 @@
 #include "recording.h"
 #include "replay.h"
 #include "report.h"
+#include "serve.h"
 #include "skiplist.h"
 #include "notices.h"
 #include "snapshot.h"
@@ -75,6 +77,8 @@ struct session {
 	bool notice_children;	/* the --children notice was given */
 	struct probes_proc_event *naming;	/* events whose names wait */
 	size_t n_naming, naming_cap;
+	struct serve *serve;	/* --serve, or NULL */
+	struct snapshot *serve_blame;	/* --serve: the last blame read */
 };
 
 /* Several processes: an address of pid, as reports key it. */
@@ -437,6 +441,12 @@ static int session__read(struct session *s)
 		return err;
 	}
 	err = snapshot__delta(snap, s->prev, &delta);
+	if (!err && s->serve) {
+		size_t n;
+		const struct format_process *procs = procset__list(s->procs, &n);
+
+		err = serve__add_delta(s->serve, delta, procs, n);
+	}
 	if (!err)
 		err = snapshot__merge(s->pending, delta, &sum);
 	snapshot__free(delta);
@@ -449,6 +459,49 @@ static int session__read(struct session *s)
 	snapshot__free(s->prev);
 	s->prev = snap;
 	return 0;
+}
+
+/* --serve: a scrape reads the probes as a report does. */
+static int session__serve_read(void *ctx, struct serve_view *v)
+{
+	struct session *s = ctx;
+	int err = session__read(s);
+
+	if (!err && s->probes && s->opts->blame) {
+		snapshot__free(s->serve_blame);
+		s->serve_blame = NULL;
+		err = probes__read_blame(s->probes, &s->serve_blame);
+		session__rekey(s, s->serve_blame);
+	}
+	if (err)
+		return err;
+	*v = (struct serve_view){
+		.waits = s->prev,
+		.blame = s->serve_blame,
+		.start_ns = s->attach_ns,
+		.now_ns = s->read_ns,
+		.pid = target__pid(s->target),
+		.comm = session__comm(s),
+		.mode = options__mode_name(s->opts->mode),
+		.followed = procset__alive(s->procs),
+	};
+	v->processes = procset__list(s->procs, &v->n_processes);
+	session__drops(s, &v->drops);
+	return 0;
+}
+
+static int session__serve_start(struct session *s)
+{
+	const struct serve_config cfg = {
+		.listen = s->opts->serve,
+		.max_series = s->opts->max_series,
+		.symbolizer = s->symbolizer,
+		.stacks = s->stacks,
+		.read = session__serve_read,
+		.ctx = s,
+	};
+
+	return serve__new(&cfg, &s->serve);
 }
 
 /*
@@ -657,7 +710,7 @@ static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
 }
 
 enum {
-	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS,
+	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS, FD_SERVE,
 	FD_INTERVAL, FD_DURATION, FD_MODULES, FD_STATES, /* timers, ours to close */
 	FD_HOUSEKEEPING,
 	FD__COUNT
@@ -890,6 +943,7 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_TARGET].fd = target__pidfd(s->target);
 	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
+	fds[FD_SERVE].fd = s->serve ? serve__fd(s->serve) : -1;
 	if (s->opts->interval_s > 0)
 		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
@@ -927,8 +981,13 @@ static int session__loop(struct session *s, int signal_fd)
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
 			if (!s->space) {
+				procset__exited(s->procs, target__pid(s->target));
 				session__target_exited(s);
-				break;
+				/* --serve: until a signal says to stop. */
+				fds[FD_TARGET].fd = -1;
+				if (!s->serve)
+					break;
+				continue;
 			}
 			/* Several: the others go on; its status now. */
 			procset__exited(s->procs, target__pid(s->target));
@@ -951,7 +1010,7 @@ static int session__loop(struct session *s, int signal_fd)
 			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
 		}
-		if (s->space && !procset__alive(s->procs)) {
+		if (s->space && !procset__alive(s->procs) && !s->serve) {
 			pr_info("every followed process exited");
 			session__target_exited(s);
 			break;
@@ -964,6 +1023,11 @@ static int session__loop(struct session *s, int signal_fd)
 				err = session__read(s);
 			if (!err)
 				session__notice_children(s);
+			if (err)
+				break;
+		}
+		if (fds[FD_SERVE].revents) {
+			err = serve__dispatch(s->serve);
 			if (err)
 				break;
 		}
@@ -1282,6 +1346,11 @@ static int session__start(struct session *s, char *library, size_t len,
 	for (size_t i = 0; several && i < opts->n_pids; i++) {
 		procset__add(s->procs, opts->pids[i], 0, NULL);
 		err = procspace__update(s->space, opts->pids[i], 0);
+		/* --all: a process that ended since the list was read. */
+		if (opts->all && (err == -ENOENT || err == -ESRCH)) {
+			procset__exited(s->procs, opts->pids[i]);
+			err = 0;
+		}
 		if (err) {
 			pr_err("cannot read the mappings of PID %d: %s",
 			       (int)opts->pids[i], strerror(-err));
@@ -1446,6 +1515,49 @@ static int check_pids(struct options *opts, pid_t first)
 	return 0;
 }
 
+/*
+ * --all: every user-space process of the host but syncprof; the first
+ * one that uses a shared libc is the run's first target.
+ */
+static int all_processes(struct options *opts, struct target **target)
+{
+	size_t n, unreadable;
+	int err = hostprocs__list("/proc", getpid(), opts->pids,
+				  OPTIONS_MAX_PIDS, &n, &unreadable);
+
+	if (err == -E2BIG)
+		pr_warn("--all: more than %d processes; the first %d are "
+			"followed, and every new one", OPTIONS_MAX_PIDS,
+			OPTIONS_MAX_PIDS);
+	else if (err) {
+		pr_err("--all: cannot list the processes: %s", strerror(-err));
+		return err;
+	}
+	if (unreadable)
+		pr_warn("--all: %zu process%s left out: their mappings cannot "
+			"be read (the kernel's ptrace access check refused)",
+			unreadable, unreadable > 1 ? "es" : "");
+	for (size_t i = 0; i < n; i++) {
+		if (kill(opts->pids[i], 0) || target__attach(opts->pids[i],
+							     target))
+			continue;
+		/* The first target names the libc the probes model. */
+		if (!target__maps_pthread(*target)) {
+			target__free(*target);
+			*target = NULL;
+			continue;
+		}
+		memmove(opts->pids + 1, opts->pids + i + 1,
+			(n - i - 1) * sizeof(*opts->pids));
+		opts->pids[0] = target__pid(*target);
+		opts->n_pids = n - i;
+		opts->pid = opts->pids[0];
+		return 0;
+	}
+	pr_err("--all: no process to follow");
+	return -ESRCH;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts;
@@ -1490,10 +1602,13 @@ int main(int argc, char **argv)
 		pr_err("cannot set up signal handling: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = opts.command ? target__launch(opts.command, &caller_signals,
-					    &s.target)
-			   : target__attach(opts.pid, &s.target);
-	if (!err && !opts.command)
+	if (opts.all)
+		err = all_processes(&opts, &s.target);
+	else
+		err = opts.command ? target__launch(opts.command,
+						    &caller_signals, &s.target)
+				   : target__attach(opts.pid, &s.target);
+	if (!err && !opts.command && !opts.all)
 		err = check_pids(&opts, target__pid(s.target));
 	if (err)
 		goto cleanup;
@@ -1507,6 +1622,8 @@ int main(int argc, char **argv)
 		target_gone = true;
 		err = 0;
 	}
+	if (!err && opts.serve)
+		err = session__serve_start(&s);
 	if (err)
 		goto cleanup;
 	if (!target_gone)
@@ -1552,6 +1669,8 @@ int main(int argc, char **argv)
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
+	serve__free(s.serve);
+	snapshot__free(s.serve_blame);
 	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);

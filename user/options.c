@@ -42,6 +42,9 @@ enum {
 	OPT_MIN_WAIT,
 	OPT_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_ALL,
+	OPT_SERVE,
+	OPT_MAX_SERIES,
 };
 
 static const char doc[] =
@@ -100,6 +103,9 @@ static const struct argp_option option_table[] = {
 	  "Also every descendant of the targets, present and future (fork, "
 	  "clone of a process, vfork, exec), from its first instruction; in "
 	  "attach and launch mode", 1 },
+	{ "all", OPT_ALL, NULL, 0,
+	  "Every process of the host, present and future, in containers "
+	  "too; syncprof itself left out", 1 },
 	{ "mode", OPT_MODE, "MODE", 0,
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 1 },
@@ -111,6 +117,14 @@ static const struct argp_option option_table[] = {
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 2 },
 	{ "batch", OPT_BATCH, NULL, 0,
 	  "With --interval: plain reports even on a terminal, no live screen", 2 },
+	{ "serve", OPT_SERVE, "[HOST:]PORT", 0,
+	  "Run until SIGINT or SIGTERM and serve over HTTP (default host "
+	  "127.0.0.1): /metrics for Prometheus, /debug/pprof/block and "
+	  "/debug/pprof/mutex (?seconds=N) for pprof scrapers; implies --blame",
+	  2 },
+	{ "max-series", OPT_MAX_SERIES, "N", 0,
+	  "--serve: series per metric (default 500); waits of the others are "
+	  "summed under callsite=\"other\"", 2 },
 	{ NULL, 0, NULL, 0, "What to report:", 3 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 3 },
 	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 3 },
@@ -473,6 +487,16 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_PER_PROCESS:
 		opts->per_process = true;
 		break;
+	case OPT_ALL:
+		opts->all = true;
+		break;
+	case OPT_SERVE:
+		opts->serve = arg;
+		break;
+	case OPT_MAX_SERIES:
+		err = parse_uint("--max-series", arg, 1, 100000, &n);
+		opts->max_series = (unsigned int)n;
+		break;
 	case 'd':
 		err = parse_seconds("--duration", arg, &opts->duration_s);
 		break;
@@ -669,14 +693,14 @@ static int options__check_replay(const struct options *opts)
 		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
 		"--interval", "--batch", "--mode", "--map-size", "--states",
 		"--tid", "--type", "--object", "--min-wait",
-		"--children",
+		"--children", "--all", "--serve",
 	};
 	const bool given[] = {
 		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
 		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
 		opts->mode_given, opts->map_size_given, opts->states,
 		opts->n_tids, opts->types, opts->object, opts->min_wait_ns,
-		opts->children,
+		opts->children, opts->all, opts->serve,
 	};
 
 	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
@@ -697,7 +721,7 @@ static int options__check_replay(const struct options *opts)
 
 bool options__several(const struct options *opts)
 {
-	return opts->n_pids > 1 || opts->children;
+	return opts->n_pids > 1 || opts->children || opts->all;
 }
 
 int options__parse(struct options *opts, int argc, char **argv)
@@ -721,6 +745,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.mode = MODE_CONTENDED,
 		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
 		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
+		.max_series = OPTIONS_DEFAULT_MAX_SERIES,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
@@ -749,12 +774,22 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--ring-size needs --record DIR or --chrome FILE");
 		return -EINVAL;
 	}
+	if (opts->all && (opts->pid || opts->command)) {
+		pr_err("--all follows every process: not with --pid or a "
+		       "COMMAND");
+		return -EINVAL;
+	}
+	if (opts->all)
+		opts->children = true;
+	/* /debug/pprof/mutex is the releasers' profile. */
+	if (opts->serve)
+		opts->blame = true;
 	if (opts->pid && opts->command) {
 		pr_err("give either --pid PID or a COMMAND, not both");
 		return -EINVAL;
 	}
-	if (!opts->pid && !opts->command) {
-		pr_err("nothing to profile: give --pid PID or -- COMMAND "
+	if (!opts->pid && !opts->command && !opts->all) {
+		pr_err("nothing to profile: give --pid PID, --all or -- COMMAND "
 		       "(see 'syncprof --help')");
 		return -EINVAL;
 	}

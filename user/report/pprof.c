@@ -35,7 +35,7 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-#define MAX_LABELS 3
+#define MAX_LABELS 5
 
 /* A string of the string table and its index: what `strings` holds. */
 struct pprof_string {
@@ -63,8 +63,22 @@ struct pprof {
 	htab_t functions;	/* of Function, by name and file */
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
-	int64_t key_type, key_object, key_tid;
+	int64_t key_type, key_object, key_tid, key_process, key_pid;
+	/* The report's processes, for a row's pid: its name. */
+	pid_t pid;
+	const char *comm;
+	const struct format_process *processes;
+	size_t n_processes;
 };
+
+/* The name of pid in the report, or NULL. */
+static const char *pprof__comm(const struct pprof *p, int64_t pid)
+{
+	for (size_t i = 0; i < p->n_processes; i++)
+		if (p->processes[i].pid == pid)
+			return p->processes[i].comm;
+	return pid == p->pid ? p->comm : NULL;
+}
 
 /* ---- the tables ---------------------------------------------------------- */
 
@@ -343,6 +357,20 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 	s->labels[n_labels].key = p->key_object;
 	s->labels[n_labels++].str = object;
+	/* Rows split by process (--per-process, --serve): which one. */
+	if (row->pid != REPORT_NO_TID) {
+		const char *comm = pprof__comm(p, row->pid);
+		int64_t name = pprof__string(p, comm ? comm : "?");
+
+		if (name < 0)
+			goto nomem;
+		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+		s->labels[n_labels].key = p->key_process;
+		s->labels[n_labels++].str = name;
+		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+		s->labels[n_labels].key = p->key_pid;
+		s->labels[n_labels++].num = row->pid;
+	}
 	if (row->tid != REPORT_NO_TID) {
 		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 		s->labels[n_labels].key = p->key_tid;
@@ -436,6 +464,12 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	p->key_type = pprof__string(p, "type");
 	p->key_object = pprof__string(p, "object");
 	p->key_tid = pprof__string(p, "tid");
+	p->key_process = pprof__string(p, "process");
+	p->key_pid = pprof__string(p, "pid");
+	p->pid = meta->pid;
+	p->comm = meta->comm;
+	p->processes = meta->processes;
+	p->n_processes = meta->n_processes;
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
 		 (int)meta->pid, meta->comm ? meta->comm : "?",
 		 meta->mode ? meta->mode : "?");
@@ -443,6 +477,7 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
 	    p->key_type < 0 || p->key_object < 0 || p->key_tid < 0 ||
+	    p->key_process < 0 || p->key_pid < 0 ||
 	    p->comment < 0)
 		goto nomem;
 	pr->comment = &p->comment;
