@@ -556,23 +556,26 @@ test:
 	$(Q)$(MAKE) --no-print-directory test-bins
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
 
-# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
-# and its bash completion.
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page,
+# its bash completion and syncprof.service (--all --serve on loopback).
 PREFIX      ?= /usr/local
 BINDIR      := $(PREFIX)/sbin
 MAN8DIR     := $(PREFIX)/share/man/man8
 COMPDIR     := $(PREFIX)/share/bash-completion/completions
+UNITDIR     := $(PREFIX)/lib/systemd/system
 
 install: syncprof
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 syncprof $(DESTDIR)$(BINDIR)/syncprof
 	$(Q)install -D -m 0644 user/syncprof.8 $(DESTDIR)$(MAN8DIR)/syncprof.8
 	$(Q)install -D -m 0644 user/syncprof.bash $(DESTDIR)$(COMPDIR)/syncprof
+	$(Q)mkdir -p $(DESTDIR)$(UNITDIR)
+	$(Q)sed 's|@SBINDIR@|$(BINDIR)|' user/syncprof.service > $(DESTDIR)$(UNITDIR)/syncprof.service
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/syncprof $(DESTDIR)$(MAN8DIR)/syncprof.8 \
-		$(DESTDIR)$(COMPDIR)/syncprof
+		$(DESTDIR)$(COMPDIR)/syncprof $(DESTDIR)$(UNITDIR)/syncprof.service
 
 # The same tests against build-san/syncprof and build-san/tests/unit/*.
 # A sanitizer's exit status, 99, is none of syncprof's own.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -1327,11 +1328,32 @@ static void report_costs(struct session *s)
  * probes and lets a launched target go.  attach_ns is taken before the
  * probes go live: the first window holds what they count meanwhile.
  */
+/*
+ * --all: the first process may end at any moment; when its libc is the
+ * one syncprof's own root has, the path is taken from there.
+ */
+static void all_library_path(char *library)
+{
+	struct stat theirs, ours;
+	char *rest;
+
+	if (strncmp(library, "/proc/", 6))
+		return;
+	rest = strstr(library + 6, "/root/");
+	if (!rest || stat(library, &theirs) || stat(rest + 5, &ours) ||
+	    theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+		return;
+	memmove(library, rest + 5, strlen(rest + 5) + 1);
+}
+
 static int session__start(struct session *s, char *library, size_t len,
 			  int argc, char **argv)
 {
 	const struct options *opts = s->opts;
 	int err = target__pthread_library(s->target, library, len);
+
+	if (!err && opts->all)
+		all_library_path(library);
 	bool several = options__several(opts);
 	pid_t root = target__pid(s->target);
 
@@ -1622,7 +1644,7 @@ int main(int argc, char **argv)
 		target_gone = true;
 		err = 0;
 	}
-	if (!err && opts.serve)
+	if (!err && opts.serve && !target_gone)
 		err = session__serve_start(&s);
 	if (err)
 		goto cleanup;

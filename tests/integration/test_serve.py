@@ -221,3 +221,198 @@ class Serve(SyncprofTestCase):
         # 800 scrapes later: within 4 MiB of the warm size.
         self.assertLess(rss() - warm, 4096, (warm, rss()))
         self.stop_serve(proc)
+
+    # --- Prometheus, against --all ----------------------------------------
+
+    def own_workload(self, name):
+        """The workload under a name of the test's own: with --all, its
+        series are told from other tests' workloads by process name."""
+        path = self.path(name)
+        shutil.copy(WORKLOAD, path)
+        return path
+
+    def free_port(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    def start_prometheus(self, target):
+        config = self.path("prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: syncprof\n"
+                    "    static_configs:\n"
+                    f"      - targets: ['{target}']\n")
+        port = self.free_port()
+        proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}",
+             f"--storage.tsdb.path={self.path('tsdb')}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(proc)
+        api = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.query(api, 'up{job="syncprof"}') == 1:
+                    return proc, api
+            except OSError:
+                pass
+            time.sleep(0.5)
+        self.fail("Prometheus did not scrape syncprof")
+
+    def query(self, api, promql):
+        url = api + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(url, timeout=30) as r:
+            data = json.load(r)
+        self.assertEqual(data["status"], "success", data)
+        result = data["data"]["result"]
+        return float(result[0]["value"][1]) if result else None
+
+    def settled(self, api, promql, timeout=60):
+        """The value once two scrapes a few seconds apart agree."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            value = self.query(api, promql)
+            if value is not None and value == last:
+                return value
+            last = value
+            time.sleep(2.5)
+        self.fail(f"{promql} did not settle: {last}")
+
+    def test_prometheus_scrapes_all_and_agrees_with_the_target(self):
+        self.assertTrue(PROMETHEUS, "no prometheus: 'make deps' installs it")
+        name = f"svprom{os.getpid() % 100000}"
+        binary = self.own_workload(name)
+        proc, base = self.start_serve("--all")
+        netloc = urllib.parse.urlsplit(base).netloc
+        _, api = self.start_prometheus(netloc)
+        # Started after syncprof: --all follows it from its first lock.
+        run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "400",
+                              "--hold-us", "500", "--truth", self.path("truth.json")],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        # Its mutex waits: big_lock's, and those in the first moments
+        # after its exec, before its program's names were read (then its
+        # call sites and objects are addresses).
+        sel = f'process="{name}",type="mutex"'
+        wait = self.settled(api, f"sum(syncprof_lock_wait_seconds_total{{{sel}}})")
+        self.assertWithin(wait * 1e9, truth["wait_ns"], TOLERANCE)
+        named = self.query(api, f'sum(syncprof_lock_wait_seconds_total{{{sel},'
+                                f'object="big_lock"}})')
+        self.assertGreater(named, wait / 2)
+        count = self.query(api, f"sum(syncprof_lock_waits_total{{{sel}}})")
+        hist = self.query(api, f"sum(syncprof_lock_wait_seconds_count{{{sel}}})")
+        self.assertEqual(count, hist)
+        self.assertGreater(count, 0)
+        # The histogram's +Inf bucket holds every wait, and 1 s none
+        # (0.5 ms holds, 4 threads).
+        self.assertEqual(self.query(
+            api, f'sum(syncprof_lock_wait_seconds_bucket{{{sel},le="+Inf"}})'), count)
+        # Counters never went down: the target exited, syncprof went on.
+        self.assertEqual(self.query(
+            api, f"sum(resets(syncprof_lock_wait_seconds_total{{process=\"{name}\"}}[5m]))"), 0)
+        self.assertEqual(self.query(
+            api, "sum(resets(syncprof_lock_waits_total[5m]))"), 0)
+        self.assertIsNotNone(self.query(api, "syncprof_processes_followed"))
+        self.assertIsNotNone(self.query(api, 'syncprof_dropped_total{cause="map_full"}'))
+        self.assertGreater(self.query(api, "syncprof_cpu_seconds_total"), 0)
+        self.scrape(base)
+        self.stop_serve(proc)
+
+    # --- go tool pprof over HTTP -----------------------------------------
+
+    def test_block_profile_by_go_tool_pprof(self):
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "4", "--iters", "400", "--hold-us", "500",
+            "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid))
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        truth = self.truth()
+        profile = self.profile(base + "/debug/pprof/block")
+        ours = [s for s in profile.samples
+                if s["labels"].get("object") == "big_lock"
+                and s["labels"].get("pid") == str(target.pid)]
+        self.assertTrue(ours, profile.samples)
+        for s in ours:
+            self.assertEqual(s["labels"].get("process"), "workload")
+            self.assertEqual(s["labels"].get("type"), "mutex")
+            self.assertIn("timed_lock", profile.functions(s))
+        self.assertWithin(sum(s["delay"] for s in ours), truth["wait_ns"], TOLERANCE)
+        self.stop_serve(proc)
+
+    def test_mutex_profile_charges_the_releasers(self):
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(
+            [RELEASER, "two", "--truth", self.path("truth.json"), "--iters", "20",
+             "--hold-us", "3000", "--hold2-us", "1000", "--wait-signal"])
+        proc, base = self.start_serve("--pid", str(target.pid))
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        truth = self.truth()
+        profile = self.profile(base + "/debug/pprof/mutex")
+        for release in ("unlock_a", "unlock_b"):
+            samples = [s for s in profile.samples
+                       if s["labels"].get("object") == "big_lock"
+                       and release in profile.functions(s)]
+            self.assertTrue(samples, (release, profile.samples))
+            expected = truth["releases"][release]
+            self.assertEqual(sum(s["count"] for s in samples), expected["count"])
+            self.assertWithin(sum(s["delay"] for s in samples), expected["ns"],
+                              TOLERANCE, release)
+        self.stop_serve(proc)
+
+    def test_seconds_is_the_next_n_seconds(self):
+        """A delta profile holds what happened in its window: the waits of
+        a phase that ran inside it, none of the phase before."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        first, second = (self.own_workload(f"svph{i}{os.getpid() % 10000}")
+                         for i in (1, 2))
+        proc, base = self.start_serve("--all")
+
+        def phase(binary, truth):
+            run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "300",
+                                  "--hold-us", "500", "--truth", self.path(truth)],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return self.truth(truth)
+
+        phase(first, "first.json")
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        out = self.path("delta.pb.gz")
+        fetch = subprocess.Popen(
+            # pprof waits 1.5 x seconds for the answer by default; a
+            # host busy with other tests' processes delays syncprof's loop.
+            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
+             base + "/debug/pprof/block?seconds=8"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.children.append(fetch)
+        # The window opens when syncprof has read the totals it starts
+        # from (it says so).
+        self.read_stderr_until(proc, "/debug/pprof/block: the next 8 s",
+                               "syncprof did not take the request", timeout=120)
+        started = time.monotonic()
+        truth = phase(second, "second.json")
+        self.assertLess(time.monotonic() - started, 8, "phase two outran the window")
+        _, err = fetch.communicate(timeout=120)
+        self.assertEqual(fetch.returncode, 0, err)
+        profile = Profile(out)
+        name = os.path.basename
+
+        def of(binary):
+            return [s for s in profile.samples
+                    if s["labels"].get("process") == name(binary)[:15]
+                    and s["labels"].get("object") == "big_lock"]
+
+        self.assertEqual(of(first), [])
+        self.assertWithin(sum(s["delay"] for s in of(second)), truth["wait_ns"],
+                          TOLERANCE)
+        # Without ?seconds: everything since start, both phases.
+        total = self.profile(base + "/debug/pprof/block")
+        self.assertTrue([s for s in total.samples
+                         if s["labels"].get("process") == name(first)[:15]])
+        self.stop_serve(proc)

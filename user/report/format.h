@@ -86,6 +86,13 @@ struct format_meta {
 	 */
 	const struct report_rows *waiting;
 	const struct format_names *waiting_names;
+	/*
+	 * pprof: every mapping says its functions are named (--serve: names
+	 * come from the targets' own files, through /proc; a client asking
+	 * the server back for names, as go tool pprof does for an HTTP
+	 * source without them, gets none).
+	 */
+	bool symbolized;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;

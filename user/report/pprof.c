@@ -64,6 +64,7 @@ struct pprof {
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
 	int64_t key_type, key_object, key_tid, key_process, key_pid;
+	bool symbolized;	/* format_meta's */
 	/* The report's processes, for a row's pid: its name. */
 	pid_t pid;
 	const char *comm;
@@ -470,6 +471,7 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	p->comm = meta->comm;
 	p->processes = meta->processes;
 	p->n_processes = meta->n_processes;
+	p->symbolized = meta->symbolized;
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
 		 (int)meta->pid, meta->comm ? meta->comm : "?",
 		 meta->mode ? meta->mode : "?");
@@ -578,6 +580,8 @@ int pprof__finish(struct pprof *p, FILE *out)
 	long at;
 	int err;
 
+	for (size_t i = 0; p->symbolized && i < pr->n_mapping; i++)
+		pr->mapping[i]->has_functions = true;
 	/* mapping[0] is the main binary: an executable loads lowest. */
 	if (pr->n_mapping)
 		qsort(pr->mapping, pr->n_mapping, sizeof(*pr->mapping), mapping_cmp);

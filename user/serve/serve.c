@@ -293,6 +293,7 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 			.mode = v->mode,
 			.start_ns = start_ns,
 			.end_ns = v->now_ns,
+			.symbolized = true,
 		};
 
 		err = pprof__print(out, s->cfg.symbolizer, s->cfg.stacks,
@@ -454,6 +455,9 @@ static enum MHD_Result serve__profile(struct serve *s,
 		s->waiting[s->n_waiting++] = req;
 		MHD_suspend_connection(req->conn);
 		serve__arm(s);
+		pr_info("--serve: %s: the next %ld s from now",
+			page == PAGE_BLOCK ? "/debug/pprof/block"
+					   : "/debug/pprof/mutex", seconds);
 		return MHD_YES;
 	}
 	err = page__open(&buf);
