@@ -185,7 +185,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	struct unwind_result w;
 	bool close_on_wake;
 
-	unwind_user(regs->ip, regs->sp, regs->bp, &w);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, &w);
 	key->callsite = w.callsite;
 	key->stack_id = w.stack_id;
 	close_on_wake = libc_key(key, uaddr, cmd, val, holder, &w);
@@ -251,7 +251,7 @@ static __always_inline void release_site(struct unwind_result *w)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	unwind_user(regs->ip, regs->sp, regs->bp, w);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, w);
 }
 
 static __always_inline int wake_enter(__u64 uaddr, __u64 uaddr2, __u32 cmd)

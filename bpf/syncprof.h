@@ -184,7 +184,9 @@ struct sp_call {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
-	__u32 pad;
+	__u32 nvcsw;		/* the thread's voluntary context switches
+				   at entry (low bits): a call that slept
+				   gets its stack at its return */
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */

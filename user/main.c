@@ -1498,6 +1498,11 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	/* Attaching takes a while (tables, the verifier): say so first. */
+	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
+		log__notice("attaching to PID %d (%s), %s mode...",
+			    (int)target__pid(s.target), target__comm(s.target),
+			    options__mode_name(opts.mode));
 	err = session__start(&s, library, sizeof(library), argc, argv);
 	if (err && target__exited(s.target)) {
 		/* A sane end: the report of what was seen, if anything. */
