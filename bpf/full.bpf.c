@@ -198,12 +198,13 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	struct sp_inflight *st;
 	struct sp_call *call;
 	__u64 sp, start = 0, cookie, object, mutex;
-	__u32 depth, class, type;
+	__u32 depth, class, type, mark;
 
 	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
 	cookie = bpf_get_attach_cookie(ctx);
 	class = SP_COOKIE_CLASS(cookie);
+	mark = timing_mark();
 	if (wait_timing)
 		start = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
@@ -261,10 +262,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	}
 	st->depth = depth + 1;
 	call->t0 = bpf_ktime_get_ns();
-	if (wait_timing) {
-		counter_add(SP_CNT_WAIT_BPF_NS, call->t0 - start);
-		counter_bump(SP_CNT_WAITS);
-	}
+	timing_add(start, call->t0, mark, true);
 	return 0;
 }
 
@@ -277,7 +275,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	struct sp_key key = {};
 	__u64 sp, t0, bias, wait, mutex;
 	bool acquired;
-	__u32 depth, nvcsw;
+	__u32 depth, nvcsw, mark = timing_mark();
 	long ret;
 
 	if (!is_target(pid_tgid))
@@ -332,8 +330,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		hold_begin(&key, mutex, key.tid, now);
 	if (blame_enabled && acquired)
 		blame_full_charge(&key, t0, wait);
-	if (wait_timing)
-		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
+	timing_add(now, wait_timing ? bpf_ktime_get_ns() : 0, mark, false);
 	return 0;
 }
 

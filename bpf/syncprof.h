@@ -108,6 +108,8 @@ enum sp_counter {
 	SP_CNT_LOST_PROC_EVENTS, /* the loader's event ring was full: a
 				   fork, exec, exit or library load it
 				   never heard of */
+	SP_CNT_TIMING_PREEMPTED, /* with wait_timing: runs left out of
+				   SP_CNT_WAIT_BPF_NS, preempted */
 	SP_CNT__COUNT,
 };
 

@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -1514,6 +1515,8 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
+	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
+	malloc_trim(0);
 	if (!target_gone)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),

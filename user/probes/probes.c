@@ -1972,6 +1972,10 @@ static void probes__log_run_times(struct probes *p)
 
 	if (!log__enabled(LOG_INFO))
 		return;
+	if (probes__counter(p, SP_CNT_TIMING_PREEMPTED))
+		pr_info("BPF time per wait: left out %llu runs the scheduler "
+			"preempted", (unsigned long long)
+			probes__counter(p, SP_CNT_TIMING_PREEMPTED));
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
