@@ -466,11 +466,18 @@ static int session__read(struct session *s)
 	return 0;
 }
 
+static unsigned int session__take_events(struct session *s);
+
 /* --serve: a scrape reads the probes as a report does. */
 static int session__serve_read(void *ctx, struct serve_view *v)
 {
 	struct session *s = ctx;
-	int err = session__read(s);
+	int err;
+
+	/* Processes named as they are now: an exec's new name first. */
+	if (s->space)
+		session__take_events(s);
+	err = session__read(s);
 
 	if (!err && s->probes && s->opts->blame) {
 		snapshot__free(s->serve_blame);
@@ -1023,7 +1030,10 @@ static int session__loop(struct session *s, int signal_fd)
 		if (fds[FD_HOUSEKEEPING].revents &&
 		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
 			session__follow_threads(s);
-			/* Exited threads' rows out of the map, between reports. */
+			/* Exited threads' rows out of the map, between reports;
+			   --serve names them now: events first. */
+			if (s->serve && s->space)
+				session__take_events(s);
 			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 				err = session__read(s);
 			if (!err)
