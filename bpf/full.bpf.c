@@ -222,12 +222,14 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	call->type = type;
 	call->mutex = mutex;
 	call->stack_id = 0;
+	call->cut = 0;
 	if (stack_depth || skip_enabled) {
-		struct unwind_result w;
+		struct unwind_result w = {};
 
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), &w);
 		call->callsite = w.callsite;
 		call->stack_id = w.stack_id;
+		call->cut = w.cut;
 	} else if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
 				       (void *)sp)) {
 		call->callsite = 0;
@@ -241,6 +243,25 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		counter_bump(SP_CNT_WAITS);
 	}
 	return 0;
+}
+
+/*
+ * A call whose entry walk was cut short (a new image's or library's
+ * table not read yet): walked again from its caller's frame as it
+ * returns, which is the same stack without libc's frame.
+ */
+static __noinline void call_rewalk(struct pt_regs *ctx, struct sp_call *call)
+{
+	struct unwind_result first = { .cut = call->cut }, again = {};
+
+	if (!call)
+		return;
+	unwind_user(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), &again);
+	unwind_rewalked(&first, &again);
+	if (again.cut)
+		return;
+	call->callsite = again.callsite;
+	call->stack_id = again.stack_id;
 }
 
 static __always_inline int on_return(struct pt_regs *ctx)
@@ -268,6 +289,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	call = call_slot(st, depth - 1);
 	if (sp != call->sp + 8)
 		return 0;	/* a call whose entry was not seen returns */
+	if (call->cut)
+		call_rewalk(ctx, call);
 	key.object = call->object;
 	key.callsite = call->callsite;
 	key.stack_id = call->stack_id;

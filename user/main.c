@@ -599,19 +599,16 @@ static void session__live_start(struct session *s)
 }
 
 /*
- * A library was loaded or unloaded, or the target exec'ed.  Names first:
- * a library dlopen'ed for a moment must be read before it is gone.
+ * A library was loaded or unloaded, or the target exec'ed.  Tables first:
+ * the new program's or library's first waits are walked with them (a
+ * symbolizer for a new program takes tens of milliseconds); names after.
  */
 static void session__modules_changed(struct session *s)
 {
 	int err;
 
-	/* Several: tables first, a new program's first waits need them. */
-	if (!s->space)
-		symbolizer__refresh(s->symbolizer);
 	err = probes__sync_modules(s->probes);
-	if (s->space)
-		symbolizer__refresh(s->symbolizer);
+	symbolizer__refresh(s->symbolizer);
 	if (err)
 		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }
