@@ -599,16 +599,22 @@ static void session__live_start(struct session *s)
 }
 
 /*
- * A library was loaded or unloaded, or the target exec'ed.  Tables first:
- * the new program's or library's first waits are walked with them (a
- * symbolizer for a new program takes tens of milliseconds); names after.
+ * A library was loaded or unloaded, or the target exec'ed.  Names first:
+ * a library dlopen'ed for a moment, or a program that runs for a moment
+ * after an exec, must be read before it is gone (tables first left a
+ * short program's rows unnamed); until its tables are read, its waits
+ * are walked by file (bpf/unwind.bpf.h) and walked again as they end.
  */
 static void session__modules_changed(struct session *s)
 {
 	int err;
 
+	/* Several: tables first, a new program's first waits need them. */
+	if (!s->space)
+		symbolizer__refresh(s->symbolizer);
 	err = probes__sync_modules(s->probes);
-	symbolizer__refresh(s->symbolizer);
+	if (s->space)
+		symbolizer__refresh(s->symbolizer);
 	if (err)
 		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }

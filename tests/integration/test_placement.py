@@ -3,11 +3,13 @@ that blocks from its first instant after `sh -c 'exec prog'` and `env
 prog` (the image syncprof probed first is sh's or env's), in both modes.
 Every wait lands at its line, none inside libc; a stack that could not be
 walked to its end (the new image's table not read when the wait ended)
-is counted and said (-v's "just after an exec"), never filed elsewhere."""
+is counted and said (-v's "just after an exec"), never filed elsewhere.
+And a process whose main thread leaves while its workers lock."""
 import os
 import re
+import subprocess
 
-from harness import BUILD, ROOT, SyncprofTestCase
+from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase
 
 STACKS = os.path.join(BUILD, "tests", "targets", "stacks")
 SOURCES = os.path.join(ROOT, "tests", "targets")
@@ -90,3 +92,58 @@ class FirstWaitsAfterExec(SyncprofTestCase):
         for mode in MODES:
             with self.subTest(mode=mode):
                 self.check_launcher(mode, "env")
+
+
+MAINEXIT = os.path.join(BUILD, "tests", "targets", "mainexit")
+
+
+class MainThreadLeaves(SyncprofTestCase):
+    """pthread_exit in main while the workers lock (tests/targets/mainexit):
+    full mode counts every call across main's exit, none twice, each at
+    the workers' line with its stack; attaching once main has left says
+    why it cannot."""
+
+    def check(self, run):
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        report = run.reports[-1]
+        self.assertEqual(report["dropped"], 0)
+        rows = self.rows_for(report, truth["object"])
+        self.assertEqual(self.total(rows, "count"), truth["count"])
+        self.assertEqual(truth["count"], 3 * 100)
+        self.assertEqual(self.total(rows, "failed"), 0)
+        self.assertWithin(self.total(rows, "wait_ns"), truth["wait_ns"])
+        at_line = [r for r in rows if r["callsite"]["function"] == "worker" and
+                   r["callsite"]["line"] == marker("mainexit.c", "worker")]
+        self.assertGreaterEqual(self.total(at_line, "count"),
+                                0.99 * truth["count"], rows)
+        for row in at_line:
+            for stack in row["stacks"]:
+                self.assertEqual(stack["end"], "complete", stack)
+
+    def cmd(self, *extra):
+        return [MAINEXIT, "--threads", "3", "--iters", "100", "--hold-us",
+                "2000", "--main-ms", "100", "--truth", self.path("truth.json"),
+                *extra]
+
+    def test_launch(self):
+        self.check(self.launch(["--mode", "full", "--top", "0"], self.cmd()))
+
+    def test_attach(self):
+        target = self.start_waiting_target(self.cmd("--wait-signal"))
+        self.check(self.profile_to_the_end(target, "--mode", "full", "--top", "0"))
+
+    def test_attach_after_main_left(self):
+        target = subprocess.Popen([MAINEXIT, "--park"], stdout=subprocess.PIPE,
+                                  text=True)
+        self.children.append(target)
+        self.assertEqual(target.stdout.readline().strip(), f"parked {target.pid}")
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                proc = subprocess.run([SYNCPROF, "--mode", mode, "-d", "1",
+                                       "--pid", str(target.pid)],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertNotEqual(proc.returncode, 0)
+                self.assertIn("main thread has exited", proc.stderr)
+        target.terminate()
+        self.assertEqual(target.wait(timeout=30), 0)
