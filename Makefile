@@ -44,9 +44,10 @@ DEB_PKGS    += libclang-rt-14-dev
 # --record writes uftrace's data format; the tests read it with uftrace.
 DEB_PKGS    += uftrace
 
-# make bench compares with bpftrace doing full mode's job.
+# make bench compares with bpftrace doing full mode's job, and loads
+# memcached with memcaslap (section servers).
 ifeq ($(BENCH),1)
-DEB_PKGS    += bpftrace
+DEB_PKGS    += bpftrace memcached libmemcached-tools
 endif
 
 ifeq ($(V),1)

@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -1502,6 +1503,11 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	/* Attaching takes a while (tables, the verifier): say so first. */
+	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
+		log__notice("attaching to PID %d (%s), %s mode...",
+			    (int)target__pid(s.target), target__comm(s.target),
+			    options__mode_name(opts.mode));
 	err = session__start(&s, library, sizeof(library), argc, argv);
 	if (err && target__exited(s.target)) {
 		/* A sane end: the report of what was seen, if anything. */
@@ -1513,6 +1519,8 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
+	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
+	malloc_trim(0);
 	if (!target_gone)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
