@@ -50,6 +50,22 @@ class Run:
         self.reports = reports
 
 
+def read_line(fd, timeout):
+    """One line from a pipe, within timeout seconds; '' at end-of-file or
+    the deadline."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 256)
+        if not chunk:
+            break
+        got += chunk
+    return got.decode(errors="replace")
+
+
 def parse_reports(text):
     return [json.loads(line) for line in text.splitlines()
             if line.startswith("{")]
@@ -106,16 +122,47 @@ class SyncprofTestCase(unittest.TestCase):
         self.assertTrue(line.startswith("ready "), f"target said {line!r}")
         return proc
 
-    def start_syncprof(self, args):
-        """syncprof -v --format json -o FILE args; returns once it attached."""
+    def start_syncprof(self, args, command=None):
+        """syncprof -v --format json -o FILE args [-- command]; returns
+        once it is attached (and a launched command let go), with
+        proc.target_pid the profiled process (the launched command's)."""
         out = self.path("report.json")
-        proc = subprocess.Popen([SYNCPROF, "-v", "--format", "json", "-o", out,
-                                 *with_mode(args)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        self.children.append(proc)
-        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
+        argv = [SYNCPROF, "-v", "--format", "json", "-o", out,
+                *with_mode(args)]
+        if command:
+            argv += ["--", *command]
+        proc = self.popen_ready(argv)
         proc.report_path = out
+        return proc
+
+    def popen_ready(self, argv, timeout=120, **popen_args):
+        """Starts syncprof (argv[0]) with --ready-fd on a pipe and waits
+        for its 'ready PID' line: the one way the tests know it attached,
+        in every mode.  Never a fixed sleep: a loaded machine attaches
+        late.  End-of-file (syncprof ended without attaching) or the
+        deadline, meant only to end a hang, fails the test with
+        syncprof's stderr.  Returns the process, stdout and stderr piped
+        unless popen_args say otherwise; proc.target_pid is the PID in
+        the line."""
+        read_end, write_end = os.pipe()
+        popen_args.setdefault("stdout", subprocess.PIPE)
+        popen_args.setdefault("stderr", subprocess.PIPE)
+        try:
+            proc = subprocess.Popen(
+                [argv[0], "--ready-fd", str(write_end), *argv[1:]],
+                pass_fds=(write_end,), text=True, **popen_args)
+        finally:
+            os.close(write_end)
+        self.children.append(proc)
+        try:
+            line = read_line(read_end, timeout)
+        finally:
+            os.close(read_end)
+        if not line.startswith("ready "):
+            proc.kill()
+            stderr = proc.stderr.read() if proc.stderr else ""
+            self.fail(f"syncprof did not attach ({line!r}): {stderr}")
+        proc.target_pid = int(line.split()[1])
         return proc
 
     def read_stderr_until(self, proc, needle, what, timeout=30):

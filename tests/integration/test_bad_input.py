@@ -86,6 +86,16 @@ class BadInput(SyncprofTestCase):
         self.assertFails(syncprof("--", "/nonexistent/program"),
                          "cannot run '/nonexistent/program': No such file")
 
+    def test_ready_fd_that_is_not_open_for_writing(self):
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        self.addCleanup(os.close, write_end)
+        for fd in ("99", str(read_end), "-1", "x"):
+            with self.subTest(fd=fd):
+                proc = syncprof("--ready-fd", fd, "--", "true",
+                                pass_fds=(read_end, write_end))
+                self.assertFails(proc, f"invalid --ready-fd '{fd}'", code=2)
+
     def test_unknown_flag(self):
         proc = syncprof("--frobnicate", "--pid", "1")
         self.assertFails(proc, "syncprof: error: unrecognized option '--frobnicate'",

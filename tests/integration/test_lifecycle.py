@@ -162,6 +162,49 @@ class Lifecycle(SyncprofTestCase):
                 rows = self.rows_for(report, truth["object"])
                 self.assertLessEqual(self.total(rows, "count"), inside)
 
+    def test_ready_fd_is_written_once_the_probes_are_in(self):
+        """--ready-fd: 'ready PID' when every probe is in place (a full
+        mode uprobe shows in libc's text), and the pipe closed."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "5", "--wait-signal"))
+        offset = func_file_offset(f"/proc/{target.pid}/root{libc_path(target.pid)}",
+                                  "pthread_mutex_lock")
+        clean, _ = libc_text(target.pid, offset)
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.assertEqual(prof.target_pid, target.pid)
+        probed, _ = libc_text(target.pid, offset)
+        self.assertNotEqual(probed, clean, "ready before the probes were in")
+        self.go(target)
+        self.assertEqual(target.wait(timeout=60), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(self.total(self.rows_for(
+            run.reports[-1], self.truth()["object"]), "count"), 10)
+
+    def test_ready_fd_names_the_launched_command_and_stays_out_of_it(self):
+        """Launch mode: the PID is the command's (syncprof's child), and
+        the command does not inherit the descriptor: a reader would
+        otherwise see end-of-file at the command's end, not syncprof's."""
+        prof = self.start_syncprof(["--mode", "contended"], ["sleep", "600"])
+        with open(f"/proc/{prof.target_pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        self.assertEqual(ppid, prof.pid, "the command is syncprof's child")
+        os.kill(prof.target_pid, signal.SIGKILL)
+        self.assertEqual(self.finish_syncprof(prof).returncode,
+                         128 + signal.SIGKILL)
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        pipe = f"pipe:[{os.fstat(write_end).st_ino}]"
+        proc = subprocess.run(
+            [SYNCPROF, "--ready-fd", str(write_end), "-o", self.path("r.json"),
+             "--", "sh", "-c", "for fd in /proc/$$/fd/*; do readlink $fd; done; true"],
+            pass_fds=(write_end,), capture_output=True, text=True, timeout=120)
+        os.close(write_end)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("/dev/null", proc.stdout + "/dev/null")
+        self.assertNotIn(pipe, proc.stdout)
+        self.assertEqual(os.read(read_end, 100).decode().split()[0], "ready")
+
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])
         self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)
