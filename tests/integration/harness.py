@@ -20,6 +20,12 @@ SYNCPROF = (os.path.join(BUILD, "syncprof")
 WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
 STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 
+# How long the tests wait for anything they start (syncprof, a target, a
+# tool) before calling it a hang.  Only a hang reaches it: beside four busy
+# loops and other builds (load 20 on 2 CPUs) one launch took over 60 s, and
+# syncprof's loop stalled 23 s once.  Lower it to find hangs faster.
+HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "600"))
+
 # Uprobe round trips are slow here (~20 us): keep call counts small and
 # waits long, so the per-call probe cost stays well inside the tolerance.
 TOLERANCE = 0.03
@@ -99,7 +105,7 @@ class SyncprofTestCase(unittest.TestCase):
         with open(self.path(name)) as f:
             return json.load(f)
 
-    def launch(self, syncprof_args, command, timeout=60):
+    def launch(self, syncprof_args, command, timeout=HANG_S):
         """syncprof [args] --format json -o FILE -- command"""
         out = self.path("report.json")
         proc = subprocess.run(
@@ -122,6 +128,12 @@ class SyncprofTestCase(unittest.TestCase):
         self.assertTrue(line.startswith("ready "), f"target said {line!r}")
         return proc
 
+    def wait_done(self, target):
+        """A --wait-end target's 'done PID': its work is over, its truth
+        written, and it waits for go() to exit."""
+        line = target.stdout.readline()
+        self.assertTrue(line.startswith("done "), f"target said {line!r}")
+
     def start_syncprof(self, args, command=None):
         """syncprof -v --format json -o FILE args [-- command]; returns
         once it is attached (and a launched command let go), with
@@ -135,7 +147,7 @@ class SyncprofTestCase(unittest.TestCase):
         proc.report_path = out
         return proc
 
-    def popen_ready(self, argv, timeout=120, **popen_args):
+    def popen_ready(self, argv, timeout=HANG_S, **popen_args):
         """Starts syncprof (argv[0]) with --ready-fd on a pipe and waits
         for its 'ready PID' line: the one way the tests know it attached,
         in every mode.  Never a fixed sleep: a loaded machine attaches
@@ -165,7 +177,7 @@ class SyncprofTestCase(unittest.TestCase):
         proc.target_pid = int(line.split()[1])
         return proc
 
-    def read_stderr_until(self, proc, needle, what, timeout=30):
+    def read_stderr_until(self, proc, needle, what, timeout=HANG_S):
         """proc's stderr up to the end of the line that holds needle; the
         rest stays for finish_syncprof.  Reads the pipe itself: select()
         cannot see lines a buffered reader has already taken in."""
@@ -186,7 +198,7 @@ class SyncprofTestCase(unittest.TestCase):
         proc.unread_stderr = seen[end:].decode(errors="replace")
         return seen[:end].decode(errors="replace")
 
-    def finish_syncprof(self, proc, timeout=60):
+    def finish_syncprof(self, proc, timeout=HANG_S):
         stdout, stderr = proc.communicate(timeout=timeout)
         stderr = getattr(proc, "unread_stderr", "") + stderr
         return Run(proc.returncode, stdout, stderr,
@@ -200,7 +212,7 @@ class SyncprofTestCase(unittest.TestCase):
         its end, and returns syncprof's finished run."""
         prof = self.start_syncprof(["--pid", str(target.pid), *args])
         self.go(target)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         return run

@@ -4,7 +4,7 @@ import os
 import re
 import signal
 
-from harness import SyncprofTestCase
+from harness import HANG_S, SyncprofTestCase
 
 
 def link_types(pid):
@@ -54,7 +54,7 @@ class MainThreadExit(SyncprofTestCase):
         self.wait_for_stderr(prof, "they follow thread")
         self.check_nothing_left_armed(prof)
         os.kill(target.pid, signal.SIGUSR2)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         self.check_counts(self.finish_syncprof(prof))
 
     def test_launch_counts_on_after_main_exits(self):
@@ -100,7 +100,7 @@ class RowTable(SyncprofTestCase):
                            "--mode", "full", "--hold"],
                           self.workload_cmd("churn", "--threads", "2",
                                             "--hold-us", "500", "--churn",
-                                            str(churn)), timeout=120)
+                                            str(churn)), timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
         report = run.reports[-1]
@@ -120,7 +120,7 @@ class RowTable(SyncprofTestCase):
                            "--interval", "0.3"],
                           self.workload_cmd("churn", "--threads", "2",
                                             "--hold-us", "500", "--churn",
-                                            str(churn)), timeout=120)
+                                            str(churn)), timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
         rows = [r for rep in run.reports
@@ -141,7 +141,7 @@ class RowTable(SyncprofTestCase):
                                 "--iters", "10", "--hold-us", "200")
         for extra in (["--map-size", "1024"], []):
             with self.subTest(extra=extra):
-                run = self.launch(args + extra, cmd, timeout=120)
+                run = self.launch(args + extra, cmd, timeout=HANG_S)
                 self.assertEqual(run.returncode, 0, run.stderr)
                 truth = self.truth()
                 report = run.reports[-1]
