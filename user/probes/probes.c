@@ -30,6 +30,7 @@
 #include "fold.h"
 #include "hostcheck.h"
 #include "log.h"
+#include "offcpu.h"
 #include "probes.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
@@ -148,6 +149,7 @@ struct probes {
 	bool hold;
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
 	struct ring_buffer *events;
@@ -206,7 +208,7 @@ static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 static bool probes__wants_unwinder(const struct probes_config *cfg)
 {
 	return cfg->mode == PROBES_CONTENDED || cfg->stack_depth ||
-	       !skiplist__empty(cfg->skip);
+	       !skiplist__empty(cfg->skip) || cfg->off_cpu;
 }
 
 /* In sched_tracepoint_table's order. */
@@ -227,7 +229,7 @@ static bool probes__is_sched_prog(struct probes *p,
 	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
 		if (probes__sched_prog(p, i) == prog)
 			return true;
-	return false;
+	return prog == p->skel->progs.offcpu_switch;
 }
 
 /* --states: its programs, the threads map's size, the lock source. */
@@ -264,6 +266,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	int err;
 
 	err = probes__configure_states(p, cfg);
+	if (!err)
+		err = offcpu__configure(p->skel, cfg->off_cpu, !contended);
 	if (err)
 		return err;
 	for (size_t i = 0; i < 3; i++)
@@ -468,6 +472,9 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		       "the verifier's log)", strerror(-err));
 		goto fail;
 	}
+	err = offcpu__new(p->skel, cfg->off_cpu, &p->offcpu);
+	if (err)
+		goto fail;
 	for (unsigned int i = 0; i < cfg->n_tids; i++) {
 		__u32 tid = (__u32)cfg->tids[i];
 		__u8 one = 1;
@@ -1072,6 +1079,8 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err)
+		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
@@ -2017,6 +2026,7 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	bpf_link__destroy(p->release_link);
+	offcpu__free(p->offcpu);
 	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
