@@ -70,13 +70,13 @@ class Result(unittest.TextTestResult):
 
 def integration_suite(pattern):
     """The modules that match pattern: one glob, or several separated by
-    commas."""
+    spaces or commas."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
     here = os.path.join(ROOT, "tests", "integration")
     suite = unittest.TestSuite()
-    for glob_ in pattern.split(","):
+    for one in re.split(r"[\s,]+", pattern.strip()):
         suite.addTests(unittest.defaultTestLoader.discover(
-            here, pattern=glob_.strip(), top_level_dir=here))
+            here, pattern=one, top_level_dir=here))
     return suite
 
 
@@ -214,7 +214,7 @@ def main():
                         help="the integration tests only")
     parser.add_argument("--pattern", default="test_*.py",
                         help="integration modules: a glob, or globs "
-                        "separated by commas")
+                        "separated by spaces or commas")
     parser.add_argument("--jobs", type=int,
                         default=int(os.environ.get("SYNCPROF_TEST_JOBS", "2")),
                         help="integration test processes at once")

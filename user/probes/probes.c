@@ -28,11 +28,13 @@
 #include "array.h"
 #include "elfimage.h"
 #include "fold.h"
+#include "framecache.h"
 #include "hostcheck.h"
 #include "log.h"
 #include "offcpu.h"
 #include "probes.h"
 #include "probesite.h"
+#include "progload.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
 #include "waiting.h"
@@ -394,6 +396,7 @@ static int probes__start_unwinder(struct probes *p,
 int probes__new(const struct probes_config *cfg, struct probes **out)
 {
 	struct probes *p = calloc(1, sizeof(*p));
+	double load_t0;
 	int err;
 
 	if (!p)
@@ -466,7 +469,10 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
+	load_t0 = progload__clock_ms();
 	err = syncprof_bpf__load(p->skel);
+	if (!err)
+		progload__log(p->skel->obj, progload__clock_ms() - load_t0, NULL);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
@@ -963,6 +969,7 @@ void probes__forget_process(struct probes *p, pid_t pid)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
 	if (p->unwinder)
 		unwinder__forget(p->unwinder, pid);
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
 }
 
 uint64_t probes__dropped_processes(struct probes *p)
@@ -1410,10 +1417,10 @@ int probes__sync_process(struct probes *p, pid_t pid)
 	/* The image first: an exec after this read makes the array stale. */
 	bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.exec_seqs), &key, &seq);
 	changed = unwinder__sync_pid(p->unwinder, pid, seq);
-	if (changed > 0) {
-		/* Frame cache entries from before are misses from now on. */
-		__sync_fetch_and_add(&p->skel->bss->unwind_gen, 1);
-	}
+	if (changed > 0)
+		framecache__publish(p->skel->maps.proc_layouts,
+				    p->skel->maps.exec_seqs, pid, seq,
+				    unwinder__layout(p->unwinder, pid));
 	return changed < 0 ? changed : 0;
 }
 
@@ -1974,6 +1981,10 @@ static void probes__log_run_times(struct probes *p)
 
 	if (!log__enabled(LOG_INFO))
 		return;
+	if (probes__counter(p, SP_CNT_TIMING_PREEMPTED))
+		pr_info("BPF time per wait: left out %llu runs the scheduler "
+			"preempted", (unsigned long long)
+			probes__counter(p, SP_CNT_TIMING_PREEMPTED));
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
