@@ -312,7 +312,10 @@ class Record(SyncprofTestCase):
             ["--mode", "contended", "--interval", "0.25"], "-N", "0",
             target=[BLOCKING, "condvar", "--iters", "12", "--hold-us", "40000",
                     "--truth", self.path("truth.json")])
-        self.assertGreater(len(reports), 2)
+        # An interval's report and the final one at least: a loaded machine
+        # can hold syncprof's loop past several 0.25 s windows of this
+        # ~0.5 s run (it stalled 23 s once beside busy loops and builds).
+        self.assertGreaterEqual(len(reports), 2)
 
     def test_replay_equals_live_table(self):
         out = self.path("table.txt")
