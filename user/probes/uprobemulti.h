@@ -22,7 +22,10 @@ bool uprobemulti__supported(void);
  * (a pthread_exit in main): since Linux 6.13 the kernel checks the
  * thread group (same_thread_group) where it used to compare the leader's
  * memory, which is gone with it.  Measured here (6.18): 900 of 900 calls
- * counted across main's exit, with the links left as they were.
+ * counted across main's exit, with the links left as they were.  Not
+ * for good: when any other consumer of the same uprobes unregisters, the
+ * kernel re-runs every process's filter, which still compares the
+ * leader's memory, and takes the breakpoints out of this process.
  */
 bool uprobemulti__outlives_leader(void);
 /*
