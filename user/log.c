@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
@@ -66,8 +67,10 @@ static int log__libbpf(enum libbpf_print_level level, const char *fmt,
 		return 0;
 	if (level == LIBBPF_INFO && !log__enabled(LOG_INFO))
 		return 0;
-	/* Warnings explain the failures callers report: always shown. */
-	fputs("libbpf: ", stderr);
+	/* Warnings explain the failures callers report: always shown.  Most
+	 * of libbpf's own lines carry its prefix already. */
+	if (strncmp(fmt, "libbpf: ", 8))
+		fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 

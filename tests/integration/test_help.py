@@ -45,3 +45,12 @@ class Help(unittest.TestCase):
         self.assertTrue(where["--map-size"].startswith("Limits"))
         every = [opt for _, opts in sections for opt in opts]
         self.assertEqual(len(every), len(set(every)), every)
+
+
+class Diagnostics(unittest.TestCase):
+
+    def test_libbpf_lines_carry_one_prefix(self):
+        proc = subprocess.run([SYNCPROF, "-vv", "-d", "0.2", "--", "true"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertIn("libbpf: ", proc.stderr)
+        self.assertNotIn("libbpf: libbpf:", proc.stderr)
