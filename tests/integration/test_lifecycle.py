@@ -341,6 +341,9 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(heap[0]["type"], "mutex")
         self.assertEqual(heap[0]["object"], "")
         self.assertTrue(heap[0]["module"].endswith("/workload"))
+        # The call site as the table names it; the address on its own.
+        self.assertEqual(heap[0]["callsite"], f"workload.c:{heap[0]['line']}")
+        self.assertRegex(heap[0]["address"], r"^0x[0-9a-f]+$")
         # The window's end by the wall clock: during the run.
         self.assertLessEqual(before, int(heap[0]["time_ns"]))
         self.assertLessEqual(int(heap[0]["time_ns"]), time.time_ns())

@@ -1349,7 +1349,7 @@ static void test_module_paths_round_trip(void **state UNUSED)
 	assert_contains(out, "\"file\": \"/src/x\\ny.c\"");
 	free(out);
 	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
-	assert_contains(out, ",0x400,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
+	assert_contains(out, ",x?y.c:7,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
 			     "/src/x?y.c,7,");
 	free(out);
 }
@@ -1368,7 +1368,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address\n");
 	free(buf);
 }
 
@@ -1393,8 +1393,8 @@ static void test_csv_row(void **state UNUSED)
 	/* Rows only: the header is printed once per output, separately. */
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
-		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,\n");
+		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234\n");
 	free(out);
 }
 
@@ -1409,7 +1409,7 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400\n"));
 	free(out);
 }
 
@@ -1428,7 +1428,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000\n");
 	free(out);
 }
 
@@ -1452,8 +1452,8 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
-		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,\n");
+		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400\n");
 	free(out);
 }
 

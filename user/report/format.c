@@ -838,7 +838,7 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns";
+	"max_ns,failed,owner_tid,time_ns,address";
 
 void format__csv_header(FILE *out)
 {
@@ -882,13 +882,21 @@ void format__csv_field(FILE *out, const char *s)
 	csv_field(out, s);
 }
 
-static int format__csv(FILE *out, const struct format_meta *meta,
+/*
+ * callsite is the table's text (file:line, in --callsite's style, under
+ * the same source root); the address is the last column.
+ */
+static int format__csv(FILE *out, const struct format_config *cfg,
+		       const struct format_meta *meta,
 		       const struct report_rows *rows,
 		       const struct format_names *names)
 {
+	size_t strip = format__source_root(rows, names);
+
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;
+		char site[FORMAT_TEXT_MAX];
 
 		/* Several processes: the row's, empty when it merges them. */
 		fprintf(out, "%u,", meta->sequence);
@@ -903,7 +911,11 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);
 		csv_field(out, names[i].object_symbol);
-		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
+		fputc(',', out);
+		format__callsite_text(cs, r->callsite, cfg->callsite, strip,
+				      site, sizeof(site));
+		csv_field(out, site);
+		fputc(',', out);
 		csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
@@ -928,7 +940,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fputc('\n', out);
+		fprintf(out, ",0x%" PRIx64 "\n", r->callsite);
 	}
 	return 0;
 }
@@ -945,7 +957,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 		err = format__table(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_CSV:
-		err = format__csv(out, meta, rows, names);
+		err = format__csv(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_JSON:
 		err = format__json(out, cfg, meta, rows, names);
