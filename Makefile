@@ -17,10 +17,16 @@ CXX         ?= g++
 PYTHON      ?= /usr/bin/python3
 VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 
-# Debian packages the build, the tests and the demo need.
-DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
-               libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
-               util-linux procps libiberty-dev rustc
+# Debian packages.  DEB_BUILD_PKGS: what building syncprof and running
+# the demo need (make demo installs only these); DEB_PKGS: those and what
+# the tests need (make test).  A library syncprof links goes in the first.
+DEB_BUILD_PKGS := clang llvm gcc binutils make pkg-config libc6-dev libbpf-dev \
+               bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev \
+               libiberty-dev util-linux procps
+# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson).
+DEB_BUILD_PKGS += libncurses-dev libprotobuf-c-dev protobuf-c-compiler \
+               libjansson-dev
+DEB_PKGS    := $(DEB_BUILD_PKGS) g++ libcmocka-dev python3 rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
 # a musl-linked program (the notices; Go's are built with golang-go), and
 # Debian's QEMU, whose exported lock wrappers the built-in list names.
@@ -29,14 +35,9 @@ DEB_PKGS    += libglib2.0-dev musl-tools qemu-system-x86
 DEB_PKGS    += postgresql-15
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
-# The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
-DEB_PKGS    += libncurses-dev tmux
-# --format pprof: protobuf-c writes pprof's profile.proto; go tool pprof
-# reads it back in the tests.
-DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
-
-# JSON reports: jansson writes them, the unit tests parse them back.
-DEB_PKGS    += libjansson-dev
+# The live screen's tests drive it in tmux, a real terminal; go tool pprof
+# reads the profiles back.
+DEB_PKGS    += tmux golang-go
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
@@ -126,18 +127,23 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
 
-deps:
-	$(Q)missing=""; for p in $(DEB_PKGS); do \
+# make deps-build: what make demo needs; make deps: everything make test
+# needs.  Root installs them with apt-get (no sudo needed); anyone else is
+# told what is missing.
+deps: DEPS_WANTED = $(DEB_PKGS)
+deps-build: DEPS_WANTED = $(DEB_BUILD_PKGS)
+deps deps-build:
+	$(Q)missing=""; for p in $(DEPS_WANTED); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
 	    || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" != 0 ]; then \
-	    echo "syncprof: missing Debian packages:$$missing (run 'sudo make deps')" >&2; \
+	    echo "syncprof: missing Debian packages:$$missing (as root: 'make $@', or 'sudo make $@')" >&2; \
 	    exit 1; fi; \
 	  echo "  DEPS    installing$$missing"; \
 	  apt-get update -q >/dev/null && \
@@ -557,7 +563,7 @@ fuzz-seeds: tests/fuzz/seed.c tests/fuzz/seed.map
 # --- fuzzing: end
 
 demo:
-	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory deps-build
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
 
