@@ -2,7 +2,8 @@
 #   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
 # (what each mode attaches), unwind/, symbols/, report/ (aggregation and
-# renderers); main, options and log stay at the top.
+# renderers), session/ (a run's stages: start, reports, following);
+# main, options and log stay at the top.
 # Quiet by default; V=1 shows the commands.
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
