@@ -36,6 +36,7 @@ enum {
 	OPT_HIST,
 	OPT_BLAME,
 	OPT_HOLD,
+	OPT_LOCK_ORDER,
 	OPT_TID,
 	OPT_TYPE,
 	OPT_OBJECT,
@@ -135,6 +136,10 @@ static const struct argp_option option_table[] = {
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
 	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 3 },
+	{ "lock-order", OPT_LOCK_ORDER, NULL, 0,
+	  "--mode full: the order in which each thread takes locks; report "
+	  "every cycle (a possible deadlock, even one that never happened) "
+	  "with both sites (JSON lock_order)", 3 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 3 },
@@ -494,6 +499,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_HOLD:
 		opts->hold = true;
 		break;
+	case OPT_LOCK_ORDER:
+		opts->lock_order = true;
+		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
 		if (!err)
@@ -772,6 +780,12 @@ int options__parse(struct options *opts, int argc, char **argv)
 	if (opts->hold && opts->mode != MODE_FULL) {
 		pr_err("--hold times holds with probes on the unlock functions: "
 		       "it needs --mode full");
+		return -EINVAL;
+	}
+	if (opts->lock_order && opts->mode != MODE_FULL) {
+		pr_err("--lock-order sees every lock taken and let go, with "
+		       "probes on the lock and unlock functions: it needs "
+		       "--mode full");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {
