@@ -377,6 +377,7 @@ cleanup:
 	symbolizer__free(s.symbolizer);
 	snapshot__free(s.prev);
 	snapshot__free(s.prev_blame);
+	lockorder__free(s.lock_order);
 	snapshot__free(s.pending);
 	probes__free(s.probes);
 	procspace__free(s.space);

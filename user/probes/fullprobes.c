@@ -264,8 +264,10 @@ int probes__attach_table(struct probes *p, const char *library,
 			continue;
 		}
 		offsets[n] = site.offset;
+		/* Every try function of the table has "_try" in its name. */
 		cookies[n] = SP_COOKIE(spec->class, site.kind) |
-			     (site.rehit ? SP_COOKIE_REHIT : 0);
+			     (site.rehit ? SP_COOKIE_REHIT : 0) |
+			     (strstr(spec->func, "_try") ? SP_COOKIE_TRY : 0);
 		index[n++] = i;
 		p->kinds[i] = site.kind;
 	}

@@ -126,6 +126,7 @@ struct probes {
 	int release_multi_link;		/* the same in one uprobe_multi link */
 	bool releases;			/* full mode: attach release_table */
 	bool hold;
+	bool lock_order;		/* --lock-order: held sets, order pairs */
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
 	unsigned int stack_depth;

@@ -87,6 +87,26 @@ static int session__rows(struct session *s, const struct snapshot *view,
 	return err;
 }
 
+/*
+ * --lock-order: the pairs the kernel has seen so far, into the graph,
+ * and its cycles named.  Every report shows every cycle since attach.
+ */
+static int session__lock_order(struct session *s,
+			       struct format_lock_order *view)
+{
+	int err = lockorder__read(s->lock_order);
+
+	if (err) {
+		pr_err("cannot read the lock order: %s", strerror(-err));
+		return err;
+	}
+	err = orderview__build(s->lock_order, &s->order_names, view);
+	if (!err)
+		probes__lock_order_drops(s->probes, &view->pairs_dropped,
+					 &view->untracked);
+	return err;
+}
+
 /* What one report shows, over one window. */
 struct session_views {
 	const struct snapshot *rows;	/* NULL: nothing read since a reset */
@@ -125,6 +145,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	struct format_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
+	struct format_lock_order order = { 0 };
 	struct format_drops drops;
 	uint64_t dropped;
 	int err;
@@ -138,6 +159,8 @@ static int session__print(struct session *s, const struct session_views *v,
 	if (!err)
 		err = session__rows(s, v->waiting, settings, &waiting_rows,
 				    &waiting_names);
+	if (!err && s->lock_order)
+		err = session__lock_order(s, &order);
 	if (!err && s->states) {
 		err = threadstates__report(s->states, span, s->group_threads,
 					   &states);
@@ -147,6 +170,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		free(names);
 		free(blame_names);
 		free(waiting_names);
+		orderview__free(&order);
 		report__free(&waiting_rows);
 		threadstates__free_report(&states);
 		report__free(&rows);
@@ -186,6 +210,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		/* Read for the last report only: null in the others. */
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
+		.lock_order = s->lock_order ? &order : NULL,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 	};
@@ -231,6 +256,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	free(names);
 	free(blame_names);
 	free(waiting_names);
+	orderview__free(&order);
 	report__free(&rows);
 	threadstates__free_report(&states);
 	report__free(&blame_rows);

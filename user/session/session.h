@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "options.h"
+#include "orderview.h"
 #include "probes.h"
 
 struct session {
@@ -29,6 +30,8 @@ struct session {
 	struct snapshot *pending; /* what changed since the last report */
 	uint64_t read_ns;	/* when prev was read */
 	struct snapshot *prev_blame;	/* --blame: the last read */
+	struct lockorder *lock_order;	/* --lock-order, or NULL */
+	struct orderview_names order_names;	/* its classes' names */
 	struct live *live;	/* the live screen, or NULL */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	uint64_t next_window;	/* the first window of the next delta report */

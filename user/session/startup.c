@@ -368,6 +368,7 @@ int session__start(struct session *s, char *library, size_t len,
 		.wait_timing = opts->verbosity > 0,
 		.blame = opts->blame,
 		.hold = opts->hold,
+		.lock_order = opts->lock_order,
 		.states = opts->states,
 		.max_threads = STATES_MAX_THREADS,
 		.tids = opts->tids,
@@ -396,6 +397,13 @@ int session__start(struct session *s, char *library, size_t len,
 	if (err)
 		return err;
 	err = probes__new(&cfg, &s->probes);
+	if (!err && opts->lock_order) {
+		s->order_names = (struct orderview_names){ s->symbolizer,
+							    s->space };
+		err = lockorder__new(probes__lock_order_fd(s->probes),
+				     orderview__named, &s->order_names,
+				     &s->lock_order);
+	}
 	if (!err && options__recording(opts))
 		err = recording_start(s, argc, argv);
 	if (err)
