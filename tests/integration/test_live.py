@@ -14,6 +14,7 @@ import time
 from harness import BUILD, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 DEMO = os.path.join(BUILD, "tests", "targets", "demo")
+LOCKORDER = os.path.join(BUILD, "tests", "targets", "lockorder")
 TIMEOUT = 40
 _sockets = itertools.count()
 
@@ -216,6 +217,17 @@ class Live(SyncprofTestCase):
         self.assertNotIn("\x1b", screen.text)
 
     # --- the screen ------------------------------------------------------
+
+    def test_header_marks_a_lock_order_cycle(self):
+        """--lock-order: the header marks a cycle as soon as one is found."""
+        target = self.start_waiting_target(
+            [LOCKORDER, "abba", "--wait-signal", "--linger-ms", "60000"])
+        tmux = self.start_live(target.pid, "--lock-order")
+        self.assertNotIn("LOCK ORDER", tmux.capture().lines[0])
+        self.go(target)
+        screen = self.wait_for(tmux, lambda s: "LOCK ORDER: 1 cycle" in s.lines[0],
+                               "the lock-order mark")
+        self.assertTrue(screen.lines[0].startswith("syncprof  PID"))
 
     def test_header_and_rows_appear(self):
         target = self.start_mutex_target()

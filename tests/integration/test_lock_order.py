@@ -101,3 +101,4 @@ class LockOrder(SyncprofTestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--lock-order", proc.stderr)
         self.assertIn("--mode full", proc.stderr)
+

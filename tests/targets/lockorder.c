@@ -5,6 +5,10 @@
  * acquisitions as JSON (--truth FILE), for the test to find in the report.
  *
  *   lockorder abba|ladder|cycle3|heap|recursive|readers [--truth FILE]
+ *             [--wait-signal] [--linger-ms N]
+ *
+ * --wait-signal: print "ready PID" and start on SIGUSR1; --linger-ms:
+ * stay N ms after the scenario (a live screen's time to show it).
  *
  * abba      one thread takes lock_a then lock_b, a later one lock_b then
  *           lock_a: one inversion
@@ -66,7 +70,7 @@ static void *abba_second(void *arg)
 static void *ladder_climb(void *arg)
 {
 	(void)arg;
-	for (int round = 0; round < 20; round++) {
+	for (int round = 0; round < 5; round++) {
 		for (int i = 0; i < 8; i++)
 			pthread_mutex_lock(&ladder[i]);
 		for (int i = 7; i >= 0; i--)
@@ -229,6 +233,8 @@ int main(int argc, char **argv)
 		{ "readers", readers },
 	};
 	const char *truth_path = NULL;
+	bool wait_signal = false;
+	int linger_ms = 0;
 	pthread_mutexattr_t attr;
 	size_t s;
 	FILE *f;
@@ -238,17 +244,27 @@ int main(int argc, char **argv)
 			break;
 	if (argc < 2 || s == sizeof(scenarios) / sizeof(scenarios[0])) {
 		fprintf(stderr, "usage: lockorder abba|ladder|cycle3|heap|"
-			"recursive|readers [--truth FILE]\n");
+			"recursive|readers [--truth FILE] [--wait-signal] "
+			"[--linger-ms N]\n");
 		return 2;
 	}
-	if (argc > 3 && !strcmp(argv[2], "--truth"))
-		truth_path = argv[3];
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--truth") && i + 1 < argc)
+			truth_path = argv[++i];
+		else if (!strcmp(argv[i], "--linger-ms") && i + 1 < argc)
+			linger_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--wait-signal"))
+			wait_signal = true;
+	}
+	if (wait_signal)
+		wait_for_go();
 	for (int i = 0; i < 8; i++)
 		pthread_mutex_init(&ladder[i], NULL);
 	pthread_mutexattr_init(&attr);
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&rec_lock, &attr);
 	run_in_turn(scenarios[s].threads);
+	sleep_us(linger_ms * 1000);
 	f = truth_path ? fopen(truth_path, "w") : stdout;
 	if (!f)
 		return 1;

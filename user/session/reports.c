@@ -389,6 +389,13 @@ int session__refresh(struct session *s)
 		procset__list(s->procs, &n);
 		live__set_processes(s->live, n, procset__alive(s->procs));
 	}
+	if (s->lock_order) {
+		err = lockorder__read(s->lock_order);
+		if (err)
+			return err;
+		live__set_lock_cycles(s->live,
+				      (long)lockorder__cycles(s->lock_order));
+	}
 	return live__update(s->live, s->prev, delta, s->last_ns, &drops);
 }
 
