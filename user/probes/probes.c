@@ -17,6 +17,7 @@
 #include "fold.h"
 #include "hostcheck.h"
 #include "log.h"
+#include "offcpu.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
@@ -25,7 +26,7 @@
 static bool probes__wants_unwinder(const struct probes_config *cfg)
 {
 	return cfg->mode == PROBES_CONTENDED || cfg->stack_depth ||
-	       !skiplist__empty(cfg->skip);
+	       !skiplist__empty(cfg->skip) || cfg->off_cpu;
 }
 
 /* --states: its programs, the threads map's size, the lock source. */
@@ -62,6 +63,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	int err;
 
 	err = probes__configure_states(p, cfg);
+	if (!err)
+		err = offcpu__configure(p->skel, cfg->off_cpu, !contended);
 	if (err)
 		return err;
 	for (size_t i = 0; i < 3; i++)
@@ -266,6 +269,9 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		       "the verifier's log)", strerror(-err));
 		goto fail;
 	}
+	err = offcpu__new(p->skel, cfg->off_cpu, &p->offcpu);
+	if (err)
+		goto fail;
 	for (unsigned int i = 0; i < cfg->n_tids; i++) {
 		__u32 tid = (__u32)cfg->tids[i];
 		__u8 one = 1;
@@ -314,6 +320,8 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err)
+		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
@@ -396,6 +404,7 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	bpf_link__destroy(p->release_link);
+	offcpu__free(p->offcpu);
 	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);

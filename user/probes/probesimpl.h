@@ -128,6 +128,7 @@ struct probes {
 	bool hold;
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
 	struct ring_buffer *events;

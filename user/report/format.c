@@ -12,6 +12,7 @@
 #include "format.h"
 #include "hist.h"
 #include "jsonout.h"
+#include "offcalls.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
@@ -129,7 +130,12 @@ int format__names(struct symbolizer *sym, const struct report_rows *rows,
 	for (size_t i = 0; i < rows->count; i++) {
 		symbolizer__callsite(sym, rows->rows[i].callsite,
 				     &names[i].callsite);
-		if (rows->rows[i].n_objects == 1)
+		if (rows->rows[i].n_objects != 1)
+			continue;
+		if (offcalls__is_offcpu(rows->rows[i].type))
+			names[i].object_symbol = offcalls__object_name(
+				rows->rows[i].object);
+		else
 			names[i].object_symbol = symbolizer__object(
 				sym, rows->rows[i].object);
 	}
@@ -529,6 +535,7 @@ static json_t *json_row_head(const struct report_row *r,
 		return NULL;
 	}
 	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
+	jsonout__set(o, "class", jsonout__string(report__type_class(r->type)), err);
 	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
 	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
 	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
