@@ -137,7 +137,7 @@ static __always_inline void switch_out(__u64 pid_tgid, __u64 now)
 	type = sleep_type(regs, &w.key.object);
 	if (type < 0 || !lock_wanted((__u32)type, w.key.object))
 		return;
-	unwind_user(regs->ip, regs->sp, regs->bp, &u);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, &u);
 	w.key.callsite = u.callsite;
 	w.key.stack_id = u.stack_id;
 	w.key.tid = tid;

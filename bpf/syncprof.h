@@ -122,6 +122,8 @@ enum sp_counter {
 	SP_CNT_OFFCPU_GAPS,	/* --off-cpu: a blocked thread ran again
 				   without its switch-in event: that
 				   sleep's end was estimated */
+	SP_CNT_TIMING_PREEMPTED, /* with wait_timing: runs left out of
+				   SP_CNT_WAIT_BPF_NS, preempted */
 	SP_CNT__COUNT,
 };
 
@@ -198,7 +200,9 @@ struct sp_call {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
-	__u32 pad;
+	__u32 nvcsw;		/* the thread's voluntary context switches
+				   at entry (low bits): a call that slept
+				   gets its stack at its return */
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */

@@ -15,9 +15,11 @@
 #include <bpf/libbpf.h>
 
 #include "fold.h"
+#include "framecache.h"
 #include "hostcheck.h"
 #include "log.h"
 #include "offcpu.h"
+#include "progload.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
@@ -191,6 +193,7 @@ static int probes__start_unwinder(struct probes *p,
 int probes__new(const struct probes_config *cfg, struct probes **out)
 {
 	struct probes *p = calloc(1, sizeof(*p));
+	double load_t0;
 	int err;
 
 	if (!p)
@@ -263,7 +266,10 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
+	load_t0 = progload__clock_ms();
 	err = syncprof_bpf__load(p->skel);
+	if (!err)
+		progload__log(p->skel->obj, progload__clock_ms() - load_t0, NULL);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
@@ -352,6 +358,10 @@ static void probes__log_run_times(struct probes *p)
 
 	if (!log__enabled(LOG_INFO))
 		return;
+	if (probes__counter(p, SP_CNT_TIMING_PREEMPTED))
+		pr_info("BPF time per wait: left out %llu runs the scheduler "
+			"preempted", (unsigned long long)
+			probes__counter(p, SP_CNT_TIMING_PREEMPTED));
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);

@@ -169,6 +169,9 @@ int probes__attach_table(struct probes *p, const char *library,
 int probes__attach_releases(struct probes *p, const char *library);
 void probes__destroy_links(struct bpf_link **links, size_t n);
 
+/* counters.c */
+uint64_t probes__counter(struct probes *p, __u32 which);
+
 /* tracepoints.c */
 struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i);
 struct bpf_program *probes__sched_prog(struct probes *p, size_t i);
