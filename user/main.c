@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "libcmodel.h"
 #include "live.h"
 #include "log.h"
+#include "outfile.h"
 #include "options.h"
 #include "probes.h"
 #include "procset.h"
@@ -180,6 +182,9 @@ static int session__loop(struct session *s, int signal_fd)
 				err = session__read(s);
 			if (!err)
 				session__notice_children(s);
+			if (!err && s->recording)
+				err = recording__checkpoint(s->recording,
+							    s->symbolizer);
 			if (err)
 				break;
 		}
@@ -248,18 +253,15 @@ static int signals_block(int *signal_fd, struct target_signals *saved)
 /* --replay DIR: no target, no root. */
 static int replay_main(const struct options *opts)
 {
-	FILE *out = stdout;
+	struct outfile *file = NULL;
 	int err;
 
-	if (opts->output && !(out = fopen(opts->output, "we"))) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	if (opts->output &&
+	    outfile__open(NULL, opts->output, OUTFILE_GROWING, &file))
 		return 1;
-	}
-	err = replay__run(opts, out);
-	if (out != stdout && fclose(out) && !err) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	err = replay__run(opts, file ? outfile__stream(file) : stdout);
+	if (outfile__close(file) && !err)
 		err = -EIO;
-	}
 	return err ? 1 : 0;
 }
 
@@ -287,19 +289,16 @@ int main(int argc, char **argv)
 		return 1;
 	s.out = stdout;
 	if (opts.output) {
-		s.out = fopen(opts.output, "we");
-		if (!s.out) {
-			pr_err("cannot write %s: %s", opts.output, strerror(errno));
+		if (outfile__open(NULL, opts.output, opts.format == FORMAT_PPROF ?
+				  OUTFILE_WHOLE : OUTFILE_GROWING, &s.out_file))
 			return 1;
-		}
+		s.out = outfile__stream(s.out_file);
 	}
 	if (opts.states_csv) {
-		s.states_csv = fopen(opts.states_csv, "we");
-		if (!s.states_csv) {
-			pr_err("cannot write %s: %s", opts.states_csv,
-			       strerror(errno));
+		if (outfile__open(NULL, opts.states_csv, OUTFILE_GROWING,
+				  &s.states_file))
 			goto cleanup;
-		}
+		s.states_csv = outfile__stream(s.states_file);
 	}
 	/* Blocked before launch; the child restores the caller's mask. */
 	err = signals_block(&signal_fd, &caller_signals);
@@ -315,6 +314,11 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	/* Attaching takes a while (tables, the verifier): say so first. */
+	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
+		log__notice("attaching to PID %d (%s), %s mode...",
+			    (int)target__pid(s.target), target__comm(s.target),
+			    options__mode_name(opts.mode));
 	err = session__start(&s, library, sizeof(library), argc, argv);
 	if (err && target__exited(s.target)) {
 		/* A sane end: the report of what was seen, if anything. */
@@ -326,6 +330,8 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
+	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
+	malloc_trim(0);
 	if (!target_gone)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
@@ -389,13 +395,9 @@ cleanup:
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);
-	if (s.out && s.out != stdout && fclose(s.out) && !err) {
-		pr_err("cannot write %s: %s", opts.output, strerror(errno));
+	if (outfile__close(s.out_file) && !err)
 		exit_code = 1;
-	}
-	if (s.states_csv && fclose(s.states_csv) && !err) {
-		pr_err("cannot write %s: %s", opts.states_csv, strerror(errno));
+	if (outfile__close(s.states_file) && !err)
 		exit_code = 1;
-	}
 	return exit_code;
 }

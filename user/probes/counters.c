@@ -12,7 +12,7 @@
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 
-static uint64_t probes__counter(struct probes *p, __u32 which)
+uint64_t probes__counter(struct probes *p, __u32 which)
 {
 	int fd = bpf_map__fd(p->skel->maps.counters);
 	uint64_t total = 0;

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "array.h"
+#include "framecache.h"
 #include "log.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
@@ -94,6 +95,7 @@ void probes__forget_process(struct probes *p, pid_t pid)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
 	if (p->unwinder)
 		unwinder__forget(p->unwinder, pid);
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
 }
 
 const struct probes_proc_event *probes__proc_events(const struct probes *p,
@@ -392,9 +394,9 @@ int probes__sync_process(struct probes *p, pid_t pid)
 	/* The image first: an exec after this read makes the array stale. */
 	bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.exec_seqs), &key, &seq);
 	changed = unwinder__sync_pid(p->unwinder, pid, seq);
-	if (changed > 0) {
-		/* Frame cache entries from before are misses from now on. */
-		__sync_fetch_and_add(&p->skel->bss->unwind_gen, 1);
-	}
+	if (changed > 0)
+		framecache__publish(p->skel->maps.proc_layouts,
+				    p->skel->maps.exec_seqs, pid, seq,
+				    unwinder__layout(p->unwinder, pid));
 	return changed < 0 ? changed : 0;
 }

@@ -15,8 +15,11 @@
 #include <bpf/libbpf.h>
 
 #include "fold.h"
+#include "framecache.h"
 #include "hostcheck.h"
 #include "log.h"
+#include "offcpu.h"
+#include "progload.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
@@ -25,7 +28,7 @@
 static bool probes__wants_unwinder(const struct probes_config *cfg)
 {
 	return cfg->mode == PROBES_CONTENDED || cfg->stack_depth ||
-	       !skiplist__empty(cfg->skip);
+	       !skiplist__empty(cfg->skip) || cfg->off_cpu;
 }
 
 /* --states: its programs, the threads map's size, the lock source. */
@@ -62,6 +65,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	int err;
 
 	err = probes__configure_states(p, cfg);
+	if (!err)
+		err = offcpu__configure(p->skel, cfg->off_cpu, !contended);
 	if (err)
 		return err;
 	for (size_t i = 0; i < 3; i++)
@@ -194,6 +199,7 @@ static int probes__start_unwinder(struct probes *p,
 int probes__new(const struct probes_config *cfg, struct probes **out)
 {
 	struct probes *p = calloc(1, sizeof(*p));
+	double load_t0;
 	int err;
 
 	if (!p)
@@ -266,12 +272,18 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
+	load_t0 = progload__clock_ms();
 	err = syncprof_bpf__load(p->skel);
+	if (!err)
+		progload__log(p->skel->obj, progload__clock_ms() - load_t0, NULL);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
 		goto fail;
 	}
+	err = offcpu__new(p->skel, cfg->off_cpu, &p->offcpu);
+	if (err)
+		goto fail;
 	for (unsigned int i = 0; i < cfg->n_tids; i++) {
 		__u32 tid = (__u32)cfg->tids[i];
 		__u8 one = 1;
@@ -320,6 +332,8 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err)
+		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
@@ -350,6 +364,10 @@ static void probes__log_run_times(struct probes *p)
 
 	if (!log__enabled(LOG_INFO))
 		return;
+	if (probes__counter(p, SP_CNT_TIMING_PREEMPTED))
+		pr_info("BPF time per wait: left out %llu runs the scheduler "
+			"preempted", (unsigned long long)
+			probes__counter(p, SP_CNT_TIMING_PREEMPTED));
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
@@ -402,6 +420,7 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	bpf_link__destroy(p->release_link);
+	offcpu__free(p->offcpu);
 	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);

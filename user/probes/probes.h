@@ -54,6 +54,7 @@ struct probes_config {
 	bool hold;			/* --hold (full mode): time holds */
 	bool lock_order;		/* --lock-order (full mode): pairs of
 					   locks taken in order */
+	bool off_cpu;			/* --off-cpu: other sleeps too */
 	bool per_thread;		/* rows by holder too; exited threads'
 					   rows keep their thread */
 	/* Filters (bpf/stats.bpf.h): what the programs measure at all. */

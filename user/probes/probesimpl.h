@@ -129,6 +129,7 @@ struct probes {
 	bool lock_order;		/* --lock-order: held sets, order pairs */
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
 	struct ring_buffer *events;
@@ -168,6 +169,9 @@ int probes__attach_table(struct probes *p, const char *library,
 			 const char *only, bool at_entry);
 int probes__attach_releases(struct probes *p, const char *library);
 void probes__destroy_links(struct bpf_link **links, size_t n);
+
+/* counters.c */
+uint64_t probes__counter(struct probes *p, __u32 which);
 
 /* tracepoints.c */
 struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i);

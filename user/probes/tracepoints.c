@@ -41,7 +41,7 @@ bool probes__is_sched_prog(struct probes *p,
 	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
 		if (probes__sched_prog(p, i) == prog)
 			return true;
-	return false;
+	return prog == p->skel->progs.offcpu_switch;
 }
 
 int probes__attach_tracepoints(struct probes *p)

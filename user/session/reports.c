@@ -15,6 +15,7 @@
 #include "format.h"
 #include "live.h"
 #include "log.h"
+#include "outfile.h"
 #include "options.h"
 #include "probes.h"
 #include "procset.h"
@@ -222,6 +223,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.stacktab = s->stacks,
 	};
 	err = format__report(s->out, &cfg, &meta, &rows, names);
+	if (s->out_file)	/* names the file, once; a profile put in place */
+		err = outfile__commit(s->out_file) ?: err;
 	if (!err && s->recording) {
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
@@ -244,8 +247,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	if (!err && s->states_csv) {
 		stateformat__csv(s->states_csv, meta.sequence, meta.pid, &states);
-		if (fflush(s->states_csv))
-			err = -errno;
+		err = outfile__flush(s->states_file);
 	}
 	if (dropped && s->opts->format != FORMAT_TABLE) {
 		char text[512];

@@ -40,6 +40,7 @@ struct session {
 	bool group_threads;	/* --states: by name (the live screen's g) */
 	FILE *out;
 	FILE *states_csv;	/* --states-csv, or NULL */
+	struct outfile *out_file, *states_file;	/* -o, --states-csv */
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
 	uint64_t calibration_site_ns[SP_SITE__COUNT];
