@@ -829,13 +829,16 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	keys_of(j, plain_keys, sizeof(plain_keys));
 	keys_of(jpath(j, "rows/0"), plain_row, sizeof(plain_row));
 	assert_contains(plain_keys, "schema,");
-	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,waiting,");
+	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,"
+			"lock_order,lock_order_lost,waiting,");
 	assert_contains(plain_row, "owner_tid,");
 	assert_contains(plain_row, "holds,hold_ns,hold_avg_ns,hold_max_ns,stacks,");
 	assert_json_null(j, "threads");
 	assert_json_null(j, "sched_missed");
 	assert_json_null(j, "blame");
 	assert_json_null(j, "blame_total");
+	assert_json_null(j, "lock_order");
+	assert_json_null(j, "lock_order_lost");
 	assert_json_null(j, "waiting");
 	assert_json_null(j, "rows/0/owner_tid");
 	assert_json_null(j, "rows/0/hold_ns");
@@ -849,6 +852,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	m.waiting = &blame;
 	m.waiting_names = names;
 	m.states = &states;
+	m.lock_order = &(struct format_lock_order){ 0 };
 	out = render(FORMAT_JSON, &m, split, 1, 1, names);
 	j = parse_json_line(out);
 	keys_of(j, keys, sizeof(keys));
@@ -861,6 +865,9 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	assert_int_equal(json_len_at(j, "blame"), 1);
 	assert_int_equal(json_len_at(j, "waiting"), 1);
 	assert_int_equal(json_len_at(j, "threads"), 0);
+	/* --lock-order with no cycle: an empty list, nothing lost. */
+	assert_int_equal(json_len_at(j, "lock_order"), 0);
+	assert_json_int(j, "lock_order_lost/pairs", 0);
 	json_decref(j);
 	free(out);
 }
