@@ -13,6 +13,7 @@
 #include "array.h"
 #include "chrome.h"
 #include "format.h"
+#include "locktype.h"
 #include "report.h"
 
 struct chrome_out {
@@ -85,14 +86,14 @@ static void chrome__wait(struct chrome_out *c, struct recnames *names,
 	format__json_string(out, span >= 0 ? recnames__label(names, (size_t)span)
 					   : "?");
 	fputs(",\"cat\":", out);
-	format__json_string(out, report__type_name(k->type));
+	format__json_string(out, locktype__name(k->type));
 	fputs(",\"ph\":\"X\",", out);
 	chrome__us(out, "ts", e->start_ns);
 	fputc(',', out);
 	chrome__us(out, "dur", e->end_ns - e->start_ns);
 	fprintf(out, ",\"pid\":%d,\"tid\":%u,\"args\":{\"type\":",
 		(int)c->pid, k->tid);
-	format__json_string(out, report__type_name(k->type));
+	format__json_string(out, locktype__name(k->type));
 	fprintf(out, ",\"object\":\"0x%" PRIx64 "\",\"object_symbol\":",
 		(uint64_t)k->object);
 	format__json_string(out, recnames__object(names, k->object));

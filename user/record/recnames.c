@@ -12,6 +12,7 @@
 
 #include "array.h"
 #include "format.h"
+#include "locktype.h"
 #include "recnames.h"
 #include "rectext.h"
 #include "report.h"
@@ -325,7 +326,7 @@ static int recnames__make_labels(struct recnames *n)
 		else
 			snprintf(object, sizeof(object), "0x%" PRIx64, s->object);
 		snprintf(raw, sizeof(raw), "%s %s @ %s",
-			 report__type_name(s->type), object, site);
+			 locktype__name(s->type), object, site);
 		format__sanitize(raw, label, sizeof(label));
 		n->labels[i] = strdup(label);
 		if (!n->labels[i])

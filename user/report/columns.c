@@ -26,6 +26,7 @@
 
 #include "columns.h"
 #include "format.h"
+#include "locktype.h"
 #include "utf8.h"
 
 #define SEP 2
@@ -263,7 +264,7 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 			format__append(&pos, end, "%*s", SEP, "");
 		switch (c) {
 		case COL_TYPE:
-			format__append(&pos, end, "%-*s", w, report__type_name(r->type));
+			format__append(&pos, end, "%-*s", w, locktype__name(r->type));
 			break;
 		case COL_OBJECT:
 		case COL_SITE:

@@ -6,6 +6,7 @@
 
 #include "array.h"
 #include "folded.h"
+#include "locktype.h"
 
 struct folded_line {
 	char *text;		/* without the value */
@@ -135,7 +136,7 @@ int folded__add(struct folded *f, const struct report_row *row,
 		snprintf(object, sizeof(object), "%s", object_symbol);
 	else
 		snprintf(object, sizeof(object), "0x%" PRIx64, row->object);
-	snprintf(lock, sizeof(lock), "[%s %s]", report__type_name(row->type),
+	snprintf(lock, sizeof(lock), "[%s %s]", locktype__name(row->type),
 		 object);
 	for (size_t i = 0; i < rs->n_stacks && !err; i++)
 		if (rs->stacks[i].wait_ns)

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "hist.h"
 #include "jsonout.h"
+#include "locktype.h"
 #include "offcalls.h"
 #include "pprof.h"
 #include "rowstacks.h"
@@ -528,8 +529,8 @@ static json_t *json_row_head(const struct report_row *r,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
-	jsonout__set(o, "class", jsonout__string(report__type_class(r->type)), err);
+	jsonout__set(o, "type", jsonout__string(locktype__name(r->type)), err);
+	jsonout__set(o, "class", jsonout__string(locktype__class(r->type)), err);
 	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
 	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
 	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
@@ -898,7 +899,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "%" PRId64, r->pid);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
 			meta->start_ns, meta->end_ns, meta->dropped,
-			report__type_name(r->type));
+			locktype__name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);

@@ -77,6 +77,7 @@
 #include "callgraph.h"
 #include "columns.h"
 #include "format.h"
+#include "locktype.h"
 #include "utf8.h"
 #include "hist.h"
 #include "live.h"
@@ -519,7 +520,7 @@ static int live__draw_pane(struct live *l, int y, int lines, const char *object,
 		st->pane_top = total - shown > 0 ? total - shown : 0;
 	snprintf(line, sizeof(line), "Stacks of %s %s %s: %zu stack%s, "
 		 "lines %d-%d of %d  (Up/Down row  PgUp/PgDn scroll  g close)",
-		 report__type_name(row->type), object, callsite,
+		 locktype__name(row->type), object, callsite,
 		 l->stacks.n_stacks, l->stacks.n_stacks == 1 ? "" : "s",
 		 total ? st->pane_top + 1 : 0,
 		 st->pane_top + shown < total ? st->pane_top + shown : total,
@@ -572,7 +573,7 @@ static void live__draw_hist(struct live *l, int y, int lines,
 	}
 	row = &l->rows.rows[l->state.selected];
 	snprintf(line, sizeof(line), "Waits (ns) of %s %s %s: %" PRIu64
-		 "  (Up/Down row  H close)", report__type_name(row->type),
+		 "  (Up/Down row  H close)", locktype__name(row->type),
 		 object, callsite, hist__total(row->hist));
 	put_bar(y, line);
 	if (!hist__lines(row->hist, hist_pane_line, &p))

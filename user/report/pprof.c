@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "array.h"
+#include "locktype.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -327,7 +328,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 		if (!ids[i])
 			goto nomem;
 	}
-	type = pprof__string(p, report__type_name(row->type));
+	type = pprof__string(p, locktype__name(row->type));
 	if (type < 0)
 		goto nomem;
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;

@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "jsonout.h"
+#include "locktype.h"
 #include "report.h"
 #include "stateformat.h"
 
@@ -111,7 +112,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 
 			fprintf(out, "%s%s%s %.1f%%%s", j ? ", " : "",
 				t == SP_TYPE_FUTEX ? "(" : "",
-				report__type_name((uint32_t)t),
+				locktype__name((uint32_t)t),
 				share(r->type_ns[t], capacity),
 				t == SP_TYPE_FUTEX ? ")" : "");
 		}
@@ -165,7 +166,7 @@ void stateformat__json(json_t *report, const struct states_report *rep,
 		jsonout__set(o, "alive_ns", jsonout__uint(r->alive_ns), err);
 		for (int t = 0; t < SP_TYPE__COUNT; t++) {
 			if (t != SP_TYPE_FUTEX && r->type_ns[t])
-				jsonout__set(by_type, report__type_name((uint32_t)t),
+				jsonout__set(by_type, locktype__name((uint32_t)t),
 					     jsonout__uint(r->type_ns[t]), err);
 		}
 		jsonout__set(o, "lock_by_type", by_type, err);
@@ -184,7 +185,7 @@ void stateformat__json(json_t *report, const struct states_report *rep,
 /* A lock type's CSV column: "rwlock-r" -> "rwlock_r_ns". */
 static void csv_type_column(FILE *out, uint32_t type)
 {
-	for (const char *p = report__type_name(type); *p; p++)
+	for (const char *p = locktype__name(type); *p; p++)
 		fputc(*p == '-' ? '_' : *p, out);
 	fputs("_ns", out);
 }
