@@ -310,7 +310,7 @@ int session__start(struct session *s, char *library, size_t len,
 		err = procspace__update(session__space(s), root, 0);
 	/* Named first: a target may not live long (launched: it is held). */
 	if (!err && several)
-		err = symbolizer__new_space(session__space(s), &s->symbolizer);
+		err = procspace__symbolizer(session__space(s), &s->symbolizer);
 	else if (!err)
 		err = symbolizer__new(root, NULL, &s->symbolizer);
 	if (!err)
