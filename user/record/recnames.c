@@ -11,12 +11,13 @@
 #include <string.h>
 
 #include "array.h"
-#include "format.h"
 #include "locktype.h"
+#include "names.h"
 #include "recnames.h"
 #include "rectext.h"
 #include "report.h"
 #include "srcpath.h"
+#include "text.h"
 
 #define RECNAMES_VERSION	1
 #define RECNAMES_FIELDS_MAX	10
@@ -289,9 +290,9 @@ static int recnames__site_texts(struct recnames *n)
 	strip = srcpath__common_dir(files, n_files);
 	free(files);
 	for (size_t i = 0; i < n->n_sites; i++) {
-		char text[FORMAT_TEXT_MAX];
+		char text[TEXT_MAX];
 
-		format__callsite_text(&n->sites[i].info, n->sites[i].addr,
+		names__callsite_text(&n->sites[i].info, n->sites[i].addr,
 				      CALLSITE_LINE, strip, text, sizeof(text));
 		free(n->sites[i].text);
 		n->sites[i].text = strdup(text);
@@ -318,8 +319,8 @@ static int recnames__make_labels(struct recnames *n)
 		const struct recnames_span *s = &n->spans[i];
 		const char *symbol = recnames__object(n, s->object);
 		const char *site = recnames__callsite_text(n, s->callsite);
-		char object[FORMAT_TEXT_MAX], raw[3 * FORMAT_TEXT_MAX];
-		char label[3 * FORMAT_TEXT_MAX];
+		char object[TEXT_MAX], raw[3 * TEXT_MAX];
+		char label[3 * TEXT_MAX];
 
 		if (symbol)
 			snprintf(object, sizeof(object), "%s", symbol);
@@ -327,7 +328,7 @@ static int recnames__make_labels(struct recnames *n)
 			snprintf(object, sizeof(object), "0x%" PRIx64, s->object);
 		snprintf(raw, sizeof(raw), "%s %s @ %s",
 			 locktype__name(s->type), object, site);
-		format__sanitize(raw, label, sizeof(label));
+		text__sanitize(raw, label, sizeof(label));
 		n->labels[i] = strdup(label);
 		if (!n->labels[i])
 			return -ENOMEM;

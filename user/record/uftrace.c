@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "format.h"
 #include "outfile.h"
+#include "text.h"
 #include "uftrace.h"
 
 #define UFTRACE_MAGIC		"Ftrace!"
@@ -298,7 +298,7 @@ static FILE *uftrace__create(struct uftrace_writer *o, const char *name,
 /* A string as one line of text: no newline, no quote. */
 static void line_text(const char *in, char *buf, size_t len)
 {
-	format__sanitize(in ? in : "?", buf, len);
+	text__sanitize(in ? in : "?", buf, len);
 	for (char *p = buf; *p; p++)
 		if (*p == '"')
 			*p = '\'';

@@ -78,6 +78,8 @@
 #include "columns.h"
 #include "format.h"
 #include "locktype.h"
+#include "names.h"
+#include "text.h"
 #include "utf8.h"
 #include "hist.h"
 #include "live.h"
@@ -123,7 +125,7 @@ struct live {
 
 	struct report_rows rows;	/* every row of the view, in order */
 	/* The rows on screen, named: rows.rows[named_top ..] (names_n). */
-	struct format_names *names;
+	struct row_names *names;
 	size_t named_top, names_n;
 	bool names_valid;
 	struct report_row selected;	/* the highlighted row's identity */
@@ -364,7 +366,7 @@ static void put_line(int y, const char *text, attr_t attr)
 /* A line in reverse video across the whole width. */
 static void put_bar(int y, const char *text)
 {
-	int w = format__width(text);
+	int w = text__width(text);
 
 	if (y < 0 || y >= LINES)
 		return;
@@ -431,7 +433,7 @@ static void live__draw_header(struct live *l)
 		put_bar(3, drops);
 	}
 	if (st->paused) {
-		int x = format__width(line) + 2;
+		int x = text__width(line) + 2;
 
 		if (x + 6 <= COLS) {
 			attron(A_REVERSE | A_BOLD);
@@ -603,7 +605,7 @@ static void live__thread_text(const struct live *l, int64_t tid, char *buf,
 		fclose(f);
 	}
 	comm[strcspn(comm, "\n")] = '\0';
-	format__sanitize(comm, clean, sizeof(clean));
+	text__sanitize(comm, clean, sizeof(clean));
 	if (clean[0])
 		snprintf(buf, len, "%" PRId64 " %s", tid, clean);
 	else
@@ -636,9 +638,9 @@ static int live__draw_table(struct live *l)
 	size_t fit = (size_t)live__fit(l), top, n, strip;
 	struct report_rows view;
 	int table_rows, pane_lines, err = 0;
-	char (*object)[FORMAT_TEXT_MAX] = NULL;
-	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
-	char (*thread)[FORMAT_TEXT_MAX] = NULL;
+	char (*object)[TEXT_MAX] = NULL;
+	char (*callsite)[TEXT_MAX] = NULL;
+	char (*thread)[TEXT_MAX] = NULL;
 	int y = HEADER_LINES + 1 + l->panel_lines;
 	struct columns_spec want = {
 		.max = true, .failed = true, .thread = st->per_thread,
@@ -658,14 +660,14 @@ static int live__draw_table(struct live *l)
 		free(l->names);
 		l->names = NULL;
 		l->names_valid = false;
-		err = format__names(l->symbolizer, &view, &l->names);
+		err = names__rows(l->symbolizer, &view, &l->names);
 		if (err)
 			return err;
 		l->named_top = top;
 		l->names_n = n;
 		l->names_valid = true;
 	}
-	strip = format__source_root(&view, l->names);
+	strip = names__source_root(&view, l->names);
 	if (n) {
 		object = calloc(n, sizeof(*object));
 		callsite = calloc(n, sizeof(*callsite));
@@ -680,19 +682,19 @@ static int live__draw_table(struct live *l)
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *r = &view.rows[i];
 
-		format__object_text(r, l->names[i].object_symbol, object[i],
+		names__object_text(r, l->names[i].object_symbol, object[i],
 				    sizeof(object[i]));
-		format__callsite_text(&l->names[i].callsite, r->callsite,
+		names__callsite_text(&l->names[i].callsite, r->callsite,
 				      l->callsite, strip, callsite[i],
 				      sizeof(callsite[i]));
-		if (format__width(object[i]) > want.object_need)
-			want.object_need = format__width(object[i]);
-		if (format__width(callsite[i]) > want.site_need)
-			want.site_need = format__width(callsite[i]);
+		if (text__width(object[i]) > want.object_need)
+			want.object_need = text__width(object[i]);
+		if (text__width(callsite[i]) > want.site_need)
+			want.site_need = text__width(callsite[i]);
 		if (want.thread) {
 			live__thread_text(l, r->tid, thread[i], sizeof(thread[i]));
-			if (format__width(thread[i]) > want.thread_need)
-				want.thread_need = format__width(thread[i]);
+			if (text__width(thread[i]) > want.thread_need)
+				want.thread_need = text__width(thread[i]);
 			want.owner |= r->owner_tid != REPORT_NO_TID;
 		}
 	}
@@ -724,7 +726,7 @@ static int live__draw_table(struct live *l)
 		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
 				      pane_lines, n ? object[sel] : "",
 				      n ? callsite[sel] : "",
-				      format__source_root_text(&view, l->names,
+				      names__source_root_text(&view, l->names,
 							       strip),
 				      strip);
 	free(object);
@@ -1027,7 +1029,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	};
 	l->states = cfg->states;
 	l->pid = cfg->pid;
-	format__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
+	text__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
 			 sizeof(l->cmdline));
 	l->mode = cfg->mode;
 	l->callsite = cfg->callsite;

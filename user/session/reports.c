@@ -17,6 +17,7 @@
 #include "live.h"
 #include "log.h"
 #include "outfile.h"
+#include "names.h"
 #include "options.h"
 #include "probes.h"
 #include "recording.h"
@@ -230,7 +231,7 @@ int session__now(struct session *s, uint64_t *now_ns)
 /* Rows of a view (NULL: none), named. */
 static int session__rows(struct session *s, const struct snapshot *view,
 			 const struct report_settings *settings,
-			 struct report_rows *rows, struct format_names **names)
+			 struct report_rows *rows, struct row_names **names)
 {
 	int err = 0;
 
@@ -240,7 +241,7 @@ static int session__rows(struct session *s, const struct snapshot *view,
 		err = report__build(snapshot__entries(view),
 				    snapshot__count(view), settings, rows);
 	if (!err)
-		err = format__names(s->symbolizer, rows, names);
+		err = names__rows(s->symbolizer, rows, names);
 	if (err)
 		report__free(rows);
 	return err;
@@ -281,8 +282,8 @@ static int session__print(struct session *s, const struct session_views *v,
 {
 	struct reports *r = s->reports;
 	struct states_report states = { 0 };
-	struct format_names *names = NULL, *blame_names = NULL;
-	struct format_names *waiting_names = NULL;
+	struct row_names *names = NULL, *blame_names = NULL;
+	struct row_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
 	struct format_drops drops;
