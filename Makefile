@@ -127,7 +127,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps demo plan test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -567,7 +567,13 @@ test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 test:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
+
+# The plan of user/'s includes, module by module and folder by folder,
+# and its circles (make test fails on one).
+plan:
+	$(Q)$(PYTHON) tests/tools/includeplan.py user
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
 # and its bash completion.
