@@ -13,6 +13,7 @@
 #include "array.h"
 #include "locktype.h"
 #include "names.h"
+#include "order.h"
 #include "recnames.h"
 #include "rectext.h"
 #include "report.h"
@@ -83,23 +84,14 @@ void recnames__free(struct recnames *n)
 	free(n);
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 static int span_cmp(const void *pa, const void *pb)
 {
 	const struct recnames_span *a = pa, *b = pb;
 	int c;
 
-	if ((c = cmp_u64(a->object, b->object)))
-		return c;
-	if ((c = cmp_u64(a->callsite, b->callsite)))
-		return c;
-	if ((c = cmp_u64(a->type, b->type)))
-		return c;
-	return cmp_u64(a->stack_id, b->stack_id);
+	c = order__qsp(a->object, a->callsite, a->type, b->object, b->callsite,
+		       b->type);
+	return c ? c : order__u64(a->stack_id, b->stack_id);
 }
 
 /* Sorts and merges duplicates; labels, if any, are dropped. */
@@ -224,11 +216,6 @@ const char *recnames__object(struct recnames *n, uint64_t addr)
 	return NULL;
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
-}
-
 static char *strdup_or_null(const char *s, int *err)
 {
 	char *copy;
@@ -260,8 +247,8 @@ static int recnames__collect(struct recnames *n)
 		n->sites[i] = (struct recnames_site){ .addr = n->spans[i].callsite };
 		n->objects[i] = (struct recnames_object){ .addr = n->spans[i].object };
 	}
-	qsort(n->sites, n->n_spans, sizeof(*n->sites), addr_cmp);
-	qsort(n->objects, n->n_spans, sizeof(*n->objects), addr_cmp);
+	qsort(n->sites, n->n_spans, sizeof(*n->sites), order__u64_at);
+	qsort(n->objects, n->n_spans, sizeof(*n->objects), order__u64_at);
 	n->n_sites = n->n_objects = 0;
 	for (size_t i = 0; i < n->n_spans; i++) {
 		if (!n->n_sites || n->sites[n->n_sites - 1].addr != n->sites[i].addr)

@@ -79,6 +79,7 @@
 #include "format.h"
 #include "locktype.h"
 #include "names.h"
+#include "order.h"
 #include "text.h"
 #include "utf8.h"
 #include "hist.h"
@@ -297,13 +298,6 @@ int live__table_rows(int lines)
 
 /* ---- data --------------------------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Threads seen so far: the distinct threads of a snapshot's rows, and
  * those whose rows were merged when they exited (tid 0).
@@ -332,7 +326,7 @@ static unsigned int count_threads(const struct snapshot *snap)
 		return distinct;
 	for (size_t i = 0; i < n; i++)
 		tids[i] = e[i].key.tid;
-	qsort(tids, n, sizeof(*tids), cmp_u32);
+	qsort(tids, n, sizeof(*tids), order__u32_at);
 	for (size_t i = 0; i < n; i++)
 		distinct += tids[i] && (!i || tids[i] != tids[i - 1]);
 	free(tids);
