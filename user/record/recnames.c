@@ -84,7 +84,7 @@ void recnames__free(struct recnames *n)
 	free(n);
 }
 
-static int span_cmp(const void *pa, const void *pb)
+int recnames__span_cmp(const void *pa, const void *pb)
 {
 	const struct recnames_span *a = pa, *b = pb;
 	int c;
@@ -102,9 +102,9 @@ static void recnames__seal(struct recnames *n)
 	if (n->sealed == n->n_spans)
 		return;
 	recnames__free_labels(n);
-	qsort(n->spans, n->n_spans, sizeof(*n->spans), span_cmp);
+	qsort(n->spans, n->n_spans, sizeof(*n->spans), recnames__span_cmp);
 	for (size_t i = 0; i < n->n_spans; i++)
-		if (!out || span_cmp(&n->spans[out - 1], &n->spans[i]))
+		if (!out || recnames__span_cmp(&n->spans[out - 1], &n->spans[i]))
 			n->spans[out++] = n->spans[i];
 	n->n_spans = n->sealed = out;
 }
@@ -119,7 +119,7 @@ int recnames__add(struct recnames *n, const struct sp_key *key)
 	};
 
 	/* The same span as the last one added: the common case. */
-	if (n->n_spans && !span_cmp(&n->spans[n->n_spans - 1], &s))
+	if (n->n_spans && !recnames__span_cmp(&n->spans[n->n_spans - 1], &s))
 		return 0;
 	if (n->n_spans >= 2 * n->sealed + 1024)
 		recnames__seal(n);
@@ -150,7 +150,7 @@ long recnames__find(struct recnames *n, const struct sp_key *key)
 	hi = n->n_spans;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = span_cmp(&s, &n->spans[mid]);
+		int c = recnames__span_cmp(&s, &n->spans[mid]);
 
 		if (!c)
 			return (long)mid;
