@@ -21,6 +21,7 @@
 #include "outfile.h"
 #include "options.h"
 #include "probes.h"
+#include "readiness.h"
 #include "recording.h"
 #include "replay.h"
 #include "notices.h"
@@ -308,6 +309,8 @@ int main(int argc, char **argv)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
 			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (!target_gone)
+		readiness__announce(opts.ready_fd, target__pid(s.target));
 	session__reports_begin(&s);
 	if (!target_gone && live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
