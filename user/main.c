@@ -9,35 +9,25 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
 #include "hostcheck.h"
-#include "libcmodel.h"
 #include "live.h"
 #include "log.h"
 #include "outfile.h"
 #include "options.h"
 #include "probes.h"
-#include "procset.h"
-#include "procspace.h"
+#include "readiness.h"
 #include "recording.h"
 #include "replay.h"
-#include "skiplist.h"
 #include "notices.h"
-#include "snapshot.h"
 #include "stacktab.h"
-#include "stateformat.h"
 #include "symbolizer.h"
 #include "target.h"
-#include "threadstates.h"
-#include "threadtable.h"
 #include "session.h"
 
 /* Arms fd to fire after `seconds`, and every `seconds` if periodic; 0 stops it. */
@@ -115,7 +105,7 @@ static int session__loop(struct session *s, int signal_fd)
 	/* Polling the module list is the fallback for no loader watch. */
 	if (!err && fds[FD_EVENTS].fd < 0)
 		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
-	if (!err && s->states)
+	if (!err && s->opts->states)
 		err = loop_timer(&fds[FD_STATES], STATES_DRAIN_S, true);
 	if (!err)
 		err = loop_timer(&fds[FD_HOUSEKEEPING], HOUSEKEEPING_S, true);
@@ -144,16 +134,12 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_TARGET].revents) {
 			pr_info("PID %d exited", (int)target__pid(s->target));
-			if (!s->space) {
+			if (!session__space(s)) {
 				session__target_exited(s);
 				break;
 			}
-			/* Several: the others go on; its status now. */
-			procset__exited(s->procs, target__pid(s->target));
-			if (target__reap(s->target))
-				pr_warn("cannot collect PID %d's exit status",
-					(int)target__pid(s->target));
-			s->root_exited = true;
+			/* Several: the others go on. */
+			session__root_gone(s);
 			fds[FD_TARGET].fd = -1;
 		}
 		if (fds[FD_DURATION].revents)
@@ -164,12 +150,12 @@ static int session__loop(struct session *s, int signal_fd)
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
 			/* Several: per process above; names refreshed here. */
-			if ((seen & PROBES_EVENT_MODULES) && s->space)
+			if ((seen & PROBES_EVENT_MODULES) && session__space(s))
 				symbolizer__refresh(s->symbolizer);
 			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
 		}
-		if (s->space && !procset__alive(s->procs)) {
+		if (session__space(s) && !session__alive(s)) {
 			pr_info("every followed process exited");
 			session__target_exited(s);
 			break;
@@ -178,8 +164,7 @@ static int session__loop(struct session *s, int signal_fd)
 		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
 			session__follow_threads(s);
 			/* Exited threads' rows out of the map, between reports. */
-			if (monotonic_ns() - s->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
-				err = session__read(s);
+			err = session__read_between(s);
 			if (!err)
 				session__notice_children(s);
 			if (!err && s->recording)
@@ -280,26 +265,14 @@ int main(int argc, char **argv)
 	if (opts.help_shown)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
-	s.group_threads = opts.group_threads;
 	log__capture_libbpf();
 	if (opts.replay_dir)
 		return replay_main(&opts);
 
 	if (hostcheck__privileges() || hostcheck__kernel("/sys"))
 		return 1;
-	s.out = stdout;
-	if (opts.output) {
-		if (outfile__open(NULL, opts.output, opts.format == FORMAT_PPROF ?
-				  OUTFILE_WHOLE : OUTFILE_GROWING, &s.out_file))
-			return 1;
-		s.out = outfile__stream(s.out_file);
-	}
-	if (opts.states_csv) {
-		if (outfile__open(NULL, opts.states_csv, OUTFILE_GROWING,
-				  &s.states_file))
-			goto cleanup;
-		s.states_csv = outfile__stream(s.states_file);
-	}
+	if (session__reports_open(&s))
+		goto cleanup;
 	/* Blocked before launch; the child restores the caller's mask. */
 	err = signals_block(&signal_fd, &caller_signals);
 	if (err) {
@@ -310,10 +283,10 @@ int main(int argc, char **argv)
 					    &s.target)
 			   : target__attach(opts.pid, &s.target);
 	if (!err && !opts.command)
-		err = check_pids(&opts, target__pid(s.target));
+		err = session__check_pids(&opts, target__pid(s.target));
 	if (err)
 		goto cleanup;
-	s.attach_ns = s.last_ns = monotonic_ns();
+	session__set_origin(&s);
 	/* Attaching takes a while (tables, the verifier): say so first. */
 	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
 		log__notice("attaching to PID %d (%s), %s mode...",
@@ -336,10 +309,9 @@ int main(int argc, char **argv)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
 			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
-	if (opts.format == FORMAT_CSV)
-		format__csv_header(s.out);
-	if (s.states_csv)
-		stateformat__csv_header(s.states_csv);
+	if (!target_gone)
+		readiness__announce(opts.ready_fd, target__pid(s.target));
+	session__reports_begin(&s);
 	if (!target_gone && live__applies(&opts, isatty(STDOUT_FILENO)))
 		session__live_start(&s);
 	/* As bcc's tools do: say once on a terminal what runs, how it ends. */
@@ -356,7 +328,7 @@ int main(int argc, char **argv)
 	else
 		err = session__loop(&s, signal_fd);
 	/* Several: the last events too, so the report names every process. */
-	for (int i = 0; !err && s.space && i < 8; i++)
+	for (int i = 0; !err && session__space(&s) && i < 8; i++)
 		session__take_events(&s);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
@@ -370,7 +342,7 @@ int main(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	report_costs(&s);
+	session__report_costs(&s);
 	exit_code = target__launched(s.target) ? target__exit_code(s.target) : 0;
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
@@ -378,26 +350,15 @@ cleanup:
 	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);
-	threadtable__free(s.threads);
-	threadstates__free(s.states);
 	symbolizer__free(s.symbolizer);
-	snapshot__free(s.prev);
-	snapshot__free(s.prev_blame);
-	lockorder__free(s.lock_order);
-	snapshot__free(s.pending);
 	probes__free(s.probes);
-	procspace__free(s.space);
-	free(s.naming);
-	procset__free(s.procs);
-	libcmodel__free(s.libc);
-	skiplist__free(s.skip);
+	session__follow_free(&s);
+	session__startup_free(&s);
 	notices__free(s.notices);
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);
-	if (outfile__close(s.out_file) && !err)
-		exit_code = 1;
-	if (outfile__close(s.states_file) && !err)
+	if (session__reports_close(&s) && !err)
 		exit_code = 1;
 	return exit_code;
 }

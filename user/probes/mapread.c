@@ -15,6 +15,7 @@
 
 #include "array.h"
 #include "fold.h"
+#include "order.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "waiting.h"
@@ -99,13 +100,6 @@ static size_t probes__read_map(struct probes *p, int fd)
 	return got;
 }
 
-static int cmp_tid(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* --hold's rows of the dead threads (sorted TIDs), into the fold. */
 static int probes__fold_holds(struct probes *p, const __u32 *dead,
 			      size_t n_dead)
@@ -118,7 +112,7 @@ static int probes__fold_holds(struct probes *p, const __u32 *dead,
 
 	while (!err && !bpf_map_get_next_key(fd, started ? &prev : NULL, &next)) {
 		/* A deleted key's successor is the next one after prev. */
-		if (bsearch(&next.tid, dead, n_dead, sizeof(*dead), cmp_tid) &&
+		if (bsearch(&next.tid, dead, n_dead, sizeof(*dead), order__u32_at) &&
 		    !bpf_map_lookup_and_delete_elem(fd, &next, &row)) {
 			err = fold__add_hold(p->fold, &next, &row, p->window);
 			continue;
@@ -173,7 +167,7 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	for (size_t i = 0; i < n; i++)
 		tids[n_tids++] = (struct tid_pid){ p->keys[i].tid,
 						   p->keys[i].pid };
-	qsort(tids, n_tids, sizeof(*tids), cmp_tid);
+	qsort(tids, n_tids, sizeof(*tids), order__u32_at);
 	dead = (__u32 *)tids;	/* reused in place: dead TIDs, sorted */
 	for (size_t i = 0; i < n_tids; i++) {
 		struct tid_pid t = tids[i];
@@ -188,7 +182,7 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	for (size_t i = 0; i < n && n_dead && !err; i++) {
 		struct sp_value last;
 
-		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), cmp_tid))
+		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), order__u32_at))
 			continue;
 		/* Its last value, and out: nothing can add to it after. */
 		if (bpf_map_lookup_and_delete_elem(fd, &p->keys[i], &last))

@@ -186,6 +186,7 @@ static int probes__start_unwinder(struct probes *p,
 		.pid = cfg->tgid,
 		.tables_fd = bpf_map__fd(p->skel->maps.unwind_tables),
 		.mappings_fd = bpf_map__fd(p->skel->maps.proc_mappings),
+		.files_fd = bpf_map__fd(p->skel->maps.unwind_files),
 		.libc_path = cfg->libc_path,
 		.skip = cfg->skip,
 	};

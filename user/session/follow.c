@@ -25,21 +25,95 @@
 #include "target.h"
 #include "session.h"
 
+/* The processes a session follows, and what is pending about them. */
+struct follow {
+	struct procset *procs;
+	struct procspace *space;	/* several processes; else NULL */
+	bool root_exited;	/* the first target's pidfd said so */
+	bool notice_children;	/* the --children notice was given */
+	struct probes_proc_event *naming;	/* events whose names wait */
+	size_t n_naming, naming_cap;
+};
+
+/*
+ * Starts following the processes: the first target, and the other --pid
+ * (several: their mappings read now, so the first rows merge; the first
+ * target's are the caller's to read).
+ */
+int session__follow_start(struct session *s, bool several)
+{
+	const struct options *opts = s->opts;
+	pid_t root = target__pid(s->target);
+	struct follow *f = calloc(1, sizeof(*f));
+	int err = f ? procset__new(&f->procs) : -ENOMEM;
+
+	if (err) {
+		free(f);
+		return err;
+	}
+	s->follow = f;
+	if (several)
+		err = procspace__new(&f->space);
+	if (err)
+		return err;
+	procset__add(f->procs, root, 0, NULL);
+	for (size_t i = 0; several && i < opts->n_pids; i++) {
+		procset__add(f->procs, opts->pids[i], 0, NULL);
+		err = procspace__update(f->space, opts->pids[i], 0);
+		if (err) {
+			pr_err("cannot read the mappings of PID %d: %s",
+			       (int)opts->pids[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void session__follow_free(struct session *s)
+{
+	struct follow *f = s->follow;
+
+	if (!f)
+		return;
+	procspace__free(f->space);
+	free(f->naming);
+	procset__free(f->procs);
+	free(f);
+	s->follow = NULL;
+}
+
+struct procspace *session__space(const struct session *s)
+{
+	return s->follow ? s->follow->space : NULL;
+}
+
+const struct format_process *session__processes(const struct session *s,
+						size_t *n)
+{
+	*n = 0;
+	return session__space(s) ? procset__list(s->follow->procs, n) : NULL;
+}
+
+size_t session__alive(const struct session *s)
+{
+	return s->follow ? procset__alive(s->follow->procs) : 1;
+}
+
 /* Several processes: an address of pid, as reports key it. */
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct session *s = ctx;
 
-	return procspace__canonical(s->space, pid, addr);
+	return procspace__canonical(s->follow->space, pid, addr);
 }
 
 static void session__rekey_one(void *ctx, struct sp_key *key)
 {
-	struct session *s = ctx;
+	struct procspace *space = ctx;
 	pid_t pid = (pid_t)key->pid;
 
-	key->callsite = procspace__canonical(s->space, pid, key->callsite);
-	key->object = procspace__canonical(s->space, pid, key->object);
+	key->callsite = procspace__canonical(space, pid, key->callsite);
+	key->object = procspace__canonical(space, pid, key->object);
 }
 
 /* The first target's name now: after an exec, its new program's. */
@@ -47,7 +121,7 @@ const char *session__comm(struct session *s)
 {
 	size_t n;
 	const struct format_process *list =
-		s->procs ? procset__list(s->procs, &n) : NULL;
+		s->follow ? procset__list(s->follow->procs, &n) : NULL;
 
 	return list && n ? list[0].comm : target__comm(s->target);
 }
@@ -55,8 +129,8 @@ const char *session__comm(struct session *s)
 /* A snapshot's rows of several processes, merged by module and offset. */
 void session__rekey(struct session *s, struct snapshot *snap)
 {
-	if (s->space && snap)
-		snapshot__rekey(snap, session__rekey_one, s);
+	if (session__space(s) && snap)
+		snapshot__rekey(snap, session__rekey_one, session__space(s));
 }
 
 /*
@@ -66,16 +140,17 @@ void session__rekey(struct session *s, struct snapshot *snap)
  */
 void session__notice_children(struct session *s)
 {
+	const struct snapshot *totals = session__totals(s);
 	const struct snapshot_entry *e;
 	const char *text;
 	pid_t *kids = NULL;
 	size_t n_kids = 0, cap = 0;
 
-	if (s->opts->children || s->notice_children || !s->prev ||
-	    !s->notices)
+	if (s->opts->children || !s->follow || s->follow->notice_children ||
+	    !totals || !s->notices)
 		return;
-	e = snapshot__entries(s->prev);
-	for (size_t i = 0; i < snapshot__count(s->prev); i++)
+	e = snapshot__entries(totals);
+	for (size_t i = 0; i < snapshot__count(totals); i++)
 		if (e[i].count || e[i].wait_ns || e[i].failed)
 			return;
 	for (size_t i = 0; i < s->opts->n_pids || (!i && s->opts->command);
@@ -90,7 +165,7 @@ void session__notice_children(struct session *s)
 	free(kids);
 	if (!n_kids)
 		return;
-	s->notice_children = true;
+	s->follow->notice_children = true;
 	text = notices__children(s->notices);
 	if (text)
 		log__notice("%s", text);
@@ -98,17 +173,20 @@ void session__notice_children(struct session *s)
 
 /*
  * A library was loaded or unloaded, or the target exec'ed.  Names first:
- * a library dlopen'ed for a moment must be read before it is gone.
+ * a library dlopen'ed for a moment, or a program that runs for a moment
+ * after an exec, must be read before it is gone (tables first left a
+ * short program's rows unnamed); until its tables are read, its waits
+ * are walked by file (bpf/unwind.bpf.h) and walked again as they end.
  */
 void session__modules_changed(struct session *s)
 {
 	int err;
 
 	/* Several: tables first, a new program's first waits need them. */
-	if (!s->space)
+	if (!session__space(s))
 		symbolizer__refresh(s->symbolizer);
 	err = probes__sync_modules(s->probes);
-	if (s->space)
+	if (session__space(s))
 		symbolizer__refresh(s->symbolizer);
 	if (err)
 		pr_warn("cannot update the unwind tables: %s", strerror(-err));
@@ -150,7 +228,8 @@ static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
 {
 	int err;
 
-	if (!procset__add(s->procs, pid, parent, comm) || !s->space)
+	if (!procset__add(s->follow->procs, pid, parent, comm) ||
+	    !s->follow->space)
 		return false;
 	err = probes__add_process(s->probes, pid);
 	if (!err)
@@ -166,12 +245,13 @@ static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
 /* Its addresses, for names and merged rows; the parent's layout first. */
 static void session__name_process(struct session *s, pid_t pid, pid_t parent)
 {
+	struct procspace *space = s->follow->space;
 	int err;
 
 	/* The parent too: what it mapped since, what it unmapped. */
 	if (parent)
-		procspace__update(s->space, parent, 0);
-	err = procspace__update(s->space, pid, parent);
+		procspace__update(space, parent, 0);
+	err = procspace__update(space, pid, parent);
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_warn("PID %d: cannot read its mappings (%s); some of its "
 			"waits may go unnamed", (int)pid, strerror(-err));
@@ -193,6 +273,7 @@ static void session__sync_process(struct session *s, pid_t pid)
  */
 static void session__process_events(struct session *s)
 {
+	struct follow *f = s->follow;
 	size_t n;
 	const struct probes_proc_event *ev = probes__proc_events(s->probes, &n);
 
@@ -204,26 +285,25 @@ static void session__process_events(struct session *s)
 			session__add_process(s, pid, ev[i].parent, ev[i].comm);
 			break;
 		case SP_MODULE_EVENT_EXEC:
-			procset__exec(s->procs, pid, ev[i].comm);
-			if (s->space)
+			procset__exec(f->procs, pid, ev[i].comm);
+			if (f->space)
 				session__sync_process(s, pid);
 			break;
 		case SP_MODULE_EVENT_LOAD:
 			/* Several: this process's tables, not all of them. */
-			if (s->space)
+			if (f->space)
 				session__sync_process(s, pid);
 			break;
 		case SP_MODULE_EVENT_EXIT:
-			procset__exited(s->procs, pid);
+			procset__exited(f->procs, pid);
 			pr_info("PID %d exited", (int)pid);
 			break;
 		default:
 			break;
 		}
-		if (s->space && !array__grow(&s->naming, &s->naming_cap,
-					     s->n_naming + 1,
-					     sizeof(*s->naming)))
-			s->naming[s->n_naming++] = ev[i];
+		if (f->space && !array__grow(&f->naming, &f->naming_cap,
+					     f->n_naming + 1, sizeof(*f->naming)))
+			f->naming[f->n_naming++] = ev[i];
 	}
 }
 
@@ -234,28 +314,30 @@ static void session__process_events(struct session *s)
  */
 static void session__name_processes(struct session *s)
 {
-	for (size_t i = 0; i < s->n_naming; i++) {
-		const struct probes_proc_event *ev = &s->naming[i];
+	struct follow *f = s->follow;
+
+	for (size_t i = 0; i < f->n_naming; i++) {
+		const struct probes_proc_event *ev = &f->naming[i];
 
 		switch (ev->type) {
 		case SP_MODULE_EVENT_FORK:
 			session__name_process(s, ev->pid, ev->parent);
 			break;
 		case SP_MODULE_EVENT_EXEC:
-			procspace__exec(s->space, ev->pid);
+			procspace__exec(f->space, ev->pid);
 			break;
 		case SP_MODULE_EVENT_LOAD:
-			procspace__update(s->space, ev->pid, 0);
+			procspace__update(f->space, ev->pid, 0);
 			break;
 		case SP_MODULE_EVENT_EXIT:
-			procspace__exited(s->space, ev->pid);
+			procspace__exited(f->space, ev->pid);
 			probes__forget_process(s->probes, ev->pid);
 			break;
 		default:
 			break;
 		}
 	}
-	s->n_naming = 0;
+	f->n_naming = 0;
 }
 
 /* --children: the descendants the targets have now, followed from now. */
@@ -280,12 +362,26 @@ void session__target_exited(struct session *s)
 	/* Its PID may be reused: no more /proc reads for names. */
 	if (s->symbolizer)
 		symbolizer__freeze(s->symbolizer);
-	if (s->root_exited)
+	if (s->follow && s->follow->root_exited)
 		return;
-	s->root_exited = true;
+	if (s->follow)
+		s->follow->root_exited = true;
 	if (target__reap(s->target))
 		pr_warn("cannot collect PID %d's exit status",
 			(int)target__pid(s->target));
+}
+
+/*
+ * Several: the first target exited, the others go on; its exit status
+ * now.
+ */
+void session__root_gone(struct session *s)
+{
+	procset__exited(s->follow->procs, target__pid(s->target));
+	if (target__reap(s->target))
+		pr_warn("cannot collect PID %d's exit status",
+			(int)target__pid(s->target));
+	s->follow->root_exited = true;
 }
 
 /*
@@ -305,7 +401,7 @@ unsigned int session__take_events(struct session *s)
 			break;
 		seen |= probes__consume_events(s->probes);
 	}
-	if (s->space)
+	if (session__space(s))
 		session__name_processes(s);
 	return seen;
 }
@@ -314,7 +410,7 @@ unsigned int session__take_events(struct session *s)
 const char *session__others(struct session *s)
 {
 	static char text[96];
-	size_t n = s->procs ? procset__alive(s->procs) : 1;
+	size_t n = session__alive(s);
 
 	text[0] = '\0';
 	if (n > 1)
@@ -330,7 +426,7 @@ const char *session__others(struct session *s)
  * Several --pid: each a live user-space process, a thread widened to its
  * process (as the first one), each once.
  */
-int check_pids(struct options *opts, pid_t first)
+int session__check_pids(struct options *opts, pid_t first)
 {
 	size_t out = 0;
 

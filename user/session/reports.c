@@ -11,14 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "live.h"
 #include "log.h"
 #include "outfile.h"
+#include "names.h"
 #include "options.h"
+#include "orderview.h"
 #include "probes.h"
-#include "procset.h"
 #include "recording.h"
 #include "report.h"
 #include "notices.h"
@@ -29,12 +31,203 @@
 #include "threadtable.h"
 #include "session.h"
 
-uint64_t monotonic_ns(void)
+/* The windows a session reports, and where they go. */
+struct reports {
+	FILE *out;		/* stdout, or -o's stream */
+	FILE *states_csv;	/* --states-csv's stream, or NULL */
+	struct outfile *out_file, *states_file;	/* -o, --states-csv */
+	struct snapshot *prev;	/* the last read: totals since attach */
+	struct snapshot *pending; /* what changed since the last report */
+	struct snapshot *prev_blame;	/* --blame: the last read */
+	uint64_t read_ns;	/* when prev was read */
+	uint64_t attach_ns;	/* when counting began */
+	uint64_t last_ns;	/* when the last report's window ended */
+	uint64_t next_window;	/* the first window of the next delta report */
+	unsigned int sequence;	/* reports printed */
+	struct threadtable *threads;	/* --states: the kernel's table */
+	struct threadstates *states;	/* --states: the accounting */
+	bool group_threads;	/* --states: by name (the live screen's g) */
+	struct lockorder *lock_order;	/* --lock-order, or NULL */
+	struct orderview_names order_names;	/* its classes' names */
+};
+
+static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Where the reports go: stdout or -o's file, and --states-csv's; the
+ * messages say what could not be opened.
+ */
+int session__reports_open(struct session *s)
+{
+	const struct options *opts = s->opts;
+	struct reports *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	s->reports = r;
+	r->group_threads = opts->group_threads;
+	r->out = stdout;
+	if (opts->output) {
+		err = outfile__open(NULL, opts->output,
+				    opts->format == FORMAT_PPROF ?
+				    OUTFILE_WHOLE : OUTFILE_GROWING, &r->out_file);
+		if (err)
+			return err;
+		r->out = outfile__stream(r->out_file);
+	}
+	if (opts->states_csv) {
+		err = outfile__open(NULL, opts->states_csv, OUTFILE_GROWING,
+				    &r->states_file);
+		if (err)
+			return err;
+		r->states_csv = outfile__stream(r->states_file);
+	}
+	return 0;
+}
+
+/*
+ * Closes the outputs (their errors printed) and frees the windows: 0, or
+ * the first error of a write.
+ */
+int session__reports_close(struct session *s)
+{
+	struct reports *r = s->reports;
+	int err, err2;
+
+	if (!r)
+		return 0;
+	threadtable__free(r->threads);
+	threadstates__free(r->states);
+	snapshot__free(r->prev);
+	snapshot__free(r->prev_blame);
+	snapshot__free(r->pending);
+	lockorder__free(r->lock_order);
+	err = outfile__close(r->out_file);
+	err2 = outfile__close(r->states_file);
+	free(r);
+	s->reports = NULL;
+	return err ? err : err2;
+}
+
+/* The header lines of the CSV outputs, once each. */
+void session__reports_begin(struct session *s)
+{
+	struct reports *r = s->reports;
+
+	if (s->opts->format == FORMAT_CSV)
+		format__csv_header(r->out);
+	if (r->states_csv)
+		stateformat__csv_header(r->states_csv);
+}
+
+/* Counting begins now (before the probes: their first window). */
+void session__set_origin(struct session *s)
+{
+	struct reports *r = s->reports;
+
+	r->attach_ns = r->last_ns = monotonic_ns();
+}
+
+/*
+ * The probes are attached: the first window begins (with --states, at
+ * the first read of the threads map); *origin_ns: when.
+ */
+int session__open_window(struct session *s, uint64_t *origin_ns)
+{
+	struct reports *r = s->reports;
+	int err = session__now(s, &r->attach_ns);
+
+	if (err)
+		return err;
+	r->last_ns = r->read_ns = r->attach_ns;
+	*origin_ns = r->attach_ns;
+	return 0;
+}
+
+/* The totals since attach, as last read (NULL: none read yet). */
+const struct snapshot *session__totals(const struct session *s)
+{
+	return s->reports->prev;
+}
+
+/*
+ * Between reports: a read when the last is half a housekeeping period
+ * old (exited threads' rows leave the kernel's map then).
+ */
+int session__read_between(struct session *s)
+{
+	if (monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+		return session__read(s);
+	return 0;
+}
+
+/*
+ * --states: the threads map filled from /proc, the scheduler tracepoints
+ * attached, and /proc read again for the threads created in between.
+ */
+int session__states_start(struct session *s)
+{
+	struct reports *r = s->reports;
+	pid_t pid = target__pid(s->target);
+	bool totals = s->opts->cumulative ||
+		      live__applies(s->opts, isatty(STDOUT_FILENO));
+	int err = threadstates__new(totals, &r->states);
+
+	if (!err)
+		err = threadtable__new(probes__threads_fd(s->probes), pid,
+				       &r->threads);
+	if (!err)
+		err = threadtable__sync(r->threads, monotonic_ns());
+	if (!err) {
+		int attach = probes__attach_states(s->probes);
+
+		if (attach)
+			return attach;	/* it said why */
+		err = threadtable__sync(r->threads, monotonic_ns());
+	}
+	if (err)
+		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
+		       strerror(-err));
+	return err;
+}
+
+int session__lock_order_start(struct session *s)
+{
+	struct reports *r = s->reports;
+
+	r->order_names = (struct orderview_names){ s->symbolizer,
+						    session__space(s) };
+	return lockorder__new(probes__lock_order_fd(s->probes),
+			      orderview__named, &r->order_names,
+			      &r->lock_order);
+}
+
+/*
+ * --lock-order: the pairs the kernel has seen so far, into the graph,
+ * and its cycles named.  Every report shows every cycle since attach.
+ */
+static int session__lock_order(struct session *s,
+			       struct format_lock_order *view)
+{
+	struct reports *r = s->reports;
+	int err = lockorder__read(r->lock_order);
+
+	if (err) {
+		pr_err("cannot read the lock order: %s", strerror(-err));
+		return err;
+	}
+	err = orderview__build(r->lock_order, &r->order_names, view);
+	if (!err)
+		probes__lock_order_drops(s->probes, &view->pairs_dropped,
+					 &view->untracked);
+	return err;
 }
 
 static void session__drops(struct session *s, struct format_drops *out)
@@ -51,19 +244,21 @@ static void session__drops(struct session *s, struct format_drops *out)
 /* --states: one read of the threads map into the accounting, at *now_ns. */
 int session__read_states(struct session *s, uint64_t *now_ns)
 {
+	struct reports *r = s->reports;
 	const struct thread_sample *samples;
 	size_t n;
-	int err = threadtable__read(s->threads, &samples, &n, now_ns);
+	int err = threadtable__read(r->threads, &samples, &n, now_ns);
 
 	if (!err)
-		err = threadstates__update(s->states, samples, n, *now_ns);
+		err = threadstates__update(r->states, samples, n, *now_ns);
 	return err;
 }
 
 /* The end of a window: the threads map's read when --states runs. */
 int session__now(struct session *s, uint64_t *now_ns)
 {
-	if (s->states)
+	struct reports *r = s->reports;
+	if (r->states)
 		return session__read_states(s, now_ns);
 	*now_ns = monotonic_ns();
 	return 0;
@@ -72,7 +267,7 @@ int session__now(struct session *s, uint64_t *now_ns)
 /* Rows of a view (NULL: none), named. */
 static int session__rows(struct session *s, const struct snapshot *view,
 			 const struct report_settings *settings,
-			 struct report_rows *rows, struct format_names **names)
+			 struct report_rows *rows, struct row_names **names)
 {
 	int err = 0;
 
@@ -82,29 +277,9 @@ static int session__rows(struct session *s, const struct snapshot *view,
 		err = report__build(snapshot__entries(view),
 				    snapshot__count(view), settings, rows);
 	if (!err)
-		err = format__names(s->symbolizer, rows, names);
+		err = names__rows(s->symbolizer, rows, names);
 	if (err)
 		report__free(rows);
-	return err;
-}
-
-/*
- * --lock-order: the pairs the kernel has seen so far, into the graph,
- * and its cycles named.  Every report shows every cycle since attach.
- */
-static int session__lock_order(struct session *s,
-			       struct format_lock_order *view)
-{
-	int err = lockorder__read(s->lock_order);
-
-	if (err) {
-		pr_err("cannot read the lock order: %s", strerror(-err));
-		return err;
-	}
-	err = orderview__build(s->lock_order, &s->order_names, view);
-	if (!err)
-		probes__lock_order_drops(s->probes, &view->pairs_dropped,
-					 &view->untracked);
 	return err;
 }
 
@@ -141,9 +316,10 @@ static int session__print(struct session *s, const struct session_views *v,
 			  uint64_t end_ns, uint64_t first_window,
 			  uint64_t last_window)
 {
+	struct reports *r = s->reports;
 	struct states_report states = { 0 };
-	struct format_names *names = NULL, *blame_names = NULL;
-	struct format_names *waiting_names = NULL;
+	struct row_names *names = NULL, *blame_names = NULL;
+	struct row_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
 	struct format_lock_order order = { 0 };
@@ -160,10 +336,10 @@ static int session__print(struct session *s, const struct session_views *v,
 	if (!err)
 		err = session__rows(s, v->waiting, settings, &waiting_rows,
 				    &waiting_names);
-	if (!err && s->lock_order)
+	if (!err && r->lock_order)
 		err = session__lock_order(s, &order);
-	if (!err && s->states) {
-		err = threadstates__report(s->states, span, s->group_threads,
+	if (!err && r->states) {
+		err = threadstates__report(r->states, span, r->group_threads,
 					   &states);
 		states.sched_missed = probes__sched_missed(s->probes);
 	}
@@ -180,8 +356,8 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	size_t n_notices = 0;
 	size_t n_procs = 0;
-	const struct format_process *procs =
-		s->space ? procset__list(s->procs, &n_procs) : NULL;
+	const struct format_process *procs = session__processes(s, &n_procs);
+	const struct session_calibration *cal = session__calibration(s);
 
 	session__notice_children(s);
 	const struct format_meta meta = {
@@ -197,13 +373,13 @@ static int session__print(struct session *s, const struct session_views *v,
 		.dropped = dropped,
 		.drops = drops,
 		.map_size = s->opts->map_size,
-		.calibration_ns = s->calibration_ns,
-		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
-		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
+		.calibration_ns = cal->ns,
+		.calibration_emulated_ns = cal->site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = cal->site_ns[SP_SITE_STEPPED],
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.abandoned = probes__abandoned(s->probes),
-		.sequence = ++s->sequence,
-		.states = s->states ? &states : NULL,
+		.sequence = ++r->sequence,
+		.states = r->states ? &states : NULL,
 		.hist = s->opts->hist,
 		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
@@ -211,7 +387,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		/* Read for the last report only: null in the others. */
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
-		.lock_order = s->lock_order ? &order : NULL,
+		.lock_order = r->lock_order ? &order : NULL,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 	};
@@ -222,9 +398,9 @@ static int session__print(struct session *s, const struct session_views *v,
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
 	};
-	err = format__report(s->out, &cfg, &meta, &rows, names);
-	if (s->out_file)	/* names the file, once; a profile put in place */
-		err = outfile__commit(s->out_file) ?: err;
+	err = format__report(r->out, &cfg, &meta, &rows, names);
+	if (r->out_file)	/* names the file, once; a profile put in place */
+		err = outfile__commit(r->out_file) ?: err;
 	if (!err && s->recording) {
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
@@ -245,9 +421,9 @@ static int session__print(struct session *s, const struct session_views *v,
 
 		err = recording__note_report(s->recording, &note);
 	}
-	if (!err && s->states_csv) {
-		stateformat__csv(s->states_csv, meta.sequence, meta.pid, &states);
-		err = outfile__flush(s->states_file);
+	if (!err && r->states_csv) {
+		stateformat__csv(r->states_csv, meta.sequence, meta.pid, &states);
+		err = outfile__flush(r->states_file);
 	}
 	if (dropped && s->opts->format != FORMAT_TABLE) {
 		char text[512];
@@ -284,6 +460,7 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
  */
 int session__read(struct session *s)
 {
+	struct reports *r = s->reports;
 	struct snapshot *snap, *delta = NULL, *sum = NULL;
 	int err;
 
@@ -294,24 +471,24 @@ int session__read(struct session *s)
 	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
 	if (!err)
-		err = session__now(s, &s->read_ns);
+		err = session__now(s, &r->read_ns);
 	session__rekey(s, snap);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
-	err = snapshot__delta(snap, s->prev, &delta);
+	err = snapshot__delta(snap, r->prev, &delta);
 	if (!err)
-		err = snapshot__merge(s->pending, delta, &sum);
+		err = snapshot__merge(r->pending, delta, &sum);
 	snapshot__free(delta);
 	if (err) {
 		snapshot__free(snap);
 		return err;
 	}
-	snapshot__free(s->pending);
-	s->pending = sum;
-	snapshot__free(s->prev);
-	s->prev = snap;
+	snapshot__free(r->pending);
+	r->pending = sum;
+	snapshot__free(r->prev);
+	r->prev = snap;
 	return 0;
 }
 
@@ -323,10 +500,11 @@ int session__read(struct session *s)
  */
 int session__report(struct session *s, bool final)
 {
+	struct reports *r = s->reports;
 	const struct report_settings settings = {
 		.coalesce = s->opts->coalesce,
 		.per_thread = s->opts->per_thread,
-		.per_process = s->opts->per_process || !s->procs,
+		.per_process = s->opts->per_process || !s->follow,
 		.sort = s->opts->sort,
 		.top = s->opts->top,
 	};
@@ -342,63 +520,64 @@ int session__report(struct session *s, bool final)
 		return err;
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
-		waiting = session__waiting(s, s->read_ns);
+		waiting = session__waiting(s, r->read_ns);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ s->prev, blame, waiting };
+		views = (struct session_views){ r->prev, blame, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,
-				     STATES_SINCE_ORIGIN, s->attach_ns,
-				     s->read_ns, 0, closed);
+				     STATES_SINCE_ORIGIN, r->attach_ns,
+				     r->read_ns, 0, closed);
 	} else {
 		if (blame)
-			err = snapshot__delta(blame, s->prev_blame, &blame_delta);
-		views = (struct session_views){ s->pending, blame_delta,
+			err = snapshot__delta(blame, r->prev_blame, &blame_delta);
+		views = (struct session_views){ r->pending, blame_delta,
 						waiting };
 		if (!err)
 			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
-					     s->last_ns, s->read_ns,
-					     s->next_window, closed);
+					     r->last_ns, r->read_ns,
+					     r->next_window, closed);
 		snapshot__free(blame_delta);
 	}
 	snapshot__free(waiting);
-	s->next_window = closed + 1;
-	if (s->states)
-		threadstates__mark(s->states);
-	snapshot__free(s->pending);
-	s->pending = NULL;
-	snapshot__free(s->prev_blame);
-	s->prev_blame = blame;
-	s->last_ns = s->read_ns;
+	r->next_window = closed + 1;
+	if (r->states)
+		threadstates__mark(r->states);
+	snapshot__free(r->pending);
+	r->pending = NULL;
+	snapshot__free(r->prev_blame);
+	r->prev_blame = blame;
+	r->last_ns = r->read_ns;
 	return err;
 }
 
 /* The live screen: a refresh, read into the screen instead of printed. */
 int session__refresh(struct session *s)
 {
+	struct reports *r = s->reports;
 	struct format_drops drops;
 	struct snapshot *delta;
 	int err = session__read(s);
 
 	if (err)
 		return err;
-	delta = s->pending;
-	s->pending = NULL;
-	s->last_ns = s->read_ns;
+	delta = r->pending;
+	r->pending = NULL;
+	r->last_ns = r->read_ns;
 	session__drops(s, &drops);
-	if (s->space) {
+	if (session__space(s)) {
 		size_t n;
 
-		procset__list(s->procs, &n);
-		live__set_processes(s->live, n, procset__alive(s->procs));
+		session__processes(s, &n);
+		live__set_processes(s->live, n, session__alive(s));
 	}
-	if (s->lock_order) {
-		err = lockorder__read(s->lock_order);
+	if (r->lock_order) {
+		err = lockorder__read(r->lock_order);
 		if (err)
 			return err;
 		live__set_lock_cycles(s->live,
-				      (long)lockorder__cycles(s->lock_order));
+				      (long)lockorder__cycles(r->lock_order));
 	}
-	return live__update(s->live, s->prev, delta, s->last_ns, &drops);
+	return live__update(s->live, r->prev, delta, r->last_ns, &drops);
 }
 
 /*
@@ -408,6 +587,7 @@ int session__refresh(struct session *s)
  */
 int session__live_end(struct session *s)
 {
+	struct reports *r = s->reports;
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
 	struct snapshot *blame = NULL, *waiting;
@@ -421,16 +601,16 @@ int session__live_end(struct session *s)
 	session__rekey(s, blame);
 	if (err)
 		return err;
-	waiting = session__waiting(s, s->last_ns);
+	waiting = session__waiting(s, r->last_ns);
 	totals = live__totals(s->live, &settings, &since_ns);
 	/*
 	 * A reset ('r') is not in the windows: --replay shows since attach;
 	 * the blame covers the run since attach too.
 	 */
-	s->group_threads = live__group_threads(s->live);
+	r->group_threads = live__group_threads(s->live);
 	views = (struct session_views){ totals, blame, waiting };
 	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
-			     STATES_SINCE_ORIGIN, since_ns, s->last_ns, 0,
+			     STATES_SINCE_ORIGIN, since_ns, r->last_ns, 0,
 			     probes__window(s->probes) - 1);
 	snapshot__free(blame);
 	snapshot__free(waiting);
@@ -440,6 +620,7 @@ int session__live_end(struct session *s)
 /* --interval on a terminal: the live screen, or plain reports without one. */
 void session__live_start(struct session *s)
 {
+	struct reports *r = s->reports;
 	char cmdline[256];
 	int err;
 
@@ -458,8 +639,8 @@ void session__live_start(struct session *s)
 		.stacks = s->opts->stacks,
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
-		.attach_ns = s->attach_ns,
-		.states = s->states,
+		.attach_ns = r->attach_ns,
+		.states = r->states,
 		.group_threads = s->opts->group_threads,
 		.map_size = s->opts->map_size,
 	};

@@ -11,17 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "calibrate.h"
 #include "condprobe.h"
 #include "hostcheck.h"
 #include "libcmodel.h"
-#include "live.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
-#include "procset.h"
 #include "procspace.h"
 #include "recording.h"
 #include "skiplist.h"
@@ -29,9 +26,14 @@
 #include "stacktab.h"
 #include "symbolizer.h"
 #include "target.h"
-#include "threadstates.h"
-#include "threadtable.h"
 #include "session.h"
+
+/* What the start made that lives until the end. */
+struct startup {
+	struct libcmodel *libc;	/* contended mode: the target's libc */
+	struct skiplist *skip;	/* --skip */
+	struct session_calibration calibration;
+};
 
 /* --states: threads the kernel's table holds, dead ones until read. */
 #define STATES_MAX_THREADS 8192
@@ -107,8 +109,9 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 			"their own time", strerror(-err));
 		return;
 	}
-	s->calibration_ns = cal.ns;
-	memcpy(s->calibration_site_ns, cal.by_site, sizeof(cal.by_site));
+	s->startup->calibration.ns = cal.ns;
+	memcpy(s->startup->calibration.site_ns, cal.by_site,
+	       sizeof(cal.by_site));
 	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
 	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
 	calibration_text(&cal, SP_SITE_STEPPED, stepped, sizeof(stepped));
@@ -128,35 +131,6 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 			cal.by_site[SP_SITE_STEPPED] * 1e-3);
 }
 
-/*
- * --states: the threads map filled from /proc, the scheduler tracepoints
- * attached, and /proc read again for the threads created in between.
- */
-static int states_setup(struct session *s)
-{
-	pid_t pid = target__pid(s->target);
-	bool totals = s->opts->cumulative ||
-		      live__applies(s->opts, isatty(STDOUT_FILENO));
-	int err = threadstates__new(totals, &s->states);
-
-	if (!err)
-		err = threadtable__new(probes__threads_fd(s->probes), pid,
-				       &s->threads);
-	if (!err)
-		err = threadtable__sync(s->threads, monotonic_ns());
-	if (!err) {
-		int attach = probes__attach_states(s->probes);
-
-		if (attach)
-			return attach;	/* it said why */
-		err = threadtable__sync(s->threads, monotonic_ns());
-	}
-	if (err)
-		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
-		       strerror(-err));
-	return err;
-}
-
 /* Contended mode: the target's libc read, placed and measured. */
 static int contended_setup(struct session *s, const char *library,
 			   struct probes_config *cfg)
@@ -166,20 +140,20 @@ static int contended_setup(struct session *s, const char *library,
 
 	if (err)
 		return err;
-	err = libcmodel__build(library, &s->libc);
+	err = libcmodel__build(library, &s->startup->libc);
 	if (err) {
 		pr_err("cannot read the unwind rules and functions of %s: %s",
 		       library, strerror(-err));
 		return err;
 	}
-	cfg->libc = s->libc;
+	cfg->libc = s->startup->libc;
 	err = condprobe__signal_offset(library, &cfg->cond_signal_offset);
 	if (err)
 		pr_warn("cannot find where this libc's condvars wait (%s); "
 			"condvar rows name the futex word, not the condvar",
 			strerror(-err));
-	libcmodel__rows(s->libc, &n_rows);
-	libcmodel__funcs(s->libc, &n_funcs);
+	libcmodel__rows(s->startup->libc, &n_rows);
+	libcmodel__funcs(s->startup->libc, &n_funcs);
 	pr_info("contended mode: %zu unwind rows and %zu lock functions for "
 		"%s; condvars wait at offset %u", n_rows, n_funcs, library,
 		cfg->cond_signal_offset);
@@ -205,6 +179,7 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
 /* --record, --chrome: the writer starts before the probes go live. */
 static int recording_start(struct session *s, int argc, char **argv)
 {
+	const struct session_calibration *cal = &s->startup->calibration;
 	char cmdline[4096];
 
 	command_line(argc, argv, cmdline, sizeof(cmdline));
@@ -217,9 +192,9 @@ static int recording_start(struct session *s, int argc, char **argv)
 		.comm = target__comm(s->target),
 		.mode = options__mode_name(s->opts->mode),
 		.cmdline = cmdline,
-		.calibration_ns = s->calibration_ns,
-		.calibration_emulated_ns = s->calibration_site_ns[SP_SITE_EMULATED],
-		.calibration_stepped_ns = s->calibration_site_ns[SP_SITE_STEPPED],
+		.calibration_ns = cal->ns,
+		.calibration_emulated_ns = cal->site_ns[SP_SITE_EMULATED],
+		.calibration_stepped_ns = cal->site_ns[SP_SITE_STEPPED],
 		.map_size = s->opts->map_size,
 		.ring_size = s->opts->ring_size,
 	};
@@ -227,9 +202,27 @@ static int recording_start(struct session *s, int argc, char **argv)
 	return recording__start(&cfg, &s->recording);
 }
 
+const struct session_calibration *session__calibration(const struct session *s)
+{
+	static const struct session_calibration none;
+
+	return s->startup ? &s->startup->calibration : &none;
+}
+
+void session__startup_free(struct session *s)
+{
+	if (!s->startup)
+		return;
+	libcmodel__free(s->startup->libc);
+	skiplist__free(s->startup->skip);
+	free(s->startup);
+	s->startup = NULL;
+}
+
 /* -v: what the unwind tables cost. */
 static void report_unwind_tables(struct session *s)
 {
+	const struct skiplist *skip = s->startup->skip;
 	struct unwinder_stats st;
 
 	if (!probes__unwinds(s->probes))
@@ -241,16 +234,16 @@ static void report_unwind_tables(struct session *s)
 		st.tables, st.fp_tables, st.rows, st.mappings,
 		(double)st.bytes / 1024, (double)st.cache_bytes / 1024,
 		st.build_ms, s->opts->stack_depth,
-		skiplist__empty(s->skip) ? "" : ", lock functions marked");
+		skiplist__empty(skip) ? "" : ", lock functions marked");
 	if (st.skipped)
 		pr_info("%zu runtime lock functions (built-in and --skip) are "
 			"part of the lock implementation", st.skipped);
-	if (skiplist__has_user_globs(s->skip) && !st.user_skipped)
+	if (skiplist__has_user_globs(skip) && !st.user_skipped)
 		pr_warn("no function matches --skip in the target's modules");
 }
 
 /* -v at the end: how the walks went, and what the programs cost. */
-void report_costs(struct session *s)
+void session__report_costs(struct session *s)
 {
 	struct probes_stack_counts c;
 	uint64_t run_ns, runs, n;
@@ -303,37 +296,29 @@ int session__start(struct session *s, char *library, size_t len,
 	int err = target__pthread_library(s->target, library, len);
 	bool several = options__several(opts);
 	pid_t root = target__pid(s->target);
+	uint64_t origin_ns;
 
 	if (err)
 		return err;
-	err = procset__new(&s->procs);
-	if (!err && several)
-		err = procspace__new(&s->space);
+	s->startup = calloc(1, sizeof(*s->startup));
+	if (!s->startup)
+		return -ENOMEM;
+	err = session__follow_start(s, several);
 	if (err)
 		return err;
-	procset__add(s->procs, root, 0, NULL);
-	for (size_t i = 0; several && i < opts->n_pids; i++) {
-		procset__add(s->procs, opts->pids[i], 0, NULL);
-		err = procspace__update(s->space, opts->pids[i], 0);
-		if (err) {
-			pr_err("cannot read the mappings of PID %d: %s",
-			       (int)opts->pids[i], strerror(-err));
-			return err;
-		}
-	}
 	if (several && opts->command)
-		err = procspace__update(s->space, root, 0);
+		err = procspace__update(session__space(s), root, 0);
 	/* Named first: a target may not live long (launched: it is held). */
 	if (!err && several)
-		err = symbolizer__new_space(s->space, &s->symbolizer);
+		err = procspace__symbolizer(session__space(s), &s->symbolizer);
 	else if (!err)
 		err = symbolizer__new(root, NULL, &s->symbolizer);
 	if (!err)
 		err = stacktab__new(&s->stacks);
 	if (!err)
-		err = skiplist__new(opts->skip, opts->n_skip, &s->skip);
+		err = skiplist__new(opts->skip, opts->n_skip, &s->startup->skip);
 	if (!err && !opts->no_skip)
-		err = skiplist__add_wrappers(s->skip);
+		err = skiplist__add_wrappers(s->startup->skip);
 	if (!err)
 		err = notices__detect(target__pid(s->target),
 				      opts->mode != MODE_CONTENDED, several,
@@ -363,7 +348,7 @@ int session__start(struct session *s, char *library, size_t len,
 		.ring_size = options__recording(opts) ? opts->ring_size : 0,
 		.libc_path = library,
 		.stack_depth = opts->stack_depth,
-		.skip = s->skip,
+		.skip = s->startup->skip,
 		.follow_exec = true,
 		.wait_timing = opts->verbosity > 0,
 		.blame = opts->blame,
@@ -388,7 +373,7 @@ int session__start(struct session *s, char *library, size_t len,
 		if (opts->calibrate)
 			calibrate_probes(s, cfg.calibration_ns);
 		/* Following an exec takes a tracepoint (tracefs). */
-		if ((opts->stack_depth || !skiplist__empty(s->skip)) &&
+		if ((opts->stack_depth || !skiplist__empty(s->startup->skip)) &&
 		    hostcheck__tracepoints("/sys")) {
 			pr_warn("no tracefs: after an exec, stacks stop at the "
 				"new image");
@@ -398,13 +383,8 @@ int session__start(struct session *s, char *library, size_t len,
 	if (err)
 		return err;
 	err = probes__new(&cfg, &s->probes);
-	if (!err && opts->lock_order) {
-		s->order_names = (struct orderview_names){ s->symbolizer,
-							    s->space };
-		err = lockorder__new(probes__lock_order_fd(s->probes),
-				     orderview__named, &s->order_names,
-				     &s->lock_order);
-	}
+	if (!err && opts->lock_order)
+		err = session__lock_order_start(s);
 	if (!err && options__recording(opts))
 		err = recording_start(s, argc, argv);
 	if (err)
@@ -417,18 +397,17 @@ int session__start(struct session *s, char *library, size_t len,
 	for (size_t i = 0; !err && opts->children && i < cfg.n_pids; i++)
 		session__add_descendants(s, cfg.pids[i]);
 	if (!err && opts->states)
-		err = states_setup(s);
+		err = session__states_start(s);
 	if (err)
 		return err;
 	/* With --states, the first read of the threads map is the origin. */
-	err = session__now(s, &s->attach_ns);
+	err = session__open_window(s, &origin_ns);
 	if (err) {
 		pr_err("cannot read the threads map: %s", strerror(-err));
 		return err;
 	}
-	s->last_ns = s->read_ns = s->attach_ns;
 	if (s->recording)
-		recording__attached(s->recording, s->attach_ns);
+		recording__attached(s->recording, origin_ns);
 	/* Only names suffer without it: libraries dlopen'ed and gone. */
 	if (target__loader_library(s->target, library, len) ||
 	    probes__attach_loader(s->probes, library))
