@@ -31,6 +31,7 @@
 #include "hostcheck.h"
 #include "log.h"
 #include "probes.h"
+#include "targetfile.h"
 #include "probesite.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
@@ -689,10 +690,10 @@ static void probes__forget_file(char **kept)
  */
 static int probes__keep_file(const char *path, char **kept)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd, err = targetfile__open(path, 0, &fd);
 
-	if (fd < 0)
-		return -errno;
+	if (err)
+		return err;
 	probes__forget_file(kept);
 	if (asprintf(kept, "/proc/self/fd/%d", fd) < 0) {
 		*kept = NULL;
@@ -722,9 +723,8 @@ static int probes__attach_table(struct probes *p, const char *library,
 			pr_err("cannot read %s: %s", library, strerror(-err));
 		return err;
 	}
-	fd = open(library, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = targetfile__open(library, 0, &fd);
+	if (err) {
 		elfimage__close(image);
 		return err;
 	}
@@ -792,9 +792,8 @@ static int probes__attach_releases(struct probes *p, const char *library)
 
 	if (err)
 		return err;
-	fd = open(library, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = targetfile__open(library, 0, &fd);
+	if (err) {
 		elfimage__close(image);
 		return err;
 	}

@@ -51,6 +51,7 @@
 #include "procspace.h"
 #include "srcpath.h"
 #include "symbolizer.h"
+#include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
@@ -93,6 +94,7 @@ struct symbolizer {
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
 	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t perfmap_next_ns;	/* when it may be read again */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
@@ -230,8 +232,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
 		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
@@ -338,7 +339,10 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
-	if (!sym->cache || !sym->debuginfo_path) {
+	/* The target's user now, for the map it may leave when gone. */
+	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
+		sym->perfmap = NULL;
+	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
@@ -664,12 +668,18 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
+	uint64_t offset, now = monotonic_ns(), cost;
 	const char *name;
-	uint64_t offset;
 
-	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
-		return -ENOMEM;
-	perfmap__refresh(sym->perfmap, !sym->frozen);
+	if (!sym->perfmap)
+		return -ENOENT;
+	/* A map the JIT keeps growing costs at most a tenth of the time. */
+	if (now >= sym->perfmap_next_ns) {
+		perfmap__refresh(sym->perfmap, !sym->frozen);
+		cost = monotonic_ns() - now;
+		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
+					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
+	}
 	name = perfmap__lookup(sym->perfmap, at, &offset);
 	if (!name)
 		return -ENOENT;
