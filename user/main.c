@@ -826,6 +826,26 @@ static void session__name_processes(struct session *s)
 	s->n_naming = 0;
 }
 
+/*
+ * Followed processes that ended with no exit event (zombies, a child
+ * gone before the kernel's filter took it in, a PID reused): as if the
+ * event had come.
+ */
+static void session__sweep_processes(struct session *s)
+{
+	pid_t gone[64];
+	size_t n = procset__sweep(s->procs, gone, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		pr_info("PID %d exited", (int)gone[i]);
+		if (!array__grow(&s->naming, &s->naming_cap, s->n_naming + 1,
+				 sizeof(*s->naming)))
+			s->naming[s->n_naming++] = (struct probes_proc_event){
+				.type = SP_MODULE_EVENT_EXIT, .pid = gone[i] };
+	}
+	session__name_processes(s);
+}
+
 /* --children: the descendants the targets have now, followed from now. */
 static void session__add_descendants(struct session *s, pid_t root)
 {
@@ -951,6 +971,8 @@ static int session__loop(struct session *s, int signal_fd)
 			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
 		}
+		if (s->space && fds[FD_HOUSEKEEPING].revents)
+			session__sweep_processes(s);
 		if (s->space && !procset__alive(s->procs)) {
 			pr_info("every followed process exited");
 			session__target_exited(s);
@@ -1498,13 +1520,20 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	/* What fails because the target left is no error: held until known. */
+	log__hold();
 	err = session__start(&s, library, sizeof(library), argc, argv);
-	if (err && target__exited(s.target)) {
+	/* A launched target only goes once it is let go, at the very end. */
+	target_gone = target__exited(s.target) &&
+		      (err || !target__launched(s.target));
+	log__release(!target_gone);
+	if (target_gone) {
 		/* A sane end: the report of what was seen, if anything. */
 		pr_warn("PID %d exited while syncprof attached%s",
 			(int)target__pid(s.target),
 			s.probes ? "" : "; nothing was counted");
-		target_gone = true;
+		/* Attached to several: the others go on. */
+		target_gone = err || !s.space;
 		err = 0;
 	}
 	if (err)
@@ -1533,7 +1562,7 @@ int main(int argc, char **argv)
 	else
 		err = session__loop(&s, signal_fd);
 	/* Several: the last events too, so the report names every process. */
-	for (int i = 0; !err && s.space && i < 8; i++)
+	for (int i = 0; !err && s.space && s.probes && i < 8; i++)
 		session__take_events(&s);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
