@@ -1133,10 +1133,14 @@ static int contended_setup(struct session *s, const char *library,
 			   struct probes_config *cfg)
 {
 	size_t n_rows, n_funcs;
-	int err = hostcheck__tracepoints("/sys");
+	char why[512];
+	int err = hostcheck__tracepoints("/sys", why, sizeof(why));
 
-	if (err)
+	if (err) {
+		pr_err("contended mode needs the futex tracepoints: %s%s", why,
+		       err == -ENOTSUP ? "; use --mode full" : "");
 		return err;
+	}
 	err = libcmodel__build(library, &s->libc);
 	if (err) {
 		pr_err("cannot read the unwind rules and functions of %s: %s",
@@ -1374,11 +1378,13 @@ static int session__start(struct session *s, char *library, size_t len,
 	} else {
 		if (opts->calibrate)
 			calibrate_probes(s, cfg.calibration_ns);
+		char why[512];
+
 		/* Following an exec takes a tracepoint (tracefs). */
 		if ((opts->stack_depth || !skiplist__empty(s->skip)) &&
-		    hostcheck__tracepoints("/sys")) {
-			pr_warn("no tracefs: after an exec, stacks stop at the "
-				"new image");
+		    hostcheck__tracepoints("/sys", why, sizeof(why))) {
+			pr_warn("after an exec, stacks stop at the new image: "
+				"%s", why);
 			cfg.follow_exec = false;
 		}
 	}
