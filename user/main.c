@@ -1264,10 +1264,12 @@ static void report_costs(struct session *s)
 			"parent's tables", (unsigned long long)n);
 	probes__stack_counts(s->probes, &c);
 	if (probes__unwinds(s->probes))
-		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
+		pr_info("stacks: %zu kept; call sites left inside libc %llu "
+			"(unwind_stopped); walks stopped early %llu (JIT or "
 			"anonymous code %llu, just after an exec %llu), frames "
 			"lost to a full map %llu, frame cache misses %llu",
 			stacktab__count(s->stacks),
+			(unsigned long long)probes__unwind_stopped(s->probes),
 			(unsigned long long)c.stopped, (unsigned long long)c.anon,
 			(unsigned long long)c.stale, (unsigned long long)c.lost,
 			(unsigned long long)c.misses);
