@@ -1540,8 +1540,8 @@ int main(int argc, char **argv)
 		pr_warn("PID %d exited while syncprof attached%s",
 			(int)target__pid(s.target),
 			s.probes ? "" : "; nothing was counted");
-		/* Attached to several: the others go on. */
-		target_gone = err || !s.space;
+		/* Attached all the same: the loop ends at once, reports. */
+		target_gone = err != 0;
 		err = 0;
 	}
 	if (err)

@@ -2,8 +2,11 @@
 attaches (after the first line -v prints, while the tables and programs
 load): exit 0, exactly one warning that says so, never an error line, in
 both modes, alone and with --children.  Zombie children present at
-attach: --children ends when the target does, not never."""
+attach: --children ends when the target does, not never.  A PID reused
+by a new child: followed as a new process, and syncprof ends when it
+does, not when the process that had its PID did."""
 import os
+import signal
 import subprocess
 
 from harness import BUILD, SYNCPROF, SyncprofTestCase, parse_reports
@@ -77,3 +80,33 @@ class Zombies(SyncprofTestCase):
 
     def test_zombies_full(self):
         self.run_with_zombies("full")
+
+
+class PidReuse(SyncprofTestCase):
+
+    def test_a_new_child_with_a_reused_pid(self):
+        for mode in ("contended", "full"):
+            with self.subTest(mode=mode):
+                target = self.start_waiting_target(
+                    [os.path.join(TARGETS, "zombies"), "--zombies", "0",
+                     "--reuse-ms", "1500", "--wait-signal"])
+                prof = self.start_syncprof(["--pid", str(target.pid),
+                                            "--children", "--mode", mode])
+                self.go(target)
+                line = target.stdout.readline()
+                self.assertTrue(line.startswith("reused "), line)
+                child = int(line.split()[1])
+                self.assertEqual(target.wait(timeout=60), 0)
+                run = self.finish_syncprof(prof, timeout=60)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                # It ended with the last followed process, not before.
+                try:
+                    os.kill(child, 0)
+                    os.kill(child, signal.SIGKILL)
+                    alive = True
+                except ProcessLookupError:
+                    alive = False
+                self.assertFalse(alive, f"syncprof ended before PID {child}: "
+                                 f"{run.stderr}")
+                self.assertEqual(run.stderr.count(f"following PID {child}"), 2,
+                                 run.stderr)
