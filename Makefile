@@ -44,9 +44,10 @@ DEB_PKGS    += libclang-rt-14-dev
 # --record writes uftrace's data format; the tests read it with uftrace.
 DEB_PKGS    += uftrace
 
-# make bench compares with bpftrace doing full mode's job.
+# make bench compares with bpftrace doing full mode's job, and loads
+# memcached with memcaslap (section servers).
 ifeq ($(BENCH),1)
-DEB_PKGS    += bpftrace
+DEB_PKGS    += bpftrace memcached libmemcached-tools
 endif
 
 ifeq ($(V),1)
@@ -154,13 +155,14 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# blame's and hold's), and states.bpf.o, which declares contended's and
-# full's task storage (bpf/waits.bpf.h), after the files that define them:
+# blame's and hold's), and offcpu.bpf.o and states.bpf.o, which declare
+# contended's and full's task storage (bpf/waits.bpf.h), after the files
+# that define them:
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
 BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
 BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/hold.bpf.o
-BPF_LAST    := $(BPF_OUT)/states.bpf.o
+BPF_LAST    := $(BPF_OUT)/offcpu.bpf.o $(BPF_OUT)/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST) $(BPF_LAST),$^) $(BPF_LAST)
@@ -479,7 +481,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
 FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
 FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
@@ -489,6 +491,17 @@ FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex sy
                         symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
                         symbols/demangle target/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
+# --replay, whole: the recording's readers and the report path it prints by.
+FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
+                    record/evlog record/chrome report/format report/report \
+                    report/snapshot report/hist report/columns report/jsonout \
+                    report/utf8 report/callgraph report/folded report/fold \
+                    report/pprof report/rowstacks states/stateformat \
+                    symbols/srcpath outfile options log array \
+                    probes/offcalls states/threadstates unwind/stacktab \
+                    $(FUZZ_MODS_symbolizer)
+FUZZ_LIBS_replay := -ljansson -lprotobuf-c
+FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
                   libunwind-fixture.so libfakelibc.so libcallsites.so \
@@ -498,19 +511,25 @@ FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
 .SECONDARY: $(FUZZ_OBJS)
 
-$(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS)
+$(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 \
-		-D_GNU_SOURCE -MMD -MP -Ibpf $(addprefix -I,$(USER_DIRS)) -c $< -o $@
+		-D_GNU_SOURCE -MMD -MP -Ibpf -I$(GEN) $(addprefix -I,$(USER_DIRS)) -c $< -o $@
+
+$(FUZZ_OUT)/gen/%.o: $(GEN)/%.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(GEN) -c $< -o $@
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_file.h \
-		$$(addprefix $(FUZZ_OUT)/user/,$$(addsuffix .o,$$(FUZZ_MODS_$$*)))
+		$$(addprefix $(FUZZ_OUT)/user/,$$(addsuffix .o,$$(FUZZ_MODS_$$*))) \
+		$$(FUZZ_GEN_$$*)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -D_GNU_SOURCE \
-		-Ibpf $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
-		-lbpf -ldw -lelf -lz -liberty -o $@
+		-Ibpf -I$(GEN) $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
+		-lbpf -ldw -lelf -lz -liberty $(FUZZ_LIBS_$*) -o $@
 
 $(FUZZ_OUT)/seeds/elf/%: $(OUT)/tests/fixtures/%
 	$(Q)mkdir -p $(dir $@)

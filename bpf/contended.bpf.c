@@ -185,7 +185,7 @@ static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 	struct unwind_result w;
 	bool close_on_wake;
 
-	unwind_user(regs->ip, regs->sp, regs->bp, &w);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, &w);
 	key->callsite = w.callsite;
 	key->stack_id = w.stack_id;
 	close_on_wake = libc_key(key, uaddr, cmd, val, holder, &w);
@@ -203,9 +203,11 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
 	struct sp_contended *st;
+	__u32 mark;
 
 	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
+	mark = timing_mark();
 	now = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -236,10 +238,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		st->blamed_ns = 0;
 		/* The wait starts when the walk is done. */
 		now = bpf_ktime_get_ns();
-		if (wait_timing) {
-			counter_add(SP_CNT_WAIT_BPF_NS, now - start);
-			counter_bump(SP_CNT_WAITS);
-		}
+		timing_add(start, now, mark, true);
 	}
 	st->t0 = now;
 	return 0;
@@ -251,7 +250,7 @@ static __always_inline void release_site(struct unwind_result *w)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	unwind_user(regs->ip, regs->sp, regs->bp, w);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, w);
 }
 
 static __always_inline int wake_enter(__u64 uaddr, __u64 uaddr2, __u32 cmd)
@@ -324,10 +323,12 @@ static __always_inline int wait_exit(__s64 ret)
 	__u64 now, wait, count_inc = 0, failed_inc = 0;
 	struct sp_contended *st;
 	bool short_wait;
+	__u32 mark;
 
 	/* Every futex return on the machine comes here: filter first. */
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
+	mark = timing_mark();
 	now = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->t0)
@@ -377,8 +378,7 @@ static __always_inline int wait_exit(__s64 ret)
 			    (count_inc ? SP_EVENT_COUNTED : 0) |
 			    (failed_inc ? SP_EVENT_FAILED : 0));
 	}
-	if (wait_timing)
-		counter_add(SP_CNT_WAIT_BPF_NS, bpf_ktime_get_ns() - now);
+	timing_add(now, wait_timing ? bpf_ktime_get_ns() : 0, mark, false);
 	return 0;
 }
 

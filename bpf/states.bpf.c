@@ -52,6 +52,7 @@
 #include "syncprof.h"
 #include "stats.bpf.h"
 #include "waits.bpf.h"
+#include "sched.bpf.h"
 
 #define CLONE_THREAD		0x00010000
 /* sched_switch's prev_state: TASK_REPORT_MAX (0x100) marks a preemption,
@@ -69,16 +70,6 @@ struct {
 } threads SEC(".maps");
 
 /* The tracepoints' records (events/sched/.../format, task/task_newtask). */
-struct sched_switch_args {
-	__u64 common;
-	char prev_comm[16];
-	__s32 prev_pid;
-	__s32 prev_prio;
-	__s64 prev_state;
-	char next_comm[16];
-	__s32 next_pid;
-	__s32 next_prio;
-};
 
 struct sched_wakeup_args {
 	__u64 common;

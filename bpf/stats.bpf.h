@@ -120,6 +120,34 @@ static __always_inline void counter_add(__u32 which, __u64 value)
 }
 
 /*
+ * -v's own clock around a program's work for a wait: the thread's
+ * involuntary context switches at the start.  The programs run
+ * preemptibly (uprobes, and syscall tracepoints since Linux 6.13), and
+ * on a loaded machine one preemption in a thousand runs outweighs all
+ * the others: a run whose thread was switched out meanwhile is left out
+ * (counted apart), its time being another task's.
+ */
+static __always_inline __u32 timing_mark(void)
+{
+	return wait_timing ? (__u32)bpf_get_current_task_btf()->nivcsw : 0;
+}
+
+/* Adds end - start unless preempted since mark; counts a wait if asked. */
+static __always_inline void timing_add(__u64 start, __u64 end, __u32 mark,
+				       bool wait)
+{
+	if (!wait_timing)
+		return;
+	if ((__u32)bpf_get_current_task_btf()->nivcsw != mark) {
+		counter_bump(SP_CNT_TIMING_PREEMPTED);
+		return;
+	}
+	counter_add(SP_CNT_WAIT_BPF_NS, end - start);
+	if (wait)
+		counter_bump(SP_CNT_WAITS);
+}
+
+/*
  * The kernel already filters pid-attached uprobes by process; this check
  * (a few ns) keeps the programs right for a forked child that inherited
  * the breakpoints before the kernel removed them from it.

@@ -24,6 +24,17 @@ enum sp_lock_type {
 	SP_TYPE_BARRIER,	/* pthread_barrier_wait, std::barrier */
 	SP_TYPE_SPINLOCK,	/* full mode only: spinlocks never sleep */
 	SP_TYPE_JOIN,		/* pthread_join, std::thread::join */
+	SP_TYPE_PARK,		/* a runtime's park (Rust's thread::park) */
+	/* --off-cpu (bpf/offcpu.bpf.c): blocked in another system call,
+	   typed by it (user/probes/offcpu.c has the table); object: the
+	   system call's number */
+	SP_TYPE_POLL,		/* epoll_wait, poll, select and their kin */
+	SP_TYPE_IO,		/* reads, writes, receives, sends, accept */
+	SP_TYPE_SLEEP,		/* nanosleep, pause, sigsuspend, ... */
+	SP_TYPE_CHILD,		/* wait4, waitid, vfork */
+	SP_TYPE_FLOCK,		/* flock, fcntl's F_SETLKW */
+	SP_TYPE_SYSCALL,	/* any other system call (mmap's lock, ...) */
+	SP_TYPE_FAULT,		/* a page fault, in no system call */
 	SP_TYPE__COUNT,
 };
 
@@ -109,6 +120,11 @@ enum sp_counter {
 	SP_CNT_LOST_PROC_EVENTS, /* the loader's event ring was full: a
 				   fork, exec, exit or library load it
 				   never heard of */
+	SP_CNT_OFFCPU_GAPS,	/* --off-cpu: a blocked thread ran again
+				   without its switch-in event: that
+				   sleep's end was estimated */
+	SP_CNT_TIMING_PREEMPTED, /* with wait_timing: runs left out of
+				   SP_CNT_WAIT_BPF_NS, preempted */
 	SP_CNT__COUNT,
 };
 
@@ -185,7 +201,9 @@ struct sp_call {
 	__u64 sp;		/* stack pointer at entry: pairs the return */
 	__u64 mutex;		/* a condvar wait's mutex (--hold) */
 	__u32 type;
-	__u32 pad;
+	__u32 nvcsw;		/* the thread's voluntary context switches
+				   at entry (low bits): a call that slept
+				   gets its stack at its return */
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */
@@ -338,6 +356,24 @@ struct sp_thread {
 	__u32 state;		/* enum sp_thread_state */
 	__u32 lock_type;	/* state SP_THREAD_LOCK: enum sp_lock_type */
 	char comm[16];
+};
+
+/*
+ * --off-cpu: the loader's table of system calls (offcpu_calls map, by
+ * number, SP_OFFCPU_CALLS_MAX of them): the sp_lock_type of a sleep in
+ * it, plus one (0: SP_TYPE_SYSCALL), or SP_OFFCPU_SKIP for calls whose
+ * sleeps are not off-CPU waits (the futex family: the lock waits of the
+ * modes; exit).  Objects of SP_TYPE_FAULT rows.
+ */
+#define SP_OFFCPU_CALLS_MAX	1024
+#define SP_OFFCPU_SKIP		0xff
+#define SP_OFFCPU_FAULT_OBJECT	(~0ull)
+
+/* A thread's sleep in flight (offcpu_open map, by TID). */
+struct sp_offcpu {
+	struct sp_key key;
+	__u64 t0;		/* switched out, CLOCK_MONOTONIC */
+	__u64 exec_ns;		/* the thread's CPU time then */
 };
 
 #endif /* SYNCPROF_ABI_H */

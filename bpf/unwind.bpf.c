@@ -25,8 +25,6 @@ const volatile __u32 func_nrows = 0;
 const volatile __u64 lll_private_start = 0;	/* file-relative */
 const volatile __u64 lll_private_end = 0;
 
-/* Bumped by the loader after it replaced a process's mappings. */
-volatile __u32 unwind_gen = 0;
 /* Bumped here when the target execs: every table it had is stale. */
 volatile __u32 exec_seq = 0;
 
@@ -39,6 +37,7 @@ walk_wraps_map_t walk_wraps SEC(".maps");
 libc_funcs_map_t libc_funcs SEC(".maps");	/* max_entries set by the loader */
 exec_seqs_map_t exec_seqs SEC(".maps");
 forked_from_map_t forked_from SEC(".maps");
+proc_layouts_map_t proc_layouts SEC(".maps");
 
 /* Frames walked past the call site looking for one outside --skip. */
 #define SP_SKIP_MAX_FRAMES	32
@@ -147,7 +146,7 @@ static __always_inline __u64 rule_from_row(const struct sp_unwind_row *row)
  * The rule at a lookup address (pc, or ra - 1), from the tables: the
  * frame cache's miss path.
  */
-static __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
+__noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
 {
 	struct mapping_search ms = { .addr = addr, .lo = 1 };
 	struct row_search rs = {};
@@ -220,9 +219,29 @@ static __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
 	return rule;
 }
 
-static __always_inline __u32 frame_cache_index(__u64 addr)
+static __always_inline __u32 frame_cache_index(__u64 addr, __u64 mix)
 {
-	return (__u32)((addr * 0x9e3779b97f4a7c15ull) >> (64 - FRAME_CACHE_BITS));
+	return (__u32)(((addr ^ mix) * 0x9e3779b97f4a7c15ull) >>
+		       (64 - FRAME_CACHE_BITS));
+}
+
+/*
+ * The process's layout, the frame cache's tag; a child forked and not
+ * read yet has its parent's (unless it exec'ed since).  0: none known,
+ * every frame takes the slow path.
+ */
+static __always_inline __u64 walk_layout(__u32 tgid)
+{
+	__u64 *layout = bpf_map_lookup_elem(&proc_layouts, &tgid);
+	__u32 *parent;
+
+	if (layout)
+		return *layout;
+	parent = bpf_map_lookup_elem(&forked_from, &tgid);
+	if (!parent || bpf_map_lookup_elem(&exec_seqs, &tgid))
+		return 0;
+	layout = bpf_map_lookup_elem(&proc_layouts, parent);
+	return layout ? *layout : 0;
 }
 
 struct unwind_walk {
@@ -239,6 +258,7 @@ struct unwind_walk {
 	__u8 end;		/* enum sp_stack_end */
 	__u8 stop_kind;		/* RULE_K_* that stopped the walk, or 0 */
 	bool lll;		/* frame 0 in __lll_lock_wait_private */
+	bool at_return;		/* frame 0's pc is a return address */
 	__u32 depth;		/* frames to keep */
 	__u32 n;		/* frames kept */
 	__u32 libc_class;	/* the outermost leading libc frame's class */
@@ -246,7 +266,8 @@ struct unwind_walk {
 				   crossed, 5 bits each (kind + 1, whole),
 				   the outermost in the low bits; the last 12 */
 	__u32 tgid;
-	__u64 mix;		/* generation mix of the frame cache tags */
+	__u64 mix;		/* the layout's mix in frame cache tags;
+				   0: no layout, no cache */
 	__u64 first;		/* the first frame outside libc */
 	__u64 callsite;		/* the first outside libc and --skip */
 	__u64 hash;
@@ -256,10 +277,12 @@ struct unwind_walk {
 /* The packed rule at a lookup address, through the frame cache. */
 static __always_inline __u64 frame_rule(struct unwind_walk *w, __u64 addr)
 {
-	__u32 idx = frame_cache_index(addr);
-	struct frame_cache_entry *e = bpf_map_lookup_elem(&frame_cache, &idx);
+	__u32 idx = frame_cache_index(addr, w->mix);
+	struct frame_cache_entry *e = NULL;
 	__u64 rule;
 
+	if (w->mix)
+		e = bpf_map_lookup_elem(&frame_cache, &idx);
 	if (e) {
 		rule = e->rule;
 		if (RULE_KIND(rule) != RULE_K_NONE &&
@@ -293,7 +316,7 @@ static long unwind_step(__u32 i, void *data)
 	__u32 kind;
 
 	/* A return address is looked up in the call before it. */
-	addr = w->pc - (i ? 1 : 0);
+	addr = w->pc - ((i || w->at_return) ? 1 : 0);
 	rule = frame_rule(w, addr);
 	kind = RULE_KIND(rule);
 	if (kind == RULE_K_ANON && w->slot) {
@@ -428,22 +451,23 @@ static __always_inline void wraps_decode(__u64 wraps, struct unwind_result *res)
 	res->whole_type = (__u16)whole;
 }
 
-__noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
+__noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 			    struct unwind_result *res)
 {
 	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	__u32 zero = 0, frames;
+	__u32 keep = (flags & UNWIND_KEEP) ? stack_depth : 0;
 	struct unwind_walk w = {
 		.pc = pc, .sp = sp, .bp = bp, .bp_known = true,
-		.depth = stack_depth, .tgid = tgid,
+		.depth = keep, .tgid = tgid,
 		.end = SP_STACK_STOPPED,
+		.at_return = !!(flags & UNWIND_AT_RETURN),
 	};
 	__u64 id;
 
 	if (!res)
 		return -1;
-	w.mix = ((__u64)unwind_gen << 32 | exec_seq | (__u64)tgid << 20) *
-		0xc2b2ae3d27d4eb4full;
+	w.mix = walk_layout(tgid) * 0xc2b2ae3d27d4eb4full;
 	w.out = bpf_map_lookup_elem(&walk_scratch, &zero);
 	w.wraps = bpf_map_lookup_elem(&walk_wraps, &zero);
 	if (w.wraps)
@@ -470,7 +494,7 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp,
 		return 0;
 	}
 	res->callsite = w.have_callsite ? w.callsite : w.first;
-	if (!stack_depth || !w.n || !w.out)
+	if (!keep || !w.n || !w.out)
 		return 0;
 	if (w.end == SP_STACK_STOPPED) {
 		counter_bump(SP_CNT_STACK_STOPPED);
@@ -515,6 +539,8 @@ int target_exec(void *ctx)
 	__sync_fetch_and_add(&exec_seq, 1);
 	seq = exec_seq;
 	bpf_map_update_elem(&exec_seqs, &tgid, &seq, BPF_ANY);
+	/* Its frame cache entries describe the old image. */
+	bpf_map_delete_elem(&proc_layouts, &tgid);
 	module_event(SP_MODULE_EVENT_EXEC, tgid, 0);
 	return 0;
 }

@@ -6,6 +6,7 @@
  * final report, and one cleanup path in reverse order.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include "libcmodel.h"
 #include "live.h"
 #include "log.h"
+#include "outfile.h"
 #include "options.h"
 #include "probes.h"
 #include "procset.h"
@@ -63,6 +65,7 @@ struct session {
 	bool group_threads;	/* --states: by name (the live screen's g) */
 	FILE *out;
 	FILE *states_csv;	/* --states-csv, or NULL */
+	struct outfile *out_file, *states_file;	/* -o, --states-csv */
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
 	uint64_t calibration_site_ns[SP_SITE__COUNT];
@@ -317,6 +320,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.stacktab = s->stacks,
 	};
 	err = format__report(s->out, &cfg, &meta, &rows, names);
+	if (s->out_file)	/* names the file, once; a profile put in place */
+		err = outfile__commit(s->out_file) ?: err;
 	if (!err && s->recording) {
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
@@ -339,8 +344,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	if (!err && s->states_csv) {
 		stateformat__csv(s->states_csv, meta.sequence, meta.pid, &states);
-		if (fflush(s->states_csv))
-			err = -errno;
+		err = outfile__flush(s->states_file);
 	}
 	if (dropped && s->opts->format != FORMAT_TABLE) {
 		char text[512];
@@ -986,6 +990,9 @@ static int session__loop(struct session *s, int signal_fd)
 				err = session__read(s);
 			if (!err)
 				session__notice_children(s);
+			if (!err && s->recording)
+				err = recording__checkpoint(s->recording,
+							    s->symbolizer);
 			if (err)
 				break;
 		}
@@ -1205,18 +1212,15 @@ static int recording_start(struct session *s, int argc, char **argv)
 /* --replay DIR: no target, no root. */
 static int replay_main(const struct options *opts)
 {
-	FILE *out = stdout;
+	struct outfile *file = NULL;
 	int err;
 
-	if (opts->output && !(out = fopen(opts->output, "we"))) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	if (opts->output &&
+	    outfile__open(NULL, opts->output, OUTFILE_GROWING, &file))
 		return 1;
-	}
-	err = replay__run(opts, out);
-	if (out != stdout && fclose(out) && !err) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	err = replay__run(opts, file ? outfile__stream(file) : stdout);
+	if (outfile__close(file) && !err)
 		err = -EIO;
-	}
 	return err ? 1 : 0;
 }
 
@@ -1363,6 +1367,7 @@ static int session__start(struct session *s, char *library, size_t len,
 		.wait_timing = opts->verbosity > 0,
 		.blame = opts->blame,
 		.hold = opts->hold,
+		.off_cpu = opts->off_cpu,
 		.states = opts->states,
 		.max_threads = STATES_MAX_THREADS,
 		.tids = opts->tids,
@@ -1500,19 +1505,16 @@ int main(int argc, char **argv)
 		return 1;
 	s.out = stdout;
 	if (opts.output) {
-		s.out = fopen(opts.output, "we");
-		if (!s.out) {
-			pr_err("cannot write %s: %s", opts.output, strerror(errno));
+		if (outfile__open(NULL, opts.output, opts.format == FORMAT_PPROF ?
+				  OUTFILE_WHOLE : OUTFILE_GROWING, &s.out_file))
 			return 1;
-		}
+		s.out = outfile__stream(s.out_file);
 	}
 	if (opts.states_csv) {
-		s.states_csv = fopen(opts.states_csv, "we");
-		if (!s.states_csv) {
-			pr_err("cannot write %s: %s", opts.states_csv,
-			       strerror(errno));
+		if (outfile__open(NULL, opts.states_csv, OUTFILE_GROWING,
+				  &s.states_file))
 			goto cleanup;
-		}
+		s.states_csv = outfile__stream(s.states_file);
 	}
 	/* Blocked before launch; the child restores the caller's mask. */
 	err = signals_block(&signal_fd, &caller_signals);
@@ -1528,6 +1530,11 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	s.attach_ns = s.last_ns = monotonic_ns();
+	/* Attaching takes a while (tables, the verifier): say so first. */
+	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
+		log__notice("attaching to PID %d (%s), %s mode...",
+			    (int)target__pid(s.target), target__comm(s.target),
+			    options__mode_name(opts.mode));
 	/* What fails because the target left is no error: held until known. */
 	log__hold();
 	err = session__start(&s, library, sizeof(library), argc, argv);
@@ -1546,6 +1553,8 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
+	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
+	malloc_trim(0);
 	if (!target_gone)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
@@ -1608,13 +1617,9 @@ cleanup:
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);
-	if (s.out && s.out != stdout && fclose(s.out) && !err) {
-		pr_err("cannot write %s: %s", opts.output, strerror(errno));
+	if (outfile__close(s.out_file) && !err)
 		exit_code = 1;
-	}
-	if (s.states_csv && fclose(s.states_csv) && !err) {
-		pr_err("cannot write %s: %s", opts.states_csv, strerror(errno));
+	if (outfile__close(s.states_file) && !err)
 		exit_code = 1;
-	}
 	return exit_code;
 }

@@ -42,6 +42,7 @@ enum {
 	OPT_MIN_WAIT,
 	OPT_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_OFF_CPU,
 };
 
 static const char doc[] =
@@ -135,6 +136,10 @@ static const struct argp_option option_table[] = {
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
 	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 3 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
+	  "Also every other blocking wait of the target's threads, typed by "
+	  "the system call: poll, io, sleep, child, flock, sem, syscall, "
+	  "fault (docs/off-cpu.md)", 3 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 3 },
@@ -144,7 +149,8 @@ static const struct argp_option option_table[] = {
 	{ "type", OPT_TYPE, "TYPE", 0,
 	  "Only locks of TYPE (repeatable, or TYPE,TYPE,...): mutex, "
 	  "rec_mutex, condvar, rwlock-r, rwlock-w, sem, libc-lock, futex, "
-	  "barrier, spinlock, join", 4 },
+	  "barrier, spinlock, join, park; --off-cpu: poll, io, sleep, child, "
+	  "flock, syscall, fault", 4 },
 	{ "object", OPT_OBJECT, "SYMBOL|ADDR", 0,
 	  "Only the lock at ADDR (0x...), or inside the global or static "
 	  "variable SYMBOL", 4 },
@@ -490,6 +496,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BLAME:
 		opts->blame = true;
+		break;
+	case OPT_OFF_CPU:
+		opts->off_cpu = true;
 		break;
 	case OPT_HOLD:
 		opts->hold = true;

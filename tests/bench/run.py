@@ -95,7 +95,12 @@ syncprof --pid LIST in contended mode: the time to attach (start to
 /proc/PID/fdinfo), and the unwind tables: one per library build whatever
 the number of processes, one small mapping array per process.
 
-BENCH_ONLY=main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
+First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
+with pgbench under --children, memcached with memcaslap in both modes,
+BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
+each; then attach, with the CPU it takes and the verifier's instructions.
+
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -111,6 +116,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import servers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -1002,9 +1009,12 @@ def kind_cost(results):
     print()
 
 
-def attach_detach_once(binary, args):
+def attach_detach_once(binary, args, verified=None):
     """Seconds from syncprof's start to 'profiling PID' on a sleeping
-    process, and from SIGTERM to its exit."""
+    process, and from SIGTERM to its exit; the CPU seconds syncprof used
+    to attach.  verified: a dict that gets the instructions the verifier
+    went through per program (-v), summed over the loads (full mode loads
+    its calibration's programs first)."""
     sleeper = subprocess.Popen(["sleep", "600"])
     t0 = time.monotonic()
     prof = subprocess.Popen([binary, "-v", *args, "--pid", str(sleeper.pid),
@@ -1013,15 +1023,19 @@ def attach_detach_once(binary, args):
                             text=True)
     try:
         for line in prof.stderr:
+            m = re.search(r"BPF program (\S+): (\d+) instructions verified", line)
+            if m and verified is not None:
+                verified[m.group(1)] = verified.get(m.group(1), 0) + int(m.group(2))
             if "profiling PID" in line:
                 break
         else:
             raise RuntimeError(f"{binary} {' '.join(args)} did not attach")
         attach = time.monotonic() - t0
+        cpu = servers.cpu_s(prof.pid)
         t1 = time.monotonic()
         prof.terminate()
         prof.communicate(timeout=60)
-        return attach, time.monotonic() - t1
+        return attach, time.monotonic() - t1, cpu
     finally:
         if prof.poll() is None:
             prof.kill()
@@ -1041,21 +1055,37 @@ def attach_detach(results):
              ("full --hold", ["--mode", "full", "--hold"]),
              ("contended", ["--mode", "contended"])]
     print(f"attach (start to 'profiling PID') and detach (SIGTERM to exit) on a "
-          f"sleeping process, median of {PAIRS}")
+          f"sleeping process, median of {PAIRS}; CPU: syncprof's user + system "
+          "time to attach; verified: instructions the verifier went through, "
+          "all programs (-v)")
     print()
-    print(f"{'syncprof':10} {'mode':13} {'attach (s)':>11} {'detach (s)':>11}")
+    print(f"{'syncprof':10} {'mode':13} {'attach (s)':>11} {'CPU (s)':>8} "
+          f"{'detach (s)':>11} {'verified':>9}")
     for name, args in cases:
         for which, binary in binaries:
-            attach, detach_s = [], []
-            for _ in range(PAIRS):
-                a, d = attach_detach_once(binary, args)
+            attach, detach_s, cpu = [], [], []
+            verified = {}
+            for i in range(PAIRS):
+                a, d, c = attach_detach_once(binary, args,
+                                             verified if i == 0 else None)
                 attach.append(a)
                 detach_s.append(d)
-            print(f"{which:10} {name:13} {median(attach):11.3f} {median(detach_s):11.3f}")
+                cpu.append(c)
+            total = sum(verified.values()) if verified else None
+            print(f"{which:10} {name:13} {median(attach):11.3f} {median(cpu):8.2f} "
+                  f"{median(detach_s):11.3f} "
+                  f"{total if total is not None else 'n/a':>9}")
+            if verified:
+                print("           " + ", ".join(
+                    f"{k} {v}" for k, v in sorted(verified.items(),
+                                                  key=lambda kv: -kv[1])[:4]))
             out[f"{which} {name}"] = {"binary": binary, "args": args,
                                       "attach_s": median(attach),
+                                      "attach_cpu_s": median(cpu),
                                       "detach_s": median(detach_s),
-                                      "attach_runs": attach, "detach_runs": detach_s}
+                                      "verified_insns": verified,
+                                      "attach_runs": attach, "detach_runs": detach_s,
+                                      "cpu_runs": cpu}
 
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
@@ -1175,14 +1205,23 @@ def main():
     print(f"machine: {m['cpu']}, {m['cpus']} CPUs, kernel {m['kernel']}, "
           f"hypervisor: {m['hypervisor']}, systemd-detect-virt: {m['detect_virt']}")
     wanted = {w.strip() for w in SECTIONS.split(",") if w.strip()}
-    if not wanted or "main" in wanted:
-        main_table(results, variants)
-    sections = [("overhead", contended_overhead), ("cost", contended_cost),
+
+    def real_servers(res):
+        servers.servers(res, SYNCPROF,
+                        int(os.environ.get("BENCH_SERVER_PAIRS", "3")),
+                        bpf_stats_enable)
+
+    def microbenchmarks(res):
+        main_table(res, variants)
+
+    # Real servers first, then the microbenchmarks.
+    sections = [("servers", real_servers), ("attach", attach_detach),
+                ("main", microbenchmarks),
+                ("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
                 ("states", states_target), ("features", feature_cost),
-                ("kinds", kind_cost), ("attach", attach_detach),
-                ("processes", processes_cost)]
+                ("kinds", kind_cost), ("processes", processes_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

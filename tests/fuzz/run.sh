@@ -16,7 +16,7 @@ mkdir -p "$out/crashes" "$out/logs" "$out/status"
 fuzz_one() {
 	local name=$1 seeds log rc runs cov
 	case $name in
-	procmaps | perfmap) seeds="$root/tests/fuzz/corpus/$name" ;;
+	procmaps | perfmap | replay) seeds="$root/tests/fuzz/corpus/$name" ;;
 	*) seeds="$root/tests/fuzz/corpus/elf $out/seeds/elf" ;;
 	esac
 	mkdir -p "$out/corpus/$name"

@@ -1,171 +1,182 @@
-"""Files the target controls, planted to hurt: its /tmp/perf-PID.map as a
-FIFO, a link to /dev/zero or /dev/urandom, a /dev/zero device node, a
-sparse file of a gigabyte, a link to a root-only file, a map another
-user planted.  The target (stacks jit) runs code from anonymous memory,
-so every report looks its frames up in the map.  syncprof must end on
--d and on SIGINT with its report, keep its memory bounded, read nothing
-it was not meant to, and say once what it skipped and why."""
+"""What syncprof writes, when another user races it or the disk fills:
+links planted in a recording's directory while syncprof records are never
+written through (a planter running as nobody races syncprof, as an
+attacker would); a directory that is not syncprof's caller's, or not
+empty, is refused; a full tmpfs says "No space left on device" and names
+the file, for the recording and for -o."""
 import os
-import select
-import signal
-import stat
+import shutil
 import subprocess
-import time
+import sys
+import tempfile
+import textwrap
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase, parse_reports
+from harness import BUILD, SYNCPROF, SyncprofTestCase
 
-STACKS = os.path.join(BUILD, "tests", "targets", "stacks")
-# A map line that covers every user address: whatever the JIT's address,
-# a map that is read names its frame so.
-COVER_ALL = "0 7fffffffffff {}\n"
-# syncprof's own tables for this target are a few tens of MB.
-MAX_RSS_KB = 256 * 1024
+BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
+NOBODY = 65534
+SETPRIV = shutil.which("setpriv")
+UFTRACE = shutil.which("uftrace")
+# Every name syncprof writes in a recording's directory, but the .dat files
+# (their names are the target's thread ids).
+PLANTED = ["syncprof.meta", "syncprof.names", "info", "task.txt",
+           "syncprof-waits.sym", "sid-0.map"]
+
+# The planter, as nobody: once syncprof's log appears in DIR, it either
+# plants links in DIR itself (when it may write there), or moves DIR away
+# and puts a directory of links in its place (when DIR's parent is its).
+PLANTER = textwrap.dedent("""
+    import os, sys, time
+    parent, name, victims, planted = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    d = os.path.join(parent, name)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.path.join(d, "syncprof.events")):
+        if time.monotonic() > deadline:
+            sys.exit("no syncprof.events appeared")
+        time.sleep(0.001)
+    def plant(where):
+        n = 0
+        for i, f in enumerate(planted):
+            try:
+                os.symlink(os.path.join(victims, f"victim{i}"), os.path.join(where, f))
+                n += 1
+            except OSError:
+                pass
+        return n
+    n = plant(d)
+    if not n:
+        os.rename(d, d + ".moved")
+        os.mkdir(d)
+        n = plant(d)
+    print(n, flush=True)
+""")
 
 
-class HostilePerfMap(SyncprofTestCase):
+class HostileFiles(SyncprofTestCase):
 
-    def start_target(self, iters=300):
-        target = self.start_waiting_target(
-            [STACKS, "jit", "--wait-signal", "--iters", str(iters),
-             "--hold-us", "2000", "--truth", self.path("truth.json")])
-        perf_map = f"/tmp/perf-{target.pid}.map"
-        self.addCleanup(lambda: os.path.lexists(perf_map) and os.remove(perf_map))
-        return target, perf_map
+    def setUp(self):
+        super().setUp()
+        if not SETPRIV:
+            self.skipTest("util-linux's setpriv is needed")
+        # A place nobody can reach (the test's own directory is root's 0700).
+        self.shared = tempfile.mkdtemp(prefix="syncprof-shared-")
+        os.chmod(self.shared, 0o755)
+        self.addCleanup(shutil.rmtree, self.shared, True)
+        self.victims = self.path("victims")
+        os.mkdir(self.victims)
+        for i in range(len(PLANTED)):
+            with open(os.path.join(self.victims, f"victim{i}"), "w") as f:
+                f.write("precious\n")
 
-    def profile(self, target, *args, stop=None):
-        """syncprof -v --pid TARGET args, reaped here for its rusage:
-        (returncode, stderr, reports, max RSS in KB).  stop(proc) is
-        called once it attached and the target was let go."""
-        out = self.path("report.json")
-        proc = subprocess.Popen(
-            [SYNCPROF, "-v", "--mode", "contended", "--top", "0", "--format",
-             "json", "-o", out, "--pid", str(target.pid), *args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    def record(self, directory, *extra, iters=5):
+        return subprocess.Popen(
+            [SYNCPROF, "--mode", "contended", "--record", directory, *extra,
+             "--", BLOCKING, "mutex", "--iters", str(iters), "--hold-us", "200000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def planter(self, parent, name):
+        return subprocess.Popen(
+            [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+             sys.executable, "-c", PLANTER, parent, name, self.victims, *PLANTED],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def check_victims(self):
+        for i in range(len(PLANTED)):
+            with open(os.path.join(self.victims, f"victim{i}")) as f:
+                self.assertEqual(f.read(), "precious\n", f"victim{i} was written through")
+
+    def race(self, parent, name):
+        planter = self.planter(parent, name)
+        self.children.append(planter)
+        proc = self.record(os.path.join(parent, name))
         self.children.append(proc)
+        out, err = proc.communicate(timeout=90)
+        planted, why = planter.communicate(timeout=30)
+        self.assertEqual(planter.returncode, 0, why)
+        self.assertGreater(int(planted), 0, "the planter planted nothing")
+        self.check_victims()
+        return proc.returncode, err
+
+    def test_links_planted_in_its_own_open_directory(self):
+        """The caller's empty directory, writable by all: nobody plants
+        links at the names syncprof writes at the end.  They are replaced,
+        and the recording is whole."""
+        directory = os.path.join(self.shared, "rec")
+        os.mkdir(directory)
+        os.chmod(directory, 0o777)
+        code, err = self.race(self.shared, "rec")
+        self.assertEqual(code, 0, err)
+        for name in ("syncprof.meta", "syncprof.names", "info", "task.txt"):
+            self.assertFalse(os.path.islink(os.path.join(directory, name)), name)
+        proc = subprocess.run([SYNCPROF, "--replay", directory, "-f", "json"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        if UFTRACE:
+            subprocess.run([UFTRACE, "replay", "-d", directory], check=True,
+                           capture_output=True, timeout=60)
+
+    def test_the_directory_moved_away_and_replaced_by_links(self):
+        """A parent directory of nobody's: the recording's directory is
+        renamed and a directory of links put in its place.  syncprof goes
+        on writing into the directory it made, wherever it is now."""
+        os.chown(self.shared, NOBODY, NOBODY)
+        code, err = self.race(self.shared, "rec")
+        self.assertEqual(code, 0, err)
+        moved = os.path.join(self.shared, "rec.moved")
+        self.assertTrue(os.path.isfile(os.path.join(moved, "syncprof.meta")))
+
+    def test_a_directory_of_another_user_is_refused(self):
+        directory = os.path.join(self.shared, "theirs")
+        os.mkdir(directory)
+        os.chown(directory, NOBODY, NOBODY)
+        proc = self.record(directory, iters=1)
+        self.children.append(proc)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertIn(f"{directory} belongs to user {NOBODY}", err)
+        self.assertEqual(os.listdir(directory), [])
+
+    # --- a full disk -------------------------------------------------------
+
+    def full_tmpfs(self):
+        mount = self.path("small")
+        os.mkdir(mount)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755",
+                        "syncprof-test", mount], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", mount])
+        return mount
+
+    def fill(self, mount):
+        fd = os.open(os.path.join(mount, "filler"), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            while True:
+                os.write(fd, b"\0" * 512)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def test_a_full_disk_names_the_recording_file(self):
+        mount = self.full_tmpfs()
+        directory = os.path.join(mount, "rec")
+        proc = self.record(directory, "-v", iters=3)
+        self.children.append(proc)
+        # Full once syncprof has begun to record.
         self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
-        self.go(target)
-        if stop:
-            stop(proc)
-        err = (getattr(proc, "seen", "") + proc.unread_stderr).encode()
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 1)
-            if ready:
-                chunk = os.read(proc.stderr.fileno(), 65536)
-                if not chunk:
-                    break
-                err += chunk
-        else:
-            proc.kill()
-            self.fail(f"syncprof did not end: {err.decode(errors='replace')}")
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        with open(out) as f:
-            reports = parse_reports(f.read())
-        return proc.returncode, err.decode(errors="replace"), reports, usage.ru_maxrss
+        self.fill(mount)
+        _, err = proc.communicate(timeout=60)
+        err = getattr(proc, "unread_stderr", "") + err
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertRegex(err, rf"cannot write {directory}/\S+: No space left on device")
+        self.assertNotIn("Input/output error", err)
 
-    def jit_frames(self, reports):
-        """The frame each JIT stack has above path_jit."""
-        self.assertTrue(reports, "no report")
-        found = []
-        for row in reports[-1]["rows"]:
-            for s in row["stacks"]:
-                names = [f["function"] for f in s["frames"]]
-                if "path_jit" in names:
-                    found.append(s["frames"][names.index("path_jit") + 1])
-        self.assertTrue(found, reports[-1]["rows"])
-        return found
-
-    def assertEnded(self, rc, err, reports, rss_kb, skipped):
-        self.assertEqual(rc, 0, err)
-        self.assertNotIn("error", err)
-        self.assertEqual(err.count("skipped /"), 1, err)
-        self.assertIn(skipped, err)
-        self.assertLess(rss_kb, MAX_RSS_KB, f"syncprof's RSS reached {rss_kb} KB")
-        for frame in self.jit_frames(reports):
-            self.assertIsNone(frame["module"])
-            self.assertIsNone(frame["function"], frame)
-
-    def test_fifo_ends_on_duration(self):
-        target, perf_map = self.start_target(iters=100000)
-        os.mkfifo(perf_map)
-        self.assertEnded(*self.profile(target, "-d", "2"),
-                         "a FIFO, not a regular file")
-
-    def test_fifo_ends_on_sigint(self):
-        """Every interval's report reads the map; SIGINT after the first
-        one still ends the run with its final report (of the whole run)."""
-        target, perf_map = self.start_target(iters=100000)
-        os.mkfifo(perf_map)
-
-        def first_report_then_sigint(proc):
-            proc.seen = self.read_stderr_until(proc, "skipped",
-                                               "no report read the map")
-            proc.send_signal(signal.SIGINT)
-
-        rc, err, reports, rss = self.profile(
-            target, "--interval", "1", "--cumulative",
-            stop=first_report_then_sigint)
-        self.assertIn("stopping on signal 2", err)
-        self.assertEnded(rc, err, reports, rss, "a FIFO, not a regular file")
-
-    def test_link_to_dev_zero(self):
-        target, perf_map = self.start_target()
-        os.symlink("/dev/zero", perf_map)
-        self.assertEnded(*self.profile(target, "-d", "2"),
-                         "a symbolic link, not followed")
-
-    def test_dev_zero_device_node(self):
-        target, perf_map = self.start_target()
-        os.mknod(perf_map, stat.S_IFCHR | 0o666, os.makedev(1, 5))
-        self.assertEnded(*self.profile(target, "-d", "2"),
-                         "a character device, not a regular file")
-
-    def test_link_to_dev_urandom(self):
-        target, perf_map = self.start_target(iters=100000)
-        os.symlink("/dev/urandom", perf_map)
-        self.assertEnded(*self.profile(target, "-d", "2"),
-                         "a symbolic link, not followed")
-
-    def test_link_to_a_root_only_file(self):
-        """Root's file, in a directory only root may enter: read through
-        the link, it would name the JIT's frame."""
-        target, perf_map = self.start_target()
-        private = self.path("private")
-        os.mkdir(private, 0o700)
-        secret = os.path.join(private, "secret")
-        with open(secret, "w") as f:
-            f.write(COVER_ALL.format("secret_stub"))
-        os.chmod(secret, 0o600)
-        os.symlink(secret, perf_map)
-        rc, err, reports, rss = self.profile(target, "-d", "2")
-        self.assertNotIn("secret_stub", "".join(str(r) for r in reports))
-        self.assertEnded(rc, err, reports, rss, "a symbolic link, not followed")
-
-    def test_map_planted_by_another_user(self):
-        """A map in /tmp that someone other than the target's user (and
-        root) wrote is not the target's: not read."""
-        target, perf_map = self.start_target()
-        with open(perf_map, "w") as f:
-            f.write(COVER_ALL.format("planted_stub"))
-        os.chown(perf_map, 65534, 65534)
-        rc, err, reports, rss = self.profile(target, "-d", "2")
-        self.assertEqual(rc, 0, err)
-        self.assertIn("owned by uid 65534, not by the target's user", err)
-        self.assertNotIn("planted_stub", "".join(str(r) for r in reports))
-        for frame in self.jit_frames(reports):
-            self.assertIsNone(frame["function"], frame)
-
-    def test_sparse_gigabyte(self):
-        """A regular file of 1 GiB, all holes but its first line: the
-        first 64 MiB are read, the name found, memory bounded."""
-        target, perf_map = self.start_target()
-        with open(perf_map, "w") as f:
-            f.write(COVER_ALL.format("sparse_stub"))
-            f.truncate(1 << 30)
-        rc, err, reports, rss = self.profile(target, "-d", "2")
-        self.assertEqual(rc, 0, err)
-        self.assertIn("larger than 64 MiB", err)
-        self.assertLess(rss, MAX_RSS_KB, f"syncprof's RSS reached {rss} KB")
-        for frame in self.jit_frames(reports):
-            self.assertEqual(frame["function"], "sparse_stub")
+    def test_a_full_disk_names_the_output_file(self):
+        mount = self.full_tmpfs()
+        self.fill(mount)
+        out = os.path.join(mount, "report.json")
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "contended", "--format", "json", "-o", out, "--",
+             BLOCKING, "mutex", "--iters", "1", "--hold-us", "1000"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"cannot write {out}: No space left on device", proc.stderr)

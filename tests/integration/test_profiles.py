@@ -233,7 +233,8 @@ class Profiles(SyncprofTestCase):
 
 class StackProfiles(SyncprofTestCase):
     """Whole stacks in the outputs: the call site's function, its caller
-    (the thread's function), then libc's start_thread."""
+    (the thread's function), then libc's start_thread.  Full mode walks
+    the calls that waited; one that did not keeps its call site alone."""
 
     def setUp(self):
         super().setUp()
@@ -253,14 +254,20 @@ class StackProfiles(SyncprofTestCase):
         self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
                           tolerance)
         line = marker_line(source, marker)
+        walked = 0
         for s in samples:
             functions = profile.functions(s)
-            self.assertEqual(functions[:2], callers, functions)
-            self.assertIn("start_thread", functions)
             # The innermost frame is the call site: the same line.
             leaf = profile.lines[s["locations"][0]][-1]
             self.assertTrue(leaf[1].endswith(os.path.basename(source)), leaf)
             self.assertEqual(leaf[2], line, leaf)
+            if mode == "full" and functions == callers[:1]:
+                continue    # a call that did not wait: its call site only
+            self.assertEqual(functions[:2], callers, functions)
+            self.assertIn("start_thread", functions)
+            walked += s["delay"]
+        # Full mode walks the calls that waited: nearly all the delay.
+        self.assertGreater(walked, 0.9 * truth["wait_ns"])
         top = profile.pprof("-top", "-cum")
         self.assertRegex(top, rf"(?m)\s{callers[1]}$")
 
@@ -269,6 +276,8 @@ class StackProfiles(SyncprofTestCase):
             lines = [l for l in parse_folded(f.read()) if l[1] == "[mutex big_lock]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
+            if mode == "full" and frames == callers[:1]:
+                continue
             self.assertEqual(frames[-2:], callers[::-1], frames)
             self.assertIn("start_thread", frames)
         self.assertWithin(sum(v for _, _, v in lines), self.truth()["wait_ns"],

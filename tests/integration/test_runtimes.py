@@ -115,12 +115,13 @@ class Runtimes(SyncprofTestCase):
                 row = self.row_at(report, "rustlocks.rs", path)
                 self.assertEqual(row["callsite"]["function"], "rustlocks::main")
                 self.assertPath(row, truth, path, kind, "rustlocks::" + static)
-        # park is a futex wait of no lock kind, in a row of its own.
+        # park waits for an unpark, not a lock: its own kind, class event.
         park = self.row_at(report, "rustlocks.rs", "park")
-        self.assertPath(park, truth, "park", "futex")
+        self.assertPath(park, truth, "park", "park")
+        self.assertEqual(park["class"], "event")
         futex = [r for r in report["rows"] if r["type"] == "futex"
                  and r["callsite"]["module"].endswith("/rustlocks")]
-        self.assertEqual(futex, [park])
+        self.assertEqual(futex, [])
 
     # --- C++20 -----------------------------------------------------------------
 

@@ -10,7 +10,7 @@
 //! mutex (path "condvar"); the holder keeps RWLOCK for writing while the
 //! main thread blocks in read() (path "read"), then for reading while it
 //! blocks in write() (path "write"); last, the main thread parks until
-//! the holder unparks it (path "park": a futex wait of no lock kind, a
+//! the holder unparks it (path "park": its own kind, park, in a
 //! row apart).  The main thread's clock (Instant:
 //! CLOCK_MONOTONIC) around each call is the truth: {"pid", "objects":
 //! {"MUTEX", "CONDVAR", "RWLOCK"}, "paths": {NAME: {"count", "wait_ns"}}}.

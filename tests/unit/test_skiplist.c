@@ -252,7 +252,7 @@ static void test_builtin_kinds(void **state UNUSED)
 		{ "std::sys::unix::locks::futex_rwlock::RwLock::wake_writer_or_readers", 0, false },
 		{ "std::sys::unix::futex::futex_wait", 0, false },
 		{ "std::sys::pal::unix::futex::futex_wait", 0, false },
-		{ "std::thread::park", 0, false },
+		{ "std::thread::park", SP_TYPE_PARK + 1, true },
 		{ "std::sync::barrier::Barrier::wait", SP_TYPE_BARRIER + 1, true },
 		{ "std::sys::unix::thread::Thread::join", SP_TYPE_JOIN + 1, true },
 		/* QEMU, GLib, libstdc++. */

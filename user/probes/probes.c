@@ -28,11 +28,14 @@
 #include "array.h"
 #include "elfimage.h"
 #include "fold.h"
+#include "framecache.h"
 #include "hostcheck.h"
 #include "log.h"
+#include "offcpu.h"
 #include "probes.h"
 #include "targetfile.h"
 #include "probesite.h"
+#include "progload.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
 #include "waiting.h"
@@ -149,6 +152,7 @@ struct probes {
 	bool hold;
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
 	struct ring_buffer *events;
@@ -207,7 +211,7 @@ static struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 static bool probes__wants_unwinder(const struct probes_config *cfg)
 {
 	return cfg->mode == PROBES_CONTENDED || cfg->stack_depth ||
-	       !skiplist__empty(cfg->skip);
+	       !skiplist__empty(cfg->skip) || cfg->off_cpu;
 }
 
 /* In sched_tracepoint_table's order. */
@@ -228,7 +232,7 @@ static bool probes__is_sched_prog(struct probes *p,
 	for (size_t i = 0; i < N_SCHED_TRACEPOINTS; i++)
 		if (probes__sched_prog(p, i) == prog)
 			return true;
-	return false;
+	return prog == p->skel->progs.offcpu_switch;
 }
 
 /* --states: its programs, the threads map's size, the lock source. */
@@ -265,6 +269,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	int err;
 
 	err = probes__configure_states(p, cfg);
+	if (!err)
+		err = offcpu__configure(p->skel, cfg->off_cpu, !contended);
 	if (err)
 		return err;
 	for (size_t i = 0; i < 3; i++)
@@ -391,6 +397,7 @@ static int probes__start_unwinder(struct probes *p,
 int probes__new(const struct probes_config *cfg, struct probes **out)
 {
 	struct probes *p = calloc(1, sizeof(*p));
+	double load_t0;
 	int err;
 
 	if (!p)
@@ -463,12 +470,18 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = probes__configure(p, cfg);
 	if (err)
 		goto fail;
+	load_t0 = progload__clock_ms();
 	err = syncprof_bpf__load(p->skel);
+	if (!err)
+		progload__log(p->skel->obj, progload__clock_ms() - load_t0, NULL);
 	if (err) {
 		pr_err("cannot load the BPF programs: %s (run with -vv for "
 		       "the verifier's log)", strerror(-err));
 		goto fail;
 	}
+	err = offcpu__new(p->skel, cfg->off_cpu, &p->offcpu);
+	if (err)
+		goto fail;
 	for (unsigned int i = 0; i < cfg->n_tids; i++) {
 		__u32 tid = (__u32)cfg->tids[i];
 		__u8 one = 1;
@@ -955,6 +968,7 @@ void probes__forget_process(struct probes *p, pid_t pid)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
 	if (p->unwinder)
 		unwinder__forget(p->unwinder, pid);
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
 }
 
 uint64_t probes__dropped_processes(struct probes *p)
@@ -1071,6 +1085,8 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err)
+		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
 	if (p->mode == PROBES_CONTENDED)
@@ -1400,10 +1416,10 @@ int probes__sync_process(struct probes *p, pid_t pid)
 	/* The image first: an exec after this read makes the array stale. */
 	bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.exec_seqs), &key, &seq);
 	changed = unwinder__sync_pid(p->unwinder, pid, seq);
-	if (changed > 0) {
-		/* Frame cache entries from before are misses from now on. */
-		__sync_fetch_and_add(&p->skel->bss->unwind_gen, 1);
-	}
+	if (changed > 0)
+		framecache__publish(p->skel->maps.proc_layouts,
+				    p->skel->maps.exec_seqs, pid, seq,
+				    unwinder__layout(p->unwinder, pid));
 	return changed < 0 ? changed : 0;
 }
 
@@ -1964,6 +1980,10 @@ static void probes__log_run_times(struct probes *p)
 
 	if (!log__enabled(LOG_INFO))
 		return;
+	if (probes__counter(p, SP_CNT_TIMING_PREEMPTED))
+		pr_info("BPF time per wait: left out %llu runs the scheduler "
+			"preempted", (unsigned long long)
+			probes__counter(p, SP_CNT_TIMING_PREEMPTED));
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
@@ -2016,6 +2036,7 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->loader_link);
 	bpf_link__destroy(p->exec_link);
 	bpf_link__destroy(p->release_link);
+	offcpu__free(p->offcpu);
 	ring_buffer__free(p->events);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);

@@ -52,6 +52,7 @@ struct probes_config {
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
 	bool hold;			/* --hold (full mode): time holds */
+	bool off_cpu;			/* --off-cpu: other sleeps too */
 	bool per_thread;		/* rows by holder too; exited threads'
 					   rows keep their thread */
 	/* Filters (bpf/stats.bpf.h): what the programs measure at all. */

@@ -12,20 +12,12 @@
 #include "format.h"
 #include "hist.h"
 #include "jsonout.h"
+#include "offcalls.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
 #include "stateformat.h"
 #include "utf8.h"
-
-/* Length of a valid, printable UTF-8 sequence at s, or 0. */
-static size_t utf8_printable_len(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t n = utf8__decode(s, &cp);
-
-	return n && !utf8__is_control(cp) ? n : 0;
-}
 
 void format__sanitize(const char *in, char *buf, size_t len)
 {
@@ -35,9 +27,12 @@ void format__sanitize(const char *in, char *buf, size_t len)
 	if (!len)
 		return;
 	while (*s && out + 1 < len) {
-		size_t n = utf8_printable_len(s);
+		enum utf8_unit kind;
+		uint32_t cp;
+		size_t n = utf8__unit(s, &kind, &cp);
 
-		if (!n) {
+		if (kind != UTF8_TEXT) {
+			/* Each byte: a C1 control is two '?', as before. */
 			buf[out++] = '?';
 			s++;
 			continue;
@@ -129,7 +124,12 @@ int format__names(struct symbolizer *sym, const struct report_rows *rows,
 	for (size_t i = 0; i < rows->count; i++) {
 		symbolizer__callsite(sym, rows->rows[i].callsite,
 				     &names[i].callsite);
-		if (rows->rows[i].n_objects == 1)
+		if (rows->rows[i].n_objects != 1)
+			continue;
+		if (offcalls__is_offcpu(rows->rows[i].type))
+			names[i].object_symbol = offcalls__object_name(
+				rows->rows[i].object);
+		else
 			names[i].object_symbol = symbolizer__object(
 				sym, rows->rows[i].object);
 	}
@@ -529,6 +529,7 @@ static json_t *json_row_head(const struct report_row *r,
 		return NULL;
 	}
 	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
+	jsonout__set(o, "class", jsonout__string(report__type_class(r->type)), err);
 	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
 	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
 	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
@@ -845,28 +846,11 @@ void format__csv_header(FILE *out)
 }
 
 /*
- * A path in CSV: its bytes as they are (a file name may hold any byte
- * but NUL), quoted as RFC 4180 says when it holds a comma, a quote, a
- * CR or a LF; read back as bytes (Python: errors="surrogateescape").
+ * A CSV field, whole: sanitized as the table is (a module or file path
+ * from the target may hold ESC or OSC, and CSV is read on terminals too;
+ * JSON is the output that keeps a path's bytes), then quoted as RFC 4180
+ * says when it holds a comma or a quote.
  */
-static void csv_path_field(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-/* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 static void csv_field(FILE *out, const char *s)
 {
 	size_t len;
@@ -920,14 +904,14 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fprintf(out, ",%u,", r->n_objects);
 		csv_field(out, names[i].object_symbol);
 		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
-		csv_path_field(out, cs->module);
+		csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
 			fprintf(out, "0x%" PRIx64, cs->module_offset);
 		fputc(',', out);
 		csv_field(out, cs->function);
 		fputc(',', out);
-		csv_path_field(out, cs->file);
+		csv_field(out, cs->file);
 		fputc(',', out);
 		if (cs->line)
 			fprintf(out, "%u", cs->line);

@@ -26,11 +26,44 @@ static const char *const type_names[SP_TYPE__COUNT] = {
 	[SP_TYPE_BARRIER] = "barrier",
 	[SP_TYPE_SPINLOCK] = "spinlock",
 	[SP_TYPE_JOIN] = "join",
+	[SP_TYPE_PARK] = "park",
+	[SP_TYPE_POLL] = "poll",
+	[SP_TYPE_IO] = "io",
+	[SP_TYPE_SLEEP] = "sleep",
+	[SP_TYPE_CHILD] = "child",
+	[SP_TYPE_FLOCK] = "flock",
+	[SP_TYPE_SYSCALL] = "syscall",
+	[SP_TYPE_FAULT] = "fault",
 };
 
 const char *report__type_name(uint32_t type)
 {
 	return type < SP_TYPE__COUNT ? type_names[type] : "unknown";
+}
+
+/*
+ * Waiting for something to happen, not for a lock someone holds: a
+ * condvar's wait for its signal (taking its mutex back is a mutex row),
+ * joins, barriers, a runtime's park, and the off-CPU sleeps but those that wait for a
+ * lock (flock, System V semaphores: flock and sem rows).
+ */
+const char *report__type_class(uint32_t type)
+{
+	switch (type) {
+	case SP_TYPE_CONDVAR:
+	case SP_TYPE_JOIN:
+	case SP_TYPE_BARRIER:
+	case SP_TYPE_PARK:
+	case SP_TYPE_POLL:
+	case SP_TYPE_IO:
+	case SP_TYPE_SLEEP:
+	case SP_TYPE_CHILD:
+	case SP_TYPE_SYSCALL:
+	case SP_TYPE_FAULT:
+		return "event";
+	default:
+		return "lock";
+	}
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)

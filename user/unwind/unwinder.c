@@ -414,6 +414,34 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 	}
 }
 
+static uint64_t layout_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t unwinder__layout(const struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->n_procs; i++) {
+		const struct proc *pr = &u->procs[i];
+		uint64_t h = 0x6a09e667f3bcc908ull;
+
+		if (pr->pid != pid || !pr->installed)
+			continue;
+		for (size_t k = 0; k < pr->n_placed; k++) {
+			const struct sp_mapping *m = &pr->placed[k].m;
+
+			h = layout_mix(h, m->start);
+			h = layout_mix(h, m->end);
+			h = layout_mix(h, m->bias);
+			h = layout_mix(h, (uint64_t)m->table << 32 | m->flags);
+			h = layout_mix(h, m->n_rows);
+		}
+		return h ? h : 1;
+	}
+	return 0;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st)
 {
 	*st = u->stats;

@@ -56,6 +56,13 @@ int unwinder__sync(struct unwinder *u, uint32_t exec_seq);
 int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq);
 /* The process has exited: its mapping array leaves the kernel. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
+/*
+ * The layout of pid's installed mapping array: a hash of its ranges,
+ * biases and table slots (never 0), the frame cache's tag in the kernel
+ * (bpf/unwind.bpf.h).  Equal for processes whose code is at the same
+ * addresses from the same builds.  0: none installed.
+ */
+uint64_t unwinder__layout(const struct unwinder *u, pid_t pid);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
 
 /* How a mapping of a file is walked, from its name and identity. */
