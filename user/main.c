@@ -31,6 +31,7 @@
 #include "probes.h"
 #include "procset.h"
 #include "procspace.h"
+#include "readiness.h"
 #include "recording.h"
 #include "replay.h"
 #include "report.h"
@@ -1559,6 +1560,8 @@ int main(int argc, char **argv)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
 			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (!target_gone)
+		readiness__announce(opts.ready_fd, target__pid(s.target));
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
 	if (s.states_csv)

@@ -11,7 +11,8 @@ import shutil
 import subprocess
 import time
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, parse_reports
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
+                     parse_reports)
 
 TARGETS = os.path.join(BUILD, "tests", "targets")
 SOURCES = os.path.join(ROOT, "tests", "targets")
@@ -298,7 +299,7 @@ class Notices(SyncprofTestCase):
             [SYNCPROF, "--mode", "contended", "--format", "json", "-o", out, "--",
              os.path.join(TARGETS, "qemulocks"), "--iters", "2"],
             env=dict(os.environ, LD_PRELOAD=library), capture_output=True,
-            text=True, timeout=60)
+            text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             reports = parse_reports(f.read())
@@ -331,7 +332,7 @@ class DebianQemu(SyncprofTestCase):
         proc = subprocess.run([SYNCPROF, "--mode", "contended", "--top", "0",
                                "--duration", "3", "--format", "json", "-o", out,
                                "--pid", str(vm.pid), *args],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             [report] = parse_reports(f.read())
