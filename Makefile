@@ -483,15 +483,16 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer replay
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := target/procmaps array
-FUZZ_MODS_elfimage   := symbols/elfimage
-FUZZ_MODS_cfitable   := unwind/cfitable array
+FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
+FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
+FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap \
+                        symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
                         symbols/demangle target/procmaps array log
+FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \

@@ -90,7 +90,8 @@ enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
 	SP_CNT_DROPPED_INFLIGHT,	/* no task storage for a call: it was lost */
 	SP_CNT_UNWIND_STOPPED,	/* an unsupported unwind rule or no rule
-				   inside libc; the wait is kept with the
+				   inside libc, or no tables for the
+				   process yet; the wait is kept with the
 				   innermost known call site */
 	SP_CNT_UNWIND_DEEP,	/* still in libc after SP_UNWIND_MAX_FRAMES
 				   frames */

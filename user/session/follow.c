@@ -340,6 +340,27 @@ static void session__name_processes(struct session *s)
 	f->n_naming = 0;
 }
 
+/*
+ * Followed processes that ended with no exit event (zombies, a child
+ * gone before the kernel's filter took it in, a PID reused): as if the
+ * event had come.
+ */
+void session__sweep_processes(struct session *s)
+{
+	struct follow *f = s->follow;
+	pid_t gone[64];
+	size_t n = procset__sweep(f->procs, gone, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		pr_info("PID %d exited", (int)gone[i]);
+		if (!array__grow(&f->naming, &f->naming_cap, f->n_naming + 1,
+				 sizeof(*f->naming)))
+			f->naming[f->n_naming++] = (struct probes_proc_event){
+				.type = SP_MODULE_EVENT_EXIT, .pid = gone[i] };
+	}
+	session__name_processes(s);
+}
+
 /* --children: the descendants the targets have now, followed from now. */
 void session__add_descendants(struct session *s, pid_t root)
 {

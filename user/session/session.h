@@ -88,6 +88,7 @@ void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
 void session__add_descendants(struct session *s, pid_t root);
+void session__sweep_processes(struct session *s);
 void session__target_exited(struct session *s);
 void session__root_gone(struct session *s);
 unsigned int session__take_events(struct session *s);

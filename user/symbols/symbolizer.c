@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "debugfind.h"
 #include "demangle.h"
 #include "holders.h"
 #include "perfmap.h"
@@ -50,6 +51,7 @@
 #include "procmaps.h"
 #include "srcpath.h"
 #include "symbolizer.h"
+#include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
@@ -67,6 +69,12 @@ struct cache_entry {
 	const char *object;
 	const struct symbol_frame *frames;
 	size_t n_frames;
+};
+
+/* Each module's userdata: what its callbacks and lookups need. */
+struct module_slot {
+	const char *debuginfo_path;	/* the symbolizer's */
+	struct modindex *idx;		/* built on first use */
 };
 
 struct reported_file {
@@ -92,6 +100,7 @@ struct symbolizer {
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
 	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t perfmap_next_ns;	/* when it may be read again */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
@@ -192,6 +201,35 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 	return first;
 }
 
+/* The module's slot, for its debug file's search and its index. */
+static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
+{
+	void **userdata;
+	struct module_slot *slot;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (*userdata || !(slot = calloc(1, sizeof(*slot))))
+		return;
+	slot->debuginfo_path = sym->debuginfo_path;
+	*userdata = slot;
+}
+
+/* libdwfl's find_debuginfo: the search of debugfind.h. */
+static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
+				      const char *modname, Dwarf_Addr base,
+				      const char *file_name,
+				      const char *debuglink_file,
+				      GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const struct module_slot *slot = *userdata;
+
+	return debugfind__open(mod, slot ? slot->debuginfo_path
+					 : ":.debug:/usr/lib/debug",
+			       modname, file_name, debuglink_file,
+			       debuginfo_file_name);
+}
+
 /*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
@@ -230,8 +268,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
 		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
@@ -240,6 +277,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			close(fd);
 			continue;
 		}
+		symbolizer__slot(sym, mod);
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
@@ -338,13 +376,16 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
-	if (!sym->cache || !sym->debuginfo_path) {
+	/* The target's user now, for the map it may leave when gone. */
+	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
+		sym->perfmap = NULL;
+	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = symbolizer__find_debuginfo,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
 	sym->dwfl = dwfl_begin(&sym->callbacks);
@@ -425,7 +466,11 @@ int symbolizer__new_file(const char *path, uint64_t base,
 static int free_module_index(Dwfl_Module *mod, void **userdata,
 			     const char *name, Dwarf_Addr start, void *arg)
 {
-	modindex__free(*userdata);
+	struct module_slot *slot = *userdata;
+
+	if (slot)
+		modindex__free(slot->idx);
+	free(slot);
 	*userdata = NULL;
 	return DWARF_CB_OK;
 }
@@ -531,13 +576,14 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 /* The module's index, built on first use; NULL if it cannot be. */
 static struct modindex *module_index(Dwfl_Module *mod)
 {
+	struct module_slot *slot;
 	void **userdata;
-	struct modindex *idx;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (!*userdata && !modindex__build(mod, &idx))
-		*userdata = idx;
-	return *userdata;
+	slot = *userdata;
+	if (slot && !slot->idx && modindex__build(mod, &slot->idx))
+		slot->idx = NULL;
+	return slot ? slot->idx : NULL;
 }
 
 /* A function's name from its DIE: linkage name demangled, else its name. */
@@ -666,12 +712,18 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
+	uint64_t offset, now = monotonic_ns(), cost;
 	const char *name;
-	uint64_t offset;
 
-	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
-		return -ENOMEM;
-	perfmap__refresh(sym->perfmap, !sym->frozen);
+	if (!sym->perfmap)
+		return -ENOENT;
+	/* A map the JIT keeps growing costs at most a tenth of the time. */
+	if (now >= sym->perfmap_next_ns) {
+		perfmap__refresh(sym->perfmap, !sym->frozen);
+		cost = monotonic_ns() - now;
+		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
+					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
+	}
 	name = perfmap__lookup(sym->perfmap, at, &offset);
 	if (!name)
 		return -ENOENT;
