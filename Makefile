@@ -2,7 +2,8 @@
 #   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
 # (what each mode attaches), unwind/, symbols/, report/ (aggregation and
-# renderers); main, options and log stay at the top.
+# renderers), session/ (a run's stages: start, reports, following);
+# main, options and log stay at the top.
 # Quiet by default; V=1 shows the commands.
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -127,7 +128,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps deps-build demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -161,13 +162,14 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# blame's and hold's), and offcpu.bpf.o and states.bpf.o, which declare
-# contended's and full's task storage (bpf/waits.bpf.h), after the files
-# that define them:
+# blame's, lock order's and hold's), and offcpu.bpf.o and states.bpf.o,
+# which declare contended's and full's task storage (bpf/waits.bpf.h),
+# after the files that define them:
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
 BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
-BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/hold.bpf.o
+BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/lockorder.bpf.o \
+               $(BPF_OUT)/hold.bpf.o
 BPF_LAST    := $(BPF_OUT)/offcpu.bpf.o $(BPF_OUT)/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
@@ -487,15 +489,16 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer replay
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := target/procmaps array
-FUZZ_MODS_elfimage   := symbols/elfimage
-FUZZ_MODS_cfitable   := unwind/cfitable array
+FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
+FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
+FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap \
+                        symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
                         symbols/demangle target/procmaps array log
+FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \
@@ -572,7 +575,24 @@ test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 test:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
+
+# The plan of user/'s includes, module by module and folder by folder,
+# and its circles (make test fails on one).
+plan:
+	$(Q)$(PYTHON) tests/tools/includeplan.py user
+
+# make test-loaded: the integration modules whose checks lean on timing,
+# beside LOADED_HOGS busy loops on the machine's CPUs (a shared CI host, a
+# build next door); CI runs it.  A test that needs the re-run is named.
+LOADED_HOGS  ?= 4
+LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_states.py,test_runtimes.py,test_lifecycle.py
+test-loaded:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/run.py --build $(OUT) --no-unit --hogs $(LOADED_HOGS) \
+		--pattern '$(LOADED_TESTS)'
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
 # and its bash completion.

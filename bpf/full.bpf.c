@@ -62,6 +62,7 @@
 #include "waits.bpf.h"
 #include "blame.bpf.h"
 #include "hold.bpf.h"
+#include "lockorder.bpf.h"
 
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
@@ -231,6 +232,8 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		/* The wait lets its mutex go: that hold ends here. */
 		if (hold_enabled)
 			hold_end(mutex, (__u32)pid_tgid, bpf_ktime_get_ns());
+		if (lockorder_enabled)
+			lockorder_released(mutex);
 	} else if (class == SP_CLASS_MUTEX) {
 		type = mutex_type(object);
 		mutex = object;
@@ -248,12 +251,14 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	call->mutex = mutex;
 	call->stack_id = 0;
 	call->nvcsw = (__u32)bpf_get_current_task_btf()->nvcsw;
+	call->cut = 0;
 	if (skip_enabled) {
 		/* The call site only: the stack waits for the return. */
-		struct unwind_result w;
+		struct unwind_result w = {};
 
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0, &w);
 		call->callsite = w.callsite;
+		call->cut = w.cut;
 	} else if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
 				       (void *)sp)) {
 		call->callsite = 0;
@@ -273,9 +278,9 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	struct sp_inflight *st;
 	struct sp_call *call;
 	struct sp_key key = {};
-	__u64 sp, t0, bias, wait, mutex;
+	__u64 sp, t0, bias, wait, mutex, cookie;
 	bool acquired;
-	__u32 depth, nvcsw, mark = timing_mark();
+	__u32 depth, nvcsw, cut, mark = timing_mark();
 	long ret;
 
 	if (!is_target(pid_tgid))
@@ -300,12 +305,21 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	t0 = call->t0;
 	mutex = call->mutex;
 	nvcsw = call->nvcsw;
+	cut = call->cut;
 	st->depth = depth - 1;
 
 	ret = (int)PT_REGS_RC(ctx);
-	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
+	cookie = bpf_get_attach_cookie(ctx);
+	bias = calibration_ns[SP_COOKIE_KIND(cookie)];
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = call_succeeded(key.type, (int)ret);
+	/* A condvar wait takes its mutex back even when it times out. */
+	if (lockorder_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&
+	    type_holds(key.type))
+		lockorder_taken(mutex, key.callsite, key.stack_id,
+				key.type == SP_TYPE_CONDVAR ? mutex_type(mutex)
+							    : key.type,
+				cookie & SP_COOKIE_TRY);
 	/* --min-wait: a shorter call is not counted, nor what it released. */
 	if (wait < min_wait_ns) {
 		if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&
@@ -313,13 +327,25 @@ static __always_inline int on_return(struct pt_regs *ctx)
 			hold_begin(&key, mutex, key.tid, now);
 		return 0;
 	}
-	if (stack_depth && call_waited(nvcsw, wait)) {
-		struct unwind_result w;
+	if ((stack_depth && call_waited(nvcsw, wait)) || cut) {
+		struct unwind_result w = {};
+		bool keep = stack_depth && call_waited(nvcsw, wait);
 
-		/* The caller's frames are as they were at the entry. */
+		/*
+		 * The caller's frames are as they were at the entry.  An
+		 * entry whose --skip walk was cut short (a new image's or
+		 * library's table not read yet) gets its call site here.
+		 */
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx),
-			    UNWIND_KEEP | UNWIND_AT_RETURN, &w);
-		key.stack_id = w.stack_id;
+			    (keep ? UNWIND_KEEP : 0) | UNWIND_AT_RETURN, &w);
+		if (keep)
+			key.stack_id = w.stack_id;
+		if (cut && !w.cut) {
+			struct unwind_result first = { .cut = cut };
+
+			unwind_rewalked(&first, &w);
+			key.callsite = w.callsite;
+		}
 	}
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,

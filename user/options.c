@@ -9,9 +9,10 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "locktype.h"
 #include "log.h"
 #include "options.h"
-#include "report.h"
+#include "readiness.h"
 
 #define SYNCPROF_VERSION "0.2"
 
@@ -36,12 +37,14 @@ enum {
 	OPT_HIST,
 	OPT_BLAME,
 	OPT_HOLD,
+	OPT_LOCK_ORDER,
 	OPT_TID,
 	OPT_TYPE,
 	OPT_OBJECT,
 	OPT_MIN_WAIT,
 	OPT_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_READY_FD,
 	OPT_OFF_CPU,
 };
 
@@ -136,6 +139,10 @@ static const struct argp_option option_table[] = {
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
 	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 0 },
+	{ "lock-order", OPT_LOCK_ORDER, NULL, 0,
+	  "--mode full: the order in which each thread takes locks; report "
+	  "every cycle (a possible deadlock, even one that never happened) "
+	  "with both sites (JSON lock_order)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Also every other blocking wait of the target's threads, typed by "
 	  "the system call: poll, io, sleep, child, flock, sem, syscall, "
@@ -207,6 +214,10 @@ static const struct argp_option option_table[] = {
 	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 0 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
 	  "Keep the probes' own time (~us) in every measured call", 0 },
+	{ "ready-fd", OPT_READY_FD, "FD", 0,
+	  "Once attached (every probe in place, a launched COMMAND let go), "
+	  "write 'ready PID' and a newline to file descriptor FD and close it: "
+	  "a script waits for that, not for a fixed time", 0 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 0 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -386,7 +397,7 @@ static int parse_types(const char *arg, uint32_t *mask)
 	if (!copy)
 		return -ENOMEM;
 	for (int t = 0; t < SP_TYPE__COUNT; t++)
-		names[t] = report__type_name((uint32_t)t);
+		names[t] = locktype__name((uint32_t)t);
 	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int choice;
@@ -501,6 +512,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HOLD:
 		opts->hold = true;
+		break;
+	case OPT_LOCK_ORDER:
+		opts->lock_order = true;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
@@ -632,6 +646,16 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
 			       arg);
 		break;
+	case OPT_READY_FD:
+		err = parse_uint("--ready-fd", arg, 0, INT_MAX, &n);
+		if (!err && readiness__claim((int)n)) {
+			pr_err("invalid --ready-fd '%s': not a file descriptor "
+			       "open for writing", arg);
+			err = -EINVAL;
+		}
+		if (!err)
+			opts->ready_fd = (int)n;
+		break;
 	case 'v':
 		opts->verbosity++;
 		break;
@@ -729,6 +753,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.mode = MODE_CONTENDED,
 		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
 		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
+		.ready_fd = -1,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
@@ -780,6 +805,12 @@ int options__parse(struct options *opts, int argc, char **argv)
 	if (opts->hold && opts->mode != MODE_FULL) {
 		pr_err("--hold times holds with probes on the unlock functions: "
 		       "it needs --mode full");
+		return -EINVAL;
+	}
+	if (opts->lock_order && opts->mode != MODE_FULL) {
+		pr_err("--lock-order sees every lock taken and let go, with "
+		       "probes on the lock and unlock functions: it needs "
+		       "--mode full");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {

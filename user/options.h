@@ -67,6 +67,7 @@ struct options {
 	bool hist;		/* table: histograms under the rows */
 	bool blame;		/* report the release sites that ended waits */
 	bool hold;		/* full mode: time how long locks are held */
+	bool lock_order;	/* full mode: cycles in the lock order */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
@@ -95,6 +96,7 @@ struct options {
 	bool states;		/* where each thread's time went */
 	bool group_threads;	/* --states: one entry per thread name */
 	const char *states_csv;	/* --states: CSV lines to this file */
+	int ready_fd;		/* --ready-fd: "ready PID" once attached; or -1 */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

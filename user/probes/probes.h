@@ -52,6 +52,8 @@ struct probes_config {
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
 	bool hold;			/* --hold (full mode): time holds */
+	bool lock_order;		/* --lock-order (full mode): pairs of
+					   locks taken in order */
 	bool off_cpu;			/* --off-cpu: other sleeps too */
 	bool per_thread;		/* rows by holder too; exited threads'
 					   rows keep their thread */
@@ -78,6 +80,12 @@ int probes__attach(struct probes *p, const char *library);
  * go into the map (probes__threads_fd) before, and again after.
  */
 int probes__attach_states(struct probes *p);
+/* --lock-order: the order pairs map (bpf/lockorder.bpf.h); -1 without. */
+int probes__lock_order_fd(const struct probes *p);
+/* --lock-order's losses: pairs not kept (the map was full), and locks not
+ * tracked (a thread held more than SP_HELD_MAX). */
+void probes__lock_order_drops(struct probes *p, uint64_t *pairs,
+			      uint64_t *held);
 /* --states: the threads map (struct sp_thread by TID); -1 without. */
 int probes__threads_fd(const struct probes *p);
 /*
