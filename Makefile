@@ -517,7 +517,7 @@ FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
 
 FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
-.SECONDARY: $(FUZZ_OBJS)
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_GEN_replay)
 
 $(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC-FUZZ,$@)
