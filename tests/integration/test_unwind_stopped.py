@@ -2,7 +2,9 @@
 call site stays inside libc: here the waits a process makes at once
 after an exec, before syncprof has read its new image (stacks exec with
 --settle-ms 0), which used to be named inside libc and counted nowhere
-but in -v's 'walks stopped early'."""
+but in -v's 'walks stopped early'.  Since a wait in an image not read
+yet is walked by its file's table, such waits mostly land at their line;
+any that stays in libc must be counted, and JSON and -v must agree."""
 import os
 import re
 
@@ -21,9 +23,8 @@ class UnwindStopped(SyncprofTestCase):
         report = run.reports[-1]
         in_libc = sum(r["count"] for r in report["rows"]
                       if (r["callsite"]["module"] or "").endswith("/libc.so.6"))
-        self.assertGreater(in_libc, 0, "no wait came before the tables: "
-                           f"{report['rows']}")
-        self.assertGreaterEqual(report["unwind_stopped"], in_libc)
+        self.assertGreaterEqual(report["unwind_stopped"], in_libc,
+                                report["rows"])
         said = re.search(r"call sites left inside libc (\d+) \(unwind_stopped\)",
                          run.stderr)
         self.assertIsNotNone(said, run.stderr)
