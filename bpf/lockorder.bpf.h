@@ -71,6 +71,12 @@ static __always_inline struct sp_held_lock *held_slot(struct sp_heldset *hs,
 	return &hs->locks[i & (SP_HELD_MAX - 1)];
 }
 
+/* Locks in the set, bounded where the verifier sees it. */
+static __always_inline __u32 held_count(const struct sp_heldset *hs)
+{
+	return hs->n > SP_HELD_MAX ? SP_HELD_MAX : hs->n;
+}
+
 /* An edge from held to the lock just taken. */
 static __always_inline void order_edge(const struct sp_held_lock *held,
 				       __u64 object, __u64 site,
@@ -123,9 +129,7 @@ static __always_inline void lockorder_taken(__u64 object, __u64 site,
 		counter_bump(SP_CNT_HELD_OVERFLOW);
 		return;
 	}
-	n = hs->n;
-	if (n > SP_HELD_MAX)
-		n = SP_HELD_MAX;
+	n = held_count(hs);
 	for (__u32 i = 0; i < SP_HELD_MAX; i++) {
 		if (i >= n)
 			break;
@@ -166,9 +170,7 @@ static __always_inline void lockorder_released(__u64 object)
 	hs = bpf_task_storage_get(&heldsets, bpf_get_current_task_btf(), 0, 0);
 	if (!hs)
 		return;
-	n = hs->n;
-	if (n > SP_HELD_MAX)
-		n = SP_HELD_MAX;
+	n = held_count(hs);
 	/* Newest first: locks are most often let go in reverse order. */
 	for (__u32 i = 0; i < SP_HELD_MAX; i++) {
 		if (i >= n)
