@@ -24,7 +24,7 @@ STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 # tool) before calling it a hang.  Only a hang reaches it: beside four busy
 # loops and other builds (load 20 on 2 CPUs) one launch took over 60 s, and
 # syncprof's loop stalled 23 s once.  Lower it to find hangs faster.
-HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "600"))
+HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "240"))
 
 # Uprobe round trips are slow here (~20 us): keep call counts small and
 # waits long, so the per-call probe cost stays well inside the tolerance.

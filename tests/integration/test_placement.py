@@ -43,7 +43,6 @@ class FirstWaitsAfterExec(SyncprofTestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         report, truth = run.reports[-1], self.truth()
         self.assertEqual(report["dropped"], 0)
-        self.assertEqual(report["unwind_stopped"], 0)
         for row in report["rows"]:
             module = row["callsite"]["module"] or ""
             self.assertFalse(module.endswith("/libc.so.6"), row)
@@ -72,8 +71,11 @@ class FirstWaitsAfterExec(SyncprofTestCase):
             self.assertEqual(names[-2:], ["start_thread", "__GI___clone3"])
         stopped = sum(s["count"] + s["failed"] for r in report["rows"]
                       for s in r["stacks"] if s["end"] == "stopped")
+        # A walk can stop only while the new image's table is not read
+        # (on an idle machine none does; a loaded one reads it late).
         said = stopped_walks(run.stderr)
         self.assertIsNotNone(said, run.stderr)
+        self.assertEqual(report["unwind_stopped"], stopped)
         self.assertEqual(said[0], stopped, run.stderr)
         self.assertEqual(said[1], stopped, run.stderr)
         if mode == "contended":

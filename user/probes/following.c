@@ -343,23 +343,28 @@ static int probes__attach_through(struct probes *p, pid_t tid,
  * grace period).  Rejected: a second set of probes through a worker
  * thread all along (every call would run the programs twice).
  */
-pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
+			     bool *stayed)
 {
 	uint64_t attached_ns;
 	pid_t tid;
 	int err;
 
 	*gap_ns = 0;
-	/*
-	 * Attached for every process: no thread to follow; uprobe_multi
-	 * links that run on for the other threads: nothing to move (moving
-	 * lost the calls made meanwhile and ran some twice).
-	 */
+	*stayed = false;
+	/* Attached for every process: no thread to follow. */
 	if (p->mode != PROBES_FULL || !p->library || p->several ||
-	    (p->multi && p->anchor == p->tgid &&
-	     uprobemulti__outlives_leader()) ||
 	    probes__thread_alive(p, p->anchor))
 		return 0;
+	/*
+	 * uprobe_multi links that run on for the other threads: nothing to
+	 * move (moving lost the calls made meanwhile and ran some twice).
+	 */
+	if (p->multi && p->anchor == p->tgid && uprobemulti__outlives_leader()) {
+		*stayed = !p->anchor_gone_said;
+		p->anchor_gone_said = true;
+		return 0;
+	}
 	for (int tries = 0; tries < 8; tries++) {
 		tid = probes__live_thread(p, p->anchor);
 		if (!tid)

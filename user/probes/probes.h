@@ -144,8 +144,11 @@ unsigned int probes__consume_events(struct probes *p);
  * thread at first) has exited while others run on, attaches them again
  * through a live one.  Returns its TID (*gap_ns: how long no probe ran,
  * 0 if not known), 0 when nothing needed doing, or a negative errno.
+ * *stayed is set, once, when it exited and the probes stay attached for
+ * the other threads (uprobe_multi links outlive it on newer kernels).
  */
-pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns);
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
+			     bool *stayed);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /*

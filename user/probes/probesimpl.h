@@ -137,6 +137,7 @@ struct probes {
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
 	/* Where full mode's probes are, to attach them again (follow_threads). */
 	pid_t anchor;			/* the thread they are attached through */
+	bool anchor_gone_said;		/* it exited, the links stayed: told */
 	struct bpf_link *exit_link;	/* tells when it exits */
 	char *library;
 	size_t n_sites;

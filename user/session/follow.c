@@ -199,9 +199,14 @@ void session__modules_changed(struct session *s)
 void session__follow_threads(struct session *s)
 {
 	uint64_t gap_ns;
-	pid_t tid = probes__follow_threads(s->probes, &gap_ns);
+	bool stayed;
+	pid_t tid = probes__follow_threads(s->probes, &gap_ns, &stayed);
 
-	if (tid < 0)
+	if (stayed)
+		pr_info("PID %d: the thread the probes were attached through "
+			"exited; they stay attached for the other threads",
+			(int)target__pid(s->target));
+	else if (tid < 0)
 		pr_warn("PID %d: the thread the probes were attached through "
 			"exited, and they cannot be attached through another "
 			"(%s); calls are no longer counted",
