@@ -359,7 +359,7 @@ class Record(SyncprofTestCase):
             f.write("mine\n")
         proc = subprocess.run([SYNCPROF, "--record", self.dir, "--", BLOCKING,
                                "mutex", "--iters", "1", "--hold-us", "1000"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 1)
         self.assertIn(f"{self.dir} is not empty", proc.stderr)
         self.assertEqual(sorted(os.listdir(self.dir)), sorted(first + ["mine.sym"]))
@@ -404,7 +404,7 @@ class Record(SyncprofTestCase):
             time.sleep(0.1)
         self.assertEqual(self.truth()["count"], 40)
         replay = subprocess.run([SYNCPROF, "--replay", self.dir, "-f", "json"],
-                                capture_output=True, text=True, timeout=60)
+                                capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(replay.returncode, 0, replay.stderr)
         self.assertIn("was cut short", replay.stderr)
         reports = [json.loads(l) for l in replay.stdout.splitlines()]
