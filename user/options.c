@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "locktype.h"
 #include "log.h"
 #include "options.h"
-#include "report.h"
 #include "readiness.h"
 
 #define SYNCPROF_VERSION "0.2"
@@ -393,7 +393,7 @@ static int parse_types(const char *arg, uint32_t *mask)
 	if (!copy)
 		return -ENOMEM;
 	for (int t = 0; t < SP_TYPE__COUNT; t++)
-		names[t] = report__type_name((uint32_t)t);
+		names[t] = locktype__name((uint32_t)t);
 	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int choice;

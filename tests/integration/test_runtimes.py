@@ -172,6 +172,40 @@ class Runtimes(SyncprofTestCase):
         halt = self.row_at(report, "qemulocks.c", "halt")
         self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
 
+    def check_qsp(self, report, truth, calls):
+        bql = self.row_at(report, "qemulocks.c", "bql")
+        self.assertEqual(bql["callsite"]["function"], "vcpu_loop")
+        self.assertPath(bql, truth, "bql", "mutex", "qemu_global_mutex")
+        halt = self.row_at(report, "qemulocks.c", "halt")
+        self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+        if calls:
+            ram = self.row_at(report, "qemulocks.c", "ram")
+            self.assertEqual(ram["object_symbol"], "ram_lock")
+            self.assertEqual(ram["count"], truth["paths"]["ram"]["count"])
+            self.assertEqual(ram["count"], calls)
+        for row in report["rows"]:
+            self.assertFalse(row["callsite"]["function"].startswith("qsp_"), row)
+
+    def test_qsp_wrappers_are_built_in(self):
+        """QEMU with `sync-profile on`: QSP's wrappers stand between the
+        caller and qemu_mutex_lock_impl; the rows stay at the callers'
+        lines in contended mode, and full mode with --skip on them (a
+        two-level wrapper) counts every call."""
+        report, truth, _ = self.run_target("qemulocks", target_args=("--qsp",))
+        self.check_qsp(report, truth, 0)
+        calls = 2000
+        for extra in ((), ("--skip", "qsp_*")):
+            with self.subTest(skip=extra):
+                run = self.launch(["--mode", "full", "--top", "0", *extra],
+                                  [os.path.join(TARGETS, "qemulocks"), "--iters",
+                                   str(ITERS), "--hold-us", "3000", "--qsp",
+                                   "--calls", str(calls),
+                                   "--truth", self.path("truth.json")])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                report = run.reports[-1]
+                self.assertEqual(report["dropped"], 0)
+                self.check_qsp(report, self.truth(), calls)
+
 
 GO_SOURCE = """package main
 
