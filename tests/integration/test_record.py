@@ -402,7 +402,7 @@ class Record(SyncprofTestCase):
             time.sleep(0.1)
         self.assertEqual(self.truth()["count"], 40)
         replay = subprocess.run([SYNCPROF, "--replay", self.dir, "-f", "json"],
-                                capture_output=True, text=True, timeout=60)
+                                capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(replay.returncode, 0, replay.stderr)
         self.assertIn("was cut short", replay.stderr)
         reports = [json.loads(l) for l in replay.stdout.splitlines()]
