@@ -77,6 +77,36 @@ def parse_reports(text):
             if line.startswith("{")]
 
 
+def kill_with_target(proc):
+    """Kills syncprof and the target it launched or reported: a target
+    left behind keeps syncprof's pipes open, and a read of them waits."""
+    if proc.poll() is None:
+        proc.kill()
+    target = getattr(proc, "target_pid", None)
+    if target:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def rest_of_stderr(proc, timeout=2.0):
+    """What is left on proc's stderr, read for at most timeout seconds
+    (a process that inherited the pipe may hold it open)."""
+    if not proc.stderr:
+        return ""
+    fd, got = proc.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            got += chunk
+    return got.decode(errors="replace")
+
+
 class SyncprofTestCase(unittest.TestCase):
     maxDiff = None
 
@@ -88,8 +118,7 @@ class SyncprofTestCase(unittest.TestCase):
 
     def _reap_children(self):
         for child in self.children:
-            if child.poll() is None:
-                child.kill()
+            kill_with_target(child)
             child.wait()
             for stream in (child.stdout, child.stderr):
                 if stream:
@@ -171,9 +200,9 @@ class SyncprofTestCase(unittest.TestCase):
         finally:
             os.close(read_end)
         if not line.startswith("ready "):
-            proc.kill()
-            stderr = proc.stderr.read() if proc.stderr else ""
-            self.fail(f"syncprof did not attach ({line!r}): {stderr}")
+            kill_with_target(proc)
+            self.fail(f"syncprof did not attach ({line!r}): "
+                      f"{rest_of_stderr(proc)}")
         proc.target_pid = int(line.split()[1])
         return proc
 
@@ -187,9 +216,9 @@ class SyncprofTestCase(unittest.TestCase):
         deadline = time.monotonic() + timeout
         while needle.encode() not in seen:
             if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
+                kill_with_target(proc)
                 self.fail(f"{what}: {seen.decode(errors='replace')}"
-                          f"{proc.stderr.read()}")
+                          f"{rest_of_stderr(proc)}")
             ready, _, _ = select.select([fd], [], [], 1)
             if ready:
                 seen += os.read(fd, 65536)
