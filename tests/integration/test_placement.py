@@ -43,7 +43,6 @@ class FirstWaitsAfterExec(SyncprofTestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         report, truth = run.reports[-1], self.truth()
         self.assertEqual(report["dropped"], 0)
-        self.assertEqual(report["unwind_stopped"], 0)
         for row in report["rows"]:
             module = row["callsite"]["module"] or ""
             self.assertFalse(module.endswith("/libc.so.6"), row)
@@ -72,8 +71,12 @@ class FirstWaitsAfterExec(SyncprofTestCase):
             self.assertEqual(names[-2:], ["start_thread", "__GI___clone3"])
         stopped = sum(s["count"] + s["failed"] for r in report["rows"]
                       for s in r["stacks"] if s["end"] == "stopped")
+        # A walk stops only while the new image's table is not read: at
+        # the first frame past libc, whose table is known all along, so
+        # no call site stays inside libc.
         said = stopped_walks(run.stderr)
         self.assertIsNotNone(said, run.stderr)
+        self.assertEqual(report["unwind_stopped"], 0)
         self.assertEqual(said[0], stopped, run.stderr)
         self.assertEqual(said[1], stopped, run.stderr)
         if mode == "contended":
@@ -102,6 +105,11 @@ class MainThreadLeaves(SyncprofTestCase):
     full mode counts every call across main's exit, none twice, each at
     the workers' line with its stack; attaching once main has left says
     why it cannot."""
+    # After main exits, another syncprof's probes leaving the same libc
+    # functions take this process's out; syncprof moves them and says so,
+    # but the calls of that moment are lost, and these counts are exact.
+    run_alone = ("main-thread exits: a neighbour's probes leaving libc "
+                 "take these out for a moment")
 
     def check(self, run):
         self.assertEqual(run.returncode, 0, run.stderr)

@@ -23,6 +23,8 @@
 #include <zlib.h>
 
 #include "array.h"
+#include "format.h"
+#include "locktype.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -64,7 +66,7 @@ struct pprof {
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
 	int64_t key_type, key_object, key_tid, key_process, key_pid;
-	bool symbolized;	/* format_meta's */
+	bool symbolized;	/* pprof_window's */
 	/* The report's processes, for a row's pid: its name. */
 	pid_t pid;
 	const char *comm;
@@ -342,7 +344,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 		if (!ids[i])
 			goto nomem;
 	}
-	type = pprof__string(p, report__type_name(row->type));
+	type = pprof__string(p, locktype__name(row->type));
 	if (type < 0)
 		goto nomem;
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
@@ -424,7 +426,7 @@ static uint64_t clock_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int pprof__new(const struct format_meta *meta, struct pprof **out)
+int pprof__new(const struct pprof_window *window, struct pprof **out)
 {
 	struct pprof *p = calloc(1, sizeof(*p));
 	Profile *pr;
@@ -467,14 +469,14 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	p->key_tid = pprof__string(p, "tid");
 	p->key_process = pprof__string(p, "process");
 	p->key_pid = pprof__string(p, "pid");
-	p->pid = meta->pid;
-	p->comm = meta->comm;
-	p->processes = meta->processes;
-	p->n_processes = meta->n_processes;
-	p->symbolized = meta->symbolized;
+	p->pid = window->pid;
+	p->comm = window->comm;
+	p->processes = window->processes;
+	p->n_processes = window->n_processes;
+	p->symbolized = window->symbolized;
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
-		 (int)meta->pid, meta->comm ? meta->comm : "?",
-		 meta->mode ? meta->mode : "?");
+		 (int)window->pid, window->comm ? window->comm : "?",
+		 window->mode ? window->mode : "?");
 	p->comment = pprof__string(p, comment);
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
@@ -487,8 +489,8 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	/* The window's start, from CLOCK_MONOTONIC to the epoch. */
 	mono = clock_ns(CLOCK_MONOTONIC);
 	real = clock_ns(CLOCK_REALTIME);
-	pr->time_nanos = (int64_t)(real - (mono - meta->start_ns));
-	pr->duration_nanos = (int64_t)(meta->end_ns - meta->start_ns);
+	pr->time_nanos = (int64_t)(real - (mono - window->start_ns));
+	pr->duration_nanos = (int64_t)(window->end_ns - window->start_ns);
 	*out = p;
 	return 0;
 nomem:
@@ -601,9 +603,9 @@ int pprof__finish(struct pprof *p, FILE *out)
 }
 
 int pprof__print(FILE *out, struct symbolizer *sym,
-		 const struct stacktab *tab, const struct format_meta *meta,
+		 const struct stacktab *tab, const struct pprof_window *window,
 		 const struct report_rows *rows,
-		 const struct format_names *names)
+		 const struct row_names *names)
 {
 	struct rowstacks rs = { 0 };
 	struct pprof *p;
@@ -611,7 +613,7 @@ int pprof__print(FILE *out, struct symbolizer *sym,
 
 	if (!sym)
 		return -EINVAL;
-	err = pprof__new(meta, &p);
+	err = pprof__new(window, &p);
 	for (size_t i = 0; i < rows->count && !err; i++) {
 		err = rowstacks__name(&rs, sym, tab, &rows->rows[i]);
 		if (!err)

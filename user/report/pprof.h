@@ -13,14 +13,37 @@
 #ifndef SYNCPROF_PPROF_H
 #define SYNCPROF_PPROF_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
-#include "format.h"
+#include "names.h"
 #include "rowstacks.h"
+#include "stacktab.h"
 
 struct pprof;
+struct format_process;
 
-int pprof__new(const struct format_meta *meta, struct pprof **out);
+/* What a profile says of its run: its comment, and its window. */
+struct pprof_window {
+	pid_t pid;
+	const char *comm;
+	const char *mode;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+	/* Rows split by process: their names, for the "process" label. */
+	const struct format_process *processes;
+	size_t n_processes;
+	/*
+	 * Every mapping says its functions are named (--serve: names come
+	 * from the targets' own files, through /proc; a client asking the
+	 * server back for names, as go tool pprof does for an HTTP source
+	 * without them, gets none).
+	 */
+	bool symbolized;
+};
+
+int pprof__new(const struct pprof_window *window, struct pprof **out);
 void pprof__free(struct pprof *p);
 /*
  * Adds the stacks of row (named in rs) as samples; sym gives their
@@ -37,8 +60,8 @@ int pprof__add(struct pprof *p, struct symbolizer *sym,
 int pprof__finish(struct pprof *p, FILE *out);
 /* One report: every row's stacks, named through sym (tab: NULL if none). */
 int pprof__print(FILE *out, struct symbolizer *sym,
-		 const struct stacktab *tab, const struct format_meta *meta,
+		 const struct stacktab *tab, const struct pprof_window *window,
 		 const struct report_rows *rows,
-		 const struct format_names *names);
+		 const struct row_names *names);
 
 #endif

@@ -35,11 +35,14 @@
 
 #include "array.h"
 #include "listen.h"
+#include "locktype.h"
 #include "log.h"
 #include "metrics.h"
+#include "names.h"
 #include "pprof.h"
 #include "report.h"
 #include "serve.h"
+#include "text.h"
 
 #define SERVE_MAX_CONNECTIONS	32
 #define SERVE_MAX_PER_CLIENT	8
@@ -110,7 +113,7 @@ static const char *serve__comm(const struct format_process *procs, size_t n,
 static void serve__callsite(const struct symbol_info *info, uint64_t addr,
 			    char *buf, size_t len)
 {
-	char raw[FORMAT_TEXT_MAX];
+	char raw[TEXT_MAX];
 	const char *module = info->module ? strrchr(info->module, '/') : NULL;
 
 	module = module ? module + 1 : info->module;
@@ -125,14 +128,14 @@ static void serve__callsite(const struct symbol_info *info, uint64_t addr,
 			 info->module_offset);
 	else
 		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
-	format__sanitize(raw, buf, len);
+	text__sanitize(raw, buf, len);
 }
 
 int serve__add_delta(struct serve *s, const struct snapshot *delta,
 		     const struct format_process *procs, size_t n_procs)
 {
 	struct report_rows rows = { 0 };
-	struct format_names *names = NULL;
+	struct row_names *names = NULL;
 	int err;
 
 	if (!s || !delta || !snapshot__count(delta))
@@ -140,16 +143,16 @@ int serve__add_delta(struct serve *s, const struct snapshot *delta,
 	err = report__build(snapshot__entries(delta), snapshot__count(delta),
 			    &serve_settings, &rows);
 	if (!err)
-		err = format__names(s->cfg.symbolizer, &rows, &names);
+		err = names__rows(s->cfg.symbolizer, &rows, &names);
 	for (size_t i = 0; !err && i < rows.count; i++) {
 		const struct report_row *r = &rows.rows[i];
-		char process[64], object[FORMAT_TEXT_MAX], site[FORMAT_TEXT_MAX];
+		char process[64], object[TEXT_MAX], site[TEXT_MAX];
 		struct metrics_row m;
 
-		format__sanitize(serve__comm(procs, n_procs, r->pid), process,
+		text__sanitize(serve__comm(procs, n_procs, r->pid), process,
 				 sizeof(process));
 		if (names[i].object_symbol)
-			format__sanitize(names[i].object_symbol, object,
+			text__sanitize(names[i].object_symbol, object,
 					 sizeof(object));
 		else
 			snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
@@ -157,7 +160,7 @@ int serve__add_delta(struct serve *s, const struct snapshot *delta,
 				sizeof(site));
 		m = (struct metrics_row){
 			.process = process,
-			.type = report__type_name(r->type),
+			.type = locktype__name(r->type),
 			.object = object,
 			.callsite = site,
 			.count = r->count,
@@ -269,7 +272,7 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 	struct snapshot *now = NULL, *delta = NULL;
 	const struct snapshot *view = snap;
 	struct report_rows rows = { 0 };
-	struct format_names *names = NULL;
+	struct row_names *names = NULL;
 	int err = 0;
 
 	if (since && snap) {
@@ -283,9 +286,9 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 				    snapshot__count(view), &serve_settings,
 				    &rows);
 	if (!err)
-		err = format__names(s->cfg.symbolizer, &rows, &names);
+		err = names__rows(s->cfg.symbolizer, &rows, &names);
 	if (!err) {
-		const struct format_meta meta = {
+		const struct pprof_window window = {
 			.pid = v->pid,
 			.comm = v->comm,
 			.processes = v->processes,
@@ -297,7 +300,7 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 		};
 
 		err = pprof__print(out, s->cfg.symbolizer, s->cfg.stacks,
-				   &meta, &rows, names);
+				   &window, &rows, names);
 	}
 	free(names);
 	report__free(&rows);

@@ -42,15 +42,16 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "debugfind.h"
 #include "demangle.h"
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
-#include "procspace.h"
 #include "srcpath.h"
 #include "symbolizer.h"
+#include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
@@ -68,6 +69,12 @@ struct cache_entry {
 	const char *object;
 	const struct symbol_frame *frames;
 	size_t n_frames;
+};
+
+/* Each module's userdata: what its callbacks and lookups need. */
+struct module_slot {
+	const char *debuginfo_path;	/* the symbolizer's */
+	struct modindex *idx;		/* built on first use */
 };
 
 struct reported_file {
@@ -93,16 +100,18 @@ struct symbolizer {
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
 	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t perfmap_next_ns;	/* when it may be read again */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
 	/*
-	 * symbolizer__new_space: addresses are canonical ones of several
-	 * processes; each lookup goes to the symbolizer of the process
-	 * that names it (procspace.c).  Not owned.
+	 * symbolizer__new_delegating: addresses are canonical ones of
+	 * several processes; each lookup goes to the symbolizer of the
+	 * process that names it (procspace.c).  space: whether it delegates.
 	 */
-	struct procspace *space;
+	struct symbolizer_delegate delegate;
+	bool space;
 };
 
 /* A canonical address's symbolizer and its address there; false: none. */
@@ -111,7 +120,7 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 {
 	uint64_t real;
 
-	procspace__resolve(sym->space, *addr, to, &real);
+	sym->delegate.resolve(sym->delegate.ctx, *addr, to, &real);
 	*addr = real;
 	return *to != NULL && *to != sym;
 }
@@ -192,6 +201,35 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 	return first;
 }
 
+/* The module's slot, for its debug file's search and its index. */
+static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
+{
+	void **userdata;
+	struct module_slot *slot;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (*userdata || !(slot = calloc(1, sizeof(*slot))))
+		return;
+	slot->debuginfo_path = sym->debuginfo_path;
+	*userdata = slot;
+}
+
+/* libdwfl's find_debuginfo: the search of debugfind.h. */
+static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
+				      const char *modname, Dwarf_Addr base,
+				      const char *file_name,
+				      const char *debuglink_file,
+				      GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const struct module_slot *slot = *userdata;
+
+	return debugfind__open(mod, slot ? slot->debuginfo_path
+					 : ":.debug:/usr/lib/debug",
+			       modname, file_name, debuglink_file,
+			       debuginfo_file_name);
+}
+
 /*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
@@ -230,8 +268,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
 		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
@@ -240,6 +277,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			close(fd);
 			continue;
 		}
+		symbolizer__slot(sym, mod);
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
@@ -292,7 +330,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	int err;
 
 	if (sym->space) {
-		procspace__refresh(sym->space);
+		sym->delegate.refresh(sym->delegate.ctx);
 		return 0;
 	}
 	if (sym->frozen)
@@ -338,13 +376,16 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
-	if (!sym->cache || !sym->debuginfo_path) {
+	/* The target's user now, for the map it may leave when gone. */
+	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
+		sym->perfmap = NULL;
+	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = symbolizer__find_debuginfo,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
 	sym->dwfl = dwfl_begin(&sym->callbacks);
@@ -373,13 +414,15 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 	return 0;
 }
 
-int symbolizer__new_space(struct procspace *space, struct symbolizer **out)
+int symbolizer__new_delegating(const struct symbolizer_delegate *delegate,
+			       struct symbolizer **out)
 {
 	struct symbolizer *sym = symbolizer__alloc(0, NULL);
 
 	if (!sym)
 		return -ENOMEM;
-	sym->space = space;
+	sym->delegate = *delegate;
+	sym->space = true;
 	sym->frozen = true;	/* no process of its own to read */
 	*out = sym;
 	return 0;
@@ -423,7 +466,11 @@ int symbolizer__new_file(const char *path, uint64_t base,
 static int free_module_index(Dwfl_Module *mod, void **userdata,
 			     const char *name, Dwarf_Addr start, void *arg)
 {
-	modindex__free(*userdata);
+	struct module_slot *slot = *userdata;
+
+	if (slot)
+		modindex__free(slot->idx);
+	free(slot);
 	*userdata = NULL;
 	return DWARF_CB_OK;
 }
@@ -529,13 +576,14 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 /* The module's index, built on first use; NULL if it cannot be. */
 static struct modindex *module_index(Dwfl_Module *mod)
 {
+	struct module_slot *slot;
 	void **userdata;
-	struct modindex *idx;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (!*userdata && !modindex__build(mod, &idx))
-		*userdata = idx;
-	return *userdata;
+	slot = *userdata;
+	if (slot && !slot->idx && modindex__build(mod, &slot->idx))
+		slot->idx = NULL;
+	return slot ? slot->idx : NULL;
 }
 
 /* A function's name from its DIE: linkage name demangled, else its name. */
@@ -664,12 +712,18 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
+	uint64_t offset, now = monotonic_ns(), cost;
 	const char *name;
-	uint64_t offset;
 
-	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
-		return -ENOMEM;
-	perfmap__refresh(sym->perfmap, !sym->frozen);
+	if (!sym->perfmap)
+		return -ENOENT;
+	/* A map the JIT keeps growing costs at most a tenth of the time. */
+	if (now >= sym->perfmap_next_ns) {
+		perfmap__refresh(sym->perfmap, !sym->frozen);
+		cost = monotonic_ns() - now;
+		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
+					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
+	}
 	name = perfmap__lookup(sym->perfmap, at, &offset);
 	if (!name)
 		return -ENOENT;
@@ -1082,7 +1136,8 @@ static const char *symbolizer__space_object(struct symbolizer *sym,
 		if (name)
 			return name;
 	}
-	if (!procspace__shared_object(sym->space, canonical, &path, &offset))
+	if (!sym->delegate.shared_object(sym->delegate.ctx, canonical, &path,
+					 &offset))
 		return NULL;
 	if (asprintf(&text, "%s+0x%" PRIx64, path, offset) < 0)
 		return NULL;
