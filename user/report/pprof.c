@@ -23,7 +23,6 @@
 #include <zlib.h>
 
 #include "array.h"
-#include "format.h"
 #include "locktype.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
@@ -70,16 +69,18 @@ struct pprof {
 	/* The report's processes, for a row's pid: its name. */
 	pid_t pid;
 	const char *comm;
-	const struct format_process *processes;
-	size_t n_processes;
+	const char *(*process_name)(const void *ctx, pid_t pid);
+	const void *process_ctx;
 };
 
 /* The name of pid in the report, or NULL. */
 static const char *pprof__comm(const struct pprof *p, int64_t pid)
 {
-	for (size_t i = 0; i < p->n_processes; i++)
-		if (p->processes[i].pid == pid)
-			return p->processes[i].comm;
+	const char *name = p->process_name ?
+			   p->process_name(p->process_ctx, (pid_t)pid) : NULL;
+
+	if (name)
+		return name;
 	return pid == p->pid ? p->comm : NULL;
 }
 
@@ -471,8 +472,8 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->key_pid = pprof__string(p, "pid");
 	p->pid = window->pid;
 	p->comm = window->comm;
-	p->processes = window->processes;
-	p->n_processes = window->n_processes;
+	p->process_name = window->process_name;
+	p->process_ctx = window->process_ctx;
 	p->symbolized = window->symbolized;
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
 		 (int)window->pid, window->comm ? window->comm : "?",

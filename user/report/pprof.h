@@ -22,7 +22,6 @@
 #include "stacktab.h"
 
 struct pprof;
-struct format_process;
 
 /* What a profile says of its run: its comment, and its window. */
 struct pprof_window {
@@ -31,9 +30,12 @@ struct pprof_window {
 	const char *mode;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
-	/* Rows split by process: their names, for the "process" label. */
-	const struct format_process *processes;
-	size_t n_processes;
+	/*
+	 * Rows split by process: the name of a row's pid for its "process"
+	 * label (NULL, or a NULL answer: comm when it is pid, else "?").
+	 */
+	const char *(*process_name)(const void *ctx, pid_t pid);
+	const void *process_ctx;
 	/*
 	 * Every mapping says its functions are named (--serve: names come
 	 * from the targets' own files, through /proc; a client asking the

@@ -109,6 +109,17 @@ static const char *serve__comm(const struct format_process *procs, size_t n,
 	return "?";
 }
 
+/* pprof's "process" label. */
+static const char *serve__process_name(const void *ctx, pid_t pid)
+{
+	const struct serve_view *v = ctx;
+
+	for (size_t i = 0; i < v->n_processes; i++)
+		if (v->processes[i].pid == pid)
+			return v->processes[i].comm;
+	return NULL;
+}
+
 /* The call site as the contract names it: "function file:line", "function+0xoff". */
 static void serve__callsite(const struct symbol_info *info, uint64_t addr,
 			    char *buf, size_t len)
@@ -291,8 +302,8 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 		const struct pprof_window window = {
 			.pid = v->pid,
 			.comm = v->comm,
-			.processes = v->processes,
-			.n_processes = v->n_processes,
+			.process_name = serve__process_name,
+			.process_ctx = v,
 			.mode = v->mode,
 			.start_ns = start_ns,
 			.end_ns = v->now_ns,
