@@ -117,6 +117,46 @@ static void test_bounded_with_other(void **state UNUSED)
 	metrics__free(m);
 }
 
+/*
+ * The bound keeps the top series by wait: a lock that turns hot after
+ * the bound is full gets a series of its own, the smallest series is
+ * evicted into "other" (which never goes down), and what lost its
+ * labels is counted.
+ */
+static void test_bound_keeps_top_by_wait(void **state UNUSED)
+{
+	struct metrics *m;
+	char *text;
+
+	assert_int_equal(metrics__new(2, &m), 0);
+	add(m, "server", "cold a.c:1", 1, 1000, NULL);
+	add(m, "server", "warm b.c:2", 1, 5000, NULL);
+	/* Full: the hot one has more wait than "cold", which is evicted. */
+	add(m, "server", "hot c.c:3", 4, 1000000, NULL);
+	text = render(m);
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
+			       "type=\"mutex\",object=\"big_lock\","
+			       "callsite=\"hot c.c:3\"} 4\n"));
+	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
+			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_evicted_total 1\n"));
+	free(text);
+	/* An evicted label set stays in "other": no series restarts at 0. */
+	add(m, "server", "cold a.c:1", 2, 9000000, NULL);
+	add(m, "server", "hot c.c:3", 1, 1000, NULL);
+	text = render(m);
+	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
+	assert_non_null(strstr(text, "object=\"other\",callsite=\"other\"} 3\n"));
+	assert_non_null(strstr(text, "callsite=\"hot c.c:3\"} 5\n"));
+	assert_non_null(strstr(text, "callsite=\"warm b.c:2\"} 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 3\n"));
+	free(text);
+	assert_int_equal(metrics__series(m), 3);
+	metrics__free(m);
+}
+
 static void test_labels_escaped(void **state UNUSED)
 {
 	struct metrics *m;
@@ -146,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_changes_add_up),
 		cmocka_unit_test(test_bounded_with_other),
+		cmocka_unit_test(test_bound_keeps_top_by_wait),
 		cmocka_unit_test(test_labels_escaped),
 		cmocka_unit_test(test_nothing_no_series),
 	};

@@ -3,9 +3,10 @@
  * --serve's /metrics: the waits as Prometheus counters and a histogram,
  * one series per {process, type, object, callsite}, fed with the change
  * of every read of the probes, and written in the text exposition
- * format.  At most max_series series of waits; the waits of a series that
- * finds no room go to {process, type, object="other", callsite="other"}
- * (those too at most max_series, then process="other" as well).
+ * format.  At most max_series series of waits, the top ones by wait
+ * time; the waits of a label set that finds no room go to {process,
+ * type, object="other", callsite="other"} (those too at most max_series,
+ * then process="other" as well), and are counted.
  */
 #ifndef SYNCPROF_METRICS_H
 #define SYNCPROF_METRICS_H
