@@ -449,6 +449,8 @@ static int session__read(struct session *s)
 	s->pending = sum;
 	snapshot__free(s->prev);
 	s->prev = snap;
+	/* The read's arrays go back: the RSS is what the rows need. */
+	malloc_trim(0);
 	return 0;
 }
 
@@ -1334,6 +1336,9 @@ static int session__start(struct session *s, char *library, size_t len,
 		.skip = s->skip,
 		.follow_exec = true,
 		.wait_timing = opts->verbosity > 0,
+		.rows_by_thread = opts->per_thread || opts->blame || opts->hold ||
+				  opts->states ||
+				  live__applies(opts, isatty(STDOUT_FILENO)),
 		.blame = opts->blame,
 		.hold = opts->hold,
 		.off_cpu = opts->off_cpu,
@@ -1463,6 +1468,8 @@ int main(int argc, char **argv)
 	if (opts.help_shown)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
+	/* Big arrays (map reads, snapshots) mapped apart, unmapped when freed. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	s.group_threads = opts.group_threads;
 	log__capture_libbpf();
 	if (opts.replay_dir)

@@ -98,7 +98,9 @@ the number of processes, one small mapping array per process.
 First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
-each; then attach, with the CPU it takes and the verifier's instructions.
+each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
+pairs); then attach, with the CPU it takes and the verifier's
+instructions.
 
 BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
@@ -1207,7 +1209,10 @@ def main():
     wanted = {w.strip() for w in SECTIONS.split(",") if w.strip()}
 
     def real_servers(res):
-        servers.servers(res, SYNCPROF,
+        binaries = [("this", SYNCPROF)]
+        if os.environ.get("BENCH_BASE"):
+            binaries.append(("base", os.environ["BENCH_BASE"]))
+        servers.servers(res, binaries,
                         int(os.environ.get("BENCH_SERVER_PAIRS", "3")),
                         bpf_stats_enable)
 
