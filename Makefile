@@ -481,7 +481,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
 FUZZ_MODS_procmaps   := target/procmaps array
 FUZZ_MODS_elfimage   := symbols/elfimage
@@ -490,6 +490,17 @@ FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
                         symbols/holders symbols/perfmap \
                         symbols/demangle target/procmaps array log
+# --replay, whole: the recording's readers and the report path it prints by.
+FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
+                    record/evlog record/chrome report/format report/report \
+                    report/snapshot report/hist report/columns report/jsonout \
+                    report/utf8 report/callgraph report/folded report/fold \
+                    report/pprof report/rowstacks states/stateformat \
+                    symbols/srcpath outfile options log array \
+                    probes/offcalls states/threadstates unwind/stacktab \
+                    $(FUZZ_MODS_symbolizer)
+FUZZ_LIBS_replay := -ljansson -lprotobuf-c
+FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
                   libunwind-fixture.so libfakelibc.so libcallsites.so \
@@ -499,19 +510,25 @@ FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
 .SECONDARY: $(FUZZ_OBJS)
 
-$(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS)
+$(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 \
-		-D_GNU_SOURCE -MMD -MP -Ibpf $(addprefix -I,$(USER_DIRS)) -c $< -o $@
+		-D_GNU_SOURCE -MMD -MP -Ibpf -I$(GEN) $(addprefix -I,$(USER_DIRS)) -c $< -o $@
+
+$(FUZZ_OUT)/gen/%.o: $(GEN)/%.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(GEN) -c $< -o $@
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_file.h \
-		$$(addprefix $(FUZZ_OUT)/user/,$$(addsuffix .o,$$(FUZZ_MODS_$$*)))
+		$$(addprefix $(FUZZ_OUT)/user/,$$(addsuffix .o,$$(FUZZ_MODS_$$*))) \
+		$$(FUZZ_GEN_$$*)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(WARN) -std=gnu11 -D_GNU_SOURCE \
-		-Ibpf $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
-		-lbpf -ldw -lelf -lz -liberty -o $@
+		-Ibpf -I$(GEN) $(addprefix -I,$(USER_DIRS)) $(filter %.c %.o,$^) \
+		-lbpf -ldw -lelf -lz -liberty $(FUZZ_LIBS_$*) -o $@
 
 $(FUZZ_OUT)/seeds/elf/%: $(OUT)/tests/fixtures/%
 	$(Q)mkdir -p $(dir $@)

@@ -66,10 +66,14 @@ class Result(unittest.TextTestResult):
 
 
 def integration_suite(pattern):
+    """pattern: one glob, or several separated by spaces."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-    return unittest.defaultTestLoader.discover(
-        os.path.join(ROOT, "tests", "integration"), pattern=pattern,
-        top_level_dir=os.path.join(ROOT, "tests", "integration"))
+    suite = unittest.TestSuite()
+    for one in pattern.split():
+        suite.addTests(unittest.defaultTestLoader.discover(
+            os.path.join(ROOT, "tests", "integration"), pattern=one,
+            top_level_dir=os.path.join(ROOT, "tests", "integration")))
+    return suite
 
 
 def test_ids(suite):

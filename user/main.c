@@ -26,6 +26,7 @@
 #include "libcmodel.h"
 #include "live.h"
 #include "log.h"
+#include "outfile.h"
 #include "options.h"
 #include "probes.h"
 #include "procset.h"
@@ -64,6 +65,7 @@ struct session {
 	bool group_threads;	/* --states: by name (the live screen's g) */
 	FILE *out;
 	FILE *states_csv;	/* --states-csv, or NULL */
+	struct outfile *out_file, *states_file;	/* -o, --states-csv */
 	uint64_t attach_ns;
 	uint64_t calibration_ns;
 	uint64_t calibration_site_ns[SP_SITE__COUNT];
@@ -318,6 +320,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.stacktab = s->stacks,
 	};
 	err = format__report(s->out, &cfg, &meta, &rows, names);
+	if (s->out_file)	/* names the file, once; a profile put in place */
+		err = outfile__commit(s->out_file) ?: err;
 	if (!err && s->recording) {
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
@@ -340,8 +344,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	if (!err && s->states_csv) {
 		stateformat__csv(s->states_csv, meta.sequence, meta.pid, &states);
-		if (fflush(s->states_csv))
-			err = -errno;
+		err = outfile__flush(s->states_file);
 	}
 	if (dropped && s->opts->format != FORMAT_TABLE) {
 		char text[512];
@@ -967,6 +970,9 @@ static int session__loop(struct session *s, int signal_fd)
 				err = session__read(s);
 			if (!err)
 				session__notice_children(s);
+			if (!err && s->recording)
+				err = recording__checkpoint(s->recording,
+							    s->symbolizer);
 			if (err)
 				break;
 		}
@@ -1182,18 +1188,15 @@ static int recording_start(struct session *s, int argc, char **argv)
 /* --replay DIR: no target, no root. */
 static int replay_main(const struct options *opts)
 {
-	FILE *out = stdout;
+	struct outfile *file = NULL;
 	int err;
 
-	if (opts->output && !(out = fopen(opts->output, "we"))) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	if (opts->output &&
+	    outfile__open(NULL, opts->output, OUTFILE_GROWING, &file))
 		return 1;
-	}
-	err = replay__run(opts, out);
-	if (out != stdout && fclose(out) && !err) {
-		pr_err("cannot write %s: %s", opts->output, strerror(errno));
+	err = replay__run(opts, file ? outfile__stream(file) : stdout);
+	if (outfile__close(file) && !err)
 		err = -EIO;
-	}
 	return err ? 1 : 0;
 }
 
@@ -1479,19 +1482,16 @@ int main(int argc, char **argv)
 		return 1;
 	s.out = stdout;
 	if (opts.output) {
-		s.out = fopen(opts.output, "we");
-		if (!s.out) {
-			pr_err("cannot write %s: %s", opts.output, strerror(errno));
+		if (outfile__open(NULL, opts.output, opts.format == FORMAT_PPROF ?
+				  OUTFILE_WHOLE : OUTFILE_GROWING, &s.out_file))
 			return 1;
-		}
+		s.out = outfile__stream(s.out_file);
 	}
 	if (opts.states_csv) {
-		s.states_csv = fopen(opts.states_csv, "we");
-		if (!s.states_csv) {
-			pr_err("cannot write %s: %s", opts.states_csv,
-			       strerror(errno));
+		if (outfile__open(NULL, opts.states_csv, OUTFILE_GROWING,
+				  &s.states_file))
 			goto cleanup;
-		}
+		s.states_csv = outfile__stream(s.states_file);
 	}
 	/* Blocked before launch; the child restores the caller's mask. */
 	err = signals_block(&signal_fd, &caller_signals);
@@ -1587,13 +1587,9 @@ cleanup:
 	target__free(s.target);
 	if (signal_fd >= 0)
 		close(signal_fd);
-	if (s.out && s.out != stdout && fclose(s.out) && !err) {
-		pr_err("cannot write %s: %s", opts.output, strerror(errno));
+	if (outfile__close(s.out_file) && !err)
 		exit_code = 1;
-	}
-	if (s.states_csv && fclose(s.states_csv) && !err) {
-		pr_err("cannot write %s: %s", opts.states_csv, strerror(errno));
+	if (outfile__close(s.states_file) && !err)
 		exit_code = 1;
-	}
 	return exit_code;
 }

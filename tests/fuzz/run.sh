@@ -17,6 +17,7 @@ fuzz_one() {
 	local name=$1 seeds log rc runs cov
 	case $name in
 	procmaps) seeds="$root/tests/fuzz/corpus/procmaps" ;;
+	replay) seeds="$root/tests/fuzz/corpus/replay" ;;
 	*) seeds="$root/tests/fuzz/corpus/elf $out/seeds/elf" ;;
 	esac
 	mkdir -p "$out/corpus/$name"

@@ -347,16 +347,21 @@ class Record(SyncprofTestCase):
 
     # --- the directory and bad input -------------------------------------
 
-    def test_a_new_recording_replaces_an_older_one(self):
+    def test_an_older_recording_is_kept_not_replaced(self):
+        """A directory that holds anything is refused: syncprof deletes
+        no file it did not make (a user's *.sym or 1.dat included)."""
         self.known_waits("contended")
-        first = set(os.listdir(self.dir))
-        self.known_waits("contended")
-        second = set(os.listdir(self.dir))
-        # The older run's threads are gone, not mixed in.
-        self.assertEqual(len([f for f in second if f.endswith(".dat")]), 2)
-        self.assertNotEqual(first, second)
+        first = sorted(os.listdir(self.dir))
+        with open(os.path.join(self.dir, "mine.sym"), "w") as f:
+            f.write("mine\n")
+        proc = subprocess.run([SYNCPROF, "--record", self.dir, "--", BLOCKING,
+                               "mutex", "--iters", "1", "--hold-us", "1000"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(f"{self.dir} is not empty", proc.stderr)
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted(first + ["mine.sym"]))
 
-    def test_refuses_a_directory_that_is_not_a_recording(self):
+    def test_refuses_a_directory_that_is_not_empty(self):
         os.mkdir(self.dir)
         with open(os.path.join(self.dir, "notes.txt"), "w") as f:
             f.write("mine\n")
@@ -364,8 +369,50 @@ class Record(SyncprofTestCase):
                                "mutex", "--iters", "1", "--hold-us", "1000"],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 1)
-        self.assertIn("holds no syncprof recording", proc.stderr)
+        self.assertIn("is not empty", proc.stderr)
         self.assertEqual(os.listdir(self.dir), ["notes.txt"])
+
+    def test_sigkill_mid_record_then_replay_and_uftrace(self):
+        """SIGKILL while recording: what is on the disk reads, with
+        --replay (which says it was cut short) and with uftrace, up to the
+        last checkpoint at least; the target runs on unharmed."""
+        proc = subprocess.Popen(
+            [SYNCPROF, "-v", "--mode", "contended", "--record", self.dir, "--",
+             BLOCKING, "mutex", "--iters", "40", "--hold-us", "100000",
+             "--truth", self.path("truth.json")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
+        meta = os.path.join(self.dir, "syncprof.meta")
+        deadline = time.monotonic() + 60
+        events = 0
+        while events < 5:
+            self.assertLess(time.monotonic(), deadline, "no checkpoint with 5 waits")
+            time.sleep(0.1)
+            with open(meta) as f:
+                fields = dict(l.rstrip("\n").split("\t", 1) for l in f if "\t" in l)
+            self.assertEqual(fields.get("partial"), "1")
+            events = int(fields["events"])
+        proc.kill()
+        proc.wait()
+        # The target, on its own now, finishes its work.
+        pid = int(fields["pid"])
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(self.truth()["count"], 40)
+        replay = subprocess.run([SYNCPROF, "--replay", self.dir, "-f", "json"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(replay.returncode, 0, replay.stderr)
+        self.assertIn("was cut short", replay.stderr)
+        reports = [json.loads(l) for l in replay.stdout.splitlines()]
+        counted = sum(r["count"] for rep in reports for r in rep["rows"]
+                      if r["object_symbol"] == "big_lock")
+        self.assertGreaterEqual(counted, events)
+        self.assertLessEqual(counted, 40)
+        spans = [s for s in replay_spans(uftrace("replay", "-d", self.dir))
+                 if s[1] == self.label()]
+        self.assertGreaterEqual(len(spans), events)
+        self.assertLessEqual(len(spans), counted)
 
     def test_bad_input(self):
         cases = [

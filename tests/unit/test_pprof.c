@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
 
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "stackfix.h"
@@ -320,7 +322,8 @@ static void test_inlined_lines(void **state UNUSED)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
-/* --interval: each report replaces the one before in the file. */
+/* --interval: each report replaces the one before in the file (main.c
+ * puts each in place whole, outfile__commit). */
 static void test_next_report_replaces_the_file(void **state UNUSED)
 {
 	struct report_row row = {
@@ -332,14 +335,17 @@ static void test_next_report_replaces_the_file(void **state UNUSED)
 					 STACKTAB_END_COMPLETE };
 	const struct rowstacks rs = { .stacks = &stack, .n_stacks = 1 };
 	static const struct symbol_frame unknown;
-	FILE *f = tmpfile();
+	char name[] = "/tmp/syncprof-unit-pprof-XXXXXX";
+	struct outfile *out;
 	uint8_t buf[65536];
 	size_t len;
 	Profile *p;
+	FILE *f;
 
 	pc.frames = &unknown;
 	pc.n_frames = 1;
-	assert_non_null(f);
+	close(mkstemp(name));
+	assert_int_equal(outfile__open(NULL, name, OUTFILE_WHOLE, &out), 0);
 	for (int round = 1; round <= 3; round++) {
 		struct pprof *pp;
 
@@ -347,13 +353,16 @@ static void test_next_report_replaces_the_file(void **state UNUSED)
 		assert_int_equal(pprof__new(&meta, &pp), 0);
 		for (int i = 0; i < round; i++)
 			assert_int_equal(pprof__add(pp, NULL, &row, NULL, &rs), 0);
-		assert_int_equal(pprof__finish(pp, f), 0);
+		assert_int_equal(pprof__finish(pp, outfile__stream(out)), 0);
+		assert_int_equal(outfile__commit(out), 0);
 		pprof__free(pp);
 	}
-	assert_int_equal(fflush(f), 0);
-	rewind(f);
+	assert_int_equal(outfile__close(out), 0);
+	f = fopen(name, "rb");
+	assert_non_null(f);
 	len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
+	unlink(name);
 	p = unpack(buf, len);
 	assert_int_equal(p->n_sample, 3);
 	assert_int_equal(p->sample[0]->value[0], 3);

@@ -178,6 +178,11 @@ int evlog__read(struct evlog_reader *r, struct sp_wait_event *e)
 	return 1;
 }
 
+size_t evlog__torn(const struct evlog_reader *r)
+{
+	return r->len - r->pos;
+}
+
 void evlog__reader_free(struct evlog_reader *r)
 {
 	free(r);

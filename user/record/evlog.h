@@ -35,6 +35,8 @@ int evlog__writer_free(struct evlog_writer *w, int *fd_out);
 int evlog__reader_new(int fd, struct evlog_reader **out);
 /* 1 and *e: the next event; 0: the end; -errno.  A torn last record ends it. */
 int evlog__read(struct evlog_reader *r, struct sp_wait_event *e);
+/* After evlog__read returned 0: bytes of a last record cut short. */
+size_t evlog__torn(const struct evlog_reader *r);
 /* Back to the first event. */
 void evlog__rewind(struct evlog_reader *r);
 void evlog__reader_free(struct evlog_reader *r);

@@ -89,13 +89,8 @@ static void recmeta__number(FILE *f, const char *key, uint64_t value)
 	fprintf(f, "%s\t%" PRIu64 "\n", key, value);
 }
 
-int recmeta__save(const struct recmeta *m, const char *path)
+void recmeta__write(const struct recmeta *m, FILE *f)
 {
-	FILE *f = fopen(path, "we");
-	int err = 0;
-
-	if (!f)
-		return -errno;
 	fprintf(f, "syncprof-recording\t%d\n", RECMETA_VERSION);
 	recmeta__number(f, "pid", (uint64_t)m->pid);
 	recmeta__line(f, "comm", m->comm);
@@ -111,6 +106,8 @@ int recmeta__save(const struct recmeta *m, const char *path)
 	recmeta__number(f, "ring_size", m->ring_size);
 	recmeta__number(f, "events", m->events);
 	recmeta__number(f, "lost", m->lost);
+	if (m->partial)
+		recmeta__number(f, "partial", m->partial);
 	for (size_t i = 0; i < m->n_reports; i++) {
 		const struct recmeta_report *r = &m->reports[i];
 
@@ -131,11 +128,6 @@ int recmeta__save(const struct recmeta *m, const char *path)
 		rectext__field(f, m->threads[i].comm);
 		fputc('\n', f);
 	}
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -181,6 +173,7 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 		  offsetof(struct recmeta, calibration_stepped_ns) },
 		{ "events", offsetof(struct recmeta, events) },
 		{ "lost", offsetof(struct recmeta, lost) },
+		{ "partial", offsetof(struct recmeta, partial) },
 	};
 	uint64_t v;
 

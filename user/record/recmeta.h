@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define RECMETA_NAME	"syncprof.meta"
@@ -58,6 +59,12 @@ struct recmeta {
 	uint32_t ring_size;
 	uint64_t events;	/* waits recorded */
 	uint64_t lost;		/* waits lost to a full ring, marked */
+	/*
+	 * Not 0: written while recording (a checkpoint); the recording was
+	 * cut short if it is still there (syncprof was killed).  events,
+	 * lost and end_ns are the checkpoint's; the log may hold more.
+	 */
+	uint64_t partial;
 	struct recmeta_report *reports;
 	size_t n_reports, cap_reports;
 	struct recmeta_thread *threads;	/* sorted by tid */
@@ -73,7 +80,8 @@ int recmeta__add_report(struct recmeta *m, const struct recmeta_report *r);
 int recmeta__add_thread(struct recmeta *m, uint32_t tid, const char *comm);
 /* The thread's name (the main thread's: the process's), or NULL. */
 const char *recmeta__thread_comm(const struct recmeta *m, uint32_t tid);
-int recmeta__save(const struct recmeta *m, const char *path);
+/* The file's text; write errors are the stream's (outfile.h). */
+void recmeta__write(const struct recmeta *m, FILE *f);
 /* -EINVAL: not a syncprof.meta this version reads. */
 int recmeta__load(const char *path, struct recmeta *m);
 

@@ -35,6 +35,7 @@ struct recnames {
 	struct recnames_span *spans;
 	size_t n_spans, cap_spans, sealed;	/* spans[0, sealed): sorted */
 	char **labels;				/* per span, once labelled */
+	size_t n_labels;			/* spans when labelled */
 	struct recnames_site *sites;
 	size_t n_sites, cap_sites;
 	struct recnames_object *objects;
@@ -50,10 +51,11 @@ int recnames__new(struct recnames **out)
 static void recnames__free_labels(struct recnames *n)
 {
 	if (n->labels)
-		for (size_t i = 0; i < n->n_spans; i++)
+		for (size_t i = 0; i < n->n_labels; i++)
 			free(n->labels[i]);
 	free(n->labels);
 	n->labels = NULL;
+	n->n_labels = 0;
 }
 
 static void recnames__free_site(struct recnames_site *s)
@@ -241,6 +243,12 @@ static char *strdup_or_null(const char *s, int *err)
 static int recnames__collect(struct recnames *n)
 {
 	recnames__seal(n);
+	/* Named again (a recording's checkpoints): the older names go. */
+	for (size_t i = 0; i < n->n_sites; i++)
+		recnames__free_site(&n->sites[i]);
+	for (size_t i = 0; i < n->n_objects; i++)
+		free(n->objects[i].symbol);
+	n->n_sites = n->n_objects = 0;
 	if (array__grow(&n->sites, &n->cap_sites, n->n_spans + 1,
 			sizeof(*n->sites)) ||
 	    array__grow(&n->objects, &n->cap_objects, n->n_spans + 1,
@@ -304,6 +312,7 @@ static int recnames__make_labels(struct recnames *n)
 	n->labels = calloc(n->n_spans + 1, sizeof(*n->labels));
 	if (!n->labels)
 		return -ENOMEM;
+	n->n_labels = n->n_spans;
 	for (size_t i = 0; i < n->n_spans; i++) {
 		const struct recnames_span *s = &n->spans[i];
 		const char *symbol = recnames__object(n, s->object);
@@ -360,13 +369,8 @@ int recnames__resolve(struct recnames *n, struct symbolizer *sym)
 	return err ? err : recnames__make_labels(n);
 }
 
-int recnames__save(struct recnames *n, const char *path)
+void recnames__write(struct recnames *n, FILE *f)
 {
-	FILE *f = fopen(path, "we");
-	int err = 0;
-
-	if (!f)
-		return -errno;
 	recnames__seal(n);
 	fprintf(f, "syncprof-names\t%d\n", RECNAMES_VERSION);
 	for (size_t i = 0; i < n->n_sites; i++) {
@@ -391,11 +395,6 @@ int recnames__save(struct recnames *n, const char *path)
 		fprintf(f, "span\t%u\t%" PRIx64 "\t%" PRIx64 "\t%" PRIx64 "\n",
 			s->type, s->object, s->callsite, s->stack_id);
 	}
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
 }
 
 static int parse_hex(const char *s, uint64_t *out)

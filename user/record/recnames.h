@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "symbolizer.h"
 #include "syncprof.h"
@@ -36,7 +37,8 @@ void recnames__free(struct recnames *n);
 int recnames__add(struct recnames *n, const struct sp_key *key);
 /* Names every span's call site and object; labels them. */
 int recnames__resolve(struct recnames *n, struct symbolizer *sym);
-int recnames__save(struct recnames *n, const char *path);
+/* The file's text; write errors are the stream's (outfile.h). */
+void recnames__write(struct recnames *n, FILE *f);
 /* -EINVAL: not a names file this version reads. */
 int recnames__load(const char *path, struct recnames **out);
 

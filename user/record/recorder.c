@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -27,6 +28,11 @@
 
 /* The drain period; also how soon a stop request is seen. */
 #define RECORDER_POLL_MS 10
+/*
+ * The longest a wait stays in the writer's buffer: what a SIGKILL loses
+ * (the checkpoints read the log from the disk).  10 writes a second.
+ */
+#define RECORDER_FLUSH_NS 100000000ull
 
 struct recorder {
 	pid_t pid;
@@ -39,6 +45,7 @@ struct recorder {
 	uint64_t events;
 	uint64_t lost;
 	uint32_t last_tid;	/* the thread of the last event: seen */
+	pthread_mutex_t lock;	/* threads, against recorder__threads_copy */
 	struct recorder_thread *threads;
 	size_t n_threads, cap_threads;
 };
@@ -83,14 +90,18 @@ static void recorder__see(struct recorder *r, uint32_t tid)
 		else
 			hi = mid;
 	}
+	pthread_mutex_lock(&r->lock);
 	if (array__grow(&r->threads, &r->cap_threads, r->n_threads + 1,
-			sizeof(*r->threads)))
+			sizeof(*r->threads))) {
+		pthread_mutex_unlock(&r->lock);
 		return;		/* unnamed, not lost */
+	}
 	memmove(&r->threads[lo + 1], &r->threads[lo],
 		(r->n_threads - lo) * sizeof(*r->threads));
 	r->n_threads++;
 	r->threads[lo].tid = tid;
 	recorder__name(r, &r->threads[lo]);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* The threads alive now: named while they are there to ask. */
@@ -131,16 +142,34 @@ static int recorder__event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static uint64_t recorder__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *recorder__run(void *arg)
 {
 	struct recorder *r = arg;
+	uint64_t flushed = recorder__now();
 
 	while (!atomic_load(&r->stop)) {
 		/* Woken early, or not: what waited unannounced is taken too. */
 		int n = ring_buffer__poll(r->ring, RECORDER_POLL_MS);
+		uint64_t now;
 
 		if (n >= 0)
 			n = ring_buffer__consume(r->ring);
+		now = recorder__now();
+		if (now - flushed >= RECORDER_FLUSH_NS) {
+			int err = evlog__flush(r->log);
+
+			if (err && !r->err)
+				r->err = err;
+			flushed = now;
+		}
 		if (n < 0 && n != -EINTR) {
 			if (!r->err)
 				r->err = n;
@@ -160,6 +189,7 @@ int recorder__start(const struct recorder_config *cfg, struct recorder **out)
 		return -ENOMEM;
 	}
 	r->pid = cfg->pid;
+	pthread_mutex_init(&r->lock, NULL);
 	recorder__see_all(r);
 	err = evlog__writer_new(cfg->log_fd, &r->log);
 	if (err) {
@@ -222,6 +252,22 @@ const struct recorder_thread *recorder__threads(const struct recorder *r,
 	return r->threads;
 }
 
+int recorder__threads_copy(struct recorder *r, struct recorder_thread **out,
+			   size_t *n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&r->lock);
+	*n = r->n_threads;
+	*out = malloc((r->n_threads + 1) * sizeof(**out));
+	if (*out)
+		memcpy(*out, r->threads, r->n_threads * sizeof(**out));
+	else
+		err = -ENOMEM;
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
 int recorder__finish(struct recorder *r, int *log_fd)
 {
 	int err = evlog__writer_free(r->log, log_fd);
@@ -240,6 +286,7 @@ void recorder__free(struct recorder *r)
 	}
 	ring_buffer__free(r->ring);
 	evlog__writer_free(r->log, NULL);
+	pthread_mutex_destroy(&r->lock);
 	free(r->threads);
 	free(r);
 }

@@ -42,6 +42,9 @@ uint64_t recorder__lost(const struct recorder *r);
 /* Threads seen, sorted by tid. */
 const struct recorder_thread *recorder__threads(const struct recorder *r,
 						size_t *n);
+/* While it runs: a copy of the threads seen (free() it). */
+int recorder__threads_copy(struct recorder *r, struct recorder_thread **out,
+			   size_t *n);
 /*
  * Ends the log (after stop): *log_fd is its fd, open, for reading back;
  * returns the first write error.  Free the recorder afterwards.

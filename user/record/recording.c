@@ -6,10 +6,8 @@
  * locks on the main thread's data) on the writer's path.  Without --record
  * (--chrome alone) the log is an unnamed temporary file.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +16,19 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "checkpoint.h"
 #include "chrome.h"
 #include "evlog.h"
 #include "log.h"
+#include "outfile.h"
 #include "recnames.h"
 #include "recorder.h"
 #include "recording.h"
-#include "uftrace.h"
 
 struct recording {
-	char *dir;
+	struct outdir *dir;	/* --record's, or NULL */
+	struct outfile *log;	/* its syncprof.events */
+	struct checkpoint *kept;	/* --record: the files kept current */
 	char *chrome;
 	int lost_fd;
 	pid_t pid;
@@ -35,82 +36,25 @@ struct recording {
 	struct recmeta meta;
 };
 
-/* What a recording directory may hold: all of it is ours to replace. */
-static const char *const recording_files[] = {
-	"info", "task.txt", "sid-*.map", "*.sym", "[0-9]*.dat", "syncprof.*",
-};
-
-static bool recording__ours(const char *name)
-{
-	for (size_t i = 0; i < sizeof(recording_files) / sizeof(*recording_files); i++)
-		if (!fnmatch(recording_files[i], name, 0))
-			return true;
-	return false;
-}
-
 /*
- * DIR made, or emptied when it holds an older recording; anything else
- * in it is left alone, and refused when it is not a recording.
+ * The log: DIR/syncprof.events, new in the directory syncprof made or
+ * was given empty; or unnamed next to the Chrome file (or in /tmp).
  */
-static int recording__prepare(const char *dir)
-{
-	char path[4096];
-	struct dirent *d;
-	bool older, other = false;
-	DIR *dh;
-
-	if (!mkdir(dir, 0755))
-		return 0;
-	if (errno != EEXIST) {
-		pr_err("cannot make %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	snprintf(path, sizeof(path), "%s/%s", dir, RECMETA_NAME);
-	older = !access(path, F_OK);
-	dh = opendir(dir);
-	if (!dh) {
-		pr_err("cannot read %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	while ((d = readdir(dh)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			other |= !older || !recording__ours(d->d_name);
-	if (other && !older) {
-		closedir(dh);
-		pr_err("%s is not empty and holds no syncprof recording; "
-		       "give a new or empty directory", dir);
-		return -EEXIST;
-	}
-	rewinddir(dh);
-	while ((d = readdir(dh))) {
-		if (!recording__ours(d->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		if (unlink(path) && errno != ENOENT) {
-			int err = -errno;
-
-			pr_err("cannot replace %s: %s", path, strerror(-err));
-			closedir(dh);
-			return err;
-		}
-	}
-	closedir(dh);
-	return 0;
-}
-
-/* The log: DIR/syncprof.events, or unnamed next to the Chrome file. */
-static int recording__open_log(const struct recording_config *cfg)
+static int recording__open_log(struct recording *r,
+			       const struct recording_config *cfg)
 {
 	char path[4096];
 	const char *slash;
 	int fd;
 
-	if (cfg->dir) {
-		snprintf(path, sizeof(path), "%s/%s", cfg->dir, EVLOG_NAME);
-		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			pr_err("cannot write %s: %s", path, strerror(errno));
-		return fd < 0 ? -errno : fd;
+	if (r->dir) {
+		int err = outfile__open(r->dir, EVLOG_NAME, OUTFILE_NEW,
+					&r->log);
+
+		/* The recorder's own descriptor: it closes it. */
+		if (!err && (fd = dup(outfile__fd(r->log))) < 0)
+			err = -errno;
+		return err ? err : fd;
 	}
 	slash = strrchr(cfg->chrome, '/');
 	if (slash)
@@ -125,6 +69,14 @@ static int recording__open_log(const struct recording_config *cfg)
 		pr_err("cannot make a temporary file for the waits: %s",
 		       strerror(errno));
 	return fd < 0 ? -errno : fd;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The target's executable, as the target names it; unknown is no error. */
@@ -167,14 +119,12 @@ int recording__start(const struct recording_config *cfg,
 	if (!err)
 		err = recmeta__set(&m->cmdline, cfg->cmdline);
 	if (!err)
-		err = recmeta__set(&r->dir, cfg->dir);
-	if (!err)
 		err = recmeta__set(&r->chrome, cfg->chrome);
 	if (err)
 		goto fail;
-	if (cfg->dir && (err = recording__prepare(cfg->dir)))
+	if (cfg->dir && (err = outdir__make(cfg->dir, &r->dir)))
 		goto fail;
-	fd = recording__open_log(cfg);
+	fd = recording__open_log(r, cfg);
 	if (fd < 0) {
 		err = fd;
 		goto fail;
@@ -189,6 +139,16 @@ int recording__start(const struct recording_config *cfg,
 		pr_err("cannot start the writer: %s", strerror(-err));
 		goto fail;
 	}
+	/* The header first: a recording cut short from now on reads. */
+	if (r->dir) {
+		err = checkpoint__new(r->dir, outfile__fd(r->log),
+				      monotonic_ns() ^ ((uint64_t)cfg->pid << 40),
+				      &r->kept);
+		if (!err)
+			err = recording__checkpoint(r, NULL);
+		if (err)
+			goto fail;
+	}
 	*out = r;
 	return 0;
 fail:
@@ -199,20 +159,46 @@ fail:
 void recording__attached(struct recording *r, uint64_t attach_ns)
 {
 	r->meta.attach_ns = attach_ns;
+	recording__checkpoint(r, NULL);
+}
+
+/* The threads seen so far, as the meta file lists them. */
+static int recording__threads_now(struct recording *r)
+{
+	struct recorder_thread *t;
+	size_t n;
+	int err = recorder__threads_copy(r->recorder, &t, &n);
+
+	if (err)
+		return err;
+	r->meta.n_threads = 0;
+	for (size_t i = 0; !err && i < n; i++)
+		err = recmeta__add_thread(&r->meta, t[i].tid, t[i].comm);
+	free(t);
+	return err;
+}
+
+int recording__checkpoint(struct recording *r, struct symbolizer *sym)
+{
+	int err;
+
+	if (!r->kept)
+		return 0;
+	r->meta.end_ns = monotonic_ns();
+	r->meta.partial = 1;
+	err = recording__threads_now(r);
+	if (!err)
+		err = checkpoint__write(r->kept, &r->meta, sym);
+	if (err)
+		pr_err("cannot keep the recording in %s current: %s",
+		       outdir__path(r->dir), strerror(-err));
+	return err;
 }
 
 int recording__note_report(struct recording *r,
 			   const struct recmeta_report *report)
 {
 	return recmeta__add_report(&r->meta, report);
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -285,6 +271,7 @@ static int recording__threads(struct recording *r)
 	size_t n;
 	const struct recorder_thread *t = recorder__threads(r->recorder, &n);
 
+	r->meta.n_threads = 0;	/* a checkpoint's list, replaced */
 	for (size_t i = 0; i < n; i++) {
 		int err = recmeta__add_thread(&r->meta, t[i].tid, t[i].comm);
 
@@ -294,43 +281,21 @@ static int recording__threads(struct recording *r)
 	return 0;
 }
 
-static int recording__write_dir(struct recording *r, struct recnames *names,
-				struct evlog_reader *log)
-{
-	char path[4096];
-	int err;
-
-	snprintf(path, sizeof(path), "%s/%s", r->dir, RECMETA_NAME);
-	err = recmeta__save(&r->meta, path);
-	if (!err) {
-		snprintf(path, sizeof(path), "%s/%s", r->dir, RECNAMES_NAME);
-		err = recnames__save(names, path);
-	}
-	if (!err)
-		err = uftrace__export(r->dir, &r->meta, names, log);
-	if (err)
-		pr_err("cannot write the recording in %s: %s", r->dir,
-		       strerror(-err));
-	return err;
-}
-
 static int recording__write_chrome(struct recording *r, struct recnames *names,
 				   struct evlog_reader *log)
 {
-	FILE *f = fopen(r->chrome, "we");
-	int err;
+	struct outfile *f;
+	int err = outfile__open(NULL, r->chrome, OUTFILE_WHOLE, &f);
 
-	if (!f) {
-		err = -errno;
+	if (err)
+		return err;
+	err = chrome__export(outfile__stream(f), &r->meta, names, log);
+	if (err) {
 		pr_err("cannot write %s: %s", r->chrome, strerror(-err));
+		outfile__discard(f);
 		return err;
 	}
-	err = chrome__export(f, &r->meta, names, log);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (err)
-		pr_err("cannot write %s: %s", r->chrome, strerror(-err));
-	return err;
+	return outfile__close(f);
 }
 
 int recording__finish(struct recording *r, struct symbolizer *sym,
@@ -355,25 +320,39 @@ int recording__finish(struct recording *r, struct symbolizer *sym,
 	recorder__free(r->recorder);
 	r->recorder = NULL;
 	if (err) {
-		pr_err("cannot record the waits: %s", strerror(-err));
+		if (r->log)
+			pr_err("cannot write %s: %s", outfile__path(r->log),
+			       strerror(-err));
+		else
+			pr_err("cannot record the waits: %s", strerror(-err));
 		goto out;
 	}
+	if (r->kept) {
+		/* The last checkpoint: the whole log, named. */
+		r->meta.partial = 0;
+		err = checkpoint__write(r->kept, &r->meta, sym);
+		if (err) {
+			pr_err("cannot write the recording in %s: %s",
+			       outdir__path(r->dir), strerror(-err));
+			goto out;
+		}
+	}
 	err = evlog__reader_new(fd, &log);
-	if (!err)
+	if (!err && !r->kept)
 		err = recording__names(log, sym, &names);
 	if (err) {
 		pr_err("cannot name the recorded waits: %s", strerror(-err));
 		goto out;
 	}
-	if (r->dir)
-		err = recording__write_dir(r, names, log);
 	if (!err && r->chrome)
-		err = recording__write_chrome(r, names, log);
+		err = recording__write_chrome(r, r->kept ?
+					      checkpoint__names(r->kept) : names,
+					      log);
 	if (!err)
 		pr_info("recorded %llu waits, %llu lost%s%s%s%s",
 			(unsigned long long)r->meta.events,
 			(unsigned long long)r->meta.lost,
-			r->dir ? " in " : "", r->dir ? r->dir : "",
+			r->dir ? " in " : "", r->dir ? outdir__path(r->dir) : "",
 			r->chrome ? " and " : "", r->chrome ? r->chrome : "");
 out:
 	recnames__free(names);
@@ -389,7 +368,9 @@ void recording__free(struct recording *r)
 		return;
 	recorder__free(r->recorder);
 	recmeta__clear(&r->meta);
-	free(r->dir);
+	checkpoint__free(r->kept);
+	outfile__discard(r->log);
+	outdir__free(r->dir);
 	free(r->chrome);
 	free(r);
 }

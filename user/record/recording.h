@@ -41,6 +41,12 @@ int recording__start(const struct recording_config *cfg,
 		     struct recording **out);
 /* When the probes went live: the timeline's start. */
 void recording__attached(struct recording *r, uint64_t attach_ns);
+/*
+ * --record: brings the files in DIR up to date with what the log holds
+ * (each second, from the main loop), so that a recording cut short reads.
+ * Errors are printed.
+ */
+int recording__checkpoint(struct recording *r, struct symbolizer *sym);
 /* A report was printed (for --replay to print it again). */
 int recording__note_report(struct recording *r,
 			   const struct recmeta_report *report);

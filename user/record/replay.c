@@ -19,6 +19,7 @@
 #include "evlog.h"
 #include "format.h"
 #include "log.h"
+#include "outfile.h"
 #include "recmeta.h"
 #include "recnames.h"
 #include "hist.h"
@@ -151,11 +152,21 @@ static int replay__read(struct replay *r)
 		report = replay__report_of(&r->meta, e.window);
 		if (report >= 0)
 			err = replay__add(r, (size_t)report, &e);
+		/* Cut short: the rest's report ends with its last wait. */
+		if (report >= 0 && r->meta.partial && (size_t)report == n - 1 &&
+		    e.end_ns > r->meta.reports[n - 1].end_ns)
+			r->meta.reports[n - 1].end_ns = e.end_ns;
 	}
 	if (!err && got < 0)
 		err = got;
 	for (size_t i = 0; !err && i < n; i++)
 		snapshot__seal(r->windows[i]);
+	if (!err && evlog__torn(r->log)) {
+		/* Cut in the middle of a wait's record: that wait is lost. */
+		r->meta.lost++;
+		if (n)
+			r->meta.reports[n - 1].dropped++;
+	}
 	return err;
 }
 
@@ -265,20 +276,31 @@ static int replay__reports(struct replay *r, FILE *out)
 	return err;
 }
 
-/* A recording cut short (no report noted): one report of all of it. */
-static int replay__whole(struct replay *r)
+/*
+ * A recording with no report noted, or cut short after its last: one
+ * report of the rest (its end: the last checkpoint's, or a later wait's).
+ */
+static int replay__rest(struct replay *r)
 {
-	const struct recmeta_report all = {
-		.sequence = 1,
-		.first_window = 0,
+	size_t n = r->meta.n_reports;
+	const struct recmeta_report *last = n ? &r->meta.reports[n - 1] : NULL;
+	const struct recmeta_report rest = {
+		.sequence = last ? last->sequence + 1 : 1,
+		.first_window = last ? last->last_window + 1 : 0,
 		.last_window = UINT32_MAX,
-		.start_ns = r->meta.attach_ns,
+		.start_ns = last ? last->end_ns : r->meta.attach_ns,
 		.end_ns = r->meta.end_ns,
-		.dropped = r->meta.lost,
-		.ring = r->meta.lost,
+		.dropped = last ? 0 : r->meta.lost,
+		.ring = last ? 0 : r->meta.lost,
 	};
 
-	return recmeta__add_report(&r->meta, &all);
+	if (last && last->last_window == UINT32_MAX)
+		return 0;
+	if (r->meta.partial)
+		pr_warn("%s was cut short: syncprof stopped before it finished "
+			"it (killed?); it is read up to its last whole record, "
+			"and waits after that were not recorded", r->opts->replay_dir);
+	return recmeta__add_report(&r->meta, &rest);
 }
 
 int replay__run(const struct options *opts, FILE *out)
@@ -286,16 +308,22 @@ int replay__run(const struct options *opts, FILE *out)
 	struct replay r = { .opts = opts, .log_fd = -1 };
 	int err = replay__open(&r, opts->replay_dir);
 
-	if (!err && !r.meta.n_reports)
-		err = replay__whole(&r);
+	if (!err && (!r.meta.n_reports || r.meta.partial))
+		err = replay__rest(&r);
 	if (!err && opts->chrome) {
-		FILE *f = fopen(opts->chrome, "we");
+		struct outfile *f = NULL;
 
-		err = f ? chrome__export(f, &r.meta, r.names, r.log) : -errno;
-		if (f && fclose(f) && !err)
-			err = -errno;
-		if (err)
-			pr_err("cannot write %s: %s", opts->chrome, strerror(-err));
+		err = outfile__open(NULL, opts->chrome, OUTFILE_WHOLE, &f);
+		if (!err)
+			err = chrome__export(outfile__stream(f), &r.meta,
+					     r.names, r.log);
+		if (!err) {
+			err = outfile__close(f);
+		} else if (f) {
+			pr_err("cannot write %s: %s", opts->chrome,
+			       strerror(-err));
+			outfile__discard(f);
+		}
 	}
 	if (!err)
 		err = replay__reports(&r, out);

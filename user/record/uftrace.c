@@ -32,6 +32,7 @@
 
 #include "array.h"
 #include "format.h"
+#include "outfile.h"
 #include "uftrace.h"
 
 #define UFTRACE_MAGIC		"Ftrace!"
@@ -74,16 +75,25 @@ struct uftrace_record {
 /* One thread's .dat file. */
 struct uftrace_stream {
 	uint32_t tid;
-	FILE *f;		/* NULL while closed */
+	struct outfile *f;	/* NULL while closed */
 	bool created;
 	uint64_t first_ns;
 	uint64_t last_ns;	/* records never go back in time */
 };
 
-struct uftrace_out {
-	const char *dir;
+/* A span's key, and the place its symbol has for good. */
+struct uftrace_span {
+	struct recnames_span key;
+	long id;		/* order of first appearance */
+};
+
+struct uftrace_writer {
+	struct outdir *dir;
+	char sid[17];
 	struct uftrace_stream *streams;	/* sorted by tid */
 	size_t n, cap, n_open;
+	struct uftrace_span *spans;	/* sorted by key */
+	size_t n_spans, cap_spans;
 	uint64_t first_ns;
 	int err;
 };
@@ -101,7 +111,54 @@ uint64_t uftrace__span_addr(long span)
 	return UFTRACE_SPAN_BASE + (uint64_t)(span + 2) * 16;
 }
 
-static struct uftrace_stream *uftrace__stream(struct uftrace_out *o,
+static int span_key_cmp(const struct recnames_span *a,
+			const struct recnames_span *b)
+{
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	if (a->callsite != b->callsite)
+		return a->callsite < b->callsite ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->stack_id != b->stack_id)
+		return a->stack_id < b->stack_id ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The symbol of a wait's span: numbered as spans first appear, so that a
+ * record written at one checkpoint still names its span at the next.
+ */
+static long uftrace__span_id(struct uftrace_writer *o, const struct sp_key *k)
+{
+	const struct recnames_span key = {
+		.object = k->object, .callsite = k->callsite,
+		.stack_id = k->stack_id, .type = k->type,
+	};
+	size_t lo = 0, hi = o->n_spans;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = span_key_cmp(&key, &o->spans[mid].key);
+
+		if (!c)
+			return o->spans[mid].id;
+		if (c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (array__grow(&o->spans, &o->cap_spans, o->n_spans + 1,
+			sizeof(*o->spans)))
+		return -2;
+	memmove(&o->spans[lo + 1], &o->spans[lo],
+		(o->n_spans - lo) * sizeof(*o->spans));
+	o->spans[lo] = (struct uftrace_span){ key, (long)o->n_spans };
+	o->n_spans++;
+	return (long)o->n_spans - 1;
+}
+
+static struct uftrace_stream *uftrace__stream(struct uftrace_writer *o,
 					      uint32_t tid)
 {
 	size_t lo = 0, hi = o->n;
@@ -125,45 +182,48 @@ static struct uftrace_stream *uftrace__stream(struct uftrace_out *o,
 	return &o->streams[lo];
 }
 
-static int uftrace__close_all(struct uftrace_out *o)
+static int uftrace__close_all(struct uftrace_writer *o)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < o->n; i++) {
-		if (o->streams[i].f && fclose(o->streams[i].f) && !err)
-			err = -errno;
+		int e = outfile__close(o->streams[i].f);
+
+		if (e && !err)
+			err = e;
 		o->streams[i].f = NULL;
 	}
 	o->n_open = 0;
 	return err;
 }
 
-static FILE *uftrace__file(struct uftrace_out *o, struct uftrace_stream *s)
+static FILE *uftrace__file(struct uftrace_writer *o, struct uftrace_stream *s)
 {
-	char path[4096];
+	char name[32];
+	int err;
 
 	if (s->f)
-		return s->f;
+		return outfile__stream(s->f);
 	if (o->n_open >= UFTRACE_OPEN_MAX) {
-		int err = uftrace__close_all(o);
-
+		err = uftrace__close_all(o);
 		if (err) {
 			o->err = err;
 			return NULL;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/%u.dat", o->dir, s->tid);
-	s->f = fopen(path, s->created ? "ae" : "we");
-	if (!s->f) {
-		o->err = -errno;
+	snprintf(name, sizeof(name), "%u.dat", s->tid);
+	err = outfile__open(o->dir, name, s->created ? OUTFILE_APPEND
+						     : OUTFILE_NEW, &s->f);
+	if (err) {
+		o->err = err;
 		return NULL;
 	}
 	s->created = true;
 	o->n_open++;
-	return s->f;
+	return outfile__stream(s->f);
 }
 
-static void uftrace__put(struct uftrace_out *o, struct uftrace_stream *s,
+static void uftrace__put(struct uftrace_writer *o, struct uftrace_stream *s,
 			 uint64_t time, enum uftrace_rec_type type,
 			 uint64_t addr)
 {
@@ -180,10 +240,10 @@ static void uftrace__put(struct uftrace_out *o, struct uftrace_stream *s,
 	rec.time = time;
 	rec.word = uftrace__record_word(type, 0, addr);
 	if (fwrite(&rec, sizeof(rec), 1, f) != 1 && !o->err)
-		o->err = -EIO;
+		o->err = outfile__flush(s->f) ?: -EIO;
 }
 
-static void uftrace__event(struct uftrace_out *o, struct recnames *names,
+static void uftrace__event(struct uftrace_writer *o,
 			   const struct sp_wait_event *e)
 {
 	struct uftrace_stream *s = uftrace__stream(o, e->key.tid);
@@ -204,8 +264,13 @@ static void uftrace__event(struct uftrace_out *o, struct recnames *names,
 		uftrace__put(o, s, to, UFTRACE_REC_EXIT, uftrace__span_addr(-1));
 	}
 	if (!only_lost) {
-		uint64_t addr = uftrace__span_addr(recnames__find(names, &e->key));
+		long id = uftrace__span_id(o, &e->key);
+		uint64_t addr = uftrace__span_addr(id);
 
+		if (id < -1) {
+			o->err = -ENOMEM;
+			return;
+		}
 		uftrace__put(o, s, e->start_ns, UFTRACE_REC_ENTRY, addr);
 		uftrace__put(o, s, e->end_ns, UFTRACE_REC_EXIT, addr);
 	}
@@ -217,21 +282,17 @@ static void ts_text(char *buf, size_t len, uint64_t ns)
 		 ns % NS_PER_S);
 }
 
-static FILE *uftrace__create(const char *dir, const char *name)
+/* One of the small files, put in place whole when closed. */
+static FILE *uftrace__create(struct uftrace_writer *o, const char *name,
+			     struct outfile **file)
 {
-	char path[4096];
+	int err = outfile__open(o->dir, name, OUTFILE_WHOLE, file);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return fopen(path, "we");
-}
-
-static int uftrace__close(FILE *f)
-{
-	int err = ferror(f) ? -EIO : 0;
-
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return outfile__stream(*file);
 }
 
 /* A string as one line of text: no newline, no quote. */
@@ -243,10 +304,11 @@ static void line_text(const char *in, char *buf, size_t len)
 			*p = '\'';
 }
 
-static int uftrace__tasks(struct uftrace_out *o, const struct recmeta *meta,
+static int uftrace__tasks(struct uftrace_writer *o, const struct recmeta *meta,
 			  const char *sid)
 {
-	FILE *f = uftrace__create(o->dir, "task.txt");
+	struct outfile *file;
+	FILE *f = uftrace__create(o, "task.txt", &file);
 	char ts[32], exe[1024];
 
 	if (!f)
@@ -260,16 +322,17 @@ static int uftrace__tasks(struct uftrace_out *o, const struct recmeta *meta,
 		fprintf(f, "TASK timestamp=%s tid=%u pid=%d\n", ts,
 			o->streams[i].tid, (int)meta->pid);
 	}
-	return uftrace__close(f);
+	return outfile__close(file);
 }
 
-static int uftrace__map(struct uftrace_out *o, const char *sid, size_t spans)
+static int uftrace__map(struct uftrace_writer *o, const char *sid, size_t spans)
 {
+	struct outfile *file;
 	char name[64];
 	FILE *f;
 
 	snprintf(name, sizeof(name), "sid-%s.map", sid);
-	f = uftrace__create(o->dir, name);
+	f = uftrace__create(o, name, &file);
 	if (!f)
 		return -errno;
 	fprintf(f, "%012" PRIx64 "-%012" PRIx64 " r-xp 00000000 00:00 0 %s\n",
@@ -277,13 +340,14 @@ static int uftrace__map(struct uftrace_out *o, const char *sid, size_t spans)
 		UFTRACE_SPAN_MODULE);
 	/* uftrace places the kernel above the stack's range. */
 	fprintf(f, "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n");
-	return uftrace__close(f);
+	return outfile__close(file);
 }
 
-static int uftrace__symbols(struct uftrace_out *o, struct recnames *names,
+static int uftrace__symbols(struct uftrace_writer *o, struct recnames *names,
 			    size_t spans)
 {
-	FILE *f = uftrace__create(o->dir, UFTRACE_SPAN_MODULE ".sym");
+	struct outfile *file;
+	FILE *f = uftrace__create(o, UFTRACE_SPAN_MODULE ".sym", &file);
 
 	if (!f)
 		return -errno;
@@ -291,13 +355,21 @@ static int uftrace__symbols(struct uftrace_out *o, struct recnames *names,
 		UFTRACE_SPAN_MODULE);
 	fprintf(f, "%016" PRIx64 " T %s\n",
 		uftrace__span_addr(-1) - UFTRACE_SPAN_BASE, UFTRACE_LOST_LABEL);
-	for (size_t i = 0; i < spans; i++)
+	for (size_t i = 0; i < spans; i++) {
+		const struct uftrace_span *s = &o->spans[i];
+		const struct sp_key key = {
+			.object = s->key.object, .callsite = s->key.callsite,
+			.stack_id = s->key.stack_id, .type = s->key.type,
+		};
+		long named = recnames__find(names, &key);
+
 		fprintf(f, "%016" PRIx64 " T %s\n",
-			uftrace__span_addr((long)i) - UFTRACE_SPAN_BASE,
-			recnames__label(names, i));
+			uftrace__span_addr(s->id) - UFTRACE_SPAN_BASE,
+			named >= 0 ? recnames__label(names, (size_t)named) : "?");
+	}
 	fprintf(f, "%016" PRIx64 " ? __sym_end\n",
 		uftrace__span_addr((long)spans) - UFTRACE_SPAN_BASE);
-	return uftrace__close(f);
+	return outfile__close(file);
 }
 
 /* The host's distribution, as os-release's PRETTY_NAME says it. */
@@ -321,7 +393,7 @@ static void os_release(char *buf, size_t len)
 		fclose(f);
 }
 
-static int uftrace__info(struct uftrace_out *o, const struct recmeta *meta)
+static int uftrace__info(struct uftrace_writer *o, const struct recmeta *meta)
 {
 	struct uftrace_file_header h = {
 		.magic = UFTRACE_MAGIC,
@@ -335,7 +407,8 @@ static int uftrace__info(struct uftrace_out *o, const struct recmeta *meta)
 			     1u << INFO_RECORD_DATE | 1u << INFO_VERSION,
 		.max_stack = UFTRACE_MAX_STACK,
 	};
-	FILE *f = uftrace__create(o->dir, "info");
+	struct outfile *file;
+	FILE *f = uftrace__create(o, "info", &file);
 	char text[4096], date[64];
 	struct utsname uts;
 	time_t now = time(NULL);
@@ -368,40 +441,108 @@ static int uftrace__info(struct uftrace_out *o, const struct recmeta *meta)
 		(end - meta->attach_ns) % NS_PER_S);
 	fprintf(f, "uftrace_version:syncprof (uftrace data format %d)\n",
 		UFTRACE_FILE_VERSION);
-	return uftrace__close(f);
+	return outfile__close(file);
 }
 
-int uftrace__export(const char *dir, const struct recmeta *meta,
-		    struct recnames *names, struct evlog_reader *events)
+int uftrace__writer_new(struct outdir *dir, uint64_t sid,
+			struct uftrace_writer **out)
 {
-	struct uftrace_out o = { .dir = dir };
-	struct sp_wait_event e;
-	size_t spans = recnames__count(names);
-	char sid[17];
-	int err, got = 0;
+	struct uftrace_writer *w = calloc(1, sizeof(*w));
 
-	evlog__rewind(events);
-	while (!o.err && (got = evlog__read(events, &e)) > 0)
-		uftrace__event(&o, names, &e);
-	err = got < 0 ? got : o.err;
+	if (!w)
+		return -ENOMEM;
+	w->dir = dir;
+	snprintf(w->sid, sizeof(w->sid), "%016" PRIx64, sid);
+	*out = w;
+	return 0;
+}
+
+int uftrace__writer_add(struct uftrace_writer *w, const struct sp_wait_event *e)
+{
+	if (!w->err)
+		uftrace__event(w, e);
+	return w->err;
+}
+
+/* Symbols, in order of their ids: after sorting by key, rebuilt. */
+static int uftrace__by_id(const struct uftrace_writer *w,
+			  struct uftrace_span **out)
+{
+	struct uftrace_span *by_id = calloc(w->n_spans + 1, sizeof(*by_id));
+
+	if (!by_id)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n_spans; i++)
+		by_id[w->spans[i].id] = w->spans[i];
+	*out = by_id;
+	return 0;
+}
+
+int uftrace__writer_sync(struct uftrace_writer *w, const struct recmeta *meta,
+			 struct recnames *names)
+{
+	struct uftrace_writer o;
+	int err = w->err;
+
+	/* The records first: the files below never name what is not there. */
+	for (size_t i = 0; !err && i < w->n; i++)
+		if (w->streams[i].f)
+			err = outfile__flush(w->streams[i].f);
+	if (err)
+		return w->err = err;
+	w->first_ns = meta->attach_ns;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->streams[i].first_ns && (!w->first_ns ||
+					       w->streams[i].first_ns < w->first_ns))
+			w->first_ns = w->streams[i].first_ns;
+	o = *w;
+	err = uftrace__by_id(w, &o.spans);
 	if (!err)
-		err = uftrace__close_all(&o);
-	else
-		uftrace__close_all(&o);
-	o.first_ns = meta->attach_ns;
-	for (size_t i = 0; i < o.n; i++)
-		if (o.streams[i].first_ns < o.first_ns)
-			o.first_ns = o.streams[i].first_ns;
-	snprintf(sid, sizeof(sid), "%016" PRIx64,
-		 meta->attach_ns ^ ((uint64_t)meta->pid << 40));
+		err = uftrace__tasks(&o, meta, w->sid);
 	if (!err)
-		err = uftrace__tasks(&o, meta, sid);
+		err = uftrace__map(&o, w->sid, w->n_spans);
 	if (!err)
-		err = uftrace__map(&o, sid, spans);
-	if (!err)
-		err = uftrace__symbols(&o, names, spans);
+		err = uftrace__symbols(&o, names, w->n_spans);
 	if (!err)
 		err = uftrace__info(&o, meta);
-	free(o.streams);
+	free(o.spans);
+	return err;
+}
+
+int uftrace__writer_free(struct uftrace_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = uftrace__close_all(w);
+	free(w->streams);
+	free(w->spans);
+	free(w);
+	return err;
+}
+
+int uftrace__export(struct outdir *dir, const struct recmeta *meta,
+		    struct recnames *names, struct evlog_reader *events)
+{
+	struct uftrace_writer *w;
+	struct sp_wait_event e;
+	int err, got = 0;
+
+	err = uftrace__writer_new(dir, meta->attach_ns ^
+				  ((uint64_t)meta->pid << 40), &w);
+	if (err)
+		return err;
+	evlog__rewind(events);
+	while (!err && (got = evlog__read(events, &e)) > 0)
+		err = uftrace__writer_add(w, &e);
+	if (!err && got < 0)
+		err = got;
+	if (!err)
+		err = uftrace__writer_sync(w, meta, names);
+	if (!err)
+		err = uftrace__writer_free(w);
+	else
+		uftrace__writer_free(w);
 	return err;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "evlog.h"
+#include "outfile.h"
 #include "recmeta.h"
 #include "recnames.h"
 
@@ -40,11 +41,31 @@ uint64_t uftrace__record_word(enum uftrace_rec_type type, unsigned int depth,
 /* The address of span i's symbol (i = -1: the lost-waits symbol). */
 uint64_t uftrace__span_addr(long span);
 /*
- * Writes DIR's uftrace files (info, task.txt, sid-*.map, the symbol file,
- * one TID.dat per thread) from the event log.  DIR exists and holds no
- * older uftrace files.
+ * A recording's uftrace files, kept current while it records: waits are
+ * added as they are read from the event log; each sync writes their
+ * records to the TID.dat files, then puts info, task.txt, sid-SID.map and
+ * the symbol file in place, whole, for the waits written so far.  Spans
+ * are numbered as they first appear, so what one sync wrote keeps its
+ * name at the next: a recording cut short (SIGKILL) reads up to its last
+ * sync.
  */
-int uftrace__export(const char *dir, const struct recmeta *meta,
+struct uftrace_writer;
+
+int uftrace__writer_new(struct outdir *dir, uint64_t sid,
+			struct uftrace_writer **out);
+/* One event's records, buffered.  0 or the first error. */
+int uftrace__writer_add(struct uftrace_writer *w, const struct sp_wait_event *e);
+/* names: every span added so far, named (labels). */
+int uftrace__writer_sync(struct uftrace_writer *w, const struct recmeta *meta,
+			 struct recnames *names);
+/* Closes the TID.dat files; the first error. */
+int uftrace__writer_free(struct uftrace_writer *w);
+
+/*
+ * Writes DIR's uftrace files from the event log at once (new, add, sync,
+ * free).  DIR holds no older uftrace files.
+ */
+int uftrace__export(struct outdir *dir, const struct recmeta *meta,
 		    struct recnames *names, struct evlog_reader *events);
 
 #endif

@@ -19,15 +19,6 @@
 #include "stateformat.h"
 #include "utf8.h"
 
-/* Length of a valid, printable UTF-8 sequence at s, or 0. */
-static size_t utf8_printable_len(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t n = utf8__decode(s, &cp);
-
-	return n && !utf8__is_control(cp) ? n : 0;
-}
-
 void format__sanitize(const char *in, char *buf, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)in;
@@ -36,9 +27,12 @@ void format__sanitize(const char *in, char *buf, size_t len)
 	if (!len)
 		return;
 	while (*s && out + 1 < len) {
-		size_t n = utf8_printable_len(s);
+		enum utf8_unit kind;
+		uint32_t cp;
+		size_t n = utf8__unit(s, &kind, &cp);
 
-		if (!n) {
+		if (kind != UTF8_TEXT) {
+			/* Each byte: a C1 control is two '?', as before. */
 			buf[out++] = '?';
 			s++;
 			continue;
@@ -852,28 +846,11 @@ void format__csv_header(FILE *out)
 }
 
 /*
- * A path in CSV: its bytes as they are (a file name may hold any byte
- * but NUL), quoted as RFC 4180 says when it holds a comma, a quote, a
- * CR or a LF; read back as bytes (Python: errors="surrogateescape").
+ * A CSV field, whole: sanitized as the table is (a module or file path
+ * from the target may hold ESC or OSC, and CSV is read on terminals too;
+ * JSON is the output that keeps a path's bytes), then quoted as RFC 4180
+ * says when it holds a comma or a quote.
  */
-static void csv_path_field(FILE *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-/* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
 static void csv_field(FILE *out, const char *s)
 {
 	size_t len;
@@ -927,14 +904,14 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fprintf(out, ",%u,", r->n_objects);
 		csv_field(out, names[i].object_symbol);
 		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
-		csv_path_field(out, cs->module);
+		csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
 			fprintf(out, "0x%" PRIx64, cs->module_offset);
 		fputc(',', out);
 		csv_field(out, cs->function);
 		fputc(',', out);
-		csv_path_field(out, cs->file);
+		csv_field(out, cs->file);
 		fputc(',', out);
 		if (cs->line)
 			fprintf(out, "%u", cs->line);

@@ -39,13 +39,16 @@
 #define MARK_BYTE	0x10ff00u	/* + byte 0x80-0xff */
 #define MARK_FIRST	0x10fe00u
 
-/* What a code point needs: 0 as it is, else the marker's base. */
-static uint32_t needs_mark(uint32_t cp)
+/*
+ * What a unit needs: 0 as it is (jansson escapes C0 controls itself),
+ * else the marker's base.
+ */
+static uint32_t needs_mark(enum utf8_unit kind, uint32_t cp)
 {
-	if (cp >= 0x7f && cp < 0xa0)
-		return MARK_CONTROL;
-	if (cp >= MARK_FIRST)
+	if (kind == UTF8_INVALID || cp >= MARK_FIRST)
 		return MARK_BYTE;
+	if (kind == UTF8_CONTROL && cp >= 0x7f)
+		return MARK_CONTROL;
 	return 0;
 }
 
@@ -69,11 +72,11 @@ json_t *jsonout__string(const char *s)
 	if (!s)
 		return json_null();
 	for (const unsigned char *q = p; *q && plain;) {
+		enum utf8_unit kind;
 		uint32_t cp;
-		size_t n = utf8__decode(q, &cp);
 
-		plain = n && !needs_mark(cp);
-		q += n ? n : 1;
+		q += utf8__unit(q, &kind, &cp);
+		plain = !needs_mark(kind, cp);
 	}
 	if (plain)
 		return json_string(s);
@@ -83,9 +86,10 @@ json_t *jsonout__string(const char *s)
 		return NULL;
 	o = buf;
 	while (*p) {
+		enum utf8_unit kind;
 		uint32_t cp;
-		size_t n = utf8__decode(p, &cp);
-		uint32_t mark = n ? needs_mark(cp) : MARK_BYTE;
+		size_t n = utf8__unit(p, &kind, &cp);
+		uint32_t mark = needs_mark(kind, cp);
 
 		if (!mark) {
 			memcpy(o, p, n);
@@ -94,10 +98,10 @@ json_t *jsonout__string(const char *s)
 			o += put_cp(o, MARK_CONTROL + cp);
 		} else {
 			/* Not UTF-8, or a marker's own range: byte by byte. */
-			for (size_t i = 0; i < (n ? n : 1); i++)
+			for (size_t i = 0; i < n; i++)
 				o += put_cp(o, MARK_BYTE + p[i]);
 		}
-		p += n ? n : 1;
+		p += n;
 	}
 	*o = '\0';
 	v = json_string(buf);

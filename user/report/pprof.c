@@ -540,7 +540,6 @@ int pprof__finish(struct pprof *p, FILE *out)
 	Profile *pr = &p->profile;
 	size_t len, gz_len;
 	uint8_t *buf, *gz;
-	long at;
 	int err;
 
 	/* mapping[0] is the main binary: an executable loads lowest. */
@@ -555,14 +554,8 @@ int pprof__finish(struct pprof *p, FILE *out)
 	free(buf);
 	if (err)
 		return err;
-	at = ftell(out);
-	if (at > 0) {
-		/* The previous report: replaced. */
-		if (fflush(out) || fseek(out, 0, SEEK_SET) ||
-		    ftruncate(fileno(out), 0))
-			err = -errno;
-	}
-	if (!err && fwrite(gz, 1, gz_len, out) != gz_len)
+	/* One profile per report: the caller puts each in place whole. */
+	if (fwrite(gz, 1, gz_len, out) != gz_len)
 		err = -EIO;
 	free(gz);
 	return err;

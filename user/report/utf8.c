@@ -38,6 +38,19 @@ bool utf8__is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
 }
 
+size_t utf8__unit(const unsigned char *s, enum utf8_unit *kind, uint32_t *cp)
+{
+	size_t n = utf8__decode(s, cp);
+
+	if (!n) {
+		*kind = UTF8_INVALID;
+		*cp = s[0];
+		return 1;
+	}
+	*kind = utf8__is_control(*cp) ? UTF8_CONTROL : UTF8_TEXT;
+	return n;
+}
+
 size_t utf8__bytes_for_cols(const char *s, int cols)
 {
 	size_t i = 0;
