@@ -2,7 +2,8 @@
 #   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
 # (what each mode attaches), unwind/, symbols/, report/ (aggregation and
-# renderers); main, options and log stay at the top.
+# renderers), session/ (a run's stages: start, reports, following);
+# main, options and log stay at the top.
 # Quiet by default; V=1 shows the commands.
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -126,7 +127,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps demo test test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -566,7 +567,24 @@ test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 test:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
 	$(Q)$(PYTHON) tests/run.py --build $(OUT)
+
+# The plan of user/'s includes, module by module and folder by folder,
+# and its circles (make test fails on one).
+plan:
+	$(Q)$(PYTHON) tests/tools/includeplan.py user
+
+# make test-loaded: the integration modules whose checks lean on timing,
+# beside LOADED_HOGS busy loops on the machine's CPUs (a shared CI host, a
+# build next door); CI runs it.  A test that needs the re-run is named.
+LOADED_HOGS  ?= 4
+LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_states.py,test_runtimes.py,test_lifecycle.py
+test-loaded:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/run.py --build $(OUT) --no-unit --hogs $(LOADED_HOGS) \
+		--pattern '$(LOADED_TESTS)'
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
 # and its bash completion.

@@ -12,183 +12,14 @@
 #include "format.h"
 #include "hist.h"
 #include "jsonout.h"
-#include "offcalls.h"
+#include "locktype.h"
+#include "names.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
 #include "stateformat.h"
+#include "text.h"
 #include "utf8.h"
-
-void format__sanitize(const char *in, char *buf, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)in;
-	size_t out = 0;
-
-	if (!len)
-		return;
-	while (*s && out + 1 < len) {
-		enum utf8_unit kind;
-		uint32_t cp;
-		size_t n = utf8__unit(s, &kind, &cp);
-
-		if (kind != UTF8_TEXT) {
-			/* Each byte: a C1 control is two '?', as before. */
-			buf[out++] = '?';
-			s++;
-			continue;
-		}
-		if (out + n >= len)
-			break;
-		memcpy(buf + out, s, n);
-		out += n;
-		s += n;
-	}
-	buf[out] = '\0';
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-void format__callsite_text(const struct symbol_info *info, uint64_t addr,
-			   enum callsite_style style, size_t strip,
-			   char *buf, size_t len)
-{
-	const char *file = info->file && info->line ? info->file : NULL;
-	char raw[FORMAT_TEXT_MAX];
-
-	if (file && file[0] == '/' && strlen(file) > strip)
-		file += strip;
-	if (file && style == CALLSITE_LINE)
-		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
-	else if (file && info->function && style == CALLSITE_BOTH)
-		snprintf(raw, sizeof(raw), "%s (%s:%u)", info->function, file,
-			 info->line);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, info->function,
-			 info->function_offset);
-	else if (file)
-		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
-	else if (info->module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
-			 basename_of(info->module), info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
-	format__sanitize(raw, buf, len);
-}
-
-void format__frame_text(const struct symbol_frame *f, uint64_t pc,
-			const char *root, size_t root_len, char *buf,
-			size_t len)
-{
-	const struct symbol_info *info = &f->info;
-	const char *file = info->file && info->line ? info->file : NULL;
-	const char *inlined = f->inlined ? " [inlined]" : "";
-	char raw[FORMAT_TEXT_MAX];
-
-	if (file && root && root_len && strlen(file) > root_len &&
-	    !strncmp(file, root, root_len))
-		file += root_len;
-	if (info->function && file)
-		snprintf(raw, sizeof(raw), "%s (%s:%u)%s", info->function,
-			 file, info->line, inlined);
-	else if (info->function && info->module)
-		snprintf(raw, sizeof(raw), "%s (%s)%s", info->function,
-			 basename_of(info->module), inlined);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s%s", info->function, inlined);
-	else if (file)
-		snprintf(raw, sizeof(raw), "%s:%u%s", file, info->line, inlined);
-	else if (info->module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
-			 basename_of(info->module), info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, pc);
-	format__sanitize(raw, buf, len);
-}
-
-int format__names(struct symbolizer *sym, const struct report_rows *rows,
-		  struct format_names **out)
-{
-	struct format_names *names = NULL;
-
-	*out = NULL;
-	if (!rows->count)
-		return 0;
-	names = calloc(rows->count, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < rows->count; i++) {
-		symbolizer__callsite(sym, rows->rows[i].callsite,
-				     &names[i].callsite);
-		if (rows->rows[i].n_objects != 1)
-			continue;
-		if (offcalls__is_offcpu(rows->rows[i].type))
-			names[i].object_symbol = offcalls__object_name(
-				rows->rows[i].object);
-		else
-			names[i].object_symbol = symbolizer__object(
-				sym, rows->rows[i].object);
-	}
-	*out = names;
-	return 0;
-}
-
-size_t format__source_root(const struct report_rows *rows,
-			   const struct format_names *names)
-{
-	const char **files = calloc(rows->count ? rows->count : 1, sizeof(*files));
-	size_t n = 0, strip;
-
-	if (!files)
-		return 0;
-	for (size_t i = 0; i < rows->count; i++)
-		if (names[i].callsite.file && names[i].callsite.line &&
-		    names[i].callsite.file[0] == '/')
-			files[n++] = names[i].callsite.file;
-	strip = srcpath__common_dir(files, n);
-	free(files);
-	return strip;
-}
-
-const char *format__source_root_text(const struct report_rows *rows,
-				     const struct format_names *names,
-				     size_t strip)
-{
-	for (size_t i = 0; strip && i < rows->count; i++)
-		if (names[i].callsite.file && names[i].callsite.line &&
-		    names[i].callsite.file[0] == '/' &&
-		    strlen(names[i].callsite.file) > strip)
-			return names[i].callsite.file;
-	return NULL;
-}
-
-void format__append(char **pos, char *end, const char *fmt, ...)
-{
-	size_t avail = (size_t)(end - *pos);
-	va_list ap;
-	int n;
-
-	if (avail <= 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(*pos, avail, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
-}
-
-int format__width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
 
 void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
 {
@@ -217,7 +48,7 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 {
 	char comm[64], when[48];
 
-	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
+	text__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
 	if (meta->processes) {
 		size_t live = 0;
 
@@ -226,7 +57,7 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		fprintf(out, "syncprof: %zu processes (%zu running):",
 			meta->n_processes, live);
 		for (size_t i = 0; i < meta->n_processes && i < 8; i++) {
-			format__sanitize(meta->processes[i].comm ?
+			text__sanitize(meta->processes[i].comm ?
 					 meta->processes[i].comm : "?", comm,
 					 sizeof(comm));
 			fprintf(out, " %d (%s)%s", (int)meta->processes[i].pid,
@@ -308,20 +139,6 @@ static void print_rule(FILE *out, int n)
 	fputc('\n', out);
 }
 
-void format__object_text(const struct report_row *r, const char *symbol,
-			 char *buf, size_t len)
-{
-	char raw[FORMAT_TEXT_MAX];
-
-	if (r->n_objects > 1)
-		snprintf(raw, sizeof(raw), "[%12u]", r->n_objects);
-	else if (symbol)
-		snprintf(raw, sizeof(raw), "%s", symbol);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, r->object);
-	format__sanitize(raw, buf, len);
-}
-
 /* A histogram line under its row in the table. */
 static void table_hist_line(const char *line, void *arg)
 {
@@ -349,7 +166,7 @@ struct table_spec {
 static int table_section(FILE *out, const struct format_config *cfg,
 			 const struct table_spec *spec,
 			 const struct report_rows *rows,
-			 const struct format_names *names)
+			 const struct row_names *names)
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
@@ -359,10 +176,10 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		.failed = spec->failed, .hold = spec->hold, .sort = -1,
 	};
 	int err = 0;
-	char (*text)[FORMAT_TEXT_MAX] = NULL;
-	char (*object)[FORMAT_TEXT_MAX] = NULL;
+	char (*text)[TEXT_MAX] = NULL;
+	char (*object)[TEXT_MAX] = NULL;
 	char *line = NULL;
-	size_t strip = format__source_root(rows, names), line_len;
+	size_t strip = names__source_root(rows, names), line_len;
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -381,15 +198,15 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		if (!rows->rows[i].callsite && spec->no_site)
 			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
 		else
-			format__callsite_text(&names[i].callsite,
+			names__callsite_text(&names[i].callsite,
 					      rows->rows[i].callsite, style,
 					      strip, text[i], sizeof(text[i]));
-		if (format__width(text[i]) > want.site_need)
-			want.site_need = format__width(text[i]);
-		format__object_text(&rows->rows[i], names[i].object_symbol,
+		if (text__width(text[i]) > want.site_need)
+			want.site_need = text__width(text[i]);
+		names__object_text(&rows->rows[i], names[i].object_symbol,
 				    object[i], sizeof(object[i]));
-		if (format__width(object[i]) > want.object_need)
-			want.object_need = format__width(object[i]);
+		if (text__width(object[i]) > want.object_need)
+			want.object_need = text__width(object[i]);
 		/* Owner, when a holder is known. */
 		want.owner |= want.thread &&
 			      rows->rows[i].owner_tid != REPORT_NO_TID;
@@ -423,7 +240,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		if (err)
 			break;
 		callgraph__print(out, r, &stacks,
-				 format__source_root_text(rows, names, strip),
+				 names__source_root_text(rows, names, strip),
 				 strip);
 	}
 	rowstacks__release(&stacks);
@@ -437,7 +254,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
-			 const struct format_names *names)
+			 const struct row_names *names)
 {
 	const struct table_spec waits = {
 		.site_title = "Call site", .failed = true, .hold = meta->hold,
@@ -520,7 +337,7 @@ static json_t *json_tid(int64_t tid)
 
 /* The keys a row of waits, of releases and of waits now begin with. */
 static json_t *json_row_head(const struct report_row *r,
-			     const struct format_names *n, int *err)
+			     const struct row_names *n, int *err)
 {
 	json_t *o = json_object();
 
@@ -528,8 +345,8 @@ static json_t *json_row_head(const struct report_row *r,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
-	jsonout__set(o, "class", jsonout__string(report__type_class(r->type)), err);
+	jsonout__set(o, "type", jsonout__string(locktype__name(r->type)), err);
+	jsonout__set(o, "class", jsonout__string(locktype__class(r->type)), err);
 	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
 	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
 	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
@@ -541,7 +358,7 @@ static json_t *json_row_head(const struct report_row *r,
  * (release 0) is null.
  */
 static json_t *json_blame(const struct report_rows *rows,
-			  const struct format_names *names, int *err)
+			  const struct row_names *names, int *err)
 {
 	json_t *list = json_array();
 
@@ -568,7 +385,7 @@ static json_t *json_blame(const struct report_rows *rows,
 
 /* The waits in progress: per row, how many and their time so far. */
 static json_t *json_waiting(const struct report_rows *rows,
-			    const struct format_names *names, int *err)
+			    const struct row_names *names, int *err)
 {
 	json_t *list = json_array();
 
@@ -614,7 +431,7 @@ static json_t *json_quantile(const struct report_row *r, double q)
 static json_t *json_row(const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_row *r,
-			const struct format_names *n, int *err)
+			const struct row_names *n, int *err)
 {
 	json_t *o = json_row_head(r, n, err);
 	bool hold = meta->hold;
@@ -692,7 +509,7 @@ static json_t *json_processes(const struct format_meta *meta, int *err)
 json_t *format__json_report(const struct format_config *cfg,
 			    const struct format_meta *meta,
 			    const struct report_rows *rows,
-			    const struct format_names *names, int *err)
+			    const struct row_names *names, int *err)
 {
 	const struct format_drops *d = &meta->drops;
 	json_t *o = json_object(), *list = json_array();
@@ -758,7 +575,7 @@ json_t *format__json_report(const struct format_config *cfg,
 static int format__json(FILE *out, const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_rows *rows,
-			const struct format_names *names)
+			const struct row_names *names)
 {
 	int err = 0;
 	json_t *o = format__json_report(cfg, meta, rows, names, &err);
@@ -845,46 +662,9 @@ void format__csv_header(FILE *out)
 	fprintf(out, "%s\n", csv_columns);
 }
 
-/*
- * A CSV field, whole: sanitized as the table is (a module or file path
- * from the target may hold ESC or OSC, and CSV is read on terminals too;
- * JSON is the output that keeps a path's bytes), then quoted as RFC 4180
- * says when it holds a comma or a quote.
- */
-static void csv_field(FILE *out, const char *s)
-{
-	size_t len;
-	char *clean;
-
-	if (!s)
-		return;
-	len = strlen(s) + 1;
-	clean = malloc(len);
-	if (!clean)
-		return;
-	format__sanitize(s, clean, len);
-	if (!strpbrk(clean, ",\"")) {
-		fputs(clean, out);
-	} else {
-		fputc('"', out);
-		for (const char *p = clean; *p; p++) {
-			if (*p == '"')
-				fputc('"', out);
-			fputc(*p, out);
-		}
-		fputc('"', out);
-	}
-	free(clean);
-}
-
-void format__csv_field(FILE *out, const char *s)
-{
-	csv_field(out, s);
-}
-
 static int format__csv(FILE *out, const struct format_meta *meta,
 		       const struct report_rows *rows,
-		       const struct format_names *names)
+		       const struct row_names *names)
 {
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
@@ -898,20 +678,20 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "%" PRId64, r->pid);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
 			meta->start_ns, meta->end_ns, meta->dropped,
-			report__type_name(r->type));
+			locktype__name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);
-		csv_field(out, names[i].object_symbol);
+		text__csv_field(out, names[i].object_symbol);
 		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
-		csv_field(out, cs->module);
+		text__csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
 			fprintf(out, "0x%" PRIx64, cs->module_offset);
 		fputc(',', out);
-		csv_field(out, cs->function);
+		text__csv_field(out, cs->function);
 		fputc(',', out);
-		csv_field(out, cs->file);
+		text__csv_field(out, cs->file);
 		fputc(',', out);
 		if (cs->line)
 			fprintf(out, "%u", cs->line);
@@ -936,7 +716,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 int format__report(FILE *out, const struct format_config *cfg,
 		   const struct format_meta *meta,
 		   const struct report_rows *rows,
-		   const struct format_names *names)
+		   const struct row_names *names)
 {
 	int err;
 
@@ -955,7 +735,10 @@ int format__report(FILE *out, const struct format_config *cfg,
 				    names);
 		break;
 	case FORMAT_PPROF:
-		err = pprof__print(out, cfg->symbolizer, cfg->stacktab, meta,
+		err = pprof__print(out, cfg->symbolizer, cfg->stacktab,
+				   &(const struct pprof_window){
+					   meta->pid, meta->comm, meta->mode,
+					   meta->start_ns, meta->end_ns },
 				   rows, names);
 		break;
 	default:
@@ -966,12 +749,3 @@ int format__report(FILE *out, const struct format_config *cfg,
 	return err;
 }
 
-void format__json_string(FILE *out, const char *s)
-{
-	json_t *v = jsonout__string(s);
-
-	/* Streamed JSON (Chrome traces): a string, or null. */
-	if (!v || jsonout__dump(out, v))
-		fputs("null", out);
-	json_decref(v);
-}

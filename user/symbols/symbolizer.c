@@ -48,7 +48,6 @@
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
-#include "procspace.h"
 #include "srcpath.h"
 #include "symbolizer.h"
 
@@ -98,11 +97,12 @@ struct symbolizer {
 	size_t n_strings;
 	size_t strings_cap;
 	/*
-	 * symbolizer__new_space: addresses are canonical ones of several
-	 * processes; each lookup goes to the symbolizer of the process
-	 * that names it (procspace.c).  Not owned.
+	 * symbolizer__new_delegating: addresses are canonical ones of
+	 * several processes; each lookup goes to the symbolizer of the
+	 * process that names it (procspace.c).  space: whether it delegates.
 	 */
-	struct procspace *space;
+	struct symbolizer_delegate delegate;
+	bool space;
 };
 
 /* A canonical address's symbolizer and its address there; false: none. */
@@ -111,7 +111,7 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 {
 	uint64_t real;
 
-	procspace__resolve(sym->space, *addr, to, &real);
+	sym->delegate.resolve(sym->delegate.ctx, *addr, to, &real);
 	*addr = real;
 	return *to != NULL && *to != sym;
 }
@@ -292,7 +292,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	int err;
 
 	if (sym->space) {
-		procspace__refresh(sym->space);
+		sym->delegate.refresh(sym->delegate.ctx);
 		return 0;
 	}
 	if (sym->frozen)
@@ -373,13 +373,15 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 	return 0;
 }
 
-int symbolizer__new_space(struct procspace *space, struct symbolizer **out)
+int symbolizer__new_delegating(const struct symbolizer_delegate *delegate,
+			       struct symbolizer **out)
 {
 	struct symbolizer *sym = symbolizer__alloc(0, NULL);
 
 	if (!sym)
 		return -ENOMEM;
-	sym->space = space;
+	sym->delegate = *delegate;
+	sym->space = true;
 	sym->frozen = true;	/* no process of its own to read */
 	*out = sym;
 	return 0;
@@ -1082,7 +1084,8 @@ static const char *symbolizer__space_object(struct symbolizer *sym,
 		if (name)
 			return name;
 	}
-	if (!procspace__shared_object(sym->space, canonical, &path, &offset))
+	if (!sym->delegate.shared_object(sym->delegate.ctx, canonical, &path,
+					 &offset))
 		return NULL;
 	if (asprintf(&text, "%s+0x%" PRIx64, path, offset) < 0)
 		return NULL;
