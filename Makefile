@@ -38,6 +38,11 @@ DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
 # JSON reports: jansson writes them, the unit tests parse them back.
 DEB_PKGS    += libjansson-dev
 
+# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
+# the tests serve debug files with elfutils' own server.  MariaDB's
+# mariadbd: the InnoDB notice on a server that exports no symbol.
+DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
 

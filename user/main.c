@@ -21,6 +21,7 @@
 #include "array.h"
 #include "calibrate.h"
 #include "condprobe.h"
+#include "debugfetch.h"
 #include "format.h"
 #include "hostcheck.h"
 #include "libcmodel.h"
@@ -49,6 +50,7 @@ struct session {
 	struct target *target;
 	struct probes *probes;
 	struct symbolizer *symbolizer;
+	struct debugfetch *fetch;	/* debuginfod, or NULL */
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
@@ -196,6 +198,7 @@ static int session__rows(struct session *s, const struct snapshot *view,
 			 const struct report_settings *settings,
 			 struct report_rows *rows, struct format_names **names)
 {
+	const char *news;
 	int err = 0;
 
 	*rows = (struct report_rows){ 0 };
@@ -205,6 +208,17 @@ static int session__rows(struct session *s, const struct snapshot *view,
 				    snapshot__count(view), settings, rows);
 	if (!err)
 		err = format__names(s->symbolizer, rows, names);
+	for (size_t i = 0; !err && i < rows->count; i++) {
+		const struct symbol_info *cs = &(*names)[i].callsite;
+		const char *text = cs->function ? NULL :
+			notices__offsets(s->notices, cs->module);
+
+		if (text)
+			pr_warn("%s", text);
+	}
+	news = err ? NULL : debugfetch__news(s->fetch);
+	if (news && notices__debuginfod(s->notices, news))
+		pr_warn("%s", news);
 	if (err)
 		report__free(rows);
 	return err;
@@ -1294,6 +1308,9 @@ static int session__start(struct session *s, char *library, size_t len,
 	}
 	if (several && opts->command)
 		err = procspace__update(s->space, root, 0);
+	if (!err)
+		err = debugfetch__new(DEBUGFETCH_LIMIT_S, &s->fetch);
+	symbolizer__use_debuginfod(s->fetch);
 	/* Named first: a target may not live long (launched: it is held). */
 	if (!err && several)
 		err = symbolizer__new_space(s->space, &s->symbolizer);
@@ -1567,6 +1584,7 @@ cleanup:
 	threadtable__free(s.threads);
 	threadstates__free(s.states);
 	symbolizer__free(s.symbolizer);
+	debugfetch__free(s.fetch);
 	snapshot__free(s.prev);
 	snapshot__free(s.prev_blame);
 	snapshot__free(s.pending);

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from harness import SyncprofTestCase
+from harness import HANG_S, SyncprofTestCase
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
@@ -34,7 +34,7 @@ class Postgres(SyncprofTestCase):
         cls.data = os.path.join(cls.dir, "data")
         cls.port = str(20000 + os.getpid() % 20000)
         init = as_postgres(os.path.join(PG_BIN, "initdb"), "-D", cls.data,
-                           "-A", "trust", timeout=120)
+                           "-A", "trust", timeout=HANG_S)
         if init.returncode:
             raise AssertionError(f"initdb: {init.stderr}")
         cls.server = subprocess.Popen(
@@ -42,7 +42,7 @@ class Postgres(SyncprofTestCase):
              "-D", cls.data, "-p", cls.port, "-k", cls.dir,
              "-c", "listen_addresses=", "-c", "max_connections=50"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_S
         while as_postgres(os.path.join(PG_BIN, "pg_isready"), "-h", cls.dir,
                           "-p", cls.port).returncode:
             if time.monotonic() > deadline or cls.server.poll() is not None:
@@ -58,9 +58,9 @@ class Postgres(SyncprofTestCase):
     def tearDownClass(cls):
         if cls.server.poll() is None:
             as_postgres(os.path.join(PG_BIN, "pg_ctl"), "-D", cls.data,
-                        "-m", "fast", "-w", "stop", timeout=60)
+                        "-m", "fast", "-w", "stop", timeout=HANG_S)
             try:
-                cls.server.wait(timeout=30)
+                cls.server.wait(timeout=HANG_S)
             except subprocess.TimeoutExpired:
                 cls.server.kill()
                 cls.server.wait()
@@ -69,7 +69,7 @@ class Postgres(SyncprofTestCase):
     @classmethod
     def pgbench(cls, *args):
         return as_postgres(os.path.join(PG_BIN, "pgbench"), "-h", cls.dir,
-                           "-p", cls.port, *args, "postgres", timeout=120)
+                           "-p", cls.port, *args, "postgres", timeout=HANG_S)
 
     def postmaster(self):
         with open(os.path.join(self.data, "postmaster.pid")) as f:

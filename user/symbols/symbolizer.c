@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "debugfetch.h"
 #include "demangle.h"
 #include "holders.h"
 #include "perfmap.h"
@@ -320,6 +321,56 @@ int symbolizer__refresh(struct symbolizer *sym)
 	return err;
 }
 
+/*
+ * Debug files from debuginfod (debugfetch.c), for every session: libdwfl
+ * calls find_debuginfo with the module alone, so the fetcher is reached
+ * from here, not from the session.  NULL: off.
+ */
+static struct debugfetch *symbolizer_fetch;
+
+void symbolizer__use_debuginfod(struct debugfetch *fetch)
+{
+	symbolizer_fetch = fetch;
+}
+
+/*
+ * libdwfl's search (the module's own sections, .gnu_debuglink, the
+ * build-id tree), with DEBUGINFOD_URLS hidden so its own, untimed use of
+ * debuginfod stays off; then debugfetch, with its limit.
+ */
+static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
+				      const char *modname, Dwarf_Addr base,
+				      const char *file_name,
+				      const char *debuglink_file,
+				      GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *saved = urls && symbolizer_fetch ? strdup(urls) : NULL;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, len;
+
+	if (saved)
+		unsetenv("DEBUGINFOD_URLS");
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (saved) {
+		setenv("DEBUGINFOD_URLS", saved, 1);
+		free(saved);
+	}
+	if (fd >= 0 || !symbolizer_fetch)
+		return fd;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0)
+		return fd;
+	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
+			      file_name ? file_name : modname,
+			      debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
+}
+
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
 {
@@ -344,7 +395,7 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 	}
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = symbolizer__find_debuginfo,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
 	sym->dwfl = dwfl_begin(&sym->callbacks);
