@@ -178,14 +178,17 @@ static __always_inline bool libc_key(struct sp_key *key, __u64 uaddr,
  * innermost runtime lock function's kind (a Rust Mutex's futex wait).
  */
 static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
-					  __u32 cmd, __u32 val, __u32 *holder)
+					  __u32 cmd, __u32 val, __u32 *holder,
+					  struct unwind_result *w_out)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct unwind_result w;
+	struct unwind_result w = {};
 	bool close_on_wake;
 
 	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, &w);
+	w_out->cut = w.cut;
+	w_out->left_libc = w.left_libc;
 	key->callsite = w.callsite;
 	key->stack_id = w.stack_id;
 	close_on_wake = libc_key(key, uaddr, cmd, val, holder, &w);
@@ -218,11 +221,12 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	if (!st->uaddr || st->uaddr != uaddr) {
 		struct sp_key key = { .tid = (__u32)pid_tgid,
 				      .pid = (__u32)(pid_tgid >> 32) };
+		struct unwind_result w = {};
 		__u64 start = now;
 		__u32 holder = 0;
 
 		st->close_on_wake = contended_key(&key, uaddr, cmd, val,
-						  &holder);
+						  &holder, &w);
 		if (!lock_wanted(key.type, key.object)) {
 			/* Not measured; the next wait is judged again. */
 			st->uaddr = 0;
@@ -231,6 +235,9 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		}
 		st->key = key;
 		st->holder = holder;
+		st->cut = w.cut;
+		st->cmd = cmd;
+		st->val = val;
 		st->uaddr = uaddr;
 		st->counted = 0;
 		st->episode_ns = 0;
@@ -318,6 +325,33 @@ static __always_inline bool dying(void)
 	return task->pending.signal.sig[0] & (1ull << (SIGKILL - 1));
 }
 
+/*
+ * The first wait of an acquisition whose walk was cut short (a new
+ * image's or library's table not read yet when it began): walked again
+ * from the same registers as it ends, when the loader has most likely
+ * read the table, so the wait is filed with its whole stack.  The row's
+ * holder stays the one seen when the wait began.
+ */
+static __always_inline void contended_rekey(struct sp_contended *st)
+{
+	struct unwind_result first = { .cut = st->cut }, again = {};
+	struct sp_key key = st->key;
+	__u32 holder = 0;
+	bool close_on_wake;
+
+	st->cut = 0;
+	if (st->counted || st->reported_ns)
+		return;
+	close_on_wake = contended_key(&key, st->uaddr, st->cmd, st->val,
+				      &holder, &again);
+	unwind_rewalked(&first, &again);
+	if (again.cut)
+		return;
+	key.owner_tid = st->key.owner_tid;
+	st->key = key;
+	st->close_on_wake = close_on_wake;
+}
+
 static __always_inline int wait_exit(__s64 ret)
 {
 	__u64 now, wait, count_inc = 0, failed_inc = 0;
@@ -335,6 +369,8 @@ static __always_inline int wait_exit(__s64 ret)
 		return 0;
 	wait = now > st->t0 ? now - st->t0 : 0;
 	st->t0 = 0;
+	if (st->cut)
+		contended_rekey(st);
 	st->episode_ns += wait;
 	/*
 	 * --min-wait: an acquisition whose blocked time, when it is woken or

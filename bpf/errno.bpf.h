@@ -9,6 +9,9 @@
 #ifndef SYNCPROF_ERRNO_BPF_H
 #define SYNCPROF_ERRNO_BPF_H
 
+#ifndef ENOENT
+#define ENOENT			2
+#endif
 #ifndef EINTR
 #define EINTR			4
 #endif

@@ -248,12 +248,14 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	call->mutex = mutex;
 	call->stack_id = 0;
 	call->nvcsw = (__u32)bpf_get_current_task_btf()->nvcsw;
+	call->cut = 0;
 	if (skip_enabled) {
 		/* The call site only: the stack waits for the return. */
-		struct unwind_result w;
+		struct unwind_result w = {};
 
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0, &w);
 		call->callsite = w.callsite;
+		call->cut = w.cut;
 	} else if (bpf_probe_read_user(&call->callsite, sizeof(call->callsite),
 				       (void *)sp)) {
 		call->callsite = 0;
@@ -275,7 +277,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	struct sp_key key = {};
 	__u64 sp, t0, bias, wait, mutex;
 	bool acquired;
-	__u32 depth, nvcsw, mark = timing_mark();
+	__u32 depth, nvcsw, cut, mark = timing_mark();
 	long ret;
 
 	if (!is_target(pid_tgid))
@@ -300,6 +302,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	t0 = call->t0;
 	mutex = call->mutex;
 	nvcsw = call->nvcsw;
+	cut = call->cut;
 	st->depth = depth - 1;
 
 	ret = (int)PT_REGS_RC(ctx);
@@ -313,13 +316,25 @@ static __always_inline int on_return(struct pt_regs *ctx)
 			hold_begin(&key, mutex, key.tid, now);
 		return 0;
 	}
-	if (stack_depth && call_waited(nvcsw, wait)) {
-		struct unwind_result w;
+	if ((stack_depth && call_waited(nvcsw, wait)) || cut) {
+		struct unwind_result w = {};
+		bool keep = stack_depth && call_waited(nvcsw, wait);
 
-		/* The caller's frames are as they were at the entry. */
+		/*
+		 * The caller's frames are as they were at the entry.  An
+		 * entry whose --skip walk was cut short (a new image's or
+		 * library's table not read yet) gets its call site here.
+		 */
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx),
-			    UNWIND_KEEP | UNWIND_AT_RETURN, &w);
-		key.stack_id = w.stack_id;
+			    (keep ? UNWIND_KEEP : 0) | UNWIND_AT_RETURN, &w);
+		if (keep)
+			key.stack_id = w.stack_id;
+		if (cut && !w.cut) {
+			struct unwind_result first = { .cut = cut };
+
+			unwind_rewalked(&first, &w);
+			key.callsite = w.callsite;
+		}
 	}
 	stats_add(&key, wait, wait, acquired, !acquired);
 	record_wait(&key, now - wait, now, wait,

@@ -203,6 +203,9 @@ struct sp_call {
 	__u32 nvcsw;		/* the thread's voluntary context switches
 				   at entry (low bits): a call that slept
 				   gets its stack at its return */
+	__u32 cut;		/* the entry's walk was cut short for a table
+				   not read yet: walked again at the return */
+	__u32 pad;
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */
@@ -299,7 +302,11 @@ struct sp_contended {
 	__u32 close_on_wake;	/* lll lock: only the holder's wake ends it */
 	__u32 holder;		/* a mutex's holder at the first wait (the
 				   key has it only with --per-thread) */
-	__u32 pad;
+	__u32 cut;		/* the first wait's walk was cut short for a
+				   table not read yet (enum unwind_cut): done
+				   again when it ends */
+	__u32 cmd;		/* the first wait's futex command and value */
+	__u32 val;
 };
 
 /*

@@ -37,6 +37,7 @@ walk_wraps_map_t walk_wraps SEC(".maps");
 libc_funcs_map_t libc_funcs SEC(".maps");	/* max_entries set by the loader */
 exec_seqs_map_t exec_seqs SEC(".maps");
 forked_from_map_t forked_from SEC(".maps");
+unwind_files_map_t unwind_files SEC(".maps");
 proc_layouts_map_t proc_layouts SEC(".maps");
 
 /* Frames walked past the call site looking for one outside --skip. */
@@ -128,6 +129,71 @@ static long func_search_step(__u32 i, void *data)
 	return 0;
 }
 
+/* What bpf_find_vma saw at an address: its file and where it maps. */
+struct vma_file {
+	__u64 start;
+	__u64 pgoff;
+	__u64 ino;
+	__u32 dev;
+	__u32 found;		/* a file-backed VMA */
+};
+
+static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma,
+			void *data)
+{
+	struct vma_file *v = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+
+	if (!file)
+		return 0;
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->ino = BPF_CORE_READ(file, f_inode, i_ino);
+	v->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	v->found = 1;
+	return 0;
+}
+
+/*
+ * An address the process's mapping array does not place (just after an
+ * exec or a dlopen, or after the main thread exited): its mapping from
+ * the VMA and the table of its file, if the loader has read that file
+ * for any process.  1: placed in *m; 0: in no file (JIT, anonymous
+ * code); -1: a file whose table is not read yet, or the VMAs could not
+ * be looked at (mmap lock taken).
+ */
+static __noinline int mapping_by_file(__u64 addr, struct sp_mapping *m)
+{
+	struct vma_file v = {};
+	struct sp_file_key key = {};
+	struct sp_file_table *t;
+	__u64 off;
+	long err;
+
+	err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_file_cb, &v, 0);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return -1;
+	if (!v.found)
+		return 0;
+	key.ino = v.ino;
+	key.dev = v.dev;
+	t = bpf_map_lookup_elem(&unwind_files, &key);
+	if (!t)
+		return -1;
+	off = addr - v.start + (v.pgoff << 12);
+	if (off < t->off_start || off >= t->off_end)
+		return -1;
+	m->start = addr;
+	m->end = addr + 1;
+	m->bias = addr - (__u64)((__s64)off + t->vaddr_delta);
+	m->table = t->table;
+	m->flags = t->flags;
+	m->n_rows = t->n_rows;
+	return 1;
+}
+
 static __always_inline __u64 rule_from_row(const struct sp_unwind_row *row)
 {
 	__u32 kind;
@@ -164,22 +230,27 @@ __noinline __u64 frame_rule_lookup(__u32 tgid, __u64 addr)
 		/* Forked, not read yet: the parent's image, if not exec'ed. */
 		__u32 *parent = bpf_map_lookup_elem(&forked_from, &tgid);
 
-		if (!parent || seq)
-			return rule_make(RULE_K_STALE, 0, 0, 0);
-		maps = bpf_map_lookup_elem(&proc_mappings, parent);
-		if (!maps)
-			return rule_make(RULE_K_STALE, 0, 0, 0);
-		seq = bpf_map_lookup_elem(&exec_seqs, parent);
-		image = seq ? *seq : 0;
+		if (parent && !seq) {
+			maps = bpf_map_lookup_elem(&proc_mappings, parent);
+			seq = bpf_map_lookup_elem(&exec_seqs, parent);
+			image = seq ? *seq : 0;
+		}
 	}
-	hdr = bpf_map_lookup_elem(maps, &zero);
-	if (!hdr || hdr->end != image)
-		return rule_make(RULE_K_STALE, 0, 0, 0);
-	ms.maps = maps;
-	ms.hi = (__u32)hdr->start + 1;
-	bpf_loop(MAPPING_SEARCH_STEPS, mapping_search_step, &ms, 0);
-	if (!ms.found)
-		return rule_make(RULE_K_ANON, 0, 0, 0);
+	hdr = maps ? bpf_map_lookup_elem(maps, &zero) : NULL;
+	if (hdr && hdr->end == image) {
+		ms.maps = maps;
+		ms.hi = (__u32)hdr->start + 1;
+		bpf_loop(MAPPING_SEARCH_STEPS, mapping_search_step, &ms, 0);
+	}
+	if (!ms.found) {
+		/* Not placed (yet): by the VMA's file. */
+		int placed = mapping_by_file(addr, &ms.m);
+
+		if (placed < 0)
+			return rule_make(RULE_K_STALE, 0, 0, 0);
+		if (!placed)
+			return rule_make(RULE_K_ANON, 0, 0, 0);
+	}
 	rel = addr - ms.m.bias;
 	if (ms.m.table != SP_TABLE_NONE) {
 		rs.rows = bpf_map_lookup_elem(&unwind_tables, &ms.m.table);
@@ -474,24 +545,31 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 		wraps_decode(*w.wraps, res);
 	res->left_libc = w.left_libc;
 	res->stack_id = 0;
+	res->cut = 0;
 	if (!w.left_libc) {
 		/* The innermost known pc: inside libc. */
 		res->callsite = w.pc;
 		counter_bump(w.stopped_in_libc ? SP_CNT_UNWIND_STOPPED
 					       : SP_CNT_UNWIND_DEEP);
-		if (w.stop_kind == RULE_K_STALE)
+		if (w.stop_kind == RULE_K_STALE) {
 			counter_bump(SP_CNT_STACK_STALE);
+			res->cut = w.stopped_in_libc ? UNWIND_CUT_LIBC : 0;
+		}
 		return 0;
 	}
 	res->callsite = w.have_callsite ? w.callsite : w.first;
+	if (!w.have_callsite && w.stop_kind == RULE_K_STALE && skip_enabled)
+		res->cut = UNWIND_CUT_CALLSITE;	/* the --skip walk was cut */
 	if (!keep || !w.n || !w.out)
 		return 0;
 	if (w.end == SP_STACK_STOPPED) {
 		counter_bump(SP_CNT_STACK_STOPPED);
-		if (w.stop_kind == RULE_K_ANON)
+		if (w.stop_kind == RULE_K_ANON) {
 			counter_bump(SP_CNT_STACK_ANON);
-		else if (w.stop_kind == RULE_K_STALE)
+		} else if (w.stop_kind == RULE_K_STALE) {
 			counter_bump(SP_CNT_STACK_STALE);
+			res->cut = UNWIND_CUT_STACK;
+		}
 	}
 	w.out->n = w.n;
 	w.out->end = w.end;
@@ -508,6 +586,29 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 		}
 	}
 	res->stack_id = id;
+	return 0;
+}
+
+__noinline int unwind_rewalked(const struct unwind_result *first,
+				const struct unwind_result *again)
+{
+	const struct unwind_result *cancel;
+
+	if (!first || !again)
+		return -1;
+	cancel = again->cut ? again : first;
+	switch (cancel->cut) {
+	case UNWIND_CUT_LIBC:
+		counter_add(SP_CNT_UNWIND_STOPPED, -1ull);
+		counter_add(SP_CNT_STACK_STALE, -1ull);
+		break;
+	case UNWIND_CUT_STACK:
+		counter_add(SP_CNT_STACK_STOPPED, -1ull);
+		counter_add(SP_CNT_STACK_STALE, -1ull);
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 

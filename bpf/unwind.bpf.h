@@ -71,8 +71,15 @@
  * A module without CFI is walked by frame pointer (SP_MAP_F_FP).  Code in
  * no file (JIT, anonymous memory) stops the walk, counted: nothing there
  * says where its caller's frame is.  After an exec, until the loader has
- * read the new image, walks stop (counted as stale) instead of naming
- * new code with old rules.
+ * read the new image, the mapping array is stale: an address it does not
+ * place is looked up by its VMA's file (bpf_find_vma, then the files map
+ * of every file the loader has read), so libc and ld.so are walked in
+ * the new image at once and the call site is right; a frame in a file
+ * not read yet stops the walk (counted as stale), and the caller walks
+ * again when the wait ends (unwind_rewalked).  Rejected: stopping the
+ * target at the exec until the loader is done (a SIGSTOP its parent
+ * would see) and the mapping array alone (a new program's first waits
+ * landed in libc for 0.2-0.3 s).
  */
 #ifndef SYNCPROF_UNWIND_BPF_H
 #define SYNCPROF_UNWIND_BPF_H
@@ -163,6 +170,15 @@ typedef struct {
 	__array(values, struct proc_mappings_inner);
 } proc_mappings_map_t;
 extern proc_mappings_map_t proc_mappings SEC(".maps");
+
+/* Tables by file, for addresses no mapping array places (bpf/unwind.h). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct sp_file_key);
+	__type(value, struct sp_file_table);
+	__uint(max_entries, SP_UNWIND_MAX_FILES);
+} unwind_files_map_t;
+extern unwind_files_map_t unwind_files SEC(".maps");
 
 struct frame_cache_entry {
 	__u64 tag;		/* lookup address ^ rule ^ layout mix */
@@ -257,6 +273,14 @@ static __always_inline __u64 rule_make(__u32 kind, __s32 cfa_off,
 	       (__u64)rbp_rule << RULE_RBP_SHIFT;
 }
 
+/* Why a walk was cut short for a table not read yet (unwind_result.cut). */
+enum unwind_cut {
+	UNWIND_CUT_NONE = 0,
+	UNWIND_CUT_LIBC,	/* still in libc: counted as unwind stopped */
+	UNWIND_CUT_STACK,	/* the kept stack stopped: counted as such */
+	UNWIND_CUT_CALLSITE,	/* only the --skip search for the call site */
+};
+
 /* What a walk gives the program that ran it. */
 struct unwind_result {
 	__u64 callsite;		/* the first frame outside libc and --skip */
@@ -268,6 +292,9 @@ struct unwind_result {
 				   crossed before the call site: type + 1 */
 	__u16 whole_type;	/* the outermost one whose kind is the whole
 				   operation's (WRAPPER_F_WHOLE): type + 1 */
+	__u32 cut;		/* the walk stopped at a file whose table is
+				   not read yet: worth walking again when the
+				   wait ends (unwind_rewalked) */
 };
 
 /* unwind_user's flags. */
@@ -288,5 +315,14 @@ struct unwind_result {
  */
 int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 		struct unwind_result *res);
+
+/*
+ * A walk cut short (res->cut) done again when its wait ended, from the
+ * same frames: one of the two is cancelled from the counters (the first
+ * if the second went through, else the second), so each wait counts one
+ * walk.  0, or -1 when a result is NULL.
+ */
+int unwind_rewalked(const struct unwind_result *first,
+		    const struct unwind_result *again);
 
 #endif

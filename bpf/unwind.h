@@ -127,6 +127,36 @@ struct sp_mapping {
 	__u32 pad;
 };
 
+/*
+ * Tables by file (the files map: struct sp_file_key -> sp_file_table),
+ * for addresses the process's mapping array does not place yet: just
+ * after an exec or a dlopen, before the loader has read the new maps, or
+ * once the main thread has exited (its maps file is empty).  The walk
+ * finds the address's VMA itself (bpf_find_vma), and with it the file
+ * and the file offset; the loader puts every file it has read here, so
+ * libc, ld.so and every library read once are walked at once in a new
+ * image.  A file offset in [off_start, off_end) is the file virtual
+ * address offset + vaddr_delta (its executable segment's p_vaddr -
+ * p_offset).
+ */
+#define SP_UNWIND_MAX_FILES	4096
+
+struct sp_file_key {
+	__u64 ino;
+	__u32 dev;		/* the kernel's encoding: major << 20 | minor */
+	__u32 pad;
+};
+
+struct sp_file_table {
+	__u64 off_start;	/* the executable segment's file range */
+	__u64 off_end;
+	__s64 vaddr_delta;	/* file virtual address - file offset */
+	__u32 table;		/* unwind_tables slot, or SP_TABLE_NONE */
+	__u32 flags;		/* enum sp_mapping_flags */
+	__u32 n_rows;
+	__u32 pad;
+};
+
 /* How an interned stack ends beyond its last frame (user/unwind/stacktab.h). */
 enum sp_stack_end {
 	SP_STACK_COMPLETE = 0,	/* the thread's outermost frame */

@@ -5,12 +5,15 @@ line.  --build picks the build whose binaries, test programs and
 fixtures are tested (build/, or build-san/ for `make sanitize`).
 The integration tests run in --jobs processes (SYNCPROF_TEST_JOBS,
 default 2), a whole module to each as one ends; what fails beside the
-others runs again alone, and the report names it."""
+others runs again alone, and the closing lines name each test that
+passed only then.  --hogs N runs N busy loops beside them all (`make
+test-loaded`): the tests must hold on a machine whose CPUs are taken."""
 import argparse
 import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,14 +69,32 @@ class Result(unittest.TextTestResult):
 
 
 def integration_suite(pattern):
-    """pattern: one glob, or several separated by spaces."""
+    """The modules that match pattern: one glob, or several separated by
+    spaces or commas."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    here = os.path.join(ROOT, "tests", "integration")
     suite = unittest.TestSuite()
-    for one in pattern.split():
+    for one in re.split(r"[\s,]+", pattern.strip()):
         suite.addTests(unittest.defaultTestLoader.discover(
-            os.path.join(ROOT, "tests", "integration"), pattern=one,
-            top_level_dir=os.path.join(ROOT, "tests", "integration")))
+            here, pattern=one, top_level_dir=here))
     return suite
+
+
+def start_hogs(n):
+    """n busy loops at the tests' own priority, for the whole run."""
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+            for _ in range(n)]
+    if hogs:
+        print(f"{n} busy loops run beside the tests "
+              f"(PIDs {' '.join(str(h.pid) for h in hogs)})")
+        sys.stdout.flush()
+    return hogs
+
+
+def stop_hogs(hogs):
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
 
 
 def test_ids(suite):
@@ -120,16 +141,17 @@ def run_integration(build, pattern, jobs):
     """The integration tests in `jobs` processes at once (they mostly wait
     on their targets' sleeps), a module to each as one ends.  A test that
     fails under that load is run again alone, and counts as failed only if
-    it fails there too."""
+    it fails there too.  Returns (passed, failed, skipped, the names of
+    the tests that passed only alone)."""
     if os.geteuid() != 0:
         print("integration tests need root (BPF and uprobes); not run")
-        return 0, 1, 0
+        return 0, 1, 0, []
     os.environ["SYNCPROF_BUILD"] = os.path.abspath(build)
-    ids = list(test_ids(integration_suite(pattern)))
+    ids = list(dict.fromkeys(test_ids(integration_suite(pattern))))
     if jobs <= 1:
         passed, failed, skipped, times = run_ids(ids)
         print_slowest(times)
-        return passed, len(failed), skipped
+        return passed, len(failed), skipped, []
     passed = skipped = 0
     failed, times = [], []
     with tempfile.TemporaryDirectory(prefix="syncprof-tests.") as tmp:
@@ -170,13 +192,12 @@ def run_integration(build, pattern, jobs):
     print_slowest(times)
     # Only tests can run again: not a process or a fixture that broke.
     if not failed or any(f not in ids for f in failed):
-        return passed, len(failed), skipped
+        return passed, len(failed), skipped, []
     print(f"\n{len(failed)} failed beside other tests; each again, alone:")
     sys.stdout.flush()
     again, still, skipped_again, _ = run_ids(failed)
-    for name in sorted(set(failed) - set(still)):
-        print(f"  passed alone, failed under parallel load: {name}")
-    return passed + again, len(still), skipped + skipped_again
+    return (passed + again, len(still), skipped + skipped_again,
+            sorted(set(failed) - set(still)))
 
 
 def print_slowest(times):
@@ -189,10 +210,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build")
     parser.add_argument("--unit-only", action="store_true")
-    parser.add_argument("--pattern", default="test_*.py")
+    parser.add_argument("--no-unit", action="store_true",
+                        help="the integration tests only")
+    parser.add_argument("--pattern", default="test_*.py",
+                        help="integration modules: a glob, or globs "
+                        "separated by spaces or commas")
     parser.add_argument("--jobs", type=int,
                         default=int(os.environ.get("SYNCPROF_TEST_JOBS", "2")),
                         help="integration test processes at once")
+    parser.add_argument("--hogs", type=int,
+                        default=int(os.environ.get("SYNCPROF_TEST_HOGS", "0")),
+                        help="busy loops to run beside the tests")
     parser.add_argument("--shard", help=argparse.SUPPRESS)
     parser.add_argument("--summary", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -201,13 +229,31 @@ def main():
         with open(args.shard) as f:
             run_ids(f.read().split(), args.summary)
         return 0
-    up, uf, us = run_unit(args.build)
-    ip = ifail = iskip = 0
-    if not args.unit_only:
-        ip, ifail, iskip = run_integration(args.build, args.pattern,
-                                            args.jobs)
+    # Stopped from outside, the busy loops go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    hogs = start_hogs(args.hogs)
+    started = time.monotonic()
+    try:
+        up, uf, us = (0, 0, 0) if args.no_unit else run_unit(args.build)
+        ip = ifail = iskip = 0
+        alone = []
+        if not args.unit_only:
+            ip, ifail, iskip, alone = run_integration(args.build, args.pattern,
+                                                      args.jobs)
+    finally:
+        stop_hogs(hogs)
     passed, failed, skipped = up + ip, uf + ifail, us + iskip
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    # Fragile tests stay in sight: each that passed only alone, by name,
+    # right above the count.
+    if alone:
+        print(f"\npassed only when run again alone ({len(alone)}; they "
+              f"failed beside the other tests{' and the busy loops' if hogs else ''}):")
+        for name in alone:
+            print(f"  {name}")
+    busy = f" beside {len(hogs)} busy loops" if hogs else ""
+    print(f"{passed} passed, {failed} failed, {skipped} skipped, "
+          f"{len(alone)} passed only alone{busy} "
+          f"({time.monotonic() - started:.0f} s)")
     return 1 if failed or not passed else 0
 
 

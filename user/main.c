@@ -32,6 +32,7 @@
 #include "probes.h"
 #include "procset.h"
 #include "procspace.h"
+#include "readiness.h"
 #include "recording.h"
 #include "replay.h"
 #include "report.h"
@@ -618,7 +619,10 @@ static void session__live_start(struct session *s)
 
 /*
  * A library was loaded or unloaded, or the target exec'ed.  Names first:
- * a library dlopen'ed for a moment must be read before it is gone.
+ * a library dlopen'ed for a moment, or a program that runs for a moment
+ * after an exec, must be read before it is gone (tables first left a
+ * short program's rows unnamed); until its tables are read, its waits
+ * are walked by file (bpf/unwind.bpf.h) and walked again as they end.
  */
 static void session__modules_changed(struct session *s)
 {
@@ -1539,6 +1543,8 @@ int main(int argc, char **argv)
 		pr_info("profiling PID %d (%s)%s%s", (int)target__pid(s.target),
 			target__comm(s.target), session__others(&s),
 			opts.duration_s > 0 ? "" : "; Ctrl-C to stop");
+	if (!target_gone)
+		readiness__announce(opts.ready_fd, target__pid(s.target));
 	if (opts.format == FORMAT_CSV)
 		format__csv_header(s.out);
 	if (s.states_csv)

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "options.h"
 #include "report.h"
+#include "readiness.h"
 
 #define SYNCPROF_VERSION "0.2"
 
@@ -42,6 +43,7 @@ enum {
 	OPT_MIN_WAIT,
 	OPT_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_READY_FD,
 	OPT_OFF_CPU,
 };
 
@@ -208,6 +210,10 @@ static const struct argp_option option_table[] = {
 	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 6 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
 	  "Keep the probes' own time (~us) in every measured call", 6 },
+	{ "ready-fd", OPT_READY_FD, "FD", 0,
+	  "Once attached (every probe in place, a launched COMMAND let go), "
+	  "write 'ready PID' and a newline to file descriptor FD and close it: "
+	  "a script waits for that, not for a fixed time", 6 },
 	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 6 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -633,6 +639,16 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
 			       arg);
 		break;
+	case OPT_READY_FD:
+		err = parse_uint("--ready-fd", arg, 0, INT_MAX, &n);
+		if (!err && readiness__claim((int)n)) {
+			pr_err("invalid --ready-fd '%s': not a file descriptor "
+			       "open for writing", arg);
+			err = -EINVAL;
+		}
+		if (!err)
+			opts->ready_fd = (int)n;
+		break;
 	case 'v':
 		opts->verbosity++;
 		break;
@@ -730,6 +746,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.mode = MODE_CONTENDED,
 		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
 		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
+		.ready_fd = -1,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
 	char **args = calloc((size_t)argc + 1, sizeof(*args));

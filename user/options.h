@@ -95,6 +95,7 @@ struct options {
 	bool states;		/* where each thread's time went */
 	bool group_threads;	/* --states: one entry per thread name */
 	const char *states_csv;	/* --states: CSV lines to this file */
+	int ready_fd;		/* --ready-fd: "ready PID" once attached; or -1 */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
 };

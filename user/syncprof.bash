@@ -45,7 +45,7 @@ _syncprof()
 		return ;;
 	-o|--output|--chrome|--states-csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object) return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object|--ready-fd) return ;;
 	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1s" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -20,6 +20,12 @@ SYNCPROF = (os.path.join(BUILD, "syncprof")
 WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
 STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 
+# How long the tests wait for anything they start (syncprof, a target, a
+# tool) before calling it a hang.  Only a hang reaches it: beside four busy
+# loops and other builds (load 20 on 2 CPUs) one launch took over 60 s, and
+# syncprof's loop stalled 23 s once.  Lower it to find hangs faster.
+HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "600"))
+
 # Uprobe round trips are slow here (~20 us): keep call counts small and
 # waits long, so the per-call probe cost stays well inside the tolerance.
 TOLERANCE = 0.03
@@ -48,6 +54,22 @@ class Run:
         self.stdout = stdout
         self.stderr = stderr
         self.reports = reports
+
+
+def read_line(fd, timeout):
+    """One line from a pipe, within timeout seconds; '' at end-of-file or
+    the deadline."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 256)
+        if not chunk:
+            break
+        got += chunk
+    return got.decode(errors="replace")
 
 
 def parse_reports(text):
@@ -83,7 +105,7 @@ class SyncprofTestCase(unittest.TestCase):
         with open(self.path(name)) as f:
             return json.load(f)
 
-    def launch(self, syncprof_args, command, timeout=60):
+    def launch(self, syncprof_args, command, timeout=HANG_S):
         """syncprof [args] --format json -o FILE -- command"""
         out = self.path("report.json")
         proc = subprocess.run(
@@ -106,19 +128,56 @@ class SyncprofTestCase(unittest.TestCase):
         self.assertTrue(line.startswith("ready "), f"target said {line!r}")
         return proc
 
-    def start_syncprof(self, args):
-        """syncprof -v --format json -o FILE args; returns once it attached."""
+    def wait_done(self, target):
+        """A --wait-end target's 'done PID': its work is over, its truth
+        written, and it waits for go() to exit."""
+        line = target.stdout.readline()
+        self.assertTrue(line.startswith("done "), f"target said {line!r}")
+
+    def start_syncprof(self, args, command=None):
+        """syncprof -v --format json -o FILE args [-- command]; returns
+        once it is attached (and a launched command let go), with
+        proc.target_pid the profiled process (the launched command's)."""
         out = self.path("report.json")
-        proc = subprocess.Popen([SYNCPROF, "-v", "--format", "json", "-o", out,
-                                 *with_mode(args)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        self.children.append(proc)
-        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
+        argv = [SYNCPROF, "-v", "--format", "json", "-o", out,
+                *with_mode(args)]
+        if command:
+            argv += ["--", *command]
+        proc = self.popen_ready(argv)
         proc.report_path = out
         return proc
 
-    def read_stderr_until(self, proc, needle, what, timeout=30):
+    def popen_ready(self, argv, timeout=HANG_S, **popen_args):
+        """Starts syncprof (argv[0]) with --ready-fd on a pipe and waits
+        for its 'ready PID' line: the one way the tests know it attached,
+        in every mode.  Never a fixed sleep: a loaded machine attaches
+        late.  End-of-file (syncprof ended without attaching) or the
+        deadline, meant only to end a hang, fails the test with
+        syncprof's stderr.  Returns the process, stdout and stderr piped
+        unless popen_args say otherwise; proc.target_pid is the PID in
+        the line."""
+        read_end, write_end = os.pipe()
+        popen_args.setdefault("stdout", subprocess.PIPE)
+        popen_args.setdefault("stderr", subprocess.PIPE)
+        try:
+            proc = subprocess.Popen(
+                [argv[0], "--ready-fd", str(write_end), *argv[1:]],
+                pass_fds=(write_end,), text=True, **popen_args)
+        finally:
+            os.close(write_end)
+        self.children.append(proc)
+        try:
+            line = read_line(read_end, timeout)
+        finally:
+            os.close(read_end)
+        if not line.startswith("ready "):
+            proc.kill()
+            stderr = proc.stderr.read() if proc.stderr else ""
+            self.fail(f"syncprof did not attach ({line!r}): {stderr}")
+        proc.target_pid = int(line.split()[1])
+        return proc
+
+    def read_stderr_until(self, proc, needle, what, timeout=HANG_S):
         """proc's stderr up to the end of the line that holds needle; the
         rest stays for finish_syncprof.  Reads the pipe itself: select()
         cannot see lines a buffered reader has already taken in."""
@@ -139,7 +198,7 @@ class SyncprofTestCase(unittest.TestCase):
         proc.unread_stderr = seen[end:].decode(errors="replace")
         return seen[:end].decode(errors="replace")
 
-    def finish_syncprof(self, proc, timeout=60):
+    def finish_syncprof(self, proc, timeout=HANG_S):
         stdout, stderr = proc.communicate(timeout=timeout)
         stderr = getattr(proc, "unread_stderr", "") + stderr
         return Run(proc.returncode, stdout, stderr,
@@ -153,7 +212,7 @@ class SyncprofTestCase(unittest.TestCase):
         its end, and returns syncprof's finished run."""
         prof = self.start_syncprof(["--pid", str(target.pid), *args])
         self.go(target)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         return run

@@ -5,10 +5,11 @@ import shutil
 import subprocess
 import time
 
-from harness import BUILD, STATIC_SPIN, SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import (BUILD, HANG_S, STATIC_SPIN, SYNCPROF, WORKLOAD,
+                     SyncprofTestCase)
 
 
-def syncprof(*args, timeout=60, **kw):
+def syncprof(*args, timeout=HANG_S, **kw):
     return subprocess.run([SYNCPROF, *args], capture_output=True, text=True,
                           timeout=timeout, **kw)
 
@@ -48,7 +49,7 @@ class BadInput(SyncprofTestCase):
     def test_pid_that_has_exited(self):
         zombie = subprocess.Popen(["true"])
         self.children.append(zombie)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_S
         while process_state(zombie.pid) != "Z":
             self.assertLess(time.monotonic(), deadline)
             time.sleep(0.01)
@@ -67,10 +68,10 @@ class BadInput(SyncprofTestCase):
         proc = subprocess.run(
             [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
              "--inh-caps=-all", SYNCPROF, "--pid", str(target.pid)],
-            capture_output=True, text=True, timeout=30)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertFails(proc, "permission denied")
         self.go(target)
-        self.assertEqual(target.wait(timeout=30), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
 
     def test_static_target_launched(self):
         proc = syncprof("--", STATIC_SPIN, "1")
@@ -85,6 +86,16 @@ class BadInput(SyncprofTestCase):
     def test_command_that_does_not_exist(self):
         self.assertFails(syncprof("--", "/nonexistent/program"),
                          "cannot run '/nonexistent/program': No such file")
+
+    def test_ready_fd_that_is_not_open_for_writing(self):
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        self.addCleanup(os.close, write_end)
+        for fd in ("99", str(read_end), "-1", "x"):
+            with self.subTest(fd=fd):
+                proc = syncprof("--ready-fd", fd, "--", "true",
+                                pass_fds=(read_end, write_end))
+                self.assertFails(proc, f"invalid --ready-fd '{fd}'", code=2)
 
     def test_unknown_flag(self):
         proc = syncprof("--frobnicate", "--pid", "1")
@@ -113,10 +124,12 @@ class BadInput(SyncprofTestCase):
                         self.assertIn(word, proc.stderr)
 
     def test_a_thread_id_is_widened_to_its_process(self):
-        target = subprocess.Popen([os.path.join(BUILD, "tests/targets/demo"), "2", "20"],
+        # Runs until the cleanup kills it: however long the attach takes,
+        # the target outlives syncprof.
+        target = subprocess.Popen([os.path.join(BUILD, "tests/targets/demo"), "2"],
                                   stdout=subprocess.DEVNULL)
         self.children.append(target)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_S
         tids = []
         while not tids:
             self.assertLess(time.monotonic(), deadline, "demo started no thread")

@@ -4,7 +4,7 @@ syncprof charges to each release line must be the waits the target says
 that release ended."""
 import subprocess
 
-from harness import SYNCPROF
+from harness import HANG_S, SYNCPROF
 from test_waits import RELEASER, ReleaserTestCase, marker_line
 
 TOLERANCE = 0.03
@@ -120,7 +120,7 @@ class Blame(ReleaserTestCase):
     def test_table_has_a_section_of_release_sites(self):
         proc = subprocess.run(
             [SYNCPROF, "--blame", "--", RELEASER, "two", "--iters", "6"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         title = next(i for i, l in enumerate(lines) if l.startswith("Who made them wait"))

@@ -4,9 +4,16 @@ whose CPUs are taken by busy loops."""
 import subprocess
 import time
 
-from harness import SyncprofTestCase
+from harness import HANG_S, SyncprofTestCase
 
 HOGS = 6    # busy loops, on a 2-CPU machine
+
+
+def cpu_ticks(pid):
+    """utime + stime of process pid, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 class Calibration(SyncprofTestCase):
@@ -15,15 +22,22 @@ class Calibration(SyncprofTestCase):
         """calibration_site_ns of a short full-mode run."""
         run = self.launch(["--top", "0", *args], self.workload_cmd(
             "mutex", "--threads", "1", "--iters", "2", "--hold-us", "100"),
-            timeout=240)
+            timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         return run.reports[-1]["calibration_site_ns"], run.stderr
 
     def start_hogs(self):
+        """Returns once every loop has run: CPU time on its clock."""
+        hogs = []
         for _ in range(HOGS):
             hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])
             self.children.append(hog)
-        time.sleep(0.5)
+            hogs.append(hog)
+        deadline = time.monotonic() + HANG_S
+        for hog in hogs:
+            while cpu_ticks(hog.pid) == 0:
+                self.assertLess(time.monotonic(), deadline, "a loop never ran")
+                time.sleep(0.01)
 
     def test_each_kind_of_site_is_measured(self):
         quiet, _ = self.figures()

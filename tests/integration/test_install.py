@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import ROOT, SYNCPROF
+from harness import HANG_S, ROOT, SYNCPROF
 
 
 def long_options(text):
@@ -38,7 +38,7 @@ class Install(unittest.TestCase):
             self.installed("/usr/share/bash-completion/completions/syncprof")))
         proc = subprocess.run(["make", "-s", "--no-print-directory", "uninstall",
                                f"DESTDIR={self.dest}", "PREFIX=/usr"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+                              cwd=ROOT, capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertFalse(os.path.exists(binary))
         self.assertFalse(os.path.exists(self.installed("/usr/share/man/man8/syncprof.8")))
@@ -47,7 +47,7 @@ class Install(unittest.TestCase):
         page = self.installed("/usr/share/man/man8/syncprof.8")
         env = dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="0")
         proc = subprocess.run(["man", "-l", page], capture_output=True, text=True,
-                              env=env, timeout=60)
+                              env=env, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertNotIn("warning", proc.stderr)
         text = re.sub(r".\x08", "", proc.stdout)  # overstrike, if any
@@ -75,7 +75,7 @@ class Install(unittest.TestCase):
                  f'source "{script}" && complete -p syncprof >/dev/null && '
                  f'COMP_WORDS=({line}) && COMP_CWORD=$(({len(words)} - 1)) && '
                  f'_syncprof && printf "%s\\n" "${{COMPREPLY[@]}}"'],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=HANG_S)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             return proc.stdout.split()
 

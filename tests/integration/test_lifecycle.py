@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from harness import SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import HANG_S, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 
 def libc_path(pid):
@@ -89,11 +89,11 @@ class Lifecycle(SyncprofTestCase):
 
         command = ["grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]
         alone = subprocess.run(command, capture_output=True, text=True,
-                               preexec_fn=caller_state, timeout=30)
+                               preexec_fn=caller_state, timeout=HANG_S)
         profiled = subprocess.run(
             [SYNCPROF, "--mode", "contended", "-o", self.path("report.txt"),
              "--", *command], capture_output=True, text=True,
-            preexec_fn=caller_state, timeout=60)
+            preexec_fn=caller_state, timeout=HANG_S)
         self.assertEqual(profiled.returncode, 0, profiled.stderr)
         blocked = int(re.search(r"SigBlk:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
         ignored = int(re.search(r"SigIgn:\s*([0-9a-f]+)", alone.stdout).group(1), 16)
@@ -111,7 +111,7 @@ class Lifecycle(SyncprofTestCase):
         self.go(target)     # locking already while syncprof attaches
         prof = self.start_syncprof(["--pid", str(target.pid), "--interval",
                                     "0.2", "--top", "0"])
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
@@ -145,8 +145,8 @@ class Lifecycle(SyncprofTestCase):
                 time.sleep(delay)
                 self.go(target)     # ~25 ms of locking, then it exits
                 # Reaped after: a zombie still says it exited.
-                stdout, stderr = prof.communicate(timeout=60)
-                target.wait(timeout=60)
+                stdout, stderr = prof.communicate(timeout=HANG_S)
+                target.wait(timeout=HANG_S)
                 self.assertIn("exited", stderr)
                 self.assertNotIn("cannot", stderr)
                 reports = self._read_reports(out)
@@ -162,6 +162,49 @@ class Lifecycle(SyncprofTestCase):
                 rows = self.rows_for(report, truth["object"])
                 self.assertLessEqual(self.total(rows, "count"), inside)
 
+    def test_ready_fd_is_written_once_the_probes_are_in(self):
+        """--ready-fd: 'ready PID' when every probe is in place (a full
+        mode uprobe shows in libc's text), and the pipe closed."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "5", "--wait-signal"))
+        offset = func_file_offset(f"/proc/{target.pid}/root{libc_path(target.pid)}",
+                                  "pthread_mutex_lock")
+        clean, _ = libc_text(target.pid, offset)
+        prof = self.start_syncprof(["--pid", str(target.pid)])
+        self.assertEqual(prof.target_pid, target.pid)
+        probed, _ = libc_text(target.pid, offset)
+        self.assertNotEqual(probed, clean, "ready before the probes were in")
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(self.total(self.rows_for(
+            run.reports[-1], self.truth()["object"]), "count"), 10)
+
+    def test_ready_fd_names_the_launched_command_and_stays_out_of_it(self):
+        """Launch mode: the PID is the command's (syncprof's child), and
+        the command does not inherit the descriptor: a reader would
+        otherwise see end-of-file at the command's end, not syncprof's."""
+        prof = self.start_syncprof(["--mode", "contended"], ["sleep", "600"])
+        with open(f"/proc/{prof.target_pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        self.assertEqual(ppid, prof.pid, "the command is syncprof's child")
+        os.kill(prof.target_pid, signal.SIGKILL)
+        self.assertEqual(self.finish_syncprof(prof).returncode,
+                         128 + signal.SIGKILL)
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        pipe = f"pipe:[{os.fstat(write_end).st_ino}]"
+        proc = subprocess.run(
+            [SYNCPROF, "--ready-fd", str(write_end), "-o", self.path("r.json"),
+             "--", "sh", "-c", "for fd in /proc/$$/fd/*; do readlink $fd; done; true"],
+            pass_fds=(write_end,), capture_output=True, text=True, timeout=HANG_S)
+        os.close(write_end)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("/dev/null", proc.stdout + "/dev/null")
+        self.assertNotIn(pipe, proc.stdout)
+        self.assertEqual(os.read(read_end, 100).decode().split()[0], "ready")
+
     def test_launch_of_a_killed_command_exits_128_plus_signal(self):
         run = self.launch([], ["sh", "-c", "kill -SEGV $$"])
         self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stderr)
@@ -172,7 +215,7 @@ class Lifecycle(SyncprofTestCase):
         its window ended; a window without waits is that line alone."""
         start = datetime.datetime.now(datetime.timezone.utc)
         proc = subprocess.run([SYNCPROF, "--interval", "0.3", "--", "sleep", "1.2"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         end = datetime.datetime.now(datetime.timezone.utc)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
@@ -234,13 +277,15 @@ class Lifecycle(SyncprofTestCase):
         target = self.start_waiting_target(self.workload_cmd(
             "mutex", "--threads", "2", "--iters", "20", "--hold-us", "2000",
             "--wait-signal"))
-        prof = self.start_syncprof(["--pid", str(target.pid), "--duration", "120"])
-        started = time.monotonic()
+        prof = self.start_syncprof(["--pid", str(target.pid), "--duration", "600"])
         self.go(target)
-        target.wait(timeout=60)
-        run = self.finish_syncprof(prof, timeout=30)
-        self.assertLess(time.monotonic() - started, 20)
+        target.wait(timeout=HANG_S)
+        run = self.finish_syncprof(prof, timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
+        # Ended by the exit, not the duration (a wall-clock bound would
+        # be load's to break).
+        self.assertIn(f"PID {target.pid} exited", run.stderr)
+        self.assertLess(run.reports[-1]["elapsed_s"], 600)
         truth = self.truth()
         rows = self.rows_for(run.reports[-1], truth["object"])
         self.assertEqual(self.total(rows, "count"), truth["count"])
@@ -248,30 +293,37 @@ class Lifecycle(SyncprofTestCase):
     def test_duration_ends_the_run_and_the_target_goes_on(self):
         target = self.start_waiting_target(self.workload_cmd(
             "mutex", "--threads", "2", "--iters", "800", "--hold-us", "2000",
-            "--wait-signal"))
+            "--wait-signal", "--wait-end"))
         prof = self.start_syncprof(["--pid", str(target.pid), "--duration", "0.5"])
         self.go(target)
-        run = self.finish_syncprof(prof, timeout=30)
+        run = self.finish_syncprof(prof, timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIsNone(target.poll(), "the target outlives syncprof")
+        self.assertNotIn("exited", run.stderr, "ended by the duration")
         self.assertEqual(len(run.reports), 1)
         self.assertGreater(run.reports[0]["elapsed_s"], 0.4)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.wait_done(target)
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         self.assertEqual(self.truth()["count"], 1600)
 
     def _stop_with(self, sig):
         target = self.start_waiting_target(self.workload_cmd(
             "mutex", "--threads", "2", "--iters", "300", "--hold-us", "2000",
-            "--wait-signal"))
+            "--wait-signal", "--wait-end"))
         prof = self.start_syncprof(["--pid", str(target.pid)])
         self.go(target)
-        time.sleep(0.5)
+        # The signal comes while the target lives, after its calls.
+        self.wait_done(target)
         prof.send_signal(sig)
-        run = self.finish_syncprof(prof, timeout=30)
+        run = self.finish_syncprof(prof, timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("stopping on signal", run.stderr)
         self.assertEqual(len(run.reports), 1, "a final report")
-        self.assertTrue(run.reports[0]["rows"])
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(self.total(self.rows_for(
+            run.reports[0], self.truth()["object"]), "count"), 600)
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         self.assertEqual(self.truth()["count"], 600)
 
     def test_sigint_prints_a_final_report(self):
@@ -290,23 +342,23 @@ class Lifecycle(SyncprofTestCase):
         prof = self.start_syncprof(["--pid", str(target.pid)])
         probed, _ = libc_text(target.pid, offset)
         self.assertNotEqual(probed, clean, "a live uprobe shows in memory")
-        self.go(target)
-        time.sleep(0.3)
+        self.go(target)     # killed as the threads start to lock
         prof.kill()
         prof.wait()
-        # The target runs ~7 s; the probes must be gone well before.
-        deadline = time.monotonic() + 5
+        # The target runs 6 s at least; the probes go while it runs.
+        deadline = time.monotonic() + HANG_S
         while libc_text(target.pid, offset)[0] != clean:
+            self.assertIsNone(target.poll(), "probe left behind to the end")
             self.assertLess(time.monotonic(), deadline, "probe left behind")
             time.sleep(0.05)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         truth = self.truth()
         self.assertEqual(truth["count"], 3000, "every lock call completed")
 
     def test_table_is_the_default_output(self):
         proc = subprocess.run(
             [SYNCPROF, "--mode", "full", "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
-             "--hold-us", "1000"], capture_output=True, text=True, timeout=60)
+             "--hold-us", "1000"], capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
@@ -332,7 +384,7 @@ class Lifecycle(SyncprofTestCase):
         proc = subprocess.run(
             [SYNCPROF, "--mode", "full", "--format", "csv", "--", WORKLOAD, "heap", "--threads", "1",
              "--iters", "2", "--objects", "3", "--hold-us", "100"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         rows = list(csv.DictReader(io.StringIO(proc.stdout)))
         heap = [r for r in rows if r["objects"] == "3"]

@@ -11,10 +11,12 @@ import signal
 import subprocess
 import time
 
-from harness import BUILD, SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import BUILD, HANG_S, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 DEMO = os.path.join(BUILD, "tests", "targets", "demo")
-TIMEOUT = 40
+# A deadline for what the screen must come to show; only a hang reaches
+# it (a loaded machine stalled syncprof's loop for 23 s once).
+TIMEOUT = HANG_S
 _sockets = itertools.count()
 
 # Average is '-' for a row without a count (sorted as a mean of 0).
@@ -105,7 +107,7 @@ class Tmux:
 
     def run(self, *args, check=True):
         proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, timeout=20)
+                              capture_output=True, text=True, timeout=HANG_S)
         if check and proc.returncode:
             raise AssertionError(f"tmux {args}: {proc.stderr}")
         return proc.stdout
@@ -440,7 +442,7 @@ class Live(SyncprofTestCase):
         # At 0.2 s the screen moves on quickly.
         first = self.stable(tmux).status.group(1)
         self.wait_for(tmux, lambda s: s.status.group(1) != first, "refreshes",
-                      timeout=10)
+                      timeout=HANG_S)
 
     def test_resize_relayouts(self):
         target = self.start_mutex_target()
@@ -685,7 +687,7 @@ class Live(SyncprofTestCase):
         tmux = self.start_live(target.pid, "-v")
         self.go(target)
         screen, code = self.wait_exit(tmux)
-        self.assertEqual(target.wait(timeout=10), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         self.assertCleanExit(tmux, screen, code)
         self.assertIn(f"PID {target.pid} exited", screen.text)
         self.assertEqual(len(self.big_lock_rows(screen)), 1, screen.text)
@@ -709,7 +711,7 @@ class Live(SyncprofTestCase):
         run = subprocess.run([SYNCPROF, "--mode", "full", "--interval", "0.5", "--duration", "2.2",
                               "--pid", str(target.pid)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, timeout=60)
+                             text=True, timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertNotIn("\x1b", run.stdout)
         summaries = [l for l in run.stdout.splitlines() if SUMMARY.match(l)]

@@ -8,7 +8,7 @@ import json
 import os
 import re
 
-from harness import BUILD, ROOT, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SyncprofTestCase
 
 PROCS = os.path.join(BUILD, "tests", "targets", "procs")
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
@@ -174,8 +174,8 @@ class Processes(SyncprofTestCase):
                                     *(["--per-process"] if per_process else [])])
         self.go(a)
         self.go(b)
-        self.assertEqual(a.wait(timeout=60), 0)
-        self.assertEqual(b.wait(timeout=60), 0)
+        self.assertEqual(a.wait(timeout=HANG_S), 0)
+        self.assertEqual(b.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         truths = []
         for path in (truth_a, truth_b):
@@ -220,7 +220,7 @@ class Processes(SyncprofTestCase):
         prof = self.start_syncprof(["--pid", str(target.pid), "--mode",
                                     "contended"])
         self.go(target)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         report = self.the_report(run)
         self.assertEqual(report["rows"], [])

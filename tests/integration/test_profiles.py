@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, with_mode
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, with_mode
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 CXXLOCK = os.path.join(BUILD, "tests", "targets", "cxxlock")
@@ -96,7 +96,7 @@ class Profile:
 
     def pprof(self, *args):
         proc = subprocess.run([GO, "tool", "pprof", *args, self.path],
-                              capture_output=True, text=True, timeout=120,
+                              capture_output=True, text=True, timeout=HANG_S,
                               env=self.env)
         if proc.returncode:
             raise AssertionError(f"go tool pprof {args}: {proc.stderr}")
@@ -120,7 +120,7 @@ class Profiles(SyncprofTestCase):
         out = self.path(f"profile.{fmt}")
         proc = subprocess.run([SYNCPROF, "--format", fmt, "-o", out,
                                *with_mode(args), "--", *command],
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return out
 
@@ -225,7 +225,7 @@ class Profiles(SyncprofTestCase):
 
     def test_pprof_needs_an_output_file(self):
         proc = subprocess.run([SYNCPROF, "--format", "pprof", "--", "true"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("-o FILE", proc.stderr)
         self.assertEqual(proc.stdout, "")
@@ -348,7 +348,7 @@ class StackProfiles(SyncprofTestCase):
         proc = subprocess.run(
             [SYNCPROF, "--mode", "contended", "--stack-depth", "32", "-g",
              "-o", self.path("table.txt"), "--", *self.workload()],
-            capture_output=True, text=True, timeout=120)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(self.path("table.txt")) as f:
             lines = f.read().splitlines()

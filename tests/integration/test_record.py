@@ -12,7 +12,7 @@ import subprocess
 import time
 import unittest
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 SOURCE = os.path.join(ROOT, "tests", "targets", "blocking.c")
@@ -33,7 +33,7 @@ def marker_line(name):
 
 def uftrace(*args):
     proc = subprocess.run([UFTRACE, *args], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=HANG_S)
     if proc.returncode:
         raise AssertionError(f"uftrace {args}: {proc.returncode}\n{proc.stderr}")
     return proc.stdout
@@ -84,7 +84,7 @@ class Record(SyncprofTestCase):
 
     def replay(self, *args):
         proc = subprocess.run([SYNCPROF, "--replay", self.dir, *args],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return proc.stdout
 
@@ -211,12 +211,12 @@ class Record(SyncprofTestCase):
 
         def tmux(*args):
             return subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", *args],
-                                  capture_output=True, text=True, timeout=20).stdout
+                                  capture_output=True, text=True, timeout=HANG_S).stdout
 
         tmux("new-session", "-d", "-x", "150", "-y", "30",
              f"{UFTRACE} tui -d {self.dir}")
         self.addCleanup(tmux, "kill-server")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + HANG_S
         screen = ""
         while time.monotonic() < deadline:
             screen = tmux("capture-pane", "-p")
@@ -312,14 +312,17 @@ class Record(SyncprofTestCase):
             ["--mode", "contended", "--interval", "0.25"], "-N", "0",
             target=[BLOCKING, "condvar", "--iters", "12", "--hold-us", "40000",
                     "--truth", self.path("truth.json")])
-        self.assertGreater(len(reports), 2)
+        # An interval's report and the final one at least: a loaded machine
+        # can hold syncprof's loop past several 0.25 s windows of this
+        # ~0.5 s run (it stalled 23 s once beside busy loops and builds).
+        self.assertGreaterEqual(len(reports), 2)
 
     def test_replay_equals_live_table(self):
         out = self.path("table.txt")
         proc = subprocess.run(
             [SYNCPROF, "--mode", "contended", "--record", self.dir, "-o", out,
              "--", BLOCKING, "mutex", "--iters", "4", "--hold-us", "20000"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             live = f.read()
@@ -367,7 +370,7 @@ class Record(SyncprofTestCase):
             f.write("mine\n")
         proc = subprocess.run([SYNCPROF, "--record", self.dir, "--", BLOCKING,
                                "mutex", "--iters", "1", "--hold-us", "1000"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 1)
         self.assertIn("is not empty", proc.stderr)
         self.assertEqual(os.listdir(self.dir), ["notes.txt"])
@@ -425,7 +428,7 @@ class Record(SyncprofTestCase):
         for args, code, message in cases:
             with self.subTest(args=args):
                 proc = subprocess.run([SYNCPROF, *args], capture_output=True,
-                                      text=True, timeout=30)
+                                      text=True, timeout=HANG_S)
                 self.assertEqual(proc.returncode, code, proc.stderr)
                 self.assertIn(message, proc.stderr)
 

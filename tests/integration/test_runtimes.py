@@ -11,7 +11,8 @@ import shutil
 import subprocess
 import time
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, parse_reports
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
+                     parse_reports)
 
 TARGETS = os.path.join(BUILD, "tests", "targets")
 SOURCES = os.path.join(ROOT, "tests", "targets")
@@ -152,6 +153,40 @@ class Runtimes(SyncprofTestCase):
         self.assertPath(bql, truth, "bql", "mutex", "qemu_global_mutex")
         halt = self.row_at(report, "qemulocks.c", "halt")
         self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+
+    def check_qsp(self, report, truth, calls):
+        bql = self.row_at(report, "qemulocks.c", "bql")
+        self.assertEqual(bql["callsite"]["function"], "vcpu_loop")
+        self.assertPath(bql, truth, "bql", "mutex", "qemu_global_mutex")
+        halt = self.row_at(report, "qemulocks.c", "halt")
+        self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+        if calls:
+            ram = self.row_at(report, "qemulocks.c", "ram")
+            self.assertEqual(ram["object_symbol"], "ram_lock")
+            self.assertEqual(ram["count"], truth["paths"]["ram"]["count"])
+            self.assertEqual(ram["count"], calls)
+        for row in report["rows"]:
+            self.assertFalse(row["callsite"]["function"].startswith("qsp_"), row)
+
+    def test_qsp_wrappers_are_built_in(self):
+        """QEMU with `sync-profile on`: QSP's wrappers stand between the
+        caller and qemu_mutex_lock_impl; the rows stay at the callers'
+        lines in contended mode, and full mode with --skip on them (a
+        two-level wrapper) counts every call."""
+        report, truth, _ = self.run_target("qemulocks", target_args=("--qsp",))
+        self.check_qsp(report, truth, 0)
+        calls = 2000
+        for extra in ((), ("--skip", "qsp_*")):
+            with self.subTest(skip=extra):
+                run = self.launch(["--mode", "full", "--top", "0", *extra],
+                                  [os.path.join(TARGETS, "qemulocks"), "--iters",
+                                   str(ITERS), "--hold-us", "3000", "--qsp",
+                                   "--calls", str(calls),
+                                   "--truth", self.path("truth.json")])
+                self.assertEqual(run.returncode, 0, run.stderr)
+                report = run.reports[-1]
+                self.assertEqual(report["dropped"], 0)
+                self.check_qsp(report, self.truth(), calls)
 
 
 GO_SOURCE = """package main
@@ -338,7 +373,7 @@ class Notices(SyncprofTestCase):
             [SYNCPROF, "--mode", "contended", "--format", "json", "-o", out, "--",
              os.path.join(TARGETS, "qemulocks"), "--iters", "2"],
             env=dict(os.environ, LD_PRELOAD=library), capture_output=True,
-            text=True, timeout=60)
+            text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             reports = parse_reports(f.read())
@@ -371,7 +406,7 @@ class DebianQemu(SyncprofTestCase):
         proc = subprocess.run([SYNCPROF, "--mode", "contended", "--top", "0",
                                "--duration", "3", "--format", "json", "-o", out,
                                "--pid", str(vm.pid), *args],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             [report] = parse_reports(f.read())

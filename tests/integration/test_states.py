@@ -11,7 +11,7 @@ import csv
 import os
 import subprocess
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
 
 STATES = os.path.join(BUILD, "tests", "targets", "states")
 TOLERANCE = 0.05
@@ -231,7 +231,7 @@ class States(SyncprofTestCase):
         proc = subprocess.run(
             [SYNCPROF, "--states", "--group-threads", "-o", out, "--",
              *self.states_cmd("spin", "--threads", "3", "--spin-ms", "200")],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(out) as f:
             text = f.read()
@@ -241,6 +241,6 @@ class States(SyncprofTestCase):
 
     def test_states_csv_needs_its_own_file_with_format_csv(self):
         proc = subprocess.run([SYNCPROF, "--states", "--format", "csv", "--",
-                               "true"], capture_output=True, text=True, timeout=30)
+                               "true"], capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--states-csv", proc.stderr)

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 
-from harness import BUILD, ROOT, SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 TARGETS = os.path.join(ROOT, "tests", "targets")
 CXXLOCK = os.path.join(BUILD, "tests", "targets", "cxxlock")
@@ -118,7 +118,7 @@ class Symbols(SyncprofTestCase):
     def test_table_shows_names_and_short_lines(self):
         proc = subprocess.run(
             [SYNCPROF, "--mode", "full", "--", WORKLOAD, "mutex", "--threads", "2", "--iters", "5",
-             "--hold-us", "500"], capture_output=True, text=True, timeout=60)
+             "--hold-us", "500"], capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         line = marker_line("workload.c", "timed_lock")
         self.assertRegex(proc.stdout, rf"\nmutex +big_lock  workload\.c:{line} +"
@@ -126,12 +126,12 @@ class Symbols(SyncprofTestCase):
         both = subprocess.run(
             [SYNCPROF, "--mode", "full", "--callsite", "both", "--", WORKLOAD, "mutex", "--threads",
              "1", "--iters", "2", "--hold-us", "100"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertIn(f"timed_lock (workload.c:{line})", both.stdout)
         func = subprocess.run(
             [SYNCPROF, "--mode", "full", "--callsite", "func", "--", WORKLOAD, "mutex", "--threads",
              "1", "--iters", "2", "--hold-us", "100"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertRegex(func.stdout, r"big_lock  timed_lock\+0x[0-9a-f]+ ")
 
     def test_module_paths_name_the_file_byte_for_byte(self):
@@ -152,7 +152,7 @@ class Symbols(SyncprofTestCase):
         csv_out = self.path("report.csv")
         proc = subprocess.run([SYNCPROF, "--mode", "full", "--format", "csv",
                                "-o", csv_out, "--", *cmd],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(csv_out, newline="", errors="surrogateescape") as f:
             modules = {r["module"] for r in csv.DictReader(f)}

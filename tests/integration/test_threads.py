@@ -3,9 +3,8 @@ before the others."""
 import os
 import re
 import signal
-import subprocess
 
-from harness import SYNCPROF, SyncprofTestCase
+from harness import HANG_S, SyncprofTestCase
 
 
 def link_types(pid):
@@ -28,8 +27,8 @@ class MainThreadExit(SyncprofTestCase):
     drops probes attached through the main thread, so syncprof attaches
     them again through a live one and says so."""
 
-    def wait_for_stderr(self, proc, needle, seen=""):
-        return seen + self.read_stderr_until(
+    def wait_for_stderr(self, proc, needle):
+        return self.read_stderr_until(
             proc, needle, f"syncprof never said {needle!r}")
 
     def check_counts(self, run):
@@ -55,40 +54,27 @@ class MainThreadExit(SyncprofTestCase):
         self.wait_for_stderr(prof, "they follow thread")
         self.check_nothing_left_armed(prof)
         os.kill(target.pid, signal.SIGUSR2)
-        self.assertEqual(target.wait(timeout=60), 0)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         self.check_counts(self.finish_syncprof(prof))
 
     def test_launch_counts_on_after_main_exits(self):
-        out = self.path("report.json")
-        prof = subprocess.Popen(
-            [SYNCPROF, "-v", "--mode", "full", "--format", "json", "-o", out,
-             "--", *self.workload_cmd("mutex", "--threads", "3", "--iters",
-                                      "30", "--hold-us", "2000",
-                                      "--main-exits")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.children.append(prof)
-        prof.report_path = out
-        seen = self.wait_for_stderr(prof, "they follow thread")
-        pid = int(re.search(r"profiling PID (\d+)", seen).group(1))
-        os.kill(pid, signal.SIGUSR2)
+        prof = self.start_syncprof(
+            ["--mode", "full"], self.workload_cmd(
+                "mutex", "--threads", "3", "--iters", "30", "--hold-us",
+                "2000", "--main-exits"))
+        self.wait_for_stderr(prof, "they follow thread")
+        os.kill(prof.target_pid, signal.SIGUSR2)
         self.check_counts(self.finish_syncprof(prof))
 
     def test_hold_and_blame_count_on_after_main_exits(self):
         """The unlock probes of --hold and --blame follow the live thread
         too: every acquisition's hold is timed, before and after."""
-        out = self.path("report.json")
-        prof = subprocess.Popen(
-            [SYNCPROF, "-v", "--mode", "full", "--hold", "--blame",
-             "--format", "json", "-o", out,
-             "--", *self.workload_cmd("mutex", "--threads", "3", "--iters",
-                                      "30", "--hold-us", "2000",
-                                      "--main-exits")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.children.append(prof)
-        prof.report_path = out
-        seen = self.wait_for_stderr(prof, "they follow thread")
-        pid = int(re.search(r"profiling PID (\d+)", seen).group(1))
-        os.kill(pid, signal.SIGUSR2)
+        prof = self.start_syncprof(
+            ["--mode", "full", "--hold", "--blame"], self.workload_cmd(
+                "mutex", "--threads", "3", "--iters", "30", "--hold-us",
+                "2000", "--main-exits"))
+        self.wait_for_stderr(prof, "they follow thread")
+        os.kill(prof.target_pid, signal.SIGUSR2)
         run = self.finish_syncprof(prof)
         self.check_counts(run)
         rows = self.rows_for(run.reports[-1], self.truth()["object"])
@@ -114,7 +100,7 @@ class RowTable(SyncprofTestCase):
                            "--mode", "full", "--hold"],
                           self.workload_cmd("churn", "--threads", "2",
                                             "--hold-us", "500", "--churn",
-                                            str(churn)), timeout=120)
+                                            str(churn)), timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
         report = run.reports[-1]
@@ -134,7 +120,7 @@ class RowTable(SyncprofTestCase):
                            "--interval", "0.3"],
                           self.workload_cmd("churn", "--threads", "2",
                                             "--hold-us", "500", "--churn",
-                                            str(churn)), timeout=120)
+                                            str(churn)), timeout=HANG_S)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
         rows = [r for rep in run.reports
@@ -155,7 +141,7 @@ class RowTable(SyncprofTestCase):
                                 "--iters", "10", "--hold-us", "200")
         for extra in (["--map-size", "1024"], []):
             with self.subTest(extra=extra):
-                run = self.launch(args + extra, cmd, timeout=120)
+                run = self.launch(args + extra, cmd, timeout=HANG_S)
                 self.assertEqual(run.returncode, 0, run.stderr)
                 truth = self.truth()
                 report = run.reports[-1]

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
 
 RELEASER = os.path.join(BUILD, "tests", "targets", "releaser")
 SOURCE = os.path.join(ROOT, "tests", "targets", "releaser.c")
@@ -71,7 +71,7 @@ class Histograms(ReleaserTestCase):
         proc = subprocess.run(
             [SYNCPROF, "--hist", "--", RELEASER, "two", "--iters", "10",
              "--hold-us", "3000", "--hold2-us", "500"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         row = next(i for i, l in enumerate(lines) if l.startswith("mutex "))
@@ -113,7 +113,7 @@ class FailedWaits(ReleaserTestCase):
     def test_table_shows_no_average_without_a_count(self):
         proc = subprocess.run(
             [SYNCPROF, "--", RELEASER, "timeout", "--iters", "4",
-             "--hold-us", "1000"], capture_output=True, text=True, timeout=60)
+             "--hold-us", "1000"], capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         header = next(l for l in lines if l.startswith("Type "))

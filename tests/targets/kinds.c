@@ -15,7 +15,10 @@
  * keeps it --hold-us more, then lets it go (sem_post for a semaphore).
  * The waiter first makes the calls that must fail or succeed at once
  * while the lock is held (trylocks), then the call that waits: until the
- * release, or until its timeout (1 ms, shorter than the hold) runs out.
+ * release, or until its timeout (1 ms) runs out.  For a call that must
+ * time out the holder lets go only once the call has returned, never
+ * after a fixed hold: on a loaded machine a waiter late to its call
+ * would otherwise find the lock free, or be woken as its deadline ends.
  * A barrier has --threads threads; in each round one of them, in turn,
  * arrives --hold-us late.
  *
@@ -145,6 +148,7 @@ enum hold { HOLD_SPIN, HOLD_WRITE, HOLD_READ, HOLD_POST };
 struct phase {
 	enum hold hold;
 	void (*waiter)(int k);
+	bool times_out;		/* released once the waiter's call returned */
 };
 
 /* The waiter's part before its waiting call: the holder holds. */
@@ -261,14 +265,14 @@ static const struct phase spin_phases[] = {
 static const struct phase rwlock_phases[] = {
 	{ HOLD_WRITE, rw_reader_blocked },
 	{ HOLD_READ, rw_writer_blocked },
-	{ HOLD_WRITE, rw_timed_reader_times_out },
+	{ HOLD_WRITE, rw_timed_reader_times_out, true },
 	{ HOLD_READ, rw_timed_writer },
 	{ HOLD_WRITE, rw_clock_reader },
-	{ HOLD_READ, rw_clock_writer_times_out },
+	{ HOLD_READ, rw_clock_writer_times_out, true },
 };
 
 static const struct phase sem_phases[] = {
-	{ HOLD_POST, sem_timed_times_out },
+	{ HOLD_POST, sem_timed_times_out, true },
 	{ HOLD_POST, sem_posted_then_clockwait },
 	{ HOLD_POST, sem_empty_then_wait },
 };
@@ -340,6 +344,11 @@ static void *holder(void *arg)
 			taken = holder_take(phases[p].hold, &id);
 			atomic_store(&held, k);
 			wait_until(&calling, k);
+			if (phases[p].times_out) {
+				wait_until(&done, k);
+				holder_release(phases[p].hold, id, taken);
+				continue;
+			}
 			sleep_us(cfg.hold_us);
 			holder_release(phases[p].hold, id, taken);
 			wait_until(&done, k);

@@ -6,7 +6,14 @@
  * QEMU's do), and a halt condvar waited on through qemu_cond_wait_impl.
  * The names are QEMU's, so syncprof's built-in list knows them.
  *
- *   qemulocks [--iters N] [--hold-us N] [--truth FILE]
+ *   qemulocks [--iters N] [--hold-us N] [--qsp] [--calls N] [--truth FILE]
+ *
+ * --qsp: as QEMU with `sync-profile on`: the BQL and the condvar go
+ * through QSP's wrappers (qsp_bql_mutex_lock, qsp_cond_wait), which time
+ * the call themselves around qemu_mutex_lock_impl and
+ * qemu_cond_wait_impl, and the vCPU also takes another lock --calls
+ * times, uncontended, through qsp_mutex_lock -> qemu_mutex_lock_impl
+ * (path "ram", object "ram_lock").
  *
  * A holder thread takes the lock for --hold-us while the vCPU thread
  * blocks in qemu_mutex_lock_iothread() (path "bql"), then the vCPU waits
@@ -52,10 +59,51 @@ void qemu_cond_wait_impl(QemuCond *cond, QemuMutex *mutex, const char *file,
 	lock_calls++;
 }
 
+/* QSP (util/qsp.c): the lock functions QEMU calls when it profiles. */
+typedef void (*QemuMutexLockFunc)(QemuMutex *mutex, const char *file, int line);
+static uint64_t qsp_ns, qsp_count;
+
+__attribute__((noinline))
+void qsp_mutex_lock(QemuMutex *mutex, const char *file, int line)
+{
+	uint64_t t0 = now_ns();
+
+	qemu_mutex_lock_impl(mutex, file, line);
+	qsp_ns += now_ns() - t0;
+	qsp_count++;
+}
+
+__attribute__((noinline))
+void qsp_bql_mutex_lock(QemuMutex *mutex, const char *file, int line)
+{
+	uint64_t t0 = now_ns();
+
+	qemu_mutex_lock_impl(mutex, file, line);
+	qsp_ns += now_ns() - t0;
+	qsp_count++;
+}
+
+__attribute__((noinline))
+void qsp_cond_wait(QemuCond *cond, QemuMutex *mutex, const char *file, int line)
+{
+	uint64_t t0 = now_ns();
+
+	qemu_cond_wait_impl(cond, mutex, file, line);
+	qsp_ns += now_ns() - t0;
+	qsp_count++;
+}
+
+static QemuMutexLockFunc bql_mutex_lock_func = qemu_mutex_lock_impl;
+static QemuMutexLockFunc qemu_mutex_lock_func = qemu_mutex_lock_impl;
+static void (*qemu_cond_wait_func)(QemuCond *, QemuMutex *, const char *,
+				   int) = qemu_cond_wait_impl;
+static QemuMutex ram_lock = { PTHREAD_MUTEX_INITIALIZER };
+static int ram_calls;
+
 __attribute__((noinline))
 void qemu_mutex_lock_iothread_impl(const char *file, int line)
 {
-	qemu_mutex_lock_impl(&qemu_global_mutex, file, line);
+	bql_mutex_lock_func(&qemu_global_mutex, file, line);
 	lock_calls++;
 }
 
@@ -66,7 +114,8 @@ static void qemu_mutex_unlock_iothread(void)
 
 #define qemu_mutex_lock_iothread() \
 	qemu_mutex_lock_iothread_impl(__FILE__, __LINE__)
-#define qemu_cond_wait(c, m) qemu_cond_wait_impl(c, m, __FILE__, __LINE__)
+#define qemu_cond_wait(c, m) qemu_cond_wait_func(c, m, __FILE__, __LINE__)
+#define qemu_mutex_lock(m) qemu_mutex_lock_func(m, __FILE__, __LINE__)
 
 static int iters = 20, hold_us = 3000;
 static atomic_int phase;	/* 3i+1: held; 3i+2: halted; 3i+3: done */
@@ -122,6 +171,10 @@ static void vcpu_loop(void)
 		qemu_mutex_unlock_iothread();
 		atomic_store(&phase, 3 * i + 3);
 	}
+	for (int i = 0; i < ram_calls; i++) {
+		qemu_mutex_lock(&ram_lock); /* CALLSITE:ram */
+		pthread_mutex_unlock(&ram_lock.lock);
+	}
 }
 
 int main(int argc, char **argv)
@@ -130,6 +183,8 @@ int main(int argc, char **argv)
 		{ "iters", required_argument, NULL, 'n' },
 		{ "hold-us", required_argument, NULL, 'h' },
 		{ "truth", required_argument, NULL, 't' },
+		{ "qsp", no_argument, NULL, 'q' },
+		{ "calls", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth = NULL;
@@ -144,7 +199,13 @@ int main(int argc, char **argv)
 			hold_us = atoi(optarg);
 		else if (c == 't')
 			truth = optarg;
-		else
+		else if (c == 'c')
+			ram_calls = atoi(optarg);
+		else if (c == 'q') {
+			bql_mutex_lock_func = qsp_bql_mutex_lock;
+			qemu_mutex_lock_func = qsp_mutex_lock;
+			qemu_cond_wait_func = qsp_cond_wait;
+		} else
 			return 2;
 	}
 	atomic_store(&vcpu_tid, (int)gettid());
@@ -158,9 +219,13 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(f, "{\"pid\": %d, \"objects\": {\"bql\": \"%p\", \"halt_cond\": \"%p\"}, "
 		"\"paths\": {\"bql\": {\"count\": %llu, \"wait_ns\": %llu}, "
-		"\"halt\": {\"count\": %llu, \"wait_ns\": %llu}}}\n", (int)getpid(),
+		"\"halt\": {\"count\": %llu, \"wait_ns\": %llu}, "
+		"\"ram\": {\"count\": %d}}, \"ram_lock\": \"%p\", "
+		"\"qsp\": {\"count\": %llu, \"wait_ns\": %llu}}\n", (int)getpid(),
 		(void *)&qemu_global_mutex, (void *)&halt_cond,
 		(unsigned long long)bql_count, (unsigned long long)bql_ns,
-		(unsigned long long)halt_count, (unsigned long long)halt_ns);
+		(unsigned long long)halt_count, (unsigned long long)halt_ns,
+		ram_calls, (void *)&ram_lock, (unsigned long long)qsp_count,
+		(unsigned long long)qsp_ns);
 	return fclose(f) ? 1 : 0;
 }

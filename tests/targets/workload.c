@@ -17,6 +17,8 @@
  * its shared_lock_work(iters)).
  * --wait-signal: print "ready PID" and start only on SIGUSR1, so a
  * profiler can attach first.
+ * --wait-end: once the truth is written, print "done PID" and exit only
+ * on SIGUSR1.
  * --log-calls: the truth also lists every timed_lock call's start and end
  * ("calls": [[t0, t1], ...], CLOCK_MONOTONIC ns; up to MAX_CALLS).
  * --main-exits: the main thread leaves with pthread_exit once the workers
@@ -381,6 +383,7 @@ int main(int argc, char **argv)
 		{ "main-exits", no_argument, NULL, 'm' },
 		{ "log-calls", no_argument, NULL, 'L' },
 		{ "churn", required_argument, NULL, 'c' },
+		{ "wait-end", no_argument, NULL, 'e' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
@@ -388,7 +391,7 @@ int main(int argc, char **argv)
 	const void *object = &big_lock;
 	pthread_t threads[MAX_THREADS];
 	pthread_mutexattr_t attr;
-	int opt, wait_signal = 0, exit_code = 0, main_exits = 0;
+	int opt, wait_signal = 0, exit_code = 0, main_exits = 0, wait_end = 0;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -403,6 +406,7 @@ int main(int argc, char **argv)
 		case 'm': main_exits = 1; break;
 		case 'L': log_calls = 1; break;
 		case 'c': churn_threads = atoi(optarg); break;
+		case 'e': wait_end = 1; break;
 		default: return 2;
 		}
 	}
@@ -478,5 +482,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_join(threads[i], NULL);
 	write_truth(truth_path, scenario, object);
+	if (wait_end)
+		wait_for_end();
 	return exit_code;
 }

@@ -383,6 +383,7 @@ static int probes__start_unwinder(struct probes *p,
 		.pid = cfg->tgid,
 		.tables_fd = bpf_map__fd(p->skel->maps.unwind_tables),
 		.mappings_fd = bpf_map__fd(p->skel->maps.proc_mappings),
+		.files_fd = bpf_map__fd(p->skel->maps.unwind_files),
 		.libc_path = cfg->libc_path,
 		.skip = cfg->skip,
 	};
@@ -1349,7 +1350,8 @@ static int probes__attach_through(struct probes *p, pid_t tid,
  * process's group leader's.  Once that task has exited, its memory is
  * gone and no probe runs for the threads that go on (a pthread_exit in
  * main): the perf-event filter fails and the kernel takes the
- * breakpoints out; a uprobe_multi link keeps them in and runs nothing.
+ * breakpoints out; a uprobe_multi link keeps them in and, before Linux
+ * 6.13, runs nothing (since, it runs on: then nothing moves).
  * A perf-event uprobe attached through any live thread of the process
  * runs for all of them, so the probes are attached again through one, as
  * soon as the anchor's exit is known (a BPF program on
@@ -1366,8 +1368,14 @@ pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
 	int err;
 
 	*gap_ns = 0;
-	/* Attached for every process: no thread to follow. */
+	/*
+	 * Attached for every process: no thread to follow; uprobe_multi
+	 * links that run on for the other threads: nothing to move (moving
+	 * lost the calls made meanwhile and ran some twice).
+	 */
 	if (p->mode != PROBES_FULL || !p->library || p->several ||
+	    (p->multi && p->anchor == p->tgid &&
+	     uprobemulti__outlives_leader()) ||
 	    probes__thread_alive(p, p->anchor))
 		return 0;
 	for (int tries = 0; tries < 8; tries++) {

@@ -18,8 +18,10 @@
  * not have it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -92,6 +94,17 @@ static bool uprobemulti__probe(void)
 		return true;
 	}
 	return link_fd == -EBADF;
+}
+
+bool uprobemulti__outlives_leader(void)
+{
+	struct utsname uts;
+	int major = 0, minor = 0;
+
+	if (uname(&uts) || sscanf(uts.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return uprobemulti__supported() &&
+	       (major > 6 || (major == 6 && minor >= 13));
 }
 
 bool uprobemulti__supported(void)

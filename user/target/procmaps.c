@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -149,12 +151,59 @@ static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid)
 	}
 }
 
+/*
+ * The task whose /proc files show process pid's memory: pid, or once its
+ * main thread has exited (its maps file is then empty, its root gone) a
+ * live thread of it.
+ */
+static pid_t procmaps__reader(pid_t pid)
+{
+	char path[64], line[8];
+	struct dirent *entry;
+	pid_t found = pid;
+	FILE *f;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	if (fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return pid;
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return pid;
+	while ((entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid,
+			 (int)tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f))
+			found = tid;
+		fclose(f);
+		if (found != pid)
+			break;
+	}
+	closedir(dir);
+	return found;
+}
+
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
 	char path[64];
 	FILE *file;
 	int err;
 
+	pid = procmaps__reader(pid);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	file = fopen(path, "re");
 	if (!file)
@@ -278,6 +327,7 @@ int procmaps__file_path(pid_t pid, const struct procmaps_entry *entry,
 {
 	if (entry->path[0] != '/')
 		return -ENOENT;
+	pid = procmaps__reader(pid);
 	snprintf(path, len, "/proc/%d/root%s", (int)pid, entry->path);
 	if (same_file(path, entry))
 		return 0;

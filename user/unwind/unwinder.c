@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -239,6 +240,35 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 	return 0;
 }
 
+/*
+ * The file's table for walks the mapping array cannot place yet (the
+ * VMA's file, looked up in the kernel: bpf/unwind.h): keyed as the
+ * kernel sees the file, valid over this mapping's file range.
+ */
+static void unwinder__publish_file(struct unwinder *u,
+				   const struct procmaps_entry *e,
+				   const struct sp_mapping *m)
+{
+	struct sp_file_key key = {
+		.ino = e->inode,
+		.dev = (uint32_t)(major(e->dev) << 20 | minor(e->dev)),
+	};
+	struct sp_file_table t = {
+		.off_start = e->offset,
+		.off_end = e->offset + (e->end - e->start),
+		.vaddr_delta = (int64_t)(e->start - e->offset - m->bias),
+		.table = m->table,
+		.flags = m->flags,
+		.n_rows = m->n_rows,
+	};
+
+	if (u->cfg.files_fd < 0 || !e->inode)
+		return;
+	if (bpf_map_update_elem(u->cfg.files_fd, &key, &t, BPF_ANY))
+		pr_debug("unwind: %s: not walkable by file: %s", e->path,
+			 strerror(errno));
+}
+
 /* A mapping not seen before: its file's build and load bias. */
 static void unwinder__place(struct unwinder *u, pid_t pid,
 			    const struct procmaps_entry *e, struct sp_mapping *m)
@@ -270,12 +300,14 @@ static void unwinder__place(struct unwinder *u, pid_t pid,
 	if (err) {
 		/* No rows: a walk that reaches it stops there. */
 		pr_debug("unwind: no table for %s: %s", e->path, strerror(-err));
+		unwinder__publish_file(u, e, m);
 		return;
 	}
 	m->table = b.slot;
 	m->n_rows = b.n_rows;
 	if (b.fp)
 		m->flags |= SP_MAP_F_FP;
+	unwinder__publish_file(u, e, m);
 }
 
 static const struct placed *unwinder__placed(const struct proc *pr,

@@ -22,6 +22,7 @@ struct unwinder_config {
 	pid_t pid;
 	int tables_fd;		/* unwind_tables: slot -> one build's rows */
 	int mappings_fd;	/* proc_mappings: tgid -> its mappings */
+	int files_fd;		/* unwind_files: file -> its table, or -1 */
 	const char *libc_path;	/* the library libc_funcs models, or NULL */
 	const struct skiplist *skip;	/* --skip, or NULL */
 };

@@ -44,6 +44,15 @@ static const struct wrapper table[] = {
 	{ "qemu_mutex_lock_iothread_impl", SP_TYPE_MUTEX, 0, "QEMU" },
 	{ "bql_lock_impl", SP_TYPE_MUTEX, 0, "QEMU" },
 	{ "qemu_thread_join", SP_TYPE_JOIN, WHOLE, "QEMU" },
+	/* QEMU's synchronization profiler (util/qsp.c, `sync-profile on`):
+	   its wrappers stand between the caller and the _impl functions. */
+	{ "qsp_mutex_lock", SP_TYPE_MUTEX, 0, "QEMU" },
+	{ "qsp_mutex_trylock", SP_TYPE_MUTEX, 0, "QEMU" },
+	{ "qsp_bql_mutex_lock", SP_TYPE_MUTEX, 0, "QEMU" },
+	{ "qsp_rec_mutex_lock", SP_TYPE_REC_MUTEX, 0, "QEMU" },
+	{ "qsp_rec_mutex_trylock", SP_TYPE_REC_MUTEX, 0, "QEMU" },
+	{ "qsp_cond_wait", SP_TYPE_CONDVAR, 0, "QEMU" },
+	{ "qsp_cond_timedwait", SP_TYPE_CONDVAR, 0, "QEMU" },
 
 	/* GLib (glib/gthread-posix.c): futex-based GMutex and GCond whose
 	   slow paths are static. */

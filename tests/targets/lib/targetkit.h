@@ -88,4 +88,22 @@ static inline void wait_for_go(void)
 	sigwait(&set, &sig);
 }
 
+/*
+ * --wait-end: the work done and its truth written, print "done PID" and
+ * exit only on SIGUSR1: a test acts (stops the profiler, signals it)
+ * while the target surely lives, with its work surely counted.
+ */
+static inline void wait_for_end(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	printf("done %d\n", (int)getpid());
+	fflush(stdout);
+	sigwait(&set, &sig);
+}
+
 #endif
