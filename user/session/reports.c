@@ -136,13 +136,15 @@ void session__set_origin(struct session *s)
 }
 
 /*
- * The probes are attached: the first window begins (with --states, at
- * the first read of the threads map); *origin_ns: when.
+ * The probes are attached: the first window began at the origin, before
+ * they went live (a call they counted cannot have ended before it); with
+ * --states it begins at the first read of the threads map.  *origin_ns:
+ * when.
  */
 int session__open_window(struct session *s, uint64_t *origin_ns)
 {
 	struct reports *r = s->reports;
-	int err = session__now(s, &r->attach_ns);
+	int err = r->states ? session__now(s, &r->attach_ns) : 0;
 
 	if (err)
 		return err;
