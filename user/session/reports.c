@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
@@ -50,14 +51,6 @@ struct reports {
 	struct lockorder *lock_order;	/* --lock-order, or NULL */
 	struct orderview_names order_names;	/* its classes' names */
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Where the reports go: stdout or -o's file, and --states-csv's; the
@@ -132,7 +125,7 @@ void session__set_origin(struct session *s)
 {
 	struct reports *r = s->reports;
 
-	r->attach_ns = r->last_ns = monotonic_ns();
+	r->attach_ns = r->last_ns = clock__monotonic_ns();
 }
 
 /*
@@ -165,7 +158,7 @@ const struct snapshot *session__totals(const struct session *s)
  */
 int session__read_between(struct session *s)
 {
-	if (monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+	if (clock__monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 		return session__read(s);
 	return 0;
 }
@@ -186,13 +179,13 @@ int session__states_start(struct session *s)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
 	if (!err)
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
 		int attach = probes__attach_states(s->probes);
 
 		if (attach)
 			return attach;	/* it said why */
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	}
 	if (err)
 		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
@@ -262,7 +255,7 @@ int session__now(struct session *s, uint64_t *now_ns)
 	struct reports *r = s->reports;
 	if (r->states)
 		return session__read_states(s, now_ns);
-	*now_ns = monotonic_ns();
+	*now_ns = clock__monotonic_ns();
 	return 0;
 }
 

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
 #include "debugfind.h"
 #include "demangle.h"
@@ -123,14 +124,6 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 	sym->delegate.resolve(sym->delegate.ctx, *addr, to, &real);
 	*addr = real;
 	return *to != NULL && *to != sym;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Keeps p (malloc'ed) until symbolizer__free; false (p freed): no memory. */
@@ -336,7 +329,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	if (sym->frozen)
 		return 0;
 	err = procmaps__read(sym->pid, &maps);
-	sym->last_refresh_ns = monotonic_ns();
+	sym->last_refresh_ns = clock__monotonic_ns();
 	if (err)
 		return err;
 	/* Files new since the last report get a module (from the full list:
@@ -698,7 +691,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 {
 	const struct procmaps_entry *e = symbolizer__mapping(sym, addr);
 
-	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
+	if (!e && clock__monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
 	    !symbolizer__refresh(sym))
 		e = symbolizer__mapping(sym, addr);
 	return e;
@@ -712,7 +705,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
-	uint64_t offset, now = monotonic_ns(), cost;
+	uint64_t offset, now = clock__monotonic_ns(), cost;
 	const char *name;
 
 	if (!sym->perfmap)
@@ -720,7 +713,7 @@ static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 	/* A map the JIT keeps growing costs at most a tenth of the time. */
 	if (now >= sym->perfmap_next_ns) {
 		perfmap__refresh(sym->perfmap, !sym->frozen);
-		cost = monotonic_ns() - now;
+		cost = clock__monotonic_ns() - now;
 		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
 					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
 	}
@@ -1029,7 +1022,7 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 static const char *symbolizer__held_object(struct symbolizer *sym,
 					   uint64_t addr)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	const char *name;
 
 	if (!sym->frozen && (!sym->holders ||
