@@ -302,11 +302,11 @@ static __always_inline struct sp_thread *thread_create(__u32 tid, __u64 now)
 		.state = SP_THREAD_RUNNING,
 	};
 	struct sp_thread *t;
+	bool inserted;
 
 	if (bpf_core_field_exists(task->sched_info))
 		init.out_run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
-	bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
-	t = bpf_map_lookup_elem(&threads, &tid);
+	t = map_lookup_or_init(&threads, &tid, &init, &inserted);
 	if (!t)
 		counter_bump(SP_CNT_DROPPED_THREADS);
 	return t;

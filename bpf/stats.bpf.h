@@ -148,6 +148,30 @@ static __always_inline void timing_add(__u64 start, __u64 end, __u32 mark,
 }
 
 /*
+ * The value at key in map, inserted as *init when there was none: one
+ * update with BPF_NOEXIST, so that of two CPUs inserting the same key at
+ * once, one inserts and the other finds it (*inserted: this call's insert
+ * is the value).  NULL: the map is full (or the entry went meanwhile);
+ * the caller counts what it drops.
+ */
+static __always_inline void *map_lookup_or_init(void *map, const void *key,
+						const void *init,
+						bool *inserted)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	*inserted = false;
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return NULL;
+	*inserted = !err;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
  * The kernel already filters pid-attached uprobes by process; this check
  * (a few ns) keeps the programs right for a forked child that inherited
  * the breakpoints before the kernel removed them from it.
@@ -229,19 +253,13 @@ static __always_inline __u32 log2_u64(__u64 v)
 static __always_inline void hist_add(struct sp_key *key, __u64 ns)
 {
 	__u32 slot = ns ? log2_u64(ns) + 1 : 0;
-	struct sp_hist *h = bpf_map_lookup_elem(&hists, key);
+	bool inserted;
+	struct sp_hist *h = map_lookup_or_init(&hists, key, &hist_zero,
+					       &inserted);
 
 	if (!h) {
-		long err = bpf_map_update_elem(&hists, key, &hist_zero,
-					       BPF_NOEXIST);
-
-		if (err && err != -EEXIST) {	/* another CPU's first */
-			counter_bump(SP_CNT_DROPPED_STATS);
-			return;
-		}
-		h = bpf_map_lookup_elem(&hists, key);
-		if (!h)
-			return;
+		counter_bump(SP_CNT_DROPPED_STATS);
+		return;
 	}
 	if (slot >= SP_HIST_SLOTS)
 		slot = SP_HIST_SLOTS - 1;
@@ -260,32 +278,24 @@ static __always_inline void value_add(void *map, struct sp_key *key,
 {
 	__u64 cur_window = window;
 	__u64 failed_ns = failed_inc ? max_candidate_ns : 0;
-	struct sp_value *v = bpf_map_lookup_elem(map, key);
+	const struct sp_value init = {
+		.count = count_inc,
+		.wait_ns = wait_ns,
+		.max_ns = max_candidate_ns,
+		.failed = failed_inc,
+		.failed_ns = failed_ns,
+		.window_max_ns = max_candidate_ns,
+		.window = cur_window,
+	};
+	bool inserted;
+	struct sp_value *v = map_lookup_or_init(map, key, &init, &inserted);
 
 	if (!v) {
-		struct sp_value init = {
-			.count = count_inc,
-			.wait_ns = wait_ns,
-			.max_ns = max_candidate_ns,
-			.failed = failed_inc,
-			.failed_ns = failed_ns,
-			.window_max_ns = max_candidate_ns,
-			.window = cur_window,
-		};
-		long err = bpf_map_update_elem(map, key, &init, BPF_NOEXIST);
-
-		if (!err)
-			return;
-		if (err != -EEXIST) {	/* else another CPU raced us */
-			counter_bump(SP_CNT_DROPPED_STATS);
-			return;
-		}
-		v = bpf_map_lookup_elem(map, key);
-		if (!v) {
-			counter_bump(SP_CNT_DROPPED_STATS);
-			return;
-		}
+		counter_bump(SP_CNT_DROPPED_STATS);
+		return;
 	}
+	if (inserted)
+		return;		/* the wait is the row */
 	if (count_inc)
 		__sync_fetch_and_add(&v->count, count_inc);
 	if (failed_inc) {

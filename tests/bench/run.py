@@ -85,7 +85,7 @@ PID" on a sleeping process, and from SIGTERM to its exit, in full mode
 (with and without --hold) and contended mode; BENCH_BASE=/path/to/an/
 older/syncprof measures that one too, side by side.
 
-BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, kinds,
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, lockorder, kinds,
 attach, tools; comma separated) runs only those sections.
 
 Then what following many processes costs (processes): 1, 10 and 100
@@ -1027,6 +1027,75 @@ def feature_cost(results):
     print()
 
 
+LOCK_ORDER_ARGS = ["--threads", "2", "--ops", "20000"]
+
+
+def run_programs(extra, args):
+    """syncprof -v --mode full [extra] on lockbench: lockbench's JSON line,
+    with the BPF time of syncprof's programs in all (kernel stats)."""
+    cmd = [SYNCPROF, "-v", "--mode", "full", "--no-calibrate", "-f", "json",
+           "-o", os.devnull, *extra, "--", LOCKBENCH, "uncontended", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    progs = re.findall(r"BPF program (\S+): (\d+) runs, (\d+) ns in all",
+                       proc.stderr)
+    result = json.loads(proc.stdout.splitlines()[-1])
+    result["bpf_ns"] = sum(int(ns) for _, _, ns in progs)
+    return result
+
+
+def lock_order_cost(results):
+    """--lock-order, paired against the same probes without it: with
+    --hold (the same lock and unlock probes) the difference is its own BPF
+    work, the held set and the order pairs; against plain full mode it
+    also pays for the unlock probe it needs.  Per lock call, medians."""
+    out = results["lock_order"] = {"args": LOCK_ORDER_ARGS, "pairs": PAIRS}
+    with open(BPF_STATS) as f:
+        saved = f.read().strip()
+    with open(BPF_STATS, "w") as f:
+        f.write("1")
+    print(f"--lock-order: added cost per lock call, median of {PAIRS} pairs "
+          f"(lockbench uncontended {' '.join(LOCK_ORDER_ARGS)})")
+    print("  mutex: each op one lock; nested: each op a lock inside a lock "
+          "(one order pair an op)")
+    print()
+    header = (f"{'kind':8} {'against':14} {'ns/op':>8} {'with':>8} "
+              f"{'BPF/call':>9} {'added BPF':>10} {'added wall':>11}")
+    print(header)
+    print("-" * len(header))
+    try:
+        for kind in ("mutex", "nested"):
+            args = LOCK_ORDER_ARGS + ["--kind", kind]
+            for base_extra, name in ((["--hold"], "full --hold"), ([], "full")):
+                base_op, feat_op, added_bpf, added_wall, bpf_call = [], [], [], [], []
+                for _ in range(PAIRS):
+                    base = run_programs(base_extra, args)
+                    feat = run_programs(base_extra + ["--lock-order"], args)
+                    calls = max(feat["calls"], 1)
+                    base_op.append(base["ns_per_op"])
+                    feat_op.append(feat["ns_per_op"])
+                    bpf_call.append(feat["bpf_ns"] / calls)
+                    added_bpf.append((feat["bpf_ns"] - base["bpf_ns"]) / calls)
+                    # ns_per_op is wall over all threads' ops.
+                    added_wall.append((feat["ns_per_op"] - base["ns_per_op"]) *
+                                      feat["ops"] / calls)
+                print(f"{kind:8} {name:14} {median(base_op):8.1f} "
+                      f"{median(feat_op):8.1f} {median(bpf_call):7.0f}ns "
+                      f"{median(added_bpf):+8.0f}ns {median(added_wall):+9.0f}ns")
+                out[f"{kind} vs {name}"] = {
+                    "base_ns_per_op": median(base_op),
+                    "ns_per_op": median(feat_op),
+                    "bpf_ns_per_call": median(bpf_call),
+                    "added_bpf_ns_per_call": median(added_bpf),
+                    "added_wall_ns_per_call": median(added_wall),
+                    "added_bpf_runs": added_bpf}
+    finally:
+        with open(BPF_STATS, "w") as f:
+            f.write(saved)
+    print()
+
+
 LOCK_KINDS = ["mutex", "spin", "rdlock", "wrlock", "trywrlock", "sem"]
 
 
@@ -1274,6 +1343,7 @@ def main():
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
                 ("states", states_target), ("features", feature_cost),
+                ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
                 ("offcpu", offcpu_cost)]
     if have_bpftrace:

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "callgraph.h"
-#include "format.h"
+#include "names.h"
 
 #define UNUSED __attribute__((unused))
 
@@ -124,21 +124,21 @@ static void test_frame_text(void **state UNUSED)
 	char buf[64];
 	struct symbol_frame f = worker_frame;
 
-	format__frame_text(&f, 0x99, "/src/", 5, buf, sizeof(buf));
+	names__frame_text(&f, 0x99, "/src/", 5, buf, sizeof(buf));
 	assert_string_equal(buf, "worker (demo/main.c:201)");
 	/* A root that is not the file's is not cut. */
-	format__frame_text(&f, 0x99, "/other/", 7, buf, sizeof(buf));
+	names__frame_text(&f, 0x99, "/other/", 7, buf, sizeof(buf));
 	assert_string_equal(buf, "worker (/src/demo/main.c:201)");
 	f.inlined = true;
-	format__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
+	names__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
 	assert_string_equal(buf, "worker (/src/demo/main.c:201) [inlined]");
 	f = (struct symbol_frame){ .info = { .function = "f\x1b[2Jx" } };
-	format__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
+	names__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
 	assert_string_equal(buf, "f?[2Jx");
 	f = (struct symbol_frame){ .info = { .file = "/a.c", .line = 3 } };
-	format__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
+	names__frame_text(&f, 0x99, NULL, 0, buf, sizeof(buf));
 	assert_string_equal(buf, "/a.c:3");
-	format__frame_text(&unknown_frame, 0xabc, NULL, 0, buf, sizeof(buf));
+	names__frame_text(&unknown_frame, 0xabc, NULL, 0, buf, sizeof(buf));
 	assert_string_equal(buf, "0xabc");
 }
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "columns.h"
-#include "format.h"
+#include "text.h"
 
 #define UNUSED __attribute__((unused))
 
@@ -63,7 +63,7 @@ static void test_unlimited_is_qsp_and_what_the_section_has(void **state UNUSED)
 	assert_int_equal(lay.width, QSP_W + (40 - 14) + (60 - 9) + EXTRAS_W +
 			 34 + 10 + 10);
 	columns__title(&lay, title, sizeof(title));
-	assert_int_equal(format__width(title), lay.width);
+	assert_int_equal(text__width(title), lay.width);
 	assert_non_null(strstr(title, "Average (us)      Max (us)      Failed  "
 				      "Hold Time (s)  Average Hold (us)    Thread     Owner"));
 	spec.thread = spec.owner = false;

@@ -160,7 +160,7 @@ static void test_report_adds_up(void **state UNUSED)
 		  .wait_ns = 66, .max_ns = 66 },
 	};
 	const struct report_rows r = { rows, 2, 2 };
-	const struct format_names names[2] = {
+	const struct row_names names[2] = {
 		{ .object_symbol = "big_lock" }, { .object_symbol = NULL },
 	};
 	char *buf = NULL, *line, *save = NULL;

@@ -18,7 +18,9 @@
 #include <jansson.h>
 
 #include "format.h"
+#include "names.h"
 #include "stackfix.h"
+#include "text.h"
 
 #define UNUSED __attribute__((unused))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -63,9 +65,9 @@ static struct report_row row(uint32_t type, uint64_t object, uint32_t n_objects,
 	};
 }
 
-static struct format_names file_line(const char *file, unsigned int line)
+static struct row_names file_line(const char *file, unsigned int line)
 {
-	return (struct format_names){
+	return (struct row_names){
 		.callsite = { .file = file, .line = line },
 	};
 }
@@ -74,7 +76,7 @@ static struct format_names file_line(const char *file, unsigned int line)
 static char *render_style(enum output_format format, enum callsite_style style,
 			  const struct format_meta *m, struct report_row *rows,
 			  size_t count, size_t total,
-			  const struct format_names *names)
+			  const struct row_names *names)
 {
 	struct report_rows r = { .rows = rows, .count = count, .total = total };
 	char *buf = NULL;
@@ -92,7 +94,7 @@ static char *render_style(enum output_format format, enum callsite_style style,
 /* The default style: file:line, as QSP. */
 static char *render(enum output_format format, const struct format_meta *m,
 		    struct report_row *rows, size_t count, size_t total,
-		    const struct format_names *names)
+		    const struct row_names *names)
 {
 	return render_style(format, CALLSITE_LINE, m, rows, count, total, names);
 }
@@ -104,7 +106,7 @@ static char *callsite_text_style(const struct symbol_info *info,
 	static char buf[512];
 
 	memset(buf, 'Z', sizeof(buf));
-	format__callsite_text(info, addr, style, strip, buf, sizeof(buf));
+	names__callsite_text(info, addr, style, strip, buf, sizeof(buf));
 	return buf;
 }
 
@@ -119,7 +121,7 @@ static const char *sanitize(const char *in, size_t len)
 
 	assert_true(len <= sizeof(buf));
 	memset(buf, 'Z', sizeof(buf));
-	format__sanitize(in, buf, len);
+	text__sanitize(in, buf, len);
 	return buf;
 }
 
@@ -257,7 +259,7 @@ static void test_table_qsp_example(void **state UNUSED)
 		row(SP_TYPE_REC_MUTEX, 0x5618970d0000ull, 2, 0x5618950c0000ull,
 		    REPORT_NO_TID, 493, 16000, 80, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("accel/tcg/cputlb.c", 1365),
 		file_line("softmmu/cpus.c", 423),
 		file_line("util/async.c", 682),
@@ -295,7 +297,7 @@ static void test_wall_clock_time(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	struct format_meta m = meta;
 	char buf[64], *out;
 	const char *tz = getenv("TZ");
@@ -413,7 +415,7 @@ static void test_table_short_callsites_keep_title_width(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 2000, 900, 0),
 	};
-	const struct format_names names[] = { file_line("f.c", 1) };
+	const struct row_names names[] = { file_line("f.c", 1) };
 	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
 
 	assert_string_equal(out,
@@ -434,7 +436,7 @@ static void test_table_per_thread_column(void **state UNUSED)
 		row(SP_TYPE_CONDVAR, 0x55d0c0de2000ull, 3, 0x500, 17, 1,
 		    1500, 1500, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("w.c", 10), file_line("sleep.c", 2),
 	};
 	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
@@ -463,7 +465,7 @@ static void test_table_object_symbols(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
 		row(SP_TYPE_MUTEX, 0x3000, 2, 0x600, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	struct format_names names[] = {
+	struct row_names names[] = {
 		file_line("a.c", 1), file_line("b.c", 2), file_line("c.c", 3),
 	};
 	char *out;
@@ -492,7 +494,7 @@ static void test_table_strips_common_source_root(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 2000, 1000, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("/home/u/proj/src/a.c", 10),
 		file_line("/home/u/proj/lib/b.c", 20),
 	};
@@ -521,7 +523,7 @@ static void test_table_single_file_shows_its_name(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 2000, 1000, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("/home/u/proj/src/a.c", 10),
 		file_line("/home/u/proj/src/a.c", 20),
 	};
@@ -540,7 +542,7 @@ static void test_table_zero_count_average(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 2500000000ull,
 		    2000000000ull, 7),
 	};
-	const struct format_names names[] = { file_line("a.c", 9) };
+	const struct row_names names[] = { file_line("a.c", 9) };
 	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
 
 	assert_contains(out,
@@ -560,7 +562,7 @@ static void test_table_pads_by_display_width(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1000, 1000, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("funci\xc3\xb3n.c", 12),
 		file_line("ab.c", 3),
 	};
@@ -585,7 +587,7 @@ static void test_table_large_values(void **state UNUSED)
 		row(SP_TYPE_MUTEX, UINT64_MAX, 1, 0x400, REPORT_NO_TID,
 		    999999999999ull, UINT64_MAX, UINT64_MAX, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	char *out = render(FORMAT_TABLE, &meta, rows, 1, 1, names);
 
 	assert_contains(out,
@@ -600,7 +602,7 @@ static void test_table_sanitizes_names(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{ .callsite = { .function = "evil\x1b[2J\n" } },
 	};
 	char *out;
@@ -734,7 +736,7 @@ static void test_callsite_truncates_to_buffer(void **state UNUSED)
 	struct symbol_info info = { .file = "src/x.c", .line = 42 };
 	char buf[8];
 
-	format__callsite_text(&info, 0, CALLSITE_LINE, 0, buf, sizeof(buf));
+	names__callsite_text(&info, 0, CALLSITE_LINE, 0, buf, sizeof(buf));
 	assert_string_equal(buf, "src/x.c");
 }
 
@@ -746,7 +748,7 @@ static void test_json_design_example(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x55d0c0a01234ull,
 		    REPORT_NO_TID, 5, 1000000000, 201000000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{
 			.callsite = {
 				.module = "/usr/bin/x", .module_offset = 0x1234,
@@ -816,7 +818,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	struct report_row split[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, 42, 4, 4000, 1500, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	struct report_rows blame = { .rows = rows, .count = 1, .total = 1 };
 	struct states_report states = { .start_ns = 0, .end_ns = 1 };
 	struct format_meta m = meta;
@@ -829,13 +831,16 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	keys_of(j, plain_keys, sizeof(plain_keys));
 	keys_of(jpath(j, "rows/0"), plain_row, sizeof(plain_row));
 	assert_contains(plain_keys, "schema,");
-	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,waiting,");
+	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,"
+			"lock_order,lock_order_lost,waiting,");
 	assert_contains(plain_row, "owner_tid,");
 	assert_contains(plain_row, "holds,hold_ns,hold_avg_ns,hold_max_ns,stacks,");
 	assert_json_null(j, "threads");
 	assert_json_null(j, "sched_missed");
 	assert_json_null(j, "blame");
 	assert_json_null(j, "blame_total");
+	assert_json_null(j, "lock_order");
+	assert_json_null(j, "lock_order_lost");
 	assert_json_null(j, "waiting");
 	assert_json_null(j, "rows/0/owner_tid");
 	assert_json_null(j, "rows/0/hold_ns");
@@ -849,6 +854,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	m.waiting = &blame;
 	m.waiting_names = names;
 	m.states = &states;
+	m.lock_order = &(struct format_lock_order){ 0 };
 	out = render(FORMAT_JSON, &m, split, 1, 1, names);
 	j = parse_json_line(out);
 	keys_of(j, keys, sizeof(keys));
@@ -861,6 +867,9 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	assert_int_equal(json_len_at(j, "blame"), 1);
 	assert_int_equal(json_len_at(j, "waiting"), 1);
 	assert_int_equal(json_len_at(j, "threads"), 0);
+	/* --lock-order with no cycle: an empty list, nothing lost. */
+	assert_int_equal(json_len_at(j, "lock_order"), 0);
+	assert_json_int(j, "lock_order_lost/pairs", 0);
 	json_decref(j);
 	free(out);
 }
@@ -870,7 +879,7 @@ static void test_json_rows_without_stacks_have_an_empty_list(void **state UNUSED
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 300, 300, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	struct format_config cfg = { .format = FORMAT_JSON };
 	struct report_rows r = { .rows = rows, .count = 1, .total = 1 };
 	struct stacktab *tab;
@@ -913,7 +922,7 @@ static void test_json_stacks_frames_and_totals(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x401000, REPORT_NO_TID, 5, 1050,
 		    500, 2),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	struct report_rows r = { .rows = rows, .count = 1, .total = 1 };
 	struct format_config cfg = { .format = FORMAT_JSON };
 	struct stacktab *tab;
@@ -977,7 +986,7 @@ static void test_json_hist(void **state UNUSED)
 		    3000000, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 0, 0, 0, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1),
+	const struct row_names names[] = { file_line("a.c", 1),
 					      file_line("a.c", 2) };
 	char *out;
 	json_t *j;
@@ -1009,7 +1018,7 @@ static void test_table_hist_under_rows(void **state UNUSED)
 		    3000, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 0, 0, 0, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1),
+	const struct row_names names[] = { file_line("a.c", 1),
 					      file_line("a.c", 2) };
 	struct format_meta m = meta;
 	char *out;
@@ -1037,8 +1046,8 @@ static void test_table_blame_section(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, REPORT_NO_TID, 3, 3000, 1500, 0),
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0, REPORT_NO_TID, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
-	const struct format_names release_names[] = { file_line("holder.c", 77),
+	const struct row_names names[] = { file_line("a.c", 1) };
+	const struct row_names release_names[] = { file_line("holder.c", 77),
 						      { .callsite = { 0 } } };
 	struct report_rows blame = { .rows = released, .count = 2, .total = 2 };
 	struct format_meta m = meta;
@@ -1069,8 +1078,8 @@ static void test_json_blame(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x900, 41, 3, 3000, 1500, 0),
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0, 0, 1, 1000, 1000, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
-	struct format_names release_names[] = { file_line("holder.c", 77),
+	const struct row_names names[] = { file_line("a.c", 1) };
+	struct row_names release_names[] = { file_line("holder.c", 77),
 						 { .callsite = { 0 } } };
 	struct report_rows blame = { .rows = released, .count = 2, .total = 5 };
 	struct format_meta m = meta;
@@ -1120,7 +1129,7 @@ static void test_hold_columns_and_fields(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
 		row(SP_TYPE_REC_MUTEX, 0x2000, 1, 0x500, REPORT_NO_TID, 1, 10, 10, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1),
+	const struct row_names names[] = { file_line("a.c", 1),
 					      file_line("a.c", 2) };
 	struct format_meta m = meta;
 	char *out;
@@ -1166,7 +1175,7 @@ static void test_json_unknowns_are_null(void **state UNUSED)
 		row(SP_TYPE_CONDVAR, 0x1000, 1, 0x7f0000001000ull, REPORT_NO_TID,
 		    3, 300, 200, 0),
 	};
-	const struct format_names names[] = { { .callsite = { 0 } } };
+	const struct row_names names[] = { { .callsite = { 0 } } };
 	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
 	json_t *j = parse_json_line(out);
 
@@ -1188,7 +1197,7 @@ static void test_json_coalesced_object_is_null(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 4, 0x400, REPORT_NO_TID, 3, 300, 200, 0),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
 	json_t *j = parse_json_line(out);
 
@@ -1204,7 +1213,7 @@ static void test_json_zero_count_avg_is_null(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 0, 300, 200, 2),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	char *out = render(FORMAT_JSON, &meta, rows, 1, 1, names);
 	json_t *j = parse_json_line(out);
 
@@ -1226,7 +1235,7 @@ static void test_average_leaves_failed_waits_out(void **state UNUSED)
 		row(SP_TYPE_CONDVAR, 0x1000, 1, 0x400, REPORT_NO_TID, 2, 3000200,
 		    1000000, 3),
 	};
-	const struct format_names names[] = { file_line("a.c", 1) };
+	const struct row_names names[] = { file_line("a.c", 1) };
 	char *out;
 	json_t *j;
 
@@ -1256,7 +1265,7 @@ static void test_json_per_thread_tid(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, 4242, 1, 1, 1, 0),
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, 4243, 1, 1, 1, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("a.c", 1), file_line("a.c", 1),
 	};
 	char *out;
@@ -1292,7 +1301,7 @@ static void test_json_escapes_strings(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1, 1, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{
 			.callsite = {
 				.module = "/opt/caf\xc3\xa9/x",
@@ -1333,7 +1342,7 @@ static void test_module_paths_round_trip(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 1, 1, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{
 			.callsite = {
 				.module = "/tmp/a\nb,\"c\xff\xc2\x85/lib.so",
@@ -1349,7 +1358,7 @@ static void test_module_paths_round_trip(void **state UNUSED)
 	assert_contains(out, "\"file\": \"/src/x\\ny.c\"");
 	free(out);
 	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
-	assert_contains(out, ",0x400,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
+	assert_contains(out, ",x?y.c:7,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
 			     "/src/x?y.c,7,");
 	free(out);
 }
@@ -1368,7 +1377,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address\n");
 	free(buf);
 }
 
@@ -1378,7 +1387,7 @@ static void test_csv_row(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x55d0c0de1040ull, 1, 0x55d0c0a01234ull,
 		    REPORT_NO_TID, 5, 1000000000, 201000000, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{
 			.callsite = {
 				.module = "/usr/bin/x", .module_offset = 0x1234,
@@ -1393,8 +1402,8 @@ static void test_csv_row(void **state UNUSED)
 	/* Rows only: the header is printed once per output, separately. */
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
-		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,\n");
+		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234\n");
 	free(out);
 }
 
@@ -1403,13 +1412,13 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
 	};
-	const struct format_names names[1] = { 0 };
+	const struct row_names names[1] = { 0 };
 	struct format_meta m = meta;
 	char *out;
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400\n"));
 	free(out);
 }
 
@@ -1420,7 +1429,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 		row(SP_TYPE_CONDVAR, 0x1000, 3, 0x7f0000001000ull, 77, 0, 500,
 		    400, 2),
 	};
-	const struct format_names names[] = { { .callsite = { 0 } } };
+	const struct row_names names[] = { { .callsite = { 0 } } };
 	char *out;
 
 	m.sequence = 4;
@@ -1428,7 +1437,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000\n");
 	free(out);
 }
 
@@ -1437,7 +1446,7 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		{
 			.callsite = {
 				.module = "/opt/a,b/lib.so", .module_offset = 0x10,
@@ -1452,8 +1461,8 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
-		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,\n");
+		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400\n");
 	free(out);
 }
 
@@ -1463,7 +1472,7 @@ static void test_csv_rows_without_header(void **state UNUSED)
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
 		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 2, 10, 10, 0),
 	};
-	const struct format_names names[] = {
+	const struct row_names names[] = {
 		file_line("a.c", 1), file_line("a.c", 1),
 	};
 	char *out = render(FORMAT_CSV, &meta, rows, 2, 7, names);
@@ -1485,7 +1494,7 @@ static void test_csv_long_names_not_truncated(void **state UNUSED)
 	struct report_row rows[] = {
 		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
 	};
-	struct format_names names[] = { file_line("a.c", 1) };
+	struct row_names names[] = { file_line("a.c", 1) };
 	char function[700];
 	char *out;
 
@@ -1530,7 +1539,7 @@ static void test_table_stacks_under_rows(void **state UNUSED)
 		    5000000, 5000000, 0),
 	};
 	const struct report_rows r = { rows, 2, 2 };
-	struct format_names names[2] = {
+	struct row_names names[2] = {
 		{ .callsite = { .function = "fix_mid" }, .object_symbol = "big" },
 		{ .callsite = { .function = "fix_root" } },
 	};
@@ -1658,17 +1667,17 @@ static void test_sanitize_zero_length_buffer_untouched(void **state UNUSED)
 {
 	char buf[2] = { 'Z', 'Z' };
 
-	format__sanitize("abc", buf, 0);
+	text__sanitize("abc", buf, 0);
 	assert_int_equal(buf[0], 'Z');
 }
 
 /* The live screen lays its columns out with these. */
 static void test_width_counts_characters(void **state UNUSED)
 {
-	assert_int_equal(format__width(""), 0);
-	assert_int_equal(format__width("big_lock"), 8);
-	assert_int_equal(format__width("\xc3\xa9t\xc3\xa9.c:1"), 7);
-	assert_int_equal(format__width("\xe2\x82\xac\xf0\x9f\x94\x92"), 2);
+	assert_int_equal(text__width(""), 0);
+	assert_int_equal(text__width("big_lock"), 8);
+	assert_int_equal(text__width("\xc3\xa9t\xc3\xa9.c:1"), 7);
+	assert_int_equal(text__width("\xe2\x82\xac\xf0\x9f\x94\x92"), 2);
 }
 
 static void test_object_text(void **state UNUSED)
@@ -1677,14 +1686,14 @@ static void test_object_text(void **state UNUSED)
 				  REPORT_NO_TID, 1, 1, 1, 0);
 	char buf[64];
 
-	format__object_text(&r, NULL, buf, sizeof(buf));
+	names__object_text(&r, NULL, buf, sizeof(buf));
 	assert_string_equal(buf, "0x55d0c0de1040");
-	format__object_text(&r, "big_lock", buf, sizeof(buf));
+	names__object_text(&r, "big_lock", buf, sizeof(buf));
 	assert_string_equal(buf, "big_lock");
-	format__object_text(&r, "bad\x1b[2Jname", buf, sizeof(buf));
+	names__object_text(&r, "bad\x1b[2Jname", buf, sizeof(buf));
 	assert_string_equal(buf, "bad?[2Jname");
 	r.n_objects = 8;
-	format__object_text(&r, "big_lock", buf, sizeof(buf));
+	names__object_text(&r, "big_lock", buf, sizeof(buf));
 	assert_string_equal(buf, "[           8]");
 }
 
@@ -1692,18 +1701,18 @@ static void test_object_text(void **state UNUSED)
 static void test_source_root(void **state UNUSED)
 {
 	struct report_row rows[3] = { 0 };
-	struct format_names names[3] = {
+	struct row_names names[3] = {
 		file_line("/src/app/a/x.c", 1),
 		file_line("/src/app/b/y.c", 2),
 		file_line("z.c", 3),
 	};
 	struct report_rows r = { .rows = rows, .count = 2, .total = 2 };
 
-	assert_int_equal(format__source_root(&r, names), strlen("/src/app/"));
+	assert_int_equal(names__source_root(&r, names), strlen("/src/app/"));
 	r.count = 3;
-	assert_int_equal(format__source_root(&r, names), strlen("/src/app/"));
+	assert_int_equal(names__source_root(&r, names), strlen("/src/app/"));
 	r.count = 0;
-	assert_int_equal(format__source_root(&r, names), 0);
+	assert_int_equal(names__source_root(&r, names), 0);
 }
 
 int main(void)

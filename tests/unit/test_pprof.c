@@ -29,14 +29,12 @@
 
 typedef Perftools__Profiles__Profile Profile;
 
-static const struct format_meta meta = {
+static const struct pprof_window meta = {
 	.pid = 123,
 	.comm = "demo",
 	.mode = "contended",
-	.elapsed_s = 2.0,
 	.start_ns = 5000000000ull,
 	.end_ns = 7000000000ull,
-	.sequence = 1,
 };
 
 /* gzip's magic, then the whole member inflated. */
@@ -124,7 +122,7 @@ static const char *label(const Profile *p,
 
 static Profile *print_report(struct symbolizer *sym, struct stacktab *tab,
 			     const struct report_rows *rows,
-			     const struct format_names *names)
+			     const struct row_names *names)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -157,7 +155,7 @@ static void test_report(void **state UNUSED)
 		  .wait_ns = 66, .max_ns = 66 },
 	};
 	const struct report_rows r = { rows, 2, 2 };
-	const struct format_names names[2] = {
+	const struct row_names names[2] = {
 		{ .object_symbol = "big_lock" }, { .object_symbol = "x" },
 	};
 	Profile *p = print_report(sym, tab, &r, names);

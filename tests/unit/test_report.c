@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "locktype.h"
 #include "report.h"
 
 #define UNUSED __attribute__((unused))
@@ -590,11 +591,11 @@ static void test_input_left_unchanged(void **state UNUSED)
 
 static void test_type_names(void **state UNUSED)
 {
-	assert_string_equal(report__type_name(SP_TYPE_MUTEX), "mutex");
-	assert_string_equal(report__type_name(SP_TYPE_REC_MUTEX), "rec_mutex");
-	assert_string_equal(report__type_name(SP_TYPE_CONDVAR), "condvar");
-	assert_string_equal(report__type_name(SP_TYPE__COUNT), "unknown");
-	assert_string_equal(report__type_name(0xffffffffu), "unknown");
+	assert_string_equal(locktype__name(SP_TYPE_MUTEX), "mutex");
+	assert_string_equal(locktype__name(SP_TYPE_REC_MUTEX), "rec_mutex");
+	assert_string_equal(locktype__name(SP_TYPE_CONDVAR), "condvar");
+	assert_string_equal(locktype__name(SP_TYPE__COUNT), "unknown");
+	assert_string_equal(locktype__name(0xffffffffu), "unknown");
 }
 
 int main(void)

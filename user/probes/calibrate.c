@@ -40,24 +40,18 @@
 
 #include "calibrate.h"
 #include "log.h"
+#include "order.h"
 #include "probes.h"
 #include "target.h"
 
 /* Sessions of the child: one per sample, each on mutexes of its own. */
 #define SESSIONS (SP_SITE__COUNT * CALIBRATE_TRIES)
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 uint64_t calibrate__median(uint64_t *values, unsigned int n)
 {
 	if (!n)
 		return 0;
-	qsort(values, n, sizeof(*values), cmp_u64);
+	qsort(values, n, sizeof(*values), order__u64_at);
 	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
@@ -67,7 +61,7 @@ void calibrate__summarize(uint64_t *intervals, unsigned int n,
 	*out = (struct calibrate_sample){ 0 };
 	if (!n)
 		return;
-	qsort(intervals, n, sizeof(*intervals), cmp_u64);
+	qsort(intervals, n, sizeof(*intervals), order__u64_at);
 	out->calls = n;
 	out->min_ns = intervals[0];
 	out->quartile_ns = intervals[n / 4];

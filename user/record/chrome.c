@@ -12,8 +12,9 @@
 
 #include "array.h"
 #include "chrome.h"
-#include "format.h"
+#include "locktype.h"
 #include "report.h"
+#include "text.h"
 
 struct chrome_out {
 	FILE *out;
@@ -82,27 +83,27 @@ static void chrome__wait(struct chrome_out *c, struct recnames *names,
 	recnames__callsite(names, k->callsite, &site);
 	chrome__begin(c);
 	fputs("{\"name\":", out);
-	format__json_string(out, span >= 0 ? recnames__label(names, (size_t)span)
+	text__json_string(out, span >= 0 ? recnames__label(names, (size_t)span)
 					   : "?");
 	fputs(",\"cat\":", out);
-	format__json_string(out, report__type_name(k->type));
+	text__json_string(out, locktype__name(k->type));
 	fputs(",\"ph\":\"X\",", out);
 	chrome__us(out, "ts", e->start_ns);
 	fputc(',', out);
 	chrome__us(out, "dur", e->end_ns - e->start_ns);
 	fprintf(out, ",\"pid\":%d,\"tid\":%u,\"args\":{\"type\":",
 		(int)c->pid, k->tid);
-	format__json_string(out, report__type_name(k->type));
+	text__json_string(out, locktype__name(k->type));
 	fprintf(out, ",\"object\":\"0x%" PRIx64 "\",\"object_symbol\":",
 		(uint64_t)k->object);
-	format__json_string(out, recnames__object(names, k->object));
+	text__json_string(out, recnames__object(names, k->object));
 	fputs(",\"callsite\":", out);
-	format__json_string(out, recnames__callsite_text(names, k->callsite));
+	text__json_string(out, recnames__callsite_text(names, k->callsite));
 	fprintf(out, ",\"address\":\"0x%" PRIx64 "\",\"function\":",
 		(uint64_t)k->callsite);
-	format__json_string(out, site.function);
+	text__json_string(out, site.function);
 	fputs(",\"file\":", out);
-	format__json_string(out, site.file);
+	text__json_string(out, site.file);
 	if (site.line)
 		fprintf(out, ",\"line\":%u", site.line);
 	else
@@ -129,7 +130,7 @@ static void chrome__name(struct chrome_out *c, const char *what, uint32_t tid,
 	chrome__begin(c);
 	fprintf(c->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
 		"\"args\":{\"name\":", what, (int)c->pid, tid);
-	format__json_string(c->out, name);
+	text__json_string(c->out, name);
 	fputs("}}", c->out);
 }
 
@@ -164,9 +165,9 @@ int chrome__export(FILE *out, const struct recmeta *meta,
 			     recmeta__thread_comm(meta, c.tids[i]));
 	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"syncprof\","
 	      "\"comm\":", out);
-	format__json_string(out, meta->comm);
+	text__json_string(out, meta->comm);
 	fprintf(out, ",\"pid\":%d,\"mode\":", (int)meta->pid);
-	format__json_string(out, meta->mode);
+	text__json_string(out, meta->mode);
 	fprintf(out, ",\"waits\":%" PRIu64 ",\"lost\":%" PRIu64 "}}\n", waits,
 		lost);
 	free(c.tids);

@@ -11,11 +11,14 @@
 #include <string.h>
 
 #include "array.h"
-#include "format.h"
+#include "locktype.h"
+#include "names.h"
+#include "order.h"
 #include "recnames.h"
 #include "rectext.h"
 #include "report.h"
 #include "srcpath.h"
+#include "text.h"
 
 #define RECNAMES_VERSION	1
 #define RECNAMES_FIELDS_MAX	10
@@ -81,23 +84,14 @@ void recnames__free(struct recnames *n)
 	free(n);
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-static int span_cmp(const void *pa, const void *pb)
+int recnames__span_cmp(const void *pa, const void *pb)
 {
 	const struct recnames_span *a = pa, *b = pb;
 	int c;
 
-	if ((c = cmp_u64(a->object, b->object)))
-		return c;
-	if ((c = cmp_u64(a->callsite, b->callsite)))
-		return c;
-	if ((c = cmp_u64(a->type, b->type)))
-		return c;
-	return cmp_u64(a->stack_id, b->stack_id);
+	c = order__qsp(a->object, a->callsite, a->type, b->object, b->callsite,
+		       b->type);
+	return c ? c : order__u64(a->stack_id, b->stack_id);
 }
 
 /* Sorts and merges duplicates; labels, if any, are dropped. */
@@ -108,9 +102,9 @@ static void recnames__seal(struct recnames *n)
 	if (n->sealed == n->n_spans)
 		return;
 	recnames__free_labels(n);
-	qsort(n->spans, n->n_spans, sizeof(*n->spans), span_cmp);
+	qsort(n->spans, n->n_spans, sizeof(*n->spans), recnames__span_cmp);
 	for (size_t i = 0; i < n->n_spans; i++)
-		if (!out || span_cmp(&n->spans[out - 1], &n->spans[i]))
+		if (!out || recnames__span_cmp(&n->spans[out - 1], &n->spans[i]))
 			n->spans[out++] = n->spans[i];
 	n->n_spans = n->sealed = out;
 }
@@ -125,7 +119,7 @@ int recnames__add(struct recnames *n, const struct sp_key *key)
 	};
 
 	/* The same span as the last one added: the common case. */
-	if (n->n_spans && !span_cmp(&n->spans[n->n_spans - 1], &s))
+	if (n->n_spans && !recnames__span_cmp(&n->spans[n->n_spans - 1], &s))
 		return 0;
 	if (n->n_spans >= 2 * n->sealed + 1024)
 		recnames__seal(n);
@@ -156,7 +150,7 @@ long recnames__find(struct recnames *n, const struct sp_key *key)
 	hi = n->n_spans;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = span_cmp(&s, &n->spans[mid]);
+		int c = recnames__span_cmp(&s, &n->spans[mid]);
 
 		if (!c)
 			return (long)mid;
@@ -222,11 +216,6 @@ const char *recnames__object(struct recnames *n, uint64_t addr)
 	return NULL;
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
-}
-
 static char *strdup_or_null(const char *s, int *err)
 {
 	char *copy;
@@ -258,8 +247,8 @@ static int recnames__collect(struct recnames *n)
 		n->sites[i] = (struct recnames_site){ .addr = n->spans[i].callsite };
 		n->objects[i] = (struct recnames_object){ .addr = n->spans[i].object };
 	}
-	qsort(n->sites, n->n_spans, sizeof(*n->sites), addr_cmp);
-	qsort(n->objects, n->n_spans, sizeof(*n->objects), addr_cmp);
+	qsort(n->sites, n->n_spans, sizeof(*n->sites), order__u64_at);
+	qsort(n->objects, n->n_spans, sizeof(*n->objects), order__u64_at);
 	n->n_sites = n->n_objects = 0;
 	for (size_t i = 0; i < n->n_spans; i++) {
 		if (!n->n_sites || n->sites[n->n_sites - 1].addr != n->sites[i].addr)
@@ -288,9 +277,9 @@ static int recnames__site_texts(struct recnames *n)
 	strip = srcpath__common_dir(files, n_files);
 	free(files);
 	for (size_t i = 0; i < n->n_sites; i++) {
-		char text[FORMAT_TEXT_MAX];
+		char text[TEXT_MAX];
 
-		format__callsite_text(&n->sites[i].info, n->sites[i].addr,
+		names__callsite_text(&n->sites[i].info, n->sites[i].addr,
 				      CALLSITE_LINE, strip, text, sizeof(text));
 		free(n->sites[i].text);
 		n->sites[i].text = strdup(text);
@@ -317,16 +306,16 @@ static int recnames__make_labels(struct recnames *n)
 		const struct recnames_span *s = &n->spans[i];
 		const char *symbol = recnames__object(n, s->object);
 		const char *site = recnames__callsite_text(n, s->callsite);
-		char object[FORMAT_TEXT_MAX], raw[3 * FORMAT_TEXT_MAX];
-		char label[3 * FORMAT_TEXT_MAX];
+		char object[TEXT_MAX], raw[3 * TEXT_MAX];
+		char label[3 * TEXT_MAX];
 
 		if (symbol)
 			snprintf(object, sizeof(object), "%s", symbol);
 		else
 			snprintf(object, sizeof(object), "0x%" PRIx64, s->object);
 		snprintf(raw, sizeof(raw), "%s %s @ %s",
-			 report__type_name(s->type), object, site);
-		format__sanitize(raw, label, sizeof(label));
+			 locktype__name(s->type), object, site);
+		text__sanitize(raw, label, sizeof(label));
 		n->labels[i] = strdup(label);
 		if (!n->labels[i])
 			return -ENOMEM;

@@ -46,6 +46,8 @@ size_t recnames__count(struct recnames *n);
 /* The index of key's span, or -1 when it was never added. */
 long recnames__find(struct recnames *n, const struct sp_key *key);
 const struct recnames_span *recnames__span(struct recnames *n, size_t i);
+/* The spans' order: QSP's (object, call site, type), then the stack. */
+int recnames__span_cmp(const void *a, const void *b);
 /* The label of span i (after resolve or load); never NULL. */
 const char *recnames__label(struct recnames *n, size_t i);
 /* Where a call site is; -ENOENT (info zeroed) when the recording lacks it. */

@@ -171,9 +171,9 @@ static int replay__read(struct replay *r)
 }
 
 static int replay__names(struct replay *r, const struct report_rows *rows,
-			 struct format_names **out)
+			 struct row_names **out)
 {
-	struct format_names *names = NULL;
+	struct row_names *names = NULL;
 
 	*out = NULL;
 	if (!rows->count)
@@ -224,7 +224,7 @@ static int replay__print(struct replay *r, FILE *out,
 		.abandoned = rep->abandoned,
 		.sequence = rep->sequence,
 	};
-	struct format_names *names = NULL;
+	struct row_names *names = NULL;
 	struct report_rows rows = { 0 };
 	int err = report__build(snapshot__entries(view), snapshot__count(view),
 				&settings, &rows);

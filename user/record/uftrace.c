@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "format.h"
 #include "outfile.h"
+#include "text.h"
 #include "uftrace.h"
 
 #define UFTRACE_MAGIC		"Ftrace!"
@@ -111,20 +111,6 @@ uint64_t uftrace__span_addr(long span)
 	return UFTRACE_SPAN_BASE + (uint64_t)(span + 2) * 16;
 }
 
-static int span_key_cmp(const struct recnames_span *a,
-			const struct recnames_span *b)
-{
-	if (a->object != b->object)
-		return a->object < b->object ? -1 : 1;
-	if (a->callsite != b->callsite)
-		return a->callsite < b->callsite ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->stack_id != b->stack_id)
-		return a->stack_id < b->stack_id ? -1 : 1;
-	return 0;
-}
-
 /*
  * The symbol of a wait's span: numbered as spans first appear, so that a
  * record written at one checkpoint still names its span at the next.
@@ -139,7 +125,7 @@ static long uftrace__span_id(struct uftrace_writer *o, const struct sp_key *k)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = span_key_cmp(&key, &o->spans[mid].key);
+		int c = recnames__span_cmp(&key, &o->spans[mid].key);
 
 		if (!c)
 			return o->spans[mid].id;
@@ -298,7 +284,7 @@ static FILE *uftrace__create(struct uftrace_writer *o, const char *name,
 /* A string as one line of text: no newline, no quote. */
 static void line_text(const char *in, char *buf, size_t len)
 {
-	format__sanitize(in ? in : "?", buf, len);
+	text__sanitize(in ? in : "?", buf, len);
 	for (char *p = buf; *p; p++)
 		if (*p == '"')
 			*p = '\'';

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "callgraph.h"
-#include "format.h"
+#include "names.h"
+#include "text.h"
 
 #define STACK_INDENT	"    "
 #define FRAME_INDENT	"            "
@@ -43,7 +44,7 @@ static void callgraph__header(FILE *out, const struct report_row *row,
 static char *callgraph__text(const struct rowstacks_stack *st,
 			     const char *root, size_t root_len)
 {
-	char text[FORMAT_TEXT_MAX], *buf = NULL;
+	char text[TEXT_MAX], *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -53,7 +54,7 @@ static char *callgraph__text(const struct rowstacks_stack *st,
 		const struct rowstacks_pc *pc = &st->pcs[p];
 
 		for (size_t i = 0; i < pc->n_frames; i++) {
-			format__frame_text(&pc->frames[i], pc->pc, root,
+			names__frame_text(&pc->frames[i], pc->pc, root,
 					   root_len, text, sizeof(text));
 			fprintf(f, FRAME_INDENT "%s\n", text);
 		}

@@ -22,7 +22,7 @@
 
 /*
  * Prints rs, the named stacks of row.  root, root_len: the source root
- * the table leaves out of file names (format__source_root), or NULL.
+ * the table leaves out of file names (names__source_root), or NULL.
  */
 void callgraph__print(FILE *out, const struct report_row *row,
 		      const struct rowstacks *rs, const char *root,

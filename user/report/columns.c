@@ -25,7 +25,8 @@
 #include <string.h>
 
 #include "columns.h"
-#include "format.h"
+#include "locktype.h"
+#include "text.h"
 #include "utf8.h"
 
 #define SEP 2
@@ -87,7 +88,7 @@ void columns__layout(const struct columns_spec *spec, int cols,
 		     struct columns_layout *out)
 {
 	const char *site_title = spec->site_title ? spec->site_title : "Call site";
-	int site_min = format__width(site_title);
+	int site_min = text__width(site_title);
 	struct columns_layout *lay = out;
 
 	*lay = (struct columns_layout){ .site_title = site_title,
@@ -137,7 +138,7 @@ enum column_id columns__sort_column(enum sort_key key)
 /* s without its first columns, so that `cols` are left. */
 static const char *last_cols(const char *s, int cols)
 {
-	int skip = format__width(s) - cols;
+	int skip = text__width(s) - cols;
 
 	return skip > 0 ? s + utf8__bytes_for_cols(s, skip) : s;
 }
@@ -154,7 +155,7 @@ static bool ends_in_line(const char *s, size_t len)
 
 void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 {
-	int sw = format__width(s);
+	int sw = text__width(s);
 	const char *open;
 	size_t n = strlen(s);
 
@@ -168,7 +169,7 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 	    ends_in_line(open + 2, n - (size_t)(open + 2 - s) - 1)) {
 		/* "function (file:line)": the function gives way first. */
 		const char *tail = open;	/* " (file:line)" */
-		int tail_w = format__width(tail), fn_w = w - tail_w - 1;
+		int tail_w = text__width(tail), fn_w = w - tail_w - 1;
 
 		if (fn_w >= 1) {
 			snprintf(buf, len, "%.*s~%s", (int)utf8__bytes_for_cols(s, fn_w),
@@ -193,14 +194,14 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 /* s (already at most w columns) aligned in w columns. */
 static void append_cell(char **pos, char *end, const char *s, int w, bool left)
 {
-	int pad = w - format__width(s);
+	int pad = w - text__width(s);
 
 	if (pad < 0)
 		pad = 0;
 	if (left)
-		format__append(pos, end, "%s%*s", s, pad, "");
+		text__append(pos, end, "%s%*s", s, pad, "");
 	else
-		format__append(pos, end, "%*s%s", pad, "", s);
+		text__append(pos, end, "%*s%s", pad, "", s);
 }
 
 void columns__title(const struct columns_layout *lay, char *buf, size_t len)
@@ -223,15 +224,15 @@ void columns__title(const struct columns_layout *lay, char *buf, size_t len)
 			/* '*' before the title, in its padding or the gap. */
 			snprintf(marked, sizeof(marked), "*%s", title);
 			title = marked;
-			if (format__width(title) > w && !first) {
-				format__append(&pos, end, " ");
+			if (text__width(title) > w && !first) {
+				text__append(&pos, end, " ");
 				append_cell(&pos, end, title, w + 1, cols_def[c].left);
 				first = false;
 				continue;
 			}
 		}
 		if (!first)
-			format__append(&pos, end, "%*s", SEP, "");
+			text__append(&pos, end, "%*s", SEP, "");
 		first = false;
 		if (c == COL_SITE || c == COL_OBJECT) {
 			char cut[64];
@@ -249,7 +250,7 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 		  char *buf, size_t len)
 {
 	char *pos = buf, *end = buf + len;
-	char cell[FORMAT_TEXT_MAX];
+	char cell[TEXT_MAX];
 
 	if (!len)
 		return;
@@ -260,10 +261,10 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 		if (!lay->shown[c])
 			continue;
 		if (c != COL_TYPE)
-			format__append(&pos, end, "%*s", SEP, "");
+			text__append(&pos, end, "%*s", SEP, "");
 		switch (c) {
 		case COL_TYPE:
-			format__append(&pos, end, "%-*s", w, report__type_name(r->type));
+			text__append(&pos, end, "%-*s", w, locktype__name(r->type));
 			break;
 		case COL_OBJECT:
 		case COL_SITE:
@@ -282,43 +283,43 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 			append_cell(&pos, end, cell, w, cols_def[c].left);
 			break;
 		case COL_WAIT:
-			format__append(&pos, end, "%*.5f", w, (double)r->wait_ns * 1e-9);
+			text__append(&pos, end, "%*.5f", w, (double)r->wait_ns * 1e-9);
 			break;
 		case COL_COUNT:
-			format__append(&pos, end, "%*" PRIu64, w, r->count);
+			text__append(&pos, end, "%*" PRIu64, w, r->count);
 			break;
 		case COL_AVG:
 			if (r->count)
-				format__append(&pos, end, "%*.2f", w,
+				text__append(&pos, end, "%*.2f", w,
 				       (double)report__counted_ns(r) /
 				       (double)r->count * 1e-3);
 			else
-				format__append(&pos, end, "%*s", w, "-");
+				text__append(&pos, end, "%*s", w, "-");
 			break;
 		case COL_MAX:
-			format__append(&pos, end, "%*.2f", w, (double)r->max_ns * 1e-3);
+			text__append(&pos, end, "%*.2f", w, (double)r->max_ns * 1e-3);
 			break;
 		case COL_FAILED:
-			format__append(&pos, end, "%*" PRIu64, w, r->failed);
+			text__append(&pos, end, "%*" PRIu64, w, r->failed);
 			break;
 		case COL_HOLD:
-			format__append(&pos, end, "%*.5f", w, (double)r->hold_ns * 1e-9);
+			text__append(&pos, end, "%*.5f", w, (double)r->hold_ns * 1e-9);
 			break;
 		case COL_HOLD_AVG:
 			if (r->hold_count)
-				format__append(&pos, end, "%*.2f", w, (double)r->hold_ns /
+				text__append(&pos, end, "%*.2f", w, (double)r->hold_ns /
 				       (double)r->hold_count * 1e-3);
 			else
-				format__append(&pos, end, "%*s", w, "-");
+				text__append(&pos, end, "%*s", w, "-");
 			break;
 		case COL_PROCESS:
-			format__append(&pos, end, "%*" PRId64, w, r->pid);
+			text__append(&pos, end, "%*" PRId64, w, r->pid);
 			break;
 		case COL_OWNER:
 			if (r->owner_tid != REPORT_NO_TID)
-				format__append(&pos, end, "%*" PRId64, w, r->owner_tid);
+				text__append(&pos, end, "%*" PRId64, w, r->owner_tid);
 			else
-				format__append(&pos, end, "%*s", w, "-");
+				text__append(&pos, end, "%*s", w, "-");
 			break;
 		}
 	}

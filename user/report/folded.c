@@ -6,6 +6,8 @@
 
 #include "array.h"
 #include "folded.h"
+#include "locktype.h"
+#include "text.h"
 
 struct folded_line {
 	char *text;		/* without the value */
@@ -50,10 +52,10 @@ void folded__free(struct folded *f)
  */
 static int folded__element(struct folded *f, const char *text)
 {
-	char clean[FORMAT_TEXT_MAX];
+	char clean[TEXT_MAX];
 	size_t n;
 
-	format__sanitize(text, clean, sizeof(clean));
+	text__sanitize(text, clean, sizeof(clean));
 	for (char *p = clean; *p; p++)
 		if (*p == ';')
 			*p = ',';
@@ -76,7 +78,7 @@ static const char *basename_of(const char *path)
 
 static int folded__frame(struct folded *f, const struct symbol_frame *frame)
 {
-	char text[FORMAT_TEXT_MAX];
+	char text[TEXT_MAX];
 
 	if (frame->info.function)
 		snprintf(text, sizeof(text), "%s%s", frame->info.function,
@@ -92,7 +94,7 @@ static int folded__frame(struct folded *f, const struct symbol_frame *frame)
 static int folded__stack(struct folded *f, const struct report_row *row,
 			 const char *lock, const struct rowstacks_stack *st)
 {
-	char text[FORMAT_TEXT_MAX];
+	char text[TEXT_MAX];
 	int err = 0;
 
 	f->len = 0;
@@ -126,7 +128,7 @@ static int folded__stack(struct folded *f, const struct report_row *row,
 int folded__add(struct folded *f, const struct report_row *row,
 		const char *object_symbol, const struct rowstacks *rs)
 {
-	char object[FORMAT_TEXT_MAX], lock[FORMAT_TEXT_MAX + 32];
+	char object[TEXT_MAX], lock[TEXT_MAX + 32];
 	int err = 0;
 
 	if (row->n_objects > 1)
@@ -135,7 +137,7 @@ int folded__add(struct folded *f, const struct report_row *row,
 		snprintf(object, sizeof(object), "%s", object_symbol);
 	else
 		snprintf(object, sizeof(object), "0x%" PRIx64, row->object);
-	snprintf(lock, sizeof(lock), "[%s %s]", report__type_name(row->type),
+	snprintf(lock, sizeof(lock), "[%s %s]", locktype__name(row->type),
 		 object);
 	for (size_t i = 0; i < rs->n_stacks && !err; i++)
 		if (rs->stacks[i].wait_ns)
@@ -169,7 +171,7 @@ int folded__write(struct folded *f, FILE *out)
 
 int folded__print(FILE *out, struct symbolizer *sym,
 		  const struct stacktab *tab, const struct report_rows *rows,
-		  const struct format_names *names)
+		  const struct row_names *names)
 {
 	struct rowstacks rs = { 0 };
 	struct folded *f;

@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "format.h"
+#include "names.h"
 #include "rowstacks.h"
 
 struct folded;
@@ -36,6 +36,6 @@ int folded__write(struct folded *f, FILE *out);
 /* One report: every row's stacks, named through sym (tab: NULL if none). */
 int folded__print(FILE *out, struct symbolizer *sym,
 		  const struct stacktab *tab, const struct report_rows *rows,
-		  const struct format_names *names);
+		  const struct row_names *names);
 
 #endif

@@ -12,183 +12,14 @@
 #include "format.h"
 #include "hist.h"
 #include "jsonout.h"
-#include "offcalls.h"
+#include "locktype.h"
+#include "names.h"
 #include "pprof.h"
 #include "rowstacks.h"
 #include "srcpath.h"
 #include "stateformat.h"
+#include "text.h"
 #include "utf8.h"
-
-void format__sanitize(const char *in, char *buf, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)in;
-	size_t out = 0;
-
-	if (!len)
-		return;
-	while (*s && out + 1 < len) {
-		enum utf8_unit kind;
-		uint32_t cp;
-		size_t n = utf8__unit(s, &kind, &cp);
-
-		if (kind != UTF8_TEXT) {
-			/* Each byte: a C1 control is two '?', as before. */
-			buf[out++] = '?';
-			s++;
-			continue;
-		}
-		if (out + n >= len)
-			break;
-		memcpy(buf + out, s, n);
-		out += n;
-		s += n;
-	}
-	buf[out] = '\0';
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-void format__callsite_text(const struct symbol_info *info, uint64_t addr,
-			   enum callsite_style style, size_t strip,
-			   char *buf, size_t len)
-{
-	const char *file = info->file && info->line ? info->file : NULL;
-	char raw[FORMAT_TEXT_MAX];
-
-	if (file && file[0] == '/' && strlen(file) > strip)
-		file += strip;
-	if (file && style == CALLSITE_LINE)
-		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
-	else if (file && info->function && style == CALLSITE_BOTH)
-		snprintf(raw, sizeof(raw), "%s (%s:%u)", info->function, file,
-			 info->line);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, info->function,
-			 info->function_offset);
-	else if (file)
-		snprintf(raw, sizeof(raw), "%s:%u", file, info->line);
-	else if (info->module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
-			 basename_of(info->module), info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
-	format__sanitize(raw, buf, len);
-}
-
-void format__frame_text(const struct symbol_frame *f, uint64_t pc,
-			const char *root, size_t root_len, char *buf,
-			size_t len)
-{
-	const struct symbol_info *info = &f->info;
-	const char *file = info->file && info->line ? info->file : NULL;
-	const char *inlined = f->inlined ? " [inlined]" : "";
-	char raw[FORMAT_TEXT_MAX];
-
-	if (file && root && root_len && strlen(file) > root_len &&
-	    !strncmp(file, root, root_len))
-		file += root_len;
-	if (info->function && file)
-		snprintf(raw, sizeof(raw), "%s (%s:%u)%s", info->function,
-			 file, info->line, inlined);
-	else if (info->function && info->module)
-		snprintf(raw, sizeof(raw), "%s (%s)%s", info->function,
-			 basename_of(info->module), inlined);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s%s", info->function, inlined);
-	else if (file)
-		snprintf(raw, sizeof(raw), "%s:%u%s", file, info->line, inlined);
-	else if (info->module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64,
-			 basename_of(info->module), info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, pc);
-	format__sanitize(raw, buf, len);
-}
-
-int format__names(struct symbolizer *sym, const struct report_rows *rows,
-		  struct format_names **out)
-{
-	struct format_names *names = NULL;
-
-	*out = NULL;
-	if (!rows->count)
-		return 0;
-	names = calloc(rows->count, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < rows->count; i++) {
-		symbolizer__callsite(sym, rows->rows[i].callsite,
-				     &names[i].callsite);
-		if (rows->rows[i].n_objects != 1)
-			continue;
-		if (offcalls__is_offcpu(rows->rows[i].type))
-			names[i].object_symbol = offcalls__object_name(
-				rows->rows[i].object);
-		else
-			names[i].object_symbol = symbolizer__object(
-				sym, rows->rows[i].object);
-	}
-	*out = names;
-	return 0;
-}
-
-size_t format__source_root(const struct report_rows *rows,
-			   const struct format_names *names)
-{
-	const char **files = calloc(rows->count ? rows->count : 1, sizeof(*files));
-	size_t n = 0, strip;
-
-	if (!files)
-		return 0;
-	for (size_t i = 0; i < rows->count; i++)
-		if (names[i].callsite.file && names[i].callsite.line &&
-		    names[i].callsite.file[0] == '/')
-			files[n++] = names[i].callsite.file;
-	strip = srcpath__common_dir(files, n);
-	free(files);
-	return strip;
-}
-
-const char *format__source_root_text(const struct report_rows *rows,
-				     const struct format_names *names,
-				     size_t strip)
-{
-	for (size_t i = 0; strip && i < rows->count; i++)
-		if (names[i].callsite.file && names[i].callsite.line &&
-		    names[i].callsite.file[0] == '/' &&
-		    strlen(names[i].callsite.file) > strip)
-			return names[i].callsite.file;
-	return NULL;
-}
-
-void format__append(char **pos, char *end, const char *fmt, ...)
-{
-	size_t avail = (size_t)(end - *pos);
-	va_list ap;
-	int n;
-
-	if (avail <= 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(*pos, avail, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n < avail ? (size_t)n : avail - 1;
-}
-
-int format__width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
 
 void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
 {
@@ -217,7 +48,7 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 {
 	char comm[64], when[48];
 
-	format__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
+	text__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
 	if (meta->processes) {
 		size_t live = 0;
 
@@ -226,7 +57,7 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		fprintf(out, "syncprof: %zu processes (%zu running):",
 			meta->n_processes, live);
 		for (size_t i = 0; i < meta->n_processes && i < 8; i++) {
-			format__sanitize(meta->processes[i].comm ?
+			text__sanitize(meta->processes[i].comm ?
 					 meta->processes[i].comm : "?", comm,
 					 sizeof(comm));
 			fprintf(out, " %d (%s)%s", (int)meta->processes[i].pid,
@@ -308,20 +139,6 @@ static void print_rule(FILE *out, int n)
 	fputc('\n', out);
 }
 
-void format__object_text(const struct report_row *r, const char *symbol,
-			 char *buf, size_t len)
-{
-	char raw[FORMAT_TEXT_MAX];
-
-	if (r->n_objects > 1)
-		snprintf(raw, sizeof(raw), "[%12u]", r->n_objects);
-	else if (symbol)
-		snprintf(raw, sizeof(raw), "%s", symbol);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, r->object);
-	format__sanitize(raw, buf, len);
-}
-
 /* A histogram line under its row in the table. */
 static void table_hist_line(const char *line, void *arg)
 {
@@ -349,7 +166,7 @@ struct table_spec {
 static int table_section(FILE *out, const struct format_config *cfg,
 			 const struct table_spec *spec,
 			 const struct report_rows *rows,
-			 const struct format_names *names)
+			 const struct row_names *names)
 {
 	enum callsite_style style = cfg->callsite;
 	struct rowstacks stacks = { 0 };
@@ -359,10 +176,10 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		.failed = spec->failed, .hold = spec->hold, .sort = -1,
 	};
 	int err = 0;
-	char (*text)[FORMAT_TEXT_MAX] = NULL;
-	char (*object)[FORMAT_TEXT_MAX] = NULL;
+	char (*text)[TEXT_MAX] = NULL;
+	char (*object)[TEXT_MAX] = NULL;
 	char *line = NULL;
-	size_t strip = format__source_root(rows, names), line_len;
+	size_t strip = names__source_root(rows, names), line_len;
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -381,15 +198,15 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		if (!rows->rows[i].callsite && spec->no_site)
 			snprintf(text[i], sizeof(text[i]), "%s", spec->no_site);
 		else
-			format__callsite_text(&names[i].callsite,
+			names__callsite_text(&names[i].callsite,
 					      rows->rows[i].callsite, style,
 					      strip, text[i], sizeof(text[i]));
-		if (format__width(text[i]) > want.site_need)
-			want.site_need = format__width(text[i]);
-		format__object_text(&rows->rows[i], names[i].object_symbol,
+		if (text__width(text[i]) > want.site_need)
+			want.site_need = text__width(text[i]);
+		names__object_text(&rows->rows[i], names[i].object_symbol,
 				    object[i], sizeof(object[i]));
-		if (format__width(object[i]) > want.object_need)
-			want.object_need = format__width(object[i]);
+		if (text__width(object[i]) > want.object_need)
+			want.object_need = text__width(object[i]);
 		/* Owner, when a holder is known. */
 		want.owner |= want.thread &&
 			      rows->rows[i].owner_tid != REPORT_NO_TID;
@@ -423,7 +240,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		if (err)
 			break;
 		callgraph__print(out, r, &stacks,
-				 format__source_root_text(rows, names, strip),
+				 names__source_root_text(rows, names, strip),
 				 strip);
 	}
 	rowstacks__release(&stacks);
@@ -434,10 +251,126 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	return err;
 }
 
+/* --lock-order: a lock's name, its symbol or its address. */
+static void order_lock_text(const struct format_order_lock *l, char *buf,
+			    size_t len)
+{
+	char raw[TEXT_MAX];
+
+	if (l->object_symbol)
+		snprintf(raw, sizeof(raw), "%s", l->object_symbol);
+	else
+		snprintf(raw, sizeof(raw), "0x%" PRIx64, l->object);
+	text__sanitize(raw, buf, len);
+}
+
+/* Where a lock was taken; files under the rows' source root without it. */
+static void order_site_text(const struct format_config *cfg,
+			    const struct format_order_lock *l,
+			    const char *root, size_t strip, char *buf,
+			    size_t len)
+{
+	const char *file = l->site_info.file;
+	bool under = root && file && !strncmp(file, root, strip);
+
+	names__callsite_text(&l->site_info, l->site, cfg->callsite,
+			      under ? strip : 0, buf, len);
+}
+
+/* -g: a stack of a lock-order edge, one frame a line. */
+static void order_stack_lines(FILE *out, const struct format_config *cfg,
+			      const char *root, size_t strip,
+			      const char *title, uint64_t stack_id)
+{
+	const uint64_t *pcs = NULL;
+	enum stacktab_end end = STACKTAB_END_STOPPED;
+	uint32_t n = 0;
+
+	if (!cfg->stacktab || !stack_id)
+		return;
+	stacktab__get(cfg->stacktab, stack_id, &pcs, &n, &end);
+	fprintf(out, "        %s\n", title);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct symbol_frame *frames = NULL;
+		char text[TEXT_MAX];
+		size_t k = 0;
+
+		if (cfg->symbolizer)
+			symbolizer__frames(cfg->symbolizer, pcs[i], true,
+					   &frames, &k);
+		if (!k) {
+			fprintf(out, "          0x%" PRIx64 "\n", pcs[i]);
+			continue;
+		}
+		for (size_t f = 0; f < k; f++) {
+			names__frame_text(&frames[f], pcs[i], root, strip,
+					   text, sizeof(text));
+			fprintf(out, "          %s\n", text);
+		}
+	}
+}
+
+/*
+ * --lock-order's section: each cycle, its locks in order, then each edge
+ * with where the held lock was taken and where the next one was.
+ */
+static void table_lock_order(FILE *out, const struct format_config *cfg,
+			     const struct format_lock_order *lo,
+			     const char *root, size_t strip)
+{
+	if (!lo->n_cycles)
+		fputs("\nLock order: no cycles (no two locks taken in orders "
+		      "that can deadlock)\n", out);
+	else
+		fprintf(out, "\nLock order: %zu cycle%s (locks taken in "
+			"orders that can deadlock, whether or not they did)\n",
+			lo->n_cycles, lo->n_cycles == 1 ? "" : "s");
+	for (size_t i = 0; i < lo->n_cycles; i++) {
+		const struct format_order_cycle *c = &lo->cycles[i];
+		char name[TEXT_MAX];
+
+		fprintf(out, "  %zu. ", i + 1);
+		for (size_t k = 0; k < c->n; k++) {
+			order_lock_text(&c->edges[k].held, name, sizeof(name));
+			fprintf(out, "%s -> ", name);
+		}
+		order_lock_text(&c->edges[0].held, name, sizeof(name));
+		fprintf(out, "%s\n", name);
+		for (size_t k = 0; k < c->n; k++) {
+			const struct format_order_edge *e = &c->edges[k];
+			char held[TEXT_MAX], took[TEXT_MAX];
+			char held_at[TEXT_MAX], took_at[TEXT_MAX];
+
+			order_lock_text(&e->held, held, sizeof(held));
+			order_lock_text(&e->acquired, took, sizeof(took));
+			order_site_text(cfg, &e->held, root, strip, held_at,
+					sizeof(held_at));
+			order_site_text(cfg, &e->acquired, root, strip, took_at,
+					sizeof(took_at));
+			fprintf(out, "     holding %s (taken at %s), took %s at "
+				"%s: %" PRIu64 " time%s, first by thread %d\n",
+				held, held_at, took, took_at, e->count,
+				e->count == 1 ? "" : "s", (int)e->tid);
+			if (!cfg->stacks)
+				continue;
+			order_stack_lines(out, cfg, root, strip, "held since:",
+					  e->held.stack_id);
+			order_stack_lines(out, cfg, root, strip,
+					  "took the next at:",
+					  e->acquired.stack_id);
+		}
+	}
+	if (lo->pairs_dropped || lo->untracked)
+		fprintf(out, "  LOST: %" PRIu64 " pairs of locks (the order "
+			"map was full: raise --map-size), %" PRIu64 " locks "
+			"taken with %d already held, not followed\n",
+			lo->pairs_dropped, lo->untracked, SP_HELD_MAX);
+}
+
 static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
-			 const struct format_names *names)
+			 const struct row_names *names)
 {
 	const struct table_spec waits = {
 		.site_title = "Call site", .failed = true, .hold = meta->hold,
@@ -477,6 +410,13 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		err = table_section(out, cfg, &waiting, meta->waiting,
 				    meta->waiting_names);
 	}
+	if (!err && meta->lock_order) {
+		size_t strip = names__source_root(rows, names);
+
+		table_lock_order(out, cfg, meta->lock_order,
+				 names__source_root_text(rows, names, strip),
+				 strip);
+	}
 	if (!err && meta->states)
 		stateformat__table(out, meta->states);
 	return err;
@@ -487,6 +427,9 @@ static int format__table(FILE *out, const struct format_config *cfg,
  * not apply (not asked for, not known), so that the shape never changes
  * ("schema" counts its versions); jsonout.c writes the tree.
  */
+
+static json_t *json_lock_order(const struct format_lock_order *lo,
+			       const struct format_config *cfg, int *err);
 
 /*
  * A call site: the address and where it is.  frame: the contract's
@@ -520,7 +463,7 @@ static json_t *json_tid(int64_t tid)
 
 /* The keys a row of waits, of releases and of waits now begin with. */
 static json_t *json_row_head(const struct report_row *r,
-			     const struct format_names *n, int *err)
+			     const struct row_names *n, int *err)
 {
 	json_t *o = json_object();
 
@@ -528,8 +471,8 @@ static json_t *json_row_head(const struct report_row *r,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	jsonout__set(o, "type", jsonout__string(report__type_name(r->type)), err);
-	jsonout__set(o, "class", jsonout__string(report__type_class(r->type)), err);
+	jsonout__set(o, "type", jsonout__string(locktype__name(r->type)), err);
+	jsonout__set(o, "class", jsonout__string(locktype__class(r->type)), err);
 	jsonout__set(o, "object", jsonout__hex(r->n_objects == 1, r->object), err);
 	jsonout__set(o, "objects", jsonout__uint(r->n_objects), err);
 	jsonout__set(o, "object_symbol", jsonout__string(n->object_symbol), err);
@@ -541,7 +484,7 @@ static json_t *json_row_head(const struct report_row *r,
  * (release 0) is null.
  */
 static json_t *json_blame(const struct report_rows *rows,
-			  const struct format_names *names, int *err)
+			  const struct row_names *names, int *err)
 {
 	json_t *list = json_array();
 
@@ -568,7 +511,7 @@ static json_t *json_blame(const struct report_rows *rows,
 
 /* The waits in progress: per row, how many and their time so far. */
 static json_t *json_waiting(const struct report_rows *rows,
-			    const struct format_names *names, int *err)
+			    const struct row_names *names, int *err)
 {
 	json_t *list = json_array();
 
@@ -614,7 +557,7 @@ static json_t *json_quantile(const struct report_row *r, double q)
 static json_t *json_row(const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_row *r,
-			const struct format_names *n, int *err)
+			const struct row_names *n, int *err)
 {
 	json_t *o = json_row_head(r, n, err);
 	bool hold = meta->hold;
@@ -692,7 +635,7 @@ static json_t *json_processes(const struct format_meta *meta, int *err)
 json_t *format__json_report(const struct format_config *cfg,
 			    const struct format_meta *meta,
 			    const struct report_rows *rows,
-			    const struct format_names *names, int *err)
+			    const struct row_names *names, int *err)
 {
 	const struct format_drops *d = &meta->drops;
 	json_t *o = json_object(), *list = json_array();
@@ -748,6 +691,15 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "blame", meta->blame ?
 		     json_blame(meta->blame, meta->blame_names, err) :
 		     json_null(), err);
+	/* --lock-order: the cycles since attach; null without. */
+	jsonout__set(o, "lock_order", meta->lock_order ?
+		     json_lock_order(meta->lock_order, cfg, err) :
+		     json_null(), err);
+	jsonout__set(o, "lock_order_lost", meta->lock_order ?
+		     json_pack("{s:I,s:I}",
+			       "pairs", (json_int_t)meta->lock_order->pairs_dropped,
+			       "untracked", (json_int_t)meta->lock_order->untracked) :
+		     json_null(), err);
 	/* null when none were read (a replayed recording has none). */
 	jsonout__set(o, "waiting", meta->waiting ?
 		     json_waiting(meta->waiting, meta->waiting_names, err) :
@@ -758,7 +710,7 @@ json_t *format__json_report(const struct format_config *cfg,
 static int format__json(FILE *out, const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_rows *rows,
-			const struct format_names *names)
+			const struct row_names *names)
 {
 	int err = 0;
 	json_t *o = format__json_report(cfg, meta, rows, names, &err);
@@ -796,6 +748,81 @@ static void json_frames_at(json_t *list, struct symbolizer *sym, uint64_t pc,
 	for (size_t k = 0; k < n; k++)
 		jsonout__append(list, json_site(pc, &frames[k].info, true,
 						frames[k].inlined, err), err);
+}
+
+/* --lock-order: one lock of an edge. */
+static json_t *json_order_lock(const struct format_order_lock *l,
+			       const struct format_config *cfg, int *err)
+{
+	json_t *o = json_object(), *stack = json_null();
+	char name[TEXT_MAX];
+
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	order_lock_text(l, name, sizeof(name));
+	jsonout__set(o, "object", jsonout__string(name), err);
+	jsonout__set(o, "address", jsonout__hex(true, l->object), err);
+	jsonout__set(o, "type", jsonout__string(locktype__name(l->type)),
+		     err);
+	jsonout__set(o, "frame", json_site(l->site, &l->site_info, true, false,
+					   err), err);
+	if (cfg->stacktab && l->stack_id) {
+		const uint64_t *pcs = NULL;
+		enum stacktab_end end = STACKTAB_END_STOPPED;
+		uint32_t n = 0;
+
+		json_decref(stack);
+		stack = json_array();
+		stacktab__get(cfg->stacktab, l->stack_id, &pcs, &n, &end);
+		for (uint32_t i = 0; stack && i < n; i++)
+			json_frames_at(stack, cfg->symbolizer, pcs[i], err);
+	}
+	jsonout__set(o, "stack", stack, err);
+	return o;
+}
+
+/* The contract's "lock_order": one entry per cycle; [] when none. */
+static json_t *json_lock_order(const struct format_lock_order *lo,
+			       const struct format_config *cfg, int *err)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; list && i < lo->n_cycles; i++) {
+		const struct format_order_cycle *c = &lo->cycles[i];
+		json_t *o = json_object(), *names = json_array();
+		json_t *edges = json_array();
+
+		jsonout__append(list, o, err);
+		if (!o || !names || !edges) {
+			json_decref(names);
+			json_decref(edges);
+			*err = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < c->n; k++) {
+			const struct format_order_edge *e = &c->edges[k];
+			json_t *edge = json_object();
+			char name[TEXT_MAX];
+
+			order_lock_text(&e->held, name, sizeof(name));
+			jsonout__append(names, jsonout__string(name), err);
+			jsonout__append(edges, edge, err);
+			if (!edge)
+				break;
+			jsonout__set(edge, "held", json_order_lock(&e->held,
+				     cfg, err), err);
+			jsonout__set(edge, "acquired", json_order_lock(
+				     &e->acquired, cfg, err), err);
+			jsonout__set(edge, "count", jsonout__uint(e->count), err);
+			jsonout__set(edge, "pid", json_integer(e->pid), err);
+			jsonout__set(edge, "tid", json_integer(e->tid), err);
+		}
+		jsonout__set(o, "objects", names, err);
+		jsonout__set(o, "edges", edges, err);
+	}
+	return list;
 }
 
 json_t *format__json_stacks(const struct report_row *r,
@@ -838,7 +865,7 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns";
+	"max_ns,failed,owner_tid,time_ns,address";
 
 void format__csv_header(FILE *out)
 {
@@ -846,49 +873,20 @@ void format__csv_header(FILE *out)
 }
 
 /*
- * A CSV field, whole: sanitized as the table is (a module or file path
- * from the target may hold ESC or OSC, and CSV is read on terminals too;
- * JSON is the output that keeps a path's bytes), then quoted as RFC 4180
- * says when it holds a comma or a quote.
+ * callsite is the table's text (file:line, in --callsite's style, under
+ * the same source root); the address is the last column.
  */
-static void csv_field(FILE *out, const char *s)
-{
-	size_t len;
-	char *clean;
-
-	if (!s)
-		return;
-	len = strlen(s) + 1;
-	clean = malloc(len);
-	if (!clean)
-		return;
-	format__sanitize(s, clean, len);
-	if (!strpbrk(clean, ",\"")) {
-		fputs(clean, out);
-	} else {
-		fputc('"', out);
-		for (const char *p = clean; *p; p++) {
-			if (*p == '"')
-				fputc('"', out);
-			fputc(*p, out);
-		}
-		fputc('"', out);
-	}
-	free(clean);
-}
-
-void format__csv_field(FILE *out, const char *s)
-{
-	csv_field(out, s);
-}
-
-static int format__csv(FILE *out, const struct format_meta *meta,
+static int format__csv(FILE *out, const struct format_config *cfg,
+		       const struct format_meta *meta,
 		       const struct report_rows *rows,
-		       const struct format_names *names)
+		       const struct row_names *names)
 {
+	size_t strip = names__source_root(rows, names);
+
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;
+		char site[TEXT_MAX];
 
 		/* Several processes: the row's, empty when it merges them. */
 		fprintf(out, "%u,", meta->sequence);
@@ -898,20 +896,24 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "%" PRId64, r->pid);
 		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
 			meta->start_ns, meta->end_ns, meta->dropped,
-			report__type_name(r->type));
+			locktype__name(r->type));
 		if (r->n_objects == 1)
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);
-		csv_field(out, names[i].object_symbol);
-		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
-		csv_field(out, cs->module);
+		text__csv_field(out, names[i].object_symbol);
+		fputc(',', out);
+		names__callsite_text(cs, r->callsite, cfg->callsite, strip,
+				     site, sizeof(site));
+		text__csv_field(out, site);
+		fputc(',', out);
+		text__csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
 			fprintf(out, "0x%" PRIx64, cs->module_offset);
 		fputc(',', out);
-		csv_field(out, cs->function);
+		text__csv_field(out, cs->function);
 		fputc(',', out);
-		csv_field(out, cs->file);
+		text__csv_field(out, cs->file);
 		fputc(',', out);
 		if (cs->line)
 			fprintf(out, "%u", cs->line);
@@ -928,7 +930,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fputc('\n', out);
+		fprintf(out, ",0x%" PRIx64 "\n", r->callsite);
 	}
 	return 0;
 }
@@ -936,7 +938,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 int format__report(FILE *out, const struct format_config *cfg,
 		   const struct format_meta *meta,
 		   const struct report_rows *rows,
-		   const struct format_names *names)
+		   const struct row_names *names)
 {
 	int err;
 
@@ -945,7 +947,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 		err = format__table(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_CSV:
-		err = format__csv(out, meta, rows, names);
+		err = format__csv(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_JSON:
 		err = format__json(out, cfg, meta, rows, names);
@@ -955,7 +957,10 @@ int format__report(FILE *out, const struct format_config *cfg,
 				    names);
 		break;
 	case FORMAT_PPROF:
-		err = pprof__print(out, cfg->symbolizer, cfg->stacktab, meta,
+		err = pprof__print(out, cfg->symbolizer, cfg->stacktab,
+				   &(const struct pprof_window){
+					   meta->pid, meta->comm, meta->mode,
+					   meta->start_ns, meta->end_ns },
 				   rows, names);
 		break;
 	default:
@@ -966,12 +971,3 @@ int format__report(FILE *out, const struct format_config *cfg,
 	return err;
 }
 
-void format__json_string(FILE *out, const char *s)
-{
-	json_t *v = jsonout__string(s);
-
-	/* Streamed JSON (Chrome traces): a string, or null. */
-	if (!v || jsonout__dump(out, v))
-		fputs("null", out);
-	json_decref(v);
-}

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "names.h"
 #include "options.h"
 #include "report.h"
 #include "stacktab.h"
@@ -42,6 +43,38 @@ struct format_process {
 	pid_t pid;
 	const char *comm;	/* its name now: after an exec, the new one */
 	bool exited;
+};
+
+/* --lock-order: one lock of an edge of a cycle, named. */
+struct format_order_lock {
+	uint64_t object;
+	const char *object_symbol;	/* NULL: no name (heap, stack) */
+	uint64_t site;			/* the call that took it: return address */
+	struct symbol_info site_info;
+	uint64_t stack_id;		/* its stack; 0: none kept */
+	uint32_t type;			/* enum sp_lock_type */
+};
+
+/* Held, then taken: the first time seen, and how often since. */
+struct format_order_edge {
+	struct format_order_lock held;
+	struct format_order_lock acquired;
+	uint64_t count;
+	pid_t pid;
+	pid_t tid;
+};
+
+/* A cycle: each edge holds the lock the edge before took. */
+struct format_order_cycle {
+	struct format_order_edge *edges;
+	size_t n;
+};
+
+struct format_lock_order {
+	struct format_order_cycle *cycles;
+	size_t n_cycles;
+	uint64_t pairs_dropped;		/* the kernel's map was full */
+	uint64_t untracked;		/* taken beyond SP_HELD_MAX held */
 };
 
 struct format_meta {
@@ -79,34 +112,20 @@ struct format_meta {
 	 * when not asked.
 	 */
 	const struct report_rows *blame;
-	const struct format_names *blame_names;
+	const struct row_names *blame_names;
 	/*
 	 * The waits in progress when the report was made, as rows (count:
 	 * the waits, wait_ns and max_ns: their time so far); NULL: none read.
 	 */
 	const struct report_rows *waiting;
-	const struct format_names *waiting_names;
+	const struct row_names *waiting_names;
+	/* --lock-order: the cycles found since attach; NULL without. */
+	const struct format_lock_order *lock_order;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;
 };
 
-/* Longest Object or Call site text, with its NUL. */
-#define FORMAT_TEXT_MAX 512
-
-/* Names of one row: where the call site is, and the object's symbol. */
-struct format_names {
-	struct symbol_info callsite;
-	const char *object_symbol;	/* NULL if unknown */
-};
-
-/*
- * Names every row through the symbolizer: call site, and the symbol of a
- * row's single object.  *out (NULL for no rows) is freed with free();
- * its strings belong to the symbolizer.
- */
-int format__names(struct symbolizer *sym, const struct report_rows *rows,
-		  struct format_names **out);
 /* How to print, and what the stack renderers read beyond the rows. */
 struct format_config {
 	enum output_format format;
@@ -123,7 +142,7 @@ struct format_config {
 int format__report(FILE *out, const struct format_config *cfg,
 		   const struct format_meta *meta,
 		   const struct report_rows *rows,
-		   const struct format_names *names);
+		   const struct row_names *names);
 /*
  * JSON: a row's "stacks", its distinct stacks largest wait first
  * (cfg->stacktab; null without one), each frame named through
@@ -140,59 +159,13 @@ json_t *format__json_stacks(const struct report_row *r,
 json_t *format__json_report(const struct format_config *cfg,
 			    const struct format_meta *meta,
 			    const struct report_rows *rows,
-			    const struct format_names *names, int *err);
+			    const struct row_names *names, int *err);
 /* CSV's header line, once per output. */
 void format__csv_header(FILE *out);
-/*
- * The call site as the table shows it, in style; strip: how many leading
- * bytes of info->file are the common source root, left out.
- */
-void format__callsite_text(const struct symbol_info *info, uint64_t addr,
-			   enum callsite_style style, size_t strip,
-			   char *buf, size_t len);
-/*
- * Length of the source root the rows' absolute files share: the strip
- * that format__callsite_text leaves out of each.
- */
-size_t format__source_root(const struct report_rows *rows,
-			   const struct format_names *names);
-/*
- * The text of that root: the first strip bytes of a row's file; NULL
- * when strip is 0.
- */
-const char *format__source_root_text(const struct report_rows *rows,
-				     const struct format_names *names,
-				     size_t strip);
-/*
- * One stack frame at pc as -g prints it: "function (file:line)",
- * "function (module)", "module+0xoff" or "0xpc"; " [inlined]" after an
- * inlined call's frame.  Files under root (root_len bytes; NULL: none)
- * are printed without it.
- */
-void format__frame_text(const struct symbol_frame *f, uint64_t pc,
-			const char *root, size_t root_len, char *buf,
-			size_t len);
 /*
  * A wall-clock time as ISO 8601 in local time, to the millisecond, with
  * its UTC offset: "2026-11-23T15:41:12.345+01:00"; "" for 0.
  */
 void format__wall_text(uint64_t wall_ns, char *buf, size_t len);
-/* The Object column: [N], the symbol, or the address. */
-void format__object_text(const struct report_row *r, const char *symbol,
-			 char *buf, size_t len);
-/* A JSON string (or null for NULL); bytes not printable as UTF-8 are escaped. */
-void format__json_string(FILE *out, const char *s);
-/* Display width of a sanitized (valid UTF-8) string, in columns. */
-int format__width(const char *s);
-/* snprintf at *pos, never past end - 1; *pos stays on the NUL. */
-void format__append(char **pos, char *end, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* A CSV field, whole: sanitized, quoted when it holds a comma or a quote. */
-void format__csv_field(FILE *out, const char *s);
-/*
- * Copies a string from the target into buf, replacing control
- * characters, escape sequences and invalid UTF-8 with '?'.
- */
-void format__sanitize(const char *in, char *buf, size_t len);
 
 #endif

@@ -77,6 +77,10 @@
 #include "callgraph.h"
 #include "columns.h"
 #include "format.h"
+#include "locktype.h"
+#include "names.h"
+#include "order.h"
+#include "text.h"
 #include "utf8.h"
 #include "hist.h"
 #include "live.h"
@@ -99,6 +103,7 @@ struct live {
 	pid_t pid;
 	char cmdline[256];
 	size_t processes;	/* several: followed since attach, 0: one */
+	long lock_cycles;	/* --lock-order: cycles so far (0: none, or off) */
 	size_t running;		/* of which still running */
 	const char *mode;
 	enum callsite_style callsite;
@@ -122,7 +127,7 @@ struct live {
 
 	struct report_rows rows;	/* every row of the view, in order */
 	/* The rows on screen, named: rows.rows[named_top ..] (names_n). */
-	struct format_names *names;
+	struct row_names *names;
 	size_t named_top, names_n;
 	bool names_valid;
 	struct report_row selected;	/* the highlighted row's identity */
@@ -294,13 +299,6 @@ int live__table_rows(int lines)
 
 /* ---- data --------------------------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Threads seen so far: the distinct threads of a snapshot's rows, and
  * those whose rows were merged when they exited (tid 0).
@@ -329,7 +327,7 @@ static unsigned int count_threads(const struct snapshot *snap)
 		return distinct;
 	for (size_t i = 0; i < n; i++)
 		tids[i] = e[i].key.tid;
-	qsort(tids, n, sizeof(*tids), cmp_u32);
+	qsort(tids, n, sizeof(*tids), order__u32_at);
 	for (size_t i = 0; i < n; i++)
 		distinct += tids[i] && (!i || tids[i] != tids[i - 1]);
 	free(tids);
@@ -363,7 +361,7 @@ static void put_line(int y, const char *text, attr_t attr)
 /* A line in reverse video across the whole width. */
 static void put_bar(int y, const char *text)
 {
-	int w = format__width(text);
+	int w = text__width(text);
 
 	if (y < 0 || y >= LINES)
 		return;
@@ -401,6 +399,20 @@ static void live__draw_header(struct live *l)
 		snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
 			 l->cmdline);
 	put_line(0, line, A_BOLD);
+	/* --lock-order: a cycle is a possible deadlock; the report names it. */
+	if (l->lock_cycles > 0) {
+		char mark[64];
+		int x;
+
+		snprintf(mark, sizeof(mark), "LOCK ORDER: %ld cycle%s",
+			 l->lock_cycles, l->lock_cycles == 1 ? "" : "s");
+		x = COLS - text__width(mark);
+		if (x > text__width(line) + 1) {
+			attron(A_REVERSE | A_BOLD);
+			mvaddstr(0, x, mark);
+			attroff(A_REVERSE | A_BOLD);
+		}
+	}
 	snprintf(line, sizeof(line),
 		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
 		 "events/s %.0f  dropped %" PRIu64 "  at %s",
@@ -430,7 +442,7 @@ static void live__draw_header(struct live *l)
 		put_bar(3, drops);
 	}
 	if (st->paused) {
-		int x = format__width(line) + 2;
+		int x = text__width(line) + 2;
 
 		if (x + 6 <= COLS) {
 			attron(A_REVERSE | A_BOLD);
@@ -519,7 +531,7 @@ static int live__draw_pane(struct live *l, int y, int lines, const char *object,
 		st->pane_top = total - shown > 0 ? total - shown : 0;
 	snprintf(line, sizeof(line), "Stacks of %s %s %s: %zu stack%s, "
 		 "lines %d-%d of %d  (Up/Down row  PgUp/PgDn scroll  g close)",
-		 report__type_name(row->type), object, callsite,
+		 locktype__name(row->type), object, callsite,
 		 l->stacks.n_stacks, l->stacks.n_stacks == 1 ? "" : "s",
 		 total ? st->pane_top + 1 : 0,
 		 st->pane_top + shown < total ? st->pane_top + shown : total,
@@ -572,7 +584,7 @@ static void live__draw_hist(struct live *l, int y, int lines,
 	}
 	row = &l->rows.rows[l->state.selected];
 	snprintf(line, sizeof(line), "Waits (ns) of %s %s %s: %" PRIu64
-		 "  (Up/Down row  H close)", report__type_name(row->type),
+		 "  (Up/Down row  H close)", locktype__name(row->type),
 		 object, callsite, hist__total(row->hist));
 	put_bar(y, line);
 	if (!hist__lines(row->hist, hist_pane_line, &p))
@@ -602,7 +614,7 @@ static void live__thread_text(const struct live *l, int64_t tid, char *buf,
 		fclose(f);
 	}
 	comm[strcspn(comm, "\n")] = '\0';
-	format__sanitize(comm, clean, sizeof(clean));
+	text__sanitize(comm, clean, sizeof(clean));
 	if (clean[0])
 		snprintf(buf, len, "%" PRId64 " %s", tid, clean);
 	else
@@ -635,9 +647,9 @@ static int live__draw_table(struct live *l)
 	size_t fit = (size_t)live__fit(l), top, n, strip;
 	struct report_rows view;
 	int table_rows, pane_lines, err = 0;
-	char (*object)[FORMAT_TEXT_MAX] = NULL;
-	char (*callsite)[FORMAT_TEXT_MAX] = NULL;
-	char (*thread)[FORMAT_TEXT_MAX] = NULL;
+	char (*object)[TEXT_MAX] = NULL;
+	char (*callsite)[TEXT_MAX] = NULL;
+	char (*thread)[TEXT_MAX] = NULL;
 	int y = HEADER_LINES + 1 + l->panel_lines;
 	struct columns_spec want = {
 		.max = true, .failed = true, .thread = st->per_thread,
@@ -657,14 +669,14 @@ static int live__draw_table(struct live *l)
 		free(l->names);
 		l->names = NULL;
 		l->names_valid = false;
-		err = format__names(l->symbolizer, &view, &l->names);
+		err = names__rows(l->symbolizer, &view, &l->names);
 		if (err)
 			return err;
 		l->named_top = top;
 		l->names_n = n;
 		l->names_valid = true;
 	}
-	strip = format__source_root(&view, l->names);
+	strip = names__source_root(&view, l->names);
 	if (n) {
 		object = calloc(n, sizeof(*object));
 		callsite = calloc(n, sizeof(*callsite));
@@ -679,19 +691,19 @@ static int live__draw_table(struct live *l)
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *r = &view.rows[i];
 
-		format__object_text(r, l->names[i].object_symbol, object[i],
+		names__object_text(r, l->names[i].object_symbol, object[i],
 				    sizeof(object[i]));
-		format__callsite_text(&l->names[i].callsite, r->callsite,
+		names__callsite_text(&l->names[i].callsite, r->callsite,
 				      l->callsite, strip, callsite[i],
 				      sizeof(callsite[i]));
-		if (format__width(object[i]) > want.object_need)
-			want.object_need = format__width(object[i]);
-		if (format__width(callsite[i]) > want.site_need)
-			want.site_need = format__width(callsite[i]);
+		if (text__width(object[i]) > want.object_need)
+			want.object_need = text__width(object[i]);
+		if (text__width(callsite[i]) > want.site_need)
+			want.site_need = text__width(callsite[i]);
 		if (want.thread) {
 			live__thread_text(l, r->tid, thread[i], sizeof(thread[i]));
-			if (format__width(thread[i]) > want.thread_need)
-				want.thread_need = format__width(thread[i]);
+			if (text__width(thread[i]) > want.thread_need)
+				want.thread_need = text__width(thread[i]);
 			want.owner |= r->owner_tid != REPORT_NO_TID;
 		}
 	}
@@ -723,7 +735,7 @@ static int live__draw_table(struct live *l)
 		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
 				      pane_lines, n ? object[sel] : "",
 				      n ? callsite[sel] : "",
-				      format__source_root_text(&view, l->names,
+				      names__source_root_text(&view, l->names,
 							       strip),
 				      strip);
 	free(object);
@@ -920,6 +932,11 @@ void live__set_processes(struct live *l, size_t followed, size_t running)
 	l->running = running;
 }
 
+void live__set_lock_cycles(struct live *l, long cycles)
+{
+	l->lock_cycles = cycles;
+}
+
 int live__input_fd(const struct live *l)
 {
 	return l->screen ? fileno(l->in) : -1;
@@ -1026,7 +1043,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 	};
 	l->states = cfg->states;
 	l->pid = cfg->pid;
-	format__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
+	text__sanitize(cfg->cmdline ? cfg->cmdline : "", l->cmdline,
 			 sizeof(l->cmdline));
 	l->mode = cfg->mode;
 	l->callsite = cfg->callsite;

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "array.h"
+#include "locktype.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -327,7 +328,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 		if (!ids[i])
 			goto nomem;
 	}
-	type = pprof__string(p, report__type_name(row->type));
+	type = pprof__string(p, locktype__name(row->type));
 	if (type < 0)
 		goto nomem;
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
@@ -395,7 +396,7 @@ static uint64_t clock_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int pprof__new(const struct format_meta *meta, struct pprof **out)
+int pprof__new(const struct pprof_window *window, struct pprof **out)
 {
 	struct pprof *p = calloc(1, sizeof(*p));
 	Profile *pr;
@@ -437,8 +438,8 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	p->key_object = pprof__string(p, "object");
 	p->key_tid = pprof__string(p, "tid");
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
-		 (int)meta->pid, meta->comm ? meta->comm : "?",
-		 meta->mode ? meta->mode : "?");
+		 (int)window->pid, window->comm ? window->comm : "?",
+		 window->mode ? window->mode : "?");
 	p->comment = pprof__string(p, comment);
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
@@ -450,8 +451,8 @@ int pprof__new(const struct format_meta *meta, struct pprof **out)
 	/* The window's start, from CLOCK_MONOTONIC to the epoch. */
 	mono = clock_ns(CLOCK_MONOTONIC);
 	real = clock_ns(CLOCK_REALTIME);
-	pr->time_nanos = (int64_t)(real - (mono - meta->start_ns));
-	pr->duration_nanos = (int64_t)(meta->end_ns - meta->start_ns);
+	pr->time_nanos = (int64_t)(real - (mono - window->start_ns));
+	pr->duration_nanos = (int64_t)(window->end_ns - window->start_ns);
 	*out = p;
 	return 0;
 nomem:
@@ -562,9 +563,9 @@ int pprof__finish(struct pprof *p, FILE *out)
 }
 
 int pprof__print(FILE *out, struct symbolizer *sym,
-		 const struct stacktab *tab, const struct format_meta *meta,
+		 const struct stacktab *tab, const struct pprof_window *window,
 		 const struct report_rows *rows,
-		 const struct format_names *names)
+		 const struct row_names *names)
 {
 	struct rowstacks rs = { 0 };
 	struct pprof *p;
@@ -572,7 +573,7 @@ int pprof__print(FILE *out, struct symbolizer *sym,
 
 	if (!sym)
 		return -EINVAL;
-	err = pprof__new(meta, &p);
+	err = pprof__new(window, &p);
 	for (size_t i = 0; i < rows->count && !err; i++) {
 		err = rowstacks__name(&rs, sym, tab, &rows->rows[i]);
 		if (!err)

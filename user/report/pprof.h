@@ -13,14 +13,26 @@
 #ifndef SYNCPROF_PPROF_H
 #define SYNCPROF_PPROF_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
-#include "format.h"
+#include "names.h"
 #include "rowstacks.h"
+#include "stacktab.h"
 
 struct pprof;
 
-int pprof__new(const struct format_meta *meta, struct pprof **out);
+/* What a profile says of its run: its comment, and its window. */
+struct pprof_window {
+	pid_t pid;
+	const char *comm;
+	const char *mode;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+};
+
+int pprof__new(const struct pprof_window *window, struct pprof **out);
 void pprof__free(struct pprof *p);
 /*
  * Adds the stacks of row (named in rs) as samples; sym gives their
@@ -37,8 +49,8 @@ int pprof__add(struct pprof *p, struct symbolizer *sym,
 int pprof__finish(struct pprof *p, FILE *out);
 /* One report: every row's stacks, named through sym (tab: NULL if none). */
 int pprof__print(FILE *out, struct symbolizer *sym,
-		 const struct stacktab *tab, const struct format_meta *meta,
+		 const struct stacktab *tab, const struct pprof_window *window,
 		 const struct report_rows *rows,
-		 const struct format_names *names);
+		 const struct row_names *names);
 
 #endif

@@ -12,64 +12,8 @@
 #include <string.h>
 
 #include "array.h"
+#include "order.h"
 #include "report.h"
-
-static const char *const type_names[SP_TYPE__COUNT] = {
-	[SP_TYPE_MUTEX] = "mutex",
-	[SP_TYPE_REC_MUTEX] = "rec_mutex",
-	[SP_TYPE_CONDVAR] = "condvar",
-	[SP_TYPE_RWLOCK_R] = "rwlock-r",
-	[SP_TYPE_RWLOCK_W] = "rwlock-w",
-	[SP_TYPE_SEM] = "sem",
-	[SP_TYPE_LIBC_LOCK] = "libc-lock",
-	[SP_TYPE_FUTEX] = "futex",
-	[SP_TYPE_BARRIER] = "barrier",
-	[SP_TYPE_SPINLOCK] = "spinlock",
-	[SP_TYPE_JOIN] = "join",
-	[SP_TYPE_PARK] = "park",
-	[SP_TYPE_POLL] = "poll",
-	[SP_TYPE_IO] = "io",
-	[SP_TYPE_SLEEP] = "sleep",
-	[SP_TYPE_CHILD] = "child",
-	[SP_TYPE_FLOCK] = "flock",
-	[SP_TYPE_SYSCALL] = "syscall",
-	[SP_TYPE_FAULT] = "fault",
-};
-
-const char *report__type_name(uint32_t type)
-{
-	return type < SP_TYPE__COUNT ? type_names[type] : "unknown";
-}
-
-/*
- * Waiting for something to happen, not for a lock someone holds: a
- * condvar's wait for its signal (taking its mutex back is a mutex row),
- * joins, barriers, a runtime's park, and the off-CPU sleeps but those that wait for a
- * lock (flock, System V semaphores: flock and sem rows).
- */
-const char *report__type_class(uint32_t type)
-{
-	switch (type) {
-	case SP_TYPE_CONDVAR:
-	case SP_TYPE_JOIN:
-	case SP_TYPE_BARRIER:
-	case SP_TYPE_PARK:
-	case SP_TYPE_POLL:
-	case SP_TYPE_IO:
-	case SP_TYPE_SLEEP:
-	case SP_TYPE_CHILD:
-	case SP_TYPE_SYSCALL:
-	case SP_TYPE_FAULT:
-		return "event";
-	default:
-		return "lock";
-	}
-}
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
 
 uint64_t report__counted_ns(const struct report_row *r)
 {
@@ -83,18 +27,18 @@ static int report__group_cmp(const void *pa, const void *pb, void *arg)
 	const struct report_settings *s = arg;
 	int c;
 
-	if ((c = cmp_u64(a->key.type, b->key.type)))
+	if ((c = order__u64(a->key.type, b->key.type)))
 		return c;
-	if ((c = cmp_u64(a->key.callsite, b->key.callsite)))
+	if ((c = order__u64(a->key.callsite, b->key.callsite)))
 		return c;
 	if ((s->per_thread || s->per_process) &&
-	    (c = cmp_u64(a->key.pid, b->key.pid)))
+	    (c = order__u64(a->key.pid, b->key.pid)))
 		return c;
-	if (s->per_thread && (c = cmp_u64(a->key.tid, b->key.tid)))
+	if (s->per_thread && (c = order__u64(a->key.tid, b->key.tid)))
 		return c;
-	if (s->per_thread && (c = cmp_u64(a->key.owner_tid, b->key.owner_tid)))
+	if (s->per_thread && (c = order__u64(a->key.owner_tid, b->key.owner_tid)))
 		return c;
-	return cmp_u64(a->key.object, b->key.object);
+	return order__u64(a->key.object, b->key.object);
 }
 
 static bool report__same_row(const struct snapshot_entry *a,
@@ -138,26 +82,24 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
 	/* Largest first. */
 	switch (sort) {
 	case SORT_TOTAL:
-		c = cmp_u64(b->wait_ns, a->wait_ns);
+		c = order__u64(b->wait_ns, a->wait_ns);
 		break;
 	case SORT_MEAN:
 		c = cmp_mean(b, a);
 		break;
 	case SORT_MAX:
-		c = cmp_u64(b->max_ns, a->max_ns);
+		c = order__u64(b->max_ns, a->max_ns);
 		break;
 	case SORT_COUNT:
-		c = cmp_u64(b->count, a->count);
+		c = order__u64(b->count, a->count);
 		break;
 	}
 	if (c)
 		return c;
 	/* QSP's tie-breaks: object, call site, type; then thread. */
-	if ((c = cmp_u64(a->object, b->object)))
-		return c;
-	if ((c = cmp_u64(a->callsite, b->callsite)))
-		return c;
-	if ((c = cmp_u64(a->type, b->type)))
+	c = order__qsp(a->object, a->callsite, a->type, b->object, b->callsite,
+		       b->type);
+	if (c)
 		return c;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -175,19 +117,19 @@ struct stack_part {
 static int report__part_cmp(const void *pa, const void *pb)
 {
 	const struct stack_part *a = pa, *b = pb;
-	int c = cmp_u64(a->row, b->row);
+	int c = order__u64(a->row, b->row);
 
-	return c ? c : cmp_u64(a->stack.stack_id, b->stack.stack_id);
+	return c ? c : order__u64(a->stack.stack_id, b->stack.stack_id);
 }
 
 static int report__stack_cmp(const void *pa, const void *pb)
 {
 	const struct report_stack *a = pa, *b = pb;
-	int c = cmp_u64(b->wait_ns, a->wait_ns);
+	int c = order__u64(b->wait_ns, a->wait_ns);
 
 	if (!c)
-		c = cmp_u64(b->count, a->count);
-	return c ? c : cmp_u64(a->stack_id, b->stack_id);
+		c = order__u64(b->count, a->count);
+	return c ? c : order__u64(a->stack_id, b->stack_id);
 }
 
 /* Gives every row its stacks, merged by id, largest wait first. */

@@ -69,9 +69,6 @@ void report__free(struct report_rows *rows);
 /* Row order for a sort key: <0 if a goes first. */
 int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		    enum sort_key sort);
-const char *report__type_name(uint32_t type);
-/* "lock" or "event" (JSON class): what the row's threads wait for. */
-const char *report__type_class(uint32_t type);
 /*
  * The wait of the row's counted waits, failed ones left out: Average is
  * this over count, undefined (shown as '-', JSON null) when count is 0.

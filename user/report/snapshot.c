@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "snapshot.h"
 #include "array.h"
 
@@ -147,28 +148,21 @@ int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
 	return 0;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
 {
 	int c;
 
-	if ((c = cmp_u64(a->object, b->object)))
+	c = order__qsp(a->object, a->callsite, a->type, b->object, b->callsite,
+		       b->type);
+	if (c)
 		return c;
-	if ((c = cmp_u64(a->callsite, b->callsite)))
+	if ((c = order__u64(a->tid, b->tid)))
 		return c;
-	if ((c = cmp_u64(a->type, b->type)))
+	if ((c = order__u64(a->owner_tid, b->owner_tid)))
 		return c;
-	if ((c = cmp_u64(a->tid, b->tid)))
+	if ((c = order__u64(a->pid, b->pid)))
 		return c;
-	if ((c = cmp_u64(a->owner_tid, b->owner_tid)))
-		return c;
-	if ((c = cmp_u64(a->pid, b->pid)))
-		return c;
-	return cmp_u64(a->stack_id, b->stack_id);
+	return order__u64(a->stack_id, b->stack_id);
 }
 
 static int snapshot__entry_cmp(const void *a, const void *b)

@@ -3,10 +3,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "format.h"
 #include "jsonout.h"
+#include "locktype.h"
 #include "report.h"
 #include "stateformat.h"
+#include "text.h"
 
 #define NAME_MAX_BYTES	(STATES_COMM_LEN * 4 + 32)
 
@@ -24,7 +25,7 @@ void stateformat__name(const struct states_row *row, char *buf, size_t len)
 {
 	char comm[STATES_COMM_LEN * 4];
 
-	format__sanitize(row->comm, comm, sizeof(comm));
+	text__sanitize(row->comm, comm, sizeof(comm));
 	if (row->tid == STATES_NO_TID)
 		snprintf(buf, len, "%s \u00d7%u", comm, row->threads);
 	else
@@ -63,7 +64,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		int w;
 
 		stateformat__name(&rep->rows[i], name, sizeof(name));
-		w = format__width(name);
+		w = text__width(name);
 		if (w > name_w)
 			name_w = w;
 		threads += rep->rows[i].threads;
@@ -99,7 +100,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 			fprintf(out, "%7s", "-");
 		else
 			fprintf(out, "%7" PRId64, r->tid);
-		fprintf(out, "  %s%*s", name, name_w - format__width(name), "");
+		fprintf(out, "  %s%*s", name, name_w - text__width(name), "");
 		for (int k = 0; k < STATES__COUNT; k++)
 			fprintf(out, "  %10.3f %6.1f%%", (double)r->ns[k] * 1e-9,
 				share(r->ns[k], capacity));
@@ -111,7 +112,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 
 			fprintf(out, "%s%s%s %.1f%%%s", j ? ", " : "",
 				t == SP_TYPE_FUTEX ? "(" : "",
-				report__type_name((uint32_t)t),
+				locktype__name((uint32_t)t),
 				share(r->type_ns[t], capacity),
 				t == SP_TYPE_FUTEX ? ")" : "");
 		}
@@ -165,7 +166,7 @@ void stateformat__json(json_t *report, const struct states_report *rep,
 		jsonout__set(o, "alive_ns", jsonout__uint(r->alive_ns), err);
 		for (int t = 0; t < SP_TYPE__COUNT; t++) {
 			if (t != SP_TYPE_FUTEX && r->type_ns[t])
-				jsonout__set(by_type, report__type_name((uint32_t)t),
+				jsonout__set(by_type, locktype__name((uint32_t)t),
 					     jsonout__uint(r->type_ns[t]), err);
 		}
 		jsonout__set(o, "lock_by_type", by_type, err);
@@ -184,16 +185,22 @@ void stateformat__json(json_t *report, const struct states_report *rep,
 /* A lock type's CSV column: "rwlock-r" -> "rwlock_r_ns". */
 static void csv_type_column(FILE *out, uint32_t type)
 {
-	for (const char *p = report__type_name(type); *p; p++)
+	for (const char *p = locktype__name(type); *p; p++)
 		fputc(*p == '-' ? '_' : *p, out);
 	fputs("_ns", out);
 }
+
+/*
+ * The lock types a thread's lock wait can have: --off-cpu's types after
+ * them are never one, and "sleep" would name a second sleep_ns column.
+ */
+#define CSV_LOCK_TYPES SP_TYPE_POLL
 
 void stateformat__csv_header(FILE *out)
 {
 	fputs("report,pid,start_ns,end_ns,tid,comm,threads,alive_ns,running_ns,"
 	      "runnable_ns,lock_ns,sleep_ns,state,born_ns,exit_ns", out);
-	for (uint32_t t = 0; t < SP_TYPE__COUNT; t++) {
+	for (uint32_t t = 0; t < CSV_LOCK_TYPES; t++) {
 		fputc(',', out);
 		csv_type_column(out, t);
 	}
@@ -212,7 +219,7 @@ void stateformat__csv(FILE *out, unsigned int sequence, pid_t pid,
 		if (r->tid != STATES_NO_TID)
 			fprintf(out, "%" PRId64, r->tid);
 		fputc(',', out);
-		format__csv_field(out, r->comm);
+		text__csv_field(out, r->comm);
 		fprintf(out, ",%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%s,", r->threads, r->alive_ns,
 			r->ns[STATES_RUNNING], r->ns[STATES_RUNNABLE],
@@ -223,7 +230,7 @@ void stateformat__csv(FILE *out, unsigned int sequence, pid_t pid,
 		fputc(',', out);
 		if (r->exit_ns)
 			fprintf(out, "%" PRIu64, r->exit_ns);
-		for (int t = 0; t < SP_TYPE__COUNT; t++)
+		for (int t = 0; t < CSV_LOCK_TYPES; t++)
 			fprintf(out, ",%" PRIu64, r->type_ns[t]);
 		fputc('\n', out);
 	}

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
+#include "text.h"
 #include "utf8.h"
 #include "stateformat.h"
 #include "statepanel.h"
@@ -82,9 +82,9 @@ void statepanel__title_text(const struct statepanel_layout *lay, char *buf,
 	if (!len)
 		return;
 	buf[0] = '\0';
-	format__append(&pos, end, "%*s  %-*s  %-*.*s", TID_W, "TID", lay->name_w, "Name",
+	text__append(&pos, end, "%*s  %-*s  %-*.*s", TID_W, "TID", lay->name_w, "Name",
 	       lay->bar_w + 2, lay->bar_w + 2, bar);
-	format__append(&pos, end, " %*s %*s %*s %*s", SHARE_W, "Run%", SHARE_W, "Rdy%",
+	text__append(&pos, end, " %*s %*s %*s %*s", SHARE_W, "Run%", SHARE_W, "Rdy%",
 	       SHARE_W, "Lock%", SHARE_W, "Slp%");
 }
 
@@ -105,24 +105,24 @@ void statepanel__row_text(const struct statepanel_layout *lay,
 		return;
 	buf[0] = '\0';
 	if (r->tid == STATES_NO_TID)
-		format__append(&pos, end, "%*s  ", TID_W, "-");
+		text__append(&pos, end, "%*s  ", TID_W, "-");
 	else
-		format__append(&pos, end, "%*" PRId64 "  ", TID_W, r->tid);
+		text__append(&pos, end, "%*" PRId64 "  ", TID_W, r->tid);
 	stateformat__name(r, name, sizeof(name));
-	w = format__width(name);
+	w = text__width(name);
 	if (w > lay->name_w)
-		format__append(&pos, end, "%.*s~", (int)utf8__bytes_for_cols(name, lay->name_w - 1),
+		text__append(&pos, end, "%.*s~", (int)utf8__bytes_for_cols(name, lay->name_w - 1),
 		       name);
 	else
-		format__append(&pos, end, "%s%*s", name, lay->name_w - w, "");
-	format__append(&pos, end, "  [");
+		text__append(&pos, end, "%s%*s", name, lay->name_w - w, "");
+	text__append(&pos, end, "  [");
 	stateformat__bar(r, window_ns, lay->bar_w, cells);
 	for (int k = 0; k < STATES__COUNT; k++)
 		for (int i = 0; i < cells[k]; i++, used++)
-			format__append(&pos, end, "%c", statepanel_chars[k]);
-	format__append(&pos, end, "%*s]", lay->bar_w - used, "");
+			text__append(&pos, end, "%c", statepanel_chars[k]);
+	text__append(&pos, end, "%*s]", lay->bar_w - used, "");
 	for (int k = 0; k < STATES__COUNT; k++)
-		format__append(&pos, end, " %*.1f", SHARE_W,
+		text__append(&pos, end, " %*.1f", SHARE_W,
 		       share(r->ns[k], stateformat__capacity(r, window_ns)));
 }
 
@@ -182,7 +182,7 @@ void statepanel__draw(int y, int lines, const struct states_report *rep)
 		int w;
 
 		stateformat__name(&rep->rows[i], name, sizeof(name));
-		w = format__width(name);
+		w = text__width(name);
 		if (w > name_need)
 			name_need = w;
 	}

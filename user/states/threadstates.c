@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "order.h"
 #include "threadstates.h"
 
 /* Accounts per thread: running, runnable, sleep, then one per lock type. */
@@ -150,17 +151,12 @@ uint64_t threadstates__now(const struct threadstates *ts)
 	return ts->latest_ns;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 static int rec_cmp(const void *pa, const void *pb)
 {
 	const struct thread_rec *a = pa, *b = pb;
-	int c = cmp_u64(a->tid, b->tid);
+	int c = order__u64(a->tid, b->tid);
 
-	return c ? c : cmp_u64(a->born_ns, b->born_ns);
+	return c ? c : order__u64(a->born_ns, b->born_ns);
 }
 
 /* The newest record of tid (the last of its run), or NULL. */
@@ -359,7 +355,7 @@ static int row_cmp_name(const void *pa, const void *pb)
 	const struct states_row *a = pa, *b = pb;
 	int c = strcmp(a->comm, b->comm);
 
-	return c ? c : cmp_u64((uint64_t)a->tid, (uint64_t)b->tid);
+	return c ? c : order__u64((uint64_t)a->tid, (uint64_t)b->tid);
 }
 
 /* Rows sorted by name merged into one per name. */

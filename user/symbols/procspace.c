@@ -444,3 +444,32 @@ void procspace__refresh(struct procspace *ps)
 		if (ps->procs[i].sym && !ps->procs[i].exited)
 			symbolizer__refresh(ps->procs[i].sym);
 }
+
+static void procspace__delegate_resolve(void *ctx, uint64_t canonical,
+					struct symbolizer **sym, uint64_t *addr)
+{
+	procspace__resolve(ctx, canonical, sym, addr);
+}
+
+static bool procspace__delegate_shared(void *ctx, uint64_t canonical,
+				       const char **path, uint64_t *offset)
+{
+	return procspace__shared_object(ctx, canonical, path, offset);
+}
+
+static void procspace__delegate_refresh(void *ctx)
+{
+	procspace__refresh(ctx);
+}
+
+int procspace__symbolizer(struct procspace *ps, struct symbolizer **out)
+{
+	const struct symbolizer_delegate delegate = {
+		.resolve = procspace__delegate_resolve,
+		.shared_object = procspace__delegate_shared,
+		.refresh = procspace__delegate_refresh,
+		.ctx = ps,
+	};
+
+	return symbolizer__new_delegating(&delegate, out);
+}

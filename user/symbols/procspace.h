@@ -50,5 +50,10 @@ bool procspace__shared_object(struct procspace *ps, uint64_t canonical,
 			      const char **path, uint64_t *offset);
 /* Makes every symbolizer re-read its process's modules. */
 void procspace__refresh(struct procspace *ps);
+/*
+ * A symbolizer of the canonical addresses: each lookup goes to the
+ * symbolizer of the region's home process.  ps outlives it.
+ */
+int procspace__symbolizer(struct procspace *ps, struct symbolizer **out);
 
 #endif

@@ -41,17 +41,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
 #include "debugfetch.h"
+#include "debugfind.h"
 #include "demangle.h"
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
-#include "procspace.h"
 #include "srcpath.h"
 #include "symbolizer.h"
+#include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
@@ -69,6 +71,12 @@ struct cache_entry {
 	const char *object;
 	const struct symbol_frame *frames;
 	size_t n_frames;
+};
+
+/* Each module's userdata: what its callbacks and lookups need. */
+struct module_slot {
+	const char *debuginfo_path;	/* the symbolizer's */
+	struct modindex *idx;		/* built on first use */
 };
 
 struct reported_file {
@@ -94,16 +102,18 @@ struct symbolizer {
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
 	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t perfmap_next_ns;	/* when it may be read again */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
 	size_t strings_cap;
 	/*
-	 * symbolizer__new_space: addresses are canonical ones of several
-	 * processes; each lookup goes to the symbolizer of the process
-	 * that names it (procspace.c).  Not owned.
+	 * symbolizer__new_delegating: addresses are canonical ones of
+	 * several processes; each lookup goes to the symbolizer of the
+	 * process that names it (procspace.c).  space: whether it delegates.
 	 */
-	struct procspace *space;
+	struct symbolizer_delegate delegate;
+	bool space;
 };
 
 /* A canonical address's symbolizer and its address there; false: none. */
@@ -112,17 +122,9 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 {
 	uint64_t real;
 
-	procspace__resolve(sym->space, *addr, to, &real);
+	sym->delegate.resolve(sym->delegate.ctx, *addr, to, &real);
 	*addr = real;
 	return *to != NULL && *to != sym;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Keeps p (malloc'ed) until symbolizer__free; false (p freed): no memory. */
@@ -193,6 +195,60 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 	return first;
 }
 
+/* The module's slot, for its debug file's search and its index. */
+static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
+{
+	void **userdata;
+	struct module_slot *slot;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (*userdata || !(slot = calloc(1, sizeof(*slot))))
+		return;
+	slot->debuginfo_path = sym->debuginfo_path;
+	*userdata = slot;
+}
+
+/*
+ * Debug files from debuginfod (debugfetch.c), for every session: libdwfl
+ * calls find_debuginfo with the module alone, so the fetcher is reached
+ * from here, not from the session.  NULL: off.
+ */
+static struct debugfetch *symbolizer_fetch;
+
+void symbolizer__use_debuginfod(struct debugfetch *fetch)
+{
+	symbolizer_fetch = fetch;
+}
+
+/* libdwfl's find_debuginfo: the search of debugfind.h. */
+static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
+				      const char *modname, Dwarf_Addr base,
+				      const char *file_name,
+				      const char *debuglink_file,
+				      GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const struct module_slot *slot = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, len;
+
+	fd = debugfind__open(mod, slot ? slot->debuginfo_path
+				       : ":.debug:/usr/lib/debug",
+			     modname, file_name, debuglink_file,
+			     debuginfo_file_name);
+	if (fd >= 0 || !symbolizer_fetch)
+		return fd;
+	/* Not on this machine: debuginfod (debugfetch.c), with its limit. */
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0)
+		return fd;
+	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
+			      file_name ? file_name : modname,
+			      debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
+}
+
 /*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
@@ -231,8 +287,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
 		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
@@ -241,6 +296,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			close(fd);
 			continue;
 		}
+		symbolizer__slot(sym, mod);
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
@@ -293,13 +349,13 @@ int symbolizer__refresh(struct symbolizer *sym)
 	int err;
 
 	if (sym->space) {
-		procspace__refresh(sym->space);
+		sym->delegate.refresh(sym->delegate.ctx);
 		return 0;
 	}
 	if (sym->frozen)
 		return 0;
 	err = procmaps__read(sym->pid, &maps);
-	sym->last_refresh_ns = monotonic_ns();
+	sym->last_refresh_ns = clock__monotonic_ns();
 	if (err)
 		return err;
 	/* Files new since the last report get a module (from the full list:
@@ -321,55 +377,6 @@ int symbolizer__refresh(struct symbolizer *sym)
 	return err;
 }
 
-/*
- * Debug files from debuginfod (debugfetch.c), for every session: libdwfl
- * calls find_debuginfo with the module alone, so the fetcher is reached
- * from here, not from the session.  NULL: off.
- */
-static struct debugfetch *symbolizer_fetch;
-
-void symbolizer__use_debuginfod(struct debugfetch *fetch)
-{
-	symbolizer_fetch = fetch;
-}
-
-/*
- * libdwfl's search (the module's own sections, .gnu_debuglink, the
- * build-id tree), with DEBUGINFOD_URLS hidden so its own, untimed use of
- * debuginfod stays off; then debugfetch, with its limit.
- */
-static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
-				      const char *modname, Dwarf_Addr base,
-				      const char *file_name,
-				      const char *debuglink_file,
-				      GElf_Word debuglink_crc,
-				      char **debuginfo_file_name)
-{
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	char *saved = urls && symbolizer_fetch ? strdup(urls) : NULL;
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	int fd, len;
-
-	if (saved)
-		unsetenv("DEBUGINFOD_URLS");
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-					  file_name, debuglink_file,
-					  debuglink_crc, debuginfo_file_name);
-	if (saved) {
-		setenv("DEBUGINFOD_URLS", saved, 1);
-		free(saved);
-	}
-	if (fd >= 0 || !symbolizer_fetch)
-		return fd;
-	len = dwfl_module_build_id(mod, &id, &vaddr);
-	if (len <= 0)
-		return fd;
-	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
-			      file_name ? file_name : modname,
-			      debuginfo_file_name);
-	return fd >= 0 ? fd : -1;
-}
 
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
@@ -389,7 +396,10 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
-	if (!sym->cache || !sym->debuginfo_path) {
+	/* The target's user now, for the map it may leave when gone. */
+	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
+		sym->perfmap = NULL;
+	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
@@ -424,13 +434,15 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 	return 0;
 }
 
-int symbolizer__new_space(struct procspace *space, struct symbolizer **out)
+int symbolizer__new_delegating(const struct symbolizer_delegate *delegate,
+			       struct symbolizer **out)
 {
 	struct symbolizer *sym = symbolizer__alloc(0, NULL);
 
 	if (!sym)
 		return -ENOMEM;
-	sym->space = space;
+	sym->delegate = *delegate;
+	sym->space = true;
 	sym->frozen = true;	/* no process of its own to read */
 	*out = sym;
 	return 0;
@@ -474,7 +486,11 @@ int symbolizer__new_file(const char *path, uint64_t base,
 static int free_module_index(Dwfl_Module *mod, void **userdata,
 			     const char *name, Dwarf_Addr start, void *arg)
 {
-	modindex__free(*userdata);
+	struct module_slot *slot = *userdata;
+
+	if (slot)
+		modindex__free(slot->idx);
+	free(slot);
 	*userdata = NULL;
 	return DWARF_CB_OK;
 }
@@ -580,13 +596,14 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 /* The module's index, built on first use; NULL if it cannot be. */
 static struct modindex *module_index(Dwfl_Module *mod)
 {
+	struct module_slot *slot;
 	void **userdata;
-	struct modindex *idx;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (!*userdata && !modindex__build(mod, &idx))
-		*userdata = idx;
-	return *userdata;
+	slot = *userdata;
+	if (slot && !slot->idx && modindex__build(mod, &slot->idx))
+		slot->idx = NULL;
+	return slot ? slot->idx : NULL;
 }
 
 /* A function's name from its DIE: linkage name demangled, else its name. */
@@ -701,7 +718,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 {
 	const struct procmaps_entry *e = symbolizer__mapping(sym, addr);
 
-	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
+	if (!e && clock__monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
 	    !symbolizer__refresh(sym))
 		e = symbolizer__mapping(sym, addr);
 	return e;
@@ -715,12 +732,18 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
+	uint64_t offset, now = clock__monotonic_ns(), cost;
 	const char *name;
-	uint64_t offset;
 
-	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
-		return -ENOMEM;
-	perfmap__refresh(sym->perfmap, !sym->frozen);
+	if (!sym->perfmap)
+		return -ENOENT;
+	/* A map the JIT keeps growing costs at most a tenth of the time. */
+	if (now >= sym->perfmap_next_ns) {
+		perfmap__refresh(sym->perfmap, !sym->frozen);
+		cost = clock__monotonic_ns() - now;
+		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
+					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
+	}
 	name = perfmap__lookup(sym->perfmap, at, &offset);
 	if (!name)
 		return -ENOENT;
@@ -1026,7 +1049,7 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 static const char *symbolizer__held_object(struct symbolizer *sym,
 					   uint64_t addr)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	const char *name;
 
 	if (!sym->frozen && (!sym->holders ||
@@ -1133,7 +1156,8 @@ static const char *symbolizer__space_object(struct symbolizer *sym,
 		if (name)
 			return name;
 	}
-	if (!procspace__shared_object(sym->space, canonical, &path, &offset))
+	if (!sym->delegate.shared_object(sym->delegate.ctx, canonical, &path,
+					 &offset))
 		return NULL;
 	if (asprintf(&text, "%s+0x%" PRIx64, path, offset) < 0)
 		return NULL;

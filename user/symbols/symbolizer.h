@@ -62,12 +62,33 @@ int symbolizer__new(pid_t pid, const char *debuginfo_path,
 int symbolizer__new_file(const char *path, uint64_t base,
 			 const char *debuginfo_path, struct symbolizer **out);
 /*
- * Names canonical addresses of several processes (procspace.h): each
- * lookup goes to the process that names the address; a lock in shared
- * memory is named by its mapping and offset.  space outlives it.
+ * Where a symbolizer of several processes sends its lookups: each
+ * canonical address to the symbolizer of the process that names it.
+ * procspace.c makes one (procspace__symbolizer); the symbolizer knows no
+ * processes, only these calls.
  */
-struct procspace;
-int symbolizer__new_space(struct procspace *space, struct symbolizer **out);
+struct symbolizer_delegate {
+	/*
+	 * The symbolizer that names canonical (*sym, NULL: none) and the
+	 * address there (*addr).
+	 */
+	void (*resolve)(void *ctx, uint64_t canonical, struct symbolizer **sym,
+			uint64_t *addr);
+	/* A shared memory object that holds canonical: its path and offset. */
+	bool (*shared_object)(void *ctx, uint64_t canonical, const char **path,
+			      uint64_t *offset);
+	/* Every symbolizer it sends to re-reads its process's modules. */
+	void (*refresh)(void *ctx);
+	void *ctx;		/* outlives the symbolizer */
+};
+
+/*
+ * Names canonical addresses of several processes: each lookup goes to
+ * the symbolizer delegate->resolve says; a lock in shared memory is named
+ * by its mapping and offset.
+ */
+int symbolizer__new_delegating(const struct symbolizer_delegate *delegate,
+			       struct symbolizer **out);
 void symbolizer__free(struct symbolizer *sym);
 /* Adds what the target mapped since; call now and then while it lives. */
 int symbolizer__refresh(struct symbolizer *sym);

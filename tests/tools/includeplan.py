@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Prints the plan of user/'s modules: which module includes which
+(a module is a .c and its .h: user/report/format.{c,h} is report/format),
+folder by folder, and the circles in it.  --check: exit 1 if there is a
+circle (make test runs it so that none comes back).
+
+A module includes another when its .c or .h has #include "other.h";
+headers resolve by name, as the Makefile's -I for every folder of user/
+does.  A private header with no .c of its own (probes/probesimpl.h)
+belongs to the module of its folder whose name begins its own, or
+stands alone (session/session.h)."""
+import argparse
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def modules(root):
+    """{module: [files]} and {header basename: module}."""
+    mods, headers = {}, {}
+    for folder, _, files in os.walk(root):
+        for f in sorted(files):
+            stem, ext = os.path.splitext(f)
+            if ext not in (".c", ".h"):
+                continue
+            rel = os.path.relpath(os.path.join(folder, stem), root)
+            mods.setdefault(rel, []).append(os.path.join(folder, f))
+            if ext == ".h":
+                headers[f] = rel
+    # A private header (no .c of its own) named after a module of its
+    # folder is that module's: probes/probesimpl.h is probes/probes's.
+    for rel in [m for m, files in mods.items()
+                if all(f.endswith(".h") for f in files)]:
+        owners = [m for m in mods if m != rel and
+                  os.path.dirname(m) == os.path.dirname(rel) and
+                  os.path.basename(rel).startswith(os.path.basename(m)) and
+                  any(f.endswith(".c") for f in mods[m])]
+        if owners:
+            owner = max(owners, key=len)
+            mods[owner] += mods.pop(rel)
+            for h, m in headers.items():
+                if m == rel:
+                    headers[h] = owner
+    return mods, headers
+
+
+def edges(mods, headers):
+    """{module: set of modules it includes}."""
+    out = {}
+    for mod, files in mods.items():
+        deps = set()
+        for path in files:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for name in INCLUDE.findall(fh.read()):
+                    dep = headers.get(os.path.basename(name))
+                    if dep and dep != mod:
+                        deps.add(dep)
+        out[mod] = deps
+    return out
+
+
+def circles(graph):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def folder(mod):
+    return os.path.dirname(mod) or "."
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root", nargs="?", default="user")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when the plan has a circle")
+    ap.add_argument("--quiet", action="store_true",
+                    help="print only the circles")
+    args = ap.parse_args()
+    mods, headers = modules(args.root)
+    graph = edges(mods, headers)
+    if not args.quiet:
+        for fold in sorted({folder(m) for m in graph}):
+            print(f"{fold}/")
+            for mod in sorted(m for m in graph if folder(m) == fold):
+                deps = sorted(graph[mod])
+                print(f"  {os.path.basename(mod)} -> "
+                      f"{', '.join(deps) if deps else '(nothing)'}")
+        fgraph = {}
+        for mod, deps in graph.items():
+            for d in deps:
+                if folder(d) != folder(mod):
+                    fgraph.setdefault(folder(mod), set()).add(folder(d))
+        print("folders:")
+        for fold in sorted(fgraph):
+            print(f"  {fold} -> {', '.join(sorted(fgraph[fold]))}")
+    found = circles(graph)
+    for comp in found:
+        members = set(comp)
+        inner = [f"{m} -> {d}" for m in comp for d in sorted(graph[m])
+                 if d in members]
+        print(f"circle: {' '.join(comp)}: {'; '.join(inner)}")
+    if not found:
+        print("no circles among the "
+              f"{len(graph)} modules of {args.root}/")
+    return 1 if found and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Following the target: the processes (several --pid, --children: the
+ * targets map, their forks, execs and exits from the events ring), the
+ * thread full mode's probes are attached through (attached again when it
+ * exits), and the unwind tables of each process's modules.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "array.h"
+#include "clock.h"
+#include "framecache.h"
+#include "log.h"
+#include "probesimpl.h"
+#include "procmaps.h"
+#include "syncprof.skel.h"
+#include "uprobemulti.h"
+
+/* Whether thread tid of the target runs (exists, and is not a zombie). */
+bool probes__thread_alive_in(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+	       close_paren[2] != 'X';
+}
+
+bool probes__thread_alive(const struct probes *p, pid_t tid)
+{
+	return probes__thread_alive_in(p->tgid, tid);
+}
+
+static bool probes__has_pid(const struct probes *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->n_pids; i++)
+		if (p->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int probes__note_pid(struct probes *p, pid_t pid)
+{
+	if (probes__has_pid(p, pid))
+		return 0;
+	if (array__grow(&p->pids, &p->cap_pids, p->n_pids + 1,
+			sizeof(*p->pids)))
+		return -ENOMEM;
+	p->pids[p->n_pids++] = pid;
+	return 0;
+}
+
+int probes__add_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+	int err = probes__note_pid(p, pid);
+
+	if (err || !p->several)
+		return err;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &key,
+				&one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void probes__forget_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	for (size_t i = 0; i < p->n_pids; i++) {
+		if (p->pids[i] != pid)
+			continue;
+		p->pids[i] = p->pids[--p->n_pids];
+		break;
+	}
+	if (p->several)
+		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
+	if (p->unwinder)
+		unwinder__forget(p->unwinder, pid);
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
+}
+
+const struct probes_proc_event *probes__proc_events(const struct probes *p,
+						    size_t *n)
+{
+	*n = p->n_taken;
+	return p->taken;
+}
+
+static void probes__queue_proc_event(struct probes *p,
+				     const struct sp_module_event_rec *ev)
+{
+	if (array__grow(&p->proc_events, &p->cap_proc_events,
+			p->n_proc_events + 1, sizeof(*p->proc_events)))
+		return;	/* the exit is seen by /proc, the fork at the next sync */
+	p->proc_events[p->n_proc_events] = (struct probes_proc_event){
+		.type = ev->type, .pid = (pid_t)ev->tgid,
+		.parent = (pid_t)ev->parent,
+	};
+	memcpy(p->proc_events[p->n_proc_events].comm, ev->comm,
+	       sizeof(ev->comm));
+	p->proc_events[p->n_proc_events++].comm[sizeof(ev->comm) - 1] = '\0';
+	if (ev->type == SP_MODULE_EVENT_FORK)
+		probes__note_pid(p, (pid_t)ev->tgid);
+	p->events_seen |= PROBES_EVENT_PROCESSES;
+}
+
+static int probes__on_event(void *ctx, void *data, size_t size)
+{
+	struct probes *p = ctx;
+	struct sp_module_event_rec ev = { 0 };
+	__u32 type;
+
+	if (size < sizeof(ev))
+		return 0;
+	memcpy(&ev, data, sizeof(ev));
+	type = ev.type;
+	if (type != SP_MODULE_EVENT_ANCHOR_EXIT)
+		probes__queue_proc_event(p, &ev);
+	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
+		return 0;
+	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
+		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
+		p->anchor_exit_ns = clock__monotonic_ns();
+	} else {
+		/* A library loaded or unloaded, or an exec. */
+		p->events_seen |= PROBES_EVENT_MODULES;
+	}
+	return 0;
+}
+
+int probes__open_events(struct probes *p)
+{
+	if (p->events)
+		return 0;
+	p->events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
+				     probes__on_event, p, NULL);
+	return p->events ? 0 : -errno;
+}
+
+/*
+ * Several processes: their exits, and with --children their forks.  The
+ * fork program is attached before the probes, so no child forked after
+ * them escapes; children forked before are found in /proc (main.c).
+ */
+int probes__attach_follow(struct probes *p)
+{
+	int err;
+
+	if (!p->several)
+		return 0;
+	err = probes__open_events(p);
+	if (err)
+		return err;
+	if (bpf_program__autoload(p->skel->progs.follow_fork)) {
+		p->fork_link = bpf_program__attach_raw_tracepoint(
+			p->skel->progs.follow_fork, "sched_process_fork");
+		if (!p->fork_link) {
+			err = -errno;
+			pr_err("cannot attach to the raw tracepoint "
+			       "sched_process_fork (--children): %s",
+			       strerror(-err));
+			return err;
+		}
+	}
+	p->proc_exit_link = bpf_program__attach_tracepoint(
+		p->skel->progs.follow_exit, "sched", "sched_process_exit");
+	if (!p->proc_exit_link) {
+		err = -errno;
+		pr_err("cannot attach to the tracepoint sched:sched_process_exit: "
+		       "%s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int probes__events_fd(struct probes *p)
+{
+	return p->events ? ring_buffer__epoll_fd(p->events) : -1;
+}
+
+unsigned int probes__consume_events(struct probes *p)
+{
+	unsigned int seen;
+
+	if (!p->events)
+		return 0;
+	ring_buffer__consume(p->events);
+	/* The queue becomes what the caller reads until the next consume. */
+	{
+		struct probes_proc_event *t = p->taken;
+		size_t cap = p->cap_taken;
+
+		p->taken = p->proc_events;
+		p->cap_taken = p->cap_proc_events;
+		p->n_taken = p->n_proc_events;
+		p->proc_events = t;
+		p->cap_proc_events = cap;
+		p->n_proc_events = 0;
+	}
+	seen = p->events_seen;
+	p->events_seen = 0;
+	return seen;
+}
+
+/*
+ * The live thread of the target with the lowest TID other than `not`
+ * (the oldest, short of TID wraparound: likely to live on), or 0.
+ */
+pid_t probes__live_thread(const struct probes *p, pid_t not)
+{
+	struct dirent *entry;
+	pid_t found = 0;
+	char path[64];
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (tid > 0 && tid != not && (!found || tid < found) &&
+		    probes__thread_alive(p, tid))
+			found = tid;
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * Whether full mode's breakpoints are still in the target's code, seen
+ * through live thread tid: the byte at the first site differs from the
+ * file's (the kernel writes its breakpoint there).  true when it cannot
+ * tell.
+ */
+static bool probes__breakpoints_in(const struct probes *p, pid_t tid)
+{
+	const struct procmaps_entry *e = NULL;
+	struct procmaps *maps = NULL;
+	uint8_t in_file, in_memory;
+	struct iovec local, remote;
+	bool in = true;
+	struct stat st;
+	int fd;
+
+	if (!p->n_sites || !p->library)
+		return true;
+	fd = atoi(p->library + strlen("/proc/self/fd/"));
+	if (fstat(fd, &st) ||
+	    pread(fd, &in_file, 1, (off_t)p->site_offset[0]) != 1 ||
+	    procmaps__read(tid, &maps))
+		return true;
+	for (size_t i = 0; i < procmaps__count(maps); i++) {
+		e = procmaps__entry(maps, i);
+		if (e->exec && e->inode == st.st_ino && e->dev == st.st_dev &&
+		    p->site_offset[0] >= e->offset &&
+		    p->site_offset[0] - e->offset < e->end - e->start)
+			break;
+		e = NULL;
+	}
+	if (e) {
+		local = (struct iovec){ &in_memory, 1 };
+		remote = (struct iovec){
+			(void *)(uintptr_t)(e->start + p->site_offset[0] -
+					    e->offset), 1 };
+		in = process_vm_readv(tid, &local, 1, &remote, 1, 0) != 1 ||
+		     in_memory != in_file;
+	}
+	procmaps__free(maps);
+	return in;
+}
+
+/* Keeps a link of an exited anchor until the end: closing one takes ~0.25 s. */
+static void probes__retire(struct probes *p, struct bpf_link *link)
+{
+	void *grown;
+
+	if (!link)
+		return;
+	grown = realloc(p->retired, (p->n_retired + 1) * sizeof(*p->retired));
+	if (!grown) {
+		bpf_link__destroy(link);
+		return;
+	}
+	p->retired = grown;
+	p->retired[p->n_retired++] = link;
+}
+
+/*
+ * Attaches full mode's probes and the loader watch through thread tid;
+ * the links of the previous anchor are closed (uprobe_multi: at once) or
+ * retired.
+ */
+static int probes__attach_through(struct probes *p, pid_t tid,
+				  uint64_t *attached_ns)
+{
+	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
+	int err;
+
+	memcpy(old, p->links, sizeof(old));
+	memset(p->links, 0, sizeof(p->links));
+	p->loader_link = NULL;
+	p->anchor = tid;
+	p->skel->bss->anchor_tid = (__u32)tid;
+	err = probes__attach_sites(p, p->library, p->site_index,
+				   p->site_offset, p->site_cookie, p->n_sites);
+	if (!err && p->releases) {
+		struct bpf_link *old_releases[N_RELEASES];
+
+		memcpy(old_releases, p->release_links, sizeof(old_releases));
+		memset(p->release_links, 0, sizeof(p->release_links));
+		if (p->release_multi_link >= 0)
+			close(p->release_multi_link);
+		p->release_multi_link = -1;
+		err = probes__attach_releases(p, p->library);
+		for (size_t i = 0; i < N_RELEASES; i++)
+			probes__retire(p, old_releases[i]);
+	}
+	*attached_ns = clock__monotonic_ns();
+	if (!err && p->loader) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+		p->loader_link = bpf_program__attach_uprobe_opts(
+			p->multi ? p->skel->progs.modules_changed_thread
+				 : p->skel->progs.modules_changed,
+			tid, p->loader, p->loader_offset, &opts);
+		if (!p->loader_link)
+			pr_debug("cannot watch the loader through thread %d: %s",
+				 (int)tid, strerror(errno));
+	}
+	for (size_t i = 0; i < p->n_multi_links; i++)
+		close(p->multi_links[i]);
+	p->n_multi_links = 0;
+	if (p->loader_multi_link >= 0)
+		close(p->loader_multi_link);
+	p->loader_multi_link = -1;
+	for (size_t i = 0; i < N_PROBES; i++)
+		for (int ret = 0; ret < 2; ret++)
+			probes__retire(p, old[i][ret]);
+	probes__retire(p, old_loader);
+	return err;
+}
+
+/*
+ * The kernel filters a uprobe by the memory of the task it was attached
+ * through: a perf-event uprobe by its task's, a uprobe_multi link by its
+ * process's group leader's.  Once that task has exited, its memory is
+ * gone and no probe runs for the threads that go on (a pthread_exit in
+ * main): the perf-event filter fails and the kernel takes the
+ * breakpoints out; a uprobe_multi link keeps them in and, before Linux
+ * 6.13, runs nothing (since, it runs on: then nothing moves).
+ * A perf-event uprobe attached through any live thread of the process
+ * runs for all of them, so the probes are attached again through one, as
+ * soon as the anchor's exit is known (a BPF program on
+ * sched_process_exit, or a check every second), and the dead links are
+ * closed.  Calls in between are not counted: the caller says how long
+ * that was (0.15-1.2 s here: each perf-event registration can wait for a
+ * grace period).  Rejected: a second set of probes through a worker
+ * thread all along (every call would run the programs twice).
+ */
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
+			     bool *stayed)
+{
+	uint64_t attached_ns;
+	pid_t tid;
+	int err;
+
+	*gap_ns = 0;
+	*stayed = false;
+	/* Attached for every process: no thread to follow. */
+	if (p->mode != PROBES_FULL || !p->library || p->several ||
+	    probes__thread_alive(p, p->anchor))
+		return 0;
+	/*
+	 * uprobe_multi links that run on for the other threads: nothing to
+	 * move (moving lost the calls made meanwhile and ran some twice),
+	 * until another consumer of the same functions registers or goes:
+	 * the kernel then checks this process's breakpoints against the
+	 * exited leader's memory and takes them out.  Then they move, as on
+	 * older kernels.
+	 */
+	if (p->multi && p->anchor == p->tgid && uprobemulti__outlives_leader()) {
+		tid = probes__live_thread(p, p->anchor);
+		if (!tid)
+			return 0;
+		if (probes__breakpoints_in(p, tid)) {
+			*stayed = !p->anchor_gone_said;
+			p->anchor_gone_said = true;
+			return 0;
+		}
+		p->anchor_exit_ns = 0;	/* since they were taken out */
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		tid = probes__live_thread(p, p->anchor);
+		if (!tid)
+			return 0;	/* the process is ending */
+		err = probes__attach_through(p, tid, &attached_ns);
+		if (!err) {
+			if (p->anchor_exit_ns && attached_ns > p->anchor_exit_ns)
+				*gap_ns = attached_ns - p->anchor_exit_ns;
+			p->anchor_exit_ns = 0;
+			return tid;
+		}
+		probes__detach(p);
+	}
+	return -ESRCH;
+}
+
+int probes__sync_modules(struct probes *p)
+{
+	int err = 0;
+
+	if (!p->several)
+		return probes__sync_process(p, p->tgid);
+	for (size_t i = 0; i < p->n_pids; i++) {
+		int e = probes__sync_process(p, p->pids[i]);
+
+		/* One that exited meanwhile is not an error. */
+		if (e && e != -ENOENT && e != -ESRCH && !err)
+			err = e;
+	}
+	return err;
+}
+
+int probes__sync_process(struct probes *p, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, seq = 0;
+	int changed;
+
+	if (!p->unwinder)
+		return 0;
+	/* The image first: an exec after this read makes the array stale. */
+	bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.exec_seqs), &key, &seq);
+	changed = unwinder__sync_pid(p->unwinder, pid, seq);
+	if (changed > 0)
+		framecache__publish(p->skel->maps.proc_layouts,
+				    p->skel->maps.exec_seqs, pid, seq,
+				    unwinder__layout(p->unwinder, pid));
+	return changed < 0 ? changed : 0;
+}

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The readers of the maps of waits: the stats map (with the rows of
+ * exited threads folded out, see fold.c), the histograms and --hold's
+ * holds beside it, --blame's charges, the waits in progress, and the
+ * stacks of the rows read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "array.h"
+#include "fold.h"
+#include "order.h"
+#include "probesimpl.h"
+#include "syncprof.skel.h"
+#include "waiting.h"
+
+void probes__set_translate(struct probes *p,
+			   uint64_t (*translate)(void *ctx, pid_t pid,
+						 uint64_t pc),
+			   void *ctx)
+{
+	p->translate = translate;
+	p->translate_ctx = ctx;
+}
+
+int probes__read_stacks(struct probes *p, const struct snapshot *snap,
+			struct stacktab *tab)
+{
+	const struct snapshot_entry *e = snapshot__entries(snap);
+	int fd = bpf_map__fd(p->skel->maps.stacks);
+	struct sp_stack *stack = p->stack_buf;
+
+	for (size_t i = 0; i < snapshot__count(snap); i++) {
+		const uint64_t *frames;
+		enum stacktab_end end;
+		uint64_t id = e[i].key.stack_id;
+		uint32_t n;
+		int err;
+
+		if (!id || !stacktab__get(tab, id, &frames, &n, &end))
+			continue;
+		if (bpf_map_lookup_elem(fd, &id, stack))
+			continue;	/* lost: the map was full (counted) */
+		n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
+		for (uint32_t k = 0; p->translate && k < n; k++)
+			stack->pcs[k] = p->translate(p->translate_ctx,
+						     (pid_t)e[i].key.pid,
+						     stack->pcs[k]);
+		err = stacktab__add(tab, id, (const uint64_t *)stack->pcs, n,
+				    (enum stacktab_end)stack->end);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Reads the whole map into p->keys/values: in batches of 4096 (one
+ * syscall each, where one per row took ~1 us here), else row by row.
+ * Returns the rows read.
+ */
+static size_t probes__read_map(struct probes *p, int fd)
+{
+	__u32 batch_out = 0, n;
+	size_t got = 0;
+	void *in = NULL;
+	int err;
+
+	do {
+		n = p->map_size - (__u32)got < 4096 ? p->map_size - (__u32)got
+						    : 4096;
+		if (!n)
+			break;
+		err = bpf_map_lookup_batch(fd, in, &batch_out, p->keys + got,
+					   p->values + got, &n, NULL);
+		if (err && errno != ENOENT) {
+			if (got || errno != EINVAL)
+				return got;
+			break;	/* no batches: row by row */
+		}
+		got += n;
+		in = &batch_out;
+	} while (!err);
+	if (in)
+		return got;
+	struct sp_key *prev = NULL;
+
+	while (got < p->map_size &&
+	       !bpf_map_get_next_key(fd, prev, &p->keys[got])) {
+		prev = &p->keys[got];
+		if (!bpf_map_lookup_elem(fd, prev, &p->values[got]))
+			got++;
+	}
+	return got;
+}
+
+/* --hold's rows of the dead threads (sorted TIDs), into the fold. */
+static int probes__fold_holds(struct probes *p, const __u32 *dead,
+			      size_t n_dead)
+{
+	int fd = bpf_map__fd(p->skel->maps.hold_stats);
+	struct sp_key prev, next;
+	bool started = false;
+	struct sp_value row;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, started ? &prev : NULL, &next)) {
+		/* A deleted key's successor is the next one after prev. */
+		if (bsearch(&next.tid, dead, n_dead, sizeof(*dead), order__u32_at) &&
+		    !bpf_map_lookup_and_delete_elem(fd, &next, &row)) {
+			err = fold__add_hold(p->fold, &next, &row, p->window);
+			continue;
+		}
+		prev = next;
+		started = true;
+	}
+	return err;
+}
+
+/* A thread and its process: TIDs are unique machine-wide. */
+struct tid_pid {
+	__u32 tid;
+	__u32 pid;
+};
+
+/*
+ * Whether a thread has exited while its process lives on: a process
+ * that has exited keeps its threads' rows (the last report shows them).
+ */
+static bool probes__thread_gone(const struct probes *p, pid_t pid, pid_t tid)
+{
+	char path[32];
+
+	if (!pid)
+		pid = p->tgid;
+	if (probes__thread_alive_in(pid, tid))
+		return false;
+	if (pid == p->tgid && !p->several)
+		return true;	/* the caller checked the process lives */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	return !access(path, F_OK);
+}
+
+/*
+ * Takes the rows of the threads that have exited out of the map and
+ * into the fold, recording their moves in snap; marks them in gone[].
+ * Only while the target lives: the last report keeps every thread.
+ */
+static int probes__fold_exited(struct probes *p, int fd, size_t n,
+			       bool *gone, struct snapshot *snap)
+{
+	int hist_fd = bpf_map__fd(p->skel->maps.hists);
+	struct tid_pid *tids = malloc((n ? n : 1) * sizeof(*tids));
+	size_t n_tids = 0, n_dead = 0;
+	struct sp_hist hist;
+	__u32 *dead;
+	int err = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tids[n_tids++] = (struct tid_pid){ p->keys[i].tid,
+						   p->keys[i].pid };
+	qsort(tids, n_tids, sizeof(*tids), order__u32_at);
+	dead = (__u32 *)tids;	/* reused in place: dead TIDs, sorted */
+	for (size_t i = 0; i < n_tids; i++) {
+		struct tid_pid t = tids[i];
+
+		if (i && t.tid == tids[i - 1].tid)
+			continue;
+		if (t.tid && probes__thread_gone(p, (pid_t)t.pid, (pid_t)t.tid))
+			dead[n_dead++] = t.tid;
+	}
+	for (size_t i = 0; i < n_dead; i++)
+		fold__thread_exited(p->fold);
+	for (size_t i = 0; i < n && n_dead && !err; i++) {
+		struct sp_value last;
+
+		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), order__u32_at))
+			continue;
+		/* Its last value, and out: nothing can add to it after. */
+		if (bpf_map_lookup_and_delete_elem(fd, &p->keys[i], &last))
+			continue;
+		gone[i] = true;
+		err = fold__add(p->fold, &p->keys[i], &last, p->window, snap);
+		if (!err && !bpf_map_lookup_and_delete_elem(hist_fd,
+							    &p->keys[i], &hist))
+			err = fold__add_hist(p->fold, &p->keys[i], &hist);
+	}
+	if (!err && n_dead && p->hold)
+		err = probes__fold_holds(p, dead, n_dead);
+	free(tids);
+	return err;
+}
+
+/* Whether any thread of the target still runs. */
+static bool probes__target_alive(const struct probes *p)
+{
+	char path[64];
+
+	/* Several: each thread's own process is checked (thread_gone). */
+	if (p->several)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->tgid);
+	return !access(path, F_OK) && (probes__thread_alive(p, p->tgid) ||
+				       probes__live_thread(p, p->tgid));
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sp_key));
+}
+
+/* Side-map rows per lookup_batch call. */
+#define SIDE_BATCH 1024
+
+/*
+ * A side map's rows, whole, in batches of SIDE_BATCH (one syscall each;
+ * row by row took three per row: the next key, its value, and whether
+ * the stats map still has it).  0, -EOPNOTSUPP when the kernel has no
+ * batches or a batch failed part way (nothing is kept: the caller reads
+ * row by row), or -ENOMEM.
+ */
+static int probes__batch_side(int fd, size_t vsize, struct sp_key **keys,
+			      void **values, size_t *count)
+{
+	size_t cap_k = 0, cap_v = 0, got = 0;
+	__u32 batch_out = 0, n;
+	void *in = NULL;
+	int ret;
+
+	*keys = NULL;
+	*values = NULL;
+	do {
+		if (array__grow(keys, &cap_k, got + SIDE_BATCH, sizeof(**keys)) ||
+		    array__grow(values, &cap_v, got + SIDE_BATCH, vsize))
+			return -ENOMEM;
+		n = SIDE_BATCH;
+		ret = bpf_map_lookup_batch(fd, in, &batch_out, *keys + got,
+					   (char *)*values + got * vsize, &n, NULL);
+		if (ret && errno != ENOENT)
+			return -EOPNOTSUPP;
+		got += n;
+		in = &batch_out;
+	} while (!ret);
+	*count = got;
+	return 0;
+}
+
+/*
+ * Adds the rows of a map beside the stats map (the histograms, --hold's
+ * holds) to snap: under their own key while the stats map has the row,
+ * else under the key the fold keeps an exited thread's row under.  live:
+ * the stats map's keys as read (sorted), so that only a row that came
+ * after them asks the kernel.
+ */
+static int probes__read_side(struct probes *p, int side_fd, int stats_fd,
+			     const struct sp_key *live, size_t n_live,
+			     struct snapshot *snap, uint64_t closing)
+{
+	bool hist = side_fd == bpf_map__fd(p->skel->maps.hists);
+	size_t vsize = hist ? sizeof(struct sp_hist) : sizeof(struct sp_value);
+	struct sp_key key, next, *prev = NULL, *keys = NULL;
+	void *values = NULL;
+	struct sp_value row;
+	size_t n = 0;
+	int err = probes__batch_side(side_fd, vsize, &keys, &values, &n);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		struct sp_key at = keys[i];
+		void *v = (char *)values + i * vsize;
+
+		if (!bsearch(&keys[i], live, n_live, sizeof(*live), cmp_key) &&
+		    bpf_map_lookup_elem(stats_fd, &keys[i], &row))
+			at = fold__key(p->fold, &keys[i]);
+		err = hist ? snapshot__add_hist(snap, &at, v)
+			   : snapshot__add_hold(snap, &at, v, 1, closing);
+	}
+	free(keys);
+	free(values);
+	if (err != -EOPNOTSUPP)
+		return err;
+	err = 0;
+	while (!err && !bpf_map_get_next_key(side_fd, prev, &next)) {
+		struct sp_key at = next;
+		struct sp_hist h;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(stats_fd, &key, &row))
+			at = fold__key(p->fold, &key);
+		if (hist) {
+			if (!bpf_map_lookup_elem(side_fd, &key, &h))
+				err = snapshot__add_hist(snap, &at, &h);
+		} else if (!bpf_map_lookup_elem(side_fd, &key, &row)) {
+			err = snapshot__add_hold(snap, &at, &row, 1, closing);
+		}
+	}
+	return err;
+}
+
+int probes__read(struct probes *p, struct snapshot **out)
+{
+	int fd = bpf_map__fd(p->skel->maps.stats);
+	int hist_fd = bpf_map__fd(p->skel->maps.hists);
+	int hold_fd = bpf_map__fd(p->skel->maps.hold_stats);
+	uint64_t closing = p->window;
+	struct snapshot *snap;
+	bool *gone = NULL;
+	size_t n, live = 0;
+	int err;
+
+	/* Calls ending from now on count toward the next window's max. */
+	p->skel->bss->window = ++p->window;
+	err = snapshot__new(&snap);
+	if (err)
+		return err;
+	n = probes__read_map(p, fd);
+	gone = calloc(n ? n : 1, sizeof(*gone));
+	if (!gone) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (probes__target_alive(p)) {
+		err = probes__fold_exited(p, fd, n, gone, snap);
+		if (err)
+			goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (gone[i])
+			continue;
+		err = snapshot__add(snap, &p->keys[i], &p->values[i], 1, closing);
+		if (err)
+			goto fail;
+		/* The rows still in the map, for the side maps' lookups. */
+		p->keys[live++] = p->keys[i];
+	}
+	qsort(p->keys, live, sizeof(*p->keys), cmp_key);
+	err = fold__into(p->fold, snap, closing);
+	if (!err)
+		err = probes__read_side(p, hist_fd, fd, p->keys, live, snap,
+					closing);
+	if (!err && p->hold)
+		err = probes__read_side(p, hold_fd, fd, p->keys, live, snap,
+					closing);
+	if (err)
+		goto fail;
+	snapshot__set_threads_exited(snap, fold__threads(p->fold));
+	snapshot__seal(snap);
+	free(gone);
+	*out = snap;
+	return 0;
+fail:
+	free(gone);
+	snapshot__free(snap);
+	return err;
+}
+
+int probes__read_blame(struct probes *p, struct snapshot **out)
+{
+	struct snapshot *snap;
+	struct sp_key key, next;
+	struct sp_key *prev = NULL;
+	int fd = bpf_map__fd(p->skel->maps.blame);
+	int err = snapshot__new(&snap);
+
+	if (err)
+		return err;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, p->values))
+			continue;
+		err = snapshot__add(snap, &key, p->values, 1,
+				    p->window - 1);
+		if (err) {
+			snapshot__free(snap);
+			return err;
+		}
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}
+
+int probes__read_waiting(struct probes *p, uint64_t now_ns,
+			 struct snapshot **out)
+{
+	bool contended = p->mode == PROBES_CONTENDED;
+	struct bpf_map *map = contended ? p->skel->maps.contended
+					: p->skel->maps.inflight;
+	struct snapshot *snap;
+	int err = snapshot__new(&snap);
+
+	if (!err && !p->several)
+		err = waiting__read(bpf_map__fd(map), contended, p->tgid,
+				    now_ns, snap);
+	for (size_t i = 0; !err && p->several && i < p->n_pids; i++)
+		err = waiting__read(bpf_map__fd(map), contended, p->pids[i],
+				    now_ns, snap);
+	if (err) {
+		snapshot__free(snap);
+		return err;
+	}
+	snapshot__seal(snap);
+	*out = snap;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to user/probes/: the state the probes' files share (struct
+ * probes), the tables of what each mode attaches, and the functions one
+ * of them defines for the others.  Everything else uses probes.h.
+ */
+#ifndef SYNCPROF_PROBESIMPL_H
+#define SYNCPROF_PROBESIMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probes.h"
+
+struct bpf_link;
+struct bpf_program;
+struct fold;
+struct ring_buffer;
+struct syncprof_bpf;
+
+static const struct probe_spec {
+	const char *func;
+	enum sp_probe_class class;
+	bool required;
+} probe_table[] = {
+	{ "pthread_mutex_lock", SP_CLASS_MUTEX, true },
+	{ "pthread_mutex_trylock", SP_CLASS_MUTEX, true },
+	{ "pthread_mutex_timedlock", SP_CLASS_MUTEX, false },
+	{ "pthread_mutex_clocklock", SP_CLASS_MUTEX, false },	/* glibc 2.30+ */
+	{ "pthread_cond_wait", SP_CLASS_CONDVAR, true },
+	{ "pthread_cond_timedwait", SP_CLASS_CONDVAR, false },
+	{ "pthread_cond_clockwait", SP_CLASS_CONDVAR, false },	/* glibc 2.30+ */
+	{ "pthread_rwlock_rdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_tryrdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_timedrdlock", SP_CLASS_RWLOCK_R, false },
+	{ "pthread_rwlock_clockrdlock", SP_CLASS_RWLOCK_R, false },	/* 2.30+ */
+	{ "pthread_rwlock_wrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_trywrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_timedwrlock", SP_CLASS_RWLOCK_W, false },
+	{ "pthread_rwlock_clockwrlock", SP_CLASS_RWLOCK_W, false },	/* 2.30+ */
+	{ "sem_wait", SP_CLASS_SEM, false },
+	{ "sem_trywait", SP_CLASS_SEM, false },
+	{ "sem_timedwait", SP_CLASS_SEM, false },
+	{ "sem_clockwait", SP_CLASS_SEM, false },	/* glibc 2.30+ */
+	{ "pthread_barrier_wait", SP_CLASS_BARRIER, false },
+	{ "pthread_spin_lock", SP_CLASS_SPIN, false },
+	{ "pthread_spin_trylock", SP_CLASS_SPIN, false },
+};
+
+#define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
+
+/*
+ * Full mode with --hold or --blame: entry probes on the functions that
+ * let a lock go (unlock_enter, see bpf/hold.bpf.c).  A barrier has no
+ * release: its waits are in no blame row and it holds nothing.
+ * pthread_spin_unlock shares its code with pthread_spin_init in glibc
+ * 2.36: an init is seen as a release of a lock no one holds.
+ */
+static const struct probe_spec release_table[] = {
+	{ "pthread_mutex_unlock", SP_CLASS_UNLOCK, true },
+	{ "pthread_cond_signal", SP_CLASS_SIGNAL, true },
+	{ "pthread_cond_broadcast", SP_CLASS_SIGNAL, true },
+	{ "pthread_rwlock_unlock", SP_CLASS_RWUNLOCK, false },
+	{ "pthread_spin_unlock", SP_CLASS_UNLOCK, false },
+	{ "sem_post", SP_CLASS_SIGNAL, false },
+};
+
+#define N_RELEASES (sizeof(release_table) / sizeof(release_table[0]))
+
+/* Contended mode's tracepoints; futex2's are newer (Linux 6.7). */
+static const struct tracepoint_spec {
+	const char *name;
+	bool required;
+} tracepoint_table[] = {
+	{ "sys_enter_futex", true },
+	{ "sys_exit_futex", true },
+	{ "sys_enter_futex_wait", false },
+	{ "sys_exit_futex_wait", false },
+	{ "sys_enter_futex_wake", false },
+};
+
+#define N_TRACEPOINTS (sizeof(tracepoint_table) / sizeof(tracepoint_table[0]))
+
+/* --states: the scheduler's tracepoints (see bpf/states.bpf.c). */
+static const struct sched_tracepoint_spec {
+	const char *category;
+	const char *name;
+} sched_tracepoint_table[] = {
+	{ "sched", "sched_switch" },
+	{ "sched", "sched_wakeup" },
+	{ "sched", "sched_wakeup_new" },
+	{ "task", "task_newtask" },
+	{ "sched", "sched_process_exit" },
+};
+
+#define N_SCHED_TRACEPOINTS \
+	(sizeof(sched_tracepoint_table) / sizeof(sched_tracepoint_table[0]))
+
+struct probes {
+	struct syncprof_bpf *skel;
+	enum probes_mode mode;
+	pid_t tgid;
+	bool probe_at_entry;
+	bool recording;
+	int ncpus;
+	uint64_t window;
+	unsigned int map_size;
+	struct sp_key *keys;		/* map_size slots for one read */
+	struct sp_value *values;
+	uint64_t *counter_values;	/* ncpus slots for one counter */
+	struct fold *fold;		/* rows of exited threads */
+	bool multi;			/* uprobe_multi links (Linux 6.6+) */
+	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach
+					   and program */
+	size_t n_multi_links;
+	struct bpf_link *links[N_PROBES][2];	/* else one pair per function */
+	enum sp_site_kind kinds[N_PROBES];
+	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
+	bool states;
+	struct bpf_link *sched_links[N_SCHED_TRACEPOINTS];
+	struct bpf_link *loader_link;
+	struct bpf_link *exec_link;
+	struct bpf_link *release_link;	/* --blame, contended: sched_waking */
+	struct bpf_link *release_links[N_RELEASES];	/* full: unlocks */
+	int release_multi_link;		/* the same in one uprobe_multi link */
+	bool releases;			/* full mode: attach release_table */
+	bool hold;
+	bool lock_order;		/* --lock-order: held sets, order pairs */
+	int loader_multi_link;
+	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct offcpu *offcpu;		/* --off-cpu, or NULL */
+	unsigned int stack_depth;
+	void *stack_buf;		/* one stacks map value */
+	struct ring_buffer *events;
+	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
+	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
+	/* Where full mode's probes are, to attach them again (follow_threads). */
+	pid_t anchor;			/* the thread they are attached through */
+	bool anchor_gone_said;		/* it exited, the links stayed: told */
+	struct bpf_link *exit_link;	/* tells when it exits */
+	char *library;
+	size_t n_sites;
+	size_t site_index[N_PROBES];
+	uint64_t site_offset[N_PROBES];
+	uint64_t site_cookie[N_PROBES];
+	char *loader;
+	uint64_t loader_offset;
+	struct bpf_link **retired;	/* links of exited anchors */
+	size_t n_retired;
+	bool several;			/* several processes: targets map */
+	struct bpf_link *fork_link;	/* --children */
+	struct bpf_link *proc_exit_link;
+	struct probes_proc_event *proc_events;	/* since the last consume */
+	size_t n_proc_events, cap_proc_events;
+	struct probes_proc_event *taken;	/* what the last consume took */
+	size_t n_taken, cap_taken;
+	pid_t *pids;			/* the followed processes, alive */
+	size_t n_pids, cap_pids;
+	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
+	void *translate_ctx;
+};
+
+/* fullprobes.c */
+int probes__attach_sites(struct probes *p, const char *library,
+			 const size_t *index, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t n);
+void probes__forget_file(char **kept);
+int probes__attach_table(struct probes *p, const char *library,
+			 const char *only, bool at_entry);
+int probes__attach_releases(struct probes *p, const char *library);
+void probes__destroy_links(struct bpf_link **links, size_t n);
+
+/* counters.c */
+uint64_t probes__counter(struct probes *p, __u32 which);
+
+/* tracepoints.c */
+struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i);
+struct bpf_program *probes__sched_prog(struct probes *p, size_t i);
+bool probes__is_sched_prog(struct probes *p,
+			   const struct bpf_program *prog);
+int probes__attach_tracepoints(struct probes *p);
+int probes__attach_exec(struct probes *p);
+
+/* following.c */
+bool probes__thread_alive_in(pid_t pid, pid_t tid);
+bool probes__thread_alive(const struct probes *p, pid_t tid);
+int probes__open_events(struct probes *p);
+int probes__attach_follow(struct probes *p);
+pid_t probes__live_thread(const struct probes *p, pid_t not);
+
+#endif

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The processes a session follows: several --pid and --children join
+ * the probes' targets map and the unwind tables as they come (forks,
+ * execs, exits from the probes' events), are named after (their
+ * mappings, a symbolizer per program), and their rows are merged by
+ * module and offset.  Also the probes' thread in full mode, and the
+ * modules a target loads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "format.h"
+#include "log.h"
+#include "options.h"
+#include "probes.h"
+#include "procset.h"
+#include "procspace.h"
+#include "notices.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+#include "target.h"
+#include "session.h"
+
+/* The processes a session follows, and what is pending about them. */
+struct follow {
+	struct procset *procs;
+	struct procspace *space;	/* several processes; else NULL */
+	bool root_exited;	/* the first target's pidfd said so */
+	bool notice_children;	/* the --children notice was given */
+	struct probes_proc_event *naming;	/* events whose names wait */
+	size_t n_naming, naming_cap;
+};
+
+/*
+ * Starts following the processes: the first target, and the other --pid
+ * (several: their mappings read now, so the first rows merge; the first
+ * target's are the caller's to read).
+ */
+int session__follow_start(struct session *s, bool several)
+{
+	const struct options *opts = s->opts;
+	pid_t root = target__pid(s->target);
+	struct follow *f = calloc(1, sizeof(*f));
+	int err = f ? procset__new(&f->procs) : -ENOMEM;
+
+	if (err) {
+		free(f);
+		return err;
+	}
+	s->follow = f;
+	if (several)
+		err = procspace__new(&f->space);
+	if (err)
+		return err;
+	procset__add(f->procs, root, 0, NULL);
+	for (size_t i = 0; several && i < opts->n_pids; i++) {
+		procset__add(f->procs, opts->pids[i], 0, NULL);
+		err = procspace__update(f->space, opts->pids[i], 0);
+		if (err) {
+			pr_err("cannot read the mappings of PID %d: %s",
+			       (int)opts->pids[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void session__follow_free(struct session *s)
+{
+	struct follow *f = s->follow;
+
+	if (!f)
+		return;
+	procspace__free(f->space);
+	free(f->naming);
+	procset__free(f->procs);
+	free(f);
+	s->follow = NULL;
+}
+
+struct procspace *session__space(const struct session *s)
+{
+	return s->follow ? s->follow->space : NULL;
+}
+
+const struct format_process *session__processes(const struct session *s,
+						size_t *n)
+{
+	*n = 0;
+	return session__space(s) ? procset__list(s->follow->procs, n) : NULL;
+}
+
+size_t session__alive(const struct session *s)
+{
+	return s->follow ? procset__alive(s->follow->procs) : 1;
+}
+
+/* Several processes: an address of pid, as reports key it. */
+uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct session *s = ctx;
+
+	return procspace__canonical(s->follow->space, pid, addr);
+}
+
+static void session__rekey_one(void *ctx, struct sp_key *key)
+{
+	struct procspace *space = ctx;
+	pid_t pid = (pid_t)key->pid;
+
+	key->callsite = procspace__canonical(space, pid, key->callsite);
+	key->object = procspace__canonical(space, pid, key->object);
+}
+
+/* The first target's name now: after an exec, its new program's. */
+const char *session__comm(struct session *s)
+{
+	size_t n;
+	const struct format_process *list =
+		s->follow ? procset__list(s->follow->procs, &n) : NULL;
+
+	return list && n ? list[0].comm : target__comm(s->target);
+}
+
+/* A snapshot's rows of several processes, merged by module and offset. */
+void session__rekey(struct session *s, struct snapshot *snap)
+{
+	if (session__space(s) && snap)
+		snapshot__rekey(snap, session__rekey_one, session__space(s));
+}
+
+/*
+ * The target has children, --children was not given, and it shows no
+ * lock activity itself: the work is likely in the children.  Said once
+ * on stderr, and in the JSON reports from then on.
+ */
+void session__notice_children(struct session *s)
+{
+	const struct snapshot *totals = session__totals(s);
+	const struct snapshot_entry *e;
+	const char *text;
+	pid_t *kids = NULL;
+	size_t n_kids = 0, cap = 0;
+
+	if (s->opts->children || !s->follow || s->follow->notice_children ||
+	    !totals || !s->notices)
+		return;
+	e = snapshot__entries(totals);
+	for (size_t i = 0; i < snapshot__count(totals); i++)
+		if (e[i].count || e[i].wait_ns || e[i].failed)
+			return;
+	for (size_t i = 0; i < s->opts->n_pids || (!i && s->opts->command);
+	     i++) {
+		pid_t pid = s->opts->command ? target__pid(s->target)
+					     : s->opts->pids[i];
+
+		procset__children(pid, &kids, &n_kids, &cap);
+		if (s->opts->command)
+			break;
+	}
+	free(kids);
+	if (!n_kids)
+		return;
+	s->follow->notice_children = true;
+	text = notices__children(s->notices);
+	if (text)
+		log__notice("%s", text);
+}
+
+/*
+ * A library was loaded or unloaded, or the target exec'ed.  Names first:
+ * a library dlopen'ed for a moment, or a program that runs for a moment
+ * after an exec, must be read before it is gone (tables first left a
+ * short program's rows unnamed); until its tables are read, its waits
+ * are walked by file (bpf/unwind.bpf.h) and walked again as they end.
+ */
+void session__modules_changed(struct session *s)
+{
+	int err;
+
+	/* Several: tables first, a new program's first waits need them. */
+	if (!session__space(s))
+		symbolizer__refresh(s->symbolizer);
+	err = probes__sync_modules(s->probes);
+	if (session__space(s))
+		symbolizer__refresh(s->symbolizer);
+	if (err)
+		pr_warn("cannot update the unwind tables: %s", strerror(-err));
+}
+
+/*
+ * Full mode: the probes follow the target's threads when the one they
+ * are attached through exits (see probes__follow_threads).
+ */
+void session__follow_threads(struct session *s)
+{
+	uint64_t gap_ns;
+	bool stayed;
+	pid_t tid = probes__follow_threads(s->probes, &gap_ns, &stayed);
+
+	if (stayed)
+		pr_info("PID %d: the thread the probes were attached through "
+			"exited; they stay attached for the other threads",
+			(int)target__pid(s->target));
+	else if (tid < 0)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited, and they cannot be attached through another "
+			"(%s); calls are no longer counted",
+			(int)target__pid(s->target), strerror(-tid));
+	else if (tid && gap_ns)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from %.0f ms later (calls "
+			"in between were not counted)",
+			(int)target__pid(s->target), (int)tid, (double)gap_ns * 1e-6);
+	else if (tid)
+		pr_warn("PID %d: the thread the probes were attached through "
+			"exited; they follow thread %d from up to %.0f s later "
+			"(calls in between were not counted)",
+			(int)target__pid(s->target), (int)tid, HOUSEKEEPING_S);
+}
+
+/*
+ * A process joins the run (--children: forked; a --pid, or found at
+ * start): its unwind tables loaded; names come after (see
+ * session__process_events).
+ */
+static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
+				 const char *comm)
+{
+	int err;
+
+	if (!procset__add(s->follow->procs, pid, parent, comm) ||
+	    !s->follow->space)
+		return false;
+	err = probes__add_process(s->probes, pid);
+	if (!err)
+		err = probes__sync_process(s->probes, pid);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot load its unwind tables (%s); its waits "
+			"are counted, named inside libc", (int)pid,
+			strerror(-err));
+	pr_info("following PID %d%s", (int)pid, parent ? " (forked)" : "");
+	return true;
+}
+
+/* Its addresses, for names and merged rows; the parent's layout first. */
+static void session__name_process(struct session *s, pid_t pid, pid_t parent)
+{
+	struct procspace *space = s->follow->space;
+	int err;
+
+	/* The parent too: what it mapped since, what it unmapped. */
+	if (parent)
+		procspace__update(space, parent, 0);
+	err = procspace__update(space, pid, parent);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot read its mappings (%s); some of its "
+			"waits may go unnamed", (int)pid, strerror(-err));
+}
+
+static void session__sync_process(struct session *s, pid_t pid)
+{
+	int err = probes__sync_process(s->probes, pid);
+
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn("PID %d: cannot load its unwind tables: %s", (int)pid,
+			strerror(-err));
+}
+
+/*
+ * What happened to the followed processes since the last events: the
+ * kernel's tables now, for every event (a new process's first waits are
+ * walked with them); names are queued for session__name_processes.
+ */
+static void session__process_events(struct session *s)
+{
+	struct follow *f = s->follow;
+	size_t n;
+	const struct probes_proc_event *ev = probes__proc_events(s->probes, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = ev[i].pid;
+
+		switch (ev[i].type) {
+		case SP_MODULE_EVENT_FORK:
+			session__add_process(s, pid, ev[i].parent, ev[i].comm);
+			break;
+		case SP_MODULE_EVENT_EXEC:
+			procset__exec(f->procs, pid, ev[i].comm);
+			if (f->space)
+				session__sync_process(s, pid);
+			break;
+		case SP_MODULE_EVENT_LOAD:
+			/* Several: this process's tables, not all of them. */
+			if (f->space)
+				session__sync_process(s, pid);
+			break;
+		case SP_MODULE_EVENT_EXIT:
+			procset__exited(f->procs, pid);
+			pr_info("PID %d exited", (int)pid);
+			break;
+		default:
+			break;
+		}
+		if (f->space && !array__grow(&f->naming, &f->naming_cap,
+					     f->n_naming + 1, sizeof(*f->naming)))
+			f->naming[f->n_naming++] = ev[i];
+	}
+}
+
+/*
+ * The names of the processes the events were about, once the tables are
+ * done (a symbolizer per new program takes tens of milliseconds, which
+ * the next process's tables should not wait for).
+ */
+static void session__name_processes(struct session *s)
+{
+	struct follow *f = s->follow;
+
+	for (size_t i = 0; i < f->n_naming; i++) {
+		const struct probes_proc_event *ev = &f->naming[i];
+
+		switch (ev->type) {
+		case SP_MODULE_EVENT_FORK:
+			session__name_process(s, ev->pid, ev->parent);
+			break;
+		case SP_MODULE_EVENT_EXEC:
+			procspace__exec(f->space, ev->pid);
+			break;
+		case SP_MODULE_EVENT_LOAD:
+			procspace__update(f->space, ev->pid, 0);
+			break;
+		case SP_MODULE_EVENT_EXIT:
+			procspace__exited(f->space, ev->pid);
+			probes__forget_process(s->probes, ev->pid);
+			break;
+		default:
+			break;
+		}
+	}
+	f->n_naming = 0;
+}
+
+/*
+ * Followed processes that ended with no exit event (zombies, a child
+ * gone before the kernel's filter took it in, a PID reused): as if the
+ * event had come.
+ */
+void session__sweep_processes(struct session *s)
+{
+	struct follow *f = s->follow;
+	pid_t gone[64];
+	size_t n = procset__sweep(f->procs, gone, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		pr_info("PID %d exited", (int)gone[i]);
+		if (!array__grow(&f->naming, &f->naming_cap, f->n_naming + 1,
+				 sizeof(*f->naming)))
+			f->naming[f->n_naming++] = (struct probes_proc_event){
+				.type = SP_MODULE_EVENT_EXIT, .pid = gone[i] };
+	}
+	session__name_processes(s);
+}
+
+/* --children: the descendants the targets have now, followed from now. */
+void session__add_descendants(struct session *s, pid_t root)
+{
+	pid_t *kids = NULL;
+	size_t n = 0, cap = 0;
+
+	procset__children(root, &kids, &n, &cap);
+	for (size_t i = 0; i < n; i++) {
+		if (!session__add_process(s, kids[i], root, NULL))
+			continue;
+		session__name_process(s, kids[i], 0);
+		session__add_descendants(s, kids[i]);
+	}
+	free(kids);
+}
+
+/* The target is gone: its exit status, and no more /proc reads. */
+void session__target_exited(struct session *s)
+{
+	/* Its PID may be reused: no more /proc reads for names. */
+	if (s->symbolizer)
+		symbolizer__freeze(s->symbolizer);
+	if (s->follow && s->follow->root_exited)
+		return;
+	if (s->follow)
+		s->follow->root_exited = true;
+	if (target__reap(s->target))
+		pr_warn("cannot collect PID %d's exit status",
+			(int)target__pid(s->target));
+}
+
+/*
+ * Several: the first target exited, the others go on; its exit status
+ * now.
+ */
+void session__root_gone(struct session *s)
+{
+	procset__exited(s->follow->procs, target__pid(s->target));
+	if (target__reap(s->target))
+		pr_warn("cannot collect PID %d's exit status",
+			(int)target__pid(s->target));
+	s->follow->root_exited = true;
+}
+
+/*
+ * Takes the kernel's events: tables for every process event that came
+ * meanwhile, then names.  A batch taken is processed before the next is
+ * (taking one replaces the last); after 8, the rest waits in the ring
+ * for the next poll.  What else was seen is returned.
+ */
+unsigned int session__take_events(struct session *s)
+{
+	unsigned int seen = probes__consume_events(s->probes);
+
+	for (int round = 0; seen & PROBES_EVENT_PROCESSES; round++) {
+		session__process_events(s);
+		seen &= ~PROBES_EVENT_PROCESSES;
+		if (round == 7)
+			break;
+		seen |= probes__consume_events(s->probes);
+	}
+	if (session__space(s))
+		session__name_processes(s);
+	return seen;
+}
+
+/* "and N more processes", "and its children", for the start message. */
+const char *session__others(struct session *s)
+{
+	static char text[96];
+	size_t n = session__alive(s);
+
+	text[0] = '\0';
+	if (n > 1)
+		snprintf(text, sizeof(text), " and %zu more process%s", n - 1,
+			 n > 2 ? "es" : "");
+	if (s->opts->children)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s children as they come", n > 1 ? "," : " with");
+	return text;
+}
+
+/*
+ * Several --pid: each a live user-space process, a thread widened to its
+ * process (as the first one), each once.
+ */
+int session__check_pids(struct options *opts, pid_t first)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < opts->n_pids; i++) {
+		struct target *t;
+		pid_t pid = first;
+		bool known = false;
+
+		if (i) {
+			int err = target__attach(opts->pids[i], &t);
+
+			if (err)
+				return err;
+			pid = target__pid(t);
+			target__free(t);
+		}
+		for (size_t k = 0; k < out; k++)
+			known |= opts->pids[k] == pid;
+		if (!known)
+			opts->pids[out++] = pid;
+	}
+	opts->n_pids = out;
+	opts->pid = first;
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One run of syncprof: its state (struct session) and the stages main.c's
+ * loop calls, each in the file of its job: startup.c (find, load, attach),
+ * reports.c (read and report), follow.c (the processes and threads the
+ * probes follow).
+ */
+#ifndef SYNCPROF_SESSION_H
+#define SYNCPROF_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "probes.h"
+
+/*
+ * A run: what every stage reads (the options, the target, the probes,
+ * its names), and each stage's own state, opaque to the others.
+ */
+struct session {
+	const struct options *opts;
+	struct target *target;
+	struct probes *probes;
+	struct symbolizer *symbolizer;
+	struct debugfetch *fetch;	/* debuginfod, or NULL */
+	struct stacktab *stacks;	/* the stacks the probes read, by id */
+	struct notices *notices;	/* what syncprof cannot see in it */
+	struct recording *recording;	/* --record, --chrome; or NULL */
+	struct live *live;		/* the live screen, or NULL */
+	struct startup *startup;	/* startup.c: what the start made */
+	struct follow *follow;		/* follow.c: the processes followed */
+	struct reports *reports;	/* reports.c: windows and outputs */
+};
+
+/* The probes' own time, taken out of each call (full mode). */
+struct session_calibration {
+	uint64_t ns;
+	uint64_t site_ns[SP_SITE__COUNT];	/* by kind of site */
+};
+
+/*
+ * How often the probes are read between reports (the rows of exited
+ * threads leave the kernel's map then) and the probes' thread is checked
+ * without an event saying so.
+ */
+#define HOUSEKEEPING_S 1.0
+
+/* startup.c */
+int session__start(struct session *s, char *library, size_t len,
+		   int argc, char **argv);
+const struct session_calibration *session__calibration(const struct session *s);
+void session__report_costs(struct session *s);
+void session__startup_free(struct session *s);
+
+/* reports.c */
+int session__reports_open(struct session *s);
+void session__reports_begin(struct session *s);
+int session__reports_close(struct session *s);
+void session__set_origin(struct session *s);
+int session__open_window(struct session *s, uint64_t *origin_ns);
+int session__states_start(struct session *s);
+/* --lock-order: the reader of the probes' order pairs. */
+int session__lock_order_start(struct session *s);
+const struct snapshot *session__totals(const struct session *s);
+int session__read_states(struct session *s, uint64_t *now_ns);
+int session__now(struct session *s, uint64_t *now_ns);
+int session__read(struct session *s);
+int session__read_between(struct session *s);
+int session__report(struct session *s, bool final);
+int session__refresh(struct session *s);
+int session__live_end(struct session *s);
+void session__live_start(struct session *s);
+
+/* follow.c */
+int session__follow_start(struct session *s, bool several);
+void session__follow_free(struct session *s);
+int session__check_pids(struct options *opts, pid_t first);
+struct procspace *session__space(const struct session *s);
+const struct format_process *session__processes(const struct session *s,
+						size_t *n);
+size_t session__alive(const struct session *s);
+uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
+const char *session__comm(struct session *s);
+void session__rekey(struct session *s, struct snapshot *snap);
+void session__notice_children(struct session *s);
+void session__modules_changed(struct session *s);
+void session__follow_threads(struct session *s);
+void session__add_descendants(struct session *s, pid_t root);
+void session__sweep_processes(struct session *s);
+void session__target_exited(struct session *s);
+void session__root_gone(struct session *s);
+unsigned int session__take_events(struct session *s);
+const char *session__others(struct session *s);
+
+#endif
