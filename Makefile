@@ -18,10 +18,16 @@ CXX         ?= g++
 PYTHON      ?= /usr/bin/python3
 VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 
-# Debian packages the build, the tests and the demo need.
-DEB_PKGS    := clang llvm gcc g++ binutils make pkg-config libc6-dev libbpf-dev bpftool \
-               libelf-dev libdw-dev zlib1g-dev libcmocka-dev libcapstone-dev python3 \
-               util-linux procps libiberty-dev rustc
+# Debian packages.  DEB_BUILD_PKGS: what building syncprof and running
+# the demo need (make demo installs only these); DEB_PKGS: those and what
+# the tests need (make test).  A library syncprof links goes in the first.
+DEB_BUILD_PKGS := clang llvm gcc binutils make pkg-config libc6-dev libbpf-dev \
+               bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev \
+               libiberty-dev util-linux procps
+# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson).
+DEB_BUILD_PKGS += libncurses-dev libprotobuf-c-dev protobuf-c-compiler \
+               libjansson-dev
+DEB_PKGS    := $(DEB_BUILD_PKGS) g++ libcmocka-dev python3 rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
 # a musl-linked program (the notices; Go's are built with golang-go), and
 # Debian's QEMU, whose exported lock wrappers the built-in list names.
@@ -30,14 +36,14 @@ DEB_PKGS    += libglib2.0-dev musl-tools qemu-system-x86
 DEB_PKGS    += postgresql-15
 # make install's tests render the man page.
 DEB_PKGS    += man-db groff-base
-# The live screen: ncurses draws it; tests drive it in tmux, a real terminal.
-DEB_PKGS    += libncurses-dev tmux
-# --format pprof: protobuf-c writes pprof's profile.proto; go tool pprof
-# reads it back in the tests.
-DEB_PKGS    += libprotobuf-c-dev protobuf-c-compiler golang-go
+# The live screen's tests drive it in tmux, a real terminal; go tool pprof
+# reads the profiles back.
+DEB_PKGS    += tmux golang-go
 
-# JSON reports: jansson writes them, the unit tests parse them back.
-DEB_PKGS    += libjansson-dev
+# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
+# the tests serve debug files with elfutils' own server.  MariaDB's
+# mariadbd: the InnoDB notice on a server that exports no symbol.
+DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
@@ -127,18 +133,23 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
 
-deps:
-	$(Q)missing=""; for p in $(DEB_PKGS); do \
+# make deps-build: what make demo needs; make deps: everything make test
+# needs.  Root installs them with apt-get (no sudo needed); anyone else is
+# told what is missing.
+deps: DEPS_WANTED = $(DEB_PKGS)
+deps-build: DEPS_WANTED = $(DEB_BUILD_PKGS)
+deps deps-build:
+	$(Q)missing=""; for p in $(DEPS_WANTED); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
 	    || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" != 0 ]; then \
-	    echo "syncprof: missing Debian packages:$$missing (run 'sudo make deps')" >&2; \
+	    echo "syncprof: missing Debian packages:$$missing (as root: 'make $@', or 'sudo make $@')" >&2; \
 	    exit 1; fi; \
 	  echo "  DEPS    installing$$missing"; \
 	  apt-get update -q >/dev/null && \
@@ -156,13 +167,14 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# blame's and hold's), and offcpu.bpf.o and states.bpf.o, which declare
-# contended's and full's task storage (bpf/waits.bpf.h), after the files
-# that define them:
+# blame's, lock order's and hold's), and offcpu.bpf.o and states.bpf.o,
+# which declare contended's and full's task storage (bpf/waits.bpf.h),
+# after the files that define them:
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
 BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
-BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/hold.bpf.o
+BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/lockorder.bpf.o \
+               $(BPF_OUT)/hold.bpf.o
 BPF_LAST    := $(BPF_OUT)/offcpu.bpf.o $(BPF_OUT)/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
@@ -482,15 +494,16 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer replay
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := target/procmaps array
-FUZZ_MODS_elfimage   := symbols/elfimage
-FUZZ_MODS_cfitable   := unwind/cfitable array
+FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
+FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
+FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap \
+                        symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
                         symbols/demangle target/procmaps array log
+FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \
@@ -509,7 +522,7 @@ FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
 
 FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
-.SECONDARY: $(FUZZ_OBJS)
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_GEN_replay)
 
 $(FUZZ_OUT)/user/%.o: user/%.c | $(SKELS) $(GEN_HDRS)
 	$(call msg,CC-FUZZ,$@)
@@ -558,7 +571,7 @@ fuzz-seeds: tests/fuzz/seed.c tests/fuzz/seed.map
 # --- fuzzing: end
 
 demo:
-	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory deps-build
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
 

@@ -62,6 +62,7 @@
 #include "waits.bpf.h"
 #include "blame.bpf.h"
 #include "hold.bpf.h"
+#include "lockorder.bpf.h"
 
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
@@ -231,6 +232,8 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		/* The wait lets its mutex go: that hold ends here. */
 		if (hold_enabled)
 			hold_end(mutex, (__u32)pid_tgid, bpf_ktime_get_ns());
+		if (lockorder_enabled)
+			lockorder_released(mutex);
 	} else if (class == SP_CLASS_MUTEX) {
 		type = mutex_type(object);
 		mutex = object;
@@ -275,7 +278,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	struct sp_inflight *st;
 	struct sp_call *call;
 	struct sp_key key = {};
-	__u64 sp, t0, bias, wait, mutex;
+	__u64 sp, t0, bias, wait, mutex, cookie;
 	bool acquired;
 	__u32 depth, nvcsw, cut, mark = timing_mark();
 	long ret;
@@ -306,9 +309,17 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	st->depth = depth - 1;
 
 	ret = (int)PT_REGS_RC(ctx);
-	bias = calibration_ns[SP_COOKIE_KIND(bpf_get_attach_cookie(ctx))];
+	cookie = bpf_get_attach_cookie(ctx);
+	bias = calibration_ns[SP_COOKIE_KIND(cookie)];
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = call_succeeded(key.type, (int)ret);
+	/* A condvar wait takes its mutex back even when it times out. */
+	if (lockorder_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&
+	    type_holds(key.type))
+		lockorder_taken(mutex, key.callsite, key.stack_id,
+				key.type == SP_TYPE_CONDVAR ? mutex_type(mutex)
+							    : key.type,
+				cookie & SP_COOKIE_TRY);
 	/* --min-wait: a shorter call is not counted, nor what it released. */
 	if (wait < min_wait_ns) {
 		if (hold_enabled && (acquired || key.type == SP_TYPE_CONDVAR) &&

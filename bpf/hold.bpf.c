@@ -3,7 +3,7 @@
  * Full mode's unlock probes: one entry program on pthread_mutex_unlock,
  * pthread_rwlock_unlock, pthread_spin_unlock, pthread_cond_signal,
  * pthread_cond_broadcast and sem_post (the attach cookie says which),
- * loaded only with --hold or --blame.  An unlock ends its lock's
+ * loaded only with --hold, --blame or --lock-order.  An unlock ends its lock's
  * hold (hold.bpf.h); with --blame, every one of them records the release
  * of its object (blame.bpf.h).  Its own cost lands on every unlock call:
  * measured by make bench.
@@ -16,6 +16,7 @@
 #include "stats.bpf.h"
 #include "blame.bpf.h"
 #include "hold.bpf.h"
+#include "lockorder.bpf.h"
 
 const volatile __u32 hold_enabled = 0;
 
@@ -37,6 +38,9 @@ static __always_inline int on_unlock(struct pt_regs *ctx)
 		hold_end(object, (__u32)pid_tgid, now);
 	else if (hold_enabled && class == SP_CLASS_RWUNLOCK)
 		hold_end_rw(object, (__u32)pid_tgid, now);
+	if (lockorder_enabled &&
+	    (class == SP_CLASS_UNLOCK || class == SP_CLASS_RWUNLOCK))
+		lockorder_released(object);
 	if (!blame_enabled)
 		return 0;
 	sp = PT_REGS_SP(ctx);

@@ -81,13 +81,17 @@ enum sp_site_kind {
  * and object of the call in flight continues that call.
  */
 #define SP_COOKIE_REHIT		(1ull << 9)
+/* A try function (trylock, tryrdlock, ...): it never waits, so it never
+ * orders itself after the locks its thread holds (--lock-order). */
+#define SP_COOKIE_TRY		(1ull << 10)
 
 /* Indexes into the per-CPU counters map. */
 enum sp_counter {
 	SP_CNT_DROPPED_STATS = 0,	/* stats map full: a new row was lost */
 	SP_CNT_DROPPED_INFLIGHT,	/* no task storage for a call: it was lost */
 	SP_CNT_UNWIND_STOPPED,	/* an unsupported unwind rule or no rule
-				   inside libc; the wait is kept with the
+				   inside libc, or no tables for the
+				   process yet; the wait is kept with the
 				   innermost known call site */
 	SP_CNT_UNWIND_DEEP,	/* still in libc after SP_UNWIND_MAX_FRAMES
 				   frames */
@@ -119,6 +123,11 @@ enum sp_counter {
 	SP_CNT_LOST_PROC_EVENTS, /* the loader's event ring was full: a
 				   fork, exec, exit or library load it
 				   never heard of */
+	SP_CNT_DROPPED_ORDER,	/* --lock-order: the order map was full, a
+				   new pair of locks was not kept */
+	SP_CNT_HELD_OVERFLOW,	/* --lock-order: a thread held more than
+				   SP_HELD_MAX locks; the newest was not
+				   tracked */
 	SP_CNT_OFFCPU_GAPS,	/* --off-cpu: a blocked thread ran again
 				   without its switch-in event: that
 				   sleep's end was estimated */
@@ -217,6 +226,34 @@ struct sp_inflight {
 	__u32 depth;
 	__u32 pad;
 };
+
+/*
+ * --lock-order (full mode): a pair of locks one thread held and took, in
+ * that order.  Keyed by both objects and the sites that took them, so the
+ * loader can class a lock by its object (a global) or by the site that
+ * takes it (heap locks, many and short-lived), as lockdep does.
+ */
+struct sp_order_key {
+	__u64 held;		/* the lock already held */
+	__u64 held_site;	/* where it was taken */
+	__u64 acquired;		/* the lock taken while holding it */
+	__u64 acquired_site;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct sp_order_edge {
+	__u64 count;		/* times taken in this order */
+	__u64 held_stack_id;	/* the first time: the held lock's stack */
+	__u64 acquired_stack_id; /* ... and the new lock's */
+	__u32 tid;		/* ... and the thread */
+	__u32 held_type;	/* enum sp_lock_type */
+	__u32 acquired_type;
+	__u32 pad;
+};
+
+/* Locks one thread can hold at once and still be ordered. */
+#define SP_HELD_MAX	16
 
 /*
  * --record: one wait, from the program that ends it to the loader's

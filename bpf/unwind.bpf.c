@@ -400,6 +400,19 @@ static long unwind_step(__u32 i, void *data)
 		}
 	}
 
+	if (!w->left_libc && kind == RULE_K_STALE && !i && !w->at_return) {
+		/*
+		 * The process's tables are not loaded yet (it just exec'ed or
+		 * forked): the call site stays at the innermost pc, inside
+		 * libc as far as anyone knows, and is counted as such.  A
+		 * caller of libc's code in no table yet (a new image, a new
+		 * library; full mode's return address) is the call site, its
+		 * stack stopped there.
+		 */
+		w->stopped_in_libc = true;
+		w->stop_kind = kind;
+		return 1;
+	}
 	if (!w->left_libc && (rule & RULE_LIBC) && kind != RULE_K_ANON) {
 		/* Still in the lock implementation: not a frame of the stack. */
 		w->libc_class = RULE_CLASS(rule);

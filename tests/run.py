@@ -105,6 +105,18 @@ def test_ids(suite):
             yield t.id()
 
 
+def alone_reasons(suite):
+    """{test id: why} for the tests whose class says they need the
+    machine to themselves (its run_alone attribute)."""
+    reasons = {}
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            reasons.update(alone_reasons(t))
+        elif getattr(t, "run_alone", None):
+            reasons[t.id()] = t.run_alone
+    return reasons
+
+
 def run_ids(ids, summary=None):
     """Runs the named tests here; returns (passed, failed ids, skipped,
     times) and writes them to summary (a shard's JSON) when given."""
@@ -147,15 +159,20 @@ def run_integration(build, pattern, jobs):
         print("integration tests need root (BPF and uprobes); not run")
         return 0, 1, 0, []
     os.environ["SYNCPROF_BUILD"] = os.path.abspath(build)
-    ids = list(dict.fromkeys(test_ids(integration_suite(pattern))))
+    suite = integration_suite(pattern)
+    ids = list(dict.fromkeys(test_ids(suite)))
     if jobs <= 1:
         passed, failed, skipped, times = run_ids(ids)
         print_slowest(times)
         return passed, len(failed), skipped, []
+    # Tests that need the machine to themselves run after the others.
+    reasons = alone_reasons(suite)
+    solo = [i for i in ids if i in reasons]
     passed = skipped = 0
     failed, times = [], []
     with tempfile.TemporaryDirectory(prefix="syncprof-tests.") as tmp:
-        queue = list(enumerate(modules_of(ids)))
+        queue = list(enumerate(modules_of([i for i in ids
+                                           if i not in reasons])))
         running = []
         while queue or running:
             while queue and len(running) < jobs:
@@ -188,16 +205,29 @@ def run_integration(build, pattern, jobs):
                 passed += got["passed"]
                 skipped += got["skipped"]
                 failed += got["failed"]
-                times += got["times"]
+                times += [tuple(t) for t in got["times"]]
+    if solo:
+        print(f"\n{len(solo)} run by themselves, as their classes ask:")
+        for why in sorted(set(reasons[i] for i in solo)):
+            print(f"  {why}")
+        sys.stdout.flush()
+        got = run_ids(solo)
+        passed += got[0]
+        skipped += got[2]
+        times += [tuple(t) for t in got[3]]
+        solo_failed = got[1]
+    else:
+        solo_failed = []
     print_slowest(times)
-    # Only tests can run again: not a process or a fixture that broke.
+    # Only tests can run again: not a process or a fixture that broke;
+    # and not those that ran alone already.
     if not failed or any(f not in ids for f in failed):
-        return passed, len(failed), skipped, []
+        return passed, len(failed) + len(solo_failed), skipped, []
     print(f"\n{len(failed)} failed beside other tests; each again, alone:")
     sys.stdout.flush()
     again, still, skipped_again, _ = run_ids(failed)
-    return (passed + again, len(still), skipped + skipped_again,
-            sorted(set(failed) - set(still)))
+    return (passed + again, len(still) + len(solo_failed),
+            skipped + skipped_again, sorted(set(failed) - set(still)))
 
 
 def print_slowest(times):

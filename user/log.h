@@ -22,6 +22,13 @@ void log__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *log__error_prefix(void);
 /* Routes libbpf's own messages through log__print. */
 void log__capture_libbpf(void);
+/*
+ * Holds error lines and libbpf's messages back until log__release:
+ * printed then, or dropped (shown with -vv) when what failed no longer
+ * matters, as an attach to a target that exited meanwhile.
+ */
+void log__hold(void);
+void log__release(bool print);
 
 #define pr_err(...)	log__print(LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...)	log__print(LOG_WARN, __VA_ARGS__)

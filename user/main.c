@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debugfetch.h"
 #include "hostcheck.h"
 #include "live.h"
 #include "log.h"
@@ -155,6 +156,8 @@ static int session__loop(struct session *s, int signal_fd)
 			else if (seen & PROBES_EVENT_MODULES)
 				session__modules_changed(s);
 		}
+		if (session__space(s) && fds[FD_HOUSEKEEPING].revents)
+			session__sweep_processes(s);
 		if (session__space(s) && !session__alive(s)) {
 			pr_info("every followed process exited");
 			session__target_exited(s);
@@ -294,13 +297,20 @@ int main(int argc, char **argv)
 		log__notice("attaching to PID %d (%s), %s mode...",
 			    (int)target__pid(s.target), target__comm(s.target),
 			    options__mode_name(opts.mode));
+	/* What fails because the target left is no error: held until known. */
+	log__hold();
 	err = session__start(&s, library, sizeof(library), argc, argv);
-	if (err && target__exited(s.target)) {
+	/* A launched target only goes once it is let go, at the very end. */
+	target_gone = target__exited(s.target) &&
+		      (err || !target__launched(s.target));
+	log__release(!target_gone);
+	if (target_gone) {
 		/* A sane end: the report of what was seen, if anything. */
 		pr_warn("PID %d exited while syncprof attached%s",
 			(int)target__pid(s.target),
 			s.probes ? "" : "; nothing was counted");
-		target_gone = true;
+		/* Attached all the same: the loop ends at once, reports. */
+		target_gone = err != 0;
 		err = 0;
 	}
 	if (err)
@@ -330,7 +340,7 @@ int main(int argc, char **argv)
 	else
 		err = session__loop(&s, signal_fd);
 	/* Several: the last events too, so the report names every process. */
-	for (int i = 0; !err && session__space(&s) && i < 8; i++)
+	for (int i = 0; !err && session__space(&s) && s.probes && i < 8; i++)
 		session__take_events(&s);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
@@ -353,6 +363,7 @@ cleanup:
 	live__free(s.live);
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
+	debugfetch__free(s.fetch);
 	probes__free(s.probes);
 	session__follow_free(&s);
 	session__startup_free(&s);

@@ -37,6 +37,7 @@ enum {
 	OPT_HIST,
 	OPT_BLAME,
 	OPT_HOLD,
+	OPT_LOCK_ORDER,
 	OPT_TID,
 	OPT_TYPE,
 	OPT_OBJECT,
@@ -95,126 +96,129 @@ static const char doc[] =
 static const char args_doc[] = "--pid PID | -- COMMAND [ARG...] | --replay DIR";
 
 static const struct argp_option option_table[] = {
-	{ NULL, 0, NULL, 0, "Target:", 1 },
+	{ NULL, 0, NULL, 0, "Target:", 0 },
 	{ "pid", 'p', "PID[,PID]", 0,
 	  "Attach to running process PID (all threads); several: a list, or "
-	  "--pid again", 1 },
+	  "--pid again", 0 },
 	{ "children", OPT_CHILDREN, NULL, 0,
 	  "Also every descendant of the targets, present and future (fork, "
 	  "clone of a process, vfork, exec), from its first instruction; in "
-	  "attach and launch mode", 1 },
+	  "attach and launch mode", 0 },
 	{ "mode", OPT_MODE, "MODE", 0,
 	  "contended (default): only waits that block in the kernel, at the "
-	  "futex system call; full: every lock call, by uprobes (see above)", 1 },
-	{ NULL, 0, NULL, 0, "When to report:", 2 },
-	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 2 },
+	  "futex system call; full: every lock call, by uprobes (see above)", 0 },
+	{ NULL, 0, NULL, 0, "When to report:", 0 },
+	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 0 },
 	{ "interval", 'i', "SECS", 0,
 	  "Report every SECS; on a terminal, a live screen that refreshes every SECS "
-	  "(keys: ? for help, q to quit)", 2 },
-	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 2 },
+	  "(keys: ? for help, q to quit)", 0 },
+	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 0 },
 	{ "batch", OPT_BATCH, NULL, 0,
-	  "With --interval: plain reports even on a terminal, no live screen", 2 },
-	{ NULL, 0, NULL, 0, "What to report:", 3 },
-	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 3 },
-	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 3 },
-	{ NULL, 'm', NULL, 0, "Same as --sort mean", 3 },
-	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 3 },
-	{ "per-thread", 'T', NULL, 0, "One row per thread", 3 },
+	  "With --interval: plain reports even on a terminal, no live screen", 0 },
+	{ NULL, 0, NULL, 0, "What to report:", 0 },
+	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
+	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
+	{ NULL, 'm', NULL, 0, "Same as --sort mean", 0 },
+	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 0 },
+	{ "per-thread", 'T', NULL, 0, "One row per thread", 0 },
 	{ "per-process", OPT_PER_PROCESS, NULL, 0,
 	  "One row per process: rows of processes that share a call site "
-	  "(same module and offset) are otherwise merged", 3 },
-	{ "format", 'f', "FMT", 0, "table (default) | csv | json | folded | pprof", 3 },
+	  "(same module and offset) are otherwise merged", 0 },
+	{ "format", 'f', "FMT", 0, "table (default) | csv | json | folded | pprof", 0 },
 	{ "stacks", 'g', NULL, 0,
 	  "Table and live screen: each row's distinct stacks under it, with "
-	  "their share of its wait and count", 3 },
-	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 3 },
+	  "their share of its wait and count", 0 },
+	{ "output", 'o', "FILE", 0, "Write reports to FILE instead of stdout", 0 },
 	{ "callsite", OPT_CALLSITE, "STYLE", 0,
-	  "How the table names call sites: line (file:line, default) | func | both", 3 },
+	  "How the table names call sites: line (file:line, default) | func | both", 0 },
 	{ "blame", OPT_BLAME, NULL, 0,
 	  "Also report where the lock was released when each waiter woke "
 	  "(the holder's unlock, signal or post): the wait each release "
-	  "site caused", 3 },
+	  "site caused", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
-	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 3 },
+	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 0 },
+	{ "lock-order", OPT_LOCK_ORDER, NULL, 0,
+	  "--mode full: the order in which each thread takes locks; report "
+	  "every cycle (a possible deadlock, even one that never happened) "
+	  "with both sites (JSON lock_order)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Also every other blocking wait of the target's threads, typed by "
 	  "the system call: poll, io, sleep, child, flock, sem, syscall, "
-	  "fault (docs/off-cpu.md)", 3 },
+	  "fault (docs/off-cpu.md)", 0 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
-	  "(JSON rows always have theirs)", 3 },
-	{ NULL, 0, NULL, 0, "Filters (applied in the kernel; see the man page):", 4 },
+	  "(JSON rows always have theirs)", 0 },
+	{ NULL, 0, NULL, 0, "Filters (applied in the kernel; see the man page):", 0 },
 	{ "tid", OPT_TID, "TID", 0,
-	  "Only the waits of thread TID (repeatable, or TID,TID,...)", 4 },
+	  "Only the waits of thread TID (repeatable, or TID,TID,...)", 0 },
 	{ "type", OPT_TYPE, "TYPE", 0,
 	  "Only locks of TYPE (repeatable, or TYPE,TYPE,...): mutex, "
 	  "rec_mutex, condvar, rwlock-r, rwlock-w, sem, libc-lock, futex, "
 	  "barrier, spinlock, join, park; --off-cpu: poll, io, sleep, child, "
-	  "flock, syscall, fault", 4 },
+	  "flock, syscall, fault", 0 },
 	{ "object", OPT_OBJECT, "SYMBOL|ADDR", 0,
 	  "Only the lock at ADDR (0x...), or inside the global or static "
-	  "variable SYMBOL", 4 },
+	  "variable SYMBOL", 0 },
 	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
 	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
 	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "
-	  "idle workers' short naps, or everything but the long stalls", 4 },
-	{ NULL, 0, NULL, 0, "Timeline:", 4 },
+	  "idle workers' short naps, or everything but the long stalls", 0 },
+	{ NULL, 0, NULL, 0, "Timeline:", 0 },
 	{ "record", OPT_RECORD, "DIR", 0,
 	  "Also record every wait as a span on its thread, in uftrace's data "
 	  "format: uftrace replay|report|tui|dump -d DIR reads it; each span is "
-	  "named 'type object @ call site'", 4 },
+	  "named 'type object @ call site'", 0 },
 	{ "chrome", OPT_CHROME, "FILE", 0,
 	  "Also write every wait as Chrome trace-event JSON (Perfetto, "
-	  "chrome://tracing); with --replay, from the recording", 4 },
+	  "chrome://tracing); with --replay, from the recording", 0 },
 	{ "ring-size", OPT_RING_SIZE, "BYTES", 0,
 	  "The buffer the kernel hands waits to syncprof through: a power of "
 	  "two, K/M/G suffixes (default 8M); when it is full, waits are left "
 	  "out of the timeline, counted in 'dropped' and marked where they "
-	  "were lost", 4 },
+	  "were lost", 0 },
 	{ "replay", OPT_REPLAY, "DIR", 0,
 	  "Print the reports of a recording made with --record DIR, as the run "
 	  "printed them, with this run's --sort, --no-coalesce, --per-thread, "
 	  "--top, --format (table, csv or json), --callsite, --cumulative; "
-	  "needs no root", 4 },
-	{ NULL, 0, NULL, 0, "Stacks:", 4 },
+	  "needs no root", 0 },
+	{ NULL, 0, NULL, 0, "Stacks:", 0 },
 	{ "stack-depth", OPT_STACK_DEPTH, "N", 0,
 	  "Frames kept per wait, from the first outside libc (default 32, "
-	  "at most 127; 0: the call site only)", 4 },
+	  "at most 127; 0: the call site only)", 0 },
 	{ "skip", OPT_SKIP, "GLOB", 0,
 	  "A function that is part of the lock implementation (demangled "
 	  "name, shell glob; repeatable): the call site is the first frame "
 	  "outside libc and outside these; added to the built-in runtimes' "
 	  "lock functions (QEMU, GLib, Rust, libstdc++, PostgreSQL, InnoDB, "
-	  "Abseil, folly, HotSpot)", 4 },
+	  "Abseil, folly, HotSpot)", 0 },
 	{ "no-skip", OPT_NO_SKIP, NULL, 0,
 	  "Without the built-in runtimes' lock functions: the call site is "
 	  "the first frame outside libc (and --skip), and runtimes' waits "
-	  "are typed by libc alone", 4 },
-	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 5 },
-	{ NULL, 0, NULL, 0, "Thread states:", 5 },
+	  "are typed by libc alone", 0 },
+	{ NULL, 0, NULL, 0, "Thread states:", 0 },
 	{ "states", OPT_STATES, NULL, 0,
 	  "Also where each thread's time went: running, runnable (waiting for "
-	  "a CPU), lock wait (by lock type), other sleep", 5 },
+	  "a CPU), lock wait (by lock type), other sleep", 0 },
 	{ "group-threads", OPT_GROUP_THREADS, NULL, 0,
 	  "With --states: one entry per thread name, its threads summed "
-	  "(implies --states)", 5 },
+	  "(implies --states)", 0 },
 	{ "states-csv", OPT_STATES_CSV, "FILE", 0,
 	  "With --states: one CSV line per thread and report to FILE, after a "
-	  "header line (implies --states)", 5 },
-	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 6 },
+	  "header line (implies --states)", 0 },
+	{ NULL, 0, NULL, 0, "Limits and diagnostics:", 0 },
 	{ "map-size", OPT_MAP_SIZE, "N", 0,
-	  "Distinct rows kept in the kernel (default 131072); rows beyond are dropped and counted", 6 },
+	  "Distinct rows kept in the kernel (default 131072); rows beyond are dropped and counted", 0 },
 	{ "probe-at", OPT_PROBE_AT, "WHERE", 0,
-	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 6 },
+	  "auto (default): each probe on the cheapest safe instruction; entry: on the first", 0 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
-	  "Keep the probes' own time (~us) in every measured call", 6 },
+	  "Keep the probes' own time (~us) in every measured call", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", 0,
 	  "Once attached (every probe in place, a launched COMMAND let go), "
 	  "write 'ready PID' and a newline to file descriptor FD and close it: "
-	  "a script waits for that, not for a fixed time", 6 },
-	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 6 },
+	  "a script waits for that, not for a fixed time", 0 },
+	{ "verbose", 'v', NULL, 0, "More diagnostics on stderr (repeat for debug)", 0 },
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
 	{ "version", 'V', NULL, 0, "Print the version and libbpf's", -1 },
@@ -509,6 +513,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_HOLD:
 		opts->hold = true;
 		break;
+	case OPT_LOCK_ORDER:
+		opts->lock_order = true;
+		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
 		if (!err)
@@ -798,6 +805,12 @@ int options__parse(struct options *opts, int argc, char **argv)
 	if (opts->hold && opts->mode != MODE_FULL) {
 		pr_err("--hold times holds with probes on the unlock functions: "
 		       "it needs --mode full");
+		return -EINVAL;
+	}
+	if (opts->lock_order && opts->mode != MODE_FULL) {
+		pr_err("--lock-order sees every lock taken and let go, with "
+		       "probes on the lock and unlock functions: it needs "
+		       "--mode full");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {

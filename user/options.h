@@ -67,6 +67,7 @@ struct options {
 	bool hist;		/* table: histograms under the rows */
 	bool blame;		/* report the release sites that ended waits */
 	bool hold;		/* full mode: time how long locks are held */
+	bool lock_order;	/* full mode: cycles in the lock order */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */

@@ -15,7 +15,9 @@
  *              --kind spin|rdlock|wrlock|sem|trywrlock, its own spinlock,
  *              rwlock (read or write; trywrlock: pthread_rwlock_trywrlock)
  *              or semaphore (sem_wait, then sem_post) instead: what full
- *              mode's probe on each kind's function costs.
+ *              mode's probe on each kind's function costs; --kind nested:
+ *              its own mutex, then a second one inside it (--lock-order's
+ *              pair on every op).
  * contended:   all threads on one mutex, held --hold-ns (busy) each time.
  * pingpong:    two threads hand a token back and forth through a condvar.
  * many:        --threads threads on --locks mutexes, short holds.
@@ -93,6 +95,7 @@ struct worker {
 	int index;
 	int tid;			/* for the handoff partner's /proc read */
 	pthread_mutex_t own;		/* uncontended */
+	pthread_mutex_t own_inner;	/* uncontended --kind nested */
 	pthread_spinlock_t own_spin;	/* uncontended --kind ... */
 	pthread_rwlock_t own_rw;
 	sem_t own_sem;
@@ -205,15 +208,16 @@ static inline void lock(struct worker *w, pthread_mutex_t *m)
 	w->calls++;
 }
 
-/* --kind as one letter: m, s(pin), r(d), w(r), t(rywr), e (sem). */
+/* --kind as one letter: m, s(pin), r(d), w(r), t(rywr), e (sem), n(ested). */
 static char kind_code(void)
 {
 	static const char *const names[] = { "mutex", "spin", "rdlock",
-					     "wrlock", "trywrlock", "sem" };
+					     "wrlock", "trywrlock", "sem",
+					     "nested" };
 
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		if (!strcmp(cfg.kind, names[i]))
-			return "msrwte"[i];
+			return "msrwten"[i];
 	return 0;
 }
 
@@ -241,6 +245,15 @@ static void *run_uncontended(struct worker *w)
 	if (kind == 'm') {
 		for (long i = 0; i < cfg.ops; i++) {
 			lock(w, &w->own);
+			pthread_mutex_unlock(&w->own);
+		}
+		return NULL;
+	}
+	if (kind == 'n') {	/* two lock calls an op, one inside the other */
+		for (long i = 0; i < cfg.ops; i++) {
+			lock(w, &w->own);
+			lock(w, &w->own_inner);
+			pthread_mutex_unlock(&w->own_inner);
 			pthread_mutex_unlock(&w->own);
 		}
 		return NULL;
@@ -598,6 +611,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < cfg.threads; i++) {
 		workers[i].index = i;
 		pthread_mutex_init(&workers[i].own, NULL);
+		pthread_mutex_init(&workers[i].own_inner, NULL);
 		pthread_spin_init(&workers[i].own_spin, PTHREAD_PROCESS_PRIVATE);
 		pthread_rwlock_init(&workers[i].own_rw, NULL);
 		sem_init(&workers[i].own_sem, 0, 1);
@@ -655,7 +669,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cfg.name, "uncontended"))
 		for (int i = 0; i < cfg.threads; i++)
 			printf("%s\"%p\"", i ? ", " : "",
-			       kind_code() == 'm' ? (void *)&workers[i].own :
+			       kind_code() == 'm' || kind_code() == 'n' ?
+			       (void *)&workers[i].own :
 			       kind_code() == 's' ? (void *)(uintptr_t)&workers[i].own_spin :
 			       kind_code() == 'e' ? (void *)&workers[i].own_sem :
 			       (void *)&workers[i].own_rw);

@@ -85,7 +85,7 @@ PID" on a sleeping process, and from SIGTERM to its exit, in full mode
 (with and without --hold) and contended mode; BENCH_BASE=/path/to/an/
 older/syncprof measures that one too, side by side.
 
-BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, kinds,
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, lockorder, kinds,
 attach, tools; comma separated) runs only those sections.
 
 Then what following many processes costs (processes): 1, 10 and 100
@@ -102,7 +102,7 @@ each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs); then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -914,6 +914,59 @@ def states_target(results):
     print()
 
 
+def offcpu_cost(results):
+    """--off-cpu's price, paired run by run: on a target whose threads
+    sleep in read on a pipe at every op (pipepp: each switch is an
+    off-CPU wait, walked and counted), and per context switch of another
+    process (pipepp not profiled, while syncprof profiles a sleeper)."""
+    cpu = max(os.sched_getaffinity(0))
+    workload, args = STATES_SWITCH[0]
+    args = args + ["--pin", str(cpu)]
+    ns = {"none": [], "contended": [], "contended --off-cpu": [],
+          "elsewhere": [], "elsewhere --off-cpu": []}
+    switches = []
+    for _ in range(PAIRS):
+        run = run_plain(workload, False, args)
+        ns["none"].append(run["ns_per_op"])
+        switches.append(per_switch(run))
+        ns["contended"].append(run_syncprof(
+            workload, False, None, "contended", args)["ns_per_op"])
+        ns["contended --off-cpu"].append(run_syncprof(
+            workload, False, None, "contended", args,
+            extra=("--off-cpu",))["ns_per_op"])
+        for name, sargs in (("elsewhere", ("--mode", "contended")),
+                            ("elsewhere --off-cpu",
+                             ("--mode", "contended", "--off-cpu"))):
+            prof, sleeper = attached_elsewhere(sargs)
+            try:
+                ns[name].append(run_plain(workload, False, args)["ns_per_op"])
+            finally:
+                detach(prof, sleeper)
+
+    def added(a, b):
+        return median([(x - y) / sw for x, y, sw in zip(ns[a], ns[b], switches)])
+
+    target = added("contended --off-cpu", "contended")
+    other = added("elsewhere --off-cpu", "elsewhere")
+    print(f"--off-cpu: {workload} (2 threads on CPU {cpu}, {median(switches):.2f} "
+          f"switches/op); medians of {PAIRS} rounds; ns/op = fastest round")
+    print()
+    states_header("")
+    for name in ns:
+        slow = median([a / b for a, b in zip(ns[name], ns["none"])])
+        print(f"{workload:12} {name:19} {median(ns[name]):8.1f} {slow:8.2f}x")
+    print(f"added per context switch by --off-cpu: {target:+.0f} ns in the "
+          f"profiled target (a wait walked and counted each), {other:+.0f} ns "
+          "in another process")
+    print()
+    results["offcpu"] = {
+        "workload": workload, "args": args, "pairs": PAIRS,
+        "switches_per_op": median(switches),
+        "ns_per_op": {k: median(v) for k, v in ns.items()},
+        "ns_per_op_runs": ns, "added_ns_per_switch_target": target,
+        "added_ns_per_switch_other": other}
+
+
 def feature_cost(results):
     """--hold and --blame, paired against the same mode without them: in
     full mode what the unlock probe adds to each lock/unlock pair, and
@@ -973,6 +1026,75 @@ def feature_cost(results):
                      "added_per": ("lock/unlock pair" if mode == "full"
                                    else "blocking wait"),
                      "hold_read_ns": median(hold_read), "runs": runs}
+    print()
+
+
+LOCK_ORDER_ARGS = ["--threads", "2", "--ops", "20000"]
+
+
+def run_programs(extra, args):
+    """syncprof -v --mode full [extra] on lockbench: lockbench's JSON line,
+    with the BPF time of syncprof's programs in all (kernel stats)."""
+    cmd = [SYNCPROF, "-v", "--mode", "full", "--no-calibrate", "-f", "json",
+           "-o", os.devnull, *extra, "--", LOCKBENCH, "uncontended", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    progs = re.findall(r"BPF program (\S+): (\d+) runs, (\d+) ns in all",
+                       proc.stderr)
+    result = json.loads(proc.stdout.splitlines()[-1])
+    result["bpf_ns"] = sum(int(ns) for _, _, ns in progs)
+    return result
+
+
+def lock_order_cost(results):
+    """--lock-order, paired against the same probes without it: with
+    --hold (the same lock and unlock probes) the difference is its own BPF
+    work, the held set and the order pairs; against plain full mode it
+    also pays for the unlock probe it needs.  Per lock call, medians."""
+    out = results["lock_order"] = {"args": LOCK_ORDER_ARGS, "pairs": PAIRS}
+    with open(BPF_STATS) as f:
+        saved = f.read().strip()
+    with open(BPF_STATS, "w") as f:
+        f.write("1")
+    print(f"--lock-order: added cost per lock call, median of {PAIRS} pairs "
+          f"(lockbench uncontended {' '.join(LOCK_ORDER_ARGS)})")
+    print("  mutex: each op one lock; nested: each op a lock inside a lock "
+          "(one order pair an op)")
+    print()
+    header = (f"{'kind':8} {'against':14} {'ns/op':>8} {'with':>8} "
+              f"{'BPF/call':>9} {'added BPF':>10} {'added wall':>11}")
+    print(header)
+    print("-" * len(header))
+    try:
+        for kind in ("mutex", "nested"):
+            args = LOCK_ORDER_ARGS + ["--kind", kind]
+            for base_extra, name in ((["--hold"], "full --hold"), ([], "full")):
+                base_op, feat_op, added_bpf, added_wall, bpf_call = [], [], [], [], []
+                for _ in range(PAIRS):
+                    base = run_programs(base_extra, args)
+                    feat = run_programs(base_extra + ["--lock-order"], args)
+                    calls = max(feat["calls"], 1)
+                    base_op.append(base["ns_per_op"])
+                    feat_op.append(feat["ns_per_op"])
+                    bpf_call.append(feat["bpf_ns"] / calls)
+                    added_bpf.append((feat["bpf_ns"] - base["bpf_ns"]) / calls)
+                    # ns_per_op is wall over all threads' ops.
+                    added_wall.append((feat["ns_per_op"] - base["ns_per_op"]) *
+                                      feat["ops"] / calls)
+                print(f"{kind:8} {name:14} {median(base_op):8.1f} "
+                      f"{median(feat_op):8.1f} {median(bpf_call):7.0f}ns "
+                      f"{median(added_bpf):+8.0f}ns {median(added_wall):+9.0f}ns")
+                out[f"{kind} vs {name}"] = {
+                    "base_ns_per_op": median(base_op),
+                    "ns_per_op": median(feat_op),
+                    "bpf_ns_per_call": median(bpf_call),
+                    "added_bpf_ns_per_call": median(added_bpf),
+                    "added_wall_ns_per_call": median(added_wall),
+                    "added_bpf_runs": added_bpf}
+    finally:
+        with open(BPF_STATS, "w") as f:
+            f.write(saved)
     print()
 
 
@@ -1226,7 +1348,9 @@ def main():
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
                 ("states", states_target), ("features", feature_cost),
-                ("kinds", kind_cost), ("processes", processes_cost)]
+                ("lockorder", lock_order_cost),
+                ("kinds", kind_cost), ("processes", processes_cost),
+                ("offcpu", offcpu_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -24,11 +24,13 @@ STATIC_SPIN = os.path.join(BUILD, "tests", "targets", "static_spin")
 # tool) before calling it a hang.  Only a hang reaches it: beside four busy
 # loops and other builds (load 20 on 2 CPUs) one launch took over 60 s, and
 # syncprof's loop stalled 23 s once.  Lower it to find hangs faster.
-HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "600"))
+HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "240"))
 
 # Uprobe round trips are slow here (~20 us): keep call counts small and
 # waits long, so the per-call probe cost stays well inside the tolerance.
 TOLERANCE = 0.03
+# How far below the target's clock a sum of waits may read (assertWithin).
+UNDER_TOLERANCE = 0.10
 
 
 def with_mode(args):
@@ -77,6 +79,37 @@ def parse_reports(text):
             if line.startswith("{")]
 
 
+def kill_with_target(proc):
+    """Kills syncprof and the target it launched (never one it attached
+    to): a launched target left behind keeps syncprof's pipes open, and a
+    read of them waits."""
+    if proc.poll() is None:
+        proc.kill()
+    target = getattr(proc, "target_pid", None)
+    if target and getattr(proc, "launched", False):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def rest_of_stderr(proc, timeout=2.0):
+    """What is left on proc's stderr, read for at most timeout seconds
+    (a process that inherited the pipe may hold it open)."""
+    if not proc.stderr:
+        return ""
+    fd, got = proc.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            got += chunk
+    return got.decode(errors="replace")
+
+
 class SyncprofTestCase(unittest.TestCase):
     maxDiff = None
 
@@ -88,8 +121,7 @@ class SyncprofTestCase(unittest.TestCase):
 
     def _reap_children(self):
         for child in self.children:
-            if child.poll() is None:
-                child.kill()
+            kill_with_target(child)
             child.wait()
             for stream in (child.stdout, child.stderr):
                 if stream:
@@ -145,6 +177,7 @@ class SyncprofTestCase(unittest.TestCase):
             argv += ["--", *command]
         proc = self.popen_ready(argv)
         proc.report_path = out
+        proc.launched = bool(command)
         return proc
 
     def popen_ready(self, argv, timeout=HANG_S, **popen_args):
@@ -171,9 +204,9 @@ class SyncprofTestCase(unittest.TestCase):
         finally:
             os.close(read_end)
         if not line.startswith("ready "):
-            proc.kill()
-            stderr = proc.stderr.read() if proc.stderr else ""
-            self.fail(f"syncprof did not attach ({line!r}): {stderr}")
+            kill_with_target(proc)
+            self.fail(f"syncprof did not attach ({line!r}): "
+                      f"{rest_of_stderr(proc)}")
         proc.target_pid = int(line.split()[1])
         return proc
 
@@ -187,9 +220,9 @@ class SyncprofTestCase(unittest.TestCase):
         deadline = time.monotonic() + timeout
         while needle.encode() not in seen:
             if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
+                kill_with_target(proc)
                 self.fail(f"{what}: {seen.decode(errors='replace')}"
-                          f"{proc.stderr.read()}")
+                          f"{rest_of_stderr(proc)}")
             ready, _, _ = select.select([fd], [], [], 1)
             if ready:
                 seen += os.read(fd, 65536)
@@ -236,10 +269,16 @@ class SyncprofTestCase(unittest.TestCase):
                              f"{what}: syncprof {measured} > target {truth}")
 
     def assertWithin(self, measured, truth, tolerance=TOLERANCE, what="wait"):
+        """Never above the target's clock; below it by at most tolerance,
+        or UNDER_TOLERANCE: the target's clock also runs while the waiter
+        is preempted around the futex wait (before it, after the wake),
+        which a loaded machine stretches; counts are checked exactly
+        elsewhere, so a lost wait does not hide in this margin."""
         self.assertGreater(truth, 0, f"{what}: the target measured nothing")
         self.assertInside(measured, truth, what)
         error = abs(measured - truth) / truth
+        allowed = max(tolerance, UNDER_TOLERANCE)
         self.assertLessEqual(
-            error, tolerance,
+            error, allowed,
             f"{what}: syncprof {measured} vs target {truth} "
-            f"({error * 100:.2f}% > {tolerance * 100:.0f}%)")
+            f"({error * 100:.2f}% > {allowed * 100:.0f}%)")

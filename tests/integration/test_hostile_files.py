@@ -11,7 +11,7 @@ import sys
 import tempfile
 import textwrap
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 NOBODY = 65534
@@ -90,8 +90,8 @@ class HostileFiles(SyncprofTestCase):
         self.children.append(planter)
         proc = self.record(os.path.join(parent, name))
         self.children.append(proc)
-        out, err = proc.communicate(timeout=90)
-        planted, why = planter.communicate(timeout=30)
+        out, err = proc.communicate(timeout=HANG_S)
+        planted, why = planter.communicate(timeout=HANG_S)
         self.assertEqual(planter.returncode, 0, why)
         self.assertGreater(int(planted), 0, "the planter planted nothing")
         self.check_victims()
@@ -109,11 +109,11 @@ class HostileFiles(SyncprofTestCase):
         for name in ("syncprof.meta", "syncprof.names", "info", "task.txt"):
             self.assertFalse(os.path.islink(os.path.join(directory, name)), name)
         proc = subprocess.run([SYNCPROF, "--replay", directory, "-f", "json"],
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         if UFTRACE:
             subprocess.run([UFTRACE, "replay", "-d", directory], check=True,
-                           capture_output=True, timeout=60)
+                           capture_output=True, timeout=HANG_S)
 
     def test_the_directory_moved_away_and_replaced_by_links(self):
         """A parent directory of nobody's: the recording's directory is
@@ -131,7 +131,7 @@ class HostileFiles(SyncprofTestCase):
         os.chown(directory, NOBODY, NOBODY)
         proc = self.record(directory, iters=1)
         self.children.append(proc)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=HANG_S)
         self.assertEqual(proc.returncode, 1, err)
         self.assertIn(f"{directory} belongs to user {NOBODY}", err)
         self.assertEqual(os.listdir(directory), [])
@@ -164,7 +164,7 @@ class HostileFiles(SyncprofTestCase):
         # Full once syncprof has begun to record.
         self.read_stderr_until(proc, "profiling PID", "syncprof did not attach")
         self.fill(mount)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=HANG_S)
         err = getattr(proc, "unread_stderr", "") + err
         self.assertEqual(proc.returncode, 1, err)
         self.assertRegex(err, rf"cannot write {directory}/\S+: No space left on device")
@@ -177,6 +177,6 @@ class HostileFiles(SyncprofTestCase):
         proc = subprocess.run(
             [SYNCPROF, "--mode", "contended", "--format", "json", "-o", out, "--",
              BLOCKING, "mutex", "--iters", "1", "--hold-us", "1000"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=HANG_S)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn(f"cannot write {out}: No space left on device", proc.stderr)

@@ -10,7 +10,7 @@ import os
 import subprocess
 import textwrap
 
-from harness import SYNCPROF, SyncprofTestCase
+from harness import HANG_S, SYNCPROF, SyncprofTestCase
 
 # ESC [ 31 m (colour), OSC 0 ; title BEL (the terminal's title), a newline,
 # a C1 CSI (U+009B), a stray byte.
@@ -67,7 +67,7 @@ class HostileNames(SyncprofTestCase):
     def syncprof(self, *args):
         proc = subprocess.run([SYNCPROF, "--mode", "contended", "--callsite", "func",
                                *args, "--", self.program], capture_output=True,
-                              timeout=60)
+                              timeout=HANG_S)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         return proc.stdout
 

@@ -106,11 +106,19 @@ class Lifecycle(SyncprofTestCase):
         ended before it, and every call that started after it ended was
         counted."""
         target = self.start_waiting_target(self.workload_cmd(
-            "mutex", "--threads", "2", "--iters", "1500", "--hold-us", "1000",
-            "--wait-signal", "--log-calls"))
+            "mutex", "--threads", "2", "--iters", "30000", "--hold-us", "1000",
+            "--wait-signal", "--log-calls", "--until-signal"))
         self.go(target)     # locking already while syncprof attaches
         prof = self.start_syncprof(["--pid", str(target.pid), "--interval",
                                     "0.2", "--top", "0"])
+        # Locking on until the first window is written, however long the
+        # attach took.
+        deadline = time.monotonic() + HANG_S
+        while not (os.path.exists(prof.report_path) and
+                   "\n" in open(prof.report_path).read()):
+            self.assertLess(time.monotonic(), deadline, "no first window")
+            time.sleep(0.05)
+        os.kill(target.pid, signal.SIGUSR2)
         self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -393,6 +401,9 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(heap[0]["type"], "mutex")
         self.assertEqual(heap[0]["object"], "")
         self.assertTrue(heap[0]["module"].endswith("/workload"))
+        # The call site as the table names it; the address on its own.
+        self.assertEqual(heap[0]["callsite"], f"workload.c:{heap[0]['line']}")
+        self.assertRegex(heap[0]["address"], r"^0x[0-9a-f]+$")
         # The window's end by the wall clock: during the run.
         self.assertLessEqual(before, int(heap[0]["time_ns"]))
         self.assertLessEqual(int(heap[0]["time_ns"]), time.time_ns())

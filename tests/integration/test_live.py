@@ -14,6 +14,7 @@ import time
 from harness import BUILD, HANG_S, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 DEMO = os.path.join(BUILD, "tests", "targets", "demo")
+LOCKORDER = os.path.join(BUILD, "tests", "targets", "lockorder")
 # A deadline for what the screen must come to show; only a hang reaches
 # it (a loaded machine stalled syncprof's loop for 23 s once).
 TIMEOUT = HANG_S
@@ -218,6 +219,17 @@ class Live(SyncprofTestCase):
         self.assertNotIn("\x1b", screen.text)
 
     # --- the screen ------------------------------------------------------
+
+    def test_header_marks_a_lock_order_cycle(self):
+        """--lock-order: the header marks a cycle as soon as one is found."""
+        target = self.start_waiting_target(
+            [LOCKORDER, "abba", "--wait-signal", "--linger-ms", "60000"])
+        tmux = self.start_live(target.pid, "--lock-order")
+        self.assertNotIn("LOCK ORDER", tmux.capture().lines[0])
+        self.go(target)
+        screen = self.wait_for(tmux, lambda s: "LOCK ORDER: 1 cycle" in s.lines[0],
+                               "the lock-order mark")
+        self.assertTrue(screen.lines[0].startswith("syncprof  PID"))
 
     def test_header_and_rows_appear(self):
         target = self.start_mutex_target()

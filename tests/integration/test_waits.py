@@ -53,13 +53,26 @@ class Histograms(ReleaserTestCase):
                                           hold2_us=500)
         row = self.row_at(report, truth["big_lock"], "mutex", "wait_big_lock")
         self.assertEqual(row["count"], truth["count"])
-        self.assertEqual(row["hist"], truth["hist"])
+        self.assertSameBuckets(row["hist"], truth["hist"], row["count"])
         self.assertGreaterEqual(len(row["hist"]), 2)
         self.assertEqual(sum(n for _, n in row["hist"]), row["count"] + row["failed"])
         # Quantiles: in order, in their buckets, never above the longest.
         self.assertLessEqual(row["p50_ns"], row["p99_ns"])
         self.assertGreaterEqual(row["p99_ns"], row["hist"][-1][0])
         self.assertLessEqual(row["p99_ns"], row["max_ns"])
+
+    def assertSameBuckets(self, seen, truth, count):
+        """The target's measure wraps syncprof's (the lock call around
+        the futex wait), so a wait can sit one bucket lower in syncprof's
+        when the target was preempted across a bucket's edge; never
+        higher, and rarely (at most one wait in ten)."""
+        at_least = lambda hist, edge: sum(n for low, n in hist if low >= edge)
+        edges = sorted({low for low, _ in seen} | {low for low, _ in truth})
+        for edge in edges:
+            mine, theirs = at_least(seen, edge), at_least(truth, edge)
+            self.assertLessEqual(mine, theirs, (edge, seen, truth))
+            self.assertLessEqual(theirs - mine, max(1, count // 10),
+                                 (edge, seen, truth))
 
     def test_contended_buckets_hold_the_known_waits(self):
         self.check_hist("contended")

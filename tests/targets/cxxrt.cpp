@@ -15,8 +15,14 @@
  * std::barrier (path "barrier") and a pthread barrier (path "pbarrier")
  * for a thread that arrives later.  The main thread's clock around
  * each call is the truth: {"pid", "objects": {"smx", "sem"}, "paths":
- * {NAME: {"count", "wait_ns"}}}.
+ * {NAME: {"count", "wait_ns"}}}.  acquire() spins and yields before it
+ * sleeps in the futex, and on a loaded machine each yield can give the
+ * CPU away for a time slice: "sem" also has "blocked_ns", the part of
+ * each call from when the helper saw the main thread in the futex, a
+ * lower bound of its futex sleep (wait_ns is the upper); so has
+ * "barrier", whose arrive_and_wait() spins and yields the same way.
  */
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdio>
@@ -41,6 +47,9 @@ enum { SHARED, EXCLUSIVE, SEM, JOIN, BARRIER, PBARRIER, PATHS };
 static const char *const names[PATHS] = { "shared", "exclusive", "sem", "join",
 					   "barrier", "pbarrier" };
 static uint64_t wait_ns[PATHS], count[PATHS];
+/* sem and barrier: when the other thread saw main sleep in the futex. */
+static std::atomic<uint64_t> blocked_at[PATHS];
+static uint64_t blocked_ns[PATHS];
 
 static void wait_phase(int value)
 {
@@ -64,6 +73,7 @@ static void helper()
 		smx.unlock_shared();
 		wait_phase(5 * i + 4);
 		wait_blocked_in_futex(main_tid.load());
+		blocked_at[SEM].store(now_ns());
 		/* Longer: acquire() spins and yields before it sleeps. */
 		sleep_us(3 * hold_us);
 		sem.release();
@@ -81,6 +91,7 @@ static void arriver()
 {
 	for (int i = 0; i < iters; i++) {
 		wait_blocked_in_futex(main_tid.load());
+		blocked_at[BARRIER].store(now_ns());
 		sleep_us(3 * hold_us);
 		bar.arrive_and_wait();
 		wait_blocked_in_futex(main_tid.load());
@@ -134,6 +145,7 @@ int main(int argc, char **argv)
 		t0 = now_ns();
 		sem.acquire(); /* CALLSITE:sem */
 		wait_ns[SEM] += now_ns() - t0;
+		blocked_ns[SEM] += now_ns() - std::max(t0, blocked_at[SEM].load());
 		count[SEM]++;
 		phase.store(5 * i + 5);
 	}
@@ -153,6 +165,7 @@ int main(int argc, char **argv)
 
 		bar.arrive_and_wait(); /* CALLSITE:barrier */
 		wait_ns[BARRIER] += now_ns() - t0;
+		blocked_ns[BARRIER] += now_ns() - std::max(t0, blocked_at[BARRIER].load());
 		count[BARRIER]++;
 		t0 = now_ns();
 		pthread_barrier_wait(&pbar); /* CALLSITE:pbarrier */
@@ -167,10 +180,15 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(f, "{\"pid\": %d, \"objects\": {\"smx\": \"%p\", \"sem\": \"%p\"}, "
 		"\"paths\": {", (int)getpid(), (void *)&smx, (void *)&sem);
-	for (int p = 0; p < PATHS; p++)
-		fprintf(f, "%s\"%s\": {\"count\": %llu, \"wait_ns\": %llu}", p ? ", " : "",
+	for (int p = 0; p < PATHS; p++) {
+		fprintf(f, "%s\"%s\": {\"count\": %llu, \"wait_ns\": %llu", p ? ", " : "",
 			names[p], (unsigned long long)count[p],
 			(unsigned long long)wait_ns[p]);
+		if (p == SEM || p == BARRIER)
+			fprintf(f, ", \"blocked_ns\": %llu",
+				(unsigned long long)blocked_ns[p]);
+		fprintf(f, "}");
+	}
 	fprintf(f, "}}\n");
 	return fclose(f) ? 1 : 0;
 }

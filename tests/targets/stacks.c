@@ -25,7 +25,9 @@
  *   exec    --iters acquisitions through path_pre, then the process
  *           execs itself as "paths" (which waits 300 ms for the profiler
  *           to read the new image, then runs), the truth written by the
- *           new image with path_pre's figures carried over
+ *           new image with path_pre's figures carried over; --settle-ms
+ *           N instead of 300 (0: waits before the profiler can have read
+ *           the new image)
  * Truth: {"scenario", "pid", "object", "paths": {NAME: {"count",
  * "wait_ns"}}}.
  */
@@ -51,9 +53,10 @@ static struct {
 	int iters;
 	int hold_us;
 	int depth;
+	int settle_ms;
 	bool after_exec;
 	uint64_t pre_count, pre_wait_ns;
-} cfg = { .iters = 20, .hold_us = 3000, .depth = 30 };
+} cfg = { .iters = 20, .hold_us = 3000, .depth = 30, .settle_ms = 300 };
 
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int held;		/* iteration the holder holds for */
@@ -276,12 +279,13 @@ static int load_dl(void)
 /* The same program again, as "paths", carrying path_pre's figures. */
 static void exec_paths(const char *truth_path)
 {
-	char iters[16], hold[16], pre_count[32], pre_wait[32];
+	char iters[16], hold[16], settle[16], pre_count[32], pre_wait[32];
 	char *argv[16];
 	int n = 0;
 
 	snprintf(iters, sizeof(iters), "%d", cfg.iters);
 	snprintf(hold, sizeof(hold), "%d", cfg.hold_us);
+	snprintf(settle, sizeof(settle), "%d", cfg.settle_ms);
 	snprintf(pre_count, sizeof(pre_count), "%llu",
 		 (unsigned long long)paths[P_PRE].count);
 	snprintf(pre_wait, sizeof(pre_wait), "%llu",
@@ -292,6 +296,8 @@ static void exec_paths(const char *truth_path)
 	argv[n++] = iters;
 	argv[n++] = "--hold-us";
 	argv[n++] = hold;
+	argv[n++] = "--settle-ms";
+	argv[n++] = settle;
 	argv[n++] = "--after-exec";
 	argv[n++] = pre_count;
 	argv[n++] = pre_wait;
@@ -340,6 +346,7 @@ int main(int argc, char **argv)
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "after-exec", required_argument, NULL, 'x' },
 		{ "perf-map", no_argument, NULL, 'p' },
+		{ "settle-ms", required_argument, NULL, 's' },
 		{ 0 },
 	};
 	const char *truth_path = NULL;
@@ -354,6 +361,7 @@ int main(int argc, char **argv)
 		case 'T': truth_path = optarg; break;
 		case 'w': go_signal = true; break;
 		case 'p': perf_map = true; break;
+		case 's': cfg.settle_ms = atoi(optarg); break;
 		case 'x':
 			/* --after-exec PRE_COUNT PRE_WAIT_NS */
 			cfg.after_exec = true;
@@ -366,7 +374,8 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "usage: stacks paths|deep|fp|dlopen|jit|exec [--iters N] "
-			"[--hold-us N] [--depth N] [--truth FILE] [--wait-signal] [--perf-map]\n");
+			"[--hold-us N] [--depth N] [--truth FILE] [--wait-signal] [--perf-map] "
+			"[--settle-ms N]\n");
 		return 2;
 	}
 	scenario = argv[optind];
@@ -375,7 +384,7 @@ int main(int argc, char **argv)
 	if (cfg.after_exec) {
 		paths[P_PRE].count = cfg.pre_count;
 		paths[P_PRE].wait_ns = cfg.pre_wait_ns;
-		sleep_us(300000);	/* the profiler reads the new image */
+		sleep_us(cfg.settle_ms * 1000);	/* the profiler reads the new image */
 	}
 	if (!strcmp(scenario, "dlopen") && load_dl())
 		return 1;

@@ -19,6 +19,9 @@
  * profiler can attach first.
  * --wait-end: once the truth is written, print "done PID" and exit only
  * on SIGUSR1.
+ * --until-signal: the mutex workers stop early on SIGUSR2 (--iters bounds
+ * them still), so a test can keep them locking until it has seen what it
+ * waits for.
  * --log-calls: the truth also lists every timed_lock call's start and end
  * ("calls": [[t0, t1], ...], CLOCK_MONOTONIC ns; up to MAX_CALLS).
  * --main-exits: the main thread leaves with pthread_exit once the workers
@@ -118,12 +121,20 @@ __attribute__((noinline)) int timed_lock(struct thread_truth *t,
 	return err;
 }
 
+static volatile sig_atomic_t stop_early;	/* --until-signal: SIGUSR2 came */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_early = 1;
+}
+
 static void *mutex_worker(void *arg)
 {
 	struct thread_truth *t = arg;
 
 	t->tid = (pid_t)syscall(SYS_gettid);
-	for (int i = 0; i < cfg.iters; i++) {
+	for (int i = 0; i < cfg.iters && !stop_early; i++) {
 		timed_lock(t, &big_lock);
 		sleep_us(cfg.hold_us);
 		pthread_mutex_unlock(&big_lock);
@@ -384,6 +395,7 @@ int main(int argc, char **argv)
 		{ "log-calls", no_argument, NULL, 'L' },
 		{ "churn", required_argument, NULL, 'c' },
 		{ "wait-end", no_argument, NULL, 'e' },
+		{ "until-signal", no_argument, NULL, 'u' },
 		{ 0 },
 	};
 	void *(*worker)(void *) = NULL;
@@ -407,6 +419,7 @@ int main(int argc, char **argv)
 		case 'L': log_calls = 1; break;
 		case 'c': churn_threads = atoi(optarg); break;
 		case 'e': wait_end = 1; break;
+		case 'u': signal(SIGUSR2, on_stop); break;
 		default: return 2;
 		}
 	}

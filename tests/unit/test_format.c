@@ -831,13 +831,16 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	keys_of(j, plain_keys, sizeof(plain_keys));
 	keys_of(jpath(j, "rows/0"), plain_row, sizeof(plain_row));
 	assert_contains(plain_keys, "schema,");
-	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,waiting,");
+	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,"
+			"lock_order,lock_order_lost,waiting,");
 	assert_contains(plain_row, "owner_tid,");
 	assert_contains(plain_row, "holds,hold_ns,hold_avg_ns,hold_max_ns,stacks,");
 	assert_json_null(j, "threads");
 	assert_json_null(j, "sched_missed");
 	assert_json_null(j, "blame");
 	assert_json_null(j, "blame_total");
+	assert_json_null(j, "lock_order");
+	assert_json_null(j, "lock_order_lost");
 	assert_json_null(j, "waiting");
 	assert_json_null(j, "rows/0/owner_tid");
 	assert_json_null(j, "rows/0/hold_ns");
@@ -851,6 +854,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	m.waiting = &blame;
 	m.waiting_names = names;
 	m.states = &states;
+	m.lock_order = &(struct format_lock_order){ 0 };
 	out = render(FORMAT_JSON, &m, split, 1, 1, names);
 	j = parse_json_line(out);
 	keys_of(j, keys, sizeof(keys));
@@ -863,6 +867,9 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	assert_int_equal(json_len_at(j, "blame"), 1);
 	assert_int_equal(json_len_at(j, "waiting"), 1);
 	assert_int_equal(json_len_at(j, "threads"), 0);
+	/* --lock-order with no cycle: an empty list, nothing lost. */
+	assert_int_equal(json_len_at(j, "lock_order"), 0);
+	assert_json_int(j, "lock_order_lost/pairs", 0);
 	json_decref(j);
 	free(out);
 }
@@ -1351,7 +1358,7 @@ static void test_module_paths_round_trip(void **state UNUSED)
 	assert_contains(out, "\"file\": \"/src/x\\ny.c\"");
 	free(out);
 	out = render(FORMAT_CSV, &meta, rows, 1, 1, names);
-	assert_contains(out, ",0x400,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
+	assert_contains(out, ",x?y.c:7,\"/tmp/a?b,\"\"c??" "?/lib.so\",0x0,,"
 			     "/src/x?y.c,7,");
 	free(out);
 }
@@ -1370,7 +1377,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address\n");
 	free(buf);
 }
 
@@ -1395,8 +1402,8 @@ static void test_csv_row(void **state UNUSED)
 	/* Rows only: the header is printed once per output, separately. */
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
-		"big_lock,0x55d0c0a01234,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,\n");
+		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234\n");
 	free(out);
 }
 
@@ -1411,7 +1418,7 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400\n"));
 	free(out);
 }
 
@@ -1430,7 +1437,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000\n");
 	free(out);
 }
 
@@ -1454,8 +1461,8 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
-		"plain?newline,0x400,\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,\n");
+		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400\n");
 	free(out);
 }
 

@@ -1293,6 +1293,40 @@ static void test_file_without_process(void **state UNUSED)
 			 -ENOENT);
 }
 
+/*
+ * The debug file a target's binary names by its .gnu_debuglink, planted
+ * next to it as a FIFO: not opened (libdwfl's own search blocked in
+ * open() for good); the binary's own symbols still name its functions.
+ */
+static void test_fifo_as_debug_file(void **state UNUSED)
+{
+	const uint64_t base = 0x7f1200000000ull;
+	char dir[] = "/tmp/syncprof-debugfifo-XXXXXX";
+	char src[PATH_MAX], bin[PATH_MAX], fifo[PATH_MAX], buf[65536];
+	struct symbolizer *sym;
+	ssize_t n;
+	int in, out;
+
+	assert_non_null(mkdtemp(dir));
+	fixture_path("callsites-debuglink", src, sizeof(src));
+	snprintf(bin, sizeof(bin), "%s/callsites-debuglink", dir);
+	snprintf(fifo, sizeof(fifo), "%s/callsites-debuglink.debug", dir);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	out = open(bin, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	assert_int_equal(close(out), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+
+	assert_int_equal(symbolizer__new_file(bin, base, NULL, &sym), 0);
+	symbolizer__free(sym);
+	unlink(fifo);
+	unlink(bin);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1320,6 +1354,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh_after_dlopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_distinct_lookups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_without_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_as_debug_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

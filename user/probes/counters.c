@@ -173,3 +173,15 @@ void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st)
 		st->cache_bytes = (size_t)bpf_map__max_entries(cache) *
 				  bpf_map__value_size(cache);
 }
+
+int probes__lock_order_fd(const struct probes *p)
+{
+	return p && p->lock_order ? bpf_map__fd(p->skel->maps.lock_order) : -1;
+}
+
+void probes__lock_order_drops(struct probes *p, uint64_t *pairs,
+			      uint64_t *held)
+{
+	*pairs = p ? probes__counter(p, SP_CNT_DROPPED_ORDER) : 0;
+	*held = p ? probes__counter(p, SP_CNT_HELD_OVERFLOW) : 0;
+}

@@ -11,15 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "array.h"
+#include "clock.h"
 #include "framecache.h"
 #include "log.h"
 #include "probesimpl.h"
+#include "procmaps.h"
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
 
@@ -139,12 +143,8 @@ static int probes__on_event(void *ctx, void *data, size_t size)
 	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
 		return 0;
 	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
-		p->anchor_exit_ns = (uint64_t)now.tv_sec * 1000000000ull +
-				    (uint64_t)now.tv_nsec;
+		p->anchor_exit_ns = clock__monotonic_ns();
 	} else {
 		/* A library loaded or unloaded, or an exec. */
 		p->events_seen |= PROBES_EVENT_MODULES;
@@ -252,6 +252,49 @@ pid_t probes__live_thread(const struct probes *p, pid_t not)
 	return found;
 }
 
+/*
+ * Whether full mode's breakpoints are still in the target's code, seen
+ * through live thread tid: the byte at the first site differs from the
+ * file's (the kernel writes its breakpoint there).  true when it cannot
+ * tell.
+ */
+static bool probes__breakpoints_in(const struct probes *p, pid_t tid)
+{
+	const struct procmaps_entry *e = NULL;
+	struct procmaps *maps = NULL;
+	uint8_t in_file, in_memory;
+	struct iovec local, remote;
+	bool in = true;
+	struct stat st;
+	int fd;
+
+	if (!p->n_sites || !p->library)
+		return true;
+	fd = atoi(p->library + strlen("/proc/self/fd/"));
+	if (fstat(fd, &st) ||
+	    pread(fd, &in_file, 1, (off_t)p->site_offset[0]) != 1 ||
+	    procmaps__read(tid, &maps))
+		return true;
+	for (size_t i = 0; i < procmaps__count(maps); i++) {
+		e = procmaps__entry(maps, i);
+		if (e->exec && e->inode == st.st_ino && e->dev == st.st_dev &&
+		    p->site_offset[0] >= e->offset &&
+		    p->site_offset[0] - e->offset < e->end - e->start)
+			break;
+		e = NULL;
+	}
+	if (e) {
+		local = (struct iovec){ &in_memory, 1 };
+		remote = (struct iovec){
+			(void *)(uintptr_t)(e->start + p->site_offset[0] -
+					    e->offset), 1 };
+		in = process_vm_readv(tid, &local, 1, &remote, 1, 0) != 1 ||
+		     in_memory != in_file;
+	}
+	procmaps__free(maps);
+	return in;
+}
+
 /* Keeps a link of an exited anchor until the end: closing one takes ~0.25 s. */
 static void probes__retire(struct probes *p, struct bpf_link *link)
 {
@@ -276,7 +319,6 @@ static void probes__retire(struct probes *p, struct bpf_link *link)
 static int probes__attach_through(struct probes *p, pid_t tid,
 				  uint64_t *attached_ns)
 {
-	struct timespec now;
 	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
 	int err;
 
@@ -299,9 +341,7 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 		for (size_t i = 0; i < N_RELEASES; i++)
 			probes__retire(p, old_releases[i]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	*attached_ns = (uint64_t)now.tv_sec * 1000000000ull +
-		       (uint64_t)now.tv_nsec;
+	*attached_ns = clock__monotonic_ns();
 	if (!err && p->loader) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
@@ -343,23 +383,38 @@ static int probes__attach_through(struct probes *p, pid_t tid,
  * grace period).  Rejected: a second set of probes through a worker
  * thread all along (every call would run the programs twice).
  */
-pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns)
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
+			     bool *stayed)
 {
 	uint64_t attached_ns;
 	pid_t tid;
 	int err;
 
 	*gap_ns = 0;
-	/*
-	 * Attached for every process: no thread to follow; uprobe_multi
-	 * links that run on for the other threads: nothing to move (moving
-	 * lost the calls made meanwhile and ran some twice).
-	 */
+	*stayed = false;
+	/* Attached for every process: no thread to follow. */
 	if (p->mode != PROBES_FULL || !p->library || p->several ||
-	    (p->multi && p->anchor == p->tgid &&
-	     uprobemulti__outlives_leader()) ||
 	    probes__thread_alive(p, p->anchor))
 		return 0;
+	/*
+	 * uprobe_multi links that run on for the other threads: nothing to
+	 * move (moving lost the calls made meanwhile and ran some twice),
+	 * until another consumer of the same functions registers or goes:
+	 * the kernel then checks this process's breakpoints against the
+	 * exited leader's memory and takes them out.  Then they move, as on
+	 * older kernels.
+	 */
+	if (p->multi && p->anchor == p->tgid && uprobemulti__outlives_leader()) {
+		tid = probes__live_thread(p, p->anchor);
+		if (!tid)
+			return 0;
+		if (probes__breakpoints_in(p, tid)) {
+			*stayed = !p->anchor_gone_said;
+			p->anchor_gone_said = true;
+			return 0;
+		}
+		p->anchor_exit_ns = 0;	/* since they were taken out */
+	}
 	for (int tries = 0; tries < 8; tries++) {
 		tid = probes__live_thread(p, p->anchor);
 		if (!tid)

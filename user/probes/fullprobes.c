@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "elfimage.h"
+#include "targetfile.h"
 #include "log.h"
 #include "probesimpl.h"
 #include "probesite.h"
@@ -196,10 +197,10 @@ void probes__forget_file(char **kept)
  */
 static int probes__keep_file(const char *path, char **kept)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd, err = targetfile__open(path, 0, &fd);
 
-	if (fd < 0)
-		return -errno;
+	if (err)
+		return err;
 	probes__forget_file(kept);
 	if (asprintf(kept, "/proc/self/fd/%d", fd) < 0) {
 		*kept = NULL;
@@ -229,9 +230,8 @@ int probes__attach_table(struct probes *p, const char *library,
 			pr_err("cannot read %s: %s", library, strerror(-err));
 		return err;
 	}
-	fd = open(library, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = targetfile__open(library, 0, &fd);
+	if (err) {
 		elfimage__close(image);
 		return err;
 	}
@@ -264,8 +264,10 @@ int probes__attach_table(struct probes *p, const char *library,
 			continue;
 		}
 		offsets[n] = site.offset;
+		/* Every try function of the table has "_try" in its name. */
 		cookies[n] = SP_COOKIE(spec->class, site.kind) |
-			     (site.rehit ? SP_COOKIE_REHIT : 0);
+			     (site.rehit ? SP_COOKIE_REHIT : 0) |
+			     (strstr(spec->func, "_try") ? SP_COOKIE_TRY : 0);
 		index[n++] = i;
 		p->kinds[i] = site.kind;
 	}
@@ -299,9 +301,8 @@ int probes__attach_releases(struct probes *p, const char *library)
 
 	if (err)
 		return err;
-	fd = open(library, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = targetfile__open(library, 0, &fd);
+	if (err) {
 		elfimage__close(image);
 		return err;
 	}

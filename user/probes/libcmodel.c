@@ -32,6 +32,7 @@
 #include "elfimage.h"
 #include "array.h"
 #include "libcmodel.h"
+#include "targetfile.h"
 #include "procmaps.h"
 
 /* Bytes of one function decoded for its tail calls. */
@@ -237,12 +238,11 @@ static int libcmodel__follow(struct libcmodel *m, struct elfimage *image,
 static int libcmodel__tail_calls(struct libcmodel *m, struct elfimage *image,
 				 const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err = 0;
+	int fd, err = targetfile__open(path, 0, &fd);
 	csh cs;
 
-	if (fd < 0)
-		return -errno;
+	if (err)
+		return err;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		close(fd);
 		return -EINVAL;

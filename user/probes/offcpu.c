@@ -23,14 +23,17 @@ struct offcpu {
 
 int offcpu__configure(struct syncprof_bpf *skel, bool on, bool full)
 {
+	char why[512];
 	int err;
 
 	bpf_program__set_autoload(skel->progs.offcpu_switch, on);
 	if (!on)
 		return bpf_map__set_max_entries(skel->maps.offcpu_open, 1);
-	err = hostcheck__tracepoints("/sys");
-	if (err)
+	err = hostcheck__tracepoints("/sys", why, sizeof(why));
+	if (err) {
+		pr_err("--off-cpu needs the scheduler's tracepoints: %s", why);
 		return err;
+	}
 	skel->rodata->offcpu_lock_source = full ? SP_LOCKS_FULL
 						: SP_LOCKS_CONTENDED;
 	return bpf_map__set_max_entries(skel->maps.offcpu_open,

@@ -85,13 +85,16 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	}
 	bpf_program__set_autoload(p->skel->progs.release_wakes,
 				  contended && cfg->blame);
-	p->releases = !contended && (cfg->blame || cfg->hold);
+	p->releases = !contended && (cfg->blame || cfg->hold ||
+				     cfg->lock_order);
+	p->lock_order = !contended && cfg->lock_order;
 	p->hold = !contended && cfg->hold;
 	bpf_program__set_autoload(p->skel->progs.unlock_enter, p->releases);
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
 	p->skel->rodata->hold_enabled = p->hold;
+	p->skel->rodata->lockorder_enabled = p->lock_order;
 	err = bpf_map__set_max_entries(p->skel->maps.blame,
 				       cfg->blame ? cfg->map_size : 1);
 	if (!err)
@@ -100,6 +103,9 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.holds,
 					       p->hold ? cfg->map_size : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.lock_order,
+					       p->lock_order ? cfg->map_size : 1);
 	/* The release records: a few per thread or object at a time. */
 	if (!err && !cfg->blame)
 		err = bpf_map__set_max_entries(p->skel->maps.woken_by, 1);

@@ -53,6 +53,8 @@ struct probes_config {
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
 	bool hold;			/* --hold (full mode): time holds */
+	bool lock_order;		/* --lock-order (full mode): pairs of
+					   locks taken in order */
 	bool off_cpu;			/* --off-cpu: other sleeps too */
 	bool per_thread;		/* rows by holder too; exited threads'
 					   rows keep their thread */
@@ -79,6 +81,12 @@ int probes__attach(struct probes *p, const char *library);
  * go into the map (probes__threads_fd) before, and again after.
  */
 int probes__attach_states(struct probes *p);
+/* --lock-order: the order pairs map (bpf/lockorder.bpf.h); -1 without. */
+int probes__lock_order_fd(const struct probes *p);
+/* --lock-order's losses: pairs not kept (the map was full), and locks not
+ * tracked (a thread held more than SP_HELD_MAX). */
+void probes__lock_order_drops(struct probes *p, uint64_t *pairs,
+			      uint64_t *held);
 /* --states: the threads map (struct sp_thread by TID); -1 without. */
 int probes__threads_fd(const struct probes *p);
 /*
@@ -137,8 +145,11 @@ unsigned int probes__consume_events(struct probes *p);
  * thread at first) has exited while others run on, attaches them again
  * through a live one.  Returns its TID (*gap_ns: how long no probe ran,
  * 0 if not known), 0 when nothing needed doing, or a negative errno.
+ * *stayed is set, once, when it exited and the probes stay attached for
+ * the other threads (uprobe_multi links outlive it on newer kernels).
  */
-pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns);
+pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
+			     bool *stayed);
 /* How the kernel runs the probed instruction of an attached function. */
 enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 /*

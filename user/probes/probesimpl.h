@@ -126,6 +126,7 @@ struct probes {
 	int release_multi_link;		/* the same in one uprobe_multi link */
 	bool releases;			/* full mode: attach release_table */
 	bool hold;
+	bool lock_order;		/* --lock-order: held sets, order pairs */
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
 	struct offcpu *offcpu;		/* --off-cpu, or NULL */
@@ -136,6 +137,7 @@ struct probes {
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
 	/* Where full mode's probes are, to attach them again (follow_threads). */
 	pid_t anchor;			/* the thread they are attached through */
+	bool anchor_gone_said;		/* it exited, the links stayed: told */
 	struct bpf_link *exit_link;	/* tells when it exits */
 	char *library;
 	size_t n_sites;

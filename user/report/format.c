@@ -251,6 +251,122 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	return err;
 }
 
+/* --lock-order: a lock's name, its symbol or its address. */
+static void order_lock_text(const struct format_order_lock *l, char *buf,
+			    size_t len)
+{
+	char raw[TEXT_MAX];
+
+	if (l->object_symbol)
+		snprintf(raw, sizeof(raw), "%s", l->object_symbol);
+	else
+		snprintf(raw, sizeof(raw), "0x%" PRIx64, l->object);
+	text__sanitize(raw, buf, len);
+}
+
+/* Where a lock was taken; files under the rows' source root without it. */
+static void order_site_text(const struct format_config *cfg,
+			    const struct format_order_lock *l,
+			    const char *root, size_t strip, char *buf,
+			    size_t len)
+{
+	const char *file = l->site_info.file;
+	bool under = root && file && !strncmp(file, root, strip);
+
+	names__callsite_text(&l->site_info, l->site, cfg->callsite,
+			      under ? strip : 0, buf, len);
+}
+
+/* -g: a stack of a lock-order edge, one frame a line. */
+static void order_stack_lines(FILE *out, const struct format_config *cfg,
+			      const char *root, size_t strip,
+			      const char *title, uint64_t stack_id)
+{
+	const uint64_t *pcs = NULL;
+	enum stacktab_end end = STACKTAB_END_STOPPED;
+	uint32_t n = 0;
+
+	if (!cfg->stacktab || !stack_id)
+		return;
+	stacktab__get(cfg->stacktab, stack_id, &pcs, &n, &end);
+	fprintf(out, "        %s\n", title);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct symbol_frame *frames = NULL;
+		char text[TEXT_MAX];
+		size_t k = 0;
+
+		if (cfg->symbolizer)
+			symbolizer__frames(cfg->symbolizer, pcs[i], true,
+					   &frames, &k);
+		if (!k) {
+			fprintf(out, "          0x%" PRIx64 "\n", pcs[i]);
+			continue;
+		}
+		for (size_t f = 0; f < k; f++) {
+			names__frame_text(&frames[f], pcs[i], root, strip,
+					   text, sizeof(text));
+			fprintf(out, "          %s\n", text);
+		}
+	}
+}
+
+/*
+ * --lock-order's section: each cycle, its locks in order, then each edge
+ * with where the held lock was taken and where the next one was.
+ */
+static void table_lock_order(FILE *out, const struct format_config *cfg,
+			     const struct format_lock_order *lo,
+			     const char *root, size_t strip)
+{
+	if (!lo->n_cycles)
+		fputs("\nLock order: no cycles (no two locks taken in orders "
+		      "that can deadlock)\n", out);
+	else
+		fprintf(out, "\nLock order: %zu cycle%s (locks taken in "
+			"orders that can deadlock, whether or not they did)\n",
+			lo->n_cycles, lo->n_cycles == 1 ? "" : "s");
+	for (size_t i = 0; i < lo->n_cycles; i++) {
+		const struct format_order_cycle *c = &lo->cycles[i];
+		char name[TEXT_MAX];
+
+		fprintf(out, "  %zu. ", i + 1);
+		for (size_t k = 0; k < c->n; k++) {
+			order_lock_text(&c->edges[k].held, name, sizeof(name));
+			fprintf(out, "%s -> ", name);
+		}
+		order_lock_text(&c->edges[0].held, name, sizeof(name));
+		fprintf(out, "%s\n", name);
+		for (size_t k = 0; k < c->n; k++) {
+			const struct format_order_edge *e = &c->edges[k];
+			char held[TEXT_MAX], took[TEXT_MAX];
+			char held_at[TEXT_MAX], took_at[TEXT_MAX];
+
+			order_lock_text(&e->held, held, sizeof(held));
+			order_lock_text(&e->acquired, took, sizeof(took));
+			order_site_text(cfg, &e->held, root, strip, held_at,
+					sizeof(held_at));
+			order_site_text(cfg, &e->acquired, root, strip, took_at,
+					sizeof(took_at));
+			fprintf(out, "     holding %s (taken at %s), took %s at "
+				"%s: %" PRIu64 " time%s, first by thread %d\n",
+				held, held_at, took, took_at, e->count,
+				e->count == 1 ? "" : "s", (int)e->tid);
+			if (!cfg->stacks)
+				continue;
+			order_stack_lines(out, cfg, root, strip, "held since:",
+					  e->held.stack_id);
+			order_stack_lines(out, cfg, root, strip,
+					  "took the next at:",
+					  e->acquired.stack_id);
+		}
+	}
+	if (lo->pairs_dropped || lo->untracked)
+		fprintf(out, "  LOST: %" PRIu64 " pairs of locks (the order "
+			"map was full: raise --map-size), %" PRIu64 " locks "
+			"taken with %d already held, not followed\n",
+			lo->pairs_dropped, lo->untracked, SP_HELD_MAX);
+}
+
 static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
@@ -294,6 +410,13 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		err = table_section(out, cfg, &waiting, meta->waiting,
 				    meta->waiting_names);
 	}
+	if (!err && meta->lock_order) {
+		size_t strip = names__source_root(rows, names);
+
+		table_lock_order(out, cfg, meta->lock_order,
+				 names__source_root_text(rows, names, strip),
+				 strip);
+	}
 	if (!err && meta->states)
 		stateformat__table(out, meta->states);
 	return err;
@@ -304,6 +427,9 @@ static int format__table(FILE *out, const struct format_config *cfg,
  * not apply (not asked for, not known), so that the shape never changes
  * ("schema" counts its versions); jsonout.c writes the tree.
  */
+
+static json_t *json_lock_order(const struct format_lock_order *lo,
+			       const struct format_config *cfg, int *err);
 
 /*
  * A call site: the address and where it is.  frame: the contract's
@@ -565,6 +691,15 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "blame", meta->blame ?
 		     json_blame(meta->blame, meta->blame_names, err) :
 		     json_null(), err);
+	/* --lock-order: the cycles since attach; null without. */
+	jsonout__set(o, "lock_order", meta->lock_order ?
+		     json_lock_order(meta->lock_order, cfg, err) :
+		     json_null(), err);
+	jsonout__set(o, "lock_order_lost", meta->lock_order ?
+		     json_pack("{s:I,s:I}",
+			       "pairs", (json_int_t)meta->lock_order->pairs_dropped,
+			       "untracked", (json_int_t)meta->lock_order->untracked) :
+		     json_null(), err);
 	/* null when none were read (a replayed recording has none). */
 	jsonout__set(o, "waiting", meta->waiting ?
 		     json_waiting(meta->waiting, meta->waiting_names, err) :
@@ -615,6 +750,81 @@ static void json_frames_at(json_t *list, struct symbolizer *sym, uint64_t pc,
 						frames[k].inlined, err), err);
 }
 
+/* --lock-order: one lock of an edge. */
+static json_t *json_order_lock(const struct format_order_lock *l,
+			       const struct format_config *cfg, int *err)
+{
+	json_t *o = json_object(), *stack = json_null();
+	char name[TEXT_MAX];
+
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	order_lock_text(l, name, sizeof(name));
+	jsonout__set(o, "object", jsonout__string(name), err);
+	jsonout__set(o, "address", jsonout__hex(true, l->object), err);
+	jsonout__set(o, "type", jsonout__string(locktype__name(l->type)),
+		     err);
+	jsonout__set(o, "frame", json_site(l->site, &l->site_info, true, false,
+					   err), err);
+	if (cfg->stacktab && l->stack_id) {
+		const uint64_t *pcs = NULL;
+		enum stacktab_end end = STACKTAB_END_STOPPED;
+		uint32_t n = 0;
+
+		json_decref(stack);
+		stack = json_array();
+		stacktab__get(cfg->stacktab, l->stack_id, &pcs, &n, &end);
+		for (uint32_t i = 0; stack && i < n; i++)
+			json_frames_at(stack, cfg->symbolizer, pcs[i], err);
+	}
+	jsonout__set(o, "stack", stack, err);
+	return o;
+}
+
+/* The contract's "lock_order": one entry per cycle; [] when none. */
+static json_t *json_lock_order(const struct format_lock_order *lo,
+			       const struct format_config *cfg, int *err)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; list && i < lo->n_cycles; i++) {
+		const struct format_order_cycle *c = &lo->cycles[i];
+		json_t *o = json_object(), *names = json_array();
+		json_t *edges = json_array();
+
+		jsonout__append(list, o, err);
+		if (!o || !names || !edges) {
+			json_decref(names);
+			json_decref(edges);
+			*err = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < c->n; k++) {
+			const struct format_order_edge *e = &c->edges[k];
+			json_t *edge = json_object();
+			char name[TEXT_MAX];
+
+			order_lock_text(&e->held, name, sizeof(name));
+			jsonout__append(names, jsonout__string(name), err);
+			jsonout__append(edges, edge, err);
+			if (!edge)
+				break;
+			jsonout__set(edge, "held", json_order_lock(&e->held,
+				     cfg, err), err);
+			jsonout__set(edge, "acquired", json_order_lock(
+				     &e->acquired, cfg, err), err);
+			jsonout__set(edge, "count", jsonout__uint(e->count), err);
+			jsonout__set(edge, "pid", json_integer(e->pid), err);
+			jsonout__set(edge, "tid", json_integer(e->tid), err);
+		}
+		jsonout__set(o, "objects", names, err);
+		jsonout__set(o, "edges", edges, err);
+	}
+	return list;
+}
+
 json_t *format__json_stacks(const struct report_row *r,
 			    const struct format_config *cfg, int *err)
 {
@@ -655,20 +865,28 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns";
+	"max_ns,failed,owner_tid,time_ns,address";
 
 void format__csv_header(FILE *out)
 {
 	fprintf(out, "%s\n", csv_columns);
 }
 
-static int format__csv(FILE *out, const struct format_meta *meta,
+/*
+ * callsite is the table's text (file:line, in --callsite's style, under
+ * the same source root); the address is the last column.
+ */
+static int format__csv(FILE *out, const struct format_config *cfg,
+		       const struct format_meta *meta,
 		       const struct report_rows *rows,
 		       const struct row_names *names)
 {
+	size_t strip = names__source_root(rows, names);
+
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 		const struct symbol_info *cs = &names[i].callsite;
+		char site[TEXT_MAX];
 
 		/* Several processes: the row's, empty when it merges them. */
 		fprintf(out, "%u,", meta->sequence);
@@ -683,7 +901,11 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 			fprintf(out, "0x%" PRIx64, r->object);
 		fprintf(out, ",%u,", r->n_objects);
 		text__csv_field(out, names[i].object_symbol);
-		fprintf(out, ",0x%" PRIx64 ",", r->callsite);
+		fputc(',', out);
+		names__callsite_text(cs, r->callsite, cfg->callsite, strip,
+				     site, sizeof(site));
+		text__csv_field(out, site);
+		fputc(',', out);
 		text__csv_field(out, cs->module);
 		fputc(',', out);
 		if (cs->module)
@@ -708,7 +930,7 @@ static int format__csv(FILE *out, const struct format_meta *meta,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fputc('\n', out);
+		fprintf(out, ",0x%" PRIx64 "\n", r->callsite);
 	}
 	return 0;
 }
@@ -725,7 +947,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 		err = format__table(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_CSV:
-		err = format__csv(out, meta, rows, names);
+		err = format__csv(out, cfg, meta, rows, names);
 		break;
 	case FORMAT_JSON:
 		err = format__json(out, cfg, meta, rows, names);

@@ -45,6 +45,38 @@ struct format_process {
 	bool exited;
 };
 
+/* --lock-order: one lock of an edge of a cycle, named. */
+struct format_order_lock {
+	uint64_t object;
+	const char *object_symbol;	/* NULL: no name (heap, stack) */
+	uint64_t site;			/* the call that took it: return address */
+	struct symbol_info site_info;
+	uint64_t stack_id;		/* its stack; 0: none kept */
+	uint32_t type;			/* enum sp_lock_type */
+};
+
+/* Held, then taken: the first time seen, and how often since. */
+struct format_order_edge {
+	struct format_order_lock held;
+	struct format_order_lock acquired;
+	uint64_t count;
+	pid_t pid;
+	pid_t tid;
+};
+
+/* A cycle: each edge holds the lock the edge before took. */
+struct format_order_cycle {
+	struct format_order_edge *edges;
+	size_t n;
+};
+
+struct format_lock_order {
+	struct format_order_cycle *cycles;
+	size_t n_cycles;
+	uint64_t pairs_dropped;		/* the kernel's map was full */
+	uint64_t untracked;		/* taken beyond SP_HELD_MAX held */
+};
+
 struct format_meta {
 	pid_t pid;
 	const char *comm;
@@ -87,6 +119,8 @@ struct format_meta {
 	 */
 	const struct report_rows *waiting;
 	const struct row_names *waiting_names;
+	/* --lock-order: the cycles found since attach; NULL without. */
+	const struct format_lock_order *lock_order;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;

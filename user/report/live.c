@@ -103,6 +103,7 @@ struct live {
 	pid_t pid;
 	char cmdline[256];
 	size_t processes;	/* several: followed since attach, 0: one */
+	long lock_cycles;	/* --lock-order: cycles so far (0: none, or off) */
 	size_t running;		/* of which still running */
 	const char *mode;
 	enum callsite_style callsite;
@@ -398,6 +399,20 @@ static void live__draw_header(struct live *l)
 		snprintf(line, sizeof(line), "syncprof  PID %d  %s", (int)l->pid,
 			 l->cmdline);
 	put_line(0, line, A_BOLD);
+	/* --lock-order: a cycle is a possible deadlock; the report names it. */
+	if (l->lock_cycles > 0) {
+		char mark[64];
+		int x;
+
+		snprintf(mark, sizeof(mark), "LOCK ORDER: %ld cycle%s",
+			 l->lock_cycles, l->lock_cycles == 1 ? "" : "s");
+		x = COLS - text__width(mark);
+		if (x > text__width(line) + 1) {
+			attron(A_REVERSE | A_BOLD);
+			mvaddstr(0, x, mark);
+			attroff(A_REVERSE | A_BOLD);
+		}
+	}
 	snprintf(line, sizeof(line),
 		 "elapsed %.1f s  mode %s  interval %g s  threads %u  "
 		 "events/s %.0f  dropped %" PRIu64 "  at %s",
@@ -915,6 +930,11 @@ void live__set_processes(struct live *l, size_t followed, size_t running)
 {
 	l->processes = followed;
 	l->running = running;
+}
+
+void live__set_lock_cycles(struct live *l, long cycles)
+{
+	l->lock_cycles = cycles;
 }
 
 int live__input_fd(const struct live *l)

@@ -69,6 +69,8 @@ int live__new(const struct live_config *cfg, struct live **out);
  * attach) and still running; before live__update.
  */
 void live__set_processes(struct live *l, size_t followed, size_t running);
+/* --lock-order: the cycles found so far, marked in the header. */
+void live__set_lock_cycles(struct live *l, long cycles);
 /* The descriptor to poll for keys. */
 int live__input_fd(const struct live *l);
 /*

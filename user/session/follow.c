@@ -199,9 +199,14 @@ void session__modules_changed(struct session *s)
 void session__follow_threads(struct session *s)
 {
 	uint64_t gap_ns;
-	pid_t tid = probes__follow_threads(s->probes, &gap_ns);
+	bool stayed;
+	pid_t tid = probes__follow_threads(s->probes, &gap_ns, &stayed);
 
-	if (tid < 0)
+	if (stayed)
+		pr_info("PID %d: the thread the probes were attached through "
+			"exited; they stay attached for the other threads",
+			(int)target__pid(s->target));
+	else if (tid < 0)
 		pr_warn("PID %d: the thread the probes were attached through "
 			"exited, and they cannot be attached through another "
 			"(%s); calls are no longer counted",
@@ -338,6 +343,27 @@ static void session__name_processes(struct session *s)
 		}
 	}
 	f->n_naming = 0;
+}
+
+/*
+ * Followed processes that ended with no exit event (zombies, a child
+ * gone before the kernel's filter took it in, a PID reused): as if the
+ * event had come.
+ */
+void session__sweep_processes(struct session *s)
+{
+	struct follow *f = s->follow;
+	pid_t gone[64];
+	size_t n = procset__sweep(f->procs, gone, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		pr_info("PID %d exited", (int)gone[i]);
+		if (!array__grow(&f->naming, &f->naming_cap, f->n_naming + 1,
+				 sizeof(*f->naming)))
+			f->naming[f->n_naming++] = (struct probes_proc_event){
+				.type = SP_MODULE_EVENT_EXIT, .pid = gone[i] };
+	}
+	session__name_processes(s);
 }
 
 /* --children: the descendants the targets have now, followed from now. */

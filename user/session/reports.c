@@ -14,12 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "debugfetch.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
 #include "outfile.h"
 #include "names.h"
 #include "options.h"
+#include "orderview.h"
 #include "probes.h"
 #include "recording.h"
 #include "report.h"
@@ -47,15 +50,9 @@ struct reports {
 	struct threadtable *threads;	/* --states: the kernel's table */
 	struct threadstates *states;	/* --states: the accounting */
 	bool group_threads;	/* --states: by name (the live screen's g) */
+	struct lockorder *lock_order;	/* --lock-order, or NULL */
+	struct orderview_names order_names;	/* its classes' names */
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Where the reports go: stdout or -o's file, and --states-csv's; the
@@ -106,6 +103,7 @@ int session__reports_close(struct session *s)
 	snapshot__free(r->prev);
 	snapshot__free(r->prev_blame);
 	snapshot__free(r->pending);
+	lockorder__free(r->lock_order);
 	err = outfile__close(r->out_file);
 	err2 = outfile__close(r->states_file);
 	free(r);
@@ -129,17 +127,19 @@ void session__set_origin(struct session *s)
 {
 	struct reports *r = s->reports;
 
-	r->attach_ns = r->last_ns = monotonic_ns();
+	r->attach_ns = r->last_ns = clock__monotonic_ns();
 }
 
 /*
- * The probes are attached: the first window begins (with --states, at
- * the first read of the threads map); *origin_ns: when.
+ * The probes are attached: the first window began at the origin, before
+ * they went live (a call they counted cannot have ended before it); with
+ * --states it begins at the first read of the threads map.  *origin_ns:
+ * when.
  */
 int session__open_window(struct session *s, uint64_t *origin_ns)
 {
 	struct reports *r = s->reports;
-	int err = session__now(s, &r->attach_ns);
+	int err = r->states ? session__now(s, &r->attach_ns) : 0;
 
 	if (err)
 		return err;
@@ -160,7 +160,7 @@ const struct snapshot *session__totals(const struct session *s)
  */
 int session__read_between(struct session *s)
 {
-	if (monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+	if (clock__monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 		return session__read(s);
 	return 0;
 }
@@ -181,17 +181,49 @@ int session__states_start(struct session *s)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
 	if (!err)
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
 		int attach = probes__attach_states(s->probes);
 
 		if (attach)
 			return attach;	/* it said why */
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	}
 	if (err)
 		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
 		       strerror(-err));
+	return err;
+}
+
+int session__lock_order_start(struct session *s)
+{
+	struct reports *r = s->reports;
+
+	r->order_names = (struct orderview_names){ s->symbolizer,
+						    session__space(s) };
+	return lockorder__new(probes__lock_order_fd(s->probes),
+			      orderview__named, &r->order_names,
+			      &r->lock_order);
+}
+
+/*
+ * --lock-order: the pairs the kernel has seen so far, into the graph,
+ * and its cycles named.  Every report shows every cycle since attach.
+ */
+static int session__lock_order(struct session *s,
+			       struct format_lock_order *view)
+{
+	struct reports *r = s->reports;
+	int err = lockorder__read(r->lock_order);
+
+	if (err) {
+		pr_err("cannot read the lock order: %s", strerror(-err));
+		return err;
+	}
+	err = orderview__build(r->lock_order, &r->order_names, view);
+	if (!err)
+		probes__lock_order_drops(s->probes, &view->pairs_dropped,
+					 &view->untracked);
 	return err;
 }
 
@@ -225,7 +257,7 @@ int session__now(struct session *s, uint64_t *now_ns)
 	struct reports *r = s->reports;
 	if (r->states)
 		return session__read_states(s, now_ns);
-	*now_ns = monotonic_ns();
+	*now_ns = clock__monotonic_ns();
 	return 0;
 }
 
@@ -234,6 +266,7 @@ static int session__rows(struct session *s, const struct snapshot *view,
 			 const struct report_settings *settings,
 			 struct report_rows *rows, struct row_names **names)
 {
+	const char *news;
 	int err = 0;
 
 	*rows = (struct report_rows){ 0 };
@@ -243,6 +276,17 @@ static int session__rows(struct session *s, const struct snapshot *view,
 				    snapshot__count(view), settings, rows);
 	if (!err)
 		err = names__rows(s->symbolizer, rows, names);
+	for (size_t i = 0; !err && i < rows->count; i++) {
+		const struct symbol_info *cs = &(*names)[i].callsite;
+		const char *text = cs->function ? NULL :
+			notices__offsets(s->notices, cs->module);
+
+		if (text)
+			pr_warn("%s", text);
+	}
+	news = err ? NULL : debugfetch__news(s->fetch);
+	if (news && notices__debuginfod(s->notices, news))
+		pr_warn("%s", news);
 	if (err)
 		report__free(rows);
 	return err;
@@ -287,6 +331,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	struct row_names *waiting_names = NULL;
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
+	struct format_lock_order order = { 0 };
 	struct format_drops drops;
 	uint64_t dropped;
 	int err;
@@ -300,6 +345,8 @@ static int session__print(struct session *s, const struct session_views *v,
 	if (!err)
 		err = session__rows(s, v->waiting, settings, &waiting_rows,
 				    &waiting_names);
+	if (!err && r->lock_order)
+		err = session__lock_order(s, &order);
 	if (!err && r->states) {
 		err = threadstates__report(r->states, span, r->group_threads,
 					   &states);
@@ -309,6 +356,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		free(names);
 		free(blame_names);
 		free(waiting_names);
+		orderview__free(&order);
 		report__free(&waiting_rows);
 		threadstates__free_report(&states);
 		report__free(&rows);
@@ -348,6 +396,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		/* Read for the last report only: null in the others. */
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
+		.lock_order = r->lock_order ? &order : NULL,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 	};
@@ -394,6 +443,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	free(names);
 	free(blame_names);
 	free(waiting_names);
+	orderview__free(&order);
 	report__free(&rows);
 	threadstates__free_report(&states);
 	report__free(&blame_rows);
@@ -530,6 +580,13 @@ int session__refresh(struct session *s)
 
 		session__processes(s, &n);
 		live__set_processes(s->live, n, session__alive(s));
+	}
+	if (r->lock_order) {
+		err = lockorder__read(r->lock_order);
+		if (err)
+			return err;
+		live__set_lock_cycles(s->live,
+				      (long)lockorder__cycles(r->lock_order));
 	}
 	return live__update(s->live, r->prev, delta, r->last_ns, &drops);
 }

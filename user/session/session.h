@@ -25,6 +25,7 @@ struct session {
 	struct target *target;
 	struct probes *probes;
 	struct symbolizer *symbolizer;
+	struct debugfetch *fetch;	/* debuginfod, or NULL */
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct notices *notices;	/* what syncprof cannot see in it */
 	struct recording *recording;	/* --record, --chrome; or NULL */
@@ -61,6 +62,8 @@ int session__reports_close(struct session *s);
 void session__set_origin(struct session *s);
 int session__open_window(struct session *s, uint64_t *origin_ns);
 int session__states_start(struct session *s);
+/* --lock-order: the reader of the probes' order pairs. */
+int session__lock_order_start(struct session *s);
 const struct snapshot *session__totals(const struct session *s);
 int session__read_states(struct session *s, uint64_t *now_ns);
 int session__now(struct session *s, uint64_t *now_ns);
@@ -86,6 +89,7 @@ void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
 void session__add_descendants(struct session *s, pid_t root);
+void session__sweep_processes(struct session *s);
 void session__target_exited(struct session *s);
 void session__root_gone(struct session *s);
 unsigned int session__take_events(struct session *s);

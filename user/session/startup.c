@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "condprobe.h"
+#include "debugfetch.h"
 #include "hostcheck.h"
 #include "libcmodel.h"
 #include "live.h"
@@ -138,10 +139,14 @@ static int contended_setup(struct session *s, const char *library,
 			   struct probes_config *cfg)
 {
 	size_t n_rows, n_funcs;
-	int err = hostcheck__tracepoints("/sys");
+	char why[512];
+	int err = hostcheck__tracepoints("/sys", why, sizeof(why));
 
-	if (err)
+	if (err) {
+		pr_err("contended mode needs the futex tracepoints: %s%s", why,
+		       err == -ENOTSUP ? "; use --mode full" : "");
 		return err;
+	}
 	err = libcmodel__build(library, &s->startup->libc);
 	if (err) {
 		pr_err("cannot read the unwind rules and functions of %s: %s",
@@ -266,10 +271,12 @@ void session__report_costs(struct session *s)
 			"parent's tables", (unsigned long long)n);
 	probes__stack_counts(s->probes, &c);
 	if (probes__unwinds(s->probes))
-		pr_info("stacks: %zu kept; walks stopped early %llu (JIT or "
+		pr_info("stacks: %zu kept; call sites left inside libc %llu "
+			"(unwind_stopped); walks stopped early %llu (JIT or "
 			"anonymous code %llu, just after an exec %llu), frames "
 			"lost to a full map %llu, frame cache misses %llu",
 			stacktab__count(s->stacks),
+			(unsigned long long)probes__unwind_stopped(s->probes),
 			(unsigned long long)c.stopped, (unsigned long long)c.anon,
 			(unsigned long long)c.stale, (unsigned long long)c.lost,
 			(unsigned long long)c.misses);
@@ -310,6 +317,9 @@ int session__start(struct session *s, char *library, size_t len,
 		return err;
 	if (several && opts->command)
 		err = procspace__update(session__space(s), root, 0);
+	if (!err)
+		err = debugfetch__new(DEBUGFETCH_LIMIT_S, &s->fetch);
+	symbolizer__use_debuginfod(s->fetch);
 	/* Named first: a target may not live long (launched: it is held). */
 	if (!err && several)
 		err = procspace__symbolizer(session__space(s), &s->symbolizer);
@@ -358,6 +368,7 @@ int session__start(struct session *s, char *library, size_t len,
 				  live__applies(opts, isatty(STDOUT_FILENO)),
 		.blame = opts->blame,
 		.hold = opts->hold,
+		.lock_order = opts->lock_order,
 		.off_cpu = opts->off_cpu,
 		.states = opts->states,
 		.max_threads = STATES_MAX_THREADS,
@@ -376,17 +387,21 @@ int session__start(struct session *s, char *library, size_t len,
 	} else {
 		if (opts->calibrate)
 			calibrate_probes(s, cfg.calibration_ns);
+		char why[512];
+
 		/* Following an exec takes a tracepoint (tracefs). */
 		if ((opts->stack_depth || !skiplist__empty(s->startup->skip)) &&
-		    hostcheck__tracepoints("/sys")) {
-			pr_warn("no tracefs: after an exec, stacks stop at the "
-				"new image");
+		    hostcheck__tracepoints("/sys", why, sizeof(why))) {
+			pr_warn("after an exec, stacks stop at the new image: "
+				"%s", why);
 			cfg.follow_exec = false;
 		}
 	}
 	if (err)
 		return err;
 	err = probes__new(&cfg, &s->probes);
+	if (!err && opts->lock_order)
+		err = session__lock_order_start(s);
 	if (!err && options__recording(opts))
 		err = recording_start(s, argc, argv);
 	if (err)

@@ -190,11 +190,17 @@ static void csv_type_column(FILE *out, uint32_t type)
 	fputs("_ns", out);
 }
 
+/*
+ * The lock types a thread's lock wait can have: --off-cpu's types after
+ * them are never one, and "sleep" would name a second sleep_ns column.
+ */
+#define CSV_LOCK_TYPES SP_TYPE_POLL
+
 void stateformat__csv_header(FILE *out)
 {
 	fputs("report,pid,start_ns,end_ns,tid,comm,threads,alive_ns,running_ns,"
 	      "runnable_ns,lock_ns,sleep_ns,state,born_ns,exit_ns", out);
-	for (uint32_t t = 0; t < SP_TYPE__COUNT; t++) {
+	for (uint32_t t = 0; t < CSV_LOCK_TYPES; t++) {
 		fputc(',', out);
 		csv_type_column(out, t);
 	}
@@ -224,7 +230,7 @@ void stateformat__csv(FILE *out, unsigned int sequence, pid_t pid,
 		fputc(',', out);
 		if (r->exit_ns)
 			fprintf(out, "%" PRIu64, r->exit_ns);
-		for (int t = 0; t < SP_TYPE__COUNT; t++)
+		for (int t = 0; t < CSV_LOCK_TYPES; t++)
 			fprintf(out, ",%" PRIu64, r->type_ns[t]);
 		fputc('\n', out);
 	}

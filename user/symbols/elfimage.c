@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "elfimage.h"
+#include "targetfile.h"
 
 #define VERSYM_HIDDEN 0x8000
 
@@ -20,16 +21,15 @@ struct elfimage {
 int elfimage__open(const char *path, struct elfimage **out)
 {
 	struct elfimage *image;
+	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	image = calloc(1, sizeof(*image));
 	if (!image)
 		return -ENOMEM;
-	image->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (image->fd < 0) {
-		int err = -errno;
-
+	err = targetfile__open(path, 0, &image->fd);
+	if (err) {
 		free(image);
 		return err;
 	}

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Read whole and sorted, again only when the file's size or mtime
- * changed (a JIT appends as it compiles); entries may overlap when code
- * was recompiled at the same address, and the last line wins, as perf
- * does.  The file is looked up in the target's own /tmp through
+ * Read whole and sorted, again only when the file's identity, size or
+ * mtime changed (a JIT appends as it compiles); entries may overlap when
+ * code was recompiled at the same address, and the last line wins, as
+ * perf does.  The file is looked up in the target's own /tmp through
  * /proc/PID/root, so a containerized JVM's map is found; once the target
  * is gone (its PID may be reused), in this machine's /tmp, where a JIT
  * leaves it.
+ *
+ * The target writes this file, and anyone can create it in /tmp before
+ * the target does: it is read through targetfile.h (a regular file, no
+ * link, bounded in time), only when the target's user or root owns it,
+ * and at most PERFMAP_MAX_BYTES of it, kept as read: names point into
+ * the text, so the table costs the file plus 24 bytes a line.  A JVM's
+ * map of 200,000 methods is about 20 MB.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,27 +23,36 @@
 #include <sys/stat.h>
 
 #include "array.h"
+#include "log.h"
 #include "perfmap.h"
+#include "targetfile.h"
+
+#define PERFMAP_MAX_BYTES   (64u << 20)
+#define PERFMAP_MAX_ENTRIES (1u << 21)
 
 struct perfmap_entry {
 	uint64_t start;
 	uint64_t end;
-	size_t line;		/* order in the file: the last one wins */
-	char *name;
+	uint32_t line;		/* order in the file: the last one wins */
+	uint32_t name;		/* offset in text */
 };
 
 struct perfmap {
 	char path[96];		/* through the target's root */
 	char host_path[64];	/* the same file once the target is gone */
+	uid_t uid;		/* the target's; (uid_t)-1 if unknown */
+	char *text;
 	struct perfmap_entry *v;
 	size_t n, cap;
-	off_t size;
-	struct timespec mtime;
+	struct targetfile_stamp stamp;
+	bool have_stamp, said_owner, said_size;
 };
 
 int perfmap__new(pid_t pid, struct perfmap **out)
 {
 	struct perfmap *m = calloc(1, sizeof(*m));
+	char proc[32];
+	struct stat st;
 
 	if (!m)
 		return -ENOMEM;
@@ -44,22 +60,17 @@ int perfmap__new(pid_t pid, struct perfmap **out)
 		 (int)pid, (int)pid);
 	snprintf(m->host_path, sizeof(m->host_path), "/tmp/perf-%d.map",
 		 (int)pid);
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	m->uid = stat(proc, &st) ? (uid_t)-1 : st.st_uid;
 	*out = m;
 	return 0;
-}
-
-static void perfmap__clear(struct perfmap *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->v[i].name);
-	m->n = 0;
 }
 
 void perfmap__free(struct perfmap *m)
 {
 	if (!m)
 		return;
-	perfmap__clear(m);
+	free(m->text);
 	free(m->v);
 	free(m);
 }
@@ -73,50 +84,67 @@ static int cmp_entry(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-int perfmap__refresh(struct perfmap *m, bool live)
+int perfmap__parse(struct perfmap *m, char *text, size_t len)
 {
-	const char *path = live ? m->path : m->host_path;
-	char *line = NULL;
-	size_t cap = 0, number = 0;
-	struct stat st;
+	uint32_t number = 0;
 	int err = 0;
-	FILE *f;
 
-	if (stat(path, &st))
-		return -errno;
-	if (st.st_size == m->size && st.st_mtim.tv_sec == m->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == m->mtime.tv_nsec)
-		return 0;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	perfmap__clear(m);
-	while (getline(&line, &cap, f) > 0) {
+	free(m->text);
+	m->text = text;
+	m->n = 0;
+	for (size_t at = 0; at < len;) {
+		char *line = text + at, *nl = memchr(line, '\n', len - at);
 		uint64_t start, size;
 		int used = 0;
-		char *name;
 
+		at = nl ? (size_t)(nl - text) + 1 : len;
+		if (nl)
+			*nl = '\0';
 		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size,
-			   &used) != 2 || !used || !size)
+			   &used) != 2 || !used || !size || start + size < start)
 			continue;
-		name = strdup(line + used);
-		if (!name || array__grow(&m->v, &m->cap, m->n + 1,
-					 sizeof(*m->v))) {
-			free(name);
+		if (m->n == PERFMAP_MAX_ENTRIES) {
+			err = -EFBIG;
+			break;
+		}
+		if (array__grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v))) {
 			err = -ENOMEM;
 			break;
 		}
-		name[strcspn(name, "\n")] = '\0';
 		m->v[m->n++] = (struct perfmap_entry){
-			start, start + size, number++, name };
+			start, start + size, number++, (uint32_t)(line + used - text) };
 	}
-	free(line);
-	fclose(f);
 	if (m->n)
 		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
-	m->size = st.st_size;
-	m->mtime = st.st_mtim;
 	return err;
+}
+
+int perfmap__refresh(struct perfmap *m, bool live)
+{
+	const char *path = live ? m->path : m->host_path;
+	struct targetfile_content got;
+	int err = targetfile__read(path, 0, PERFMAP_MAX_BYTES,
+				   m->have_stamp ? &m->stamp : NULL, &got);
+
+	if (err || !got.data)
+		return err;
+	m->stamp = got.stamp;
+	m->have_stamp = true;
+	if (got.stamp.uid && got.stamp.uid != m->uid) {
+		if (!m->said_owner)
+			pr_warn("skipped %s: owned by uid %u, not by the "
+				"target's user", path, (unsigned int)got.stamp.uid);
+		m->said_owner = true;
+		free(got.data);
+		return -EPERM;
+	}
+	err = perfmap__parse(m, got.data, got.len);
+	if ((got.truncated || err == -EFBIG) && !m->said_size)
+		pr_warn("%s: larger than %u MiB or %u lines; only the first "
+			"were read", path, PERFMAP_MAX_BYTES >> 20,
+			PERFMAP_MAX_ENTRIES);
+	m->said_size |= got.truncated || err == -EFBIG;
+	return err == -EFBIG ? 0 : err;
 }
 
 const char *perfmap__lookup(const struct perfmap *m, uint64_t addr,
@@ -143,5 +171,5 @@ const char *perfmap__lookup(const struct perfmap *m, uint64_t addr,
 	if (!best)
 		return NULL;
 	*offset = addr - best->start;
-	return best->name;
+	return m->text + best->name;
 }

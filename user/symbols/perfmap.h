@@ -20,8 +20,15 @@ void perfmap__free(struct perfmap *m);
 /*
  * Re-reads the file if it changed; 0, or -errno (the old table kept).
  * live: through the target's /proc/PID/root, else this machine's /tmp.
+ * Only a regular file that the target's user or root owns is read.
  */
 int perfmap__refresh(struct perfmap *m, bool live);
+/*
+ * Replaces the table with text's lines (len bytes, NUL-terminated,
+ * taken over: names point into it).  0, -ENOMEM, or -EFBIG when only
+ * the first lines were kept.
+ */
+int perfmap__parse(struct perfmap *m, char *text, size_t len);
 /* The name of the code at addr and addr's offset in it, or NULL. */
 const char *perfmap__lookup(const struct perfmap *m, uint64_t addr,
 			    uint64_t *offset);

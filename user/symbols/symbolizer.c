@@ -41,7 +41,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
+#include "debugfetch.h"
+#include "debugfind.h"
 #include "demangle.h"
 #include "holders.h"
 #include "perfmap.h"
@@ -50,6 +53,7 @@
 #include "procmaps.h"
 #include "srcpath.h"
 #include "symbolizer.h"
+#include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 
@@ -67,6 +71,12 @@ struct cache_entry {
 	const char *object;
 	const struct symbol_frame *frames;
 	size_t n_frames;
+};
+
+/* Each module's userdata: what its callbacks and lookups need. */
+struct module_slot {
+	const char *debuginfo_path;	/* the symbolizer's */
+	struct modindex *idx;		/* built on first use */
 };
 
 struct reported_file {
@@ -92,6 +102,7 @@ struct symbolizer {
 	size_t cache_used;
 	struct holders *holders;	/* heap locks' named handles */
 	struct perfmap *perfmap;	/* JIT code's names, or NULL */
+	uint64_t perfmap_next_ns;	/* when it may be read again */
 	uint64_t holders_ns;	/* when they were read */
 	void **strings;		/* everything handed out, freed at the end */
 	size_t n_strings;
@@ -114,14 +125,6 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 	sym->delegate.resolve(sym->delegate.ctx, *addr, to, &real);
 	*addr = real;
 	return *to != NULL && *to != sym;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Keeps p (malloc'ed) until symbolizer__free; false (p freed): no memory. */
@@ -192,6 +195,60 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 	return first;
 }
 
+/* The module's slot, for its debug file's search and its index. */
+static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
+{
+	void **userdata;
+	struct module_slot *slot;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (*userdata || !(slot = calloc(1, sizeof(*slot))))
+		return;
+	slot->debuginfo_path = sym->debuginfo_path;
+	*userdata = slot;
+}
+
+/*
+ * Debug files from debuginfod (debugfetch.c), for every session: libdwfl
+ * calls find_debuginfo with the module alone, so the fetcher is reached
+ * from here, not from the session.  NULL: off.
+ */
+static struct debugfetch *symbolizer_fetch;
+
+void symbolizer__use_debuginfod(struct debugfetch *fetch)
+{
+	symbolizer_fetch = fetch;
+}
+
+/* libdwfl's find_debuginfo: the search of debugfind.h. */
+static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
+				      const char *modname, Dwarf_Addr base,
+				      const char *file_name,
+				      const char *debuglink_file,
+				      GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const struct module_slot *slot = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, len;
+
+	fd = debugfind__open(mod, slot ? slot->debuginfo_path
+				       : ":.debug:/usr/lib/debug",
+			     modname, file_name, debuglink_file,
+			     debuginfo_file_name);
+	if (fd >= 0 || !symbolizer_fetch)
+		return fd;
+	/* Not on this machine: debuginfod (debugfetch.c), with its limit. */
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0)
+		return fd;
+	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
+			      file_name ? file_name : modname,
+			      debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
+}
+
 /*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
@@ -230,8 +287,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			pr_debug("symbols: cannot open %s", e->path);
 			continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
 		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
@@ -240,6 +296,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			close(fd);
 			continue;
 		}
+		symbolizer__slot(sym, mod);
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
@@ -298,7 +355,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	if (sym->frozen)
 		return 0;
 	err = procmaps__read(sym->pid, &maps);
-	sym->last_refresh_ns = monotonic_ns();
+	sym->last_refresh_ns = clock__monotonic_ns();
 	if (err)
 		return err;
 	/* Files new since the last report get a module (from the full list:
@@ -320,6 +377,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	return err;
 }
 
+
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
 {
@@ -338,13 +396,16 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
-	if (!sym->cache || !sym->debuginfo_path) {
+	/* The target's user now, for the map it may leave when gone. */
+	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
+		sym->perfmap = NULL;
+	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = symbolizer__find_debuginfo,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
 	sym->dwfl = dwfl_begin(&sym->callbacks);
@@ -425,7 +486,11 @@ int symbolizer__new_file(const char *path, uint64_t base,
 static int free_module_index(Dwfl_Module *mod, void **userdata,
 			     const char *name, Dwarf_Addr start, void *arg)
 {
-	modindex__free(*userdata);
+	struct module_slot *slot = *userdata;
+
+	if (slot)
+		modindex__free(slot->idx);
+	free(slot);
 	*userdata = NULL;
 	return DWARF_CB_OK;
 }
@@ -531,13 +596,14 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 /* The module's index, built on first use; NULL if it cannot be. */
 static struct modindex *module_index(Dwfl_Module *mod)
 {
+	struct module_slot *slot;
 	void **userdata;
-	struct modindex *idx;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (!*userdata && !modindex__build(mod, &idx))
-		*userdata = idx;
-	return *userdata;
+	slot = *userdata;
+	if (slot && !slot->idx && modindex__build(mod, &slot->idx))
+		slot->idx = NULL;
+	return slot ? slot->idx : NULL;
 }
 
 /* A function's name from its DIE: linkage name demangled, else its name. */
@@ -652,7 +718,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 {
 	const struct procmaps_entry *e = symbolizer__mapping(sym, addr);
 
-	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
+	if (!e && clock__monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
 	    !symbolizer__refresh(sym))
 		e = symbolizer__mapping(sym, addr);
 	return e;
@@ -666,12 +732,18 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
+	uint64_t offset, now = clock__monotonic_ns(), cost;
 	const char *name;
-	uint64_t offset;
 
-	if (!sym->perfmap && perfmap__new(sym->pid, &sym->perfmap))
-		return -ENOMEM;
-	perfmap__refresh(sym->perfmap, !sym->frozen);
+	if (!sym->perfmap)
+		return -ENOENT;
+	/* A map the JIT keeps growing costs at most a tenth of the time. */
+	if (now >= sym->perfmap_next_ns) {
+		perfmap__refresh(sym->perfmap, !sym->frozen);
+		cost = clock__monotonic_ns() - now;
+		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
+					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
+	}
 	name = perfmap__lookup(sym->perfmap, at, &offset);
 	if (!name)
 		return -ENOENT;
@@ -977,7 +1049,7 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 static const char *symbolizer__held_object(struct symbolizer *sym,
 					   uint64_t addr)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	const char *name;
 
 	if (!sym->frozen && (!sym->holders ||

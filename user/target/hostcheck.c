@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,12 +22,13 @@
 #define CAP_BPF 39
 #endif
 
+/* By the effective IDs and capabilities (access() drops them). */
 static bool exists_under(const char *root, const char *rel)
 {
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	return access(path, F_OK) == 0;
+	return faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0;
 }
 
 int hostcheck__kernel(const char *sysfs_root)
@@ -62,7 +67,8 @@ int hostcheck__privileges(void)
 	     cap_in(data, CAP_SYS_PTRACE)))
 		return 0;
 	pr_err("permission denied: syncprof needs root, or the capabilities "
-	       "CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (try sudo)");
+	       "CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH "
+	       "(try sudo)");
 	return -EPERM;
 }
 
@@ -81,27 +87,40 @@ bool hostcheck__syscall_tracepoint(const char *sysfs_root, const char *name)
 	return false;
 }
 
-int hostcheck__tracepoints(const char *sysfs_root)
+int hostcheck__tracepoints(const char *sysfs_root, char *why, size_t len)
 {
 	char tracing[2048];
+	struct statfs fs;
+	struct stat st;
 
 	if (hostcheck__syscall_tracepoint(sysfs_root, "sys_enter_futex"))
 		return 0;
 	snprintf(tracing, sizeof(tracing), "%s/kernel/tracing", sysfs_root);
+	/* Mounted, but closed to this user: tracefs is mode 0700. */
+	if (!statfs(tracing, &fs) && fs.f_type == TRACEFS_MAGIC &&
+	    !exists_under(tracing, "events")) {
+		snprintf(why, len, "tracefs is mounted at %s but this user "
+			 "cannot read it (mode %03o, owner uid %u): give syncprof "
+			 "CAP_DAC_READ_SEARCH too, or run it as root", tracing,
+			 stat(tracing, &st) ? 0 : (unsigned int)(st.st_mode & 07777),
+			 stat(tracing, &st) ? 0 : (unsigned int)st.st_uid);
+		return -EACCES;
+	}
 	if (!exists_under(tracing, "events")) {
 		if (mount("nodev", tracing, "tracefs", 0, NULL)) {
 			int err = -errno;
 
-			pr_err("contended mode needs tracefs, which is not mounted "
-			       "and cannot be mounted at %s: %s", tracing,
-			       strerror(-err));
+			snprintf(why, len, "tracefs is not mounted, and mounting "
+				 "it at %s takes CAP_SYS_ADMIN (%s): mount it "
+				 "first, or run syncprof as root", tracing,
+				 strerror(-err));
 			return err;
 		}
 		pr_info("mounted tracefs at %s", tracing);
 	}
 	if (!hostcheck__syscall_tracepoint(sysfs_root, "sys_enter_futex")) {
-		pr_err("this kernel has no syscalls:sys_enter_futex tracepoint "
-		       "(CONFIG_FTRACE_SYSCALLS); use --mode full");
+		snprintf(why, len, "this kernel has no syscalls:sys_enter_futex "
+			 "tracepoint (CONFIG_FTRACE_SYSCALLS)");
 		return -ENOTSUP;
 	}
 	return 0;

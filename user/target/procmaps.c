@@ -13,6 +13,7 @@
 
 #include "procmaps.h"
 #include "array.h"
+#include "targetfile.h"
 
 struct procmaps {
 	struct procmaps_entry *entries;
@@ -309,10 +310,10 @@ const struct procmaps_entry *procmaps__find_library(const struct procmaps *maps,
 
 static bool same_file(const char *path, const struct procmaps_entry *entry)
 {
-	struct stat st;
+	struct targetfile_stamp st;
 
-	return !stat(path, &st) && st.st_ino == entry->inode &&
-	       st.st_dev == entry->dev;
+	return !targetfile__stat(path, 0, &st) && st.ino == entry->inode &&
+	       st.dev == entry->dev;
 }
 
 /*

@@ -3,12 +3,22 @@
  * The followed processes, in the order they came.  Names are copied from
  * /proc/PID/comm when a process is added and after each exec: the report
  * names a process that exec'ed by its new program at once.
+ *
+ * An exit is normally the kernel's event.  A process can end without one
+ * reaching syncprof: a zombie already when it was found, a child that
+ * exited between the /proc walk and the kernel's filter taking it in.
+ * Each process's start time (/proc/PID/stat) is kept, and
+ * procset__sweep finds those that are gone, zombies (whose threads all
+ * ended) and PIDs that now belong to another process.  A PID reused by a
+ * new followed process is a new entry; the old one stays, exited.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "procset.h"
@@ -18,6 +28,7 @@
 struct entry {
 	pid_t pid;
 	pid_t parent;
+	unsigned long long start;	/* clock ticks after boot; 0: unknown */
 	char comm[COMM_MAX];
 };
 
@@ -46,10 +57,11 @@ void procset__free(struct procset *set)
 	free(set);
 }
 
+/* The newest entry of pid (an older one is a process that exited). */
 static struct entry *procset__find(const struct procset *set, pid_t pid,
 				   size_t *index)
 {
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = set->n; i-- > 0;) {
 		if (set->entries[i].pid == pid) {
 			if (index)
 				*index = i;
@@ -76,12 +88,59 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 		fclose(f);
 }
 
+/*
+ * pid's start time and whether it still runs: a zombie leader runs on
+ * while another of its threads does.  -ESRCH: gone.
+ */
+static int process_state(pid_t pid, unsigned long long *start, bool *running)
+{
+	char path[64], buf[1024], *close_paren, state;
+	struct dirent *d;
+	ssize_t n;
+	DIR *dir;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: after the last ')'. */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d "
+				   "%*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+				   "%*d %*d %*d %llu", &state, start) != 2)
+		return -EINVAL;
+	*running = state != 'Z' && state != 'X';
+	if (*running)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && !*running && (d = readdir(dir))) {
+		unsigned long long ignored;
+		int tid = atoi(d->d_name);
+
+		if (tid > 0 && tid != pid)
+			process_state(tid, &ignored, running);
+	}
+	if (dir)
+		closedir(dir);
+	return 0;
+}
+
 bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 		  const char *comm)
 {
+	unsigned long long start = 0;
+	bool running = false;
 	struct entry *e;
+	size_t i;
 
-	if (procset__find(set, pid, NULL))
+	if (procset__find(set, pid, &i) && !set->exited[i])
 		return false;
 	if (array__grow(&set->entries, &set->cap, set->n + 1,
 			sizeof(*set->entries)) ||
@@ -90,13 +149,37 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 		return false;
 	e = &set->entries[set->n];
 	*e = (struct entry){ .pid = pid, .parent = parent };
+	/* Gone already, or a zombie: listed, never waited for. */
+	if (process_state(pid, &start, &running))
+		start = 0;
+	e->start = start;
 	/* A child not yet exec'ed has its parent's name until then. */
 	if (comm && comm[0])
 		snprintf(e->comm, sizeof(e->comm), "%s", comm);
 	else
 		read_comm(pid, e->comm, sizeof(e->comm));
-	set->exited[set->n++] = false;
+	set->exited[set->n++] = !running;
 	return true;
+}
+
+size_t procset__sweep(struct procset *set, pid_t *gone, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n && n < max; i++) {
+		unsigned long long start = 0;
+		bool running = false;
+
+		if (set->exited[i])
+			continue;
+		if (process_state(set->entries[i].pid, &start, &running) ||
+		    !running || (set->entries[i].start && start &&
+				 start != set->entries[i].start)) {
+			set->exited[i] = true;
+			gone[n++] = set->entries[i].pid;
+		}
+	}
+	return n;
 }
 
 bool procset__has(const struct procset *set, pid_t pid)

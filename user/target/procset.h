@@ -18,9 +18,11 @@ struct procset;
 int procset__new(struct procset **out);
 void procset__free(struct procset *set);
 /*
- * Adds pid (parent: 0 for a --pid); false if it was there already.  comm:
- * its name as the kernel told it, used when /proc no longer has it (a
- * process that lived a few milliseconds); NULL: /proc only.
+ * Adds pid (parent: 0 for a --pid); false if it is there already and has
+ * not exited (a PID reused after an exit is a new entry).  comm: its name
+ * as the kernel told it, used when /proc no longer has it (a process
+ * that lived a few milliseconds); NULL: /proc only.  A process already
+ * gone or a zombie is added as exited.
  */
 bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 		  const char *comm);
@@ -29,6 +31,12 @@ bool procset__has(const struct procset *set, pid_t pid);
 void procset__exec(struct procset *set, pid_t pid, const char *comm);
 void procset__exited(struct procset *set, pid_t pid);
 size_t procset__alive(const struct procset *set);
+/*
+ * Marks exited the processes that ended without an exit event: gone,
+ * zombies, or their PID now another process's.  Their PIDs go to gone
+ * (up to max); the count is returned.
+ */
+size_t procset__sweep(struct procset *set, pid_t *gone, size_t max);
 /* Every process followed, in the order they came, for a report. */
 const struct format_process *procset__list(const struct procset *set,
 					   size_t *n);

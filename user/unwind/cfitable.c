@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "cfitable.h"
+#include "targetfile.h"
 #include "array.h"
 
 /* DWARF register numbers, x86-64 psABI. */
@@ -802,9 +803,9 @@ int cfitable__build(const char *path, const struct cfitable_range *ranges,
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	err = targetfile__open(path, 0, &fd);
+	if (err)
+		return err;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	err = cfitable__build_elf(elf, ranges, n_ranges, out);
 	if (elf)
