@@ -43,6 +43,11 @@ DEB_PKGS    += tmux golang-go
 # --serve's tests scrape it with Debian's Prometheus (and its promtool).
 DEB_PKGS    += prometheus
 
+# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
+# the tests serve debug files with elfutils' own server.  MariaDB's
+# mariadbd: the InnoDB notice on a server that exports no symbol.
+DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
 
