@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --why: what the holder did while a waiter waited, and where each chain
+ * of waits ends.  The maps are defined in why.bpf.c; contended.bpf.c
+ * calls why_wait_begin() as each futex wait begins and why_wait_end()
+ * where the wait is added to its row.
+ *
+ * The holder's state.  --why runs --states' programs (states.bpf.c):
+ * every thread of the target has cumulative counters (running,
+ * runnable, lock wait, other sleep) in `threads`, kept up to date at
+ * each of its switches and wakeups, plus the state it is in since
+ * since_ns.  A counter read "now" is the counter plus the open interval.
+ * As a wait begins, the holder's four clocks are read (a mutex's holder
+ * from its owner word); as it ends, again: the differences are exactly
+ * what the holder did during the wait, however many times it switched,
+ * at the cost of two hash lookups per wait and nothing per switch beyond
+ * --states.  Rejected: sampling the holder's state at the wait's start
+ * and end (wrong for any holder that switches during a wait), and a
+ * per-waiter list of the holder's switches (unbounded, and a program on
+ * the switch path that must find the holder's waiters).
+ *
+ * Chains.  When a wait ends, the thread's own record (why_last, by TID)
+ * is rewritten with the roots that wait was charged to: a few (site,
+ * process, state, ns).  A waiter whose holder spent part of the wait in
+ * a lock wait passes that part on, in proportion, to the roots of the
+ * holder's last wait (which ended inside this one: the holder cannot
+ * release before its own wait ends), so a chain of any length is
+ * followed one hop per wait, in O(1).  A chain ends (counted in
+ * SP_CNT_WHY_CUT, charged to the holder's release site as `lock`) when
+ * the holder's last wait is not inside this one, when this thread is in
+ * the holder's chain (a cycle), or past SP_WHY_DEPTH holders.  A record
+ * keeps SP_WHY_ROOTS roots: more are charged to the row but not passed
+ * on (counted in SP_CNT_WHY_DROPPED, as a full map).  Only the
+ * holder's last wait is followed: a holder that waited twice during one
+ * wait has both shares passed on in the proportions of its last.
+ */
+#ifndef SYNCPROF_WHY_BPF_H
+#define SYNCPROF_WHY_BPF_H
+
+#include "threads.bpf.h"
+
+#define SP_WHY_CLOCKS	4	/* enum sp_why_state up to SP_WHY_SLEEP */
+
+/* The wait in flight of a thread: its holder and the holder's clocks. */
+struct sp_why_wait {
+	__u64 t0;
+	__u64 at[SP_WHY_CLOCKS];
+	__u32 holder;		/* 0: no owner known */
+	__u32 known;		/* the holder's clocks were read at t0 */
+};
+
+extern const volatile __u32 why_enabled;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sp_why_wait);
+} why_waits_map_t;
+extern why_waits_map_t why_waits SEC(".maps");
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct sp_why_last);
+	__uint(max_entries, 4096);
+} why_last_map_t;
+extern why_last_map_t why_last SEC(".maps");
+/* A new thread's record: too big for the stack beside the walk's. */
+extern const struct sp_why_last why_last_zero;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct sp_why_key);
+	__type(value, struct sp_why_value);
+	__uint(max_entries, 1);		/* set by the loader */
+} why_map_t;
+extern why_map_t why SEC(".maps");
+
+/* The holder's four clocks at now: its counters and the open interval. */
+static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
+				       __u64 at[SP_WHY_CLOCKS])
+{
+	__u64 d = now > t->since_ns ? now - t->since_ns : 0, lock = 0;
+
+	for (int i = 0; i < SP_TYPE__COUNT; i++)
+		lock += t->lock_ns[i];
+	at[SP_WHY_RUNNING] = t->running_ns;
+	at[SP_WHY_RUNNABLE] = t->runnable_ns;
+	at[SP_WHY_LOCK] = lock;
+	at[SP_WHY_SLEEP] = t->sleep_ns;
+	switch (t->state) {
+	case SP_THREAD_RUNNING:
+		at[SP_WHY_RUNNING] += d;
+		break;
+	case SP_THREAD_RUNNABLE:
+		at[SP_WHY_RUNNABLE] += d;
+		break;
+	case SP_THREAD_LOCK:
+		if (t->lock_type < SP_TYPE__COUNT)
+			at[SP_WHY_LOCK] += d;
+		else
+			at[SP_WHY_SLEEP] += d;
+		break;
+	case SP_THREAD_SLEEP:
+		at[SP_WHY_SLEEP] += d;
+		break;
+	default:
+		break;
+	}
+}
+
+static __always_inline bool why_owned(__u32 type)
+{
+	return type == SP_TYPE_MUTEX || type == SP_TYPE_REC_MUTEX;
+}
+
+/* A futex wait of the acquisition in st begins at now. */
+static __always_inline void why_wait_begin(const struct sp_contended *st,
+					   __u64 now)
+{
+	struct sp_why_wait *w;
+	struct sp_thread *t;
+	__u32 holder = 0;
+
+	w = bpf_task_storage_get(&why_waits, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+		return;
+	}
+	w->t0 = now;
+	w->known = 0;
+	/* The owner now, not at the first wait: a steal changes it. */
+	if (why_owned(st->key.type))
+		bpf_probe_read_user(&holder, sizeof(holder),
+				    (void *)(st->uaddr + SP_MUTEX_OWNER_OFFSET));
+	w->holder = holder;
+	if (!holder || holder == (__u32)bpf_get_current_pid_tgid())
+		return;
+	t = bpf_map_lookup_elem(&threads, &holder);
+	if (!t)
+		return;
+	why_clocks(t, now, w->at);
+	w->known = 1;
+}
+
+/* Adds ns at (site, pid, state) to the record, or says it did not fit. */
+static __always_inline bool why_root_add(struct sp_why_last *mine, __u64 site,
+					 __u32 pid, __u32 state, __u64 ns)
+{
+	__u32 n = mine->n, at;
+
+	if (!ns)
+		return true;
+	for (int i = 0; i < SP_WHY_ROOTS; i++) {
+		struct sp_why_root *r = &mine->roots[i];
+
+		if (i >= n)
+			break;
+		if (r->site == site && r->pid == pid && r->state == state) {
+			r->ns += ns;
+			mine->total += ns;
+			return true;
+		}
+	}
+	if (n >= SP_WHY_ROOTS)
+		return false;
+	/* Masked where the compiler cannot drop it: the verifier's bound. */
+	at = n;
+	asm volatile("" : "+r"(at));
+	at &= SP_WHY_ROOTS - 1;
+	mine->roots[at] = (struct sp_why_root){ site, ns, pid, state };
+	mine->n = n + 1;
+	mine->total += ns;
+	return true;
+}
+
+static __always_inline void why_charge(const struct sp_key *row, __u64 site,
+				       __u32 pid, __u32 kind, __u32 state,
+				       __u64 ns)
+{
+	struct sp_why_key key = { .row = *row, .site = site, .pid = pid,
+				  .kind = kind };
+	struct sp_why_value zero = {}, *v;
+	bool inserted;
+
+	if (!ns)
+		return;
+	v = map_lookup_or_init(&why, &key, &zero, &inserted);
+	if (!v) {
+		counter_bump(SP_CNT_WHY_DROPPED);
+		return;
+	}
+	if (state >= SP_WHY__COUNT)
+		return;
+	__sync_fetch_and_add(&v->ns[state], ns);
+	if (kind == SP_WHY_ROOT)
+		__sync_fetch_and_add(&v->waits[state], 1);
+}
+
+/*
+ * A root of the wait: kept in the record (charged to the row at the
+ * end, and passed on to this thread's waiters), or, when the record is
+ * full, charged to the row at once and not passed on (counted).
+ */
+static __always_inline void why_root(struct sp_why_last *mine,
+				     const struct sp_key *row, __u64 site,
+				     __u32 pid, __u32 state, __u64 ns,
+				     bool *dropped)
+{
+	if (why_root_add(mine, site, pid, state, ns))
+		return;
+	*dropped = true;
+	why_charge(row, site, pid, SP_WHY_ROOT, state, ns);
+}
+
+/* Whether tid is in the chain of the record (a cycle). */
+static __always_inline bool why_in_chain(const struct sp_why_last *rec,
+					 __u32 tid)
+{
+	for (int i = 0; i < SP_WHY_DEPTH; i++)
+		if (i < rec->depth && rec->tids[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * The holder's lock-wait share `lock` of a wait [t0, now] goes on to the
+ * roots of the holder's last wait, if it can be followed.
+ */
+static __always_inline bool why_follow(struct sp_why_last *mine,
+				       const struct sp_key *row,
+				       const struct sp_why_last *theirs,
+				       __u32 self, __u64 t0, __u64 now,
+				       __u64 lock, bool *dropped)
+{
+	__u64 left = lock;
+
+	if (!theirs || theirs->end_ns < t0 || theirs->end_ns > now ||
+	    !theirs->total || !theirs->n || theirs->depth >= SP_WHY_DEPTH ||
+	    why_in_chain(theirs, self))
+		return false;
+	for (int i = 0; i < SP_WHY_ROOTS; i++) {
+		const struct sp_why_root *r = &theirs->roots[i];
+		__u64 share;
+
+		if (i >= theirs->n)
+			break;
+		/* In 1/1024ths: products stay far from 2^64. */
+		share = r->ns >= theirs->total ? left
+			: lock * ((r->ns << 10) / theirs->total) >> 10;
+		if (share > left || i + 1 == theirs->n)
+			share = left;
+		left -= share;
+		why_root(mine, row, r->site, r->pid, r->state, share, dropped);
+	}
+	for (int i = 0; i < SP_WHY_DEPTH - 1; i++)
+		if (i < theirs->depth)
+			mine->tids[i + 1] = theirs->tids[i];
+	mine->depth = theirs->depth + 1;
+	return true;
+}
+
+/*
+ * The acquisition in st added wait ns to its row at now; rel: the
+ * release that woke it (site 0: none seen).  Splits the wait by the
+ * holder's clocks over its last futex wait (the rest, interrupted
+ * earlier or not followed, is `unknown`), charges the row's roots, and
+ * leaves them as this thread's record for its own waiters.
+ */
+static __always_inline void why_wait_end(const struct sp_contended *st,
+					 const struct sp_release *rel,
+					 __u64 now, __u64 wait)
+{
+	__u32 self = (__u32)bpf_get_current_pid_tgid(), holder;
+	struct sp_why_last *mine, *theirs = NULL;
+	__u64 h[SP_WHY__COUNT] = {}, cur[SP_WHY_CLOCKS], left = wait;
+	__u64 site = rel->site;
+	__u32 pid = rel->pid;
+	struct sp_why_wait *w;
+	struct sp_thread *t;
+	bool inserted, dropped = false;
+
+	w = bpf_task_storage_get(&why_waits, bpf_get_current_task_btf(), 0, 0);
+	if (!w || !w->t0)
+		return;
+	holder = w->holder;
+	if (w->known && (t = bpf_map_lookup_elem(&threads, &holder))) {
+		why_clocks(t, now, cur);
+		for (int i = 0; i < SP_WHY_CLOCKS; i++) {
+			__u64 d = cur[i] > w->at[i] ? cur[i] - w->at[i] : 0;
+
+			d = d < left ? d : left;
+			h[i] = d;
+			left -= d;
+		}
+	}
+	h[SP_WHY_UNKNOWN] = left;
+	for (int i = 0; i < SP_WHY__COUNT; i++)
+		why_charge(&st->key, 0, 0, SP_WHY_HOLDER, i, h[i]);
+
+	mine = map_lookup_or_init(&why_last, &self, &why_last_zero, &inserted);
+	if (!mine) {
+		counter_bump(SP_CNT_WHY_DROPPED);
+		return;
+	}
+	__builtin_memset(mine, 0, sizeof(*mine));
+	mine->start_ns = w->t0;
+	mine->end_ns = now;
+	mine->depth = 1;
+	mine->tids[0] = holder;
+	if (w->known && h[SP_WHY_LOCK])
+		theirs = bpf_map_lookup_elem(&why_last, &holder);
+	if (h[SP_WHY_LOCK] &&
+	    !why_follow(mine, &st->key, theirs, self, w->t0, now,
+			h[SP_WHY_LOCK], &dropped)) {
+		counter_bump(SP_CNT_WHY_CUT);
+		why_root(mine, &st->key, site, pid, SP_WHY_LOCK,
+			 h[SP_WHY_LOCK], &dropped);
+	}
+	why_root(mine, &st->key, site, pid, SP_WHY_RUNNING,
+		 h[SP_WHY_RUNNING], &dropped);
+	why_root(mine, &st->key, site, pid, SP_WHY_RUNNABLE,
+		 h[SP_WHY_RUNNABLE], &dropped);
+	why_root(mine, &st->key, site, pid, SP_WHY_SLEEP, h[SP_WHY_SLEEP],
+		 &dropped);
+	why_root(mine, &st->key, site, pid, SP_WHY_UNKNOWN,
+		 h[SP_WHY_UNKNOWN], &dropped);
+	if (dropped)
+		counter_bump(SP_CNT_WHY_DROPPED);
+	for (int i = 0; i < SP_WHY_ROOTS; i++) {
+		struct sp_why_root *r = &mine->roots[i];
+
+		if (i >= mine->n)
+			break;
+		why_charge(&st->key, r->site, r->pid, SP_WHY_ROOT, r->state,
+			   r->ns);
+	}
+	w->t0 = 0;
+}
+
+#endif
