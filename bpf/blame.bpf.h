@@ -42,7 +42,9 @@ struct sp_release {
 	__u32 tid;
 	__u32 cmd;		/* contended: the futex command */
 	__u32 pid;		/* the releaser's process */
-	__u32 pad;
+	__u32 clocked;		/* woken_by, --why: at[] holds the
+				   releaser's clocks at the wakeup */
+	__u64 at[4];		/* see why.bpf.h */
 };
 
 /* Defined in blame.bpf.c. */

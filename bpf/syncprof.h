@@ -440,6 +440,9 @@ enum sp_why_state {
 	SP_WHY_LOCK,
 	SP_WHY_SLEEP,
 	SP_WHY_UNKNOWN,
+	SP_WHY_WOKEN,		/* holder only: from the release to the
+				   waiter's return, the waiter's own wait
+				   for a CPU */
 	SP_WHY__COUNT,
 };
 

@@ -11,10 +11,14 @@
  * each of its switches and wakeups, plus the state it is in since
  * since_ns.  A counter read "now" is the counter plus the open interval.
  * As a wait begins, the holder's four clocks are read (a mutex's holder
- * from its owner word); as it ends, again: the differences are exactly
+ * from its owner word); as the holder wakes the waiter (--blame's
+ * sched_waking program, blame.bpf.c), again: the differences are exactly
  * what the holder did during the wait, however many times it switched,
  * at the cost of two hash lookups per wait and nothing per switch beyond
- * --states.  Rejected: sampling the holder's state at the wait's start
+ * --states.  From that wakeup to the waiter's return the wait is the
+ * waiter's own (waiting for a CPU): `woken`.  A waiter woken by another
+ * thread than the holder it began with (a steal, a handoff) reads the
+ * holder's clocks at its return instead.  Rejected: sampling the holder's state at the wait's start
  * and end (wrong for any holder that switches during a wait), and a
  * per-waiter list of the holder's switches (unbounded, and a program on
  * the switch path that must find the holder's waiters).
@@ -145,199 +149,12 @@ static __always_inline void why_wait_begin(const struct sp_contended *st,
 	w->known = 1;
 }
 
-/* Adds ns at (site, pid, state) to the record, or says it did not fit. */
-static __always_inline bool why_root_add(struct sp_why_last *mine, __u64 site,
-					 __u32 pid, __u32 state, __u64 ns)
-{
-	__u32 n = mine->n, at;
-
-	if (!ns)
-		return true;
-	for (int i = 0; i < SP_WHY_ROOTS; i++) {
-		struct sp_why_root *r = &mine->roots[i];
-
-		if (i >= n)
-			break;
-		if (r->site == site && r->pid == pid && r->state == state) {
-			r->ns += ns;
-			mine->total += ns;
-			return true;
-		}
-	}
-	if (n >= SP_WHY_ROOTS)
-		return false;
-	/* Masked where the compiler cannot drop it: the verifier's bound. */
-	at = n;
-	asm volatile("" : "+r"(at));
-	at &= SP_WHY_ROOTS - 1;
-	mine->roots[at] = (struct sp_why_root){ site, ns, pid, state };
-	mine->n = n + 1;
-	mine->total += ns;
-	return true;
-}
-
-static __always_inline void why_charge(const struct sp_key *row, __u64 site,
-				       __u32 pid, __u32 kind, __u32 state,
-				       __u64 ns)
-{
-	struct sp_why_key key = { .row = *row, .site = site, .pid = pid,
-				  .kind = kind };
-	struct sp_why_value zero = {}, *v;
-	bool inserted;
-
-	if (!ns)
-		return;
-	v = map_lookup_or_init(&why, &key, &zero, &inserted);
-	if (!v) {
-		counter_bump(SP_CNT_WHY_DROPPED);
-		return;
-	}
-	if (state >= SP_WHY__COUNT)
-		return;
-	__sync_fetch_and_add(&v->ns[state], ns);
-	if (kind == SP_WHY_ROOT)
-		__sync_fetch_and_add(&v->waits[state], 1);
-}
-
-/*
- * A root of the wait: kept in the record (charged to the row at the
- * end, and passed on to this thread's waiters), or, when the record is
- * full, charged to the row at once and not passed on (counted).
- */
-static __always_inline void why_root(struct sp_why_last *mine,
-				     const struct sp_key *row, __u64 site,
-				     __u32 pid, __u32 state, __u64 ns,
-				     bool *dropped)
-{
-	if (why_root_add(mine, site, pid, state, ns))
-		return;
-	*dropped = true;
-	why_charge(row, site, pid, SP_WHY_ROOT, state, ns);
-}
-
-/* Whether tid is in the chain of the record (a cycle). */
-static __always_inline bool why_in_chain(const struct sp_why_last *rec,
-					 __u32 tid)
-{
-	for (int i = 0; i < SP_WHY_DEPTH; i++)
-		if (i < rec->depth && rec->tids[i] == tid)
-			return true;
-	return false;
-}
-
-/*
- * The holder's lock-wait share `lock` of a wait [t0, now] goes on to the
- * roots of the holder's last wait, if it can be followed.
- */
-static __always_inline bool why_follow(struct sp_why_last *mine,
-				       const struct sp_key *row,
-				       const struct sp_why_last *theirs,
-				       __u32 self, __u64 t0, __u64 now,
-				       __u64 lock, bool *dropped)
-{
-	__u64 left = lock;
-
-	if (!theirs || theirs->end_ns < t0 || theirs->end_ns > now ||
-	    !theirs->total || !theirs->n || theirs->depth >= SP_WHY_DEPTH ||
-	    why_in_chain(theirs, self))
-		return false;
-	for (int i = 0; i < SP_WHY_ROOTS; i++) {
-		const struct sp_why_root *r = &theirs->roots[i];
-		__u64 share;
-
-		if (i >= theirs->n)
-			break;
-		/* In 1/1024ths: products stay far from 2^64. */
-		share = r->ns >= theirs->total ? left
-			: lock * ((r->ns << 10) / theirs->total) >> 10;
-		if (share > left || i + 1 == theirs->n)
-			share = left;
-		left -= share;
-		why_root(mine, row, r->site, r->pid, r->state, share, dropped);
-	}
-	for (int i = 0; i < SP_WHY_DEPTH - 1; i++)
-		if (i < theirs->depth)
-			mine->tids[i + 1] = theirs->tids[i];
-	mine->depth = theirs->depth + 1;
-	return true;
-}
-
 /*
  * The acquisition in st added wait ns to its row at now; rel: the
- * release that woke it (site 0: none seen).  Splits the wait by the
- * holder's clocks over its last futex wait (the rest, interrupted
- * earlier or not followed, is `unknown`), charges the row's roots, and
- * leaves them as this thread's record for its own waiters.
+ * release that woke it (site 0: none seen).  Global (why.bpf.c): checked
+ * once by the verifier, not at every futex program's call.
  */
-static __always_inline void why_wait_end(const struct sp_contended *st,
-					 const struct sp_release *rel,
-					 __u64 now, __u64 wait)
-{
-	__u32 self = (__u32)bpf_get_current_pid_tgid(), holder;
-	struct sp_why_last *mine, *theirs = NULL;
-	__u64 h[SP_WHY__COUNT] = {}, cur[SP_WHY_CLOCKS], left = wait;
-	__u64 site = rel->site;
-	__u32 pid = rel->pid;
-	struct sp_why_wait *w;
-	struct sp_thread *t;
-	bool inserted, dropped = false;
-
-	w = bpf_task_storage_get(&why_waits, bpf_get_current_task_btf(), 0, 0);
-	if (!w || !w->t0)
-		return;
-	holder = w->holder;
-	if (w->known && (t = bpf_map_lookup_elem(&threads, &holder))) {
-		why_clocks(t, now, cur);
-		for (int i = 0; i < SP_WHY_CLOCKS; i++) {
-			__u64 d = cur[i] > w->at[i] ? cur[i] - w->at[i] : 0;
-
-			d = d < left ? d : left;
-			h[i] = d;
-			left -= d;
-		}
-	}
-	h[SP_WHY_UNKNOWN] = left;
-	for (int i = 0; i < SP_WHY__COUNT; i++)
-		why_charge(&st->key, 0, 0, SP_WHY_HOLDER, i, h[i]);
-
-	mine = map_lookup_or_init(&why_last, &self, &why_last_zero, &inserted);
-	if (!mine) {
-		counter_bump(SP_CNT_WHY_DROPPED);
-		return;
-	}
-	__builtin_memset(mine, 0, sizeof(*mine));
-	mine->start_ns = w->t0;
-	mine->end_ns = now;
-	mine->depth = 1;
-	mine->tids[0] = holder;
-	if (w->known && h[SP_WHY_LOCK])
-		theirs = bpf_map_lookup_elem(&why_last, &holder);
-	if (h[SP_WHY_LOCK] &&
-	    !why_follow(mine, &st->key, theirs, self, w->t0, now,
-			h[SP_WHY_LOCK], &dropped)) {
-		counter_bump(SP_CNT_WHY_CUT);
-		why_root(mine, &st->key, site, pid, SP_WHY_LOCK,
-			 h[SP_WHY_LOCK], &dropped);
-	}
-	why_root(mine, &st->key, site, pid, SP_WHY_RUNNING,
-		 h[SP_WHY_RUNNING], &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_RUNNABLE,
-		 h[SP_WHY_RUNNABLE], &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_SLEEP, h[SP_WHY_SLEEP],
-		 &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_UNKNOWN,
-		 h[SP_WHY_UNKNOWN], &dropped);
-	if (dropped)
-		counter_bump(SP_CNT_WHY_DROPPED);
-	for (int i = 0; i < SP_WHY_ROOTS; i++) {
-		struct sp_why_root *r = &mine->roots[i];
-
-		if (i >= mine->n)
-			break;
-		why_charge(&st->key, r->site, r->pid, SP_WHY_ROOT, r->state,
-			   r->ns);
-	}
-	w->t0 = 0;
-}
+int why_wait_end(const struct sp_contended *st, const struct sp_release *rel,
+		 __u64 now, __u64 wait);
 
 #endif

@@ -421,6 +421,8 @@ static int table_why(FILE *out, const struct format_config *cfg,
 		[SP_WHY_SLEEP] = "the last holder slept (I/O, timers, poll)",
 		[SP_WHY_UNKNOWN] = "no owner known (condvars, semaphores, "
 				   "...): the releaser",
+		[SP_WHY_WOKEN] = "released: the waiter's own wait for a CPU "
+				 "after the wakeup",
 	};
 	const struct table_spec roots = {
 		.site_title = "Chain ends at", .no_site = "(not seen)",
@@ -677,7 +679,8 @@ static json_t *json_quantile(const struct report_row *r, double q)
  * --why: the row's wait by the holder's state, and the roots of its
  * chains: {"frame": FRAME (null: release not seen), "state", "wait_ns",
  * "waits", "pid"}, largest first.  "unknown_ns": the wait no holder's
- * clock covers (no owner known, or a wait a signal interrupted).
+ * clock covers (no owner known, or a wait a signal interrupted);
+ * "woken_ns": from the holder's release to the waiter's return.
  */
 static json_t *json_why(const struct format_config *cfg,
 			const struct format_meta *meta,
@@ -705,6 +708,8 @@ static json_t *json_why(const struct format_config *cfg,
 		     err);
 	jsonout__set(holder, "unknown_ns",
 		     jsonout__uint(w.holder[SP_WHY_UNKNOWN]), err);
+	jsonout__set(holder, "woken_ns",
+		     jsonout__uint(w.holder[SP_WHY_WOKEN]), err);
 	for (size_t i = 0; i < w.n_roots; i++) {
 		const struct why_root *root = &w.roots[i];
 		struct symbol_info info = { 0 };

@@ -242,6 +242,7 @@ const char *why__state_name(uint32_t state)
 		[SP_WHY_LOCK] = "lock",
 		[SP_WHY_SLEEP] = "sleep",
 		[SP_WHY_UNKNOWN] = "unknown",
+		[SP_WHY_WOKEN] = "woken",
 	};
 
 	return state < SP_WHY__COUNT ? names[state] : "unknown";

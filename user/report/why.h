@@ -53,7 +53,7 @@ void why__row_free(struct why_row *r);
  * *out (freed with free()) holds *n of them.
  */
 int why__roots(const struct why *w, struct why_root **out, size_t *n);
-/* "running", "runnable", "lock", "sleep", "unknown". */
+/* "running", "runnable", "lock", "sleep", "unknown", "woken". */
 const char *why__state_name(uint32_t state);
 
 #endif
