@@ -5,10 +5,10 @@ chain through them.  syncprof's split of each row's wait by the holder's
 state must agree with the holder's own clocks, and a chain's wait must
 land at the release site of the last holder."""
 import os
-import re
 import subprocess
 
-from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
+                     source_marker)
 from test_waits import RELEASER
 
 CONVOY = os.path.join(BUILD, "tests", "targets", "convoy")
@@ -22,11 +22,7 @@ HOLDER_KEYS = {"running_ns", "runnable_ns", "lock_ns", "sleep_ns",
 
 
 def marker_line(kind, name):
-    with open(SOURCE) as f:
-        for number, text in enumerate(f, 1):
-            if re.search(rf"/\* {kind}:{name} \*/", text):
-                return number
-    raise AssertionError(f"no {kind}:{name} in {SOURCE}")
+    return source_marker(SOURCE, kind, name)
 
 
 class Why(SyncprofTestCase):
