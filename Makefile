@@ -40,6 +40,11 @@ DEB_PKGS    += man-db groff-base
 # reads the profiles back.
 DEB_PKGS    += tmux golang-go
 
+# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
+# the tests serve debug files with elfutils' own server.  MariaDB's
+# mariadbd: the InnoDB notice on a server that exports no symbol.
+DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
 

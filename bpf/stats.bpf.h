@@ -18,6 +18,7 @@ extern const volatile __u32 target_tgid;
 extern const volatile __u32 multi_target;
 /* -v: the programs time their own work per wait (two clock reads). */
 extern const volatile __u32 wait_timing;
+extern const volatile __u32 rows_by_thread;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;
 /*
@@ -331,10 +332,21 @@ static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 				      __u64 max_candidate_ns, __u64 count_inc,
 				      __u64 failed_inc)
 {
-	value_add(&stats, key, wait_ns, max_candidate_ns, count_inc,
+	struct sp_key row = *key;
+
+	/*
+	 * Rows by thread only when something reads them so (--per-thread,
+	 * the live screen's toggle, --hold, --blame, --states): else a
+	 * server's threads share its rows, and the loader's memory, a row
+	 * of every lock by every thread (memcached's item locks x its
+	 * workers: a quarter of the rows), shrinks with them.
+	 */
+	if (!rows_by_thread)
+		row.tid = 0;
+	value_add(&stats, &row, wait_ns, max_candidate_ns, count_inc,
 		  failed_inc);
 	if (count_inc | failed_inc)
-		hist_add(key, max_candidate_ns);
+		hist_add(&row, max_candidate_ns);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debugfetch.h"
 #include "hostcheck.h"
 #include "live.h"
 #include "log.h"
@@ -267,6 +268,8 @@ int main(int argc, char **argv)
 	if (opts.help_shown)
 		return 0;
 	log__set_level(LOG_WARN + opts.verbosity);
+	/* Big arrays (map reads, snapshots) mapped apart, unmapped when freed. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	log__capture_libbpf();
 	if (opts.replay_dir)
 		return replay_main(&opts);
@@ -360,6 +363,7 @@ cleanup:
 	live__free(s.live);
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
+	debugfetch__free(s.fetch);
 	probes__free(s.probes);
 	session__follow_free(&s);
 	session__startup_free(&s);

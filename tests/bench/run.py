@@ -101,9 +101,11 @@ the number of processes, one small mapping array per process.
 First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
-each; then attach, with the CPU it takes and the verifier's instructions.
+each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
+pairs); then attach, with the CPU it takes and the verifier's
+instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,tools,processes (comma
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -915,6 +917,59 @@ def states_target(results):
     print()
 
 
+def offcpu_cost(results):
+    """--off-cpu's price, paired run by run: on a target whose threads
+    sleep in read on a pipe at every op (pipepp: each switch is an
+    off-CPU wait, walked and counted), and per context switch of another
+    process (pipepp not profiled, while syncprof profiles a sleeper)."""
+    cpu = max(os.sched_getaffinity(0))
+    workload, args = STATES_SWITCH[0]
+    args = args + ["--pin", str(cpu)]
+    ns = {"none": [], "contended": [], "contended --off-cpu": [],
+          "elsewhere": [], "elsewhere --off-cpu": []}
+    switches = []
+    for _ in range(PAIRS):
+        run = run_plain(workload, False, args)
+        ns["none"].append(run["ns_per_op"])
+        switches.append(per_switch(run))
+        ns["contended"].append(run_syncprof(
+            workload, False, None, "contended", args)["ns_per_op"])
+        ns["contended --off-cpu"].append(run_syncprof(
+            workload, False, None, "contended", args,
+            extra=("--off-cpu",))["ns_per_op"])
+        for name, sargs in (("elsewhere", ("--mode", "contended")),
+                            ("elsewhere --off-cpu",
+                             ("--mode", "contended", "--off-cpu"))):
+            prof, sleeper = attached_elsewhere(sargs)
+            try:
+                ns[name].append(run_plain(workload, False, args)["ns_per_op"])
+            finally:
+                detach(prof, sleeper)
+
+    def added(a, b):
+        return median([(x - y) / sw for x, y, sw in zip(ns[a], ns[b], switches)])
+
+    target = added("contended --off-cpu", "contended")
+    other = added("elsewhere --off-cpu", "elsewhere")
+    print(f"--off-cpu: {workload} (2 threads on CPU {cpu}, {median(switches):.2f} "
+          f"switches/op); medians of {PAIRS} rounds; ns/op = fastest round")
+    print()
+    states_header("")
+    for name in ns:
+        slow = median([a / b for a, b in zip(ns[name], ns["none"])])
+        print(f"{workload:12} {name:19} {median(ns[name]):8.1f} {slow:8.2f}x")
+    print(f"added per context switch by --off-cpu: {target:+.0f} ns in the "
+          f"profiled target (a wait walked and counted each), {other:+.0f} ns "
+          "in another process")
+    print()
+    results["offcpu"] = {
+        "workload": workload, "args": args, "pairs": PAIRS,
+        "switches_per_op": median(switches),
+        "ns_per_op": {k: median(v) for k, v in ns.items()},
+        "ns_per_op_runs": ns, "added_ns_per_switch_target": target,
+        "added_ns_per_switch_other": other}
+
+
 def feature_cost(results):
     """--hold and --blame, paired against the same mode without them: in
     full mode what the unlock probe adds to each lock/unlock pair, and
@@ -1301,7 +1356,10 @@ def main():
     wanted = {w.strip() for w in SECTIONS.split(",") if w.strip()}
 
     def real_servers(res):
-        servers.servers(res, SYNCPROF,
+        binaries = [("this", SYNCPROF)]
+        if os.environ.get("BENCH_BASE"):
+            binaries.append(("base", os.environ["BENCH_BASE"]))
+        servers.servers(res, binaries,
                         int(os.environ.get("BENCH_SERVER_PAIRS", "3")),
                         bpf_stats_enable)
 
@@ -1317,7 +1375,8 @@ def main():
                 ("states", states_target), ("features", feature_cost),
                 ("why", why_cost),
                 ("lockorder", lock_order_cost),
-                ("kinds", kind_cost), ("processes", processes_cost)]
+                ("kinds", kind_cost), ("processes", processes_cost),
+                ("offcpu", offcpu_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

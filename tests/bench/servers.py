@@ -200,14 +200,16 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def servers(results, syncprof, pairs, stats_enable):
-    """The section: prints its table, fills results["servers"]."""
+def servers(results, binaries, pairs, stats_enable):
+    """The section: prints its table, fills results["servers"].
+    binaries: (name, path) of each syncprof to measure, each pair's
+    profiled runs one after the other (BENCH_BASE: an older build)."""
     out = results["servers"] = {"seconds": SECONDS, "pairs": pairs}
     print(f"servers: throughput without and with syncprof, paired runs of "
           f"{SECONDS} s (median of {pairs}); BPF/op by syncprof -v's own clock "
           "(entry and exit), all = every program's kernel run time / ops "
           "measured")
-    header = (f"{'server':11} {'mode':10} {'ops/s none':>10} {'with':>9} "
+    header = (f"{'server':11} {'mode':10} {'syncprof':8} {'ops/s none':>10} {'with':>9} "
               f"{'ratio':>6} {'BPF/op':>8} {'all/op':>8} {'misses/op':>9} "
               f"{'RSS MiB':>8} {'CPU s':>6}")
     print(header)
@@ -217,52 +219,59 @@ def servers(results, syncprof, pairs, stats_enable):
         for name, kind, mode, args in CASES:
             if name == "postgresql" and not os.path.exists(
                     os.path.join(PG_BIN, "postgres")):
-                print(f"{name:11} {mode:10} skipped: make deps installs postgresql-15")
+                print(f"{name:11} {mode:10} skipped: make deps installs "
+                      "postgresql-15")
                 continue
             if name == "memcached" and not shutil.which("memcaslap"):
                 print(f"{name:11} {mode:10} skipped: make deps installs "
                       "memcached and libmemcached-tools")
                 continue
             server = kind()
+            by_binary = {which: [] for which, _ in binaries}
             try:
-                runs = []
                 for _ in range(pairs):
-                    plain = server.load()
-                    prof = profiled(syncprof, server, args)
-                    prof["ratio"] = prof["ops_per_s"] / plain
-                    prof["plain_ops_per_s"] = plain
-                    runs.append(prof)
+                    for which, syncprof in binaries:
+                        plain = server.load()
+                        prof = profiled(syncprof, server, args)
+                        prof["ratio"] = prof["ops_per_s"] / plain
+                        prof["plain_ops_per_s"] = plain
+                        by_binary[which].append(prof)
             finally:
                 server.stop()
-            waits = [r["waits"] for r in runs]
-            row = {
-                "args": args,
-                "plain_ops_per_s": median([r["plain_ops_per_s"] for r in runs]),
-                "ops_per_s": median([r["ops_per_s"] for r in runs]),
-                "ratio": median([r["ratio"] for r in runs]),
-                "own_ns_per_op": median([r["own_ns"] for r in runs]),
-                "all_ns_per_op": median([r["bpf_ns_all"] / r["waits"]
-                                         for r in runs
-                                         if r["bpf_ns_all"] and r["waits"]]),
-                "misses_per_op": median([r["misses"] / r["waits"] for r in runs
-                                         if r["misses"] is not None and r["waits"]]),
-                "rss_kib": max(r["rss_kib"] for r in runs),
-                "cpu_s": median([r["cpu_s"] for r in runs]),
-                "waits": waits, "runs": runs,
-            }
-            out[f"{name} {mode}"] = row
-
-            def fmt(v, scale=1.0, spec="8.2f"):
-                return format(v / scale, spec) if v is not None else f"{'n/a':>8}"
-            print(f"{name:11} {mode:10} {row['plain_ops_per_s']:10.0f} "
-                  f"{row['ops_per_s']:9.0f} {row['ratio']:5.2f}x "
-                  f"{fmt(row['own_ns_per_op'], 1000, '6.2f')}us "
-                  f"{fmt(row['all_ns_per_op'], 1000, '6.2f')}us "
-                  f"{fmt(row['misses_per_op'], 1, '9.2f')} "
-                  f"{row['rss_kib'] / 1024:8.1f} {row['cpu_s']:6.2f}")
+            for which, runs in by_binary.items():
+                server_row(out, name, mode, which, args, runs)
     finally:
         os.close(stats_fd)
     print("(ops: pgbench transactions, a backend forked for each; memcaslap "
           "operations; BPF/op per blocking wait in contended mode, per lock "
           "call in full mode)")
     print()
+
+
+def server_row(out, name, mode, which, args, runs):
+    waits = [r["waits"] for r in runs]
+    row = {
+        "args": args,
+        "plain_ops_per_s": median([r["plain_ops_per_s"] for r in runs]),
+        "ops_per_s": median([r["ops_per_s"] for r in runs]),
+        "ratio": median([r["ratio"] for r in runs]),
+        "own_ns_per_op": median([r["own_ns"] for r in runs]),
+        "all_ns_per_op": median([r["bpf_ns_all"] / r["waits"]
+                                 for r in runs
+                                 if r["bpf_ns_all"] and r["waits"]]),
+        "misses_per_op": median([r["misses"] / r["waits"] for r in runs
+                                 if r["misses"] is not None and r["waits"]]),
+        "rss_kib": max(r["rss_kib"] for r in runs),
+        "cpu_s": median([r["cpu_s"] for r in runs]),
+        "waits": waits, "runs": runs,
+    }
+    out[f"{which} {name} {mode}"] = row
+
+    def fmt(v, scale=1.0, spec="8.2f"):
+        return format(v / scale, spec) if v is not None else f"{'n/a':>8}"
+    print(f"{name:11} {mode:10} {which:8} {row['plain_ops_per_s']:10.0f} "
+          f"{row['ops_per_s']:9.0f} {row['ratio']:5.2f}x "
+          f"{fmt(row['own_ns_per_op'], 1000, '6.2f')}us "
+          f"{fmt(row['all_ns_per_op'], 1000, '6.2f')}us "
+          f"{fmt(row['misses_per_op'], 1, '9.2f')} "
+          f"{row['rss_kib'] / 1024:8.1f} {row['cpu_s']:6.2f}")

@@ -90,12 +90,13 @@ def parse_reports(text):
 
 
 def kill_with_target(proc):
-    """Kills syncprof and the target it launched or reported: a target
-    left behind keeps syncprof's pipes open, and a read of them waits."""
+    """Kills syncprof and the target it launched (never one it attached
+    to): a launched target left behind keeps syncprof's pipes open, and a
+    read of them waits."""
     if proc.poll() is None:
         proc.kill()
     target = getattr(proc, "target_pid", None)
-    if target:
+    if target and getattr(proc, "launched", False):
         try:
             os.kill(target, signal.SIGKILL)
         except OSError:
@@ -186,6 +187,7 @@ class SyncprofTestCase(unittest.TestCase):
             argv += ["--", *command]
         proc = self.popen_ready(argv)
         proc.report_path = out
+        proc.launched = bool(command)
         return proc
 
     def popen_ready(self, argv, timeout=HANG_S, **popen_args):

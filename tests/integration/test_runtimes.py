@@ -270,7 +270,47 @@ class Notices(SyncprofTestCase):
         run = self.run_json(rust, "--mode", "contended")
         self.assertEqual(run.reports[0]["notices"], [])
         glib = [os.path.join(TARGETS, "glocks"), "--iters", "2", "--hold-us", "1000"]
-        self.assertNotice(self.run_json(glib, "--mode", "full"), "GLib's locks")
+        run = self.run_json(glib, "--mode", "full")
+        self.assertNotice(run, "GLib's GMutex and GCond are futexes")
+        # ... while its recursive mutex and rwlock, through pthread, are
+        # in the same report, as the notice says.
+        self.assertNotice(run, "GRecMutex and GRWLock go through pthread")
+        kinds = {r["type"] for r in run.reports[-1]["rows"]}
+        self.assertTrue(kinds & {"rec_mutex", "rwlock-r", "rwlock-w"}, kinds)
+
+    def test_innodb_without_symbols_in_full_mode(self):
+        """Debian's mariadbd exports no InnoDB symbol: told by its
+        settings' names in its read-only data."""
+        mariadbd = "/usr/sbin/mariadbd"
+        if not os.path.exists(mariadbd):
+            raise AssertionError("make deps installs mariadb-server-core")
+        data = self.path("data")
+        os.mkdir(data)
+        log = self.path("err.log")
+        server = subprocess.Popen(
+            [mariadbd, "--no-defaults", "--datadir=" + data,
+             "--socket=" + self.path("sock"), "--skip-networking",
+             "--skip-grant-tables", "--user=root",
+             "--innodb-buffer-pool-size=16M", "--log-error=" + log],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(server)
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(log) and
+                   "ready for connections" in open(log).read()):
+            self.assertIsNone(server.poll(), "mariadbd exited")
+            self.assertLess(time.monotonic(), deadline, "mariadbd not ready")
+            time.sleep(0.2)
+        prof = self.start_syncprof(["--pid", str(server.pid), "--mode", "full",
+                                    "--duration", "1", "--top", "0"])
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        # (Said on stderr before the attach line, which start_syncprof reads.)
+        for report in run.reports:
+            found = [n for n in report["notices"]
+                     if "InnoDB's locks are futexes" in n]
+            self.assertEqual(len(found), 1, report["notices"])
+        server.terminate()
+        server.wait(timeout=60)
 
     def test_plain_c_program_has_no_notices(self):
         run = self.run_json([os.path.join(TARGETS, "qemulocks"), "--iters", "2"],

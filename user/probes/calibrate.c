@@ -262,6 +262,7 @@ int calibrate__run(bool probe_at_entry, struct calibration *out)
 		.tgid = pid,
 		.map_size = SESSIONS * CALIBRATE_CALLS + 64,
 		.probe_at_entry = probe_at_entry,
+		.rows_by_thread = true,
 	};
 	err = target__attach(pid, &child);
 	if (!err)

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "array.h"
+#include "clock.h"
 #include "framecache.h"
 #include "log.h"
 #include "probesimpl.h"
@@ -142,12 +143,8 @@ static int probes__on_event(void *ctx, void *data, size_t size)
 	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
 		return 0;
 	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
-		p->anchor_exit_ns = (uint64_t)now.tv_sec * 1000000000ull +
-				    (uint64_t)now.tv_nsec;
+		p->anchor_exit_ns = clock__monotonic_ns();
 	} else {
 		/* A library loaded or unloaded, or an exec. */
 		p->events_seen |= PROBES_EVENT_MODULES;
@@ -322,7 +319,6 @@ static void probes__retire(struct probes *p, struct bpf_link *link)
 static int probes__attach_through(struct probes *p, pid_t tid,
 				  uint64_t *attached_ns)
 {
-	struct timespec now;
 	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
 	int err;
 
@@ -345,9 +341,7 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 		for (size_t i = 0; i < N_RELEASES; i++)
 			probes__retire(p, old_releases[i]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	*attached_ns = (uint64_t)now.tv_sec * 1000000000ull +
-		       (uint64_t)now.tv_nsec;
+	*attached_ns = clock__monotonic_ns();
 	if (!err && p->loader) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 

@@ -262,6 +262,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	if (err)
 		goto fail;
 	p->skel->rodata->wait_timing = cfg->wait_timing;
+	p->skel->rodata->rows_by_thread = cfg->rows_by_thread;
 	for (int k = 0; k < SP_SITE__COUNT; k++)
 		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	p->skel->rodata->filter_tids = cfg->n_tids > 0;

@@ -42,6 +42,7 @@ struct probes_config {
 	const struct skiplist *skip;	/* --skip, or NULL */
 	bool follow_exec;		/* sched_process_exec can be attached */
 	bool wait_timing;		/* the programs time themselves per wait */
+	bool rows_by_thread;		/* stats rows keep their thread */
 	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */

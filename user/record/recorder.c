@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "array.h"
 #include "evlog.h"
 #include "recorder.h"
@@ -142,18 +143,11 @@ static int recorder__event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static uint64_t recorder__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *recorder__run(void *arg)
 {
 	struct recorder *r = arg;
-	uint64_t flushed = recorder__now();
+	uint64_t flushed = clock__monotonic_ns();
 
 	while (!atomic_load(&r->stop)) {
 		/* Woken early, or not: what waited unannounced is taken too. */
@@ -162,7 +156,7 @@ static void *recorder__run(void *arg)
 
 		if (n >= 0)
 			n = ring_buffer__consume(r->ring);
-		now = recorder__now();
+		now = clock__monotonic_ns();
 		if (now - flushed >= RECORDER_FLUSH_NS) {
 			int err = evlog__flush(r->log);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "checkpoint.h"
 #include "chrome.h"
 #include "evlog.h"
@@ -69,14 +70,6 @@ static int recording__open_log(struct recording *r,
 		pr_err("cannot make a temporary file for the waits: %s",
 		       strerror(errno));
 	return fd < 0 ? -errno : fd;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The target's executable, as the target names it; unknown is no error. */
@@ -142,7 +135,7 @@ int recording__start(const struct recording_config *cfg,
 	/* The header first: a recording cut short from now on reads. */
 	if (r->dir) {
 		err = checkpoint__new(r->dir, outfile__fd(r->log),
-				      monotonic_ns() ^ ((uint64_t)cfg->pid << 40),
+				      clock__monotonic_ns() ^ ((uint64_t)cfg->pid << 40),
 				      &r->kept);
 		if (!err)
 			err = recording__checkpoint(r, NULL);
@@ -184,7 +177,7 @@ int recording__checkpoint(struct recording *r, struct symbolizer *sym)
 
 	if (!r->kept)
 		return 0;
-	r->meta.end_ns = monotonic_ns();
+	r->meta.end_ns = clock__monotonic_ns();
 	r->meta.partial = 1;
 	err = recording__threads_now(r);
 	if (!err)
@@ -305,7 +298,7 @@ int recording__finish(struct recording *r, struct symbolizer *sym,
 	struct recnames *names = NULL;
 	int fd = -1, err;
 
-	r->meta.end_ns = monotonic_ns();
+	r->meta.end_ns = clock__monotonic_ns();
 	err = recorder__stop(r->recorder);
 	if (!err)
 		err = recording__remainder(r, ring_dropped, r->meta.end_ns);

@@ -7,12 +7,15 @@
  * still in progress.  The live screen takes the same reads.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "debugfetch.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
@@ -52,14 +55,6 @@ struct reports {
 	struct lockorder *lock_order;	/* --lock-order, or NULL */
 	struct orderview_names order_names;	/* its classes' names */
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Where the reports go: stdout or -o's file, and --states-csv's; the
@@ -135,17 +130,19 @@ void session__set_origin(struct session *s)
 {
 	struct reports *r = s->reports;
 
-	r->attach_ns = r->last_ns = monotonic_ns();
+	r->attach_ns = r->last_ns = clock__monotonic_ns();
 }
 
 /*
- * The probes are attached: the first window begins (with --states, at
- * the first read of the threads map); *origin_ns: when.
+ * The probes are attached: the first window began at the origin, before
+ * they went live (a call they counted cannot have ended before it); with
+ * --states it begins at the first read of the threads map.  *origin_ns:
+ * when.
  */
 int session__open_window(struct session *s, uint64_t *origin_ns)
 {
 	struct reports *r = s->reports;
-	int err = session__now(s, &r->attach_ns);
+	int err = r->states ? session__now(s, &r->attach_ns) : 0;
 
 	if (err)
 		return err;
@@ -166,7 +163,7 @@ const struct snapshot *session__totals(const struct session *s)
  */
 int session__read_between(struct session *s)
 {
-	if (monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
+	if (clock__monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
 		return session__read(s);
 	return 0;
 }
@@ -187,13 +184,13 @@ int session__states_start(struct session *s)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
 	if (!err)
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
 		int attach = probes__attach_states(s->probes);
 
 		if (attach)
 			return attach;	/* it said why */
-		err = threadtable__sync(r->threads, monotonic_ns());
+		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	}
 	if (err)
 		pr_err("cannot follow the threads of PID %d: %s", (int)pid,
@@ -263,7 +260,7 @@ int session__now(struct session *s, uint64_t *now_ns)
 	struct reports *r = s->reports;
 	if (r->states)
 		return session__read_states(s, now_ns);
-	*now_ns = monotonic_ns();
+	*now_ns = clock__monotonic_ns();
 	return 0;
 }
 
@@ -272,6 +269,7 @@ static int session__rows(struct session *s, const struct snapshot *view,
 			 const struct report_settings *settings,
 			 struct report_rows *rows, struct row_names **names)
 {
+	const char *news;
 	int err = 0;
 
 	*rows = (struct report_rows){ 0 };
@@ -281,6 +279,17 @@ static int session__rows(struct session *s, const struct snapshot *view,
 				    snapshot__count(view), settings, rows);
 	if (!err)
 		err = names__rows(s->symbolizer, rows, names);
+	for (size_t i = 0; !err && i < rows->count; i++) {
+		const struct symbol_info *cs = &(*names)[i].callsite;
+		const char *text = cs->function ? NULL :
+			notices__offsets(s->notices, cs->module);
+
+		if (text)
+			pr_warn("%s", text);
+	}
+	news = err ? NULL : debugfetch__news(s->fetch);
+	if (news && notices__debuginfod(s->notices, news))
+		pr_warn("%s", news);
 	if (err)
 		report__free(rows);
 	return err;
@@ -495,6 +504,8 @@ int session__read(struct session *s)
 	r->pending = sum;
 	snapshot__free(r->prev);
 	r->prev = snap;
+	/* The read's arrays go back: the RSS is what the rows need. */
+	malloc_trim(0);
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct session {
 	struct target *target;
 	struct probes *probes;
 	struct symbolizer *symbolizer;
+	struct debugfetch *fetch;	/* debuginfod, or NULL */
 	struct stacktab *stacks;	/* the stacks the probes read, by id */
 	struct notices *notices;	/* what syncprof cannot see in it */
 	struct recording *recording;	/* --record, --chrome; or NULL */

@@ -10,12 +10,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "calibrate.h"
 #include "condprobe.h"
+#include "debugfetch.h"
 #include "hostcheck.h"
 #include "libcmodel.h"
+#include "live.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
@@ -314,6 +317,9 @@ int session__start(struct session *s, char *library, size_t len,
 		return err;
 	if (several && opts->command)
 		err = procspace__update(session__space(s), root, 0);
+	if (!err)
+		err = debugfetch__new(DEBUGFETCH_LIMIT_S, &s->fetch);
+	symbolizer__use_debuginfod(s->fetch);
 	/* Named first: a target may not live long (launched: it is held). */
 	if (!err && several)
 		err = procspace__symbolizer(session__space(s), &s->symbolizer);
@@ -357,6 +363,9 @@ int session__start(struct session *s, char *library, size_t len,
 		.skip = s->startup->skip,
 		.follow_exec = true,
 		.wait_timing = opts->verbosity > 0,
+		.rows_by_thread = opts->per_thread || opts->blame || opts->hold ||
+				  opts->states ||
+				  live__applies(opts, isatty(STDOUT_FILENO)),
 		.blame = opts->blame,
 		.why = opts->why,
 		.hold = opts->hold,

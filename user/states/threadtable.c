@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
 #include "log.h"
 #include "threadtable.h"
@@ -36,14 +37,6 @@ struct threadtable {
 	size_t n_seeded;
 	size_t seeded_cap;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int threadtable__new(int map_fd, pid_t pid, struct threadtable **out)
 {
@@ -276,7 +269,7 @@ int threadtable__read(struct threadtable *tt,
 			return err;
 		tt->dead[tt->n_dead++] = key;
 	}
-	*now_ns = monotonic_ns();
+	*now_ns = clock__monotonic_ns();
 	for (size_t i = 0; i < tt->n_dead; i++) {
 		struct sp_thread t;
 

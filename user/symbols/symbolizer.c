@@ -41,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
+#include "debugfetch.h"
 #include "debugfind.h"
 #include "demangle.h"
 #include "holders.h"
@@ -125,14 +127,6 @@ static bool symbolizer__delegate(struct symbolizer *sym, uint64_t *addr,
 	return *to != NULL && *to != sym;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Keeps p (malloc'ed) until symbolizer__free; false (p freed): no memory. */
 static bool symbolizer__keep(struct symbolizer *sym, void *p)
 {
@@ -214,6 +208,18 @@ static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
 	*userdata = slot;
 }
 
+/*
+ * Debug files from debuginfod (debugfetch.c), for every session: libdwfl
+ * calls find_debuginfo with the module alone, so the fetcher is reached
+ * from here, not from the session.  NULL: off.
+ */
+static struct debugfetch *symbolizer_fetch;
+
+void symbolizer__use_debuginfod(struct debugfetch *fetch)
+{
+	symbolizer_fetch = fetch;
+}
+
 /* libdwfl's find_debuginfo: the search of debugfind.h. */
 static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 				      const char *modname, Dwarf_Addr base,
@@ -223,11 +229,24 @@ static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 				      char **debuginfo_file_name)
 {
 	const struct module_slot *slot = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, len;
 
-	return debugfind__open(mod, slot ? slot->debuginfo_path
-					 : ":.debug:/usr/lib/debug",
-			       modname, file_name, debuglink_file,
-			       debuginfo_file_name);
+	fd = debugfind__open(mod, slot ? slot->debuginfo_path
+				       : ":.debug:/usr/lib/debug",
+			     modname, file_name, debuglink_file,
+			     debuginfo_file_name);
+	if (fd >= 0 || !symbolizer_fetch)
+		return fd;
+	/* Not on this machine: debuginfod (debugfetch.c), with its limit. */
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len <= 0)
+		return fd;
+	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
+			      file_name ? file_name : modname,
+			      debuginfo_file_name);
+	return fd >= 0 ? fd : -1;
 }
 
 /*
@@ -336,7 +355,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 	if (sym->frozen)
 		return 0;
 	err = procmaps__read(sym->pid, &maps);
-	sym->last_refresh_ns = monotonic_ns();
+	sym->last_refresh_ns = clock__monotonic_ns();
 	if (err)
 		return err;
 	/* Files new since the last report get a module (from the full list:
@@ -357,6 +376,7 @@ int symbolizer__refresh(struct symbolizer *sym)
 		procmaps__free(maps);
 	return err;
 }
+
 
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
@@ -698,7 +718,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 {
 	const struct procmaps_entry *e = symbolizer__mapping(sym, addr);
 
-	if (!e && monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
+	if (!e && clock__monotonic_ns() - sym->last_refresh_ns > REFRESH_MIN_INTERVAL_NS &&
 	    !symbolizer__refresh(sym))
 		e = symbolizer__mapping(sym, addr);
 	return e;
@@ -712,7 +732,7 @@ static const struct procmaps_entry *symbolizer__find(struct symbolizer *sym,
 static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 			   struct symbol_info *info)
 {
-	uint64_t offset, now = monotonic_ns(), cost;
+	uint64_t offset, now = clock__monotonic_ns(), cost;
 	const char *name;
 
 	if (!sym->perfmap)
@@ -720,7 +740,7 @@ static int symbolizer__jit(struct symbolizer *sym, uint64_t at, uint64_t pc,
 	/* A map the JIT keeps growing costs at most a tenth of the time. */
 	if (now >= sym->perfmap_next_ns) {
 		perfmap__refresh(sym->perfmap, !sym->frozen);
-		cost = monotonic_ns() - now;
+		cost = clock__monotonic_ns() - now;
 		sym->perfmap_next_ns = now + (cost * 10 > REFRESH_MIN_INTERVAL_NS
 					      ? cost * 10 : REFRESH_MIN_INTERVAL_NS);
 	}
@@ -1029,7 +1049,7 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 static const char *symbolizer__held_object(struct symbolizer *sym,
 					   uint64_t addr)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	const char *name;
 
 	if (!sym->frozen && (!sym->holders ||

@@ -41,6 +41,12 @@ struct symbol_module {
 	size_t build_id_len;
 };
 
+struct debugfetch;
+/*
+ * Stripped modules' debug files from debuginfod (NULL: off), for every
+ * session from now on.  Not owned.
+ */
+void symbolizer__use_debuginfod(struct debugfetch *fetch);
 /*
  * Reads the target's modules now, so later lookups work after it exits.
  * debuginfo_path: where to look for separate debug files, in libdwfl's

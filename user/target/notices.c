@@ -2,7 +2,9 @@
 /*
  * Runtimes are told by what they cannot hide: Go's linker writes
  * .go.buildinfo (and .note.go.buildid), every Rust program links
- * rust_begin_unwind, InnoDB's waits are srw_mutex_impl/ssux_lock_impl, a
+ * rust_begin_unwind, InnoDB's waits are srw_mutex_impl/ssux_lock_impl
+ * (or, where the server exports no symbol, as Debian's mariadbd, its
+ * read-only data names InnoDB's settings: innodb_buffer_pool_size), a
  * JVM maps libjvm.so, GLib is libglib-2.0.so, musl's libc is its loader
  * (ld-musl-*) or a library under a *-linux-musl directory.  Rejected:
  * reading /proc/PID/comm or the command line (a renamed binary, a
@@ -25,13 +27,20 @@ enum notice_id {
 	NOTICE_MUSL,
 	NOTICE_CHILDREN,
 	NOTICE_FULL_EVERYWHERE,
+	NOTICE_OFFSETS,
+	NOTICE_DEBUGINFOD,
 	NOTICE__COUNT,
 };
+
+/* Stripped modules named in NOTICE_OFFSETS, at most. */
+#define OFFSETS_MAX 8
 
 struct notices {
 	char *text[NOTICE__COUNT];
 	const char *list[NOTICE__COUNT];
 	size_t n;
+	char *stripped[OFFSETS_MAX];	/* modules whose sites are offsets */
+	size_t n_stripped;
 };
 
 struct exe_facts {
@@ -54,6 +63,32 @@ static bool has_section(Elf *elf, const char *name)
 		s = elf_strptr(elf, shstrndx, shdr.sh_name);
 		if (s && !strcmp(s, name))
 			return true;
+	}
+	return false;
+}
+
+/* Whether section name's contents hold the bytes of text. */
+static bool section_has(Elf *elf, const char *name, const char *text)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = NULL;
+		GElf_Shdr shdr;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+			continue;
+		s = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!s || strcmp(s, name))
+			continue;
+		while ((data = elf_getdata(scn, data)))
+			if (data->d_buf &&
+			    memmem(data->d_buf, data->d_size, text, strlen(text)))
+				return true;
 	}
 	return false;
 }
@@ -84,6 +119,9 @@ static void exe_facts(pid_t pid, struct exe_facts *f)
 	f->go = has_section(elfimage__elf(image), ".go.buildinfo") ||
 		has_section(elfimage__elf(image), ".note.go.buildid");
 	elfimage__for_each_func(image, on_func, f);
+	if (!f->innodb)
+		f->innodb = section_has(elfimage__elf(image), ".rodata",
+					"innodb_buffer_pool_size");
 	elfimage__close(image);
 }
 
@@ -165,7 +203,13 @@ int notices__detect(pid_t pid, bool full, bool several,
 		runtime = "InnoDB";
 	else if (glib)
 		runtime = "GLib";
-	if (!err && full && runtime) {
+	if (!err && full && glib && runtime && !strcmp(runtime, "GLib")) {
+		err = notices__add(n, NOTICE_FULL_FUTEX, strdup(
+			"full mode probes the pthread functions: GLib's GMutex "
+			"and GCond are futexes that never call them, so only "
+			"contended mode (the default) sees their waits; its "
+			"GRecMutex and GRWLock go through pthread and are seen"));
+	} else if (!err && full && runtime) {
 		char *text;
 
 		if (asprintf(&text, "full mode probes the pthread functions, and "
@@ -208,10 +252,55 @@ const char *notices__children(struct notices *n)
 	return n->text[NOTICE_CHILDREN];
 }
 
+const char *notices__offsets(struct notices *n, const char *module)
+{
+	char list[1024] = "", *text;
+	size_t at = 0;
+
+	if (!n || !module || n->n_stripped == OFFSETS_MAX)
+		return NULL;
+	for (size_t i = 0; i < n->n_stripped; i++)
+		if (!strcmp(n->stripped[i], module))
+			return NULL;
+	n->stripped[n->n_stripped] = strdup(module);
+	if (!n->stripped[n->n_stripped])
+		return NULL;
+	n->n_stripped++;
+	for (size_t i = 0; i < n->n_stripped && at < sizeof(list); i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+				       i ? ", " : "", n->stripped[i]);
+	if (asprintf(&text, "call sites in %s are offsets (module+0xoff): "
+		     "stripped, and no debug file was found (install the "
+		     "debug symbols package, or set DEBUGINFOD_URLS to a "
+		     "debuginfod server)", list) < 0)
+		return NULL;
+	free(n->text[NOTICE_OFFSETS]);
+	n->text[NOTICE_OFFSETS] = text;
+	notices__relist(n);
+	return text;
+}
+
+const char *notices__debuginfod(struct notices *n, const char *text)
+{
+	char *copy;
+
+	if (!n || !text)
+		return NULL;
+	copy = strdup(text);
+	if (!copy)
+		return NULL;
+	free(n->text[NOTICE_DEBUGINFOD]);
+	n->text[NOTICE_DEBUGINFOD] = copy;
+	notices__relist(n);
+	return copy;
+}
+
 void notices__free(struct notices *n)
 {
 	if (!n)
 		return;
+	for (size_t i = 0; i < n->n_stripped; i++)
+		free(n->stripped[i]);
 	for (size_t i = 0; i < NOTICE__COUNT; i++)
 		free(n->text[i]);
 	free(n);

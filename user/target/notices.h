@@ -29,6 +29,17 @@ bool notices__go_executable(pid_t pid);
  * first time; else NULL.
  */
 const char *notices__children(struct notices *n);
+/*
+ * A call site in module was named by offset only (no symbol, no debug
+ * file): module joins the stripped modules' notice.  The sentence when it
+ * changed, else NULL.
+ */
+const char *notices__offsets(struct notices *n, const char *module);
+/*
+ * debuginfod's latest trouble (debugfetch__news) replaces the last: the
+ * sentence kept, or NULL (none given, no memory).
+ */
+const char *notices__debuginfod(struct notices *n, const char *text);
 /* The notices, one sentence each, in a stable order. */
 const char *const *notices__list(const struct notices *n, size_t *count);
 

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "array.h"
 #include "elfimage.h"
 #include "log.h"
@@ -67,14 +68,6 @@ struct unwinder {
 	size_t n_procs, cap_procs;
 	struct unwinder_stats stats;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int unwinder__new(const struct unwinder_config *cfg, struct unwinder **out)
 {
@@ -205,7 +198,7 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 	struct build b = { .dev = e->dev, .inode = e->inode };
 	const struct build *known;
 	struct modtable *t;
-	uint64_t t0 = monotonic_ns();
+	uint64_t t0 = clock__monotonic_ns();
 	int err;
 
 	err = elfimage__build_id(image, b.id, sizeof(b.id));
@@ -235,7 +228,7 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 			sizeof(*u->builds)))
 		return -ENOMEM;
 	u->builds[u->n_builds++] = b;
-	u->stats.build_ms += (double)(monotonic_ns() - t0) * 1e-6;
+	u->stats.build_ms += (double)(clock__monotonic_ns() - t0) * 1e-6;
 	*out = b;
 	return 0;
 }

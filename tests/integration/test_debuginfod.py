@@ -1,0 +1,100 @@
+"""Stripped programs named through debuginfod: elfutils' debuginfod
+server (Debian's package) on an ephemeral loopback port with private
+directories serves the debug information of tests/targets/workload;
+syncprof, given DEBUGINFOD_URLS, names the call sites of
+workload-stripped (the same build, no .symtab, no DWARF) by function and
+line.  A server that does not answer leaves them offsets, and says so."""
+import os
+import shutil
+import socket
+import subprocess
+import json
+import time
+import urllib.request
+
+from harness import BUILD, SYNCPROF, SyncprofTestCase
+
+WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
+STRIPPED = os.path.join(BUILD, "tests", "targets", "workload-stripped")
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True,
+                         text=True, check=True).stdout
+    return next(l.split()[-1] for l in out.splitlines() if "Build ID" in l)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Debuginfod(SyncprofTestCase):
+
+    def start_server(self):
+        serve = self.path("serve")
+        os.mkdir(serve)
+        shutil.copy(WORKLOAD, serve)
+        port = free_port()
+        server = subprocess.Popen(
+            ["debuginfod", "-F", "-p", str(port), "-d", self.path("db.sqlite"),
+             "-c", "1", "-t", "0", "-g", "0", serve],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(server)
+        url = f"http://127.0.0.1:{port}"
+        # Ready when it serves the file (its first scan is done).
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(
+                        f"{url}/buildid/{build_id(STRIPPED)}/debuginfo",
+                        timeout=5) as r:
+                    if r.status == 200:
+                        return url
+            except OSError:
+                pass
+            self.assertIsNone(server.poll(), "debuginfod exited")
+            self.assertLess(time.monotonic(), deadline, "debuginfod not ready")
+            time.sleep(0.2)
+
+    def run_stripped(self, urls):
+        env = dict(os.environ, DEBUGINFOD_URLS=urls,
+                   DEBUGINFOD_CACHE_PATH=self.path("cache"))
+        out = self.path("report.json")
+        proc = subprocess.run(
+            [SYNCPROF, "-v", "--format", "json", "-o", out, "--top", "0", "--",
+             STRIPPED, "mutex", "--iters", "20", "--truth", self.path("truth.json")],
+            capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            report = [l for l in f.read().splitlines() if l.startswith("{")]
+        return json.loads(report[-1]), proc.stderr
+
+    def test_stripped_binary_named_by_function_and_line(self):
+        url = self.start_server()
+        report, stderr = self.run_stripped(url)
+        rows = [r for r in report["rows"] if r["type"] == "mutex"]
+        self.assertTrue(rows, report["rows"])
+        site = rows[0]["callsite"]
+        self.assertTrue(site["module"].endswith("/workload-stripped"), site)
+        self.assertEqual(site["function"], "timed_lock", site)
+        self.assertTrue(site["file"].endswith("workload.c"), site)
+        self.assertGreater(site["line"], 0)
+        self.assertIn("debuginfod: workload-stripped's debug file", stderr)
+        self.assertEqual([n for n in report["notices"] if "offsets" in n], [])
+        # The client's cache keeps it: named again with the server gone.
+        report, _ = self.run_stripped("http://127.0.0.1:1")
+        site = [r for r in report["rows"] if r["type"] == "mutex"][0]["callsite"]
+        self.assertEqual(site["function"], "timed_lock", site)
+
+    def test_a_server_that_refuses_is_said(self):
+        report, stderr = self.run_stripped(f"http://127.0.0.1:{free_port()}")
+        site = [r for r in report["rows"] if r["type"] == "mutex"][0]["callsite"]
+        self.assertIsNone(site["function"])
+        said = [n for n in report["notices"]
+                if n.startswith("debuginfod: no debug file for workload-stripped")]
+        self.assertEqual(len(said), 1, report["notices"])
+        self.assertIn(said[0], stderr)
+        self.assertTrue(any("are offsets" in n for n in report["notices"]),
+                        report["notices"])
