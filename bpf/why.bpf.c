@@ -54,23 +54,27 @@ __noinline int why_root_add(struct sp_why_last *mine, __u64 site, __u32 pid,
 	return true;
 }
 
-static __always_inline void why_charge(const struct sp_key *row, __u64 site,
-				       __u32 pid, __u32 kind, __u32 state,
-				       __u64 ns)
+static const struct sp_why_value why_value_zero = {};
+
+/* The row's entry for (site, pid, kind); NULL (counted) when full. */
+static __always_inline struct sp_why_value *
+why_value(const struct sp_key *row, __u64 site, __u32 pid, __u32 kind)
 {
 	struct sp_why_key key = { .row = *row, .site = site, .pid = pid,
 				  .kind = kind };
-	struct sp_why_value zero = {}, *v;
+	struct sp_why_value *v;
 	bool inserted;
 
-	if (!ns)
-		return;
-	v = map_lookup_or_init(&why, &key, &zero, &inserted);
-	if (!v) {
+	v = map_lookup_or_init(&why, &key, &why_value_zero, &inserted);
+	if (!v)
 		counter_bump(SP_CNT_WHY_DROPPED);
-		return;
-	}
-	if (state >= SP_WHY__COUNT)
+	return v;
+}
+
+static __always_inline void why_add(struct sp_why_value *v, __u32 kind,
+				    __u32 state, __u64 ns)
+{
+	if (!v || !ns || state >= SP_WHY__COUNT)
 		return;
 	__sync_fetch_and_add(&v->ns[state], ns);
 	if (kind == SP_WHY_ROOT)
@@ -90,7 +94,7 @@ static __always_inline void why_root(struct sp_why_last *mine,
 	if (why_root_add(mine, site, pid, state, ns))
 		return;
 	*dropped = true;
-	why_charge(row, site, pid, SP_WHY_ROOT, state, ns);
+	why_add(why_value(row, site, pid, SP_WHY_ROOT), SP_WHY_ROOT, state, ns);
 }
 
 /* Whether tid is in the chain of the record (a cycle). */
@@ -156,6 +160,7 @@ __noinline int why_wait_end(const struct sp_contended *st,
 	__u64 h[SP_WHY__COUNT] = {}, cur[SP_WHY_CLOCKS], left = wait;
 	__u64 site = rel->site;
 	__u32 pid = rel->pid;
+	struct sp_why_value *v;
 	struct sp_why_wait *w;
 	struct sp_thread *t;
 	bool inserted, dropped = false;
@@ -189,8 +194,10 @@ __noinline int why_wait_end(const struct sp_contended *st,
 		}
 	}
 	h[SP_WHY_UNKNOWN] = left;
+	/* One entry per row for the holder, one per root site: one lookup. */
+	v = why_value(&st->key, 0, 0, SP_WHY_HOLDER);
 	for (int i = 0; i < SP_WHY__COUNT; i++)
-		why_charge(&st->key, 0, 0, SP_WHY_HOLDER, i, h[i]);
+		why_add(v, SP_WHY_HOLDER, i, h[i]);
 
 	mine = map_lookup_or_init(&why_last, &self, &why_last_zero, &inserted);
 	if (!mine) {
@@ -224,13 +231,19 @@ __noinline int why_wait_end(const struct sp_contended *st,
 		 &dropped);
 	if (dropped)
 		counter_bump(SP_CNT_WHY_DROPPED);
+	v = NULL;
 	for (int i = 0; i < SP_WHY_ROOTS; i++) {
 		struct sp_why_root *r = &mine->roots[i];
 
 		if (i >= mine->n)
 			break;
-		why_charge(&st->key, r->site, r->pid, SP_WHY_ROOT, r->state,
-			   r->ns);
+		/* Roots of one site follow each other: looked up once. */
+		if (!v || r->site != site || r->pid != pid) {
+			site = r->site;
+			pid = r->pid;
+			v = why_value(&st->key, site, pid, SP_WHY_ROOT);
+		}
+		why_add(v, SP_WHY_ROOT, r->state, r->ns);
 	}
 	w->t0 = 0;
 	return 0;

@@ -15,7 +15,11 @@
  * sched_waking program, blame.bpf.c), again: the differences are exactly
  * what the holder did during the wait, however many times it switched,
  * at the cost of two hash lookups per wait and nothing per switch beyond
- * --states.  From that wakeup to the waiter's return the wait is the
+ * --states.  Measured (bpf_stats, lockbench pingpong pinned to one CPU,
+ * against --blame --states, load average 8): futex_exit +100 ns a run,
+ * sched_waking +80 ns a wakeup, ~0.4-0.6 us per blocking wait in all;
+ * futex_exit verifies ~350k instructions (42k without --why) because
+ * why_wait_end's bounded loops are checked per caller.  From that wakeup to the waiter's return the wait is the
  * waiter's own (waiting for a CPU): `woken`.  A waiter woken by another
  * thread than the holder it began with (a steal, a handoff) reads the
  * holder's clocks at its return instead.  Rejected: sampling the holder's state at the wait's start

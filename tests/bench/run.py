@@ -262,9 +262,10 @@ def run_syncprof(workload, truth, probe_at, mode="full", args=None, extra=()):
     result["event_types"] = sorted({r["type"] for r in last["rows"]})
     result["threads"] = last.get("threads")
     result["sched_missed"] = last.get("sched_missed")
-    result["holds"] = sum(r.get("holds", 0) for r in own)
-    result["hold_ns"] = sum(r.get("hold_ns", 0) for r in own)
-    result["blamed"] = sum(b["count"] for b in last.get("blame", []))
+    # null (not asked for) counts as none.
+    result["holds"] = sum(r.get("holds") or 0 for r in own)
+    result["hold_ns"] = sum(r.get("hold_ns") or 0 for r in own)
+    result["blamed"] = sum(b["count"] for b in last.get("blame") or [])
     return result
 
 
