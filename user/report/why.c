@@ -213,27 +213,6 @@ void why__row_free(struct why_row *r)
 	*r = (struct why_row){ 0 };
 }
 
-int why__roots(const struct why *w, struct why_root **out, size_t *n)
-{
-	size_t cap = 0;
-	int err = 0;
-
-	*out = NULL;
-	*n = 0;
-	for (size_t i = 0; !err && w && i < w->n; i++)
-		if (w->items[i].key.kind == SP_WHY_ROOT)
-			err = why__entry_roots(&w->items[i], out, n, &cap);
-	if (err) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-		return err;
-	}
-	if (*n)
-		qsort(*out, *n, sizeof(**out), why__root_cmp);
-	return 0;
-}
-
 const char *why__state_name(uint32_t state)
 {
 	static const char *const names[SP_WHY__COUNT] = {

@@ -17,7 +17,7 @@
 
 struct why;
 
-/* One root of a row's chains, or of every row's (why__roots). */
+/* One root of a row's chains. */
 struct why_root {
 	uint64_t site;		/* the release's return address; 0: not seen */
 	uint32_t pid;
@@ -48,11 +48,6 @@ int why__delta(const struct why *cur, const struct why *prev,
 int why__row(const struct why *w, const struct report_row *row,
 	     const struct report_settings *settings, struct why_row *out);
 void why__row_free(struct why_row *r);
-/*
- * Every row's roots, summed by (site, process, state), largest first:
- * *out (freed with free()) holds *n of them.
- */
-int why__roots(const struct why *w, struct why_root **out, size_t *n);
 /* "running", "runnable", "lock", "sleep", "unknown", "woken". */
 const char *why__state_name(uint32_t state);
 
