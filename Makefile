@@ -173,14 +173,14 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# blame's, lock order's and hold's), and offcpu.bpf.o and states.bpf.o,
+# why's with --states' threads, blame's, lock order's and hold's), and offcpu.bpf.o and states.bpf.o,
 # which declare contended's and full's task storage (bpf/waits.bpf.h),
 # after the files that define them:
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
 BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
-BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/blame.bpf.o $(BPF_OUT)/lockorder.bpf.o \
-               $(BPF_OUT)/hold.bpf.o
+BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/why.bpf.o $(BPF_OUT)/blame.bpf.o \
+               $(BPF_OUT)/lockorder.bpf.o $(BPF_OUT)/hold.bpf.o
 BPF_LAST    := $(BPF_OUT)/offcpu.bpf.o $(BPF_OUT)/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
@@ -515,7 +515,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     record/evlog record/chrome report/format report/report \
                     report/snapshot report/hist report/columns report/jsonout \
                     report/utf8 report/callgraph report/folded report/fold \
-                    report/pprof report/rowstacks states/stateformat \
+                    report/pprof report/rowstacks report/why states/stateformat \
                     symbols/srcpath outfile options log array \
                     probes/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)

@@ -11,6 +11,7 @@
 #include "syncprof.h"
 #include "stats.bpf.h"
 #include "blame.bpf.h"
+#include "why.bpf.h"
 
 const volatile __u32 blame_enabled = 0;
 
@@ -60,6 +61,17 @@ int release_wakes(struct bpf_raw_tracepoint_args *ctx)
 	 */
 	woke = *rel;
 	woke.ts = bpf_ktime_get_ns();
+	woke.clocked = 0;
+	if (why_enabled) {
+		/* --why: where the releaser's clocks stood as it let go. */
+		__u32 self = (__u32)bpf_get_current_pid_tgid();
+		struct sp_thread *t = bpf_map_lookup_elem(&threads, &self);
+
+		if (t) {
+			why_clocks(t, woke.ts, woke.at);
+			woke.clocked = 1;
+		}
+	}
 	tid = (__u32)BPF_CORE_READ(p, pid);
 	bpf_map_update_elem(&woken_by, &tid, &woke, BPF_ANY);
 	return 0;

@@ -42,7 +42,9 @@ struct sp_release {
 	__u32 tid;
 	__u32 cmd;		/* contended: the futex command */
 	__u32 pid;		/* the releaser's process */
-	__u32 pad;
+	__u32 clocked;		/* woken_by, --why: at[] holds the
+				   releaser's clocks at the wakeup */
+	__u64 at[4];		/* see why.bpf.h */
 };
 
 /* Defined in blame.bpf.c. */
@@ -126,9 +128,11 @@ static __always_inline void blame_release(__u64 site, __u64 stack_id,
  * split at the requeue: before it, the requeue's; after, the release that
  * woke it on the new word (as a mutex wait when the first word was a
  * condvar's).  A wake no release was seen for is charged to release 0.
+ * woke: the release charged last (zero: none), for --why.
  */
 static __always_inline void blame_wait_end(struct sp_contended *st,
-					   __u64 t0, __u64 now)
+					   __u64 t0, __u64 now,
+					   struct sp_release *woke)
 {
 	__u64 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 ns = st->episode_ns - st->blamed_ns;
@@ -147,6 +151,7 @@ static __always_inline void blame_wait_end(struct sp_contended *st,
 		blame_charge(st->key.type, st->key.object, NULL, ns);
 		return;
 	}
+	*woke = rel;
 	if (rel.uaddr != st->uaddr) {
 		rq = bpf_map_lookup_elem(&requeues, &st->uaddr);
 		if (rq && rq->uaddr2 == rel.uaddr && rq->ts >= t0 &&

@@ -41,6 +41,7 @@
 #include "unwind.bpf.h"
 #include "waits.bpf.h"
 #include "blame.bpf.h"
+#include "why.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -248,6 +249,8 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		timing_add(start, now, mark, true);
 	}
 	st->t0 = now;
+	if (why_enabled)
+		why_wait_begin(st, now);
 	return 0;
 }
 
@@ -355,6 +358,7 @@ static __always_inline void contended_rekey(struct sp_contended *st)
 static __always_inline int wait_exit(__s64 ret)
 {
 	__u64 now, wait, count_inc = 0, failed_inc = 0;
+	struct sp_release woke = {};
 	struct sp_contended *st;
 	bool short_wait;
 	__u32 mark;
@@ -381,7 +385,7 @@ static __always_inline int wait_exit(__s64 ret)
 	if (ret == 0 || ret == -EAGAIN) {
 		/* Woken, or the word changed before it could sleep. */
 		if (blame_enabled && !short_wait)
-			blame_wait_end(st, now - wait, now);
+			blame_wait_end(st, now - wait, now, &woke);
 		count_inc = !st->counted;
 		st->counted = 1;
 		if (!st->close_on_wake)
@@ -405,6 +409,8 @@ static __always_inline int wait_exit(__s64 ret)
 	wait = st->episode_ns - st->reported_ns;
 	st->reported_ns = st->episode_ns;
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
+	if (why_enabled)
+		why_wait_end(st, &woke, now, wait);
 	if (record_on) {
 		/* The timeline names the holder, --per-thread or not. */
 		struct sp_key key = st->key;

@@ -53,6 +53,7 @@
 #include "stats.bpf.h"
 #include "waits.bpf.h"
 #include "sched.bpf.h"
+#include "threads.bpf.h"
 
 #define CLONE_THREAD		0x00010000
 /* sched_switch's prev_state: TASK_REPORT_MAX (0x100) marks a preemption,
@@ -62,12 +63,6 @@
 /* Which mode's in-flight waits name a lock wait (enum sp_lock_source). */
 const volatile __u32 states_lock_source = SP_LOCKS_NONE;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct sp_thread);
-	__uint(max_entries, 1);		/* set by the loader before load */
-} threads SEC(".maps");
 
 /* The tracepoints' records (events/sched/.../format, task/task_newtask). */
 

@@ -133,6 +133,10 @@ enum sp_counter {
 				   sleep's end was estimated */
 	SP_CNT_TIMING_PREEMPTED, /* with wait_timing: runs left out of
 				   SP_CNT_WAIT_BPF_NS, preempted */
+	SP_CNT_WHY_CUT,		/* --why: a chain ended early (the holder's
+				   own wait not seen, a cycle, too deep) */
+	SP_CNT_WHY_DROPPED,	/* --why: the why map was full, or a chain
+				   had more roots than a record keeps */
 	SP_CNT__COUNT,
 };
 
@@ -417,6 +421,66 @@ struct sp_offcpu {
 	struct sp_key key;
 	__u64 t0;		/* switched out, CLOCK_MONOTONIC */
 	__u64 exec_ns;		/* the thread's CPU time then */
+};
+
+/*
+ * --why (bpf/why.bpf.h): each row's wait split by what its holder did
+ * (kind SP_WHY_HOLDER, site 0), and charged to the roots of its chains
+ * (kind SP_WHY_ROOT: the last holder's release site and process), by
+ * state.  A root's SP_WHY_LOCK: the chain ended on a holder in a lock
+ * wait whose own wait was not followed; SP_WHY_UNKNOWN: no owner known
+ * (condvars, semaphores, ...): the releaser's site.
+ */
+#define SP_WHY_ROOTS	8	/* roots a thread's record keeps (power of 2) */
+#define SP_WHY_DEPTH	4	/* holders a chain follows */
+
+enum sp_why_state {
+	SP_WHY_RUNNING = 0,
+	SP_WHY_RUNNABLE,
+	SP_WHY_LOCK,
+	SP_WHY_SLEEP,
+	SP_WHY_UNKNOWN,
+	SP_WHY_WOKEN,		/* holder only: from the release to the
+				   waiter's return, the waiter's own wait
+				   for a CPU */
+	SP_WHY__COUNT,
+};
+
+enum sp_why_kind {
+	SP_WHY_HOLDER = 0,
+	SP_WHY_ROOT,
+};
+
+struct sp_why_key {
+	struct sp_key row;	/* the waiter's stats row */
+	__u64 site;		/* SP_WHY_ROOT: the release's return address */
+	__u32 pid;		/* its process */
+	__u32 kind;		/* enum sp_why_kind */
+};
+
+struct sp_why_value {
+	__u64 ns[SP_WHY__COUNT];	/* by enum sp_why_state */
+	__u64 waits[SP_WHY__COUNT];	/* roots: waits charged in part to
+					   each state */
+};
+
+/* --why, in the programs only: one root of a thread's last wait. */
+struct sp_why_root {
+	__u64 site;
+	__u64 ns;
+	__u32 pid;
+	__u32 state;		/* enum sp_why_state */
+};
+
+/* A thread's last wait, as roots (why_last, by TID). */
+struct sp_why_last {
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 total;		/* the sum of roots[].ns */
+	__u32 n;
+	__u32 depth;		/* holders in its chain */
+	__u32 tids[SP_WHY_DEPTH];	/* those holders */
+	struct sp_why_root roots[SP_WHY_ROOTS];
 };
 
 #endif /* SYNCPROF_ABI_H */

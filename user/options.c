@@ -49,6 +49,7 @@ enum {
 	OPT_MAX_SERIES,
 	OPT_READY_FD,
 	OPT_OFF_CPU,
+	OPT_WHY,
 };
 
 static const char doc[] =
@@ -149,6 +150,11 @@ static const struct argp_option option_table[] = {
 	  "Also report where the lock was released when each waiter woke "
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
+	{ "why", OPT_WHY, NULL, 0,
+	  "Contended mode: for each row, what the holders did while its "
+	  "waiters waited (running, runnable, lock wait, sleep) and where "
+	  "each chain of waits ends (the last holder's release site); "
+	  "runs --blame's and --states' probes", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
@@ -531,6 +537,9 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_BLAME:
 		opts->blame = true;
 		break;
+	case OPT_WHY:
+		opts->why = true;
+		break;
 	case OPT_OFF_CPU:
 		opts->off_cpu = true;
 		break;
@@ -837,6 +846,19 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
 		return -EINVAL;
 	}
+	if (opts->why && opts->mode != MODE_CONTENDED) {
+		pr_err("--why reads each mutex's holder from its futex word: "
+		       "it needs --mode contended (the default)");
+		return -EINVAL;
+	}
+	if (opts->why && options__several(opts)) {
+		pr_err("--why follows one process: not with several --pid or "
+		       "--children");
+		return -EINVAL;
+	}
+	/* --why is built on both: the releases and the holders' states. */
+	if (opts->why)
+		opts->blame = opts->states = true;
 	if (opts->hold && opts->mode != MODE_FULL) {
 		pr_err("--hold times holds with probes on the unlock functions: "
 		       "it needs --mode full");

@@ -71,6 +71,7 @@ struct options {
 	bool batch;		/* plain reports even on a terminal */
 	bool hist;		/* table: histograms under the rows */
 	bool blame;		/* report the release sites that ended waits */
+	bool why;		/* --why: holders' states, chains' roots */
 	bool hold;		/* full mode: time how long locks are held */
 	bool lock_order;	/* full mode: cycles in the lock order */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */

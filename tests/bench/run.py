@@ -85,8 +85,11 @@ PID" on a sleeping process, and from SIGTERM to its exit, in full mode
 (with and without --hold) and contended mode; BENCH_BASE=/path/to/an/
 older/syncprof measures that one too, side by side.
 
-BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, lockorder, kinds,
-attach, tools; comma separated) runs only those sections.
+Then what --why adds per blocking wait beyond --blame and --states
+(why), paired the same way.
+
+BENCH_ONLY=stacks (or main, overhead, cost, bystander, features, why, lockorder,
+kinds, attach, tools; comma separated) runs only those sections.
 
 Then what following many processes costs (processes): 1, 10 and 100
 waiting processes of one program (tests/targets/blocking) under one
@@ -259,9 +262,10 @@ def run_syncprof(workload, truth, probe_at, mode="full", args=None, extra=()):
     result["event_types"] = sorted({r["type"] for r in last["rows"]})
     result["threads"] = last.get("threads")
     result["sched_missed"] = last.get("sched_missed")
-    result["holds"] = sum(r.get("holds", 0) for r in own)
-    result["hold_ns"] = sum(r.get("hold_ns", 0) for r in own)
-    result["blamed"] = sum(b["count"] for b in last.get("blame", []))
+    # null (not asked for) counts as none.
+    result["holds"] = sum(r.get("holds") or 0 for r in own)
+    result["hold_ns"] = sum(r.get("hold_ns") or 0 for r in own)
+    result["blamed"] = sum(b["count"] for b in last.get("blame") or [])
     return result
 
 
@@ -986,14 +990,37 @@ def feature_cost(results):
     print("  locks held a few ns: the probes' own time inside a hold")
     print()
     table_header(extra=f"{'added':>10} {'hold read':>10} {'blamed':>8}")
-    cases = [("full", workload, args, ["--hold"], "full --hold"),
-             ("full", workload, args, ["--blame"], "full --blame"),
-             ("contended", pp_workload, pp_args, ["--blame"], "cont. --blame")]
-    for mode, wl, wl_args, extra, name in cases:
+    feature_pairs(out, [
+        ("full", workload, args, [], ["--hold"], "full --hold"),
+        ("full", workload, args, [], ["--blame"], "full --blame"),
+        ("contended", pp_workload, pp_args, [], ["--blame"], "cont. --blame")])
+    print()
+
+
+def why_cost(results):
+    """--why, paired against contended mode with --blame and --states (the
+    probes it runs): what the holder's clocks and the chains add to each
+    blocking wait."""
+    out = results["why"] = {}
+    cpu = max(os.sched_getaffinity(0))
+    pp_workload, pp_args = COST[0][0], COST[0][1] + ["--pin", str(cpu)]
+    print(f"--why: added cost per blocking wait, median of {PAIRS} pairs against "
+          f"contended --blame --states; {pp_workload} on CPU {cpu}")
+    print()
+    table_header(extra=f"{'added':>10} {'hold read':>10} {'blamed':>8}")
+    feature_pairs(out, [("contended", pp_workload, pp_args,
+                         ["--blame", "--states"], ["--why"], "cont. --why")])
+    print()
+
+
+def feature_pairs(out, cases):
+    """Each case (mode, workload, args, base extra, feature extra, name):
+    PAIRS runs without and with the feature, printed and kept in out."""
+    for mode, wl, wl_args, base_extra, extra, name in cases:
         base_ns, feat_ns, added, hold_read, blamed, runs = [], [], [], [], [], []
         try:
             for _ in range(PAIRS):
-                base = run_syncprof(wl, False, "auto", mode, wl_args)
+                base = run_syncprof(wl, False, "auto", mode, wl_args, base_extra)
                 feat = run_syncprof(wl, False, "auto", mode, wl_args, extra)
                 base_ns.append(base["ns_per_op"])
                 feat_ns.append(feat["ns_per_op"])
@@ -1026,7 +1053,6 @@ def feature_cost(results):
                      "added_per": ("lock/unlock pair" if mode == "full"
                                    else "blocking wait"),
                      "hold_read_ns": median(hold_read), "runs": runs}
-    print()
 
 
 LOCK_ORDER_ARGS = ["--threads", "2", "--ops", "20000"]
@@ -1534,6 +1560,7 @@ def main():
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
                 ("recording", recording), ("states", states_bystander),
                 ("states", states_target), ("features", feature_cost),
+                ("why", why_cost),
                 ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
                 ("offcpu", offcpu_cost), ("serve", serve_cost)]

@@ -3,6 +3,7 @@ target programs built by `make test`, read its JSON reports and the
 targets' own ground truth."""
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -31,6 +32,15 @@ HANG_S = float(os.environ.get("SYNCPROF_TEST_HANG_S", "240"))
 TOLERANCE = 0.03
 # How far below the target's clock a sum of waits may read (assertWithin).
 UNDER_TOLERANCE = 0.10
+
+
+def source_marker(path, kind, name):
+    """The line of a target's source that holds the comment /* KIND:name */."""
+    with open(path) as f:
+        for number, text in enumerate(f, 1):
+            if re.search(rf"/\* {kind}:{name} \*/", text):
+                return number
+    raise AssertionError(f"no {kind}:{name} in {path}")
 
 
 def with_mode(args):

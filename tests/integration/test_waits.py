@@ -6,18 +6,15 @@ import os
 import re
 import subprocess
 
-from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
+                     source_marker)
 
 RELEASER = os.path.join(BUILD, "tests", "targets", "releaser")
 SOURCE = os.path.join(ROOT, "tests", "targets", "releaser.c")
 
 
 def marker_line(kind, name):
-    with open(SOURCE) as f:
-        for number, text in enumerate(f, 1):
-            if re.search(rf"/\* {kind}:{name} \*/", text):
-                return number
-    raise AssertionError(f"no {kind}:{name} in {SOURCE}")
+    return source_marker(SOURCE, kind, name)
 
 
 class ReleaserTestCase(SyncprofTestCase):

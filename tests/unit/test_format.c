@@ -832,7 +832,9 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	keys_of(jpath(j, "rows/0"), plain_row, sizeof(plain_row));
 	assert_contains(plain_keys, "schema,");
 	assert_contains(plain_keys, "threads,sched_missed,blame_total,blame,"
-			"lock_order,lock_order_lost,waiting,");
+			"why_chains_cut,why_dropped,lock_order,"
+			"lock_order_lost,waiting,");
+	assert_contains(plain_row, "stacks,why,");
 	assert_contains(plain_row, "owner_tid,");
 	assert_contains(plain_row, "holds,hold_ns,hold_avg_ns,hold_max_ns,stacks,");
 	assert_json_null(j, "threads");

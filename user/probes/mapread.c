@@ -19,6 +19,7 @@
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "waiting.h"
+#include "why.h"
 
 void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,
@@ -386,6 +387,31 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 	}
 	snapshot__seal(snap);
 	*out = snap;
+	return 0;
+}
+
+int probes__read_why(struct probes *p, struct why **out)
+{
+	struct sp_why_key key, next, *prev = NULL;
+	struct sp_why_value value;
+	int fd = bpf_map__fd(p->skel->maps.why);
+	struct why *w;
+	int err = why__new(&w);
+
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &value))
+			err = why__add(w, &key, &value);
+	}
+	if (err) {
+		why__free(w);
+		return err;
+	}
+	why__set_counts(w, probes__counter(p, SP_CNT_WHY_CUT),
+			probes__counter(p, SP_CNT_WHY_DROPPED));
+	why__seal(w);
+	*out = w;
 	return 0;
 }
 

@@ -93,6 +93,7 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
+	p->skel->rodata->why_enabled = contended && cfg->why;
 	p->skel->rodata->hold_enabled = p->hold;
 	p->skel->rodata->lockorder_enabled = p->lock_order;
 	err = bpf_map__set_max_entries(p->skel->maps.blame,
@@ -106,6 +107,11 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.lock_order,
 					       p->lock_order ? cfg->map_size : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.why,
+				contended && cfg->why ? cfg->map_size : 1);
+	if (!err && !(contended && cfg->why))
+		err = bpf_map__set_max_entries(p->skel->maps.why_last, 1);
 	/* The release records: a few per thread or object at a time. */
 	if (!err && !cfg->blame)
 		err = bpf_map__set_max_entries(p->skel->maps.woken_by, 1);

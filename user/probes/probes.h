@@ -52,6 +52,8 @@ struct probes_config {
 	bool states;
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
+	bool why;			/* --why (contended): holders' states,
+					   chains' roots; needs blame, states */
 	bool hold;			/* --hold (full mode): time holds */
 	bool lock_order;		/* --lock-order (full mode): pairs of
 					   locks taken in order */
@@ -202,6 +204,12 @@ uint64_t probes__window(const struct probes *p);
  * window the last probes__read closed.
  */
 int probes__read_blame(struct probes *p, struct snapshot **out);
+/*
+ * --why: reads the charges (totals since attach) and the chains cut or
+ * lost into a sealed *out.
+ */
+struct why;
+int probes__read_why(struct probes *p, struct why **out);
 /*
  * The waits in progress at now_ns (CLOCK_MONOTONIC), one entry per
  * waiting thread (count 1, wait_ns and max_ns its wait so far), sealed.

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "callgraph.h"
 #include "columns.h"
 #include "folded.h"
@@ -20,6 +21,7 @@
 #include "stateformat.h"
 #include "text.h"
 #include "utf8.h"
+#include "why.h"
 
 void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
 {
@@ -155,6 +157,7 @@ struct table_spec {
 	bool hold;		/* Hold Time and Average Hold */
 	bool hist;		/* histograms under the rows */
 	bool stacks;		/* -g: stacks under the rows */
+	bool no_max;		/* no Max column (sums of parts of waits) */
 };
 
 /*
@@ -172,7 +175,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	struct rowstacks stacks = { 0 };
 	struct columns_layout lay;
 	struct columns_spec want = {
-		.site_title = spec->site_title, .max = true,
+		.site_title = spec->site_title, .max = !spec->no_max,
 		.failed = spec->failed, .hold = spec->hold, .sort = -1,
 	};
 	int err = 0;
@@ -367,6 +370,122 @@ static void table_lock_order(FILE *out, const struct format_config *cfg,
 			lo->pairs_dropped, lo->untracked, SP_HELD_MAX);
 }
 
+/* --why: each row's holder split, on one line under its call site. */
+static void table_why_holders(FILE *out, const struct format_config *cfg,
+			      const struct format_meta *meta,
+			      const struct report_rows *rows,
+			      const struct row_names *names)
+{
+	size_t strip = names__source_root(rows, names);
+
+	fputs("\nWhy they waited: what the holder did during the waits "
+	      "(s, % of the row's wait)\n", out);
+	for (size_t i = 0; i < rows->count; i++) {
+		struct why_row w;
+		char site[TEXT_MAX];
+		uint64_t sum = 0;
+
+		if (why__row(meta->why, &rows->rows[i], meta->why_rows_by, &w))
+			continue;
+		for (size_t k = 0; k < SP_WHY__COUNT; k++)
+			sum += w.holder[k];
+		names__callsite_text(&names[i].callsite, rows->rows[i].callsite,
+				     cfg->callsite, strip, site, sizeof(site));
+		fprintf(out, "  %s %s:", locktype__name(rows->rows[i].type),
+			site);
+		for (uint32_t k = 0; k < SP_WHY__COUNT; k++)
+			fprintf(out, " %s %.6f (%.0f%%)", why__state_name(k),
+				(double)w.holder[k] * 1e-9,
+				sum ? 100.0 * (double)w.holder[k] / (double)sum
+				    : 0.0);
+		fputc('\n', out);
+		why__row_free(&w);
+	}
+}
+
+/*
+ * --why: the roots of the rows' chains, as rows of the column model (the
+ * waiter's type and object, the root's release site, the waits charged
+ * and their share of wait), one section per state of the last holder.
+ */
+static int table_why(FILE *out, const struct format_config *cfg,
+		     const struct format_meta *meta,
+		     const struct report_rows *rows,
+		     const struct row_names *names)
+{
+	static const char *const titles[SP_WHY__COUNT] = {
+		[SP_WHY_RUNNING] = "the last holder was running",
+		[SP_WHY_RUNNABLE] = "the last holder waited for a CPU",
+		[SP_WHY_LOCK] = "a holder in a lock wait whose chain was "
+				"not followed",
+		[SP_WHY_SLEEP] = "the last holder slept (I/O, timers, poll)",
+		[SP_WHY_UNKNOWN] = "no owner known (condvars, semaphores, "
+				   "...): the releaser",
+		[SP_WHY_WOKEN] = "released: the waiter's own wait for a CPU "
+				 "after the wakeup",
+	};
+	const struct table_spec roots = {
+		.site_title = "Chain ends at", .no_site = "(not seen)",
+		.no_max = true,
+	};
+	uint64_t cut, dropped;
+	int err = 0;
+
+	table_why_holders(out, cfg, meta, rows, names);
+	for (uint32_t state = 0; !err && state < SP_WHY__COUNT; state++) {
+		struct report_rows part = { 0 };
+		struct row_names *part_names = NULL;
+		size_t cap = 0;
+
+		for (size_t i = 0; !err && i < rows->count; i++) {
+			const struct report_row *r = &rows->rows[i];
+			struct why_row w;
+
+			err = why__row(meta->why, r, meta->why_rows_by, &w);
+			for (size_t k = 0; !err && k < w.n_roots; k++) {
+				const struct why_root *root = &w.roots[k];
+
+				if (root->state != state)
+					continue;
+				err = array__grow(&part.rows, &cap,
+						  part.count + 1,
+						  sizeof(*part.rows));
+				if (err)
+					break;
+				part.rows[part.count++] = (struct report_row){
+					.type = r->type, .object = r->object,
+					.n_objects = r->n_objects,
+					.callsite = root->site,
+					.tid = REPORT_NO_TID,
+					.pid = REPORT_NO_TID,
+					.owner_tid = REPORT_NO_TID,
+					.count = root->waits,
+					.wait_ns = root->ns,
+				};
+			}
+			if (!err)
+				why__row_free(&w);
+		}
+		part.total = part.count;
+		if (!err && part.count)
+			err = names__rows(cfg->symbolizer, &part, &part_names);
+		if (!err && part.count) {
+			fprintf(out, "\nWhere the chains end: %s\n",
+				titles[state]);
+			err = table_section(out, cfg, &roots, &part, part_names);
+		}
+		free(part_names);
+		free(part.rows);
+	}
+	why__counts(meta->why, &cut, &dropped);
+	if (!err && (cut || dropped))
+		fprintf(out, "  %" PRIu64 " chains ended before their root (a "
+			"holder's own wait not seen, a cycle, or deeper than "
+			"%d); %" PRIu64 " charges lost (a full map or a "
+			"record)\n", cut, SP_WHY_DEPTH, dropped);
+	return err;
+}
+
 static int format__table(FILE *out, const struct format_config *cfg,
 			 const struct format_meta *meta,
 			 const struct report_rows *rows,
@@ -404,6 +523,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		err = table_section(out, cfg, &releases, meta->blame,
 				    meta->blame_names);
 	}
+	if (!err && meta->why)
+		err = table_why(out, cfg, meta, rows, names);
 	if (!err && meta->waiting && meta->waiting->count) {
 		fputs("\nWaiting now: waits in progress when the report was "
 		      "made (Count: threads, Wait Time: so far)\n", out);
@@ -554,6 +675,67 @@ static json_t *json_quantile(const struct report_row *r, double q)
 	return jsonout__uint(v);
 }
 
+/*
+ * --why: the row's wait by the holder's state, and the roots of its
+ * chains: {"frame": FRAME (null: release not seen), "state", "wait_ns",
+ * "waits", "pid"}, largest first.  "unknown_ns": the wait no holder's
+ * clock covers (no owner known, or a wait a signal interrupted);
+ * "woken_ns": from the holder's release to the waiter's return.
+ */
+static json_t *json_why(const struct format_config *cfg,
+			const struct format_meta *meta,
+			const struct report_row *r, int *err)
+{
+	json_t *o = json_object(), *holder = json_object();
+	json_t *roots = json_array();
+	struct why_row w;
+
+	if (!o || !holder || !roots || why__row(meta->why, r,
+						 meta->why_rows_by, &w)) {
+		json_decref(o);
+		json_decref(holder);
+		json_decref(roots);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	jsonout__set(holder, "running_ns",
+		     jsonout__uint(w.holder[SP_WHY_RUNNING]), err);
+	jsonout__set(holder, "runnable_ns",
+		     jsonout__uint(w.holder[SP_WHY_RUNNABLE]), err);
+	jsonout__set(holder, "lock_ns", jsonout__uint(w.holder[SP_WHY_LOCK]),
+		     err);
+	jsonout__set(holder, "sleep_ns", jsonout__uint(w.holder[SP_WHY_SLEEP]),
+		     err);
+	jsonout__set(holder, "unknown_ns",
+		     jsonout__uint(w.holder[SP_WHY_UNKNOWN]), err);
+	jsonout__set(holder, "woken_ns",
+		     jsonout__uint(w.holder[SP_WHY_WOKEN]), err);
+	for (size_t i = 0; i < w.n_roots; i++) {
+		const struct why_root *root = &w.roots[i];
+		struct symbol_info info = { 0 };
+		json_t *e = json_object();
+
+		jsonout__append(roots, e, err);
+		if (!e)
+			break;
+		if (root->site)
+			symbolizer__callsite(cfg->symbolizer, root->site, &info);
+		jsonout__set(e, "frame", root->site ?
+			     json_site(root->site, &info, true, false, err) :
+			     json_null(), err);
+		jsonout__set(e, "state",
+			     jsonout__string(why__state_name(root->state)), err);
+		jsonout__set(e, "wait_ns", jsonout__uint(root->ns), err);
+		jsonout__set(e, "waits", jsonout__uint(root->waits), err);
+		jsonout__set(e, "pid", root->pid ? json_integer(root->pid)
+						 : json_null(), err);
+	}
+	why__row_free(&w);
+	jsonout__set(o, "holder", holder, err);
+	jsonout__set(o, "roots", roots, err);
+	return o;
+}
+
 static json_t *json_row(const struct format_config *cfg,
 			const struct format_meta *meta,
 			const struct report_row *r,
@@ -590,6 +772,9 @@ static json_t *json_row(const struct format_config *cfg,
 	jsonout__set(o, "hold_max_ns", jsonout__uint_or_null(hold, r->hold_max_ns),
 		     err);
 	jsonout__set(o, "stacks", format__json_stacks(r, cfg, err), err);
+	/* --why: null without. */
+	jsonout__set(o, "why", meta->why ? json_why(cfg, meta, r, err)
+					 : json_null(), err);
 	return o;
 }
 
@@ -691,6 +876,16 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "blame", meta->blame ?
 		     json_blame(meta->blame, meta->blame_names, err) :
 		     json_null(), err);
+	/* --why: chains cut short, charges lost; null without. */
+	{
+		uint64_t cut, dropped;
+
+		why__counts(meta->why, &cut, &dropped);
+		jsonout__set(o, "why_chains_cut", jsonout__uint_or_null(
+				     meta->why != NULL, cut), err);
+		jsonout__set(o, "why_dropped", jsonout__uint_or_null(
+				     meta->why != NULL, dropped), err);
+	}
 	/* --lock-order: the cycles since attach; null without. */
 	jsonout__set(o, "lock_order", meta->lock_order ?
 		     json_lock_order(meta->lock_order, cfg, err) :

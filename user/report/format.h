@@ -16,6 +16,7 @@
 #include "names.h"
 #include "options.h"
 #include "report.h"
+#include "why.h"
 #include "stacktab.h"
 #include "symbolizer.h"
 #include "threadstates.h"
@@ -119,6 +120,12 @@ struct format_meta {
 	 */
 	const struct report_rows *waiting;
 	const struct row_names *waiting_names;
+	/*
+	 * --why: the window's charges, and the grouping the rows were
+	 * built by (to find each row's); NULL without.
+	 */
+	const struct why *why;
+	const struct report_settings *why_rows_by;
 	/* --lock-order: the cycles found since attach; NULL without. */
 	const struct format_lock_order *lock_order;
 	/* What syncprof cannot see in the target (JSON "notices"). */

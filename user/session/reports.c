@@ -32,6 +32,7 @@
 #include "target.h"
 #include "threadstates.h"
 #include "threadtable.h"
+#include "why.h"
 #include "session.h"
 
 /* The windows a session reports, and where they go. */
@@ -42,6 +43,7 @@ struct reports {
 	struct snapshot *prev;	/* the last read: totals since attach */
 	struct snapshot *pending; /* what changed since the last report */
 	struct snapshot *prev_blame;	/* --blame: the last read */
+	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
 	uint64_t attach_ns;	/* when counting began */
 	uint64_t last_ns;	/* when the last report's window ended */
@@ -102,6 +104,7 @@ int session__reports_close(struct session *s)
 	threadstates__free(r->states);
 	snapshot__free(r->prev);
 	snapshot__free(r->prev_blame);
+	why__free(r->prev_why);
 	snapshot__free(r->pending);
 	lockorder__free(r->lock_order);
 	err = outfile__close(r->out_file);
@@ -303,6 +306,7 @@ static int session__rows(struct session *s, const struct snapshot *view,
 struct session_views {
 	const struct snapshot *rows;	/* NULL: nothing read since a reset */
 	const struct snapshot *blame;	/* --blame's charges, or NULL */
+	const struct why *why;		/* --why's charges, or NULL */
 	const struct snapshot *waiting;	/* waits in progress at its end */
 };
 
@@ -400,6 +404,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.hold = s->opts->hold,
 		.blame = s->opts->blame ? &blame_rows : NULL,
 		.blame_names = blame_names,
+		.why = v->why,
+		.why_rows_by = settings,
 		/* Read for the last report only: null in the others. */
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
@@ -529,34 +535,42 @@ int session__report(struct session *s, bool final)
 		.top = s->opts->top,
 	};
 	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting = NULL;
+	struct why *why = NULL, *why_delta = NULL;
 	struct session_views views;
 	uint64_t closed;
 	int err = session__read(s);
 
 	if (!err && s->probes && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);
+	if (!err && s->probes && s->opts->why)
+		err = probes__read_why(s->probes, &why);
 	session__rekey(s, blame);
-	if (err)
+	if (err) {
+		snapshot__free(blame);
 		return err;
+	}
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ r->prev, blame, waiting };
+		views = (struct session_views){ r->prev, blame, why, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,
 				     STATES_SINCE_ORIGIN, r->attach_ns,
 				     r->read_ns, 0, closed);
 	} else {
 		if (blame)
 			err = snapshot__delta(blame, r->prev_blame, &blame_delta);
+		if (!err && why)
+			err = why__delta(why, r->prev_why, &why_delta);
 		views = (struct session_views){ r->pending, blame_delta,
-						waiting };
+						why_delta, waiting };
 		if (!err)
 			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
 					     r->last_ns, r->read_ns,
 					     r->next_window, closed);
 		snapshot__free(blame_delta);
+		why__free(why_delta);
 	}
 	snapshot__free(waiting);
 	r->next_window = closed + 1;
@@ -566,6 +580,8 @@ int session__report(struct session *s, bool final)
 	r->pending = NULL;
 	snapshot__free(r->prev_blame);
 	r->prev_blame = blame;
+	why__free(r->prev_why);
+	r->prev_why = why;
 	r->last_ns = r->read_ns;
 	return err;
 }
@@ -611,6 +627,7 @@ int session__live_end(struct session *s)
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
 	struct snapshot *blame = NULL, *waiting;
+	struct why *why = NULL;
 	struct session_views views;
 	uint64_t since_ns;
 	int err = session__refresh(s);
@@ -618,9 +635,13 @@ int session__live_end(struct session *s)
 	live__end(s->live);
 	if (!err && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);
+	if (!err && s->opts->why)
+		err = probes__read_why(s->probes, &why);
 	session__rekey(s, blame);
-	if (err)
+	if (err) {
+		snapshot__free(blame);
 		return err;
+	}
 	waiting = session__waiting(s, r->last_ns);
 	totals = live__totals(s->live, &settings, &since_ns);
 	/*
@@ -628,11 +649,12 @@ int session__live_end(struct session *s)
 	 * the blame covers the run since attach too.
 	 */
 	r->group_threads = live__group_threads(s->live);
-	views = (struct session_views){ totals, blame, waiting };
+	views = (struct session_views){ totals, blame, why, waiting };
 	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
 			     STATES_SINCE_ORIGIN, since_ns, r->last_ns, 0,
 			     probes__window(s->probes) - 1);
 	snapshot__free(blame);
+	why__free(why);
 	snapshot__free(waiting);
 	return err;
 }

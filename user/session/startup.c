@@ -388,6 +388,7 @@ int session__start(struct session *s, char *library, size_t len,
 				  opts->states ||
 				  live__applies(opts, isatty(STDOUT_FILENO)),
 		.blame = opts->blame,
+		.why = opts->why,
 		.hold = opts->hold,
 		.lock_order = opts->lock_order,
 		.off_cpu = opts->off_cpu,

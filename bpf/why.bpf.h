@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --why: what the holder did while a waiter waited, and where each chain
+ * of waits ends.  The maps are defined in why.bpf.c; contended.bpf.c
+ * calls why_wait_begin() as each futex wait begins and why_wait_end()
+ * where the wait is added to its row.
+ *
+ * The holder's state.  --why runs --states' programs (states.bpf.c):
+ * every thread of the target has cumulative counters (running,
+ * runnable, lock wait, other sleep) in `threads`, kept up to date at
+ * each of its switches and wakeups, plus the state it is in since
+ * since_ns.  A counter read "now" is the counter plus the open interval.
+ * As a wait begins, the holder's four clocks are read (a mutex's holder
+ * from its owner word); as the holder wakes the waiter (--blame's
+ * sched_waking program, blame.bpf.c), again: the differences are exactly
+ * what the holder did during the wait, however many times it switched,
+ * at the cost of two hash lookups per wait and nothing per switch beyond
+ * --states.  Measured (bpf_stats, lockbench pingpong pinned to one CPU,
+ * against --blame --states, load average 8): futex_exit +100 ns a run,
+ * sched_waking +80 ns a wakeup, ~0.4-0.6 us per blocking wait in all;
+ * futex_exit verifies ~350k instructions (42k without --why) because
+ * why_wait_end's bounded loops are checked per caller.  From that wakeup to the waiter's return the wait is the
+ * waiter's own (waiting for a CPU): `woken`.  A waiter woken by another
+ * thread than the holder it began with (a steal, a handoff) reads the
+ * holder's clocks at its return instead.  Rejected: sampling the holder's state at the wait's start
+ * and end (wrong for any holder that switches during a wait), and a
+ * per-waiter list of the holder's switches (unbounded, and a program on
+ * the switch path that must find the holder's waiters).
+ *
+ * Chains.  When a wait ends, the thread's own record (why_last, by TID)
+ * is rewritten with the roots that wait was charged to: a few (site,
+ * process, state, ns).  A waiter whose holder spent part of the wait in
+ * a lock wait passes that part on, in proportion, to the roots of the
+ * holder's last wait (which ended inside this one: the holder cannot
+ * release before its own wait ends), so a chain of any length is
+ * followed one hop per wait, in O(1).  A chain ends (counted in
+ * SP_CNT_WHY_CUT, charged to the holder's release site as `lock`) when
+ * the holder's last wait is not inside this one, when this thread is in
+ * the holder's chain (a cycle), or past SP_WHY_DEPTH holders.  A record
+ * keeps SP_WHY_ROOTS roots: more are charged to the row but not passed
+ * on (counted in SP_CNT_WHY_DROPPED, as a full map).  Only the
+ * holder's last wait is followed: a holder that waited twice during one
+ * wait has both shares passed on in the proportions of its last.
+ */
+#ifndef SYNCPROF_WHY_BPF_H
+#define SYNCPROF_WHY_BPF_H
+
+#include "threads.bpf.h"
+
+#define SP_WHY_CLOCKS	4	/* enum sp_why_state up to SP_WHY_SLEEP */
+
+/* The wait in flight of a thread: its holder and the holder's clocks. */
+struct sp_why_wait {
+	__u64 t0;
+	__u64 at[SP_WHY_CLOCKS];
+	__u32 holder;		/* 0: no owner known */
+	__u32 known;		/* the holder's clocks were read at t0 */
+};
+
+extern const volatile __u32 why_enabled;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sp_why_wait);
+} why_waits_map_t;
+extern why_waits_map_t why_waits SEC(".maps");
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct sp_why_last);
+	__uint(max_entries, 4096);
+} why_last_map_t;
+extern why_last_map_t why_last SEC(".maps");
+/* A new thread's record: too big for the stack beside the walk's. */
+extern const struct sp_why_last why_last_zero;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct sp_why_key);
+	__type(value, struct sp_why_value);
+	__uint(max_entries, 1);		/* set by the loader */
+} why_map_t;
+extern why_map_t why SEC(".maps");
+
+/* The holder's four clocks at now: its counters and the open interval. */
+static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
+				       __u64 at[SP_WHY_CLOCKS])
+{
+	__u64 d = now > t->since_ns ? now - t->since_ns : 0, lock = 0;
+
+	for (int i = 0; i < SP_TYPE__COUNT; i++)
+		lock += t->lock_ns[i];
+	at[SP_WHY_RUNNING] = t->running_ns;
+	at[SP_WHY_RUNNABLE] = t->runnable_ns;
+	at[SP_WHY_LOCK] = lock;
+	at[SP_WHY_SLEEP] = t->sleep_ns;
+	switch (t->state) {
+	case SP_THREAD_RUNNING:
+		at[SP_WHY_RUNNING] += d;
+		break;
+	case SP_THREAD_RUNNABLE:
+		at[SP_WHY_RUNNABLE] += d;
+		break;
+	case SP_THREAD_LOCK:
+		if (t->lock_type < SP_TYPE__COUNT)
+			at[SP_WHY_LOCK] += d;
+		else
+			at[SP_WHY_SLEEP] += d;
+		break;
+	case SP_THREAD_SLEEP:
+		at[SP_WHY_SLEEP] += d;
+		break;
+	default:
+		break;
+	}
+}
+
+static __always_inline bool why_owned(__u32 type)
+{
+	return type == SP_TYPE_MUTEX || type == SP_TYPE_REC_MUTEX;
+}
+
+/* A futex wait of the acquisition in st begins at now. */
+static __always_inline void why_wait_begin(const struct sp_contended *st,
+					   __u64 now)
+{
+	struct sp_why_wait *w;
+	struct sp_thread *t;
+	__u32 holder = 0;
+
+	w = bpf_task_storage_get(&why_waits, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		counter_bump(SP_CNT_DROPPED_INFLIGHT);
+		return;
+	}
+	w->t0 = now;
+	w->known = 0;
+	/* The owner now, not at the first wait: a steal changes it. */
+	if (why_owned(st->key.type))
+		bpf_probe_read_user(&holder, sizeof(holder),
+				    (void *)(st->uaddr + SP_MUTEX_OWNER_OFFSET));
+	w->holder = holder;
+	if (!holder || holder == (__u32)bpf_get_current_pid_tgid())
+		return;
+	t = bpf_map_lookup_elem(&threads, &holder);
+	if (!t)
+		return;
+	why_clocks(t, now, w->at);
+	w->known = 1;
+}
+
+/*
+ * The acquisition in st added wait ns to its row at now; rel: the
+ * release that woke it (site 0: none seen).  Global (why.bpf.c): checked
+ * once by the verifier, not at every futex program's call.
+ */
+int why_wait_end(const struct sp_contended *st, const struct sp_release *rel,
+		 __u64 now, __u64 wait);
+
+#endif

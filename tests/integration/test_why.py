@@ -1,0 +1,164 @@
+"""--why against tests/targets/convoy: holders that measure what they did
+while they held (their CPU time, their wait for a CPU from
+/proc/thread-self/schedstat, the rest asleep), and waiters whose waits
+chain through them.  syncprof's split of each row's wait by the holder's
+state must agree with the holder's own clocks, and a chain's wait must
+land at the release site of the last holder."""
+import os
+import subprocess
+
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
+                     source_marker)
+from test_waits import RELEASER
+
+CONVOY = os.path.join(BUILD, "tests", "targets", "convoy")
+SOURCE = os.path.join(ROOT, "tests", "targets", "convoy.c")
+# The holder's clocks cover the stretch from its waiters' blocking to its
+# unlock; syncprof's, the waiter's whole futex wait: they differ by the
+# waiter's way into the kernel and the holder's polling for it.
+TOLERANCE = 0.15
+HOLDER_KEYS = {"running_ns", "runnable_ns", "lock_ns", "sleep_ns",
+               "unknown_ns", "woken_ns"}
+
+
+def marker_line(kind, name):
+    return source_marker(SOURCE, kind, name)
+
+
+class Why(SyncprofTestCase):
+
+    def run_convoy(self, scenario, *args, syncprof_args=("--why",)):
+        target = self.start_waiting_target(
+            [CONVOY, scenario, "--wait-signal", "--truth",
+             self.path("truth.json"), *args])
+        run = self.profile_to_the_end(target, "--mode", "contended", "--top",
+                                      "0", "--no-coalesce", *syncprof_args)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0, run.stderr)
+        return report, self.truth()
+
+    def row_at(self, report, obj, marker):
+        line = marker_line("CALLSITE", marker)
+        rows = [r for r in report["rows"] if r["object"] == obj and
+                r["type"] == "mutex" and r["callsite"]["line"] == line]
+        self.assertEqual(len(rows), 1, f"rows at {marker}: {report['rows']}")
+        return rows[0]
+
+    def assertNear(self, measured, truth, what, tolerance=TOLERANCE):
+        self.assertGreater(truth, 0, f"{what}: the target measured nothing")
+        error = abs(measured - truth) / truth
+        self.assertLessEqual(error, tolerance,
+                             f"{what}: syncprof {measured} vs target {truth} "
+                             f"({error * 100:.1f}%)")
+
+    def at_release(self, row, marker):
+        line = marker_line("RELEASE", marker)
+        return sum(r["wait_ns"] for r in row["why"]["roots"]
+                   if r["frame"] and r["frame"]["line"] == line)
+
+    def holder_truth(self, truth):
+        cpu, delay = truth["holder_cpu_ns"], truth["holder_run_delay_ns"]
+        return cpu, delay, truth["holder_wall_ns"] - cpu - delay
+
+    def check_parts_add_up(self, row):
+        holder = row["why"]["holder"]
+        self.assertEqual(set(holder), HOLDER_KEYS)
+        self.assertEqual(sum(holder.values()), row["wait_ns"])
+        self.assertEqual(sum(r["wait_ns"] for r in row["why"]["roots"]),
+                         row["wait_ns"])
+
+    def test_convoy_is_charged_to_the_last_holders_release(self):
+        report, truth = self.run_convoy("convoy", "--iters", "6")
+        a = self.row_at(report, truth["l1"], "a_wait")
+        b = self.row_at(report, truth["l2"], "b_wait")
+        for row in (a, b):
+            self.check_parts_add_up(row)
+        # A waited for B, which waited for C: A's holder was in a lock
+        # wait, and the chain ends at C's unlock.
+        self.assertGreaterEqual(a["why"]["holder"]["lock_ns"], 0.9 * a["wait_ns"])
+        self.assertGreaterEqual(self.at_release(a, "c_unlock"), 0.9 * a["wait_ns"])
+        self.assertGreaterEqual(self.at_release(b, "c_unlock"), 0.9 * b["wait_ns"])
+        root = max(a["why"]["roots"], key=lambda r: r["wait_ns"])
+        self.assertEqual(root["frame"]["function"], "convoy_c")
+        self.assertIn(root["state"], ("running", "runnable", "sleep"))
+        self.assertEqual(report["why_chains_cut"], 0)
+        # B's holder is C: its clocks, as C measured them.
+        cpu, delay, asleep = self.holder_truth(truth)
+        holder = b["why"]["holder"]
+        self.assertNear(holder["running_ns"], cpu, "C running")
+        self.assertNear(holder["sleep_ns"], asleep, "C asleep")
+        self.assertNear(holder["running_ns"] + holder["runnable_ns"] +
+                        holder["sleep_ns"], truth["holder_wall_ns"], "C held")
+        # By state at the root: C's sleep and its computing apart.
+        line = marker_line("RELEASE", "c_unlock")
+        by_state = {r["state"]: r["wait_ns"] for r in b["why"]["roots"]
+                    if r["frame"] and r["frame"]["line"] == line}
+        self.assertNear(by_state.get("sleep", 0), asleep, "root asleep")
+        self.assertNear(by_state.get("running", 0), cpu, "root running")
+
+    def test_starved_holder_waits_for_a_cpu_as_its_schedstat_says(self):
+        report, truth = self.run_convoy("convoy", "--starve", "--iters", "4",
+                                        "--work-ms", "10")
+        b = self.row_at(report, truth["l2"], "b_wait")
+        self.check_parts_add_up(b)
+        cpu, delay, asleep = self.holder_truth(truth)
+        holder = b["why"]["holder"]
+        self.assertNear(holder["runnable_ns"], delay, "C runnable (schedstat)")
+        self.assertNear(holder["running_ns"], cpu, "C running")
+        self.assertNear(holder["sleep_ns"], asleep, "C asleep")
+        a = self.row_at(report, truth["l1"], "a_wait")
+        self.assertGreaterEqual(self.at_release(a, "c_unlock"), 0.9 * a["wait_ns"])
+
+    def test_holder_in_blocking_io_shows_as_its_sleep(self):
+        report, truth = self.run_convoy("io", "--iters", "5")
+        w = self.row_at(report, truth["l1"], "w_wait")
+        self.check_parts_add_up(w)
+        cpu, delay, asleep = self.holder_truth(truth)
+        self.assertNear(w["why"]["holder"]["sleep_ns"], asleep, "H in read()")
+        top = max(w["why"]["roots"], key=lambda r: r["wait_ns"])
+        self.assertEqual(top["state"], "sleep")
+        self.assertEqual(top["frame"]["line"], marker_line("RELEASE", "h_unlock"))
+
+    def test_condvar_has_no_owner_and_is_charged_to_its_releaser(self):
+        run = self.launch(["--mode", "contended", "--why", "--top", "0",
+                           "--no-coalesce"],
+                          [RELEASER, "condvar", "--truth", self.path("truth.json"),
+                           "--iters", "10", "--hold-us", "3000"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = [r for r in run.reports[0]["rows"]
+                if r["object"] == truth["cond"] and r["type"] == "condvar"]
+        self.assertEqual(len(rows), 1, run.reports[0]["rows"])
+        why = rows[0]["why"]
+        self.assertEqual(why["holder"]["unknown_ns"], rows[0]["wait_ns"])
+        self.assertTrue(why["roots"])
+        for root in why["roots"]:
+            self.assertEqual(root["state"], "unknown")
+            self.assertEqual(root["frame"]["function"], "cond_releaser")
+
+    def test_without_the_option_why_is_null(self):
+        report, _ = self.run_convoy("convoy", "--iters", "2", syncprof_args=())
+        self.assertTrue(report["rows"])
+        for row in report["rows"]:
+            self.assertIn("why", row)
+            self.assertIsNone(row["why"])
+        self.assertIsNone(report["why_chains_cut"])
+
+    def test_table_names_where_the_chains_end(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--why", "--", CONVOY, "convoy", "--iters", "2"],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("Why they waited: what the holder did", proc.stdout)
+        self.assertIn("Where the chains end: the last holder slept", proc.stdout)
+        self.assertRegex(proc.stdout, rf"Chain ends at.*\n-+\nmutex .*convoy\.c:"
+                         rf"{marker_line('RELEASE', 'c_unlock')}")
+
+    def test_full_mode_is_refused(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--why", "--mode", "full", "--", CONVOY, "convoy"],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--why", proc.stderr)
+        self.assertIn("contended", proc.stderr)

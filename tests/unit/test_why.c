@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * why: the charges of --why by report row (the grouping report__build
+ * used), roots summed by site and state, and windows as differences.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "why.h"
+
+#define UNUSED __attribute__((unused))
+
+static struct sp_why_key key(uint64_t object, uint64_t callsite, uint32_t kind,
+			     uint64_t site)
+{
+	return (struct sp_why_key){
+		.row = { .object = object, .callsite = callsite, .tid = 7,
+			 .type = SP_TYPE_MUTEX, .pid = 100 },
+		.site = site, .pid = site ? 100 : 0, .kind = kind,
+	};
+}
+
+static void add(struct why *w, struct sp_why_key k, uint32_t state,
+		uint64_t ns)
+{
+	struct sp_why_value v = { 0 };
+
+	v.ns[state] = ns;
+	v.waits[state] = 1;
+	assert_int_equal(why__add(w, &k, &v), 0);
+}
+
+static struct why *sample(void)
+{
+	struct why *w;
+
+	assert_int_equal(why__new(&w), 0);
+	/* Two objects at one call site; another call site. */
+	add(w, key(0x10, 0x400, SP_WHY_HOLDER, 0), SP_WHY_LOCK, 900);
+	add(w, key(0x20, 0x400, SP_WHY_HOLDER, 0), SP_WHY_SLEEP, 100);
+	add(w, key(0x10, 0x400, SP_WHY_ROOT, 0x777), SP_WHY_SLEEP, 700);
+	add(w, key(0x20, 0x400, SP_WHY_ROOT, 0x777), SP_WHY_SLEEP, 100);
+	add(w, key(0x10, 0x400, SP_WHY_ROOT, 0x888), SP_WHY_RUNNING, 200);
+	add(w, key(0x10, 0x500, SP_WHY_ROOT, 0x888), SP_WHY_RUNNING, 50);
+	why__seal(w);
+	return w;
+}
+
+static const struct report_row row400 = {
+	.type = SP_TYPE_MUTEX, .object = 0x10, .n_objects = 2,
+	.callsite = 0x400, .tid = REPORT_NO_TID, .pid = 100,
+	.owner_tid = REPORT_NO_TID,
+};
+
+static void test_row_sums_its_objects_when_coalesced(void **state UNUSED)
+{
+	const struct report_settings s = { .coalesce = true,
+					   .per_process = true };
+	struct why *w = sample();
+	struct why_row r;
+
+	assert_int_equal(why__row(w, &row400, &s, &r), 0);
+	assert_int_equal(r.holder[SP_WHY_LOCK], 900);
+	assert_int_equal(r.holder[SP_WHY_SLEEP], 100);
+	assert_int_equal(r.n_roots, 2);
+	/* Largest first; the other call site's root is not this row's. */
+	assert_int_equal(r.roots[0].site, 0x777);
+	assert_int_equal(r.roots[0].state, SP_WHY_SLEEP);
+	assert_int_equal(r.roots[0].ns, 800);
+	assert_int_equal(r.roots[0].waits, 2);
+	assert_int_equal(r.roots[1].site, 0x888);
+	assert_int_equal(r.roots[1].ns, 200);
+	why__row_free(&r);
+	why__free(w);
+}
+
+static void test_row_keeps_its_object_apart(void **state UNUSED)
+{
+	const struct report_settings s = { .coalesce = false,
+					   .per_process = true };
+	struct report_row one = row400;
+	struct why *w = sample();
+	struct why_row r;
+
+	one.object = 0x20;
+	one.n_objects = 1;
+	assert_int_equal(why__row(w, &one, &s, &r), 0);
+	assert_int_equal(r.holder[SP_WHY_LOCK], 0);
+	assert_int_equal(r.holder[SP_WHY_SLEEP], 100);
+	assert_int_equal(r.n_roots, 1);
+	assert_int_equal(r.roots[0].ns, 100);
+	why__row_free(&r);
+	why__free(w);
+}
+
+static void test_delta_is_the_window(void **state UNUSED)
+{
+	struct why *before, *after, *d;
+	const struct report_settings s = { .coalesce = true,
+					   .per_process = true };
+	struct why_row r;
+
+	assert_int_equal(why__new(&before), 0);
+	add(before, key(0x10, 0x400, SP_WHY_ROOT, 0x777), SP_WHY_SLEEP, 300);
+	why__set_counts(before, 1, 0);
+	why__seal(before);
+	after = sample();
+	why__set_counts(after, 3, 2);
+	assert_int_equal(why__delta(after, before, &d), 0);
+	assert_int_equal(why__row(d, &row400, &s, &r), 0);
+	assert_int_equal(r.roots[0].site, 0x777);
+	assert_int_equal(r.roots[0].ns, 500);
+	why__row_free(&r);
+	uint64_t cut, dropped;
+
+	why__counts(d, &cut, &dropped);
+	assert_int_equal(cut, 2);
+	assert_int_equal(dropped, 2);
+	why__free(d);
+	why__free(before);
+	why__free(after);
+}
+
+static void test_state_names(void **state UNUSED)
+{
+	assert_string_equal(why__state_name(SP_WHY_RUNNABLE), "runnable");
+	assert_string_equal(why__state_name(SP_WHY_WOKEN), "woken");
+	assert_string_equal(why__state_name(99), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_row_sums_its_objects_when_coalesced),
+		cmocka_unit_test(test_row_keeps_its_object_apart),
+		cmocka_unit_test(test_delta_is_the_window),
+		cmocka_unit_test(test_state_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --why's charges in user space (see why.h): a flat array of the map's
+ * entries, sorted by key.  Rows and roots are found by a pass over it:
+ * the map holds one entry per (row, root), a few per row, so a report's
+ * rows times entries stays small next to symbolizing them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "why.h"
+
+struct why_entry {
+	struct sp_why_key key;
+	struct sp_why_value value;
+};
+
+struct why {
+	struct why_entry *items;
+	size_t n, cap;
+	uint64_t cut, dropped;
+};
+
+int why__new(struct why **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void why__free(struct why *w)
+{
+	if (!w)
+		return;
+	free(w->items);
+	free(w);
+}
+
+int why__add(struct why *w, const struct sp_why_key *key,
+	     const struct sp_why_value *value)
+{
+	int err = array__grow(&w->items, &w->cap, w->n + 1, sizeof(*w->items));
+
+	if (err)
+		return err;
+	w->items[w->n++] = (struct why_entry){ *key, *value };
+	return 0;
+}
+
+void why__set_counts(struct why *w, uint64_t cut, uint64_t dropped)
+{
+	w->cut = cut;
+	w->dropped = dropped;
+}
+
+void why__counts(const struct why *w, uint64_t *cut, uint64_t *dropped)
+{
+	*cut = w ? w->cut : 0;
+	*dropped = w ? w->dropped : 0;
+}
+
+/* The key has no padding (syncprof.h): bytes order it. */
+static int why__key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sp_why_key));
+}
+
+void why__seal(struct why *w)
+{
+	if (w->n)
+		qsort(w->items, w->n, sizeof(*w->items), why__key_cmp);
+}
+
+int why__delta(const struct why *cur, const struct why *prev,
+	       struct why **out)
+{
+	struct why *d;
+	int err = why__new(&d);
+
+	for (size_t i = 0; !err && i < cur->n; i++) {
+		const struct why_entry *e = &cur->items[i], *p = NULL;
+		struct sp_why_value v = e->value;
+		bool any = false;
+
+		if (prev && prev->n)
+			p = bsearch(&e->key, prev->items, prev->n,
+				    sizeof(*prev->items), why__key_cmp);
+		for (size_t k = 0; k < SP_WHY__COUNT; k++) {
+			uint64_t was = p ? p->value.ns[k] : 0;
+
+			v.ns[k] = v.ns[k] > was ? v.ns[k] - was : 0;
+			any |= v.ns[k] != 0;
+		}
+		for (size_t k = 0; k < SP_WHY__COUNT; k++)
+			v.waits[k] -= p && p->value.waits[k] <= v.waits[k]
+				      ? p->value.waits[k] : 0;
+		if (any)
+			err = why__add(d, &e->key, &v);
+	}
+	if (err) {
+		why__free(d);
+		return err;
+	}
+	d->cut = cur->cut - (prev && prev->cut <= cur->cut ? prev->cut : 0);
+	d->dropped = cur->dropped -
+		     (prev && prev->dropped <= cur->dropped ? prev->dropped : 0);
+	why__seal(d);
+	*out = d;
+	return 0;
+}
+
+/* Whether report__build put an entry with this key into row. */
+static bool why__in_row(const struct sp_key *k, const struct report_row *row,
+			const struct report_settings *s)
+{
+	int64_t pid = k->pid ? (int64_t)k->pid : REPORT_NO_TID;
+	int64_t owner = k->owner_tid ? (int64_t)k->owner_tid : REPORT_NO_TID;
+
+	if (k->type != row->type || k->callsite != row->callsite)
+		return false;
+	if ((s->per_thread || s->per_process) && pid != row->pid)
+		return false;
+	if (s->per_thread && ((int64_t)k->tid != row->tid ||
+			      owner != row->owner_tid))
+		return false;
+	return s->coalesce || k->object == row->object;
+}
+
+/* Adds ns at (site, pid, state) to a list of roots. */
+static int why__root_add(struct why_root **roots, size_t *n, size_t *cap,
+			 const struct why_root *add)
+{
+	int err;
+
+	for (size_t i = 0; i < *n; i++) {
+		struct why_root *r = &(*roots)[i];
+
+		if (r->site == add->site && r->pid == add->pid &&
+		    r->state == add->state) {
+			r->ns += add->ns;
+			r->waits += add->waits;
+			return 0;
+		}
+	}
+	err = array__grow(roots, cap, *n + 1, sizeof(**roots));
+	if (!err)
+		(*roots)[(*n)++] = *add;
+	return err;
+}
+
+/* The roots of one (row, site) entry, one per state charged. */
+static int why__entry_roots(const struct why_entry *e, struct why_root **roots,
+			    size_t *n, size_t *cap)
+{
+	int err = 0;
+
+	for (uint32_t k = 0; !err && k < SP_WHY__COUNT; k++) {
+		const struct why_root add = {
+			.site = e->key.site, .pid = e->key.pid, .state = k,
+			.ns = e->value.ns[k], .waits = e->value.waits[k],
+		};
+
+		if (add.ns)
+			err = why__root_add(roots, n, cap, &add);
+	}
+	return err;
+}
+
+static int why__root_cmp(const void *pa, const void *pb)
+{
+	const struct why_root *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->state < b->state ? -1 : a->state > b->state;
+}
+
+int why__row(const struct why *w, const struct report_row *row,
+	     const struct report_settings *settings, struct why_row *out)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	*out = (struct why_row){ 0 };
+	for (size_t i = 0; !err && w && i < w->n; i++) {
+		const struct why_entry *e = &w->items[i];
+
+		if (!why__in_row(&e->key.row, row, settings))
+			continue;
+		if (e->key.kind == SP_WHY_HOLDER) {
+			for (size_t k = 0; k < SP_WHY__COUNT; k++)
+				out->holder[k] += e->value.ns[k];
+			continue;
+		}
+		err = why__entry_roots(e, &out->roots, &out->n_roots, &cap);
+	}
+	if (err) {
+		why__row_free(out);
+		return err;
+	}
+	if (out->n_roots)
+		qsort(out->roots, out->n_roots, sizeof(*out->roots),
+		      why__root_cmp);
+	return 0;
+}
+
+void why__row_free(struct why_row *r)
+{
+	free(r->roots);
+	*r = (struct why_row){ 0 };
+}
+
+const char *why__state_name(uint32_t state)
+{
+	static const char *const names[SP_WHY__COUNT] = {
+		[SP_WHY_RUNNING] = "running",
+		[SP_WHY_RUNNABLE] = "runnable",
+		[SP_WHY_LOCK] = "lock",
+		[SP_WHY_SLEEP] = "sleep",
+		[SP_WHY_UNKNOWN] = "unknown",
+		[SP_WHY_WOKEN] = "woken",
+	};
+
+	return state < SP_WHY__COUNT ? names[state] : "unknown";
+}
