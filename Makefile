@@ -501,7 +501,7 @@ FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
+                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch target/targetfile \
                         symbols/demangle target/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
