@@ -76,7 +76,7 @@ LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/nul
 LIB_LDLIBS  += -liberty
 LIB_CFLAGS  += $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
-# jansson: --format json (user/report/jsonout.c).
+# jansson: --format json (user/text/jsonout.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # ncursesw: the live screen (user/report/live.c).
@@ -507,16 +507,17 @@ FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap symbols/debugfind target/targetfile \
+                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch target/targetfile \
                         symbols/demangle target/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \
-                    report/snapshot report/hist report/columns report/jsonout \
-                    report/utf8 report/callgraph report/folded report/fold \
-                    report/pprof report/rowstacks report/why states/stateformat \
-                    symbols/srcpath outfile options log array \
+                    report/snapshot report/hist report/columns text/jsonout \
+                    text/utf8 text/text target/readiness report/callgraph \
+                    report/folded report/fold report/pprof report/rowstacks \
+                    report/why report/names states/stateformat symbols/srcpath \
+                    outfile options locktype log array \
                     probes/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c

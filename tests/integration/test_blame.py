@@ -4,7 +4,7 @@ syncprof charges to each release line must be the waits the target says
 that release ended."""
 import subprocess
 
-from harness import HANG_S, SYNCPROF
+from harness import HANG_S, SYNCPROF, UNDER_TOLERANCE
 from test_waits import RELEASER, ReleaserTestCase, marker_line
 
 TOLERANCE = 0.03
@@ -92,10 +92,13 @@ class Blame(ReleaserTestCase):
                                           hold2_us=1000)
         before = self.blame_at(report, truth["cv_word"], "futex", "requeue")
         after = self.blame_at(report, truth["m_word"], "futex", "requeue_unlock")
+        # The target splits at its own clock read beside the requeue
+        # call, syncprof at the kernel's requeue: a releaser preempted
+        # between the two moves the split (never the sum, checked below).
         for entry, name in ((before, "requeue"), (after, "requeue_unlock")):
             self.assertEqual(entry["count"], truth["releases"][name]["count"])
             self.assertClose(entry["wait_ns"], truth["releases"][name]["ns"],
-                             what=name)
+                             UNDER_TOLERANCE, what=name)
         row = self.row_at(report, truth["cv_word"], "futex", "requeue_wait")
         self.assertEqual(before["wait_ns"] + after["wait_ns"], row["wait_ns"])
 

@@ -403,6 +403,7 @@ static struct call *call_new(enum job job, const char *path,
 	c->job = job;
 	c->flags = flags;
 	c->fd = -1;
+	atomic_init(&c->refs, 1);	/* the caller's */
 	sem_init(&c->done, 0, 0);
 	return c;
 }
