@@ -133,7 +133,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps deps-build demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo readme-samples plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -575,6 +575,10 @@ demo:
 	$(Q)$(MAKE) --no-print-directory deps-build
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
+
+# README.md's sample outputs, from real runs of the demo (as root).
+readme-samples: $(BIN) $(OUT)/tests/targets/demo
+	$(Q)$(PYTHON) tests/docs/readme_samples.py --build $(OUT)
 
 test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 
