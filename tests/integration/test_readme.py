@@ -7,13 +7,13 @@ import collections
 import glob
 import os
 import re
-import socket
 import subprocess
 import sys
 import unittest
 import urllib.request
 
-from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, read_line
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, free_port,
+                     read_line)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "docs"))
 import readme_samples as samples  # noqa: E402
@@ -71,12 +71,6 @@ def markdown_links(path):
             line = re.sub(r"`[^`]*`", "", line)
             out += [(number, t) for t in re.findall(r"\]\(([^)\s]+)\)", line)]
     return out
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class QuickStart(SyncprofTestCase):
