@@ -32,8 +32,11 @@ KEEP = {
     "demo": ["./syncprof "],
     "stacks": ["syncprof: pid"],
     "blame": ["Who made them wait"],
-    "why": ["Why they waited", "Where the chains end: the last holder was running"],
+    "why": ["Why they waited", "Where the chains end:"],
 }
+# Titles that go on to name what a run happened to see: their shape is
+# the start.
+VARYING = ("Where the chains end:",)
 
 # Package groups: (Makefile variable, what installs it); each group lists
 # the packages its variable adds to the one before.
@@ -73,7 +76,9 @@ def shape(lines):
         for i, line in enumerate(part):
             k = kind(line)
             if k == "text" and i == 0:
-                out.add(("title", re.sub(r"\d+", "N", " ".join(line.split()))))
+                title = re.sub(r"\d+", "N", " ".join(line.split()))
+                out.add(("title", next((v for v in VARYING
+                                        if title.startswith(v)), title)))
             elif k == "header":
                 out.add((k, " ".join(line.split())))
             else:
@@ -134,10 +139,13 @@ def sections(output):
 
 
 def excerpt(name, output):
-    """The kept sections, in order, with '...' where others were left out."""
-    out, skipped = [], False
+    """The first section of each kind NAME keeps, in order, with '...'
+    where others were left out."""
+    out, skipped, wanted = [], False, list(KEEP[name])
     for part in sections(output):
-        if any(part[0].startswith(k) for k in KEEP[name]):
+        match = [k for k in wanted if part[0].startswith(k)]
+        if match:
+            wanted.remove(match[0])
             if skipped:
                 out.append("...")
             elif out:
