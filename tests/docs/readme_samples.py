@@ -40,7 +40,7 @@ VARYING = ("Where the chains end:",)
 
 # Package groups: (Makefile variable, what installs it); each group lists
 # the packages its variable adds to the one before.
-GROUPS = [("DEB_BUILD_PKGS", "build and `make demo`", "`make demo` (`make deps-build`)"),
+GROUPS = [("DEB_BUILD_PKGS", "build, demo", "`make demo` (`make deps-build`)"),
           ("DEB_PKGS", "tests", "`make test` (`make deps`)"),
           ("DEB_PKGS BENCH=1", "benchmarks", "`make bench`")]
 
