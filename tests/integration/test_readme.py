@@ -177,6 +177,18 @@ class Links(unittest.TestCase):
         self.assertFalse(bad, "\n".join(bad))
 
 
+    def test_docs_named_in_the_sources_exist(self):
+        """Messages, comments and the man page name docs/X.md files."""
+        bad = []
+        for path in glob.glob(os.path.join(ROOT, "user", "**", "*.[ch8]"),
+                              recursive=True):
+            with open(path, errors="replace") as f:
+                for name in set(re.findall(r"docs/[\w.-]+\.md", f.read())):
+                    if not os.path.exists(os.path.join(ROOT, name)):
+                        bad.append(f"{os.path.relpath(path, ROOT)}: {name}")
+        self.assertFalse(bad, "\n".join(bad))
+
+
 class Shape(unittest.TestCase):
 
     def test_readme_is_a_quick_start(self):
