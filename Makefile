@@ -24,9 +24,10 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 DEB_BUILD_PKGS := clang llvm gcc binutils make pkg-config libc6-dev libbpf-dev \
                bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev \
                libiberty-dev util-linux procps
-# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson).
+# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson),
+# debuginfod's client header (syncprof dlopens libdebuginfod.so.1).
 DEB_BUILD_PKGS += libncurses-dev libprotobuf-c-dev protobuf-c-compiler \
-               libjansson-dev
+               libjansson-dev libdebuginfod-dev
 DEB_PKGS    := $(DEB_BUILD_PKGS) g++ libcmocka-dev python3 rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
 # a musl-linked program (the notices; Go's are built with golang-go), and
@@ -40,10 +41,9 @@ DEB_PKGS    += man-db groff-base
 # reads the profiles back.
 DEB_PKGS    += tmux golang-go
 
-# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
-# the tests serve debug files with elfutils' own server.  MariaDB's
+# The tests serve debug files with elfutils' own debuginfod.  MariaDB's
 # mariadbd: the InnoDB notice on a server that exports no symbol.
-DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+DEB_PKGS    += debuginfod mariadb-server-core
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev

@@ -225,5 +225,54 @@ class Shape(unittest.TestCase):
         self.assertEqual(body, samples.packages_block())
 
 
+def system_headers():
+    """The system headers syncprof's sources (and protoc-c's output)
+    include, as the compiler finds them."""
+    names = set()
+    sources = [*glob.glob(os.path.join(ROOT, "user", "**", "*.[ch]"), recursive=True),
+               *glob.glob(os.path.join(ROOT, "bpf", "*.[ch]")),
+               *glob.glob(os.path.join(BUILD, "**", "*.pb-c.h"), recursive=True)]
+    for path in sources:
+        with open(path, errors="replace") as f:
+            names |= set(re.findall(r"^#include <([^>]+)>", f.read(), re.M))
+    paths = {}
+    for name in sorted(names):
+        deps = subprocess.run(["cc", "-M", "-x", "c", "-"], input=f"#include <{name}>\n",
+                              capture_output=True, text=True).stdout
+        found = [p for p in deps.replace("\\", " ").split() if p.endswith("/" + name)]
+        paths[name] = found[0] if found else None
+    return paths
+
+
+class Packages(unittest.TestCase):
+
+    def test_the_build_group_holds_every_header_the_build_includes(self):
+        """make demo installs only the build group: every header syncprof
+        is compiled with comes from it (or what it depends on)."""
+        group = samples.make_var("DEB_BUILD_PKGS")
+        closure = subprocess.run(
+            ["apt-cache", "depends", "--recurse", "--no-recommends",
+             "--no-suggests", "--no-conflicts", "--no-breaks", "--no-replaces",
+             "--no-enhances", *group], capture_output=True, text=True,
+            check=True).stdout
+        closure = {line.strip("<>") for line in closure.splitlines()
+                   if not line.startswith(" ")}
+        headers = system_headers()
+        owners = {}
+        found = subprocess.run(["dpkg", "-S", *filter(None, headers.values())],
+                               capture_output=True, text=True).stdout
+        for line in found.splitlines():
+            pkgs, _, path = line.partition(": ")
+            owners[path] = {p.strip().split(":")[0] for p in pkgs.split(",")}
+        bad = []
+        for name, path in headers.items():
+            owner = owners.get(path, set())
+            if not path or not owner & closure:
+                bad.append(f"<{name}>: {path or 'not found'} is in "
+                           f"{sorted(owner) or 'no package'}, not in the "
+                           "build group (DEB_BUILD_PKGS) or its dependencies")
+        self.assertFalse(bad, "\n".join(bad))
+
+
 if __name__ == "__main__":
     unittest.main()
