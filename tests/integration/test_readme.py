@@ -2,7 +2,9 @@
 prints what its samples show, in shape; `make demo` too.  Every relative
 link and #anchor in README.md and docs/*.md resolves.  The README stays a
 quick start (400 lines at most) whose generated blocks are what
-tests/docs/readme_samples.py writes, its package table the Makefile's."""
+tests/docs/readme_samples.py writes, its package table the Makefile's,
+and the build group (all `make demo` installs) holds every header the
+build includes."""
 import collections
 import glob
 import os
