@@ -182,10 +182,12 @@ def package_groups():
 
 
 def packages_block():
-    lines = ["| group | installed by | Debian packages |", "|---|---|---|"]
+    """A Markdown table, blank lines around it so that the markers stay
+    outside it."""
+    lines = ["", "| group | installed by | Debian packages |", "|---|---|---|"]
     for group, how, pkgs in package_groups():
         lines.append(f"| {group} | {how} | {' '.join(pkgs)} |")
-    return lines
+    return lines + [""]
 
 
 class Demo:
