@@ -25,9 +25,10 @@ DEB_BUILD_PKGS := clang llvm gcc binutils make pkg-config libc6-dev libbpf-dev \
                bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev \
                libiberty-dev util-linux procps
 # The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson),
-# --serve (libmicrohttpd).
+# --serve (libmicrohttpd), debuginfod's client header (syncprof dlopens
+# libdebuginfod.so.1).
 DEB_BUILD_PKGS += libncurses-dev libprotobuf-c-dev protobuf-c-compiler \
-               libjansson-dev libmicrohttpd-dev
+               libjansson-dev libmicrohttpd-dev libdebuginfod-dev
 DEB_PKGS    := $(DEB_BUILD_PKGS) g++ libcmocka-dev python3 rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
 # a musl-linked program (the notices; Go's are built with golang-go), and
@@ -43,10 +44,9 @@ DEB_PKGS    += tmux golang-go
 # --serve's tests scrape it with Debian's Prometheus (and its promtool).
 DEB_PKGS    += prometheus
 
-# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
-# the tests serve debug files with elfutils' own server.  MariaDB's
+# The tests serve debug files with elfutils' own debuginfod.  MariaDB's
 # mariadbd: the InnoDB notice on a server that exports no symbol.
-DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+DEB_PKGS    += debuginfod mariadb-server-core
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
@@ -139,7 +139,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps deps-build demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo readme-samples plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -581,6 +581,10 @@ demo:
 	$(Q)$(MAKE) --no-print-directory deps-build
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
+
+# README.md's sample outputs, from real runs of the demo (as root).
+readme-samples: $(BIN) $(OUT)/tests/targets/demo
+	$(Q)$(PYTHON) tests/docs/readme_samples.py --build $(OUT)
 
 test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 
