@@ -257,6 +257,25 @@ static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 }
 
 /*
+ * The name libdwfl searches a debuglink's directory by: with our root,
+ * /proc/PID/root/X is X (procmaps__file_path checked the identity), and
+ * X stays valid after the process is gone, when its DWARF may be read.
+ */
+static const char *symbolizer__link_base(const struct symbolizer *sym,
+					 const char *path)
+{
+	char root[32];
+	int n;
+
+	if (sym->own_root || sym->pid <= 0)
+		return path;
+	n = snprintf(root, sizeof(root), "/proc/%d/root/", (int)sym->pid);
+	if (n > 0 && !strncmp(path, root, (size_t)n))
+		return path + n - 1;
+	return path;
+}
+
+/*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
  * file takes ~100 ms) and a short-lived target may be gone by then, but
@@ -297,7 +316,9 @@ static void symbolizer__report(struct symbolizer *sym,
 		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
-		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
+		mod = dwfl_report_elf(sym->dwfl, e->path,
+				      symbolizer__link_base(sym, path), fd,
+				      file.base, true);
 		if (!mod) {
 			pr_debug("symbols: cannot use %s: %s", e->path, dwfl_errmsg(-1));
 			close(fd);
