@@ -157,10 +157,8 @@ static int session__loop(struct session *s, int signal_fd)
 
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
-			/* Several: per process above; names refreshed here. */
-			if ((seen & PROBES_EVENT_MODULES) && session__space(s))
-				symbolizer__refresh(s->symbolizer);
-			else if (seen & PROBES_EVENT_MODULES)
+			/* Several: per process, in session__take_events. */
+			if ((seen & PROBES_EVENT_MODULES) && !session__space(s))
 				session__modules_changed(s);
 		}
 		if (session__space(s) && fds[FD_HOUSEKEEPING].revents)
