@@ -323,6 +323,9 @@ $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures
 #   callsites-debuglink  DWARF in callsites-debuglink.debug, by .gnu_debuglink
 #   callsites-buildid    DWARF in symdebug/.build-id/xx/yyyy.debug only, found
 #                        when symdebug/ is the debuginfo path
+#   members, members-nodebug  locks inside structs, arrays and unions
+#                        (tests/fixtures/members.c), named by member path
+#                        with DWARF, as symbol+0xoff without (test_memberpath.c)
 # and Rust's two manglings (tests/fixtures/rustsites.rs), with Debian's rustc:
 #   rustsites-legacy     _ZN...17h<hash>E (rustc 1.63's default), .symtab only
 #   rustsites-v0         _R..., with DWARF
@@ -336,7 +339,8 @@ FIXTURES      += $(SYMFIX)/libcallsites.so $(SYMFIX)/callsites \
                  $(SYMFIX)/callsites-pie $(SYMFIX)/callsites-nopie \
                  $(SYMFIX)/callsites-nodebug $(SYMFIX)/callsites-stripped \
                  $(SYMFIX)/callsites-debuglink $(SYMFIX)/callsites-buildid \
-                 $(SYMFIX)/cxxsites $(SYMFIX)/rustsites-legacy $(SYMFIX)/rustsites-v0
+                 $(SYMFIX)/cxxsites $(SYMFIX)/rustsites-legacy $(SYMFIX)/rustsites-v0 \
+                 $(SYMFIX)/members $(SYMFIX)/members-nodebug
 
 $(SYMFIX)/libcallsites.so: tests/fixtures/callsites_lib.c tests/fixtures/callsites_lib.h
 	$(call msg,CC,$@)
@@ -384,6 +388,15 @@ $(SYMFIX)/callsites-buildid: $(CALLSITES_DEPS)
 	  objcopy --only-keep-debug $@.full $$dir/$$(echo $$id | cut -c3-).debug
 	$(Q)strip --strip-debug -o $@ $@.full
 	$(Q)rm -f $@.full
+
+$(SYMFIX)/members: tests/fixtures/members.c tests/fixtures/members.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) $< -o $@
+
+$(SYMFIX)/members-nodebug: $(SYMFIX)/members
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-debug -o $@ $<
 
 $(SYMFIX)/cxxsites: tests/fixtures/cxxsites.cpp
 	$(call msg,CXX,$@)

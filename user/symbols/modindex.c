@@ -6,6 +6,10 @@
  * symbols and the DWARF subprograms' address ranges are sorted once per
  * module, on first use; a lookup is a binary search, then a descent
  * through one function's own blocks and inlined calls.
+ *
+ * Variables (for member paths, memberpath.c) are indexed apart, by
+ * their DW_OP_addr, when an object of the module is first named: most
+ * modules only ever name call sites.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -30,6 +34,11 @@ struct symbol {
 	int rank;		/* binding: 0 global, 1 weak, 2 local */
 };
 
+struct var_addr {
+	Dwarf_Addr addr;	/* DWARF address: target address - bias */
+	Dwarf_Off die;
+};
+
 struct modindex {
 	Dwarf *dwarf;
 	Dwarf_Addr bias;
@@ -37,6 +46,9 @@ struct modindex {
 	size_t n_funcs, cap_funcs;
 	struct symbol *syms;
 	size_t n_syms;
+	struct var_addr *vars;
+	size_t n_vars, cap_vars;
+	bool vars_indexed;
 };
 
 static int cmp_range(const void *pa, const void *pb)
@@ -169,6 +181,7 @@ void modindex__free(struct modindex *idx)
 		return;
 	free(idx->funcs);
 	free(idx->syms);
+	free(idx->vars);
 	free(idx);
 }
 
@@ -268,4 +281,108 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 	}
 	*scopes = path;
 	return (int)depth;
+}
+
+/* A static variable's address: DW_OP_addr (or its DWARF 5 index form). */
+static bool variable_address(Dwarf_Die *var, Dwarf_Addr *out)
+{
+	Dwarf_Attribute attr, addr;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(var, DW_AT_location, &attr) ||
+	    dwarf_getlocation(&attr, &ops, &n) || n != 1)
+		return false;
+	if (ops[0].atom == DW_OP_addr) {
+		*out = ops[0].number;
+		return true;
+	}
+	return (ops[0].atom == DW_OP_addrx || ops[0].atom == DW_OP_GNU_addr_index) &&
+	       !dwarf_getlocation_attr(&attr, &ops[0], &addr) &&
+	       !dwarf_formaddr(&addr, out);
+}
+
+static int cmp_var(const void *pa, const void *pb)
+{
+	const struct var_addr *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->die < b->die ? -1 : a->die > b->die;
+}
+
+/* Variables with an address under die, through namespaces. */
+static int modindex__scan_vars(struct modindex *idx, Dwarf_Die *parent)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr addr;
+
+		if (tag == DW_TAG_variable && variable_address(&child, &addr)) {
+			if (array__grow(&idx->vars, &idx->cap_vars, idx->n_vars + 1,
+					sizeof(*idx->vars)))
+				return -ENOMEM;
+			idx->vars[idx->n_vars++] = (struct var_addr){
+				addr, dwarf_dieoffset(&child) };
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+			if (modindex__scan_vars(idx, &child))
+				return -ENOMEM;
+		}
+	} while (!dwarf_siblingof(&child, &child));
+	return 0;
+}
+
+static int modindex__index_vars(struct modindex *idx)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+
+	idx->vars_indexed = true;
+	if (!idx->dwarf)
+		return 0;
+	while (!dwarf_get_units(idx->dwarf, cu, &cu, NULL, NULL, &cudie, NULL))
+		if (modindex__scan_vars(idx, &cudie)) {
+			idx->vars_indexed = false;
+			return -ENOMEM;
+		}
+	if (idx->n_vars)
+		qsort(idx->vars, idx->n_vars, sizeof(*idx->vars), cmp_var);
+	return 0;
+}
+
+int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
+{
+	Dwarf_Addr at = addr - idx->bias;
+	size_t lo = 0, hi;
+	int err;
+
+	if (!idx->vars_indexed && (err = modindex__index_vars(idx))) {
+		free(idx->vars);
+		idx->vars = NULL;
+		idx->n_vars = idx->cap_vars = 0;
+		return err;
+	}
+	/* The first variable at or above at. */
+	hi = idx->n_vars;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (idx->vars[mid].addr < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < idx->n_vars && idx->vars[lo].addr == at; lo++) {
+		Dwarf_Attribute type;
+
+		/* A definition may leave its type to its declaration. */
+		if (dwarf_offdie(idx->dwarf, idx->vars[lo].die, die) &&
+		    dwarf_attr_integrate(die, DW_AT_type, &type))
+			return 0;
+	}
+	return -ENOENT;
 }

@@ -29,6 +29,10 @@
  * demangled by libiberty (demangle.c): C++, and Rust's legacy and v0
  * manglings.
  *
+ * A lock inside a global struct is named by its member path
+ * (memberpath.c) from the variable's DWARF type; without DWARF, by
+ * symbol+0xoff.
+ *
  * Lookups go through a per-module index (modindex.c: sorted symbols and
  * DWARF function ranges, built on first use), and results are cached per
  * address (open addressing; strings owned here).
@@ -55,6 +59,7 @@
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
+#include "memberpath.h"
 #include "modindex.h"
 #include "procmaps.h"
 #include "srcpath.h"
@@ -1112,19 +1117,29 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
 	struct modindex *idx = mod ? module_index(mod) : NULL;
+	Dwarf_Die var, type;
+	Dwarf_Attribute attr;
 	const char *name;
 	GElf_Off offset;
 	char *full, *out;
-	int type;
+	int kind;
 
 	if (!idx)
 		return symbolizer__held_object(sym, addr);
-	name = modindex__symbol(idx, addr, &offset, &type);
-	if (!name || type != STT_OBJECT)
+	name = modindex__symbol(idx, addr, &offset, &kind);
+	if (!name || kind != STT_OBJECT)
 		return NULL;
 	full = elf_symbol_name(name);
 	if (!full)
 		return NULL;
+	/* With DWARF, the member's path ("queue.not_empty", memberpath.h). */
+	if (!modindex__variable(idx, addr - offset, &var) &&
+	    dwarf_attr_integrate(&var, DW_AT_type, &attr) &&
+	    dwarf_formref_die(&attr, &type) &&
+	    !memberpath__name(&type, offset, full, &out)) {
+		free(full);
+		return symbolizer__own(sym, out);
+	}
 	if (!offset)
 		return symbolizer__own(sym, full);
 	if (asprintf(&out, "%s+0x%" PRIx64, full, (uint64_t)offset) < 0)

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The name of a byte inside a variable, from its DWARF type, as the
+ * program's source spells it: "stats.lock", "table[3].mu", "a.b.c".
+ */
+#ifndef SYNCPROF_MEMBERPATH_H
+#define SYNCPROF_MEMBERPATH_H
+
+#include <stdint.h>
+#include <elfutils/libdw.h>
+
+/*
+ * base (the variable's name) followed by the path of the member that
+ * holds the byte at offset in a variable of DWARF type `type`.  The walk
+ * stops at the outermost lock type (pthread_mutex_t, pthread_cond_t,
+ * std::mutex, GMutex, ...: a condvar's futex word names the condvar),
+ * before a member whose name is reserved to the implementation ("__data",
+ * "_M_i"), and at a scalar; an offset left inside a scalar or in padding
+ * is added as "+0xN".  *out is malloc'ed.  0; -ENOENT: offset is not
+ * inside the type; -ENOMEM.
+ */
+int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
+		     char **out);
+
+#endif
