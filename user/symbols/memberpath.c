@@ -12,9 +12,11 @@
  * lock wins, else the first.  The walk stops at the outermost lock
  * type, known by name: a lock is what the user declared, and a futex
  * word a few bytes into a pthread_cond_t names the condvar.  It stops
- * before a member whose name is reserved to the implementation ("__x",
- * "_X"): glibc's "__data.__lock", libstdc++'s "_M_i" inside a
- * std::atomic mean nothing to the user, and differ between libcs.
+ * before a member or at a type whose name is reserved to the
+ * implementation ("__x", "_X"): glibc's "__data.__lock", libstdc++'s
+ * "_M_i" inside a std::atomic, the "mutex" inside ld.so's
+ * __rtld_lock_recursive_t mean nothing to the user, and differ between
+ * libcs.
  *
  * Rejected: descending into the lock types (glibc and musl lay them out
  * differently, and the row already says mutex or condvar); taking any
@@ -242,7 +244,7 @@ static uint64_t memberpath__walk(Dwarf_Die at, uint64_t offset, FILE *f)
 		int tag = dwarf_tag(&at);
 		struct step next;
 
-		if (is_lock_type(&at))
+		if (is_lock_type(&at) || is_reserved(dwarf_diename(&at)))
 			return 0;
 		if (is_qualifier(tag)) {
 			if (!type_of(&at, &at))

@@ -14,8 +14,8 @@
  * holds the byte at offset in a variable of DWARF type `type`.  The walk
  * stops at the outermost lock type (pthread_mutex_t, pthread_cond_t,
  * std::mutex, GMutex, ...: a condvar's futex word names the condvar),
- * before a member whose name is reserved to the implementation ("__data",
- * "_M_i"), and at a scalar; an offset left inside a scalar or in padding
+ * at a member or type whose name is reserved to the implementation
+ * ("__data", "_M_i", "__rtld_lock_recursive_t"), and at a scalar; an offset left inside a scalar or in padding
  * is added as "+0xN".  *out is malloc'ed.  0; -ENOENT: offset is not
  * inside the type; -ENOMEM.
  */
