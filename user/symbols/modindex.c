@@ -9,7 +9,10 @@
  *
  * Variables (for member paths, memberpath.c) are indexed apart, by
  * their DW_OP_addr, when an object of the module is first named: most
- * modules only ever name call sites.
+ * modules only ever name call sites.  Measured (make bench, tools):
+ * libc with Debian's debug file, 836 variables in 17 ms, once, on top
+ * of the ~130 ms its functions' index and DWARF cost; ld.so 1.5 ms; a
+ * program of 10,000 functions 2.2 ms.
  */
 #include <dwarf.h>
 #include <errno.h>
