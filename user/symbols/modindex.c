@@ -82,8 +82,12 @@ static int modindex__add_range(struct modindex *idx, Dwarf_Addr lo,
 	return 0;
 }
 
-/* Subprograms with code under die, through namespaces and classes. */
-static int modindex__scan(struct modindex *idx, Dwarf_Die *parent)
+/* What a scan keeps of a DIE: 0 or -ENOMEM. */
+typedef int (*modindex_visit)(struct modindex *idx, Dwarf_Die *die);
+
+/* Every DIE under parent outside functions, through namespaces and classes. */
+static int modindex__scan(struct modindex *idx, Dwarf_Die *parent,
+			  modindex_visit visit)
 {
 	Dwarf_Die child;
 
@@ -91,22 +95,28 @@ static int modindex__scan(struct modindex *idx, Dwarf_Die *parent)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
+		int err = tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			  tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+			  tag == DW_TAG_module
+			  ? modindex__scan(idx, &child, visit) : visit(idx, &child);
 
-		if (tag == DW_TAG_subprogram) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t at = 0;
-
-			while ((at = dwarf_ranges(&child, at, &base, &lo, &hi)) > 0)
-				if (lo < hi &&
-				    modindex__add_range(idx, lo, hi, dwarf_dieoffset(&child)))
-					return -ENOMEM;
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-			   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-			   tag == DW_TAG_module) {
-			if (modindex__scan(idx, &child))
-				return -ENOMEM;
-		}
+		if (err)
+			return err;
 	} while (!dwarf_siblingof(&child, &child));
+	return 0;
+}
+
+/* A subprogram's address ranges. */
+static int modindex__visit_function(struct modindex *idx, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t at = 0;
+
+	if (dwarf_tag(die) != DW_TAG_subprogram)
+		return 0;
+	while ((at = dwarf_ranges(die, at, &base, &lo, &hi)) > 0)
+		if (lo < hi && modindex__add_range(idx, lo, hi, dwarf_dieoffset(die)))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -119,7 +129,7 @@ static int modindex__index_dwarf(struct modindex *idx, Dwfl_Module *mod)
 	if (!idx->dwarf)
 		return 0;
 	while ((cu = dwfl_module_nextcu(mod, cu, &cu_bias)))
-		if (modindex__scan(idx, cu))
+		if (modindex__scan(idx, cu, modindex__visit_function))
 			return -ENOMEM;
 	if (idx->n_funcs)
 		qsort(idx->funcs, idx->n_funcs, sizeof(*idx->funcs), cmp_range);
@@ -314,28 +324,17 @@ static int cmp_var(const void *pa, const void *pb)
 	return a->die < b->die ? -1 : a->die > b->die;
 }
 
-/* Variables with an address under die, through namespaces. */
-static int modindex__scan_vars(struct modindex *idx, Dwarf_Die *parent)
+/* A variable with an address of its own. */
+static int modindex__visit_variable(struct modindex *idx, Dwarf_Die *die)
 {
-	Dwarf_Die child;
+	Dwarf_Addr addr;
 
-	if (dwarf_child(parent, &child))
+	if (dwarf_tag(die) != DW_TAG_variable || !variable_address(die, &addr))
 		return 0;
-	do {
-		int tag = dwarf_tag(&child);
-		Dwarf_Addr addr;
-
-		if (tag == DW_TAG_variable && variable_address(&child, &addr)) {
-			if (array__grow(&idx->vars, &idx->cap_vars, idx->n_vars + 1,
-					sizeof(*idx->vars)))
-				return -ENOMEM;
-			idx->vars[idx->n_vars++] = (struct var_addr){
-				addr, dwarf_dieoffset(&child) };
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
-			if (modindex__scan_vars(idx, &child))
-				return -ENOMEM;
-		}
-	} while (!dwarf_siblingof(&child, &child));
+	if (array__grow(&idx->vars, &idx->cap_vars, idx->n_vars + 1,
+			sizeof(*idx->vars)))
+		return -ENOMEM;
+	idx->vars[idx->n_vars++] = (struct var_addr){ addr, dwarf_dieoffset(die) };
 	return 0;
 }
 
@@ -348,7 +347,7 @@ static int modindex__index_vars(struct modindex *idx)
 	if (!idx->dwarf)
 		return 0;
 	while (!dwarf_get_units(idx->dwarf, cu, &cu, NULL, NULL, &cudie, NULL))
-		if (modindex__scan_vars(idx, &cudie)) {
+		if (modindex__scan(idx, &cudie, modindex__visit_variable)) {
 			idx->vars_indexed = false;
 			return -ENOMEM;
 		}
@@ -357,10 +356,18 @@ static int modindex__index_vars(struct modindex *idx)
 	return 0;
 }
 
+static int cmp_var_addr(const void *key, const void *pv)
+{
+	const Dwarf_Addr *a = key;
+	const struct var_addr *v = pv;
+
+	return *a < v->addr ? -1 : *a > v->addr;
+}
+
 int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
 {
 	Dwarf_Addr at = addr - idx->bias;
-	size_t lo = 0, hi;
+	const struct var_addr *v, *end;
 	int err;
 
 	if (!idx->vars_indexed && (err = modindex__index_vars(idx))) {
@@ -369,21 +376,18 @@ int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
 		idx->n_vars = idx->cap_vars = 0;
 		return err;
 	}
-	/* The first variable at or above at. */
-	hi = idx->n_vars;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (idx->vars[mid].addr < at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < idx->n_vars && idx->vars[lo].addr == at; lo++) {
+	v = idx->n_vars ? bsearch(&at, idx->vars, idx->n_vars, sizeof(*v),
+				  cmp_var_addr) : NULL;
+	if (!v)
+		return -ENOENT;
+	/* Definitions at one address (C++'s inline variables): each in turn. */
+	while (v > idx->vars && v[-1].addr == at)
+		v--;
+	for (end = idx->vars + idx->n_vars; v < end && v->addr == at; v++) {
 		Dwarf_Attribute type;
 
 		/* A definition may leave its type to its declaration. */
-		if (dwarf_offdie(idx->dwarf, idx->vars[lo].die, die) &&
+		if (dwarf_offdie(idx->dwarf, v->die, die) &&
 		    dwarf_attr_integrate(die, DW_AT_type, &type))
 			return 0;
 	}
