@@ -1,7 +1,7 @@
 """Locks inside global structs and arrays named by their member path
 from DWARF (jobs.not_empty, table[3].lock, outer.inner.mu), in both
 modes, in the JSON and in the table: the target writes each lock's
-address under the path it expects."""
+address under the path it expects.  --object takes the same paths."""
 import os
 import re
 import subprocess
@@ -74,3 +74,25 @@ class Members(SyncprofTestCase):
                              rf"members\.c:{line} ")
         self.assertRegex(proc.stdout, rf"\ncondvar +jobs\.not_empty  "
                          rf"members\.c:{marker_line('member_wait')} ")
+
+    def test_object_filter_takes_a_path(self):
+        run = self.launch(["--mode", "full", "--top", "0", "--no-coalesce",
+                           "--object", "table[3].lock"], self.members_cmd())
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        rows = run.reports[-1]["rows"]
+        self.assertTrue(rows)
+        self.assertEqual({r["object"] for r in rows}, {truth["objects"]["table[3].lock"]})
+        self.assertEqual(sum(r["count"] for r in rows), 2 * ITERS, rows)
+        # The condvar's futex word lies inside the member: its waits count.
+        run = self.launch(["--mode", "contended", "--top", "0",
+                           "--object", "jobs.not_empty"], self.members_cmd())
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual({r["object_symbol"] for r in run.reports[-1]["rows"]},
+                         {"jobs.not_empty"})
+        proc = subprocess.run(
+            [SYNCPROF, "--object", "jobs.no_such_member", "--", *self.members_cmd()],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--object 'jobs.no_such_member': no global or static variable",
+                      proc.stderr)

@@ -6,7 +6,7 @@
  * build/tests/fixtures).  Each address is the variable's, found by its
  * symbol, plus the compiler's own offsetof (members.h): nothing is
  * hard-coded.  Without DWARF (members-nodebug) the names stay
- * symbol+0xoff.
+ * symbol+0xoff.  And back: a path's address and size (--object).
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -164,6 +164,69 @@ static void test_without_dwarf_offsets_stay(void **state UNUSED)
 	symbolizer__free(sym);
 }
 
+/* Where path lies: the variable's address plus offset, size bytes. */
+static void expect_found(struct symbolizer *sym, const char *path,
+			 const char *var, size_t offset, size_t size)
+{
+	uint64_t var_start, var_size, start = 0, bytes = 0;
+
+	assert_int_equal(symbolizer__find_object(sym, var, &var_start, &var_size), 0);
+	if (symbolizer__find_object(sym, path, &start, &bytes))
+		print_error("%s: not found\n", path);
+	assert_int_equal(symbolizer__find_object(sym, path, &start, &bytes), 0);
+	assert_int_equal(start, var_start + offset);
+	assert_int_equal(bytes, size);
+}
+
+/* A member path as --object takes it: the way back from a name. */
+static void test_find_by_path(void **state UNUSED)
+{
+	struct symbolizer *sym = open_fixture("members");
+	size_t slot = sizeof(struct members_slot), mutex = sizeof(pthread_mutex_t);
+	const char *paths[] = { "stats.not_empty", "table[3].mu", "outer.pair[1].mu",
+				"grid[1][2]", "anon.sem", "u.m", "misc.own" };
+	const char *bad[] = { "stats.nope", "table[4].mu", "table[3]x", "table[-1].mu",
+			      "stats.lock.", "stats..lock", "grid[1][2][0]",
+			      "nosuch.x", "stats[0]", "table.mu", "cond.x" };
+	uint64_t start, size;
+
+	expect_found(sym, "stats.not_empty", "stats",
+		     AT(struct members_stats, not_empty), sizeof(pthread_cond_t));
+	expect_found(sym, "table[3].mu", "table",
+		     3 * slot + AT(struct members_slot, mu), mutex);
+	expect_found(sym, "table[2]", "table", 2 * slot, slot);
+	expect_found(sym, "outer.pair[1].mu", "outer",
+		     AT(struct members_outer, pair[1].mu), mutex);
+	expect_found(sym, "outer.in", "outer", AT(struct members_outer, in),
+		     sizeof(struct members_inner));
+	expect_found(sym, "grid[1][2]", "grid", (MEMBERS_COLS + 2) * mutex, mutex);
+	expect_found(sym, "grid[1]", "grid", MEMBERS_COLS * mutex,
+		     MEMBERS_COLS * mutex);
+	/* Through an anonymous union. */
+	expect_found(sym, "anon.sem", "anon", AT(struct members_anon, sem),
+		     sizeof(sem_t));
+	expect_found(sym, "misc.words[3]", "misc",
+		     AT(struct members_misc, words) + 3 * sizeof(long), sizeof(long));
+	/* Each found path names itself. */
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(symbolizer__find_object(sym, paths[i], &start, &size), 0);
+		assert_string_equal(symbolizer__object(sym, start), paths[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (symbolizer__find_object(sym, bad[i], &start, &size) != -ENOENT)
+			print_error("%s: found\n", bad[i]);
+		assert_int_equal(symbolizer__find_object(sym, bad[i], &start, &size),
+				 -ENOENT);
+	}
+	symbolizer__free(sym);
+
+	/* Without DWARF, only whole variables. */
+	sym = open_fixture("members-nodebug");
+	assert_int_equal(symbolizer__find_object(sym, "stats.lock", &start, &size),
+			 -ENOENT);
+	symbolizer__free(sym);
+}
+
 /* The DIE of the type of the fixture's variable `name`. */
 static bool variable_type(Dwarf *dw, const char *name, Dwarf_Die *type)
 {
@@ -219,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_nested_unions_and_typedefs),
 		cmocka_unit_test(test_without_dwarf_offsets_stay),
 		cmocka_unit_test(test_outside_the_type),
+		cmocka_unit_test(test_find_by_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

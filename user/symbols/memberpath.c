@@ -28,6 +28,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,5 +298,136 @@ int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
 		return -ENOMEM;
 	}
 	*out = text;
+	return 0;
+}
+
+/*
+ * The member called name in an aggregate, also inside its anonymous
+ * members and base classes: *offset (from the aggregate) and *type.
+ */
+static bool member_named(Dwarf_Die *aggregate, const char *name, size_t len,
+			 int depth, uint64_t *offset, Dwarf_Die *type)
+{
+	Dwarf_Die child, inner;
+
+	if (depth > MAX_DEPTH || dwarf_child(aggregate, &child))
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+		const char *n = dwarf_diename(&child);
+		Dwarf_Word at;
+		uint64_t below;
+
+		if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) ||
+		    dwarf_hasattr(&child, DW_AT_declaration) ||
+		    !member_offset(&child, &at) || !type_of(&child, type))
+			continue;
+		if (tag == DW_TAG_member && n) {
+			if (strlen(n) == len && !strncmp(n, name, len)) {
+				*offset = at;
+				return true;
+			}
+			continue;
+		}
+		/* Anonymous, or a base class: its members are the aggregate's. */
+		if (dwarf_peel_type(type, &inner) == 0 &&
+		    member_named(&inner, name, len, depth + 1, &below, type)) {
+			*offset = at + below;
+			return true;
+		}
+	} while (!dwarf_siblingof(&child, &child));
+	return false;
+}
+
+/*
+ * The brackets at *path into the array `array`: one per dimension, or
+ * fewer (a row of a multi-dimensional array, which ends the path).
+ */
+static bool index_into(Dwarf_Die *array, const char **path, uint64_t *offset,
+		       Dwarf_Die *type, uint64_t *size)
+{
+	Dwarf_Word count[MAX_DIMS], lower[MAX_DIMS], stride;
+	Dwarf_Die child;
+	size_t dims = 0, used = 0;
+
+	if (!type_of(array, type) || dwarf_aggregate_size(type, size) || !*size ||
+	    dwarf_child(array, &child))
+		return false;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_subrange_type)
+			continue;
+		if (dims == MAX_DIMS)
+			return false;
+		subrange_of(&child, &lower[dims], &count[dims]);
+		dims++;
+	} while (!dwarf_siblingof(&child, &child));
+	while (used < dims && **path == '[') {
+		char *end;
+		unsigned long long i;
+
+		if (!isdigit((unsigned char)(*path)[1]))
+			return false;
+		i = strtoull(*path + 1, &end, 10);
+		if (*end != ']' || i < lower[used] ||
+		    (count[used] && i - lower[used] >= count[used]))
+			return false;
+		stride = *size;
+		for (size_t j = used + 1; j < dims; j++) {
+			if (!count[j] || stride > UINT64_MAX / count[j])
+				return false;
+			stride *= count[j];
+		}
+		*offset += (i - lower[used]) * stride;
+		used++;
+		*path = end + 1;
+	}
+	if (!used)
+		return false;
+	if (used < dims) {
+		/* A row: its size, and nothing may follow. */
+		*size = stride;
+		return !**path;
+	}
+	return true;
+}
+
+int memberpath__find(Dwarf_Die *type, const char *path, uint64_t *offset,
+		     uint64_t *size)
+{
+	Dwarf_Die at = *type;
+	uint64_t off = 0, sz = 0;
+
+	for (int depth = 0; *path; depth++) {
+		Dwarf_Die peeled;
+		int tag;
+
+		if (depth > MAX_DEPTH || dwarf_peel_type(&at, &peeled))
+			return -ENOENT;
+		tag = dwarf_tag(&peeled);
+		if (*path == '.' && (tag == DW_TAG_structure_type ||
+				     tag == DW_TAG_class_type ||
+				     tag == DW_TAG_union_type)) {
+			size_t len = strcspn(path + 1, ".[");
+			uint64_t below;
+
+			if (!len || !member_named(&peeled, path + 1, len, 0,
+						  &below, &at))
+				return -ENOENT;
+			off += below;
+			path += 1 + len;
+		} else if (*path == '[' && tag == DW_TAG_array_type) {
+			if (!index_into(&peeled, &path, &off, &at, &sz))
+				return -ENOENT;
+			if (!*path)
+				break;	/* sz: the element's or the row's size */
+		} else {
+			return -ENOENT;
+		}
+		sz = 0;
+	}
+	if (!sz && !type_size(&at, &sz))
+		return -ENOENT;
+	*offset = off;
+	*size = sz;
 	return 0;
 }

@@ -21,5 +21,13 @@
  */
 int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
 		     char **out);
+/*
+ * The other way: where the member path (".not_empty", "[3].lock",
+ * ".in.pair[1]"; what follows the variable's name) lies in a variable
+ * of DWARF type `type`: *offset and *size in bytes.  0; -ENOENT: no
+ * such member or element, or a path that does not parse.
+ */
+int memberpath__find(Dwarf_Die *type, const char *path, uint64_t *offset,
+		     uint64_t *size);
 
 #endif

@@ -1179,8 +1179,8 @@ static int find_object_in(Dwfl_Module *mod, void **userdata __attribute__((unuse
 	return DWARF_CB_OK;
 }
 
-int symbolizer__find_object(struct symbolizer *sym, const char *name,
-			    uint64_t *start, uint64_t *size)
+static int symbolizer__find_symbol(struct symbolizer *sym, const char *name,
+				   uint64_t *start, uint64_t *size)
 {
 	struct object_search q = { .name = name };
 
@@ -1193,6 +1193,49 @@ int symbolizer__find_object(struct symbolizer *sym, const char *name,
 	*start = q.start;
 	*size = q.size;
 	return 0;
+}
+
+/* A member path ("queue.not_empty", "table[3].lock"), by DWARF. */
+static int symbolizer__find_member(struct symbolizer *sym, const char *name,
+				   uint64_t *start, uint64_t *size)
+{
+	/* The variable's name ends at the first '.' or '[' ("ns::v.m"). */
+	size_t len = strcspn(name, ".[");
+	Dwfl_Module *mod;
+	struct modindex *idx;
+	Dwarf_Die var, type;
+	Dwarf_Attribute attr;
+	uint64_t offset, base, bytes;
+	char *symbol;
+	int err;
+
+	if (!name[len] || !len)
+		return -ENOENT;
+	symbol = strndup(name, len);
+	if (!symbol)
+		return -ENOMEM;
+	err = symbolizer__find_symbol(sym, symbol, &base, &bytes);
+	free(symbol);
+	if (err)
+		return err;
+	mod = dwfl_addrmodule(sym->dwfl, base);
+	idx = mod ? module_index(mod) : NULL;
+	if (!idx || modindex__variable(idx, base, &var) ||
+	    !dwarf_attr_integrate(&var, DW_AT_type, &attr) ||
+	    !dwarf_formref_die(&attr, &type) ||
+	    memberpath__find(&type, name + len, &offset, size))
+		return -ENOENT;
+	*start = base + offset;
+	return 0;
+}
+
+int symbolizer__find_object(struct symbolizer *sym, const char *name,
+			    uint64_t *start, uint64_t *size)
+{
+	int err = symbolizer__find_symbol(sym, name, start, size);
+
+	return err == -ENOENT ? symbolizer__find_member(sym, name, start, size)
+			      : err;
 }
 
 /*

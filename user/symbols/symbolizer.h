@@ -132,8 +132,9 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 /*
  * The global or static variable called name (its symbol-table name) in
- * the target's modules: its address and size.  -ENOENT: none; -ENOTUNIQ:
- * one in several modules.
+ * the target's modules, or a member of one by its path from DWARF
+ * ("queue.not_empty", "table[3].lock"): its address and size.  -ENOENT:
+ * none; -ENOTUNIQ: one in several modules.
  */
 int symbolizer__find_object(struct symbolizer *sym, const char *name,
 			    uint64_t *start, uint64_t *size);
