@@ -24,11 +24,15 @@
  * "struct lockstats" holding several locks would hide which one);
  * naming a byte in padding or inside a scalar by its neighbour (it is
  * "+0xN" after the innermost thing that holds it).
+ *
+ * The way back (memberpath__find, for --object): a path's members by
+ * name (anonymous members and base classes searched through) and its
+ * indexes give the bytes the named thing spans.
  */
+#include <ctype.h>
 #include <dwarf.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +176,16 @@ static bool member_at(Dwarf_Die *aggregate, uint64_t offset, struct step *out)
 	return found;
 }
 
+/* An array type's element and dimensions. */
+struct array_shape {
+	Dwarf_Die elem;
+	Dwarf_Word elem_size;
+	size_t dims;
+	Dwarf_Word lower[MAX_DIMS];
+	Dwarf_Word count[MAX_DIMS];	/* 0: unknown (only the first may be) */
+	Dwarf_Word stride[MAX_DIMS];	/* bytes from one index to the next */
+};
+
 /* A subrange's lower bound and element count (0: unknown). */
 static void subrange_of(Dwarf_Die *sub, Dwarf_Word *lower, Dwarf_Word *count)
 {
@@ -185,47 +199,55 @@ static void subrange_of(Dwarf_Die *sub, Dwarf_Word *lower, Dwarf_Word *count)
 		 ? upper - *lower + 1 : 0;
 }
 
-/*
- * The element of an array that holds offset, its index in each
- * dimension printed to f; false: not inside, or not computable (only
- * the first dimension may be of unknown length).
- */
-static bool element_at(Dwarf_Die *array, uint64_t offset, FILE *f,
-		       struct step *out)
+static bool array_shape_of(Dwarf_Die *array, struct array_shape *a)
 {
-	Dwarf_Word count[MAX_DIMS], lower[MAX_DIMS], index[MAX_DIMS];
-	Dwarf_Word size, stride;
 	Dwarf_Die child;
-	size_t dims = 0;
 
-	if (!type_of(array, &out->type) ||
-	    dwarf_aggregate_size(&out->type, &size) || !size ||
+	a->dims = 0;
+	if (!type_of(array, &a->elem) ||
+	    dwarf_aggregate_size(&a->elem, &a->elem_size) || !a->elem_size ||
 	    dwarf_child(array, &child))
 		return false;
 	do {
 		if (dwarf_tag(&child) != DW_TAG_subrange_type)
 			continue;
-		if (dims == MAX_DIMS)
+		if (a->dims == MAX_DIMS)
 			return false;
-		subrange_of(&child, &lower[dims], &count[dims]);
-		dims++;
+		subrange_of(&child, &a->lower[a->dims], &a->count[a->dims]);
+		a->dims++;
 	} while (!dwarf_siblingof(&child, &child));
-	for (size_t i = 0; i < dims; i++) {
-		stride = size;
-		for (size_t j = i + 1; j < dims; j++) {
-			if (!count[j] || stride > UINT64_MAX / count[j])
-				return false;
-			stride *= count[j];
-		}
-		index[i] = offset / stride;
-		if (count[i] && index[i] >= count[i])
+	for (size_t i = a->dims; i-- > 0;) {
+		Dwarf_Word inner = i + 1 < a->dims ? a->count[i + 1] : 1;
+		Dwarf_Word next = i + 1 < a->dims ? a->stride[i + 1] : a->elem_size;
+
+		if (!inner || next > UINT64_MAX / inner)
 			return false;
-		offset %= stride;
+		a->stride[i] = next * inner;
 	}
-	if (!dims)
+	return a->dims > 0;
+}
+
+/*
+ * The element of an array that holds offset, its index in each
+ * dimension printed to f; false: not inside, or not computable.
+ */
+static bool element_at(Dwarf_Die *array, uint64_t offset, FILE *f,
+		       struct step *out)
+{
+	Dwarf_Word index[MAX_DIMS];
+	struct array_shape a;
+
+	if (!array_shape_of(array, &a))
 		return false;
-	for (size_t i = 0; i < dims; i++)
-		fprintf(f, "[%" PRIu64 "]", lower[i] + index[i]);
+	for (size_t i = 0; i < a.dims; i++) {
+		index[i] = offset / a.stride[i];
+		if (a.count[i] && index[i] >= a.count[i])
+			return false;
+		offset %= a.stride[i];
+	}
+	for (size_t i = 0; i < a.dims; i++)
+		fprintf(f, "[%" PRIu64 "]", a.lower[i] + index[i]);
+	out->type = a.elem;
 	out->offset = offset;
 	out->name = NULL;
 	return true;
@@ -346,49 +368,29 @@ static bool member_named(Dwarf_Die *aggregate, const char *name, size_t len,
 static bool index_into(Dwarf_Die *array, const char **path, uint64_t *offset,
 		       Dwarf_Die *type, uint64_t *size)
 {
-	Dwarf_Word count[MAX_DIMS], lower[MAX_DIMS], stride;
-	Dwarf_Die child;
-	size_t dims = 0, used = 0;
+	struct array_shape a;
+	size_t used = 0;
 
-	if (!type_of(array, type) || dwarf_aggregate_size(type, size) || !*size ||
-	    dwarf_child(array, &child))
+	if (!array_shape_of(array, &a))
 		return false;
-	do {
-		if (dwarf_tag(&child) != DW_TAG_subrange_type)
-			continue;
-		if (dims == MAX_DIMS)
-			return false;
-		subrange_of(&child, &lower[dims], &count[dims]);
-		dims++;
-	} while (!dwarf_siblingof(&child, &child));
-	while (used < dims && **path == '[') {
+	while (used < a.dims && **path == '[') {
 		char *end;
 		unsigned long long i;
 
 		if (!isdigit((unsigned char)(*path)[1]))
 			return false;
 		i = strtoull(*path + 1, &end, 10);
-		if (*end != ']' || i < lower[used] ||
-		    (count[used] && i - lower[used] >= count[used]))
+		if (*end != ']' || i < a.lower[used] ||
+		    (a.count[used] && i - a.lower[used] >= a.count[used]))
 			return false;
-		stride = *size;
-		for (size_t j = used + 1; j < dims; j++) {
-			if (!count[j] || stride > UINT64_MAX / count[j])
-				return false;
-			stride *= count[j];
-		}
-		*offset += (i - lower[used]) * stride;
+		*offset += (i - a.lower[used]) * a.stride[used];
 		used++;
 		*path = end + 1;
 	}
-	if (!used)
-		return false;
-	if (used < dims) {
-		/* A row: its size, and nothing may follow. */
-		*size = stride;
-		return !**path;
-	}
-	return true;
+	*type = a.elem;
+	*size = used ? a.stride[used - 1] : 0;
+	/* A row ends the path. */
+	return used == a.dims || (used && !**path);
 }
 
 int memberpath__find(Dwarf_Die *type, const char *path, uint64_t *offset,
