@@ -519,7 +519,7 @@ FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
 FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
-FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/srcpath \
                         symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch target/targetfile \
                         symbols/demangle target/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
@@ -538,7 +538,7 @@ FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
                   libunwind-fixture.so libfakelibc.so libcallsites.so \
-                  callsites-nopie callsites-debuglink.debug cxxsites unwind_asm.o)
+                  callsites-nopie callsites-debuglink.debug cxxsites unwind_asm.o members)
 
 FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))
