@@ -1112,13 +1112,23 @@ static const char *symbolizer__held_object(struct symbolizer *sym,
 	return name ? symbolizer__own(sym, strdup(name)) : NULL;
 }
 
+/* The DWARF type of the variable whose symbol starts at addr. */
+static bool variable_type(struct modindex *idx, uint64_t addr, Dwarf_Die *type)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die var;
+
+	return !modindex__variable(idx, addr, &var) &&
+	       dwarf_attr_integrate(&var, DW_AT_type, &attr) &&
+	       dwarf_formref_die(&attr, type);
+}
+
 static const char *symbolizer__resolve_object(struct symbolizer *sym,
 					      uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
 	struct modindex *idx = mod ? module_index(mod) : NULL;
-	Dwarf_Die var, type;
-	Dwarf_Attribute attr;
+	Dwarf_Die type;
 	const char *name;
 	GElf_Off offset;
 	char *full, *out;
@@ -1133,9 +1143,7 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 	if (!full)
 		return NULL;
 	/* With DWARF, the member's path ("queue.not_empty", memberpath.h). */
-	if (!modindex__variable(idx, addr - offset, &var) &&
-	    dwarf_attr_integrate(&var, DW_AT_type, &attr) &&
-	    dwarf_formref_die(&attr, &type) &&
+	if (variable_type(idx, addr - offset, &type) &&
 	    !memberpath__name(&type, offset, full, &out)) {
 		free(full);
 		return symbolizer__own(sym, out);
@@ -1203,8 +1211,7 @@ static int symbolizer__find_member(struct symbolizer *sym, const char *name,
 	size_t len = strcspn(name, ".[");
 	Dwfl_Module *mod;
 	struct modindex *idx;
-	Dwarf_Die var, type;
-	Dwarf_Attribute attr;
+	Dwarf_Die type;
 	uint64_t offset, base, bytes;
 	char *symbol;
 	int err;
@@ -1220,9 +1227,7 @@ static int symbolizer__find_member(struct symbolizer *sym, const char *name,
 		return err;
 	mod = dwfl_addrmodule(sym->dwfl, base);
 	idx = mod ? module_index(mod) : NULL;
-	if (!idx || modindex__variable(idx, base, &var) ||
-	    !dwarf_attr_integrate(&var, DW_AT_type, &attr) ||
-	    !dwarf_formref_die(&attr, &type) ||
+	if (!idx || !variable_type(idx, base, &type) ||
 	    memberpath__find(&type, name + len, &offset, size))
 		return -ENOENT;
 	*start = base + offset;
