@@ -43,6 +43,14 @@ DEB_PKGS    += man-db groff-base
 DEB_PKGS    += tmux golang-go
 # --serve's tests scrape it with Debian's Prometheus (and its promtool).
 DEB_PKGS    += prometheus
+# The pictures' tests draw pprof's flame graph and speedscope's in
+# headless Chromium and read back what it rendered.
+DEB_PKGS    += chromium
+# speedscope draws folded stacks and Chrome traces offline; it is no
+# Debian package: make deps installs it from the npm registry under
+# $(OUT)/npm, with the machine's npm (Debian's npm where there is none).
+SPEEDSCOPE  := speedscope@1.25.0
+NPM_DIR     := $(OUT)/npm
 
 # The tests serve debug files with elfutils' own debuginfod.  MariaDB's
 # mariadbd: the InnoDB notice on a server that exports no symbol.
@@ -147,7 +155,7 @@ all: $(BIN)
 # make deps-build: what make demo needs; make deps: everything make test
 # needs.  Root installs them with apt-get (no sudo needed); anyone else is
 # told what is missing.
-deps: DEPS_WANTED = $(DEB_PKGS)
+deps: DEPS_WANTED = $(DEB_PKGS) $(if $(shell command -v npm),,npm)
 deps-build: DEPS_WANTED = $(DEB_BUILD_PKGS)
 deps deps-build:
 	$(Q)missing=""; for p in $(DEPS_WANTED); do \
@@ -161,6 +169,10 @@ deps deps-build:
 	  apt-get update -q >/dev/null && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null; \
 	fi
+	$(Q)if [ $@ = deps ] && [ ! -x $(NPM_DIR)/node_modules/.bin/speedscope ]; then \
+	  echo "  NPM     $(SPEEDSCOPE)"; \
+	  npm install --prefix $(NPM_DIR) --no-save --no-audit --no-fund \
+	    --loglevel=error $(SPEEDSCOPE) >/dev/null; fi
 
 vmlinux:
 	$(call msg,BTF,$(VMLINUX))
