@@ -141,9 +141,11 @@ class Profiles(SyncprofTestCase):
         truth = self.truth()
         mine = [(frames, value) for frames, l, value in lines if l == lock]
         self.assertTrue(mine, f"no {lock} line in {lines}")
-        # The innermost frame, next to the lock, is the call site's.
+        # The innermost frame, next to the lock, is the call site's; the
+        # root is the class.
         self.assertTrue(all(frames and frames[-1] == leaf for frames, _ in mine),
                         mine)
+        self.assertTrue(all(frames[0] == "[lock]" for frames, _ in mine), mine)
         self.assertWithin(sum(v for _, v in mine), truth["wait_ns"], tolerance)
         # One line per distinct stack: no two lines read the same.
         texts = [";".join(frames + [l]) for frames, l, _ in lines]
@@ -167,6 +169,7 @@ class Profiles(SyncprofTestCase):
         samples = profile.of("big_lock")
         self.assertTrue(samples, profile.samples)
         self.assertTrue(all(s["labels"]["type"] == "mutex" for s in samples))
+        self.assertTrue(all(s["labels"]["class"] == "lock" for s in samples))
         self.assertEqual(sum(s["count"] for s in samples), truth["count"])
         self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
                           tolerance)
