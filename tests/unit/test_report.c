@@ -387,13 +387,16 @@ static void test_sort_ties_by_object_callsite_type_tid(void **state UNUSED)
  */
 static void test_lock_rows_first_then_events(void **state UNUSED)
 {
-	const struct snapshot_entry e[] = {
-		entry(SP_TYPE_CONDVAR, 0x1000, 0x100, 1, 9, 9000, 1000, 0),
-		entry(SP_TYPE_MUTEX, 0x2000, 0x200, 1, 2, 20, 10, 0),
-		entry(SP_TYPE_JOIN, 0x3000, 0x300, 1, 1, 500, 500, 0),
-		entry(SP_TYPE_RWLOCK_W, 0x4000, 0x400, 1, 3, 30, 10, 0),
-		entry(SP_TYPE_POLL, 0, 0x500, 1, 1, 700, 700, 0),
+	/* Each a row of its own: type and wait. */
+	static const struct {
+		uint32_t type;
+		uint64_t wait_ns;
+	} in[] = {
+		{ SP_TYPE_CONDVAR, 9000 }, { SP_TYPE_MUTEX, 20 },
+		{ SP_TYPE_JOIN, 500 }, { SP_TYPE_RWLOCK_W, 30 },
+		{ SP_TYPE_POLL, 700 },
 	};
+	struct snapshot_entry e[ARRAY_SIZE(in)];
 	struct report_settings s = { .coalesce = true, .sort = SORT_TOTAL };
 	static const uint32_t order[] = {
 		SP_TYPE_RWLOCK_W, SP_TYPE_MUTEX, SP_TYPE_CONDVAR, SP_TYPE_POLL,
@@ -401,6 +404,9 @@ static void test_lock_rows_first_then_events(void **state UNUSED)
 	};
 	struct report_rows rows;
 
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+		e[i] = entry(in[i].type, 0x1000 * (i + 1), 0x100 * (i + 1), 1, 1,
+			     in[i].wait_ns, in[i].wait_ns, 0);
 	build(e, ARRAY_SIZE(e), &s, &rows);
 	assert_int_equal(rows.count, ARRAY_SIZE(order));
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
@@ -408,28 +414,28 @@ static void test_lock_rows_first_then_events(void **state UNUSED)
 	assert_int_equal(report__first_event(&rows), 2);
 	report__free(&rows);
 
-	s.top = 3;
-	build(e, ARRAY_SIZE(e), &s, &rows);
-	assert_int_equal(rows.count, 3);
-	assert_int_equal(rows.total, 5);
-	assert_int_equal(rows.rows[0].type, SP_TYPE_RWLOCK_W);
-	assert_int_equal(report__first_event(&rows), 2);
-	report__free(&rows);
-
-	s.top = 0;
-	s.classes = REPORT_CLASSES_LOCKS;
-	build(e, ARRAY_SIZE(e), &s, &rows);
-	assert_int_equal(rows.total, 2);
-	assert_int_equal(rows.rows[1].type, SP_TYPE_MUTEX);
-	assert_int_equal(report__first_event(&rows), 2);
-	report__free(&rows);
-
-	s.classes = REPORT_CLASSES_EVENTS;
-	build(e, ARRAY_SIZE(e), &s, &rows);
-	assert_int_equal(rows.total, 3);
-	assert_int_equal(rows.rows[0].type, SP_TYPE_CONDVAR);
-	assert_int_equal(report__first_event(&rows), 0);
-	report__free(&rows);
+	/* --top keeps the locks; a class alone. */
+	static const struct {
+		unsigned int top;
+		enum report_classes classes;
+		size_t count, total;
+		uint32_t first;
+		size_t first_event;
+	} views[] = {
+		{ 3, REPORT_CLASSES_ALL, 3, 5, SP_TYPE_RWLOCK_W, 2 },
+		{ 0, REPORT_CLASSES_LOCKS, 2, 2, SP_TYPE_RWLOCK_W, 2 },
+		{ 0, REPORT_CLASSES_EVENTS, 3, 3, SP_TYPE_CONDVAR, 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(views); i++) {
+		s.top = views[i].top;
+		s.classes = views[i].classes;
+		build(e, ARRAY_SIZE(e), &s, &rows);
+		assert_int_equal(rows.count, views[i].count);
+		assert_int_equal(rows.total, views[i].total);
+		assert_int_equal(rows.rows[0].type, views[i].first);
+		assert_int_equal(report__first_event(&rows), views[i].first_event);
+		report__free(&rows);
+	}
 
 	/* No entry of the class: no rows. */
 	build(e, 1, &(struct report_settings){ .classes = REPORT_CLASSES_LOCKS },

@@ -40,7 +40,9 @@
  * table shows a window of them and scrolls (PgUp/PgDn a page, the
  * selection moving beyond the rows shown), and only the rows on screen
  * are named.  Columns, their widths and what gives way on a narrow
- * screen come from columns.c, as the table's do.
+ * screen come from columns.c, as the table's do.  The lock rows come
+ * first (report.c); the line before the first event row takes a row's
+ * place when it is on screen, and l shows one class alone.
  *
  * Stacks.  Up/Down highlight a row; g (or Enter) splits the screen: the
  * table above, the selected row's stacks below, the same lines -g prints
@@ -821,7 +823,7 @@ static void live__draw_keys(const struct live *l)
 		snprintf(line, sizeof(line), "PAUSED: p resume  q quit  ? help");
 	else
 		snprintf(line, sizeof(line), "q quit  ? help  l %s  s sort  "
-			 "t threads  c coalesce  d deltas/totals  r reset  "
+			 "c coalesce  t threads  d deltas/totals  r reset  "
 			 "p pause  +/- interval  g stacks  %s", classes,
 			 l->states ? "G group" : "H hist");
 	put_bar(LINES - 1, line);
