@@ -24,9 +24,11 @@ VMLINUX     := vmlinux-headers/$(ARCH)/vmlinux.h
 DEB_BUILD_PKGS := clang llvm gcc binutils make pkg-config libc6-dev libbpf-dev \
                bpftool libelf-dev libdw-dev zlib1g-dev libcapstone-dev \
                libiberty-dev util-linux procps
-# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson).
+# The live screen (ncurses), --format pprof (protobuf-c), JSON (jansson),
+# --serve (libmicrohttpd), debuginfod's client header (syncprof dlopens
+# libdebuginfod.so.1).
 DEB_BUILD_PKGS += libncurses-dev libprotobuf-c-dev protobuf-c-compiler \
-               libjansson-dev
+               libjansson-dev libmicrohttpd-dev libdebuginfod-dev
 DEB_PKGS    := $(DEB_BUILD_PKGS) g++ libcmocka-dev python3 rustc
 # The runtime tests' targets: GLib's locks (and C++20's, with g++ above),
 # a musl-linked program (the notices; Go's are built with golang-go), and
@@ -39,11 +41,12 @@ DEB_PKGS    += man-db groff-base
 # The live screen's tests drive it in tmux, a real terminal; go tool pprof
 # reads the profiles back.
 DEB_PKGS    += tmux golang-go
+# --serve's tests scrape it with Debian's Prometheus (and its promtool).
+DEB_PKGS    += prometheus
 
-# debuginfod: the client's header (syncprof dlopens libdebuginfod.so.1);
-# the tests serve debug files with elfutils' own server.  MariaDB's
+# The tests serve debug files with elfutils' own debuginfod.  MariaDB's
 # mariadbd: the InnoDB notice on a server that exports no symbol.
-DEB_PKGS    += libdebuginfod-dev debuginfod mariadb-server-core
+DEB_PKGS    += debuginfod mariadb-server-core
 
 # make fuzz: clang's libFuzzer and sanitizer runtimes.
 DEB_PKGS    += libclang-rt-14-dev
@@ -79,6 +82,9 @@ LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # ncursesw: the live screen (user/report/live.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+# libmicrohttpd: --serve (user/serve/serve.c).
+LIB_CFLAGS  += $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+LIB_LDLIBS  += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CFLAGS      ?= -g -O2
 
 # make sanitize: syncprof, the unit tests, the test programs and fixtures in
@@ -133,7 +139,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps deps-build demo plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo readme-samples plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -576,6 +582,10 @@ demo:
 	$(Q)$(MAKE) --no-print-directory syncprof $(OUT)/tests/targets/demo
 	./syncprof -- $(OUT)/tests/targets/demo 4 5
 
+# README.md's sample outputs, from real runs of the demo (as root).
+readme-samples: $(BIN) $(OUT)/tests/targets/demo
+	$(Q)$(PYTHON) tests/docs/readme_samples.py --build $(OUT)
+
 test-bins: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(FIXTURES)
 
 test:
@@ -600,23 +610,26 @@ test-loaded:
 	$(Q)$(PYTHON) tests/run.py --build $(OUT) --no-unit --hogs $(LOADED_HOGS) \
 		--pattern '$(LOADED_TESTS)'
 
-# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
-# and its bash completion.
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page,
+# its bash completion and syncprof.service (--all --serve on loopback).
 PREFIX      ?= /usr/local
 BINDIR      := $(PREFIX)/sbin
 MAN8DIR     := $(PREFIX)/share/man/man8
 COMPDIR     := $(PREFIX)/share/bash-completion/completions
+UNITDIR     := $(PREFIX)/lib/systemd/system
 
 install: syncprof
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 syncprof $(DESTDIR)$(BINDIR)/syncprof
 	$(Q)install -D -m 0644 user/syncprof.8 $(DESTDIR)$(MAN8DIR)/syncprof.8
 	$(Q)install -D -m 0644 user/syncprof.bash $(DESTDIR)$(COMPDIR)/syncprof
+	$(Q)mkdir -p $(DESTDIR)$(UNITDIR)
+	$(Q)sed 's|@SBINDIR@|$(BINDIR)|' user/syncprof.service > $(DESTDIR)$(UNITDIR)/syncprof.service
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/syncprof $(DESTDIR)$(MAN8DIR)/syncprof.8 \
-		$(DESTDIR)$(COMPDIR)/syncprof
+		$(DESTDIR)$(COMPDIR)/syncprof $(DESTDIR)$(UNITDIR)/syncprof.service
 
 # The same tests against build-san/syncprof and build-san/tests/unit/*.
 # A sanitizer's exit status, 99, is none of syncprof's own.

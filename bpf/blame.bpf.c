@@ -46,7 +46,10 @@ int release_wakes(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!is_target(bpf_get_current_pid_tgid()))
 		return 0;
-	if ((__u32)BPF_CORE_READ(p, tgid) != target_tgid)
+	/* Several processes (--all): a waiter of the waker's own process. */
+	if ((__u32)BPF_CORE_READ(p, tgid) !=
+	    (multi_target ? (__u32)(bpf_get_current_pid_tgid() >> 32)
+			  : target_tgid))
 		return 0;
 	rel = bpf_task_storage_get(&releasing, bpf_get_current_task_btf(), 0, 0);
 	if (!rel || !rel->ts || !in_release(rel))

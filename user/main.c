@@ -72,7 +72,7 @@ static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
 }
 
 enum {
-	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS,
+	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS, FD_SERVE,
 	FD_INTERVAL, FD_DURATION, FD_MODULES, FD_STATES, /* timers, ours to close */
 	FD_HOUSEKEEPING,
 	FD__COUNT
@@ -87,7 +87,10 @@ enum {
  */
 #define STATES_DRAIN_S 1.0
 
-/* Runs until the duration ends, a signal comes or the target exits. */
+/*
+ * Runs until the duration ends, a signal comes or the target exits
+ * (--serve: until a signal).
+ */
 static int session__loop(struct session *s, int signal_fd)
 {
 	struct pollfd fds[FD__COUNT];
@@ -99,6 +102,7 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_TARGET].fd = target__pidfd(s->target);
 	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
+	fds[FD_SERVE].fd = session__serve_fd(s);
 	if (s->opts->interval_s > 0)
 		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
@@ -137,7 +141,10 @@ static int session__loop(struct session *s, int signal_fd)
 			pr_info("PID %d exited", (int)target__pid(s->target));
 			if (!session__space(s)) {
 				session__target_exited(s);
-				break;
+				fds[FD_TARGET].fd = -1;
+				if (!session__serving(s))
+					break;
+				continue;
 			}
 			/* Several: the others go on. */
 			session__root_gone(s);
@@ -150,15 +157,14 @@ static int session__loop(struct session *s, int signal_fd)
 
 			if (seen & PROBES_EVENT_THREAD_EXIT)
 				session__follow_threads(s);
-			/* Several: per process above; names refreshed here. */
-			if ((seen & PROBES_EVENT_MODULES) && session__space(s))
-				symbolizer__refresh(s->symbolizer);
-			else if (seen & PROBES_EVENT_MODULES)
+			/* Several: per process, in session__take_events. */
+			if ((seen & PROBES_EVENT_MODULES) && !session__space(s))
 				session__modules_changed(s);
 		}
 		if (session__space(s) && fds[FD_HOUSEKEEPING].revents)
 			session__sweep_processes(s);
-		if (session__space(s) && !session__alive(s)) {
+		if (session__space(s) && !session__alive(s) &&
+		    !session__serving(s)) {
 			pr_info("every followed process exited");
 			session__target_exited(s);
 			break;
@@ -166,13 +172,21 @@ static int session__loop(struct session *s, int signal_fd)
 		if (fds[FD_HOUSEKEEPING].revents &&
 		    read(fds[FD_HOUSEKEEPING].fd, &ticks, sizeof(ticks)) > 0) {
 			session__follow_threads(s);
-			/* Exited threads' rows out of the map, between reports. */
+			/* Exited threads' rows out of the map, between reports;
+			   --serve names them now: events first. */
+			if (session__serving(s) && session__space(s))
+				session__take_events(s);
 			err = session__read_between(s);
 			if (!err)
 				session__notice_children(s);
 			if (!err && s->recording)
 				err = recording__checkpoint(s->recording,
 							    s->symbolizer);
+			if (err)
+				break;
+		}
+		if (fds[FD_SERVE].revents) {
+			err = session__serve_dispatch(s);
 			if (err)
 				break;
 		}
@@ -284,10 +298,13 @@ int main(int argc, char **argv)
 		pr_err("cannot set up signal handling: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = opts.command ? target__launch(opts.command, &caller_signals,
-					    &s.target)
-			   : target__attach(opts.pid, &s.target);
-	if (!err && !opts.command)
+	if (opts.all)
+		err = session__all_processes(&opts, &s.target);
+	else
+		err = opts.command ? target__launch(opts.command,
+						    &caller_signals, &s.target)
+				   : target__attach(opts.pid, &s.target);
+	if (!err && !opts.command && !opts.all)
 		err = session__check_pids(&opts, target__pid(s.target));
 	if (err)
 		goto cleanup;
@@ -313,6 +330,8 @@ int main(int argc, char **argv)
 		target_gone = err != 0;
 		err = 0;
 	}
+	if (!err && opts.serve && !target_gone)
+		err = session__serve_start(&s);
 	if (err)
 		goto cleanup;
 	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
@@ -359,6 +378,7 @@ int main(int argc, char **argv)
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
+	session__serve_free(&s);
 	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);

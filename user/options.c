@@ -45,6 +45,9 @@ enum {
 	OPT_MIN_WAIT,
 	OPT_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_ALL,
+	OPT_SERVE,
+	OPT_MAX_SERIES,
 	OPT_READY_FD,
 	OPT_OFF_CPU,
 	OPT_WHY,
@@ -106,6 +109,9 @@ static const struct argp_option option_table[] = {
 	  "Also every descendant of the targets, present and future (fork, "
 	  "clone of a process, vfork, exec), from its first instruction; in "
 	  "attach and launch mode", 0 },
+	{ "all", OPT_ALL, NULL, 0,
+	  "Every process of the host, present and future, in containers "
+	  "too; syncprof itself left out", 0 },
 	{ "mode", OPT_MODE, "MODE", 0,
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 0 },
@@ -117,6 +123,14 @@ static const struct argp_option option_table[] = {
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 0 },
 	{ "batch", OPT_BATCH, NULL, 0,
 	  "With --interval: plain reports even on a terminal, no live screen", 0 },
+	{ "serve", OPT_SERVE, "[HOST:]PORT", 0,
+	  "Run until SIGINT or SIGTERM and serve over HTTP (default host "
+	  "127.0.0.1): /metrics for Prometheus, /debug/pprof/block and "
+	  "/debug/pprof/mutex (?seconds=N) for pprof scrapers; implies --blame",
+	  0 },
+	{ "max-series", OPT_MAX_SERIES, "N", 0,
+	  "--serve: series per metric (default 500); waits of the others are "
+	  "summed under callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
 	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
@@ -523,6 +537,16 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_PER_PROCESS:
 		opts->per_process = true;
 		break;
+	case OPT_ALL:
+		opts->all = true;
+		break;
+	case OPT_SERVE:
+		opts->serve = arg;
+		break;
+	case OPT_MAX_SERIES:
+		err = parse_uint("--max-series", arg, 1, 100000, &n);
+		opts->max_series = (unsigned int)n;
+		break;
 	case 'd':
 		err = parse_seconds("--duration", arg, &opts->duration_s);
 		break;
@@ -748,7 +772,8 @@ static int options__check_replay(const struct options *opts)
 		{ "--states", opts->states }, { "--tid", opts->n_tids },
 		{ "--type", opts->types }, { "--object", opts->object },
 		{ "--min-wait", opts->min_wait_ns },
-		{ "--children", opts->children },
+		{ "--children", opts->children }, { "--all", opts->all },
+		{ "--serve", opts->serve },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
@@ -769,7 +794,7 @@ static int options__check_replay(const struct options *opts)
 
 bool options__several(const struct options *opts)
 {
-	return opts->n_pids > 1 || opts->children;
+	return opts->n_pids > 1 || opts->children || opts->all;
 }
 
 int options__parse(struct options *opts, int argc, char **argv)
@@ -793,6 +818,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.mode = MODE_CONTENDED,
 		.ring_size = OPTIONS_DEFAULT_RING_SIZE,
 		.stack_depth = OPTIONS_DEFAULT_STACK_DEPTH,
+		.max_series = OPTIONS_DEFAULT_MAX_SERIES,
 		.ready_fd = -1,
 	};
 	/* getopt prefixes its errors with argv[0]: make it everyone's. */
@@ -822,12 +848,22 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--ring-size needs --record DIR or --chrome FILE");
 		return -EINVAL;
 	}
+	if (opts->all && (opts->pid || opts->command)) {
+		pr_err("--all follows every process: not with --pid or a "
+		       "COMMAND");
+		return -EINVAL;
+	}
+	if (opts->all)
+		opts->children = true;
+	/* /debug/pprof/mutex is the releasers' profile. */
+	if (opts->serve)
+		opts->blame = true;
 	if (opts->pid && opts->command) {
 		pr_err("give either --pid PID or a COMMAND, not both");
 		return -EINVAL;
 	}
-	if (!opts->pid && !opts->command) {
-		pr_err("nothing to profile: give --pid PID or -- COMMAND "
+	if (!opts->pid && !opts->command && !opts->all) {
+		pr_err("nothing to profile: give --pid PID, --all or -- COMMAND "
 		       "(see 'syncprof --help')");
 		return -EINVAL;
 	}

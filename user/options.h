@@ -46,13 +46,18 @@ enum output_format {
 #define OPTIONS_MAX_STACK_DEPTH		127	/* SP_STACK_MAX_DEPTH */
 #define OPTIONS_MAX_SKIP		64
 #define OPTIONS_MAX_TIDS		1024
-#define OPTIONS_MAX_PIDS		256	/* --pid, all of them */
+#define OPTIONS_MAX_PIDS		4096	/* --pid, all of them; --all */
+/* --serve: series per metric before the rest is summed (--max-series). */
+#define OPTIONS_DEFAULT_MAX_SERIES	500
 
 struct options {
 	pid_t pid;		/* > 0: attach to this process (the first) */
 	pid_t pids[OPTIONS_MAX_PIDS];	/* every --pid, in order, once each */
 	size_t n_pids;
 	bool children;		/* --children: every descendant too */
+	bool all;		/* --all: every process of the host */
+	const char *serve;	/* --serve [HOST:]PORT, or NULL */
+	unsigned int max_series; /* --serve: series per metric */
 	bool per_process;	/* rows of different processes apart */
 	char **command;		/* else: launch this, NULL-terminated */
 	enum measure_mode mode;

@@ -45,7 +45,8 @@ _syncprof()
 		return ;;
 	-o|--output|--chrome|--states-csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object|--ready-fd) return ;;
+	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object|--max-series|--ready-fd) return ;;
+	--serve) COMPREPLY=($(compgen -W "127.0.0.1:9465 0.0.0.0:9465 9465" -- "$cur")); return ;;
 	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1s" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then

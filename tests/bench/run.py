@@ -105,7 +105,7 @@ each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs); then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes (comma
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -1321,6 +1321,192 @@ def processes_cost(results):
     print()
 
 
+# --- --serve --all: what an always-on syncprof costs -----------------------
+SERVE_IDLE_S = 10
+SERVE_SCRAPES = 50
+# Blocking waits as fast as two threads hand a futex turn back and forth
+# (~90k/s here unprofiled; lockbench's hammer, whose waits have deep
+# stacks, blocks only ~100 times a second on these machines).  The rate
+# is read back from syncprof's own counters; the cost is also given per
+# 10k waits/s, the issue's budget.
+SERVE_LOAD = ["futexpp", "--ops", "300000"]
+SERVE_SLEEPERS = 500
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+def proc_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def serve_start():
+    prof = subprocess.Popen([SYNCPROF, "-v", "--all", "--serve", "127.0.0.1:0",
+                             "-o", os.devnull], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    base = None
+    for line in prof.stderr:
+        m = re.search(r"serving on (http://[0-9.:]+)/", line)
+        if m:
+            base = m.group(1)
+        if "profiling PID" in line:
+            break
+    if not base:
+        prof.kill()
+        raise RuntimeError("syncprof --serve did not start")
+    # Its stderr (every process it follows) must not fill the pipe.
+    drain = subprocess.Popen(["cat"], stdin=prof.stderr, stdout=subprocess.DEVNULL)
+    return prof, base, drain
+
+
+def serve_stop(prof, drain):
+    prof.terminate()
+    prof.wait(timeout=60)
+    drain.wait(timeout=60)
+
+
+def serve_waits_of(base, process):
+    import urllib.request
+    with urllib.request.urlopen(base + "/metrics", timeout=60) as r:
+        text = r.read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("syncprof_lock_waits_total{")
+               and f'process="{process}"' in line)
+
+
+def serve_window(prof, seconds):
+    c0, t0 = proc_cpu_s(prof.pid), time.monotonic()
+    time.sleep(seconds)
+    return (proc_cpu_s(prof.pid) - c0) / (time.monotonic() - t0)
+
+
+def serve_scrape_cost(prof, url, n):
+    import urllib.request
+    c0, t0 = proc_cpu_s(prof.pid), time.monotonic()
+    size = 0
+    for _ in range(n):
+        with urllib.request.urlopen(url, timeout=120) as r:
+            size = len(r.read())
+    return ((proc_cpu_s(prof.pid) - c0) / n, (time.monotonic() - t0) / n, size)
+
+
+def serve_pgbench(prof):
+    """PostgreSQL under pgbench, 32 backends, while syncprof serves:
+    syncprof's CPU per second and RSS; None without PostgreSQL."""
+    if not os.path.exists(os.path.join(PG_BIN, "postgres")):
+        return None
+    run = lambda *cmd, **kw: subprocess.run(["runuser", "-u", "postgres", "--", *cmd],
+                                            capture_output=True, text=True, **kw)
+    d = tempfile.mkdtemp(prefix="syncprof-bench-pg-")
+    shutil.chown(d, "postgres", "postgres")
+    data, port = os.path.join(d, "data"), str(20000 + os.getpid() % 20000)
+    server = None
+    try:
+        if run(os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust",
+               timeout=120).returncode:
+            return None
+        server = subprocess.Popen(
+            ["runuser", "-u", "postgres", "--", os.path.join(PG_BIN, "postgres"),
+             "-D", data, "-p", port, "-k", d, "-c", "listen_addresses=",
+             "-c", "max_connections=64"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while run(os.path.join(PG_BIN, "pg_isready"), "-h", d, "-p", port).returncode:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.2)
+        pgb = lambda *a: run(os.path.join(PG_BIN, "pgbench"), "-h", d, "-p", port,
+                             *a, "postgres", timeout=300)
+        pgb("-i", "-s", "4")
+        c0, t0 = proc_cpu_s(prof.pid), time.monotonic()
+        out = pgb("-c", "32", "-j", "2", "-T", "15")
+        cpu = (proc_cpu_s(prof.pid) - c0) / (time.monotonic() - t0)
+        tps = re.search(r"tps = ([\d.]+)", out.stdout)
+        return {"cpu_per_s": cpu, "rss_kib": proc_rss_kib(prof.pid),
+                "tps": float(tps.group(1)) if tps else None, "clients": 32}
+    finally:
+        if server and server.poll() is None:
+            run(os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-m", "fast", "-w",
+                "stop", timeout=60)
+            server.wait(timeout=60)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def serve_cost(results):
+    """syncprof --all --serve: idle, 10k waits/s with 32-frame stacks,
+    PostgreSQL under pgbench, 500 processes; per scrape."""
+    out = results["serve"] = {}
+    print("--all --serve (syncprof's own CPU from /proc/PID/stat, RSS from "
+          "/proc/PID/status; other work on the machine counts in 'followed')")
+    prof, base, drain = serve_start()
+    try:
+        time.sleep(3)
+        idle = serve_window(prof, SERVE_IDLE_S)
+        out["idle"] = {"cpu_per_s": idle, "rss_kib": proc_rss_kib(prof.pid)}
+        print(f"  idle host:      {idle * 100:6.2f} % of a CPU, RSS "
+              f"{out['idle']['rss_kib'] / 1024:.0f} MiB")
+        for path, n in (("/metrics", SERVE_SCRAPES), ("/debug/pprof/block", 10),
+                        ("/debug/pprof/mutex", 10)):
+            cpu, wall, size = serve_scrape_cost(prof, base + path, n)
+            out["scrape " + path] = {"cpu_s": cpu, "wall_s": wall, "bytes": size}
+            print(f"  scrape {path:<20} {cpu * 1e3:7.2f} ms CPU, {wall * 1e3:7.2f} ms "
+                  f"wall, {size} bytes")
+        before = serve_waits_of(base, "lockbench")
+        c0, t0 = proc_cpu_s(prof.pid), time.monotonic()
+        subprocess.run([LOCKBENCH, *SERVE_LOAD], capture_output=True,
+                       check=True, timeout=600)
+        elapsed = time.monotonic() - t0
+        cpu = (proc_cpu_s(prof.pid) - c0) / elapsed
+        time.sleep(1.5)
+        rate = (serve_waits_of(base, "lockbench") - before) / elapsed
+        per_10k = (cpu - idle) * 10000 / rate if rate else None
+        out["busy"] = {"cpu_per_s": cpu, "waits_per_s": rate, "args": SERVE_LOAD,
+                       "cpu_per_s_per_10k_waits": per_10k,
+                       "rss_kib": proc_rss_kib(prof.pid)}
+        print(f"  {rate:,.0f} blocking waits/s ({' '.join(SERVE_LOAD)}): "
+              f"{cpu * 100:6.2f} % of a CPU, {(cpu - idle) * 100:.2f} above idle"
+              + (f", {per_10k * 100:.2f} % per 10k waits/s" if per_10k else "")
+              + f", RSS {out['busy']['rss_kib'] / 1024:.0f} MiB")
+        pg = serve_pgbench(prof)
+        if pg:
+            out["pgbench"] = pg
+            print(f"  pgbench -c 32:  {pg['cpu_per_s'] * 100:6.2f} % of a CPU, RSS "
+                  f"{pg['rss_kib'] / 1024:.0f} MiB, {pg['tps']} tps")
+    finally:
+        serve_stop(prof, drain)
+    # 500 processes of one program waiting, then syncprof --all.
+    sleepers = []
+    try:
+        for _ in range(SERVE_SLEEPERS):
+            p = subprocess.Popen([BLOCKING, "mutex", "--iters", "1", "--wait-signal"],
+                                 stdout=subprocess.PIPE, text=True)
+            sleepers.append(p)
+            p.stdout.readline()
+        prof, base, drain = serve_start()
+        try:
+            time.sleep(3)
+            cpu = serve_window(prof, SERVE_IDLE_S)
+            out["500"] = {"cpu_per_s": cpu, "rss_kib": proc_rss_kib(prof.pid)}
+            print(f"  +{SERVE_SLEEPERS} processes: {cpu * 100:6.2f} % of a CPU, RSS "
+                  f"{out['500']['rss_kib'] / 1024:.0f} MiB")
+        finally:
+            serve_stop(prof, drain)
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+            p.stdout.close()
+    print()
+
+
 def main():
     if os.geteuid() != 0:
         print("make bench needs root (BPF and uprobes)", file=sys.stderr)
@@ -1377,7 +1563,7 @@ def main():
                 ("why", why_cost),
                 ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
-                ("offcpu", offcpu_cost)]
+                ("offcpu", offcpu_cost), ("serve", serve_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -6,6 +6,7 @@ import os
 import re
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -41,6 +42,14 @@ def source_marker(path, kind, name):
             if re.search(rf"/\* {kind}:{name} \*/", text):
                 return number
     raise AssertionError(f"no {kind}:{name} in {path}")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server a
+    test starts (other tests run beside it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def with_mode(args):

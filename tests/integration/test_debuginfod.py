@@ -6,13 +6,12 @@ workload-stripped (the same build, no .symtab, no DWARF) by function and
 line.  A server that does not answer leaves them offsets, and says so."""
 import os
 import shutil
-import socket
 import subprocess
 import json
 import time
 import urllib.request
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase
+from harness import BUILD, SYNCPROF, SyncprofTestCase, free_port
 
 WORKLOAD = os.path.join(BUILD, "tests", "targets", "workload")
 STRIPPED = os.path.join(BUILD, "tests", "targets", "workload-stripped")
@@ -22,12 +21,6 @@ def build_id(path):
     out = subprocess.run(["readelf", "-n", path], capture_output=True,
                          text=True, check=True).stdout
     return next(l.split()[-1] for l in out.splitlines() if "Build ID" in l)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Debuginfod(SyncprofTestCase):

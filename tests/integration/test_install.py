@@ -43,6 +43,24 @@ class Install(unittest.TestCase):
         self.assertFalse(os.path.exists(binary))
         self.assertFalse(os.path.exists(self.installed("/usr/share/man/man8/syncprof.8")))
 
+    def test_systemd_unit_serves_all_on_loopback(self):
+        unit = self.installed("/usr/lib/systemd/system/syncprof.service")
+        with open(unit) as f:
+            text = f.read()
+        start = re.search(r"^ExecStart=(\S+) (.*)$", text, re.M)
+        self.assertTrue(start, text)
+        self.assertEqual(start.group(1), "/usr/sbin/syncprof")
+        args = start.group(2).split()
+        self.assertIn("--all", args)
+        self.assertTrue(args[args.index("--serve") + 1].startswith("127.0.0.1:"))
+        self.assertRegex(text, r"(?m)^WantedBy=multi-user.target$")
+        # Its command line is one syncprof accepts: a bad option would
+        # exit 2 before anything else; --help after it stops there.
+        binary = self.installed("/usr/sbin/syncprof")
+        proc = subprocess.run([binary, *args, "--help"], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
     def test_man_page_renders_and_documents_every_option(self):
         page = self.installed("/usr/share/man/man8/syncprof.8")
         env = dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="0")

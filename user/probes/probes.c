@@ -198,8 +198,12 @@ static int probes__start_unwinder(struct probes *p,
 	};
 	int err = unwinder__new(&ucfg, &p->unwinder);
 
-	for (size_t i = 0; !err && i < p->n_pids; i++)
+	for (size_t i = 0; !err && i < p->n_pids; i++) {
 		err = probes__sync_process(p, p->pids[i]);
+		/* Gone since it was listed (--all): its exit is told. */
+		if (p->several && (err == -ENOENT || err == -ESRCH))
+			err = 0;
+	}
 	return err < 0 ? err : 0;
 }
 

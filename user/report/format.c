@@ -1162,6 +1162,17 @@ static int format__csv(FILE *out, const struct format_config *cfg,
 	return 0;
 }
 
+/* pprof's "process" label: a pid's name among the report's processes. */
+static const char *format__process_name(const void *ctx, pid_t pid)
+{
+	const struct format_meta *meta = ctx;
+
+	for (size_t i = 0; i < meta->n_processes; i++)
+		if (meta->processes[i].pid == pid)
+			return meta->processes[i].comm;
+	return NULL;
+}
+
 int format__report(FILE *out, const struct format_config *cfg,
 		   const struct format_meta *meta,
 		   const struct report_rows *rows,
@@ -1186,8 +1197,13 @@ int format__report(FILE *out, const struct format_config *cfg,
 	case FORMAT_PPROF:
 		err = pprof__print(out, cfg->symbolizer, cfg->stacktab,
 				   &(const struct pprof_window){
-					   meta->pid, meta->comm, meta->mode,
-					   meta->start_ns, meta->end_ns },
+					   .pid = meta->pid,
+					   .comm = meta->comm,
+					   .mode = meta->mode,
+					   .start_ns = meta->start_ns,
+					   .end_ns = meta->end_ns,
+					   .process_name = format__process_name,
+					   .process_ctx = meta },
 				   rows, names);
 		break;
 	default:

@@ -36,7 +36,7 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-#define MAX_LABELS 4
+#define MAX_LABELS 6
 
 /* A string of the string table and its index: what `strings` holds. */
 struct pprof_string {
@@ -64,8 +64,25 @@ struct pprof {
 	htab_t functions;	/* of Function, by name and file */
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
-	int64_t key_type, key_class, key_object, key_tid;
+	int64_t key_type, key_class, key_object, key_tid, key_process, key_pid;
+	bool symbolized;	/* pprof_window's */
+	/* The report's processes, for a row's pid: its name. */
+	pid_t pid;
+	const char *comm;
+	const char *(*process_name)(const void *ctx, pid_t pid);
+	const void *process_ctx;
 };
+
+/* The name of pid in the report, or NULL. */
+static const char *pprof__comm(const struct pprof *p, int64_t pid)
+{
+	const char *name = p->process_name ?
+			   p->process_name(p->process_ctx, (pid_t)pid) : NULL;
+
+	if (name)
+		return name;
+	return pid == p->pid ? p->comm : NULL;
+}
 
 /* ---- the tables ---------------------------------------------------------- */
 
@@ -349,6 +366,20 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 	s->labels[n_labels].key = p->key_object;
 	s->labels[n_labels++].str = object;
+	/* Rows split by process (--per-process, --serve): which one. */
+	if (row->pid != REPORT_NO_TID) {
+		const char *comm = pprof__comm(p, row->pid);
+		int64_t name = pprof__string(p, comm ? comm : "?");
+
+		if (name < 0)
+			goto nomem;
+		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+		s->labels[n_labels].key = p->key_process;
+		s->labels[n_labels++].str = name;
+		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+		s->labels[n_labels].key = p->key_pid;
+		s->labels[n_labels++].num = row->pid;
+	}
 	if (row->tid != REPORT_NO_TID) {
 		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 		s->labels[n_labels].key = p->key_tid;
@@ -443,6 +474,13 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->key_class = pprof__string(p, "class");
 	p->key_object = pprof__string(p, "object");
 	p->key_tid = pprof__string(p, "tid");
+	p->key_process = pprof__string(p, "process");
+	p->key_pid = pprof__string(p, "pid");
+	p->pid = window->pid;
+	p->comm = window->comm;
+	p->process_name = window->process_name;
+	p->process_ctx = window->process_ctx;
+	p->symbolized = window->symbolized;
 	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
 		 (int)window->pid, window->comm ? window->comm : "?",
 		 window->mode ? window->mode : "?");
@@ -450,7 +488,7 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
 	    p->key_type < 0 || p->key_class < 0 || p->key_object < 0 ||
-	    p->key_tid < 0 ||
+	    p->key_tid < 0 || p->key_process < 0 || p->key_pid < 0 ||
 	    p->comment < 0)
 		goto nomem;
 	pr->comment = &p->comment;
@@ -550,6 +588,8 @@ int pprof__finish(struct pprof *p, FILE *out)
 	uint8_t *buf, *gz;
 	int err;
 
+	for (size_t i = 0; p->symbolized && i < pr->n_mapping; i++)
+		pr->mapping[i]->has_functions = true;
 	/* mapping[0] is the main binary: an executable loads lowest. */
 	if (pr->n_mapping)
 		qsort(pr->mapping, pr->n_mapping, sizeof(*pr->mapping), mapping_cmp);

@@ -30,6 +30,19 @@ struct pprof_window {
 	const char *mode;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
+	/*
+	 * Rows split by process: the name of a row's pid for its "process"
+	 * label (NULL, or a NULL answer: comm when it is pid, else "?").
+	 */
+	const char *(*process_name)(const void *ctx, pid_t pid);
+	const void *process_ctx;
+	/*
+	 * Every mapping says its functions are named (--serve: names come
+	 * from the targets' own files, through /proc; a client asking the
+	 * server back for names, as go tool pprof does for an HTTP source
+	 * without them, gets none).
+	 */
+	bool symbolized;
 };
 
 int pprof__new(const struct pprof_window *window, struct pprof **out);

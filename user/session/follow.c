@@ -8,12 +8,15 @@
  * modules a target loads.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "format.h"
+#include "hostprocs.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
@@ -60,6 +63,11 @@ int session__follow_start(struct session *s, bool several)
 	for (size_t i = 0; several && i < opts->n_pids; i++) {
 		procset__add(f->procs, opts->pids[i], 0, NULL);
 		err = procspace__update(f->space, opts->pids[i], 0);
+		/* --all: a process that ended since the list was read. */
+		if (opts->all && (err == -ENOENT || err == -ESRCH)) {
+			procset__exited(f->procs, opts->pids[i]);
+			err = 0;
+		}
 		if (err) {
 			pr_err("cannot read the mappings of PID %d: %s",
 			       (int)opts->pids[i], strerror(-err));
@@ -92,6 +100,13 @@ const struct format_process *session__processes(const struct session *s,
 {
 	*n = 0;
 	return session__space(s) ? procset__list(s->follow->procs, n) : NULL;
+}
+
+const struct format_process *session__process_names(const struct session *s,
+						     size_t *n)
+{
+	*n = 0;
+	return s->follow ? procset__list(s->follow->procs, n) : NULL;
 }
 
 size_t session__alive(const struct session *s)
@@ -237,8 +252,6 @@ static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
 	    !s->follow->space)
 		return false;
 	err = probes__add_process(s->probes, pid);
-	if (!err)
-		err = probes__sync_process(s->probes, pid);
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_warn("PID %d: cannot load its unwind tables (%s); its waits "
 			"are counted, named inside libc", (int)pid,
@@ -253,9 +266,7 @@ static void session__name_process(struct session *s, pid_t pid, pid_t parent)
 	struct procspace *space = s->follow->space;
 	int err;
 
-	/* The parent too: what it mapped since, what it unmapped. */
-	if (parent)
-		procspace__update(space, parent, 0);
+	/* The parent's own mappings are read first, by the caller. */
 	err = procspace__update(space, pid, parent);
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_warn("PID %d: cannot read its mappings (%s); some of its "
@@ -271,16 +282,77 @@ static void session__sync_process(struct session *s, pid_t pid)
 			strerror(-err));
 }
 
+/* Events by process, each process's in the order they came. */
+static int event_by_pid(const void *a, const void *b)
+{
+	const struct probes_proc_event *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The events of one batch as one per process: which kinds came, the
+ * parent of its fork.  Reading /proc/PID/maps once per process and batch
+ * instead of once per event (a short program's fork, exec, a load per
+ * library and exit, with its parent re-read for each fork) took --all's
+ * maps reads per new process from about 15 to 3.
+ */
+struct proc_batch {
+	pid_t pid, parent;
+	bool fork, exec, load, exit;
+};
+
+/* ev sorted by pid (event_by_pid): out[] gets one entry per process. */
+static size_t batch_by_pid(const struct probes_proc_event *ev, size_t n,
+			   struct proc_batch *out)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct proc_batch *b = &out[m];
+
+		if (!i || ev[i].pid != ev[i - 1].pid)
+			*b = (struct proc_batch){ .pid = ev[i].pid };
+		else
+			b = &out[m - 1];
+		switch (ev[i].type) {
+		case SP_MODULE_EVENT_FORK:
+			b->fork = true;
+			b->parent = ev[i].parent;
+			break;
+		case SP_MODULE_EVENT_EXEC:
+			b->exec = true;
+			break;
+		case SP_MODULE_EVENT_LOAD:
+			b->load = true;
+			break;
+		case SP_MODULE_EVENT_EXIT:
+			b->exit = true;
+			break;
+		default:
+			break;
+		}
+		if (b == &out[m])
+			m++;
+	}
+	return m;
+}
+
 /*
  * What happened to the followed processes since the last events: the
- * kernel's tables now, for every event (a new process's first waits are
- * walked with them); names are queued for session__name_processes.
+ * kernel's tables now, once per process that forked, exec'ed or loaded
+ * (a new process's first waits are walked with them); names are queued
+ * for session__name_processes.
  */
 static void session__process_events(struct session *s)
 {
 	struct follow *f = s->follow;
-	size_t n;
+	size_t n, m;
 	const struct probes_proc_event *ev = probes__proc_events(s->probes, &n);
+	struct probes_proc_event *sorted;
+	struct proc_batch *batch;
 
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = ev[i].pid;
@@ -291,13 +363,6 @@ static void session__process_events(struct session *s)
 			break;
 		case SP_MODULE_EVENT_EXEC:
 			procset__exec(f->procs, pid, ev[i].comm);
-			if (f->space)
-				session__sync_process(s, pid);
-			break;
-		case SP_MODULE_EVENT_LOAD:
-			/* Several: this process's tables, not all of them. */
-			if (f->space)
-				session__sync_process(s, pid);
 			break;
 		case SP_MODULE_EVENT_EXIT:
 			procset__exited(f->procs, pid);
@@ -310,6 +375,26 @@ static void session__process_events(struct session *s)
 					     f->n_naming + 1, sizeof(*f->naming)))
 			f->naming[f->n_naming++] = ev[i];
 	}
+	if (!f->space || !n)
+		return;
+	sorted = malloc(n * sizeof(*sorted));
+	batch = malloc(n * sizeof(*batch));
+	if (sorted && batch) {
+		memcpy(sorted, ev, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), event_by_pid);
+		m = batch_by_pid(sorted, n, batch);
+		for (size_t i = 0; i < m; i++)
+			if (!batch[i].exit &&
+			    (batch[i].fork || batch[i].exec || batch[i].load))
+				session__sync_process(s, batch[i].pid);
+	} else {
+		/* No memory to batch: every event's process, as it came. */
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].type != SP_MODULE_EVENT_EXIT)
+				session__sync_process(s, ev[i].pid);
+	}
+	free(sorted);
+	free(batch);
 }
 
 /*
@@ -320,28 +405,50 @@ static void session__process_events(struct session *s)
 static void session__name_processes(struct session *s)
 {
 	struct follow *f = s->follow;
+	struct proc_batch *batch;
+	pid_t *parents;
+	size_t m, n_parents = 0;
 
-	for (size_t i = 0; i < f->n_naming; i++) {
-		const struct probes_proc_event *ev = &f->naming[i];
+	if (!f->n_naming)
+		return;
+	batch = malloc(f->n_naming * sizeof(*batch));
+	parents = malloc(f->n_naming * sizeof(*parents));
+	if (!batch || !parents) {
+		free(batch);
+		free(parents);
+		return;		/* kept for the next round */
+	}
+	qsort(f->naming, f->n_naming, sizeof(*f->naming), event_by_pid);
+	m = batch_by_pid(f->naming, f->n_naming, batch);
+	/* A parent that forked several is read once, before its children. */
+	for (size_t i = 0; i < m; i++) {
+		bool seen = false;
 
-		switch (ev->type) {
-		case SP_MODULE_EVENT_FORK:
-			session__name_process(s, ev->pid, ev->parent);
-			break;
-		case SP_MODULE_EVENT_EXEC:
-			procspace__exec(f->space, ev->pid);
-			break;
-		case SP_MODULE_EVENT_LOAD:
-			procspace__update(f->space, ev->pid, 0);
-			break;
-		case SP_MODULE_EVENT_EXIT:
-			procspace__exited(f->space, ev->pid);
-			probes__forget_process(s->probes, ev->pid);
-			break;
-		default:
-			break;
+		for (size_t j = 0; batch[i].fork && j < n_parents; j++)
+			seen |= parents[j] == batch[i].parent;
+		if (batch[i].fork && batch[i].parent && !seen) {
+			procspace__update(f->space, batch[i].parent, 0);
+			parents[n_parents++] = batch[i].parent;
 		}
 	}
+	for (size_t i = 0; i < m; i++) {
+		const struct proc_batch *b = &batch[i];
+
+		if (b->fork)
+			session__name_process(s, b->pid, b->parent);
+		if (b->exec)
+			procspace__exec(f->space, b->pid);
+		else if (b->load && !b->fork)
+			procspace__update(f->space, b->pid, 0);
+	}
+	for (size_t i = 0; i < m; i++) {
+		if (!batch[i].exit)
+			continue;
+		procspace__exited(f->space, batch[i].pid);
+		probes__forget_process(s->probes, batch[i].pid);
+	}
+	free(batch);
+	free(parents);
 	f->n_naming = 0;
 }
 
@@ -376,6 +483,7 @@ void session__add_descendants(struct session *s, pid_t root)
 	for (size_t i = 0; i < n; i++) {
 		if (!session__add_process(s, kids[i], root, NULL))
 			continue;
+		session__sync_process(s, kids[i]);
 		session__name_process(s, kids[i], 0);
 		session__add_descendants(s, kids[i]);
 	}
@@ -390,8 +498,11 @@ void session__target_exited(struct session *s)
 		symbolizer__freeze(s->symbolizer);
 	if (s->follow && s->follow->root_exited)
 		return;
-	if (s->follow)
+	if (s->follow) {
+		/* One process: none followed now (--serve's health). */
+		procset__exited(s->follow->procs, target__pid(s->target));
 		s->follow->root_exited = true;
+	}
 	if (target__reap(s->target))
 		pr_warn("cannot collect PID %d's exit status",
 			(int)target__pid(s->target));
@@ -477,4 +588,47 @@ int session__check_pids(struct options *opts, pid_t first)
 	opts->n_pids = out;
 	opts->pid = first;
 	return 0;
+}
+
+/*
+ * --all: every user-space process of the host but syncprof; the first
+ * one that maps a libc with the pthread functions is the run's first
+ * target (it names the libc the probes model).
+ */
+int session__all_processes(struct options *opts, struct target **target)
+{
+	size_t n, unreadable;
+	int err = hostprocs__list("/proc", getpid(), opts->pids,
+				  OPTIONS_MAX_PIDS, &n, &unreadable);
+
+	if (err == -E2BIG)
+		pr_warn("--all: more than %d processes; the first %d are "
+			"followed, and every new one", OPTIONS_MAX_PIDS,
+			OPTIONS_MAX_PIDS);
+	else if (err) {
+		pr_err("--all: cannot list the processes: %s", strerror(-err));
+		return err;
+	}
+	if (unreadable)
+		pr_warn("--all: %zu process%s left out: their mappings cannot "
+			"be read (the kernel's ptrace access check refused)",
+			unreadable, unreadable > 1 ? "es" : "");
+	for (size_t i = 0; i < n; i++) {
+		if (kill(opts->pids[i], 0) || target__attach(opts->pids[i],
+							     target))
+			continue;
+		if (!target__maps_pthread(*target)) {
+			target__free(*target);
+			*target = NULL;
+			continue;
+		}
+		memmove(opts->pids + 1, opts->pids + i + 1,
+			(n - i - 1) * sizeof(*opts->pids));
+		opts->pids[0] = target__pid(*target);
+		opts->n_pids = n - i;
+		opts->pid = opts->pids[0];
+		return 0;
+	}
+	pr_err("--all: no process to follow");
+	return -ESRCH;
 }

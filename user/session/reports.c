@@ -157,6 +157,13 @@ const struct snapshot *session__totals(const struct session *s)
 	return s->reports->prev;
 }
 
+void session__read_span(const struct session *s, uint64_t *start_ns,
+			uint64_t *read_ns)
+{
+	*start_ns = s->reports->attach_ns;
+	*read_ns = s->reports->read_ns;
+}
+
 /*
  * Between reports: a read when the last is half a housekeeping period
  * old (exited threads' rows leave the kernel's map then).
@@ -230,7 +237,7 @@ static int session__lock_order(struct session *s,
 	return err;
 }
 
-static void session__drops(struct session *s, struct format_drops *out)
+void session__drops(struct session *s, struct format_drops *out)
 {
 	struct probes_drops d;
 
@@ -493,6 +500,8 @@ int session__read(struct session *s)
 		return err;
 	}
 	err = snapshot__delta(snap, r->prev, &delta);
+	if (!err)
+		err = session__serve_delta(s, delta);
 	if (!err)
 		err = snapshot__merge(r->pending, delta, &sum);
 	snapshot__free(delta);

@@ -3,7 +3,7 @@
  * One run of syncprof: its state (struct session) and the stages main.c's
  * loop calls, each in the file of its job: startup.c (find, load, attach),
  * reports.c (read and report), follow.c (the processes and threads the
- * probes follow).
+ * probes follow), serving.c (--serve).
  */
 #ifndef SYNCPROF_SESSION_H
 #define SYNCPROF_SESSION_H
@@ -15,6 +15,11 @@
 
 #include "options.h"
 #include "probes.h"
+
+struct format_drops;
+struct format_process;
+struct snapshot;
+struct target;
 
 /*
  * A run: what every stage reads (the options, the target, the probes,
@@ -33,6 +38,7 @@ struct session {
 	struct startup *startup;	/* startup.c: what the start made */
 	struct follow *follow;		/* follow.c: the processes followed */
 	struct reports *reports;	/* reports.c: windows and outputs */
+	struct serving *serving;	/* serving.c: --serve, or NULL */
 };
 
 /* The probes' own time, taken out of each call (full mode). */
@@ -68,6 +74,10 @@ const struct snapshot *session__totals(const struct session *s);
 int session__read_states(struct session *s, uint64_t *now_ns);
 int session__now(struct session *s, uint64_t *now_ns);
 int session__read(struct session *s);
+/* When counting began and when the probes were last read. */
+void session__read_span(const struct session *s, uint64_t *start_ns,
+			uint64_t *read_ns);
+void session__drops(struct session *s, struct format_drops *out);
 int session__read_between(struct session *s);
 int session__report(struct session *s, bool final);
 int session__refresh(struct session *s);
@@ -94,5 +104,19 @@ void session__target_exited(struct session *s);
 void session__root_gone(struct session *s);
 unsigned int session__take_events(struct session *s);
 const char *session__others(struct session *s);
+/* Every process followed, one or several, as named now. */
+const struct format_process *session__process_names(const struct session *s,
+						     size_t *n);
+/* --all: every process of the host, the first one the run's target. */
+int session__all_processes(struct options *opts, struct target **target);
+
+/* serving.c */
+int session__serve_start(struct session *s);
+void session__serve_free(struct session *s);
+bool session__serving(const struct session *s);
+int session__serve_fd(const struct session *s);
+int session__serve_dispatch(struct session *s);
+/* A read's change, into the metrics' counters; 0 when not serving. */
+int session__serve_delta(struct session *s, const struct snapshot *delta);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "calibrate.h"
 #include "condprobe.h"
@@ -294,6 +295,24 @@ void session__report_costs(struct session *s)
 }
 
 /*
+ * --all: the first process may end at any moment; when its libc is the
+ * one syncprof's own root has, the path is taken from there.
+ */
+static void all_library_path(char *library)
+{
+	struct stat theirs, ours;
+	char *rest;
+
+	if (strncmp(library, "/proc/", 6))
+		return;
+	rest = strstr(library + 6, "/root/");
+	if (!rest || stat(library, &theirs) || stat(rest + 5, &ours) ||
+	    theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+		return;
+	memmove(library, rest + 5, strlen(rest + 5) + 1);
+}
+
+/*
  * Finds the target's libc, names its modules, loads and attaches the
  * probes and lets a launched target go.  attach_ns is taken before the
  * probes go live: the first window holds what they count meanwhile.
@@ -309,6 +328,8 @@ int session__start(struct session *s, char *library, size_t len,
 
 	if (err)
 		return err;
+	if (opts->all)
+		all_library_path(library);
 	s->startup = calloc(1, sizeof(*s->startup));
 	if (!s->startup)
 		return -ENOMEM;

@@ -230,31 +230,64 @@ Elf *elfimage__elf(struct elfimage *image)
 	return image->elf;
 }
 
-int elfimage__load_bias(struct elfimage *image, uint64_t map_start,
-			uint64_t map_offset, uint64_t *bias)
+int elfimage__loads(struct elfimage *image, struct elfimage_load **out,
+		    size_t *n_out)
 {
-	size_t n;
+	struct elfimage_load *loads;
+	size_t n, m = 0;
 
 	if (elf_getphdrnum(image->elf, &n))
 		return -ENOEXEC;
+	loads = calloc(n ? n : 1, sizeof(*loads));
+	if (!loads)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr phdr;
-		uint64_t seg_page;
+		uint64_t align;
 
 		if (!gelf_getphdr(image->elf, (int)i, &phdr) ||
 		    phdr.p_type != PT_LOAD || !phdr.p_filesz)
 			continue;
 		/* The kernel maps from the page holding p_offset. */
-		seg_page = phdr.p_offset & ~(uint64_t)(phdr.p_align > 1 ?
-			   (phdr.p_align < 4096 ? phdr.p_align : 4096) - 1 : 0);
-		if (map_offset < seg_page ||
-		    map_offset >= phdr.p_offset + phdr.p_filesz)
+		align = phdr.p_align > 1 ?
+			(phdr.p_align < 4096 ? phdr.p_align : 4096) - 1 : 0;
+		loads[m++] = (struct elfimage_load){
+			.map_from = phdr.p_offset & ~align,
+			.file_end = phdr.p_offset + phdr.p_filesz,
+			.delta = phdr.p_vaddr - phdr.p_offset,
+		};
+	}
+	*out = loads;
+	*n_out = m;
+	return 0;
+}
+
+int elfimage__bias_from(const struct elfimage_load *loads, size_t n,
+			uint64_t map_start, uint64_t map_offset,
+			uint64_t *bias)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (map_offset < loads[i].map_from ||
+		    map_offset >= loads[i].file_end)
 			continue;
-		/* p_vaddr - p_offset is preserved by the mapping. */
-		*bias = map_start - map_offset - (phdr.p_vaddr - phdr.p_offset);
+		*bias = map_start - map_offset - loads[i].delta;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int elfimage__load_bias(struct elfimage *image, uint64_t map_start,
+			uint64_t map_offset, uint64_t *bias)
+{
+	struct elfimage_load *loads;
+	size_t n;
+	int err = elfimage__loads(image, &loads, &n);
+
+	if (err)
+		return err;
+	err = elfimage__bias_from(loads, n, map_start, map_offset, bias);
+	free(loads);
+	return err;
 }
 
 int elfimage__build_id(struct elfimage *image, uint8_t *buf, size_t len)

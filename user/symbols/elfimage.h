@@ -9,6 +9,13 @@
 
 struct elfimage;
 
+/* A PT_LOAD segment as a mapping of it sees it. */
+struct elfimage_load {
+	uint64_t map_from;	/* the page its mappings start at */
+	uint64_t file_end;	/* p_offset + p_filesz */
+	uint64_t delta;		/* p_vaddr - p_offset, kept by the mapping */
+};
+
 struct elfimage_func {
 	uint64_t vaddr;
 	uint64_t file_offset;	/* what a uprobe is attached at */
@@ -50,6 +57,13 @@ Elf *elfimage__elf(struct elfimage *image);
  */
 int elfimage__load_bias(struct elfimage *image, uint64_t map_start,
 			uint64_t map_offset, uint64_t *bias);
+/* The PT_LOAD segments with file bytes, in a new array (*n of them). */
+int elfimage__loads(struct elfimage *image, struct elfimage_load **out,
+		    size_t *n);
+/* elfimage__load_bias from segments read before: no file open. */
+int elfimage__bias_from(const struct elfimage_load *loads, size_t n,
+			uint64_t map_start, uint64_t map_offset,
+			uint64_t *bias);
 /* The file offset of a virtual address in a PT_LOAD segment; -ENOENT. */
 int elfimage__file_offset(struct elfimage *image, uint64_t vaddr,
 			  uint64_t *offset);

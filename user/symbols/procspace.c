@@ -229,7 +229,9 @@ static void procspace__drop_stale(struct procspace *ps, const struct proc *p)
 int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 {
 	struct proc *p = procspace__get(ps, pid);
+	struct symbolizer *sym;
 	struct procmaps *maps;
+	bool homed = false;
 	int err;
 
 	if (!p)
@@ -255,13 +257,24 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	procmaps__free(maps);
 	if (!err)
 		procspace__drop_stale(ps, p);
-	/* Files seen first here are homed now, while /proc can name them. */
+	/*
+	 * Files seen first here are homed now, while /proc can name them;
+	 * a symbolizer made before they were mapped (a dlopen) reports them
+	 * now.  Only this process's: refreshing every home at each load
+	 * anywhere re-read the maps of all of them (--all: thousands of
+	 * reads a second).
+	 */
+	sym = p->sym;
 	for (size_t i = 0; !err && i < p->n_segs; i++) {
 		const struct segment *s = &p->segs[i];
 
-		if (!region_of_file(ps, s->dev, s->inode, s->offset))
+		if (!region_of_file(ps, s->dev, s->inode, s->offset)) {
 			err = procspace__home(ps, p, s);
+			homed = true;
+		}
 	}
+	if (homed && sym && sym == p->sym)
+		symbolizer__refresh(sym);
 	return err;
 }
 

@@ -4,8 +4,14 @@
  *
  * Modules are reported by syncprof, not by dwfl_linux_proc_report: each
  * file is opened here, through the target's root or its map_files, so a
- * process in a container resolves, and its ELF and DWARF are opened at
- * once, so reports printed after the target exited are still named.  A
+ * process in a container resolves, and its ELF is opened at once, so
+ * reports printed after the target exited are still named.  Its DWARF is
+ * read when a name is first asked for, unless the process has a root of
+ * its own (a container): a separate debug file found through
+ * /proc/PID/root is gone with the process, so there it is read at once.
+ * Reading every module's DWARF at once cost each new program its libc
+ * debug file (tens of MB, decompressed) even when nothing of it was ever
+ * named: under --all, memory grew by hundreds of MB a minute.  A
  * miss re-reads /proc/PID/maps (at most every 50 ms) and adds what was
  * mapped since: libraries dlopen'ed later resolve too.
  *
@@ -95,6 +101,7 @@ struct symbolizer {
 	size_t n_generations, generations_cap;
 	uint64_t last_refresh_ns;
 	bool frozen;		/* the target is gone: its PID may be reused */
+	bool own_root;		/* its / is not ours: DWARF read at once */
 	struct reported_file *reported;
 	size_t n_reported, reported_cap;
 	struct cache_entry *cache;
@@ -250,6 +257,25 @@ static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 }
 
 /*
+ * The name libdwfl searches a debuglink's directory by: with our root,
+ * /proc/PID/root/X is X (procmaps__file_path checked the identity), and
+ * X stays valid after the process is gone, when its DWARF may be read.
+ */
+static const char *symbolizer__link_base(const struct symbolizer *sym,
+					 const char *path)
+{
+	char root[32];
+	int n;
+
+	if (sym->own_root || sym->pid <= 0)
+		return path;
+	n = snprintf(root, sizeof(root), "/proc/%d/root/", (int)sym->pid);
+	if (n > 0 && !strncmp(path, root, (size_t)n))
+		return path + n - 1;
+	return path;
+}
+
+/*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
  * file takes ~100 ms) and a short-lived target may be gone by then, but
@@ -290,7 +316,9 @@ static void symbolizer__report(struct symbolizer *sym,
 		if (targetfile__open(path, 0, &fd))
 			continue;
 		/* libdwfl owns fd from here on success. */
-		mod = dwfl_report_elf(sym->dwfl, e->path, path, fd, file.base, true);
+		mod = dwfl_report_elf(sym->dwfl, e->path,
+				      symbolizer__link_base(sym, path), fd,
+				      file.base, true);
 		if (!mod) {
 			pr_debug("symbols: cannot use %s: %s", e->path, dwfl_errmsg(-1));
 			close(fd);
@@ -305,7 +333,7 @@ static void symbolizer__report(struct symbolizer *sym,
 			sym->reported[sym->n_reported++] = file;
 	}
 	dwfl_report_end(sym->dwfl, NULL, NULL);
-	for (size_t i = 0; i < n_added; i++) {
+	for (size_t i = 0; sym->own_root && i < n_added; i++) {
 		Dwarf_Addr bias;
 
 		if (!dwfl_module_getdwarf(added[i], &bias))
@@ -378,6 +406,18 @@ int symbolizer__refresh(struct symbolizer *sym)
 }
 
 
+/* Whether the process sees the same / as syncprof (not a container's). */
+static bool symbolizer__shares_root(pid_t pid)
+{
+	char path[64];
+	struct stat ours, theirs;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/", (int)pid);
+	if (stat("/", &ours) || stat(path, &theirs))
+		return false;
+	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
 {
@@ -396,6 +436,7 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 			  ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 			  (int)pid) < 0)
 		sym->debuginfo_path = NULL;
+	sym->own_root = pid > 0 && !symbolizer__shares_root(pid);
 	/* The target's user now, for the map it may leave when gone. */
 	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
 		sym->perfmap = NULL;

@@ -258,6 +258,18 @@ static bool is_static_executable(pid_t pid)
 	return !dynamic;
 }
 
+bool target__maps_pthread(const struct target *t)
+{
+	struct procmaps *maps;
+	bool found;
+
+	if (procmaps__read(t->pid, &maps))
+		return false;
+	found = find_pthread_mapping(maps, t->pid) != NULL;
+	procmaps__free(maps);
+	return found;
+}
+
 int target__pthread_library(struct target *t, char *path, size_t len)
 {
 	const struct procmaps_entry *e;

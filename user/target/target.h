@@ -35,6 +35,8 @@ int target__resume(struct target *t);
  * /proc/PID/root, or /proc/PID/map_files when the file was replaced.
  */
 int target__pthread_library(struct target *t, char *path, size_t len);
+/* Whether it maps a libc with the pthread functions now; says nothing. */
+bool target__maps_pthread(const struct target *t);
 /* The target's dynamic loader (ld.so), as target__pthread_library. */
 int target__loader_library(struct target *t, char *path, size_t len);
 pid_t target__pid(const struct target *t);

@@ -36,6 +36,15 @@
 
 struct build {
 	uint64_t dev, inode;	/* the file it was first read from */
+	/*
+	 * Its PT_LOAD segments, for a mapping's load bias without opening
+	 * the file again: a short program's every mapping was an open, a
+	 * read of its headers and an mmap (whose unmap flushes the TLB of
+	 * every CPU).  Owned by the entry first made for the file.
+	 */
+	struct elfimage_load *loads;
+	size_t n_loads;
+	bool owns_loads;
 	uint8_t id[BUILD_ID_MAX];
 	int id_len;		/* 0: no build ID */
 	uint32_t slot;		/* SP_TABLE_NONE: no rows */
@@ -91,6 +100,9 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	/* The kernel's maps go with the BPF object. */
+	for (size_t i = 0; i < u->n_builds; i++)
+		if (u->builds[i].owns_loads)
+			free(u->builds[i].loads);
 	free(u->builds);
 	for (size_t i = 0; i < u->n_procs; i++)
 		free(u->procs[i].placed);
@@ -227,6 +239,7 @@ static int unwinder__build(struct unwinder *u, struct elfimage *image,
 	if (array__grow(&u->builds, &u->cap_builds, u->n_builds + 1,
 			sizeof(*u->builds)))
 		return -ENOMEM;
+	b.owns_loads = !elfimage__loads(image, &b.loads, &b.n_loads);
 	u->builds[u->n_builds++] = b;
 	u->stats.build_ms += (double)(clock__monotonic_ns() - t0) * 1e-6;
 	*out = b;
@@ -279,17 +292,26 @@ static void unwinder__place(struct unwinder *u, pid_t pid,
 		.table = SP_TABLE_NONE,
 		.flags = unwinder__mapping_flags(e, u->libc_dev, u->libc_inode),
 	};
-	err = procmaps__file_path(pid, e, path, sizeof(path));
-	if (!err)
-		err = elfimage__open(path, &image);
-	if (!err)
-		err = elfimage__load_bias(image, e->start, e->offset, &bias);
-	m->bias = bias;
-	if (!err && known)
+	if (known && known->owns_loads &&
+	    !elfimage__bias_from(known->loads, known->n_loads, e->start,
+				 e->offset, &bias)) {
+		/* A file placed before: nothing to open. */
 		b = *known;
-	else if (!err)
-		err = unwinder__build(u, image, e, &b);
-	elfimage__close(image);
+		err = 0;
+	} else {
+		err = procmaps__file_path(pid, e, path, sizeof(path));
+		if (!err)
+			err = elfimage__open(path, &image);
+		if (!err)
+			err = elfimage__load_bias(image, e->start, e->offset,
+						  &bias);
+		if (!err && known)
+			b = *known;
+		else if (!err)
+			err = unwinder__build(u, image, e, &b);
+		elfimage__close(image);
+	}
+	m->bias = bias;
 	if (err) {
 		/* No rows: a walk that reaches it stops there. */
 		pr_debug("unwind: no table for %s: %s", e->path, strerror(-err));

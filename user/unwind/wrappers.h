@@ -26,7 +26,7 @@ struct wrapper {
 	const char *glob;	/* demangled name, shell glob (as --skip) */
 	int type;		/* enum sp_lock_type, or WRAPPER_UNTYPED */
 	unsigned int flags;	/* enum wrapper_flags */
-	const char *runtime;	/* for the README and -v */
+	const char *runtime;	/* for docs/stacks.md and -v */
 };
 
 /* The table, in match order: the first glob that matches a name wins. */

@@ -1,0 +1,418 @@
+"""--serve read by the real tools a fleet runs: Debian's Prometheus
+scraping syncprof (its HTTP API queried afterwards), promtool checking
+every scrape, go tool pprof reading /debug/pprof/block and /mutex over
+HTTP; each compared with the targets' own clocks.  Ports are ephemeral,
+Prometheus's data lives in the test's own directory, and with --all only
+the test's own target's series are judged: other tests run meanwhile."""
+import gzip
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+from harness import BUILD, SYNCPROF, SyncprofTestCase, WORKLOAD
+from test_profiles import GO, Profile
+from test_waits import RELEASER, marker_line
+
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+TOLERANCE = 0.05
+SERVING = re.compile(r"serving on http://([0-9.]+):(\d+)/")
+SERIES = re.compile(r'^(\w+)(?:\{([^}]*)\})? (\S+)$')
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """{(name, frozenset(labels)): value} of every sample."""
+    out = {}
+    for line in text.splitlines():
+        m = SERIES.match(line)
+        if m:
+            labels = frozenset(LABEL.findall(m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def of_process(metrics, name, process, **want):
+    """The samples of one metric of one process (and labels), summed."""
+    total = 0.0
+    for (n, labels), value in metrics.items():
+        d = dict(labels)
+        if n == name and d.get("process") == process and all(
+                d.get(k) == v for k, v in want.items()):
+            total += value
+    return total
+
+
+class Serve(SyncprofTestCase):
+
+    def start_serve(self, *args):
+        """syncprof --serve 127.0.0.1:0 ARGS; (proc, base URL) once it
+        serves and has attached."""
+        proc = subprocess.Popen(
+            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        text = self.read_stderr_until(proc, "serving on", "syncprof did not serve",
+                                      timeout=120)
+        m = SERVING.search(text)
+        self.assertTrue(m, text)
+        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
+                               timeout=120)
+        proc.report_path = os.devnull
+        return proc, f"http://{m.group(1)}:{m.group(2)}"
+
+    def stop_serve(self, proc):
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, stderr)
+        return stderr
+
+    def get(self, url, timeout=60):
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.headers, r.read()
+
+    def scrape(self, base):
+        """GET /metrics, checked by promtool; the parsed samples."""
+        status, headers, body = self.get(base + "/metrics")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"))
+        if PROMTOOL:
+            check = subprocess.run([PROMTOOL, "check", "metrics"], input=body,
+                                   capture_output=True, timeout=60)
+            self.assertEqual(check.returncode, 0,
+                             check.stdout.decode() + check.stderr.decode())
+        return parse_metrics(body.decode())
+
+    def profile(self, url):
+        """A profile fetched by go tool pprof itself, over HTTP."""
+        path = self.path(f"profile{len(os.listdir(self.tmp.name))}.pb.gz")
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        proc = subprocess.run([GO, "tool", "pprof", "-proto", "-output", path, url],
+                              capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return Profile(path)
+
+    def run_workload(self, *args, truth="truth.json"):
+        proc = subprocess.run(self.workload_cmd("mutex", *args, truth=truth),
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return self.truth(truth)
+
+    # --- /metrics ---------------------------------------------------------
+
+    def test_metrics_hold_the_targets_waits_and_survive_its_exit(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "4", "--iters", "500", "--hold-us", "500",
+            "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid))
+        before = self.scrape(base)
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        truth = self.truth()
+        # The process exited: syncprof serves on, its counters stay.
+        time.sleep(1.5)
+        m = self.scrape(base)
+        wait = of_process(m, "syncprof_lock_wait_seconds_total", "workload",
+                          object="big_lock", type="mutex")
+        count = of_process(m, "syncprof_lock_waits_total", "workload",
+                           object="big_lock", type="mutex")
+        hist = of_process(m, "syncprof_lock_wait_seconds_count", "workload",
+                          object="big_lock", type="mutex")
+        self.assertWithin(wait * 1e9, truth["wait_ns"], TOLERANCE)
+        self.assertGreater(count, 0)
+        self.assertEqual(hist, count)
+        for key, value in before.items():
+            if key[0].endswith(("_total", "_count", "_bucket", "_sum")):
+                self.assertGreaterEqual(m.get(key, 0), value, key)
+        self.assertEqual(m[("syncprof_processes_followed", frozenset())], 0)
+        self.stop_serve(proc)
+
+    def test_bad_requests_get_4xx_and_the_server_goes_on(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "200", "--hold-us", "200",
+            "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid))
+        host, port = urllib.parse.urlsplit(base).netloc.split(":")
+        port = int(port)
+
+        def status_of(method, path, headers=None):
+            c = http.client.HTTPConnection(host, port, timeout=30)
+            c.request(method, path, headers=headers or {})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            return r.status
+
+        self.assertEqual(status_of("GET", "/nope"), 404)
+        self.assertEqual(status_of("GET", "/debug/pprof/"), 404)
+        self.assertEqual(status_of("GET", "/"), 200)
+        for query in ("seconds=abc", "seconds=", "seconds=-1", "seconds=0",
+                      "seconds=1e3", "seconds=99999999999999999999",
+                      "seconds=5x", "seconds=%zz"):
+            self.assertEqual(status_of("GET", "/debug/pprof/block?" + query),
+                             400, query)
+        self.assertEqual(status_of("GET", "/metrics?%zz&&=&x"), 200)
+        for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+            self.assertEqual(status_of(method, "/metrics"), 405, method)
+        self.assertEqual(status_of("GET", "/metrics",
+                                   {"X-Big": "a" * 40000}), 431)
+        # A malformed header line: 400.  Bytes that are no HTTP request
+        # at all (a TLS hello, a bare word): the connection is closed.
+        with socket.create_connection((host, port), timeout=30) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+            reply = s.recv(100)
+            self.assertTrue(reply.startswith(b"HTTP/1.1 400"), reply)
+        for garbage in (b"\x16\x03\x01\x00\xa5garbage\r\n\r\n", b"GARBAGE\r\n\r\n"):
+            with socket.create_connection((host, port), timeout=30) as s:
+                s.sendall(garbage)
+                self.assertEqual(s.recv(100), b"")
+        # A slow client holds a connection; others are served meanwhile,
+        # and it is closed after the idle limit.
+        slow = socket.create_connection((host, port), timeout=30)
+        slow.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        self.go(target)
+        counters = []
+        for _ in range(3):
+            m = self.scrape(base)
+            counters.append(of_process(m, "syncprof_lock_waits_total", "workload"))
+        self.assertEqual(counters, sorted(counters))
+        started = time.monotonic()
+        self.assertEqual(slow.recv(100), b"")
+        self.assertLess(time.monotonic() - started, 30)
+        slow.close()
+        self.assertEqual(target.wait(timeout=120), 0)
+        self.assertEqual(status_of("GET", "/metrics"), 200)
+        self.stop_serve(proc)
+
+    def test_thousand_scrapes_rss_stable(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "4", "--iters", "3000", "--hold-us", "100",
+            "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid))
+        self.go(target)
+
+        def rss():
+            with open(f"/proc/{proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+            return 0
+
+        last = {}
+        for i in range(1000):
+            status, _, body = self.get(base + "/metrics")
+            self.assertEqual(status, 200)
+            m = parse_metrics(body.decode())
+            for key, value in m.items():
+                if key[0].endswith(("_total", "_count", "_bucket", "_sum")):
+                    self.assertGreaterEqual(value, last.get(key, 0), key)
+            last = m
+            if i == 200:
+                warm = rss()
+        self.assertEqual(target.wait(timeout=120), 0)
+        # 800 scrapes later: within 4 MiB of the warm size.
+        self.assertLess(rss() - warm, 4096, (warm, rss()))
+        self.stop_serve(proc)
+
+    # --- Prometheus, against --all ----------------------------------------
+
+    def own_workload(self, name):
+        """The workload under a name of the test's own: with --all, its
+        series are told from other tests' workloads by process name."""
+        path = self.path(name)
+        shutil.copy(WORKLOAD, path)
+        return path
+
+    def free_port(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    def start_prometheus(self, target):
+        config = self.path("prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: syncprof\n"
+                    "    static_configs:\n"
+                    f"      - targets: ['{target}']\n")
+        port = self.free_port()
+        proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}",
+             f"--storage.tsdb.path={self.path('tsdb')}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(proc)
+        api = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.query(api, 'up{job="syncprof"}') == 1:
+                    return proc, api
+            except OSError:
+                pass
+            time.sleep(0.5)
+        self.fail("Prometheus did not scrape syncprof")
+
+    def query(self, api, promql):
+        url = api + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(url, timeout=30) as r:
+            data = json.load(r)
+        self.assertEqual(data["status"], "success", data)
+        result = data["data"]["result"]
+        return float(result[0]["value"][1]) if result else None
+
+    def settled(self, api, promql, timeout=60):
+        """The value once two scrapes a few seconds apart agree."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            value = self.query(api, promql)
+            if value is not None and value == last:
+                return value
+            last = value
+            time.sleep(2.5)
+        self.fail(f"{promql} did not settle: {last}")
+
+    def test_prometheus_scrapes_all_and_agrees_with_the_target(self):
+        self.assertTrue(PROMETHEUS, "no prometheus: 'make deps' installs it")
+        name = f"svprom{os.getpid() % 100000}"
+        binary = self.own_workload(name)
+        proc, base = self.start_serve("--all")
+        netloc = urllib.parse.urlsplit(base).netloc
+        _, api = self.start_prometheus(netloc)
+        # Started after syncprof: --all follows it from its first lock.
+        run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "400",
+                              "--hold-us", "500", "--truth", self.path("truth.json")],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        truth = self.truth()
+        # Its mutex waits: big_lock's, and those in the first moments
+        # after its exec, before its program's names were read (then its
+        # call sites and objects are addresses).
+        sel = f'process="{name}",type="mutex"'
+        wait = self.settled(api, f"sum(syncprof_lock_wait_seconds_total{{{sel}}})")
+        self.assertWithin(wait * 1e9, truth["wait_ns"], TOLERANCE)
+        named = self.query(api, f'sum(syncprof_lock_wait_seconds_total{{{sel},'
+                                f'object="big_lock"}})')
+        self.assertGreater(named, wait / 2)
+        count = self.query(api, f"sum(syncprof_lock_waits_total{{{sel}}})")
+        hist = self.query(api, f"sum(syncprof_lock_wait_seconds_count{{{sel}}})")
+        self.assertEqual(count, hist)
+        self.assertGreater(count, 0)
+        # The histogram's +Inf bucket holds every wait, and 1 s none
+        # (0.5 ms holds, 4 threads).
+        self.assertEqual(self.query(
+            api, f'sum(syncprof_lock_wait_seconds_bucket{{{sel},le="+Inf"}})'), count)
+        # Counters never went down: the target exited, syncprof went on.
+        self.assertEqual(self.query(
+            api, f"sum(resets(syncprof_lock_wait_seconds_total{{process=\"{name}\"}}[5m]))"), 0)
+        self.assertEqual(self.query(
+            api, "sum(resets(syncprof_lock_waits_total[5m]))"), 0)
+        self.assertIsNotNone(self.query(api, "syncprof_processes_followed"))
+        self.assertIsNotNone(self.query(api, 'syncprof_dropped_total{cause="map_full"}'))
+        self.assertGreater(self.query(api, "syncprof_cpu_seconds_total"), 0)
+        self.scrape(base)
+        self.stop_serve(proc)
+
+    # --- go tool pprof over HTTP -----------------------------------------
+
+    def test_block_profile_by_go_tool_pprof(self):
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "4", "--iters", "400", "--hold-us", "500",
+            "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid))
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        truth = self.truth()
+        profile = self.profile(base + "/debug/pprof/block")
+        ours = [s for s in profile.samples
+                if s["labels"].get("object") == "big_lock"
+                and s["labels"].get("pid") == str(target.pid)]
+        self.assertTrue(ours, profile.samples)
+        for s in ours:
+            self.assertEqual(s["labels"].get("process"), "workload")
+            self.assertEqual(s["labels"].get("type"), "mutex")
+            self.assertIn("timed_lock", profile.functions(s))
+        self.assertWithin(sum(s["delay"] for s in ours), truth["wait_ns"], TOLERANCE)
+        self.stop_serve(proc)
+
+    def test_mutex_profile_charges_the_releasers(self):
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(
+            [RELEASER, "two", "--truth", self.path("truth.json"), "--iters", "20",
+             "--hold-us", "3000", "--hold2-us", "1000", "--wait-signal"])
+        proc, base = self.start_serve("--pid", str(target.pid))
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        truth = self.truth()
+        profile = self.profile(base + "/debug/pprof/mutex")
+        for release in ("unlock_a", "unlock_b"):
+            samples = [s for s in profile.samples
+                       if s["labels"].get("object") == "big_lock"
+                       and release in profile.functions(s)]
+            self.assertTrue(samples, (release, profile.samples))
+            expected = truth["releases"][release]
+            self.assertEqual(sum(s["count"] for s in samples), expected["count"])
+            self.assertWithin(sum(s["delay"] for s in samples), expected["ns"],
+                              TOLERANCE, release)
+        self.stop_serve(proc)
+
+    def test_seconds_is_the_next_n_seconds(self):
+        """A delta profile holds what happened in its window: the waits of
+        a phase that ran inside it, none of the phase before."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        first, second = (self.own_workload(f"svph{i}{os.getpid() % 10000}")
+                         for i in (1, 2))
+        proc, base = self.start_serve("--all")
+
+        def phase(binary, truth):
+            run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "300",
+                                  "--hold-us", "500", "--truth", self.path(truth)],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return self.truth(truth)
+
+        phase(first, "first.json")
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        out = self.path("delta.pb.gz")
+        fetch = subprocess.Popen(
+            # pprof waits 1.5 x seconds for the answer by default; a
+            # host busy with other tests' processes delays syncprof's loop.
+            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
+             base + "/debug/pprof/block?seconds=8"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.children.append(fetch)
+        # The window opens when syncprof has read the totals it starts
+        # from (it says so).
+        self.read_stderr_until(proc, "/debug/pprof/block: the next 8 s",
+                               "syncprof did not take the request", timeout=120)
+        started = time.monotonic()
+        truth = phase(second, "second.json")
+        self.assertLess(time.monotonic() - started, 8, "phase two outran the window")
+        _, err = fetch.communicate(timeout=120)
+        self.assertEqual(fetch.returncode, 0, err)
+        profile = Profile(out)
+        name = os.path.basename
+
+        def of(binary):
+            return [s for s in profile.samples
+                    if s["labels"].get("process") == name(binary)[:15]
+                    and s["labels"].get("object") == "big_lock"]
+
+        self.assertEqual(of(first), [])
+        self.assertWithin(sum(s["delay"] for s in of(second)), truth["wait_ns"],
+                          TOLERANCE)
+        # Without ?seconds: everything since start, both phases.
+        total = self.profile(base + "/debug/pprof/block")
+        self.assertTrue([s for s in total.samples
+                         if s["labels"].get("process") == name(first)[:15]])
+        self.stop_serve(proc)

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * metrics: series by labels, the cardinality bound and its "other"
+ * series, counters that only add, and the exposition text (checked
+ * against Prometheus's rules by promtool in the integration test).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "metrics.h"
+
+#define UNUSED __attribute__((unused))
+
+static char *render(struct metrics *m)
+{
+	static const char *const causes[] = { "map_full" };
+	static const uint64_t drops[] = { 3 };
+	const struct metrics_health h = {
+		.drop_causes = causes, .drops = drops, .n_drops = 1,
+		.processes_followed = 2, .cpu_seconds = 1.5,
+		.resident_bytes = 4096,
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(metrics__write(m, &h, f), 0);
+	fclose(f);
+	return text;
+}
+
+static void add(struct metrics *m, const char *process, const char *callsite,
+		uint64_t count, uint64_t wait_ns, const uint64_t *hist)
+{
+	const struct metrics_row row = {
+		.process = process, .type = "mutex", .object = "big_lock",
+		.callsite = callsite, .count = count, .wait_ns = wait_ns,
+		.hist = hist,
+	};
+
+	assert_int_equal(metrics__add(m, &row), 0);
+}
+
+static void test_changes_add_up(void **state UNUSED)
+{
+	struct metrics *m;
+	uint64_t hist[SP_HIST_SLOTS] = { 0 };
+	char *text;
+
+	hist[11] = 2;		/* [1024, 2048) ns: le 2^12 ns */
+	hist[21] = 1;		/* ~1-2 ms: le 2^22 ns */
+	assert_int_equal(metrics__new(10, &m), 0);
+	add(m, "server", "worker x.c:10", 2, 1500000000, hist);
+	add(m, "server", "worker x.c:10", 1, 500000000, hist);
+	assert_int_equal(metrics__series(m), 1);
+	text = render(m);
+	assert_non_null(strstr(text,
+		"syncprof_lock_wait_seconds_total{process=\"server\",type=\"mutex\","
+		"object=\"big_lock\",callsite=\"worker x.c:10\"} 2.000000000\n"));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\""
+			       ",type=\"mutex\",object=\"big_lock\",callsite="
+			       "\"worker x.c:10\"} 3\n"));
+	/* Cumulative buckets: 4 waits up to 4.096 us, 6 in all. */
+	assert_non_null(strstr(text, ",le=\"1.024e-06\"} 0\n"));
+	assert_non_null(strstr(text, ",le=\"4.096e-06\"} 4\n"));
+	assert_non_null(strstr(text, ",le=\"0.004194304\"} 6\n"));
+	assert_non_null(strstr(text, ",le=\"+Inf\"} 6\n"));
+	assert_non_null(strstr(text, "_count{process=\"server\",type=\"mutex\","
+			       "object=\"big_lock\",callsite=\"worker x.c:10\"} 6\n"));
+	assert_non_null(strstr(text, "syncprof_dropped_total{cause=\"map_full\"} 3\n"));
+	assert_non_null(strstr(text, "syncprof_processes_followed 2\n"));
+	free(text);
+	metrics__free(m);
+}
+
+static void test_bounded_with_other(void **state UNUSED)
+{
+	struct metrics *m;
+	char site[32], *text;
+
+	assert_int_equal(metrics__new(2, &m), 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(site, sizeof(site), "f%d x.c:%d", i, i);
+		add(m, "server", site, 1, 1000, NULL);
+	}
+	/* Two of their own, one "other" of the process and type. */
+	assert_int_equal(metrics__series(m), 3);
+	text = render(m);
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
+			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 3\n"));
+	free(text);
+	/* A series that has its own keeps it; "other" keeps growing. */
+	add(m, "server", "f0 x.c:0", 1, 1000, NULL);
+	add(m, "server", "f4 x.c:4", 1, 1000, NULL);
+	text = render(m);
+	assert_non_null(strstr(text, "callsite=\"f0 x.c:0\"} 2\n"));
+	assert_non_null(strstr(text, "object=\"other\",callsite=\"other\"} 4\n"));
+	free(text);
+	/* Other processes' "other" series are bounded too. */
+	for (int i = 0; i < 5; i++) {
+		snprintf(site, sizeof(site), "p%d", i);
+		add(m, site, "g y.c:1", 1, 1000, NULL);
+	}
+	assert_int_equal(metrics__series(m), 5);
+	text = render(m);
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"other\","
+			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 4\n"));
+	free(text);
+	metrics__free(m);
+}
+
+/*
+ * The bound keeps the top series by wait: a lock that turns hot after
+ * the bound is full gets a series of its own, the smallest series is
+ * evicted into "other" (which never goes down), and what lost its
+ * labels is counted.
+ */
+static void test_bound_keeps_top_by_wait(void **state UNUSED)
+{
+	struct metrics *m;
+	char *text;
+
+	assert_int_equal(metrics__new(2, &m), 0);
+	add(m, "server", "cold a.c:1", 1, 1000, NULL);
+	add(m, "server", "warm b.c:2", 1, 5000, NULL);
+	/* Full: the hot one has more wait than "cold", which is evicted. */
+	add(m, "server", "hot c.c:3", 4, 1000000, NULL);
+	text = render(m);
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
+			       "type=\"mutex\",object=\"big_lock\","
+			       "callsite=\"hot c.c:3\"} 4\n"));
+	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
+			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_evicted_total 1\n"));
+	free(text);
+	/* An evicted label set stays in "other": no series restarts at 0. */
+	add(m, "server", "cold a.c:1", 2, 9000000, NULL);
+	add(m, "server", "hot c.c:3", 1, 1000, NULL);
+	text = render(m);
+	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
+	assert_non_null(strstr(text, "object=\"other\",callsite=\"other\"} 3\n"));
+	assert_non_null(strstr(text, "callsite=\"hot c.c:3\"} 5\n"));
+	assert_non_null(strstr(text, "callsite=\"warm b.c:2\"} 1\n"));
+	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 3\n"));
+	free(text);
+	assert_int_equal(metrics__series(m), 3);
+	metrics__free(m);
+}
+
+static void test_labels_escaped(void **state UNUSED)
+{
+	struct metrics *m;
+	char *text;
+
+	assert_int_equal(metrics__new(10, &m), 0);
+	add(m, "a\"b\\c", "f<int>\n", 1, 1, NULL);
+	text = render(m);
+	assert_non_null(strstr(text, "process=\"a\\\"b\\\\c\""));
+	assert_non_null(strstr(text, "callsite=\"f<int>\\n\""));
+	free(text);
+	metrics__free(m);
+}
+
+static void test_nothing_no_series(void **state UNUSED)
+{
+	struct metrics *m;
+
+	assert_int_equal(metrics__new(10, &m), 0);
+	add(m, "server", "f x.c:1", 0, 0, NULL);
+	assert_int_equal(metrics__series(m), 0);
+	metrics__free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_changes_add_up),
+		cmocka_unit_test(test_bounded_with_other),
+		cmocka_unit_test(test_bound_keeps_top_by_wait),
+		cmocka_unit_test(test_labels_escaped),
+		cmocka_unit_test(test_nothing_no_series),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

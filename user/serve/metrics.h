@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --serve's /metrics: the waits as Prometheus counters and a histogram,
+ * one series per {process, type, object, callsite}, fed with the change
+ * of every read of the probes, and written in the text exposition
+ * format.  At most max_series series of waits, the top ones by wait
+ * time; the waits of a label set that finds no room go to {process,
+ * type, object="other", callsite="other"} (those too at most max_series,
+ * then process="other" as well), and are counted.
+ */
+#ifndef SYNCPROF_METRICS_H
+#define SYNCPROF_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syncprof.h"
+
+struct metrics;
+
+/* One row of a read's change, named. */
+struct metrics_row {
+	const char *process;	/* the program's name */
+	const char *type;	/* mutex, condvar, ... */
+	const char *object;	/* symbol or 0xaddress */
+	const char *callsite;	/* "function file:line", "function+0xoff" */
+	uint64_t count;
+	uint64_t wait_ns;
+	uint64_t failed;
+	const uint64_t *hist;	/* SP_HIST_SLOTS log2 slots, or NULL */
+};
+
+/* What syncprof says about itself. */
+struct metrics_health {
+	const char *const *drop_causes;	/* n_drops names ... */
+	const uint64_t *drops;		/* ... and their counts */
+	size_t n_drops;
+	size_t processes_followed;
+	double cpu_seconds;		/* syncprof's own, user + system */
+	uint64_t resident_bytes;
+};
+
+int metrics__new(unsigned int max_series, struct metrics **out);
+void metrics__free(struct metrics *m);
+/*
+ * Adds a row's change to its series (or to "other"): every counter only
+ * grows, whatever happens to the rows it came from.  0 or -ENOMEM.
+ */
+int metrics__add(struct metrics *m, const struct metrics_row *row);
+/* Series of waits held, "other" ones included. */
+size_t metrics__series(const struct metrics *m);
+/* The exposition: every series, then the health series. */
+int metrics__write(const struct metrics *m, const struct metrics_health *h,
+		   FILE *out);
+
+#endif
