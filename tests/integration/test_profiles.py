@@ -187,6 +187,10 @@ class Profiles(SyncprofTestCase):
         top = profile.pprof("-top", "-sample_index=contentions")
         self.assertIn("Type: contentions", top)
         self.assertRegex(top, r"(?m)^\s+120\s.*\stimed_lock$")
+        # The class label keeps the lock waits apart from the events.
+        top = profile.pprof("-top", "-sample_index=contentions",
+                            "-tagfocus=class=lock")
+        self.assertRegex(top, r"(?m)^\s+120\s.*\stimed_lock$")
 
     def test_pprof_contended_mode_counts_exact(self):
         self.check_pprof(["--mode", "contended"], self.blocking(),
@@ -279,6 +283,8 @@ class StackProfiles(SyncprofTestCase):
             lines = [l for l in parse_folded(f.read()) if l[1] == "[mutex big_lock]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
+            self.assertEqual(frames[0], "[lock]", frames)
+            frames = frames[1:]
             if mode == "full" and frames == callers[:1]:
                 continue
             self.assertEqual(frames[-2:], callers[::-1], frames)
