@@ -323,6 +323,9 @@ $(OUT)/tests/fixtures/libversioned.so: tests/fixtures/versioned.c tests/fixtures
 #   callsites-debuglink  DWARF in callsites-debuglink.debug, by .gnu_debuglink
 #   callsites-buildid    DWARF in symdebug/.build-id/xx/yyyy.debug only, found
 #                        when symdebug/ is the debuginfo path
+#   members, members-nodebug  locks inside structs, arrays and unions
+#                        (tests/fixtures/members.c), named by member path
+#                        with DWARF, as symbol+0xoff without (test_memberpath.c)
 # and Rust's two manglings (tests/fixtures/rustsites.rs), with Debian's rustc:
 #   rustsites-legacy     _ZN...17h<hash>E (rustc 1.63's default), .symtab only
 #   rustsites-v0         _R..., with DWARF
@@ -336,7 +339,8 @@ FIXTURES      += $(SYMFIX)/libcallsites.so $(SYMFIX)/callsites \
                  $(SYMFIX)/callsites-pie $(SYMFIX)/callsites-nopie \
                  $(SYMFIX)/callsites-nodebug $(SYMFIX)/callsites-stripped \
                  $(SYMFIX)/callsites-debuglink $(SYMFIX)/callsites-buildid \
-                 $(SYMFIX)/cxxsites $(SYMFIX)/rustsites-legacy $(SYMFIX)/rustsites-v0
+                 $(SYMFIX)/cxxsites $(SYMFIX)/rustsites-legacy $(SYMFIX)/rustsites-v0 \
+                 $(SYMFIX)/members $(SYMFIX)/members-nodebug
 
 $(SYMFIX)/libcallsites.so: tests/fixtures/callsites_lib.c tests/fixtures/callsites_lib.h
 	$(call msg,CC,$@)
@@ -384,6 +388,15 @@ $(SYMFIX)/callsites-buildid: $(CALLSITES_DEPS)
 	  objcopy --only-keep-debug $@.full $$dir/$$(echo $$id | cut -c3-).debug
 	$(Q)strip --strip-debug -o $@ $@.full
 	$(Q)rm -f $@.full
+
+$(SYMFIX)/members: tests/fixtures/members.c tests/fixtures/members.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(SYMFIX_CFLAGS) $< -o $@
+
+$(SYMFIX)/members-nodebug: $(SYMFIX)/members
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-debug -o $@ $<
 
 $(SYMFIX)/cxxsites: tests/fixtures/cxxsites.cpp
 	$(call msg,CXX,$@)
@@ -502,30 +515,30 @@ FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
 FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
-FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
-FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
+FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
+FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
+FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
-FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/srcpath \
-                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch target/targetfile \
-                        symbols/demangle target/procmaps array log
-FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/srcpath \
+                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
+                        symbols/demangle files/procmaps array log
+FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \
                     report/snapshot report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
                     report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/names states/stateformat symbols/srcpath \
+                    report/why report/names report/stateformat symbols/srcpath \
                     outfile options locktype log array \
-                    probes/offcalls states/threadstates unwind/stacktab \
+                    report/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
 FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
 # ELF seeds made at build time: the fixtures, a few tens of KB each.
 FUZZ_ELF_SEEDS := $(addprefix $(FUZZ_OUT)/seeds/elf/,libversioned.so \
                   libunwind-fixture.so libfakelibc.so libcallsites.so \
-                  callsites-nopie callsites-debuglink.debug cxxsites unwind_asm.o)
+                  callsites-nopie callsites-debuglink.debug cxxsites unwind_asm.o members)
 
 FUZZ_OBJS     := $(addprefix $(FUZZ_OUT)/user/,$(addsuffix .o,$(sort \
                  $(foreach n,$(FUZZ_NAMES),$(FUZZ_MODS_$(n))))))

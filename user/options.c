@@ -182,7 +182,7 @@ static const struct argp_option option_table[] = {
 	  "(waits for something to happen)", 0 },
 	{ "object", OPT_OBJECT, "SYMBOL|ADDR", 0,
 	  "Only the lock at ADDR (0x...), or inside the global or static "
-	  "variable SYMBOL", 0 },
+	  "variable SYMBOL or its member (queue.not_empty, table[3].lock)", 0 },
 	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
 	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
 	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "

@@ -3,9 +3,14 @@
  * How fast call sites are named: 10,000 distinct call sites, each on its
  * own source line in its own function (generated: sites.h), symbolized
  * cold (DWARF lookups) and warm (the cache), in this very process.
+ * Then lock objects by member path: the first name asked of a module
+ * indexes its variables (this program, ld.so, libc with its debug file
+ * when installed); a second one of the module, and a cached one.
  *
  *   bench_symbolizer [--json]
  */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,24 @@ __attribute__((noinline)) void hook(void)
 
 #include "sites.h"	/* site_0 .. site_9999 and call_all_sites() */
 
+struct {
+	pthread_mutex_t lock;
+	pthread_cond_t not_empty, not_full;
+} bench_queue;
+
+/* The objects named, in order: a variable's name and an offset in it. */
+static const struct {
+	const char *var;
+	size_t offset;
+} objects[] = {
+	{ "bench_queue", offsetof(__typeof__(bench_queue), not_empty) },
+	{ "bench_queue", offsetof(__typeof__(bench_queue), not_full) },
+	{ "_rtld_global", 0 },
+	{ "main_arena", 0 },
+	{ "main_arena", 8 },
+};
+#define N_OBJECTS (sizeof(objects) / sizeof(objects[0]))
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -43,7 +66,8 @@ int main(int argc, char **argv)
 	struct symbolizer *sym;
 	struct symbol_info info;
 	int resolved = 0;
-	double t0, t_new, t_cold, t_warm;
+	double t0, t_new, t_cold, t_warm, t_objects[N_OBJECTS], t_cached = 0;
+	const char *names[N_OBJECTS];
 
 	call_all_sites();
 	if (n_recorded != N_SITES)
@@ -61,17 +85,41 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N_SITES; i++)
 		symbolizer__callsite(sym, sites[i], &info);
 	t_warm = now_s() - t0;
-	symbolizer__free(sym);
-	if (json)
+	for (size_t i = 0; i < N_OBJECTS; i++) {
+		uint64_t start, size;
+
+		names[i] = NULL;
+		t_objects[i] = 0;
+		if (symbolizer__find_object(sym, objects[i].var, &start, &size))
+			continue;
+		t0 = now_s();
+		names[i] = symbolizer__object(sym, start + objects[i].offset);
+		t_objects[i] = now_s() - t0;
+		t0 = now_s();
+		symbolizer__object(sym, start + objects[i].offset);
+		t_cached = now_s() - t0;
+	}
+	if (json) {
 		printf("{\"bench\": \"symbolizer\", \"sites\": %d, \"resolved\": %d, "
-		       "\"open_s\": %.6f, \"cold_s\": %.6f, \"warm_s\": %.6f}\n",
-		       N_SITES, resolved, t_new, t_cold, t_warm);
-	else
+		       "\"open_s\": %.6f, \"cold_s\": %.6f, \"warm_s\": %.6f, "
+		       "\"objects\": [", N_SITES, resolved, t_new, t_cold, t_warm);
+		for (size_t i = 0; i < N_OBJECTS; i++)
+			printf("%s{\"name\": \"%s\", \"first_s\": %.6f}", i ? ", " : "",
+			       names[i] ? names[i] : "", t_objects[i]);
+		printf("], \"object_cached_s\": %.9f}\n", t_cached);
+	} else {
 		printf("symbolizer: %d distinct call sites, %d with function and line\n"
 		       "  open (modules, DWARF)   %8.1f ms\n"
 		       "  cold lookups            %8.1f ms  (%.1f us each)\n"
 		       "  cached lookups          %8.3f ms  (%.0f ns each)\n",
 		       N_SITES, resolved, t_new * 1e3, t_cold * 1e3,
 		       t_cold * 1e6 / N_SITES, t_warm * 1e3, t_warm * 1e9 / N_SITES);
+		printf("objects by member path (the first of a module indexes its variables):\n");
+		for (size_t i = 0; i < N_OBJECTS; i++)
+			printf("  %-34s %8.3f ms\n", names[i] ? names[i] : "(not found)",
+			       t_objects[i] * 1e3);
+		printf("  cached                             %8.0f ns\n", t_cached * 1e9);
+	}
+	symbolizer__free(sym);
 	return resolved == N_SITES ? 0 : 1;
 }

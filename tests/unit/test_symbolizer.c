@@ -88,6 +88,7 @@ struct site {
 struct object {
 	uint64_t addr;
 	char name[256];		/* "-": no name */
+	char dwarf_name[256];	/* with DWARF (a member's path); "": name */
 };
 
 /* A function's first byte and its demangled name (the Rust fixture). */
@@ -306,8 +307,11 @@ static void parse_object(struct child *c, const char *line)
 		print_error("bad line from the fixture: '%s'\n", line);
 		fail();
 	}
-	snprintf(o->name, sizeof(o->name), "%s", line + pos);
-	assert_true(o->name[0]);
+	o->dwarf_name[0] = 0;
+	if (sscanf(line + pos, "%255s %255s", o->name, o->dwarf_name) < 1) {
+		print_error("bad line from the fixture: '%s'\n", line);
+		fail();
+	}
 	c->n_objects++;
 }
 
@@ -644,9 +648,13 @@ static void check_object(struct symbolizer *sym, const struct child *c,
 	const struct mapping *m = mapping_of(c, o->addr);
 	const char *expected = strcmp(o->name, "-") ? o->name : NULL;
 	const char *name = symbolizer__object(sym, o->addr);
+	bool in_exe = m && !strcmp(m->path, c->exe);
 
+	/* With DWARF (the library always has it), a member's path. */
+	if (o->dwarf_name[0] && (!in_exe || exe_level == FULL))
+		expected = o->dwarf_name;
 	/* A stripped executable's .dynsym names none of its locks. */
-	if (m && !strcmp(m->path, c->exe) && exe_level == STRIPPED)
+	if (in_exe && exe_level == STRIPPED)
 		expected = NULL;
 	if (!expected) {
 		if (name)

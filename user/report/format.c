@@ -832,7 +832,7 @@ static json_t *json_processes(const struct format_meta *meta, int *err)
 		return NULL;
 	}
 	for (size_t i = 0; i < meta->n_processes; i++) {
-		const struct format_process *pr = &meta->processes[i];
+		const struct procset_entry *pr = &meta->processes[i];
 		json_t *o = json_object();
 
 		if (!o) {

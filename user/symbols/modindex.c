@@ -6,6 +6,13 @@
  * symbols and the DWARF subprograms' address ranges are sorted once per
  * module, on first use; a lookup is a binary search, then a descent
  * through one function's own blocks and inlined calls.
+ *
+ * Variables (for member paths, memberpath.c) are indexed apart, by
+ * their DW_OP_addr, when an object of the module is first named: most
+ * modules only ever name call sites.  Measured (make bench, tools):
+ * libc with Debian's debug file, 836 variables in 17 ms, once, on top
+ * of the ~130 ms its functions' index and DWARF cost; ld.so 1.5 ms; a
+ * program of 10,000 functions 2.2 ms.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -30,6 +37,11 @@ struct symbol {
 	int rank;		/* binding: 0 global, 1 weak, 2 local */
 };
 
+struct var_addr {
+	Dwarf_Addr addr;	/* DWARF address: target address - bias */
+	Dwarf_Off die;
+};
+
 struct modindex {
 	Dwarf *dwarf;
 	Dwarf_Addr bias;
@@ -37,6 +49,9 @@ struct modindex {
 	size_t n_funcs, cap_funcs;
 	struct symbol *syms;
 	size_t n_syms;
+	struct var_addr *vars;
+	size_t n_vars, cap_vars;
+	bool vars_indexed;
 };
 
 static int cmp_range(const void *pa, const void *pb)
@@ -67,8 +82,12 @@ static int modindex__add_range(struct modindex *idx, Dwarf_Addr lo,
 	return 0;
 }
 
-/* Subprograms with code under die, through namespaces and classes. */
-static int modindex__scan(struct modindex *idx, Dwarf_Die *parent)
+/* What a scan keeps of a DIE: 0 or -ENOMEM. */
+typedef int (*modindex_visit)(struct modindex *idx, Dwarf_Die *die);
+
+/* Every DIE under parent outside functions, through namespaces and classes. */
+static int modindex__scan(struct modindex *idx, Dwarf_Die *parent,
+			  modindex_visit visit)
 {
 	Dwarf_Die child;
 
@@ -76,22 +95,28 @@ static int modindex__scan(struct modindex *idx, Dwarf_Die *parent)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
+		int err = tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			  tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+			  tag == DW_TAG_module
+			  ? modindex__scan(idx, &child, visit) : visit(idx, &child);
 
-		if (tag == DW_TAG_subprogram) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t at = 0;
-
-			while ((at = dwarf_ranges(&child, at, &base, &lo, &hi)) > 0)
-				if (lo < hi &&
-				    modindex__add_range(idx, lo, hi, dwarf_dieoffset(&child)))
-					return -ENOMEM;
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-			   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-			   tag == DW_TAG_module) {
-			if (modindex__scan(idx, &child))
-				return -ENOMEM;
-		}
+		if (err)
+			return err;
 	} while (!dwarf_siblingof(&child, &child));
+	return 0;
+}
+
+/* A subprogram's address ranges. */
+static int modindex__visit_function(struct modindex *idx, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t at = 0;
+
+	if (dwarf_tag(die) != DW_TAG_subprogram)
+		return 0;
+	while ((at = dwarf_ranges(die, at, &base, &lo, &hi)) > 0)
+		if (lo < hi && modindex__add_range(idx, lo, hi, dwarf_dieoffset(die)))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -104,7 +129,7 @@ static int modindex__index_dwarf(struct modindex *idx, Dwfl_Module *mod)
 	if (!idx->dwarf)
 		return 0;
 	while ((cu = dwfl_module_nextcu(mod, cu, &cu_bias)))
-		if (modindex__scan(idx, cu))
+		if (modindex__scan(idx, cu, modindex__visit_function))
 			return -ENOMEM;
 	if (idx->n_funcs)
 		qsort(idx->funcs, idx->n_funcs, sizeof(*idx->funcs), cmp_range);
@@ -169,6 +194,7 @@ void modindex__free(struct modindex *idx)
 		return;
 	free(idx->funcs);
 	free(idx->syms);
+	free(idx->vars);
 	free(idx);
 }
 
@@ -268,4 +294,102 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 	}
 	*scopes = path;
 	return (int)depth;
+}
+
+/* A static variable's address: DW_OP_addr (or its DWARF 5 index form). */
+static bool variable_address(Dwarf_Die *var, Dwarf_Addr *out)
+{
+	Dwarf_Attribute attr, addr;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(var, DW_AT_location, &attr) ||
+	    dwarf_getlocation(&attr, &ops, &n) || n != 1)
+		return false;
+	if (ops[0].atom == DW_OP_addr) {
+		*out = ops[0].number;
+		return true;
+	}
+	return (ops[0].atom == DW_OP_addrx || ops[0].atom == DW_OP_GNU_addr_index) &&
+	       !dwarf_getlocation_attr(&attr, &ops[0], &addr) &&
+	       !dwarf_formaddr(&addr, out);
+}
+
+static int cmp_var(const void *pa, const void *pb)
+{
+	const struct var_addr *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->die < b->die ? -1 : a->die > b->die;
+}
+
+/* A variable with an address of its own. */
+static int modindex__visit_variable(struct modindex *idx, Dwarf_Die *die)
+{
+	Dwarf_Addr addr;
+
+	if (dwarf_tag(die) != DW_TAG_variable || !variable_address(die, &addr))
+		return 0;
+	if (array__grow(&idx->vars, &idx->cap_vars, idx->n_vars + 1,
+			sizeof(*idx->vars)))
+		return -ENOMEM;
+	idx->vars[idx->n_vars++] = (struct var_addr){ addr, dwarf_dieoffset(die) };
+	return 0;
+}
+
+static int modindex__index_vars(struct modindex *idx)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+
+	idx->vars_indexed = true;
+	if (!idx->dwarf)
+		return 0;
+	while (!dwarf_get_units(idx->dwarf, cu, &cu, NULL, NULL, &cudie, NULL))
+		if (modindex__scan(idx, &cudie, modindex__visit_variable)) {
+			idx->vars_indexed = false;
+			return -ENOMEM;
+		}
+	if (idx->n_vars)
+		qsort(idx->vars, idx->n_vars, sizeof(*idx->vars), cmp_var);
+	return 0;
+}
+
+static int cmp_var_addr(const void *key, const void *pv)
+{
+	const Dwarf_Addr *a = key;
+	const struct var_addr *v = pv;
+
+	return *a < v->addr ? -1 : *a > v->addr;
+}
+
+int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
+{
+	Dwarf_Addr at = addr - idx->bias;
+	const struct var_addr *v, *end;
+	int err;
+
+	if (!idx->vars_indexed && (err = modindex__index_vars(idx))) {
+		free(idx->vars);
+		idx->vars = NULL;
+		idx->n_vars = idx->cap_vars = 0;
+		return err;
+	}
+	v = idx->n_vars ? bsearch(&at, idx->vars, idx->n_vars, sizeof(*v),
+				  cmp_var_addr) : NULL;
+	if (!v)
+		return -ENOENT;
+	/* Definitions at one address (C++'s inline variables): each in turn. */
+	while (v > idx->vars && v[-1].addr == at)
+		v--;
+	for (end = idx->vars + idx->n_vars; v < end && v->addr == at; v++) {
+		Dwarf_Attribute type;
+
+		/* A definition may leave its type to its declaration. */
+		if (dwarf_offdie(idx->dwarf, v->die, die) &&
+		    dwarf_attr_integrate(die, DW_AT_type, &type))
+			return 0;
+	}
+	return -ENOENT;
 }

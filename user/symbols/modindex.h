@@ -27,5 +27,12 @@ const char *modindex__symbol(const struct modindex *idx, GElf_Addr addr,
  */
 int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 		     Dwarf_Die **scopes);
+/*
+ * The DWARF definition of the global or static variable at addr (the
+ * first byte of its ELF symbol), outside functions: *die.  The
+ * variables are indexed on the first call, so a module none of whose
+ * objects is ever named pays nothing.  0; -ENOENT: none; -ENOMEM.
+ */
+int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die);
 
 #endif

@@ -29,6 +29,10 @@
  * demangled by libiberty (demangle.c): C++, and Rust's legacy and v0
  * manglings.
  *
+ * A lock inside a global struct is named by its member path
+ * (memberpath.c) from the variable's DWARF type; without DWARF, by
+ * symbol+0xoff.
+ *
  * Lookups go through a per-module index (modindex.c: sorted symbols and
  * DWARF function ranges, built on first use), and results are cached per
  * address (open addressing; strings owned here).
@@ -55,6 +59,7 @@
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
+#include "memberpath.h"
 #include "modindex.h"
 #include "procmaps.h"
 #include "srcpath.h"
@@ -1107,24 +1112,42 @@ static const char *symbolizer__held_object(struct symbolizer *sym,
 	return name ? symbolizer__own(sym, strdup(name)) : NULL;
 }
 
+/* The DWARF type of the variable whose symbol starts at addr. */
+static bool variable_type(struct modindex *idx, uint64_t addr, Dwarf_Die *type)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die var;
+
+	return !modindex__variable(idx, addr, &var) &&
+	       dwarf_attr_integrate(&var, DW_AT_type, &attr) &&
+	       dwarf_formref_die(&attr, type);
+}
+
 static const char *symbolizer__resolve_object(struct symbolizer *sym,
 					      uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, addr);
 	struct modindex *idx = mod ? module_index(mod) : NULL;
+	Dwarf_Die type;
 	const char *name;
 	GElf_Off offset;
 	char *full, *out;
-	int type;
+	int kind;
 
 	if (!idx)
 		return symbolizer__held_object(sym, addr);
-	name = modindex__symbol(idx, addr, &offset, &type);
-	if (!name || type != STT_OBJECT)
+	name = modindex__symbol(idx, addr, &offset, &kind);
+	if (!name || kind != STT_OBJECT)
 		return NULL;
 	full = elf_symbol_name(name);
 	if (!full)
 		return NULL;
+	/* With DWARF, the member's path ("queue.not_empty", memberpath.h). */
+	if (variable_type(idx, addr - offset, &type) &&
+	    !memberpath__name(&type, offset, full, &out)) {
+		free(full);
+		return symbolizer__own(sym, out);
+	}
 	if (!offset)
 		return symbolizer__own(sym, full);
 	if (asprintf(&out, "%s+0x%" PRIx64, full, (uint64_t)offset) < 0)
@@ -1164,8 +1187,8 @@ static int find_object_in(Dwfl_Module *mod, void **userdata __attribute__((unuse
 	return DWARF_CB_OK;
 }
 
-int symbolizer__find_object(struct symbolizer *sym, const char *name,
-			    uint64_t *start, uint64_t *size)
+static int symbolizer__find_symbol(struct symbolizer *sym, const char *name,
+				   uint64_t *start, uint64_t *size)
 {
 	struct object_search q = { .name = name };
 
@@ -1178,6 +1201,46 @@ int symbolizer__find_object(struct symbolizer *sym, const char *name,
 	*start = q.start;
 	*size = q.size;
 	return 0;
+}
+
+/* A member path ("queue.not_empty", "table[3].lock"), by DWARF. */
+static int symbolizer__find_member(struct symbolizer *sym, const char *name,
+				   uint64_t *start, uint64_t *size)
+{
+	/* The variable's name ends at the first '.' or '[' ("ns::v.m"). */
+	size_t len = strcspn(name, ".[");
+	Dwfl_Module *mod;
+	struct modindex *idx;
+	Dwarf_Die type;
+	uint64_t offset, base, bytes;
+	char *symbol;
+	int err;
+
+	if (!name[len] || !len)
+		return -ENOENT;
+	symbol = strndup(name, len);
+	if (!symbol)
+		return -ENOMEM;
+	err = symbolizer__find_symbol(sym, symbol, &base, &bytes);
+	free(symbol);
+	if (err)
+		return err;
+	mod = dwfl_addrmodule(sym->dwfl, base);
+	idx = mod ? module_index(mod) : NULL;
+	if (!idx || !variable_type(idx, base, &type) ||
+	    memberpath__find(&type, name + len, &offset, size))
+		return -ENOENT;
+	*start = base + offset;
+	return 0;
+}
+
+int symbolizer__find_object(struct symbolizer *sym, const char *name,
+			    uint64_t *start, uint64_t *size)
+{
+	int err = symbolizer__find_symbol(sym, name, start, size);
+
+	return err == -ENOENT ? symbolizer__find_member(sym, name, start, size)
+			      : err;
 }
 
 /*

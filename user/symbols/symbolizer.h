@@ -3,7 +3,7 @@
  * Names for addresses in the target, from outside and without frame
  * pointers: a call site becomes module, function, file and line (through
  * inlined wrappers, to the user's own line); a lock object becomes the
- * global or static variable that holds it.
+ * global or static variable that holds it, and the member in it.
  */
 #ifndef SYNCPROF_SYMBOLIZER_H
 #define SYNCPROF_SYMBOLIZER_H
@@ -124,12 +124,17 @@ int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
  */
 int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 		       struct symbol_module *out);
-/* "name" or "name+0xoff" of the data symbol holding addr, or NULL. */
+/*
+ * The data symbol holding addr, or NULL: with its DWARF type, the path
+ * of the member ("queue.not_empty", "table[3].lock"; memberpath.h),
+ * else "name" or "name+0xoff".
+ */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 /*
  * The global or static variable called name (its symbol-table name) in
- * the target's modules: its address and size.  -ENOENT: none; -ENOTUNIQ:
- * one in several modules.
+ * the target's modules, or a member of one by its path from DWARF
+ * ("queue.not_empty", "table[3].lock"): its address and size.  -ENOENT:
+ * none; -ENOTUNIQ: one in several modules.
  */
 int symbolizer__find_object(struct symbolizer *sym, const char *name,
 			    uint64_t *start, uint64_t *size);
