@@ -393,7 +393,7 @@ class Live(SyncprofTestCase):
         # (each job locks the queue's mutex twice).
         self.assertIn(orders["total"][0][0], LOCK_TYPES)
         self.assertEqual(next(k for k in orders["total"]
-                              if k[0] not in LOCK_TYPES)[1], "queue+0x28")
+                              if k[0] not in LOCK_TYPES)[1], "queue.not_empty")
         self.assertNotEqual(orders["total"], orders["count"])
 
     def test_c_toggles_coalescing(self):

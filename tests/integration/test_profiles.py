@@ -209,7 +209,7 @@ class Profiles(SyncprofTestCase):
         profile = Profile(self.launch_format("pprof", ["--mode", "full"],
                                              self.cxxlock()))
         truth = self.truth()
-        samples = profile.of("app::counter")
+        samples = profile.of("app::counter.mutex_")
         self.assertEqual(sum(s["count"] for s in samples), truth["add_count"])
         # pprof shows C++ names without their parameters and templates.
         leaf = profile.locations[samples[0]["locations"][0]]
@@ -220,7 +220,7 @@ class Profiles(SyncprofTestCase):
         path = self.launch_format("folded", ["--mode", "full"], self.cxxlock())
         with open(path) as f:
             lines = [l for l in parse_folded(f.read())
-                     if l[1] == "[mutex app::counter]"]
+                     if l[1] == "[mutex app::counter.mutex_]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
             self.assertEqual(frames[-1], "__gthread_mutex_lock_[i]", frames)
