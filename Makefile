@@ -527,23 +527,23 @@ FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
 FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := target/procmaps target/targetfile array log
-FUZZ_MODS_elfimage   := symbols/elfimage target/targetfile array log
-FUZZ_MODS_cfitable   := unwind/cfitable target/targetfile array log
+FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
+FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
+FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/srcpath \
-                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch target/targetfile \
-                        symbols/demangle target/procmaps array log
-FUZZ_MODS_perfmap    := symbols/perfmap target/targetfile array log
+                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
+                        symbols/demangle files/procmaps array log
+FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/report \
                     report/snapshot report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
                     report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/names states/stateformat symbols/srcpath \
+                    report/why report/names report/stateformat symbols/srcpath \
                     outfile options locktype log array \
-                    probes/offcalls states/threadstates unwind/stacktab \
+                    report/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
 FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o

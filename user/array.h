@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+/* The number of items of an array (not of a pointer). */
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /*
  * Makes *items (a pointer to the module's T * pointer) hold at least need
  * items of size bytes: the capacity doubles from 16, reallocarray checks

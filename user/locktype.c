@@ -31,10 +31,11 @@ const char *locktype__name(uint32_t type)
 /*
  * Waiting for something to happen, not for a lock someone holds: a
  * condvar's wait for its signal (taking its mutex back is a mutex row),
- * joins, barriers, a runtime's park, and the off-CPU sleeps but those that wait for a
- * lock (flock, System V semaphores: flock and sem rows).
+ * joins, barriers, a runtime's park, and the off-CPU sleeps but those
+ * that wait for a lock (flock, System V semaphores: flock and sem rows).
+ * Everything else, unknown types too, waits for a lock.
  */
-const char *locktype__class(uint32_t type)
+enum lock_class locktype__class_of(uint32_t type)
 {
 	switch (type) {
 	case SP_TYPE_CONDVAR:
@@ -47,8 +48,23 @@ const char *locktype__class(uint32_t type)
 	case SP_TYPE_CHILD:
 	case SP_TYPE_SYSCALL:
 	case SP_TYPE_FAULT:
-		return "event";
+		return LOCK_CLASS_EVENT;
 	default:
-		return "lock";
+		return LOCK_CLASS_LOCK;
 	}
+}
+
+const char *locktype__class_name(enum lock_class c)
+{
+	static const char *const names[LOCK_CLASS__COUNT] = {
+		[LOCK_CLASS_LOCK] = "lock",
+		[LOCK_CLASS_EVENT] = "event",
+	};
+
+	return c < LOCK_CLASS__COUNT ? names[c] : "unknown";
+}
+
+const char *locktype__class(uint32_t type)
+{
+	return locktype__class_name(locktype__class_of(type));
 }

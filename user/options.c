@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "array.h"
 #include "locktype.h"
 #include "log.h"
 #include "options.h"
@@ -177,7 +178,8 @@ static const struct argp_option option_table[] = {
 	  "Only locks of TYPE (repeatable, or TYPE,TYPE,...): mutex, "
 	  "rec_mutex, condvar, rwlock-r, rwlock-w, sem, libc-lock, futex, "
 	  "barrier, spinlock, join, park; --off-cpu: poll, io, sleep, child, "
-	  "flock, syscall, fault", 0 },
+	  "flock, syscall, fault; or a class: lock (waits for a lock), event "
+	  "(waits for something to happen)", 0 },
 	{ "object", OPT_OBJECT, "SYMBOL|ADDR", 0,
 	  "Only the lock at ADDR (0x...), or inside the global or static "
 	  "variable SYMBOL or its member (queue.not_empty, table[3].lock)", 0 },
@@ -394,7 +396,7 @@ int options__parse_duration(const char *arg, uint64_t *out_ns)
 	v = strtod(arg, &end);
 	if (errno || end == arg || !isfinite(v))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		double ns = v * units[i].ns;
 
 		if (strcmp(end, units[i].unit))
@@ -407,24 +409,36 @@ int options__parse_duration(const char *arg, uint64_t *out_ns)
 	return -EINVAL;
 }
 
-/* One --type name, or a comma-separated list of them, into a bit mask. */
+/*
+ * One --type name, or a comma-separated list of them, into a bit mask; a
+ * class's name ("lock", "event") stands for each of its types.
+ */
 static int parse_types(const char *arg, uint32_t *mask)
 {
 	char *copy = strdup(arg), *save = NULL;
-	const char *names[SP_TYPE__COUNT];
+	const char *names[SP_TYPE__COUNT + LOCK_CLASS__COUNT];
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
 	for (int t = 0; t < SP_TYPE__COUNT; t++)
 		names[t] = locktype__name((uint32_t)t);
+	for (int c = 0; c < LOCK_CLASS__COUNT; c++)
+		names[SP_TYPE__COUNT + c] =
+			locktype__class_name((enum lock_class)c);
 	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int choice;
 
-		err = parse_choice("--type", tok, names, SP_TYPE__COUNT, &choice);
-		if (!err)
-			*mask |= 1u << choice;
+		err = parse_choice("--type", tok, names, (int)ARRAY_SIZE(names),
+				   &choice);
+		if (err || choice < SP_TYPE__COUNT) {
+			*mask |= err ? 0 : 1u << choice;
+			continue;
+		}
+		for (uint32_t t = 0; t < SP_TYPE__COUNT; t++)
+			if ((int)locktype__class_of(t) == choice - SP_TYPE__COUNT)
+				*mask |= 1u << t;
 	}
 	if (!err && !*mask) {
 		pr_err("invalid --type '%s': expected a lock type", arg);
@@ -458,27 +472,41 @@ static int parse_tids(const char *arg, struct options *opts)
 	return err;
 }
 
-static const char *const sort_names[] = { "total", "mean", "max", "count" };
-static const char *const format_names[] = {
-	"table", "csv", "json", "folded", "pprof",
+/* The choices' names, by their enums' values. */
+static const char *const sort_names[] = {
+	[SORT_TOTAL] = "total", [SORT_MEAN] = "mean", [SORT_MAX] = "max",
+	[SORT_COUNT] = "count",
 };
-static const char *const callsite_names[] = { "line", "func", "both" };
+static const char *const format_names[] = {
+	[FORMAT_TABLE] = "table", [FORMAT_CSV] = "csv", [FORMAT_JSON] = "json",
+	[FORMAT_FOLDED] = "folded", [FORMAT_PPROF] = "pprof",
+};
+static const char *const callsite_names[] = {
+	[CALLSITE_LINE] = "line", [CALLSITE_FUNC] = "func",
+	[CALLSITE_BOTH] = "both",
+};
 static const char *const probe_at_names[] = { "auto", "entry" };
-static const char *const mode_names[] = { "full", "contended" };
+static const char *const mode_names[] = {
+	[MODE_FULL] = "full", [MODE_CONTENDED] = "contended",
+};
+
+/* parse_choice over a whole array of names. */
+#define PARSE_CHOICE(option, arg, names, out) \
+	parse_choice(option, arg, names, (int)ARRAY_SIZE(names), out)
 
 const char *options__mode_name(enum measure_mode mode)
 {
-	return mode < 2 ? mode_names[mode] : "?";
+	return mode < ARRAY_SIZE(mode_names) ? mode_names[mode] : "?";
 }
 
 const char *options__sort_name(enum sort_key key)
 {
-	return key < 4 ? sort_names[key] : "?";
+	return key < ARRAY_SIZE(sort_names) ? sort_names[key] : "?";
 }
 
 const char *options__format_name(enum output_format format)
 {
-	return format < 5 ? format_names[format] : "?";
+	return format < ARRAY_SIZE(format_names) ? format_names[format] : "?";
 }
 
 /* What the parser works on: the options, and whether it said what failed. */
@@ -559,7 +587,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->stacks = true;
 		break;
 	case 's':
-		err = parse_choice("--sort", arg, sort_names, 4, &choice);
+		err = PARSE_CHOICE("--sort", arg, sort_names, &choice);
 		if (!err)
 			opts->sort = choice;
 		break;
@@ -573,7 +601,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->per_thread = true;
 		break;
 	case 'f':
-		err = parse_choice("--format", arg, format_names, 5, &choice);
+		err = PARSE_CHOICE("--format", arg, format_names, &choice);
 		if (!err)
 			opts->format = choice;
 		break;
@@ -581,19 +609,19 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->output = arg;
 		break;
 	case OPT_CALLSITE:
-		err = parse_choice("--callsite", arg, callsite_names, 3, &choice);
+		err = PARSE_CHOICE("--callsite", arg, callsite_names, &choice);
 		if (!err)
 			opts->callsite = choice;
 		break;
 	case OPT_MODE:
-		err = parse_choice("--mode", arg, mode_names, 2, &choice);
+		err = PARSE_CHOICE("--mode", arg, mode_names, &choice);
 		if (!err) {
 			opts->mode = choice;
 			opts->mode_given = true;
 		}
 		break;
 	case OPT_PROBE_AT:
-		err = parse_choice("--probe-at", arg, probe_at_names, 2, &choice);
+		err = PARSE_CHOICE("--probe-at", arg, probe_at_names, &choice);
 		if (!err)
 			opts->probe_at_entry = choice == 1;
 		break;
@@ -730,24 +758,28 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 /* --replay reads a recording: nothing about a target applies. */
 static int options__check_replay(const struct options *opts)
 {
-	static const char *const what[] = {
-		"--pid", "a COMMAND", "--record", "--ring-size", "--duration",
-		"--interval", "--batch", "--mode", "--map-size", "--states",
-		"--tid", "--type", "--object", "--min-wait",
-		"--children", "--all", "--serve",
-	};
-	const bool given[] = {
-		opts->pid, opts->command, opts->record_dir, opts->ring_size_given,
-		opts->duration_s > 0, opts->interval_s > 0, opts->batch,
-		opts->mode_given, opts->map_size_given, opts->states,
-		opts->n_tids, opts->types, opts->object, opts->min_wait_ns,
-		opts->children, opts->all, opts->serve,
+	const struct {
+		const char *what;
+		bool given;
+	} refused[] = {
+		{ "--pid", opts->pid }, { "a COMMAND", opts->command },
+		{ "--record", opts->record_dir },
+		{ "--ring-size", opts->ring_size_given },
+		{ "--duration", opts->duration_s > 0 },
+		{ "--interval", opts->interval_s > 0 }, { "--batch", opts->batch },
+		{ "--mode", opts->mode_given },
+		{ "--map-size", opts->map_size_given },
+		{ "--states", opts->states }, { "--tid", opts->n_tids },
+		{ "--type", opts->types }, { "--object", opts->object },
+		{ "--min-wait", opts->min_wait_ns },
+		{ "--children", opts->children }, { "--all", opts->all },
+		{ "--serve", opts->serve },
 	};
 
-	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
-		if (given[i]) {
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		if (refused[i].given) {
 			pr_err("--replay reads a recording; %s does not apply",
-			       what[i]);
+			       refused[i].what);
 			return -EINVAL;
 		}
 	}

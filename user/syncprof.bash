@@ -29,7 +29,7 @@ _syncprof()
 	-f|--format) COMPREPLY=($(compgen -W "$(_syncprof_choices format)" -- "$cur")); return ;;
 	--callsite) COMPREPLY=($(compgen -W "line func both" -- "$cur")); return ;;
 	--probe-at) COMPREPLY=($(compgen -W "auto entry" -- "$cur")); return ;;
-	--type) COMPREPLY=($(compgen -W "mutex rec_mutex condvar rwlock-r rwlock-w sem libc-lock futex barrier spinlock join" -- "$cur")); return ;;
+	--type) COMPREPLY=($(compgen -W "lock event mutex rec_mutex condvar rwlock-r rwlock-w sem libc-lock futex barrier spinlock join park poll io sleep child flock syscall fault" -- "$cur")); return ;;
 	--tid)
 		# The threads of the --pid given before, else every task.
 		local pid=

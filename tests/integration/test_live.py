@@ -20,17 +20,35 @@ LOCKORDER = os.path.join(BUILD, "tests", "targets", "lockorder")
 TIMEOUT = HANG_S
 _sockets = itertools.count()
 
-# Average is '-' for a row without a count (sorted as a mean of 0).
+# Average is '-' for a row without a count (sorted as a mean of 0).  A
+# narrow screen writes numbers with units ("1.23ms", "12.3M").
+TIME = r"\d+\.\d+|\d+(?:\.\d+)?(?:ns|us|ms|s|h)"
 ROW = re.compile(r"^(mutex|rec_mutex|condvar)\s+(\[\s*\d+\]|\S+)\s+(\S+)\s+"
-                 r"(\d+\.\d+)\s+(\d+)\s+(\d+\.\d+|-)((?:\s+\S+)*)\s*$")
-SETTINGS = re.compile(r"^sort (\w+)  coalesce (on|off)  per-thread (on|off)  "
-                      r"view (deltas|totals) \(([\d.]+) s(?: since (\w+))?\)  "
+                 rf"({TIME})\s+(\d+(?:\.\d+)?[MGT]?)\s+({TIME}|-)((?:\s+\S+)*)\s*$")
+SETTINGS = re.compile(r"^sort (\w+)  show (?:all|locks|events)  coalesce (on|off)  "
+                      r"per-thread (on|off)  "
+                      r"(deltas|totals) ([\d.]+) s(?: since (\w+))?  "
                       r"rows (\d+)/(\d+)(  PAUSED)?")
+SHOW = re.compile(r"^sort \w+  show (all|locks|events)  ")
+# The line before the first event row.
+EVENTS = "Waiting for events, not for a lock"
+LOCK_TYPES = ("mutex", "rec_mutex")
 STATUS = re.compile(r"^elapsed ([\d.]+) s  mode (\w+)  interval ([\d.]+) s  "
                     r"threads (\d+)  events/s (\d+)  dropped (\d+)  at \d\d:\d\d:\d\d\s*$")
-# The sort column's title is marked with a '*'.
-TITLE = re.compile(r"^Type\s+Object\s+Call site\s+\*?Wait Time \(s\)\s+\*?Count\s+"
-                   r"\*?Average \(us\)")
+# The sort column's title is marked with a '*'; compact on a narrow screen.
+TITLE = re.compile(r"^Type\s+Object\s+Call site\s+\*?Wait(?: Time \(s\))?\s+"
+                   r"\*?Count\s+\*?(?:Average \(us\)|Avg)")
+
+
+def number(text, unit):
+    """A cell in the table's unit (unit: "s" or "us"), compact or not."""
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "h": 3600.0,
+             "M": 1e6, "G": 1e9, "T": 1e12}
+    m = re.match(r"^([\d.]+)(ns|us|ms|s|h|M|G|T)?$", text)
+    if not m.group(2):
+        return float(m.group(1))
+    value = float(m.group(1)) * scale[m.group(2)]
+    return value if m.group(2) in "MGT" else value / scale[unit]
 SUMMARY = re.compile(r"^syncprof: pid (\d+) \((.*)\)  mode full  elapsed ([\d.]+) s")
 
 
@@ -56,19 +74,25 @@ class Screen:
                 continue
             extra = m.group(7).split()
             row = {"type": m.group(1), "object": m.group(2),
-                   "callsite": m.group(3), "wait": float(m.group(4)),
-                   "count": int(m.group(5)),
-                   "avg": 0.0 if m.group(6) == "-" else float(m.group(6)),
+                   "callsite": m.group(3), "wait": number(m.group(4), "s"),
+                   "count": int(number(m.group(5), "")),
+                   "avg": 0.0 if m.group(6) == "-" else number(m.group(6), "us"),
                    "line": line}
             # The optional columns, in the title's order; Thread is
-            # "TID name" while the thread lives.
+            # "TID name" while the thread lives.  A compact Max is "Max".
             names = [n for n in ("Max (us)", "Failed", "Thread", "Owner")
-                     if self.title and n in self.title]
-            names.sort(key=self.title.index)
+                     if self.title and re.search(
+                         r"\bMax\b" if n == "Max (us)" else re.escape(n),
+                         self.title)]
+            names.sort(key=lambda n: re.search(r"\bMax\b" if n == "Max (us)"
+                                               else re.escape(n),
+                                               self.title).start())
             for name in names:
                 if not extra:
                     break
                 row[name] = extra.pop(0)
+                if name == "Max (us)":
+                    row[name] = str(number(row[name], "us"))
                 if name == "Thread" and len(extra) > len(names) - names.index(name) - 1:
                     row["Thread name"] = extra.pop(0)
             self.rows.append(row)
@@ -76,6 +100,11 @@ class Screen:
     @property
     def live(self):
         return self.settings is not None and self.lines[0].startswith("syncprof  PID")
+
+    def show(self):
+        """The classes of rows shown: all, locks or events."""
+        m = next((SHOW.match(l) for l in self.lines if SHOW.match(l)), None)
+        return m.group(1) if m else None
 
     def setting(self, name):
         index = {"sort": 1, "coalesce": 2, "per-thread": 3, "view": 4,
@@ -272,6 +301,12 @@ class Live(SyncprofTestCase):
         self.children.append(demo)
         tmux = self.start_live(demo.pid, "--cumulative")
         self.wait_for(tmux, lambda s: len(s.rows) >= 3, "demo rows")
+        # The event rows alone: the condvars' waits, whose histograms
+        # fit in the pane whole.
+        tmux.literal("l")
+        tmux.literal("l")
+        self.wait_for(tmux, lambda s: s.show() == "events" and len(s.rows) >= 2,
+                      "the condvar rows")
         tmux.keys("p")
         self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
 
@@ -342,15 +377,23 @@ class Live(SyncprofTestCase):
                                    f"sort {sort}")
             screen = self.stable(tmux)
             self.assertEqual(sorted(screen.keyed()), sorted(paused.keyed()))
-            values = [float(r[columns[sort]]) for r in screen.rows]
-            self.assertEqual(values, sorted(values, reverse=True),
-                             f"not sorted by {sort}:\n{screen.text}")
+            # The lock rows first, then the condvar waits; each sorted.
+            locks = [r["type"] in LOCK_TYPES for r in screen.rows]
+            self.assertEqual(locks, sorted(locks, reverse=True), screen.text)
+            for group in (True, False):
+                values = [float(r[columns[sort]]) for r in screen.rows
+                          if (r["type"] in LOCK_TYPES) == group]
+                self.assertEqual(values, sorted(values, reverse=True),
+                                 f"not sorted by {sort}:\n{screen.text}")
             orders.setdefault(sort, screen.keyed())
             self.assertEqual(orders[sort], screen.keyed(),
                              "the same sort gave another order")
-        # Workers wait on the queue's condvar most: first by total, never
-        # by count (each job locks the queue's mutex twice).
-        self.assertEqual(orders["total"][0][0], "condvar")
+        # Workers wait on the queue's condvar most, but a lock comes
+        # first; the condvar is the first event by total, never by count
+        # (each job locks the queue's mutex twice).
+        self.assertIn(orders["total"][0][0], LOCK_TYPES)
+        self.assertEqual(next(k for k in orders["total"]
+                              if k[0] not in LOCK_TYPES)[1], "queue.not_empty")
         self.assertNotEqual(orders["total"], orders["count"])
 
     def test_c_toggles_coalescing(self):
@@ -465,17 +508,23 @@ class Live(SyncprofTestCase):
         self.assertIn("Failed", screen.title)
         self.assertEqual(len(screen.rule()), len(screen.title))
         self.assertEqual(len(screen.lines), 40)
+        # No wait failed: Failed gives way first, then the numbers
+        # narrow (units, short titles) before Max goes.
         for width, height, has_max, has_failed in ((100, 30, True, False),
-                                                   (84, 20, False, False),
+                                                   (84, 20, True, False),
+                                                   (60, 20, False, False),
                                                    (160, 40, True, True)):
             tmux.resize(width, height)
             screen = self.wait_for(
                 tmux, lambda s: s.title and len(s.lines) == height and
-                ("Max (us)" in s.title) == has_max and
+                bool(re.search(r"\bMax\b", s.title)) == has_max and
                 ("Failed" in s.title) == has_failed and self.big_lock_rows(s),
                 f"the layout for {width}x{height}")
             self.assertEqual(len(screen.rule()), len(screen.title))
             self.assertLessEqual(len(screen.title), width)
+            if width <= 84 or width == 160:
+                self.assertEqual("Wait Time (s)" in screen.title, width == 160,
+                                 screen.title)
             self.assertIn("q quit", screen.lines[height - 1])
             for line in screen.lines:
                 self.assertLessEqual(len(line), width)
@@ -483,8 +532,8 @@ class Live(SyncprofTestCase):
     def test_scrolls_shows_owner_and_cuts_in_the_documented_order(self):
         """One column model with the table: per-thread rows have Thread
         (with the thread's name) and Owner; the table scrolls past the rows
-        that fit; at 70 columns Max, Failed and Owner go, the object and
-        then the call site narrow, and the call site keeps its line."""
+        that fit; at 80x24 the numbers narrow and Max goes, while Thread,
+        whole call sites and Failed (when a row shown failed) stay."""
         demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         self.children.append(demo)
@@ -500,6 +549,7 @@ class Live(SyncprofTestCase):
                          True)
         for row in screen.rows:
             self.assertEqual(row.get("Thread name"), "demo", row["line"])
+        self.assertEqual(screen.show(), "all")
         # Paused: the rows stay as they are while the keys move.
         tmux.keys("p")
         screen = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
@@ -529,32 +579,77 @@ class Live(SyncprofTestCase):
         tmux.keys("s")
         self.wait_for(tmux, lambda s: s.setting("sort") == "count" and
                       "*Count" in s.title, "the mark on Count")
-        # 70 columns: the documented cut order.
-        tmux.resize(70, 14)
-        def narrow_rows(s):
-            """The rows under the rule (the screen cuts them at 70)."""
-            rule = next((i for i, l in enumerate(s.lines)
-                         if l.startswith("Type ")), None)
-            if rule is None:
-                return []
-            return [l.split()[:3] for l in s.lines[rule + 2:]
-                    if l.split() and l.split()[0] in ("mutex", "rec_mutex", "condvar")]
-
-        screen = self.wait_for(tmux, lambda s: len(s.lines) == 14 and
-                               any(l.startswith("Type ") and len(l) <= 70
-                                   for l in s.lines) and narrow_rows(s),
-                               "the layout for 70 columns")
-        title = next(l for l in screen.lines if l.startswith("Type "))
-        for gone in ("Owner", "Max (us)", "Failed", "Thread"):
-            self.assertNotIn(gone, title)
-        # The object at its minimum (14), the call site at its title's (9).
-        self.assertTrue(title.startswith("Type               Object  Call site  "), title)
-        for kind, obj, site in narrow_rows(screen):
-            self.assertLessEqual(len(obj), 14)
-            self.assertRegex(site, r"^~?[\w.]*\.c:\d+$")
-            self.assertLessEqual(len(site), 9)
+        # 80x24, as a terminal opens: the columns that tell the rows
+        # apart stay (Thread, call sites whole, Failed when a row shown
+        # failed: the housekeeper's timed waits), the numbers narrow.
+        tmux.keys("s")
+        tmux.resize(80, 24)
+        screen = self.wait_for(
+            tmux, lambda s: len(s.lines) == 24 and s.setting("sort") == "total"
+            and s.title and len(s.title) <= 80 and len(s.rows) >= 4,
+            "the layout for 80x24")
+        self.assertIn("Thread", screen.title)
+        self.assertNotIn("Wait Time (s)", screen.title)
+        self.assertIn("Wait", screen.title)
+        for row in screen.rows:
+            self.assertRegex(row["callsite"], r"^demo\.c:\d+$", row["line"])
+            self.assertRegex(row["Thread"], r"^\d+$", row["line"])
         for line in screen.lines:
-            self.assertLessEqual(len(line), 70)
+            self.assertLessEqual(len(line), 80)
+        tmux.literal("l")
+        tmux.literal("l")
+        # The housekeeper's timed wait times out every 50 ms: failed.
+        screen = self.wait_for(
+            tmux, lambda s: s.show() == "events" and len(s.lines) == 24 and
+            s.title and "Failed" in s.title and
+            any(r["object"] == "house_cond" and r.get("Failed", "0") != "0"
+                for r in s.rows),
+            "the events at 80x24, the housekeeper's failed waits among them")
+        self.assertIn("Thread", screen.title, screen.text)
+        for row in screen.rows:
+            self.assertEqual(row["type"], "condvar", row["line"])
+            self.assertRegex(row["callsite"], r"^demo\.c:\d+$", row["line"])
+            self.assertRegex(row["Thread"], r"^\d+$", row["line"])
+        for line in screen.lines:
+            self.assertLessEqual(len(line), 80)
+
+    def test_l_shows_locks_or_events_and_locks_come_first(self):
+        """The demo waits on locks and on its queue's condvars: the lock
+        rows come first, a line says what the condvar rows are; l shows
+        the locks alone, then the events alone, then both again, and the
+        header and the key line say which."""
+        demo = subprocess.Popen([DEMO, "4"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.children.append(demo)
+        tmux = self.start_live(demo.pid, "--mode", "contended", "--cumulative")
+
+        def kinds(screen):
+            return [r["type"] in LOCK_TYPES for r in screen.rows]
+
+        screen = self.wait_for(
+            tmux, lambda s: True in kinds(s) and False in kinds(s),
+            "lock and condvar rows")
+        self.assertEqual(kinds(screen), sorted(kinds(screen), reverse=True),
+                         screen.text)
+        events = [i for i, l in enumerate(screen.lines) if l.startswith(EVENTS)]
+        self.assertEqual(len(events), 1, screen.text)
+        first_event = next(r["line"] for r in screen.rows
+                           if r["type"] not in LOCK_TYPES)
+        self.assertEqual(screen.lines[events[0] + 1], first_event)
+        self.assertEqual(screen.show(), "all")
+        self.assertIn("l [all]/locks/events", screen.lines[-1])
+        for show, locks in (("locks", True), ("events", False)):
+            tmux.literal("l")
+            screen = self.wait_for(tmux, lambda s: s.show() == show and s.rows,
+                                   f"show {show}")
+            self.assertEqual(set(kinds(screen)), {locks}, screen.text)
+            self.assertEqual(any(l.startswith(EVENTS) for l in screen.lines),
+                             not locks, screen.text)
+            self.assertIn(f"[{show}]", screen.lines[-1])
+        tmux.literal("l")
+        screen = self.wait_for(tmux, lambda s: s.show() == "all" and
+                               True in kinds(s) and False in kinds(s), "show all")
+        self.assertEqual(kinds(screen), sorted(kinds(screen), reverse=True))
 
     def test_help_shows_the_keys(self):
         target = self.start_mutex_target()
@@ -562,8 +657,8 @@ class Live(SyncprofTestCase):
         tmux.literal("?")
         screen = self.wait_for(tmux, lambda s: "Any key closes this help." in s.text,
                                "the help")
-        for key in ("s ", "c ", "t ", "d ", "r ", "p ", "+ -", "q ", "Up Down",
-                    "g Enter", "PgUp PgDn"):
+        for key in ("s ", "c ", "t ", "d ", "l ", "r ", "p ", "+ -", "q ",
+                    "Up Down", "g Enter", "PgUp PgDn"):
             self.assertTrue(any(line.startswith("  " + key) for line in screen.lines),
                             f"{key!r} missing from the help")
         tmux.keys("x")

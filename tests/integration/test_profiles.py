@@ -141,9 +141,11 @@ class Profiles(SyncprofTestCase):
         truth = self.truth()
         mine = [(frames, value) for frames, l, value in lines if l == lock]
         self.assertTrue(mine, f"no {lock} line in {lines}")
-        # The innermost frame, next to the lock, is the call site's.
+        # The innermost frame, next to the lock, is the call site's; the
+        # root is the class.
         self.assertTrue(all(frames and frames[-1] == leaf for frames, _ in mine),
                         mine)
+        self.assertTrue(all(frames[0] == "[lock]" for frames, _ in mine), mine)
         self.assertWithin(sum(v for _, v in mine), truth["wait_ns"], tolerance)
         # One line per distinct stack: no two lines read the same.
         texts = [";".join(frames + [l]) for frames, l, _ in lines]
@@ -167,6 +169,7 @@ class Profiles(SyncprofTestCase):
         samples = profile.of("big_lock")
         self.assertTrue(samples, profile.samples)
         self.assertTrue(all(s["labels"]["type"] == "mutex" for s in samples))
+        self.assertTrue(all(s["labels"]["class"] == "lock" for s in samples))
         self.assertEqual(sum(s["count"] for s in samples), truth["count"])
         self.assertWithin(sum(s["delay"] for s in samples), truth["wait_ns"],
                           tolerance)
@@ -183,6 +186,10 @@ class Profiles(SyncprofTestCase):
         self.assertRegex(top, r"(?m)^.*%.*%.*%\s+timed_lock$")
         top = profile.pprof("-top", "-sample_index=contentions")
         self.assertIn("Type: contentions", top)
+        self.assertRegex(top, r"(?m)^\s+120\s.*\stimed_lock$")
+        # The class label keeps the lock waits apart from the events.
+        top = profile.pprof("-top", "-sample_index=contentions",
+                            "-tagfocus=class=lock")
         self.assertRegex(top, r"(?m)^\s+120\s.*\stimed_lock$")
 
     def test_pprof_contended_mode_counts_exact(self):
@@ -202,7 +209,7 @@ class Profiles(SyncprofTestCase):
         profile = Profile(self.launch_format("pprof", ["--mode", "full"],
                                              self.cxxlock()))
         truth = self.truth()
-        samples = profile.of("app::counter")
+        samples = profile.of("app::counter.mutex_")
         self.assertEqual(sum(s["count"] for s in samples), truth["add_count"])
         # pprof shows C++ names without their parameters and templates.
         leaf = profile.locations[samples[0]["locations"][0]]
@@ -213,7 +220,7 @@ class Profiles(SyncprofTestCase):
         path = self.launch_format("folded", ["--mode", "full"], self.cxxlock())
         with open(path) as f:
             lines = [l for l in parse_folded(f.read())
-                     if l[1] == "[mutex app::counter]"]
+                     if l[1] == "[mutex app::counter.mutex_]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
             self.assertEqual(frames[-1], "__gthread_mutex_lock_[i]", frames)
@@ -276,6 +283,8 @@ class StackProfiles(SyncprofTestCase):
             lines = [l for l in parse_folded(f.read()) if l[1] == "[mutex big_lock]"]
         self.assertTrue(lines)
         for frames, _, _ in lines:
+            self.assertEqual(frames[0], "[lock]", frames)
+            frames = frames[1:]
             if mode == "full" and frames == callers[:1]:
                 continue
             self.assertEqual(frames[-2:], callers[::-1], frames)

@@ -116,7 +116,7 @@ class StatesLive(SyncprofTestCase):
         self.wait_for(tmux, lambda t: "Rdy%" in t, "the panel again")
         # Totals since attach, grouped.
         tmux.keys("G", "d")
-        self.wait_for(tmux, lambda t: "view totals" in t and
+        self.wait_for(tmux, lambda t: "  totals " in t and
                       "spinner \u00d74" in bars(t), "grouped totals")
         tmux.keys("q")
         text = self.wait_for(tmux, lambda t: "syncprof-exit=" in t, "the exit")

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Prints the plan of user/'s modules: which module includes which
 (a module is a .c and its .h: user/report/format.{c,h} is report/format),
-folder by folder, and the circles in it.  --check: exit 1 if there is a
-circle (make test runs it so that none comes back).
+folder by folder, and the circles in it: among modules, and among the
+folders of the pipeline (user/'s own top level, main.c and the small
+shared modules, is left out: everything may use it and it uses all).
+--check: exit 1 if there is a circle (make test runs it so that none
+comes back).
 
 A module includes another when its .c or .h has #include "other.h";
 headers resolve by name, as the Makefile's -I for every folder of user/
@@ -109,6 +112,11 @@ def main():
     args = ap.parse_args()
     mods, headers = modules(args.root)
     graph = edges(mods, headers)
+    fgraph = {}
+    for mod, deps in graph.items():
+        for d in deps:
+            if folder(d) != folder(mod):
+                fgraph.setdefault(folder(mod), set()).add(folder(d))
     if not args.quiet:
         for fold in sorted({folder(m) for m in graph}):
             print(f"{fold}/")
@@ -116,11 +124,6 @@ def main():
                 deps = sorted(graph[mod])
                 print(f"  {os.path.basename(mod)} -> "
                       f"{', '.join(deps) if deps else '(nothing)'}")
-        fgraph = {}
-        for mod, deps in graph.items():
-            for d in deps:
-                if folder(d) != folder(mod):
-                    fgraph.setdefault(folder(mod), set()).add(folder(d))
         print("folders:")
         for fold in sorted(fgraph):
             print(f"  {fold} -> {', '.join(sorted(fgraph[fold]))}")
@@ -133,7 +136,17 @@ def main():
     if not found:
         print("no circles among the "
               f"{len(graph)} modules of {args.root}/")
-    return 1 if found and args.check else 0
+    pipeline = {f: {d for d in deps if d != "."}
+                for f, deps in fgraph.items() if f != "."}
+    found_folders = circles(pipeline)
+    for comp in found_folders:
+        members = set(comp)
+        inner = [f"{f} -> {d} ({', '.join(sorted(m for m in graph if folder(m) == f and any(folder(x) == d for x in graph[m])))})"
+                 for f in comp for d in sorted(pipeline[f]) if d in members]
+        print(f"folder circle: {' '.join(comp)}: {'; '.join(inner)}")
+    if not found_folders:
+        print(f"no circles among the {len(pipeline)} folders of {args.root}/")
+    return 1 if (found or found_folders) and args.check else 0
 
 
 if __name__ == "__main__":

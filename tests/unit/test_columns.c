@@ -2,7 +2,8 @@
 /*
  * columns: one model of the report's columns for the table and the live
  * screen: QSP's widths, the columns a section has, and what gives way on
- * a narrow screen, in order (70, 80, 120 and 200 columns).
+ * a narrow screen, in order (70, 80, 120 and 200 columns), compact
+ * numbers, texts cut no further than they stay apart.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -98,8 +99,12 @@ static void test_wide_screens_have_max_failed_and_owner(void **state UNUSED)
 	assert_int_equal(lay.width, QSP_W + 4 + EXTRAS_W);
 }
 
-/* 80 columns: Failed, then Max give way; the names keep their width. */
-static void test_80_columns_drop_failed_then_max(void **state UNUSED)
+/*
+ * 80 columns: Failed goes when no row failed; the numbers go compact
+ * (six columns, short titles) before Max goes; the names keep their
+ * width as long as they can.
+ */
+static void test_80_columns_compact_numbers_before_dropping(void **state UNUSED)
 {
 	struct columns_spec spec = screen(14, 9, false);
 	struct columns_layout lay;
@@ -107,20 +112,76 @@ static void test_80_columns_drop_failed_then_max(void **state UNUSED)
 	columns__layout(&spec, QSP_W + 12 + 2, &lay);
 	assert_true(lay.shown[COL_MAX]);
 	assert_false(lay.shown[COL_FAILED]);
+	assert_false(lay.compact);
 	columns__layout(&spec, 80, &lay);
-	assert_false(lay.shown[COL_MAX] || lay.shown[COL_FAILED]);
-	assert_int_equal(lay.width, QSP_W);
-	/* A long object and call site: the object narrows first. */
+	assert_true(lay.compact);
+	assert_true(lay.shown[COL_MAX]);
+	assert_false(lay.shown[COL_FAILED]);
+	for (int c = COL_WAIT; c <= COL_MAX; c++)
+		assert_int_equal(lay.w[c], COLUMNS_COMPACT_W);
+	assert_int_equal(lay.width, 9 + 14 + 9 + 4 * 6 + 6 * 2);
+	/* A long object and call site: Max goes, then the object narrows. */
 	spec = screen(30, 20, false);
 	columns__layout(&spec, 80, &lay);
-	assert_int_equal(lay.w[COL_OBJECT], 14);
-	assert_int_equal(lay.w[COL_SITE], 10);
+	assert_false(lay.shown[COL_MAX] || lay.shown[COL_FAILED]);
+	assert_int_equal(lay.w[COL_OBJECT], 23);
+	assert_int_equal(lay.w[COL_SITE], 20);
 	assert_int_equal(lay.width, 80);
 }
 
 /*
- * 70 columns: too narrow for QSP's table: the object goes down to its
- * minimum before the call site, which keeps its title's width.
+ * 80x24 with per-thread rows, as the demo's: Thread stays, and Failed
+ * when a row failed; Max and Owner give way first.
+ */
+static void test_80_columns_keep_thread_and_failed(void **state UNUSED)
+{
+	struct columns_spec spec = screen(10, 10, true);
+	struct columns_layout lay;
+	char title[512];
+
+	spec.thread_need = 11;		/* "123456 demo" */
+	spec.failed_seen = true;
+	columns__layout(&spec, 80, &lay);
+	assert_true(lay.shown[COL_THREAD] && lay.shown[COL_FAILED]);
+	assert_false(lay.shown[COL_MAX] || lay.shown[COL_OWNER]);
+	assert_int_equal(lay.w[COL_THREAD], 11);
+	assert_int_equal(lay.w[COL_OBJECT], 10);
+	assert_int_equal(lay.w[COL_SITE], 10);
+	assert_int_equal(lay.width, 78);
+	columns__title(&lay, title, sizeof(title));
+	assert_string_equal(title, "Type           Object  Call site     Wait   "
+			    "Count     Avg  Failed       Thread");
+	/* No failures: Failed goes first, then Max; Owner stays. */
+	spec.failed_seen = false;
+	columns__layout(&spec, 80, &lay);
+	assert_false(lay.shown[COL_FAILED] || lay.shown[COL_MAX]);
+	assert_true(lay.shown[COL_OWNER] && lay.shown[COL_THREAD]);
+	assert_int_equal(lay.width, 80);
+	/* Failed with failures goes last of all. */
+	spec.failed_seen = true;
+	columns__layout(&spec, 74, &lay);
+	assert_true(lay.shown[COL_FAILED] && lay.shown[COL_THREAD]);
+	assert_int_equal(lay.w[COL_THREAD], COLUMNS_THREAD_MIN);
+	assert_int_equal(lay.w[COL_SITE], 9);
+	columns__layout(&spec, 1, &lay);
+	assert_false(lay.shown[COL_FAILED]);
+	assert_true(lay.shown[COL_THREAD]);
+	/* Rows apart only by their holder: Owner stays as long as it can. */
+	spec.owner_apart = true;
+	spec.failed_seen = false;
+	columns__layout(&spec, 80, &lay);
+	assert_true(lay.shown[COL_OWNER] && lay.shown[COL_THREAD]);
+	assert_false(lay.shown[COL_FAILED] || lay.shown[COL_MAX]);
+	spec.failed_seen = true;
+	columns__layout(&spec, 80, &lay);
+	assert_true(lay.shown[COL_FAILED] && lay.shown[COL_THREAD]);
+	assert_false(lay.shown[COL_OWNER]);
+	assert_int_equal(lay.w[COL_THREAD], COLUMNS_THREAD_MIN);
+}
+
+/*
+ * 70 columns: the object goes down to its minimum before the call site,
+ * which keeps what tells rows apart (site_apart) and its title's width.
  */
 static void test_70_columns_cut_the_object_before_the_call_site(void **state UNUSED)
 {
@@ -129,8 +190,23 @@ static void test_70_columns_cut_the_object_before_the_call_site(void **state UNU
 
 	columns__layout(&spec, 70, &lay);
 	assert_int_equal(lay.w[COL_OBJECT], 14);
+	assert_int_equal(lay.w[COL_SITE], 19);
+	assert_int_equal(lay.width, 70);
+	/* Narrower still: the call site to its title's width ... */
+	columns__layout(&spec, 40, &lay);
 	assert_int_equal(lay.w[COL_SITE], 9);
-	assert_int_equal(lay.width, QSP_W);	/* the screen cuts the rest */
+	/* ... or to where its rows stay apart. */
+	spec.site_apart = 16;
+	columns__layout(&spec, 40, &lay);
+	assert_int_equal(lay.w[COL_SITE], 16);
+	assert_int_equal(lay.w[COL_OBJECT], 14);
+	/* Objects apart at 20 narrow to 20, then to 14 before the site. */
+	spec.object_apart = 20;
+	columns__layout(&spec, 75, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], 20);
+	columns__layout(&spec, 40, &lay);
+	assert_int_equal(lay.w[COL_OBJECT], 14);
+	assert_int_equal(lay.w[COL_SITE], 16);
 }
 
 /* Very long names give way before Max and Failed, down to their caps. */
@@ -174,7 +250,14 @@ static void test_title_and_row(void **state UNUSED)
 		"      500.00        900.00           3      4242      4243");
 	columns__row(&lay, &a_row, "big_lock", "x.c:42", "4242 worker", row,
 		     sizeof(row));
-	assert_non_null(strstr(row, "  4242 wo~      4243"));
+	/* A thread's name that does not fit leaves its TID. */
+	assert_non_null(strstr(row, "           3      4242      4243"));
+	columns__row(&lay, &a_row, "big_lock", "x.c:42", "4242 me", row,
+		     sizeof(row));
+	assert_non_null(strstr(row, "  4242 me      4243"));
+	columns__row(&lay, &a_row, "big_lock", "x.c:42", "123456789 w", row,
+		     sizeof(row));
+	assert_non_null(strstr(row, "  1234567~      4243"));
 	/* The sort column is marked, in its padding or the gap before it. */
 	spec.sort = COL_COUNT;
 	columns__layout(&spec, 0, &lay);
@@ -186,11 +269,79 @@ static void test_title_and_row(void **state UNUSED)
 	assert_non_null(strstr(title, "Call site *Wait Time (s)  "));
 }
 
+/* Compact numbers: three digits and a unit in six columns. */
+static void test_compact_row(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, false);
+	struct columns_layout lay;
+	struct report_row r = a_row;
+	char title[512], row[512];
+
+	spec.sort = COL_WAIT;
+	spec.failed_seen = true;
+	columns__layout(&spec, 80, &lay);
+	assert_true(lay.compact);
+	columns__title(&lay, title, sizeof(title));
+	assert_non_null(strstr(title, "Call site   *Wait   Count     Avg     Max"
+				      "  Failed"));
+	columns__row(&lay, &r, "big_lock", "x.c:42", NULL, row, sizeof(row));
+	assert_non_null(strstr(row, "x.c:42     2.00ms       4   500us   900us"
+				    "       3"));
+	r.wait_ns = 999;
+	r.max_ns = 999600;
+	r.count = 1234567;
+	r.failed = 0;
+	columns__row(&lay, &r, "big_lock", "x.c:42", NULL, row, sizeof(row));
+	assert_non_null(strstr(row, "   999ns   1.23M     0ns  1.00ms       0"));
+	r.wait_ns = 100000ull * 1000000000ull;	/* 27.8 hours */
+	r.max_ns = 12345ull * 1000000000ull;
+	r.count = 0;
+	columns__row(&lay, &r, "big_lock", "x.c:42", NULL, row, sizeof(row));
+	assert_non_null(strstr(row, "   27.8h       0       -  12345s"));
+}
+
+/* How far texts can be cut and stay apart. */
+static void test_apart(void **state UNUSED)
+{
+	const char *sites[] = { "a/x.c:10", "b/x.c:10", "a/x.c:10" };
+	const char *same[] = { "x.c:1", "x.c:1", "y.c:1" };
+	const char *objects[] = { "jobs.not_empty", "jobs.not_full" };
+
+	/* "~x.c:10" twice until the whole text fits. */
+	assert_int_equal(columns__apart(sites, 3, true, 1, 48), 8);
+	assert_int_equal(columns__apart(same, 3, true, 1, 48), 5);
+	/* Already apart at the start; or not before the end. */
+	assert_int_equal(columns__apart(same, 3, true, 9, 48), 9);
+	assert_int_equal(columns__apart(sites, 3, true, 1, 6), 6);
+	assert_int_equal(columns__apart(objects, 2, false, 1, 32), 11);
+	assert_int_equal(columns__apart(objects, 1, false, 3, 32), 3);
+}
+
+/* The line before the event rows: whole when the table is wide enough. */
+static void test_events_line(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, false);
+	struct columns_layout lay;
+	char line[256];
+
+	columns__layout(&spec, 0, &lay);
+	columns__events_line(&lay, line, sizeof(line));
+	assert_string_equal(line, "Waiting for events, not for a lock (condvar "
+			    "waits, joins, barriers, parks, off-CPU waits):");
+	columns__layout(&spec, 70, &lay);
+	columns__events_line(&lay, line, sizeof(line));
+	assert_string_equal(line, "Waiting for events, not for a lock:");
+}
+
 /* What is cut first: function names, then directories, never the line. */
 static void test_cut_order_of_texts(void **state UNUSED)
 {
 	assert_string_equal(cut("big_lock", 14, false), "big_lock");
 	assert_string_equal(cut("a_very_long_object_name", 10, false), "a_very_lo~");
+	/* Coalesced objects lose their padding, then their digits. */
+	assert_string_equal(cut("[           3]", 14, false), "[           3]");
+	assert_string_equal(cut("[           3]", 6, false), "[3]");
+	assert_string_equal(cut("[     1234567]", 5, false), "[123~");
 	assert_string_equal(cut("src/block/io.c:1234", 12, true), "~k/io.c:1234");
 	assert_string_equal(cut("worker_loop (src/x.c:42)", 20, true),
 			    "worker~ (src/x.c:42)");
@@ -225,10 +376,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unlimited_is_qsp_and_what_the_section_has),
 		cmocka_unit_test(test_wide_screens_have_max_failed_and_owner),
-		cmocka_unit_test(test_80_columns_drop_failed_then_max),
+		cmocka_unit_test(test_80_columns_compact_numbers_before_dropping),
+		cmocka_unit_test(test_80_columns_keep_thread_and_failed),
 		cmocka_unit_test(test_70_columns_cut_the_object_before_the_call_site),
 		cmocka_unit_test(test_long_names_yield_to_their_caps_first),
 		cmocka_unit_test(test_title_and_row),
+		cmocka_unit_test(test_compact_row),
+		cmocka_unit_test(test_apart),
+		cmocka_unit_test(test_events_line),
 		cmocka_unit_test(test_cut_order_of_texts),
 		cmocka_unit_test(test_short_buffer),
 	};

@@ -86,9 +86,9 @@ static void test_lines(void **state UNUSED)
 	out = write_lines(f);
 	/* Sorted; the stack that waited no time is left out. */
 	assert_string_equal(out,
-		"[truncated];<[u8, 4] as core::Foo>::bar;[condvar queue+0x28] 70\n"
-		"[unwinding stopped];[unknown];[libjit.so];[condvar queue+0x28] 3000\n"
-		"worker;drain;queue_pop_[i];[condvar queue+0x28] 9884310000\n");
+		"[event];[truncated];<[u8, 4] as core::Foo>::bar;[condvar queue+0x28] 70\n"
+		"[event];[unwinding stopped];[unknown];[libjit.so];[condvar queue+0x28] 3000\n"
+		"[event];worker;drain;queue_pop_[i];[condvar queue+0x28] 9884310000\n");
 	free(out);
 
 	/* Nameless lock, coalesced locks, threads. */
@@ -101,8 +101,8 @@ static void test_lines(void **state UNUSED)
 				     &(struct rowstacks){ .stacks = stacks, .n_stacks = 1 }), 0);
 	out = write_lines(f);
 	assert_string_equal(out,
-		"[tid 4242];worker;drain;queue_pop_[i];[mutex 3 objects] 9884310000\n"
-		"worker;drain;queue_pop_[i];[mutex 0x5500001000] 9884310000\n");
+		"[lock];[tid 4242];worker;drain;queue_pop_[i];[mutex 3 objects] 9884310000\n"
+		"[lock];worker;drain;queue_pop_[i];[mutex 0x5500001000] 9884310000\n");
 	free(out);
 	/* Written lines are gone. */
 	out = write_lines(f);
@@ -131,8 +131,8 @@ static void test_same_text_merges(void **state UNUSED)
 	assert_int_equal(folded__add(f, &row, "other", &rs), 0);
 	out = write_lines(f);
 	assert_string_equal(out,
-		"worker;[mutex big_lock] 123\n"
-		"worker;[mutex other] 23\n");
+		"[lock];worker;[mutex big_lock] 123\n"
+		"[lock];worker;[mutex other] 23\n");
 	free(out);
 	folded__free(f);
 }
@@ -174,11 +174,11 @@ static void test_report_adds_up(void **state UNUSED)
 	assert_int_equal(folded__print(out, sym, tab, &r, names), 0);
 	assert_int_equal(fclose(out), 0);
 	assert_non_null(strstr(buf,
-		"fix_root;fix_mid;fix_leaf;[mutex big_lock] 900\n"));
+		"[lock];fix_root;fix_mid;fix_leaf;[mutex big_lock] 900\n"));
 	assert_non_null(strstr(buf,
-		"[truncated];fix_root;fix_mid;[mutex big_lock] 100\n"));
+		"[lock];[truncated];fix_root;fix_mid;[mutex big_lock] 100\n"));
 	assert_non_null(strstr(buf, "fix_mid;[mutex big_lock] 234\n"));
-	assert_non_null(strstr(buf, "fix_root;[sem 0x20] 66\n"));
+	assert_non_null(strstr(buf, "[lock];fix_root;[sem 0x20] 66\n"));
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		total += strtoull(strrchr(line, ' ') + 1, NULL, 10);

@@ -447,6 +447,9 @@ static void test_table_per_thread_column(void **state UNUSED)
 		RULE115
 		"mutex    " "  " "0x55d0c0de1040" "  " "w.c:10   " "  "
 		"      1.00000" "  " "           5" "  " "   200000.00" "  " "   201000.00" "  " "         0" "  " "    4242\n"
+		/* The rows after the lock rows wait for events. */
+		"Waiting for events, not for a lock (condvar waits, joins, "
+		"barriers, parks, off-CPU waits):\n"
 		"condvar  " "  " "[           3]" "  " "sleep.c:2" "  "
 		"      0.00000" "  " "           1" "  " "        1.50" "  " "        1.50" "  " "         0" "  " "      17\n"
 		RULE115);
@@ -1379,7 +1382,7 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address,class\n");
 	free(buf);
 }
 
@@ -1405,7 +1408,7 @@ static void test_csv_row(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
 		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234\n");
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234,lock\n");
 	free(out);
 }
 
@@ -1420,7 +1423,7 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901,0x400\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400,lock\n"));
 	free(out);
 }
 
@@ -1439,7 +1442,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,,0x7f0000001000\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000,event\n");
 	free(out);
 }
 
@@ -1464,7 +1467,7 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
 		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400\n");
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400,lock\n");
 	free(out);
 }
 

@@ -117,6 +117,24 @@ static void test_c_t_d_toggle_and_rebuild(void **state UNUSED)
 	assert_true(st.interval_s == 1.0);
 }
 
+/* l cycles the rows shown: all, lock waits only, event waits only. */
+static void test_l_cycles_locks_and_events(void **state UNUSED)
+{
+	struct live_state st = default_state();
+	static const enum report_classes order[] = {
+		REPORT_CLASSES_LOCKS, REPORT_CLASSES_EVENTS, REPORT_CLASSES_ALL,
+		REPORT_CLASSES_LOCKS,
+	};
+
+	assert_int_equal(st.classes, REPORT_CLASSES_ALL);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_int_equal(live__key(&st, 'l'), LIVE_REBUILD);
+		assert_int_equal(st.classes, order[i]);
+	}
+	assert_int_equal(st.sort, SORT_TOTAL);
+	assert_true(st.coalesce);
+}
+
 static void test_r_asks_for_a_snapshot_to_reset_at(void **state UNUSED)
 {
 	struct live_state st = default_state();
@@ -328,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_applies_only_to_interval_tables_on_a_terminal),
 		cmocka_unit_test(test_s_cycles_the_sort),
 		cmocka_unit_test(test_c_t_d_toggle_and_rebuild),
+		cmocka_unit_test(test_l_cycles_locks_and_events),
 		cmocka_unit_test(test_G_groups_thread_states),
 		cmocka_unit_test(test_r_asks_for_a_snapshot_to_reset_at),
 		cmocka_unit_test(test_p_pauses_and_resume_refreshes),

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "locktype.h"
 #include "options.h"
 #include "syncprof.h"
 
@@ -365,7 +366,18 @@ static void test_filters(void **state UNUSED)
 	assert_int_equal(ns, 2000000000);
 	assert_string_equal(first_accepted("--min-wait", bad_durations,
 					   ARRAY_SIZE(bad_durations)), "(none)");
-	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "lock", NULL), -EINVAL);
+	/* A class stands for each of its types. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "event", NULL), 0);
+	for (uint32_t t = 0; t < SP_TYPE__COUNT; t++)
+		assert_true(!!(o.types & (1u << t)) ==
+			    (locktype__class_of(t) == LOCK_CLASS_EVENT));
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "lock,condvar",
+			       NULL), 0);
+	assert_true(o.types & (1u << SP_TYPE_CONDVAR));
+	assert_true(o.types & (1u << SP_TYPE_RWLOCK_W));
+	assert_false(o.types & (1u << SP_TYPE_JOIN));
+	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "locks", NULL),
+			 -EINVAL);
 	assert_int_equal(parse(&o, &a, "-p", "1", "--type", "mutex,", NULL), 0);
 	assert_int_equal(parse(&o, &a, "-p", "1", "--type", ",", NULL), -EINVAL);
 	assert_int_equal(parse(&o, &a, "-p", "1", "--tid", "0", NULL), -EINVAL);

@@ -199,10 +199,12 @@ static void test_coalesce_keeps_callsites_and_types_apart(void **state UNUSED)
 		   1, 400, 400, 0);
 	assert_row(&rows.rows[1], SP_TYPE_MUTEX, 0x1000, 1, 0x500, REPORT_NO_TID,
 		   1, 300, 300, 0);
-	assert_row(&rows.rows[2], SP_TYPE_CONDVAR, 0x1000, 1, 0x400,
-		   REPORT_NO_TID, 1, 200, 200, 0);
-	assert_row(&rows.rows[3], SP_TYPE_REC_MUTEX, 0x2000, 1, 0x400,
+	/* The condvar's wait is an event: after every lock row. */
+	assert_row(&rows.rows[2], SP_TYPE_REC_MUTEX, 0x2000, 1, 0x400,
 		   REPORT_NO_TID, 1, 100, 100, 0);
+	assert_row(&rows.rows[3], SP_TYPE_CONDVAR, 0x1000, 1, 0x400,
+		   REPORT_NO_TID, 1, 200, 200, 0);
+	assert_int_equal(report__first_event(&rows), 3);
 	report__free(&rows);
 }
 
@@ -359,10 +361,10 @@ static void test_sort_ties_by_object_callsite_type_tid(void **state UNUSED)
 	/* Equal totals everywhere; given in reverse of the expected order. */
 	const struct snapshot_entry e[] = {
 		entry(SP_TYPE_MUTEX, 0x2000, 0x100, 1, 1, 50, 50, 0),
-		entry(SP_TYPE_CONDVAR, 0x1000, 0x200, 2, 1, 50, 50, 0),
-		entry(SP_TYPE_CONDVAR, 0x1000, 0x200, 1, 1, 50, 50, 0),
+		entry(SP_TYPE_REC_MUTEX, 0x1000, 0x200, 2, 1, 50, 50, 0),
+		entry(SP_TYPE_REC_MUTEX, 0x1000, 0x200, 1, 1, 50, 50, 0),
 		entry(SP_TYPE_MUTEX, 0x1000, 0x200, 1, 1, 50, 50, 0),
-		entry(SP_TYPE_CONDVAR, 0x1000, 0x100, 1, 1, 50, 50, 0),
+		entry(SP_TYPE_REC_MUTEX, 0x1000, 0x100, 1, 1, 50, 50, 0),
 	};
 	const struct report_settings s = {
 		.coalesce = false, .per_thread = true, .sort = SORT_TOTAL,
@@ -371,12 +373,93 @@ static void test_sort_ties_by_object_callsite_type_tid(void **state UNUSED)
 
 	build(e, ARRAY_SIZE(e), &s, &rows);
 	assert_int_equal(rows.count, 5);
-	assert_row(&rows.rows[0], SP_TYPE_CONDVAR, 0x1000, 1, 0x100, 1, 1, 50, 50, 0);
+	assert_row(&rows.rows[0], SP_TYPE_REC_MUTEX, 0x1000, 1, 0x100, 1, 1, 50, 50, 0);
 	assert_row(&rows.rows[1], SP_TYPE_MUTEX, 0x1000, 1, 0x200, 1, 1, 50, 50, 0);
-	assert_row(&rows.rows[2], SP_TYPE_CONDVAR, 0x1000, 1, 0x200, 1, 1, 50, 50, 0);
-	assert_row(&rows.rows[3], SP_TYPE_CONDVAR, 0x1000, 1, 0x200, 2, 1, 50, 50, 0);
+	assert_row(&rows.rows[2], SP_TYPE_REC_MUTEX, 0x1000, 1, 0x200, 1, 1, 50, 50, 0);
+	assert_row(&rows.rows[3], SP_TYPE_REC_MUTEX, 0x1000, 1, 0x200, 2, 1, 50, 50, 0);
 	assert_row(&rows.rows[4], SP_TYPE_MUTEX, 0x2000, 1, 0x100, 1, 1, 50, 50, 0);
 	report__free(&rows);
+}
+
+/*
+ * Lock rows first, each class sorted by the key: --top keeps the worst
+ * lock ahead of a larger condvar wait; a class alone on request.
+ */
+static void test_lock_rows_first_then_events(void **state UNUSED)
+{
+	/* Each a row of its own: type and wait. */
+	static const struct {
+		uint32_t type;
+		uint64_t wait_ns;
+	} in[] = {
+		{ SP_TYPE_CONDVAR, 9000 }, { SP_TYPE_MUTEX, 20 },
+		{ SP_TYPE_JOIN, 500 }, { SP_TYPE_RWLOCK_W, 30 },
+		{ SP_TYPE_POLL, 700 },
+	};
+	struct snapshot_entry e[ARRAY_SIZE(in)];
+	struct report_settings s = { .coalesce = true, .sort = SORT_TOTAL };
+	static const uint32_t order[] = {
+		SP_TYPE_RWLOCK_W, SP_TYPE_MUTEX, SP_TYPE_CONDVAR, SP_TYPE_POLL,
+		SP_TYPE_JOIN,
+	};
+	struct report_rows rows;
+
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+		e[i] = entry(in[i].type, 0x1000 * (i + 1), 0x100 * (i + 1), 1, 1,
+			     in[i].wait_ns, in[i].wait_ns, 0);
+	build(e, ARRAY_SIZE(e), &s, &rows);
+	assert_int_equal(rows.count, ARRAY_SIZE(order));
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		assert_int_equal(rows.rows[i].type, order[i]);
+	assert_int_equal(report__first_event(&rows), 2);
+	report__free(&rows);
+
+	/* --top keeps the locks; a class alone. */
+	static const struct {
+		unsigned int top;
+		enum report_classes classes;
+		size_t count, total;
+		uint32_t first;
+		size_t first_event;
+	} views[] = {
+		{ 3, REPORT_CLASSES_ALL, 3, 5, SP_TYPE_RWLOCK_W, 2 },
+		{ 0, REPORT_CLASSES_LOCKS, 2, 2, SP_TYPE_RWLOCK_W, 2 },
+		{ 0, REPORT_CLASSES_EVENTS, 3, 3, SP_TYPE_CONDVAR, 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(views); i++) {
+		s.top = views[i].top;
+		s.classes = views[i].classes;
+		build(e, ARRAY_SIZE(e), &s, &rows);
+		assert_int_equal(rows.count, views[i].count);
+		assert_int_equal(rows.total, views[i].total);
+		assert_int_equal(rows.rows[0].type, views[i].first);
+		assert_int_equal(report__first_event(&rows), views[i].first_event);
+		report__free(&rows);
+	}
+
+	/* No entry of the class: no rows. */
+	build(e, 1, &(struct report_settings){ .classes = REPORT_CLASSES_LOCKS },
+	      &rows);
+	assert_int_equal(rows.count, 0);
+	assert_int_equal(rows.total, 0);
+	report__free(&rows);
+	assert_string_equal(report__classes_name(REPORT_CLASSES_EVENTS), "events");
+}
+
+/* Rows out of class order have no line before their events. */
+static void test_first_event_needs_class_order(void **state UNUSED)
+{
+	struct report_row r[3] = {
+		{ .type = SP_TYPE_MUTEX }, { .type = SP_TYPE_CONDVAR },
+		{ .type = SP_TYPE_REC_MUTEX },
+	};
+	struct report_rows rows = { .rows = r, .count = 3, .total = 3 };
+
+	assert_int_equal(report__first_event(&rows), 3);
+	rows.count = 2;
+	assert_int_equal(report__first_event(&rows), 1);
+	rows.count = 0;
+	assert_int_equal(report__first_event(&rows), 0);
 }
 
 static void test_sort_ties_for_each_key(void **state UNUSED)
@@ -616,6 +699,8 @@ int main(void)
 		cmocka_unit_test(test_sort_max_descending),
 		cmocka_unit_test(test_sort_count_descending),
 		cmocka_unit_test(test_sort_ties_by_object_callsite_type_tid),
+		cmocka_unit_test(test_lock_rows_first_then_events),
+		cmocka_unit_test(test_first_event_needs_class_order),
 		cmocka_unit_test(test_sort_ties_for_each_key),
 		cmocka_unit_test(test_sort_mean_is_exact),
 		cmocka_unit_test(test_sort_mean_without_overflow),

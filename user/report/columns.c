@@ -11,17 +11,23 @@
  * columns in the same order, with what gives way decided here.
  *
  * What gives way, in order (columns__layout): long names before places,
- * optional columns before the call site.  An object or a function name
- * (a demangled C++ name runs to hundreds of columns) is cut before the
- * file:line that says where the wait is; the file's directories go before
- * its name and line.  Rejected: the live screen's own widths, as before
- * (they drifted from the table's: no Owner, Thread before Max, the call
- * site cut first at 70 columns); cutting every text in proportion (a
- * 9-column call site says nothing).
+ * digits before the columns that tell rows apart.  An object or a
+ * function name (a demangled C++ name runs to hundreds of columns) is cut
+ * before the file:line that says where the wait is; the file's
+ * directories go before its name and line.  Then the numbers: QSP's
+ * 12-column fields with five decimals become six columns with a unit
+ * ("1.23ms"), which at 80 columns is the room Thread and Failed need.
+ * Thread (per-thread rows), Failed (when a row failed) and call sites cut
+ * no further than they stay apart are what tells two rows apart, so they
+ * go last.  Rejected: the live screen's own widths, as before (they
+ * drifted from the table's); cutting every text in proportion (a
+ * 9-column call site says nothing); dropping Thread at 80 columns, as
+ * before (per-thread rows then read as identical).
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "columns.h"
@@ -35,21 +41,30 @@ static const struct {
 	const char *title;
 	int width;		/* fixed; 0: from the texts */
 	bool left;		/* left-aligned (else right) */
+	const char *compact;	/* a number's title when compact */
 } cols_def[COL__COUNT] = {
-	[COL_TYPE] = { "Type", 9, true },
-	[COL_OBJECT] = { "Object", 0, false },
-	[COL_SITE] = { "Call site", 0, true },
-	[COL_WAIT] = { "Wait Time (s)", 13, false },
-	[COL_COUNT] = { "Count", 12, false },
-	[COL_AVG] = { "Average (us)", 12, false },
-	[COL_MAX] = { "Max (us)", 12, false },
-	[COL_FAILED] = { "Failed", 10, false },
-	[COL_HOLD] = { "Hold Time (s)", 13, false },
-	[COL_HOLD_AVG] = { "Average Hold (us)", 17, false },
-	[COL_THREAD] = { "Thread", 0, false },
-	[COL_OWNER] = { "Owner", 8, false },
-	[COL_PROCESS] = { "Process", 8, false },
+	[COL_TYPE] = { "Type", 9, true, NULL },
+	[COL_OBJECT] = { "Object", 0, false, NULL },
+	[COL_SITE] = { "Call site", 0, true, NULL },
+	[COL_WAIT] = { "Wait Time (s)", 13, false, "Wait" },
+	[COL_COUNT] = { "Count", 12, false, "Count" },
+	[COL_AVG] = { "Average (us)", 12, false, "Avg" },
+	[COL_MAX] = { "Max (us)", 12, false, "Max" },
+	[COL_FAILED] = { "Failed", 10, false, "Failed" },
+	[COL_HOLD] = { "Hold Time (s)", 13, false, "Hold" },
+	[COL_HOLD_AVG] = { "Average Hold (us)", 17, false, "AvgHold" },
+	[COL_THREAD] = { "Thread", 0, false, NULL },
+	[COL_OWNER] = { "Owner", 8, false, NULL },
+	[COL_PROCESS] = { "Process", 8, false, NULL },
 };
+
+static const char *col_title(const struct columns_layout *lay, int c)
+{
+	if (c == COL_SITE)
+		return lay->site_title;
+	return lay->compact && cols_def[c].compact ? cols_def[c].compact
+						   : cols_def[c].title;
+}
 
 static int max_int(int a, int b)
 {
@@ -84,6 +99,22 @@ static bool drop(struct columns_layout *lay, int cols, enum column_id c)
 	return lay->width <= cols;
 }
 
+/* Numbers in units at COLUMNS_COMPACT_W; Object without its padding. */
+static bool compact(struct columns_layout *lay, int cols, int object_need)
+{
+	int object_w = max_int(object_need, text__width(cols_def[COL_OBJECT].title));
+
+	lay->compact = true;
+	for (int c = 0; c < COL__COUNT; c++)
+		if (cols_def[c].compact)
+			lay->w[c] = max_int(COLUMNS_COMPACT_W,
+					    text__width(cols_def[c].compact));
+	if (lay->w[COL_OBJECT] > object_w)
+		lay->w[COL_OBJECT] = object_w;
+	sum_width(lay);
+	return lay->width <= cols;
+}
+
 void columns__layout(const struct columns_spec *spec, int cols,
 		     struct columns_layout *out)
 {
@@ -109,16 +140,22 @@ void columns__layout(const struct columns_spec *spec, int cols,
 	sum_width(lay);
 	if (cols <= 0 || lay->width <= cols)
 		return;
-	/* Long names first, then optional columns, then places. */
+	/* Long names, digits, optional columns; then what tells rows apart. */
 	if (narrow(lay, cols, COL_OBJECT, COLUMNS_OBJECT_CAP) ||
 	    narrow(lay, cols, COL_SITE, max_int(COLUMNS_SITE_CAP, site_min)) ||
 	    narrow(lay, cols, COL_THREAD, COLUMNS_THREAD_CAP) ||
-	    drop(lay, cols, COL_FAILED) || drop(lay, cols, COL_MAX) ||
-	    narrow(lay, cols, COL_OBJECT, COLUMNS_OBJECT_MIN) ||
-	    narrow(lay, cols, COL_SITE, site_min) ||
-	    drop(lay, cols, COL_OWNER))
+	    (!spec->failed_seen && drop(lay, cols, COL_FAILED)) ||
+	    compact(lay, cols, spec->object_need) ||
+	    drop(lay, cols, COL_MAX) ||
+	    (!spec->owner_apart && drop(lay, cols, COL_OWNER)) ||
+	    narrow(lay, cols, COL_OBJECT,
+		   max_int(COLUMNS_OBJECT_MIN, spec->object_apart)) ||
+	    narrow(lay, cols, COL_THREAD, COLUMNS_THREAD_MIN) ||
+	    drop(lay, cols, COL_OWNER) ||
+	    narrow(lay, cols, COL_SITE, max_int(site_min, spec->site_apart)) ||
+	    narrow(lay, cols, COL_OBJECT, COLUMNS_OBJECT_MIN))
 		return;
-	narrow(lay, cols, COL_THREAD, COLUMNS_THREAD_MIN);
+	drop(lay, cols, COL_FAILED);
 }
 
 enum column_id columns__sort_column(enum sort_key key)
@@ -165,6 +202,15 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 		snprintf(buf, len, "%s", w > 0 ? s : "");
 		return;
 	}
+	if (!site && n > 2 && s[0] == '[' && s[1] == ' ' && s[n - 1] == ']') {
+		/* QSP's "[           3]" objects: the padding goes first. */
+		char squeezed[64];
+		size_t pad = strspn(s + 1, " ");
+
+		snprintf(squeezed, sizeof(squeezed), "[%s", s + 1 + pad);
+		columns__cut(squeezed, w, false, buf, len);
+		return;
+	}
 	if (site && n && s[n - 1] == ')' && (open = strstr(s, " (")) &&
 	    ends_in_line(open + 2, n - (size_t)(open + 2 - s) - 1)) {
 		/* "function (file:line)": the function gives way first. */
@@ -191,6 +237,44 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len)
 	snprintf(buf, len, "%.*s~", (int)utf8__bytes_for_cols(s, w - 1), s);
 }
 
+int columns__apart(const char *const *texts, size_t n, bool site, int from,
+		   int to)
+{
+	char (*cut)[TEXT_MAX] = NULL;
+	int w;
+
+	if (n < 2 || from >= to)
+		return from < to ? from : to;
+	cut = calloc(n, sizeof(*cut));
+	if (!cut)
+		return to;
+	for (w = from; w < to; w++) {
+		bool apart = true;
+
+		for (size_t i = 0; i < n; i++)
+			columns__cut(texts[i], w, site, cut[i], sizeof(cut[i]));
+		for (size_t i = 0; apart && i < n; i++)
+			for (size_t j = i + 1; apart && j < n; j++)
+				apart = !strcmp(cut[i], cut[j]) ==
+					!strcmp(texts[i], texts[j]);
+		if (apart)
+			break;
+	}
+	free(cut);
+	return w;
+}
+
+void columns__events_line(const struct columns_layout *lay, char *buf,
+			  size_t len)
+{
+	static const char full[] = "Waiting for events, not for a lock "
+		"(condvar waits, joins, barriers, parks, off-CPU waits):";
+	static const char brief[] = "Waiting for events, not for a lock:";
+
+	snprintf(buf, len, "%s", text__width(full) <= lay->width ? full
+								 : brief);
+}
+
 /* s (already at most w columns) aligned in w columns. */
 static void append_cell(char **pos, char *end, const char *s, int w, bool left)
 {
@@ -213,8 +297,7 @@ void columns__title(const struct columns_layout *lay, char *buf, size_t len)
 		return;
 	buf[0] = '\0';
 	for (int c = 0; c < COL__COUNT; c++) {
-		const char *title = c == COL_SITE ? lay->site_title
-						  : cols_def[c].title;
+		const char *title = col_title(lay, c);
 		char marked[64];
 		int w = lay->w[c];
 
@@ -242,6 +325,102 @@ void columns__title(const struct columns_layout *lay, char *buf, size_t len)
 		} else {
 			append_cell(&pos, end, title, w, cols_def[c].left);
 		}
+	}
+}
+
+/* Three significant digits and a unit: "1.23ms", "12.3s", "123us". */
+static void sig3(char *buf, size_t len, double v, const char *unit)
+{
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, unit);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, unit);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit);
+}
+
+/* A time in at most COLUMNS_COMPACT_W columns, ns to hours. */
+static void compact_ns(double ns, char *buf, size_t len)
+{
+	if (ns < 999.5)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 999.5e3)
+		sig3(buf, len, ns * 1e-3, "us");
+	else if (ns < 999.5e6)
+		sig3(buf, len, ns * 1e-6, "ms");
+	else if (ns < 999.5e9)
+		sig3(buf, len, ns * 1e-9, "s");
+	else if (ns < 99999.5e9)
+		snprintf(buf, len, "%.0fs", ns * 1e-9);
+	else if (ns < 999.5 * 3600e9)
+		sig3(buf, len, ns / 3600e9, "h");
+	else
+		snprintf(buf, len, "%.0fh", ns / 3600e9);
+}
+
+/* A count in at most COLUMNS_COMPACT_W columns: exact below a million. */
+static void compact_count(uint64_t n, char *buf, size_t len)
+{
+	double v = (double)n;
+
+	if (n < 1000000)
+		snprintf(buf, len, "%" PRIu64, n);
+	else if (v < 999.5e6)
+		sig3(buf, len, v * 1e-6, "M");
+	else if (v < 999.5e9)
+		sig3(buf, len, v * 1e-9, "G");
+	else
+		snprintf(buf, len, "%.0fT", v * 1e-12);
+}
+
+/* A number column's cell of row r, as the layout writes it. */
+static void number_cell(const struct columns_layout *lay,
+			const struct report_row *r, int c, char *buf,
+			size_t len)
+{
+	bool small = lay->compact;
+	double avg = r->count ? (double)report__counted_ns(r) /
+				(double)r->count : 0;
+	double hold_avg = r->hold_count ? (double)r->hold_ns /
+					  (double)r->hold_count : 0;
+
+	switch (c) {
+	case COL_WAIT:
+	case COL_HOLD:
+		if (small)
+			compact_ns((double)(c == COL_WAIT ? r->wait_ns
+							  : r->hold_ns), buf, len);
+		else
+			snprintf(buf, len, "%.5f", (double)(c == COL_WAIT ?
+				 r->wait_ns : r->hold_ns) * 1e-9);
+		break;
+	case COL_COUNT:
+	case COL_FAILED:
+		if (small)
+			compact_count(c == COL_COUNT ? r->count : r->failed,
+				      buf, len);
+		else
+			snprintf(buf, len, "%" PRIu64,
+				 c == COL_COUNT ? r->count : r->failed);
+		break;
+	case COL_AVG:
+	case COL_HOLD_AVG:
+		if (!(c == COL_AVG ? r->count : r->hold_count))
+			snprintf(buf, len, "-");
+		else if (small)
+			compact_ns(c == COL_AVG ? avg : hold_avg, buf, len);
+		else
+			snprintf(buf, len, "%.2f",
+				 (c == COL_AVG ? avg : hold_avg) * 1e-3);
+		break;
+	case COL_MAX:
+		if (small)
+			compact_ns((double)r->max_ns, buf, len);
+		else
+			snprintf(buf, len, "%.2f", (double)r->max_ns * 1e-3);
+		break;
+	default:
+		buf[0] = '\0';
 	}
 }
 
@@ -275,6 +454,11 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 				else
 					snprintf(cell, sizeof(cell), "%" PRId64,
 						 r->tid);
+			} else if (c == COL_THREAD && text__width(thread) > w &&
+				   (int)strcspn(thread, " ") <= w) {
+				/* "TID name": the TID tells threads apart. */
+				snprintf(cell, sizeof(cell), "%.*s",
+					 (int)strcspn(thread, " "), thread);
 			} else {
 				columns__cut(c == COL_OBJECT ? object :
 					     c == COL_SITE ? site : thread, w,
@@ -283,34 +467,14 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 			append_cell(&pos, end, cell, w, cols_def[c].left);
 			break;
 		case COL_WAIT:
-			text__append(&pos, end, "%*.5f", w, (double)r->wait_ns * 1e-9);
-			break;
 		case COL_COUNT:
-			text__append(&pos, end, "%*" PRIu64, w, r->count);
-			break;
 		case COL_AVG:
-			if (r->count)
-				text__append(&pos, end, "%*.2f", w,
-				       (double)report__counted_ns(r) /
-				       (double)r->count * 1e-3);
-			else
-				text__append(&pos, end, "%*s", w, "-");
-			break;
 		case COL_MAX:
-			text__append(&pos, end, "%*.2f", w, (double)r->max_ns * 1e-3);
-			break;
 		case COL_FAILED:
-			text__append(&pos, end, "%*" PRIu64, w, r->failed);
-			break;
 		case COL_HOLD:
-			text__append(&pos, end, "%*.5f", w, (double)r->hold_ns * 1e-9);
-			break;
 		case COL_HOLD_AVG:
-			if (r->hold_count)
-				text__append(&pos, end, "%*.2f", w, (double)r->hold_ns /
-				       (double)r->hold_count * 1e-3);
-			else
-				text__append(&pos, end, "%*s", w, "-");
+			number_cell(lay, r, c, cell, sizeof(cell));
+			text__append(&pos, end, "%*s", w, cell);
 			break;
 		case COL_PROCESS:
 			text__append(&pos, end, "%*" PRId64, w, r->pid);

@@ -44,7 +44,15 @@ struct columns_spec {
 	int object_need;	/* widest Object text of the rows shown */
 	int site_need;		/* widest call-site text */
 	int thread_need;	/* widest Thread text (0: numbers only) */
+	/* Narrowest widths at which the rows' objects and call sites stay
+	   apart once cut (columns__apart); 0: not known. */
+	int object_apart;
+	int site_apart;
 	bool max, failed, hold, thread, owner, process;
+	bool failed_seen;	/* a row has failed calls: a narrow screen
+				   keeps Failed */
+	bool owner_apart;	/* two rows differ only by their holder: a
+				   narrow screen keeps Owner */
 	int sort;		/* the column marked as the sort's (a
 				   screen: '*' before its title); -1: none */
 };
@@ -53,19 +61,27 @@ struct columns_layout {
 	bool shown[COL__COUNT];
 	int w[COL__COUNT];
 	int width;		/* of one line: titles, rows and rules */
+	bool compact;		/* numbers in units, short titles */
 	const char *site_title;
 	int sort;		/* marked column, -1: none */
 };
+
+/* The number columns' width when compact: "1.23ms", "12.3M". */
+#define COLUMNS_COMPACT_W	6
 
 /*
  * Lays the columns out for a screen cols wide; cols 0: no limit (every
  * column of the spec at its full width).  When the line is wider than
  * cols, in this order until it fits: the Object column narrows to
  * COLUMNS_OBJECT_CAP, the call site to COLUMNS_SITE_CAP, Thread to
- * COLUMNS_THREAD_CAP; Failed goes, then Max; Object narrows to
- * COLUMNS_OBJECT_MIN; the call site to its title's width; Owner goes,
- * and Thread narrows to its minimum.  A line still wider than cols is
- * cut by the screen.
+ * COLUMNS_THREAD_CAP; Failed goes unless a row failed; the numbers go
+ * compact (units, fewer digits, short titles) and Object loses its
+ * padding; Max goes, then Owner unless it tells rows apart; Object
+ * narrows to COLUMNS_OBJECT_MIN (not below object_apart), Thread to its
+ * minimum (the TID alone); Owner goes; the call site narrows to its
+ * title's width (not below site_apart), Object to its minimum whatever it
+ * merges; Failed goes.  A line still wider than cols is cut by the
+ * screen.
  */
 void columns__layout(const struct columns_spec *spec, int cols,
 		     struct columns_layout *out);
@@ -75,18 +91,34 @@ enum column_id columns__sort_column(enum sort_key key);
 void columns__title(const struct columns_layout *lay, char *buf, size_t len);
 /*
  * One row.  object, site: the texts (sanitized), cut here to their
- * columns; thread: the Thread text, NULL for the row's TID ("exited" for
- * the threads fold.c merged).
+ * columns; thread: the Thread text ("TID name": the TID alone when the
+ * name does not fit), NULL for the row's TID ("exited" for the threads
+ * fold.c merged).
  */
 void columns__row(const struct columns_layout *lay, const struct report_row *r,
 		  const char *object, const char *site, const char *thread,
 		  char *buf, size_t len);
 /*
  * A text in at most w columns: as it is when it fits; else an object or
- * a function name keeps its start and ends in '~'; a "file:line" keeps
+ * a function name keeps its start and ends in '~' (QSP's "[     3]" of
+ * coalesced objects loses its padding first); a "file:line" keeps
  * its end ("~ile.c:42"); in "function (file:line)" the function is cut
  * first, then dropped, then the file as alone.
  */
 void columns__cut(const char *s, int w, bool site, char *buf, size_t len);
+/*
+ * The narrowest width from `from` to `to` at which the n texts, cut by
+ * columns__cut, are as many distinct texts as they are whole; `to` if
+ * none is.
+ */
+int columns__apart(const char *const *texts, size_t n, bool site, int from,
+		   int to);
+/*
+ * The line before a section's first event row (report__first_event):
+ * those rows wait for something to happen, not for a lock; as wide as
+ * the layout allows, shortened to fit.
+ */
+void columns__events_line(const struct columns_layout *lay, char *buf,
+			  size_t len);
 
 #endif

@@ -98,7 +98,10 @@ static int folded__stack(struct folded *f, const struct report_row *row,
 	int err = 0;
 
 	f->len = 0;
-	if (row->tid != REPORT_NO_TID) {
+	/* The root: a flame graph's lock waits apart from its events. */
+	snprintf(text, sizeof(text), "[%s]", locktype__class(row->type));
+	err = folded__element(f, text);
+	if (!err && row->tid != REPORT_NO_TID) {
 		snprintf(text, sizeof(text), "[tid %" PRId64 "]", row->tid);
 		err = folded__element(f, text);
 	}

@@ -4,14 +4,16 @@
  * per distinct stack: its frames outermost first, joined by ';', the lock
  * last ("[mutex big_lock]"), a space, the wait in nanoseconds.
  *
- *     start_thread;worker;drain_[i];queue_pop;[condvar queue+0x28] 9884310000
+ *     [event];start_thread;worker;drain_[i];queue_pop;[condvar queue+0x28] 9884310000
  *
  * Frames are function names; an inlined call's is marked "_[i]" (the
  * suffix flamegraph.pl colours as inlined); a frame without a name is
- * its module, "[libfoo.so]", or "[unknown]".  A stack cut short starts
- * with "[truncated]" (--stack-depth) or "[unwinding stopped]"; with
- * --per-thread, each starts with the thread, "[tid 1234]".  Lines are
- * sorted, and stacks that read the same are one line.
+ * its module, "[libfoo.so]", or "[unknown]".  Each line starts with its
+ * row's class, "[lock]" or "[event]" (locktype.h), so that a flame graph
+ * keeps lock contention apart from waiting for events; then, with
+ * --per-thread, the thread, "[tid 1234]".  A stack cut short then starts
+ * with "[truncated]" (--stack-depth) or "[unwinding stopped]".  Lines
+ * are sorted, and stacks that read the same are one line.
  */
 #ifndef SYNCPROF_FOLDED_H
 #define SYNCPROF_FOLDED_H

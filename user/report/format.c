@@ -116,7 +116,7 @@ void format__drops_text(const struct format_drops *d, unsigned int map_size,
 	if (!total)
 		return;
 	at = (size_t)snprintf(buf, len, "DROPPED %" PRIu64 " events:", total);
-	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		char what[128];
 
 		if (!causes[i].n || at >= len)
@@ -145,6 +145,28 @@ static void print_rule(FILE *out, int n)
 static void table_hist_line(const char *line, void *arg)
 {
 	fprintf(arg, "    %s\n", line);
+}
+
+/*
+ * No event row shown, some below --top: how many, and their wait, as
+ * the line that would have stood before them.
+ */
+static void table_hidden_events(FILE *out, const struct report_rows *rows)
+{
+	uint64_t wait_ns = 0;
+	size_t n = 0;
+
+	for (size_t i = rows->count; i < rows->total; i++) {
+		if (locktype__class_of(rows->rows[i].type) != LOCK_CLASS_EVENT)
+			continue;
+		n++;
+		wait_ns += rows->rows[i].wait_ns;
+	}
+	if (n)
+		fprintf(out, "Waiting for events, not for a lock: %zu more "
+			"row%s (%.5f s) below --top; --top 0 or --type event "
+			"shows them\n", n, n == 1 ? "" : "s",
+			(double)wait_ns * 1e-9);
 }
 
 /* What differs between the table's sections. */
@@ -183,6 +205,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	char (*object)[TEXT_MAX] = NULL;
 	char *line = NULL;
 	size_t strip = names__source_root(rows, names), line_len;
+	size_t events = report__first_event(rows);
 
 	if (rows->count) {
 		text = calloc(rows->count, sizeof(*text));
@@ -228,6 +251,11 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct report_row *r = &rows->rows[i];
 
+		/* The lock rows first; a line says what the others are. */
+		if (i == events) {
+			columns__events_line(&lay, line, line_len);
+			fprintf(out, "%s\n", line);
+		}
 		/* A release nobody was seen making has no thread either. */
 		columns__row(&lay, r, object[i], text[i],
 			     !r->callsite && spec->no_site ? "-" : NULL,
@@ -247,6 +275,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 				 strip);
 	}
 	rowstacks__release(&stacks);
+	if (events == rows->count)
+		table_hidden_events(out, rows);
 	print_rule(out, lay.width);
 	free(line);
 	free(text);
@@ -802,7 +832,7 @@ static json_t *json_processes(const struct format_meta *meta, int *err)
 		return NULL;
 	}
 	for (size_t i = 0; i < meta->n_processes; i++) {
-		const struct format_process *pr = &meta->processes[i];
+		const struct procset_entry *pr = &meta->processes[i];
 		json_t *o = json_object();
 
 		if (!o) {
@@ -1060,7 +1090,7 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns,address";
+	"max_ns,failed,owner_tid,time_ns,address,class";
 
 void format__csv_header(FILE *out)
 {
@@ -1069,7 +1099,8 @@ void format__csv_header(FILE *out)
 
 /*
  * callsite is the table's text (file:line, in --callsite's style, under
- * the same source root); the address is the last column.
+ * the same source root); the address has a column of its own, and class
+ * (lock or event) follows it.  Rows in the table's order: lock rows first.
  */
 static int format__csv(FILE *out, const struct format_config *cfg,
 		       const struct format_meta *meta,
@@ -1125,7 +1156,8 @@ static int format__csv(FILE *out, const struct format_config *cfg,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fprintf(out, ",0x%" PRIx64 "\n", r->callsite);
+		fprintf(out, ",0x%" PRIx64 ",%s\n", r->callsite,
+			locktype__class(r->type));
 	}
 	return 0;
 }

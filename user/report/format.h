@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "procset.h"
 #include "names.h"
 #include "options.h"
 #include "report.h"
@@ -39,12 +40,6 @@ uint64_t format__drops_total(const struct format_drops *d);
 void format__drops_text(const struct format_drops *d, unsigned int map_size,
 			char *buf, size_t len);
 
-/* A followed process, as the header names it. */
-struct format_process {
-	pid_t pid;
-	const char *comm;	/* its name now: after an exec, the new one */
-	bool exited;
-};
 
 /* --lock-order: one lock of an edge of a cycle, named. */
 struct format_order_lock {
@@ -85,7 +80,7 @@ struct format_meta {
 	 * Several processes (several --pid, --children): every process
 	 * followed in the window (JSON "processes"); NULL: one, pid.
 	 */
-	const struct format_process *processes;
+	const struct procset_entry *processes;
 	size_t n_processes;
 	const char *mode;
 	double elapsed_s;	/* length of the reported window */

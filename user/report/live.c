@@ -40,7 +40,9 @@
  * table shows a window of them and scrolls (PgUp/PgDn a page, the
  * selection moving beyond the rows shown), and only the rows on screen
  * are named.  Columns, their widths and what gives way on a narrow
- * screen come from columns.c, as the table's do.
+ * screen come from columns.c, as the table's do.  The lock rows come
+ * first (report.c); the line before the first event row takes a row's
+ * place when it is on screen, and l shows one class alone.
  *
  * Stacks.  Up/Down highlight a row; g (or Enter) splits the screen: the
  * table above, the selected row's stacks below, the same lines -g prints
@@ -74,6 +76,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "callgraph.h"
 #include "columns.h"
 #include "format.h"
@@ -126,6 +129,9 @@ struct live {
 	unsigned int threads;
 
 	struct report_rows rows;	/* every row of the view, in order */
+	/* The rows on screen: win_n from win_top; win_events: the first
+	   event row (rows.count: none), a line before it when shown. */
+	size_t win_top, win_n, win_events;
 	/* The rows on screen, named: rows.rows[named_top ..] (names_n). */
 	struct row_names *names;
 	size_t named_top, names_n;
@@ -158,7 +164,7 @@ bool live__applies(const struct options *opts, bool stdout_is_tty)
 
 double live__step_interval(double interval_s, int direction)
 {
-	const size_t n = sizeof(interval_ladder) / sizeof(interval_ladder[0]);
+	const size_t n = ARRAY_SIZE(interval_ladder);
 
 	if (direction > 0) {
 		for (size_t i = 0; i < n; i++)
@@ -195,6 +201,10 @@ int live__key(struct live_state *st, int key)
 		return LIVE_REBUILD;
 	case 'd':
 		st->cumulative = !st->cumulative;
+		return LIVE_REBUILD;
+	case 'l':
+		st->classes = (enum report_classes)((st->classes + 1) %
+						    REPORT_CLASSES__COUNT);
 		return LIVE_REBUILD;
 	case 'r':
 		st->reset = true;
@@ -424,15 +434,14 @@ static void live__draw_header(struct live *l)
 					   : l->delta_ns) * 1e-9;
 	snprintf(scrolled, sizeof(scrolled), " from row %d", st->top + 1);
 	snprintf(line, sizeof(line),
-		 "sort %s  coalesce %s  per-thread %s  view %s (%.2f s%s)  "
+		 "sort %s  show %s  coalesce %s  per-thread %s  %s %.2f s%s  "
 		 "rows %zu/%zu%s", options__sort_name(st->sort),
+		 report__classes_name(st->classes),
 		 st->coalesce ? "on" : "off", st->per_thread ? "on" : "off",
 		 st->cumulative ? "totals" : "deltas", window_s,
 		 !st->cumulative ? "" : l->was_reset ? " since reset"
 						     : " since attach",
-		 l->rows.count < (size_t)live__fit(l)
-			 ? l->rows.count : (size_t)live__fit(l),
-		 l->rows.count, st->top ? scrolled : "");
+		 l->win_n, l->rows.count, st->top ? scrolled : "");
 	put_line(2, line, A_NORMAL);
 	/* The blank line under the header says it when events were lost. */
 	if (l->dropped) {
@@ -460,6 +469,7 @@ static void live__draw_help(const struct live *l)
 		"  c       coalesce the objects of a call site: on / off",
 		"  t       one row per thread: on / off",
 		"  d       deltas (since the last refresh) / totals (since attach or reset)",
+		"  l       show all rows / lock waits only / event waits only (cycles)",
 		"  r       reset: totals and deltas start again from now",
 		"  p       pause / resume",
 		"  + -     refresh interval longer / shorter",
@@ -477,10 +487,17 @@ static void live__draw_help(const struct live *l)
 
 	int y = HEADER_LINES + 1;
 
-	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(text); i++) {
+		char line[LINE_MAX_BYTES];
+
 		if (!l->states && !strncmp(text[i], "  G ", 4))
 			continue;	/* no thread states to group */
-		put_line(y++, text[i], i ? A_NORMAL : A_BOLD);
+		if (!strncmp(text[i], "  l ", 4))
+			snprintf(line, sizeof(line), "%s: now %s", text[i],
+				 report__classes_name(l->state.classes));
+		else
+			snprintf(line, sizeof(line), "%s", text[i]);
+		put_line(y++, line, i ? A_NORMAL : A_BOLD);
 	}
 }
 
@@ -641,15 +658,35 @@ static size_t live__scroll(struct live_state *st, size_t total, size_t fit)
 	return top;
 }
 
+/* Whether two rows differ only by their holder (Owner tells them apart). */
+static bool owners_apart(const struct report_rows *view)
+{
+	for (size_t i = 0; i < view->count; i++) {
+		const struct report_row *a = &view->rows[i];
+
+		for (size_t j = i + 1; j < view->count; j++) {
+			const struct report_row *b = &view->rows[j];
+
+			if (a->type == b->type && a->object == b->object &&
+			    a->n_objects == b->n_objects &&
+			    a->callsite == b->callsite && a->tid == b->tid &&
+			    a->owner_tid != b->owner_tid)
+				return true;
+		}
+	}
+	return false;
+}
+
 static int live__draw_table(struct live *l)
 {
 	struct live_state *st = &l->state;
-	size_t fit = (size_t)live__fit(l), top, n, strip;
+	size_t top = l->win_top, n = l->win_n, strip;
 	struct report_rows view;
 	int table_rows, pane_lines, err = 0;
 	char (*object)[TEXT_MAX] = NULL;
 	char (*callsite)[TEXT_MAX] = NULL;
 	char (*thread)[TEXT_MAX] = NULL;
+	const char **texts = NULL;
 	int y = HEADER_LINES + 1 + l->panel_lines;
 	struct columns_spec want = {
 		.max = true, .failed = true, .thread = st->per_thread,
@@ -657,11 +694,8 @@ static int live__draw_table(struct live *l)
 	};
 	struct columns_layout lay;
 	char line[LINE_MAX_BYTES];
-	int sel;
+	int sel, w;
 
-	top = live__scroll(st, l->rows.count, fit);
-	st->page = fit ? (int)fit : 1;
-	n = l->rows.count - top < fit ? l->rows.count - top : fit;
 	view = (struct report_rows){ .rows = l->rows.rows + top, .count = n,
 				     .total = l->rows.total };
 	/* Named as they come on screen: a refresh names a screenful. */
@@ -681,10 +715,12 @@ static int live__draw_table(struct live *l)
 		object = calloc(n, sizeof(*object));
 		callsite = calloc(n, sizeof(*callsite));
 		thread = calloc(n, sizeof(*thread));
-		if (!object || !callsite || !thread) {
+		texts = calloc(2 * n, sizeof(*texts));
+		if (!object || !callsite || !thread || !texts) {
 			free(object);
 			free(callsite);
 			free(thread);
+			free(texts);
 			return -ENOMEM;
 		}
 	}
@@ -696,8 +732,11 @@ static int live__draw_table(struct live *l)
 		names__callsite_text(&l->names[i].callsite, r->callsite,
 				      l->callsite, strip, callsite[i],
 				      sizeof(callsite[i]));
-		if (text__width(object[i]) > want.object_need)
-			want.object_need = text__width(object[i]);
+		/* Coalesced objects, "[   3]", can do without the padding. */
+		w = r->n_objects > 1 ? snprintf(NULL, 0, "[%u]", r->n_objects)
+				     : text__width(object[i]);
+		if (w > want.object_need)
+			want.object_need = w;
 		if (text__width(callsite[i]) > want.site_need)
 			want.site_need = text__width(callsite[i]);
 		if (want.thread) {
@@ -706,7 +745,18 @@ static int live__draw_table(struct live *l)
 				want.thread_need = text__width(thread[i]);
 			want.owner |= r->owner_tid != REPORT_NO_TID;
 		}
+		texts[i] = object[i];
+		texts[n + i] = callsite[i];
+		/* Failed stays on a narrow screen when a row shown failed. */
+		want.failed_seen |= r->failed != 0;
 	}
+	want.owner_apart = want.owner && owners_apart(&view);
+	/* A narrow screen cuts no further than the rows stay apart. */
+	want.object_apart = columns__apart(texts, n, false, COLUMNS_OBJECT_MIN,
+					   COLUMNS_OBJECT_CAP);
+	want.site_apart = columns__apart(texts + n, n, true, 1,
+					 COLUMNS_SITE_CAP);
+	free(texts);
 	columns__layout(&want, COLS, &lay);
 	columns__title(&lay, line, sizeof(line));
 	put_line(y++, line, A_BOLD);
@@ -722,6 +772,10 @@ static int live__draw_table(struct live *l)
 		l->selected.n_stacks = 0;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (top + i == l->win_events) {
+			columns__events_line(&lay, line, sizeof(line));
+			put_line(y++, line, A_BOLD);
+		}
 		columns__row(&lay, &view.rows[i], object[i], callsite[i],
 			     want.thread ? thread[i] : NULL, line, sizeof(line));
 		put_line(y++, line, l->has_selected && (int)i == sel
@@ -752,6 +806,50 @@ static const struct states_report *live__states_view(const struct live *l)
 	return &l->states_delta[l->state.group];
 }
 
+/* The key line: the class shown in brackets among its choices. */
+static void live__draw_keys(const struct live *l)
+{
+	char classes[64] = "", line[LINE_MAX_BYTES];
+
+	for (int c = 0; c < REPORT_CLASSES__COUNT; c++) {
+		const char *name = report__classes_name((enum report_classes)c);
+		size_t at = strlen(classes);
+
+		snprintf(classes + at, sizeof(classes) - at,
+			 (int)l->state.classes == c ? "%s[%s]" : "%s%s",
+			 c ? "/" : "", name);
+	}
+	if (l->state.paused)
+		snprintf(line, sizeof(line), "PAUSED: p resume  q quit  ? help");
+	else
+		snprintf(line, sizeof(line), "q quit  ? help  l %s  s sort  "
+			 "c coalesce  t threads  d deltas/totals  r reset  "
+			 "p pause  +/- interval  g stacks  %s", classes,
+			 l->states ? "G group" : "H hist");
+	put_bar(LINES - 1, line);
+}
+
+/*
+ * The rows on screen: the scrolled window, a row shorter when the line
+ * before the first event row is in it.
+ */
+static void live__window(struct live *l)
+{
+	struct live_state *st = &l->state;
+	size_t fit = (size_t)live__fit(l), total = l->rows.count;
+	size_t first = report__first_event(&l->rows);
+
+	l->win_top = live__scroll(st, total, fit);
+	if (fit > 1 && first < total && first >= l->win_top &&
+	    first < l->win_top + fit) {
+		fit--;
+		l->win_top = live__scroll(st, total, fit);
+	}
+	st->page = fit ? (int)fit : 1;
+	l->win_events = first;
+	l->win_n = total - l->win_top < fit ? total - l->win_top : fit;
+}
+
 int live__draw(struct live *l)
 {
 	int err = 0;
@@ -760,7 +858,7 @@ int live__draw(struct live *l)
 		return 0;
 	erase();
 	/* Scrolled first: the header says from which row. */
-	live__scroll(&l->state, l->rows.count, (size_t)live__fit(l));
+	live__window(l);
 	live__draw_header(l);
 	if (l->state.help) {
 		live__draw_help(l);
@@ -770,15 +868,7 @@ int live__draw(struct live *l)
 					 live__states_view(l));
 		err = live__draw_table(l);
 	}
-	put_bar(LINES - 1, l->state.paused
-		? "PAUSED: p resume  q quit  ? help"
-		: l->states
-		? "q quit  ? help  s sort  c coalesce  t threads  "
-		  "d deltas/totals  r reset  p pause  +/- interval  "
-		  "g stacks  G group"
-		: "q quit  ? help  s sort  c coalesce  t threads  "
-		  "d deltas/totals  r reset  p pause  +/- interval  "
-		  "g stacks  H hist");
+	live__draw_keys(l);
 	wnoutrefresh(stdscr);
 	doupdate();
 	return err;
@@ -807,6 +897,7 @@ static int live__rebuild(struct live *l)
 		.per_thread = l->state.per_thread,
 		.sort = l->state.sort,
 		.top = LIVE_MAX_ROWS,
+		.classes = l->state.classes,
 	};
 
 	report__free(&l->rows);

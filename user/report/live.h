@@ -2,7 +2,8 @@
 /*
  * The live screen: --interval on a terminal.  A top-like ncurses view of
  * the rows the table prints, redrawn every interval, with keys that
- * re-sort, coalesce, split by thread, switch deltas and totals, reset,
+ * re-sort, coalesce, split by thread, show locks or events only, switch
+ * deltas and totals, reset,
  * pause and change the interval, select a row and show its stacks or its
  * histogram of waits.
  */
@@ -134,6 +135,7 @@ struct live_state {
 	int pane_top;		/* first line of the pane shown */
 	bool states;		/* --states: the thread-state panel is up */
 	bool group;		/* the panel: one bar per thread name */
+	enum report_classes classes;	/* the rows shown: all, locks, events */
 };
 
 /* Lines PgUp/PgDn scroll the stack pane by. */

@@ -36,7 +36,7 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-#define MAX_LABELS 5
+#define MAX_LABELS 6
 
 /* A string of the string table and its index: what `strings` holds. */
 struct pprof_string {
@@ -64,7 +64,7 @@ struct pprof {
 	htab_t functions;	/* of Function, by name and file */
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
-	int64_t key_type, key_object, key_tid, key_process, key_pid;
+	int64_t key_type, key_class, key_object, key_tid, key_process, key_pid;
 	bool symbolized;	/* pprof_window's */
 	/* The report's processes, for a row's pid: its name. */
 	pid_t pid;
@@ -334,7 +334,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	struct pprof_sample *s = calloc(1, sizeof(*s));
 	uint64_t *ids = calloc(st->n_pcs, sizeof(*ids));
 	size_t n_labels = 0;
-	int64_t type;
+	int64_t type, class;
 
 	if (!s || !ids ||
 	    array__grow(&pr->sample, &p->samples_cap, pr->n_sample + 1,
@@ -346,7 +346,8 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 			goto nomem;
 	}
 	type = pprof__string(p, locktype__name(row->type));
-	if (type < 0)
+	class = pprof__string(p, locktype__class(row->type));
+	if (type < 0 || class < 0)
 		goto nomem;
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 	s->sample.location_id = ids;
@@ -358,6 +359,10 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 	s->labels[n_labels].key = p->key_type;
 	s->labels[n_labels++].str = type;
+	/* lock or event: -tagfocus=class=lock keeps the lock waits. */
+	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+	s->labels[n_labels].key = p->key_class;
+	s->labels[n_labels++].str = class;
 	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
 	s->labels[n_labels].key = p->key_object;
 	s->labels[n_labels++].str = object;
@@ -466,6 +471,7 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	pr->period = 1;
 	pr->default_sample_type = p->sample_types[1].type;
 	p->key_type = pprof__string(p, "type");
+	p->key_class = pprof__string(p, "class");
 	p->key_object = pprof__string(p, "object");
 	p->key_tid = pprof__string(p, "tid");
 	p->key_process = pprof__string(p, "process");
@@ -481,8 +487,8 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->comment = pprof__string(p, comment);
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
-	    p->key_type < 0 || p->key_object < 0 || p->key_tid < 0 ||
-	    p->key_process < 0 || p->key_pid < 0 ||
+	    p->key_type < 0 || p->key_class < 0 || p->key_object < 0 ||
+	    p->key_tid < 0 || p->key_process < 0 || p->key_pid < 0 ||
 	    p->comment < 0)
 		goto nomem;
 	pr->comment = &p->comment;

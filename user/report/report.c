@@ -6,18 +6,59 @@
  * O(n log n) with no hash table; n is at most the stats map size.
  * A row's stacks are gathered the same way: (row, stack id) pairs sorted
  * and merged, then each row's run sorted by wait.
+ * Rows sort by class before the key, lock rows first: an idle worker's
+ * condvar wait (often most of all wait) never pushes the worst lock out
+ * of --top.  Rejected: --top per class (--top N is rows per report).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
+#include "locktype.h"
 #include "order.h"
 #include "report.h"
 
 uint64_t report__counted_ns(const struct report_row *r)
 {
 	return r->wait_ns > r->failed_ns ? r->wait_ns - r->failed_ns : 0;
+}
+
+size_t report__first_event(const struct report_rows *rows)
+{
+	size_t i = 0;
+
+	while (i < rows->count &&
+	       locktype__class_of(rows->rows[i].type) != LOCK_CLASS_EVENT)
+		i++;
+	for (size_t k = i; k < rows->count; k++)
+		if (locktype__class_of(rows->rows[k].type) != LOCK_CLASS_EVENT)
+			return rows->count;
+	return i;
+}
+
+const char *report__classes_name(enum report_classes classes)
+{
+	static const char *const names[REPORT_CLASSES__COUNT] = {
+		[REPORT_CLASSES_ALL] = "all",
+		[REPORT_CLASSES_LOCKS] = "locks",
+		[REPORT_CLASSES_EVENTS] = "events",
+	};
+
+	return classes < REPORT_CLASSES__COUNT ? names[classes] : "?";
+}
+
+/* Whether settings keep the rows of this type. */
+static bool report__keeps(const struct report_settings *s, uint32_t type)
+{
+	switch (s->classes) {
+	case REPORT_CLASSES_LOCKS:
+		return locktype__class_of(type) == LOCK_CLASS_LOCK;
+	case REPORT_CLASSES_EVENTS:
+		return locktype__class_of(type) == LOCK_CLASS_EVENT;
+	default:
+		return true;
+	}
 }
 
 /* qsort_r comparator: group key, then object. */
@@ -77,8 +118,11 @@ static int cmp_mean(const struct report_row *a, const struct report_row *b)
 int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		    enum sort_key sort)
 {
-	int c = 0;
+	int c = order__u64(locktype__class_of(a->type),
+			   locktype__class_of(b->type));
 
+	if (c)
+		return c;
 	/* Largest first. */
 	switch (sort) {
 	case SORT_TOTAL:
@@ -183,7 +227,7 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 	struct snapshot_entry *sorted = NULL;
 	struct report_row *rows = NULL;
 	struct stack_part *parts = NULL;
-	size_t n_rows = 0, n_parts = 0, parts_cap = 0;
+	size_t n_rows = 0, n_parts = 0, parts_cap = 0, kept = 0;
 	int err = 0;
 
 	*out = (struct report_rows){ 0 };
@@ -196,7 +240,15 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		free(rows);
 		return -ENOMEM;
 	}
-	memcpy(sorted, entries, n * sizeof(*sorted));
+	for (size_t i = 0; i < n; i++)
+		if (report__keeps(settings, entries[i].key.type))
+			sorted[kept++] = entries[i];
+	n = kept;
+	if (!n) {
+		free(sorted);
+		free(rows);
+		return 0;
+	}
 	qsort_r(sorted, n, sizeof(*sorted), report__group_cmp,
 		(void *)settings);
 

@@ -2,6 +2,8 @@
 /*
  * From snapshot entries to the rows of one report: group (coalesce by
  * call site, split by thread), sort with QSP's tie-breaks, keep the top N.
+ * The lock rows come first, the event rows after (locktype.h), each
+ * sorted by the key: --top keeps the worst locks before any event.
  */
 #ifndef SYNCPROF_REPORT_H
 #define SYNCPROF_REPORT_H
@@ -48,12 +50,21 @@ struct report_row {
 	size_t n_stacks;
 };
 
+/* Which classes of rows a report keeps. */
+enum report_classes {
+	REPORT_CLASSES_ALL = 0,
+	REPORT_CLASSES_LOCKS,	/* lock rows only */
+	REPORT_CLASSES_EVENTS,	/* event rows only */
+	REPORT_CLASSES__COUNT,
+};
+
 struct report_settings {
 	bool coalesce;
 	bool per_thread;
 	bool per_process;	/* rows of different processes apart */
 	enum sort_key sort;
 	unsigned int top;	/* 0 = all */
+	enum report_classes classes;
 };
 
 struct report_rows {
@@ -66,7 +77,7 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		  const struct report_settings *settings,
 		  struct report_rows *out);
 void report__free(struct report_rows *rows);
-/* Row order for a sort key: <0 if a goes first. */
+/* Row order for a sort key, lock rows first: <0 if a goes first. */
 int report__row_cmp(const struct report_row *a, const struct report_row *b,
 		    enum sort_key sort);
 /*
@@ -74,5 +85,12 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
  * this over count, undefined (shown as '-', JSON null) when count is 0.
  */
 uint64_t report__counted_ns(const struct report_row *r);
+/*
+ * The first event row of the rows kept, when every row after it is one
+ * too; rows->count when none is, or the rows are not in class order.
+ */
+size_t report__first_event(const struct report_rows *rows);
+/* "all", "locks" or "events". */
+const char *report__classes_name(enum report_classes classes);
 
 #endif

@@ -100,7 +100,7 @@ static const struct report_settings serve_settings = {
 	.top = 0,
 };
 
-static const char *serve__comm(const struct format_process *procs, size_t n,
+static const char *serve__comm(const struct procset_entry *procs, size_t n,
 			       int64_t pid)
 {
 	for (size_t i = 0; i < n; i++)
@@ -143,7 +143,7 @@ static void serve__callsite(const struct symbol_info *info, uint64_t addr,
 }
 
 int serve__add_delta(struct serve *s, const struct snapshot *delta,
-		     const struct format_process *procs, size_t n_procs)
+		     const struct procset_entry *procs, size_t n_procs)
 {
 	struct report_rows rows = { 0 };
 	struct row_names *names = NULL;

@@ -31,7 +31,7 @@ struct serve_view {
 	pid_t pid;			/* the first target */
 	const char *comm;
 	const char *mode;
-	const struct format_process *processes;	/* NULL: pid alone */
+	const struct procset_entry *processes;	/* NULL: pid alone */
 	size_t n_processes;
 	size_t followed;		/* processes followed now */
 	struct format_drops drops;
@@ -61,6 +61,6 @@ int serve__dispatch(struct serve *s);
  * counters of /metrics.  Every read of the probes must come here once.
  */
 int serve__add_delta(struct serve *s, const struct snapshot *delta,
-		     const struct format_process *processes,
+		     const struct procset_entry *processes,
 		     size_t n_processes);
 #endif

@@ -95,14 +95,14 @@ struct procspace *session__space(const struct session *s)
 	return s->follow ? s->follow->space : NULL;
 }
 
-const struct format_process *session__processes(const struct session *s,
+const struct procset_entry *session__processes(const struct session *s,
 						size_t *n)
 {
 	*n = 0;
 	return session__space(s) ? procset__list(s->follow->procs, n) : NULL;
 }
 
-const struct format_process *session__process_names(const struct session *s,
+const struct procset_entry *session__process_names(const struct session *s,
 						     size_t *n)
 {
 	*n = 0;
@@ -135,7 +135,7 @@ static void session__rekey_one(void *ctx, struct sp_key *key)
 const char *session__comm(struct session *s)
 {
 	size_t n;
-	const struct format_process *list =
+	const struct procset_entry *list =
 		s->follow ? procset__list(s->follow->procs, &n) : NULL;
 
 	return list && n ? list[0].comm : target__comm(s->target);

@@ -376,7 +376,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	size_t n_notices = 0;
 	size_t n_procs = 0;
-	const struct format_process *procs = session__processes(s, &n_procs);
+	const struct procset_entry *procs = session__processes(s, &n_procs);
 	const struct session_calibration *cal = session__calibration(s);
 
 	session__notice_children(s);

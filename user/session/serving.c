@@ -102,7 +102,7 @@ int session__serve_dispatch(struct session *s)
 int session__serve_delta(struct session *s, const struct snapshot *delta)
 {
 	size_t n;
-	const struct format_process *procs;
+	const struct procset_entry *procs;
 
 	if (!session__serving(s))
 		return 0;

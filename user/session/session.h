@@ -17,7 +17,7 @@
 #include "probes.h"
 
 struct format_drops;
-struct format_process;
+struct procset_entry;
 struct snapshot;
 struct target;
 
@@ -89,7 +89,7 @@ int session__follow_start(struct session *s, bool several);
 void session__follow_free(struct session *s);
 int session__check_pids(struct options *opts, pid_t first);
 struct procspace *session__space(const struct session *s);
-const struct format_process *session__processes(const struct session *s,
+const struct procset_entry *session__processes(const struct session *s,
 						size_t *n);
 size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
@@ -105,7 +105,7 @@ void session__root_gone(struct session *s);
 unsigned int session__take_events(struct session *s);
 const char *session__others(struct session *s);
 /* Every process followed, one or several, as named now. */
-const struct format_process *session__process_names(const struct session *s,
+const struct procset_entry *session__process_names(const struct session *s,
 						     size_t *n);
 /* --all: every process of the host, the first one the run's target. */
 int session__all_processes(struct options *opts, struct target **target);

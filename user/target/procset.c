@@ -35,7 +35,7 @@ struct entry {
 struct procset {
 	struct entry *entries;
 	size_t n, cap;
-	struct format_process *list;	/* what procset__list hands out */
+	struct procset_entry *list;	/* what procset__list hands out */
 	size_t list_cap;
 	bool *exited;
 	size_t exited_cap;
@@ -214,7 +214,7 @@ size_t procset__alive(const struct procset *set)
 	return n;
 }
 
-const struct format_process *procset__list(const struct procset *set,
+const struct procset_entry *procset__list(const struct procset *set,
 					   size_t *n)
 {
 	struct procset *s = (struct procset *)set;
@@ -223,7 +223,7 @@ const struct format_process *procset__list(const struct procset *set,
 	if (array__grow(&s->list, &s->list_cap, set->n + 1, sizeof(*s->list)))
 		return NULL;
 	for (size_t i = 0; i < set->n; i++)
-		s->list[i] = (struct format_process){
+		s->list[i] = (struct procset_entry){
 			.pid = set->entries[i].pid,
 			.comm = set->entries[i].comm,
 			.exited = set->exited[i],

@@ -11,9 +11,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "format.h"
-
 struct procset;
+
+/* A followed process, as a report's header names it. */
+struct procset_entry {
+	pid_t pid;
+	const char *comm;	/* its name now: after an exec, the new one */
+	bool exited;
+};
 
 int procset__new(struct procset **out);
 void procset__free(struct procset *set);
@@ -38,7 +43,7 @@ size_t procset__alive(const struct procset *set);
  */
 size_t procset__sweep(struct procset *set, pid_t *gone, size_t max);
 /* Every process followed, in the order they came, for a report. */
-const struct format_process *procset__list(const struct procset *set,
+const struct procset_entry *procset__list(const struct procset *set,
 					   size_t *n);
 /*
  * pid's children now (/proc/PID/task/TID/children), appended to *kids
