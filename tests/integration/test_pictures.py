@@ -178,7 +178,7 @@ class Pictures(SyncprofTestCase):
         self.assertIn("Serving web UI on", line)
         url = f"http://127.0.0.1:{port}/ui/flamegraph"
         with self.picture("pprof-flamegraph.png", url) as png:
-            boxes = flame_boxes(self.browser.dom(url))
+            boxes = flame_boxes(self.browser.dom(url, ready=flame_boxes))
             stacks = [tuple(b[3] for b in s) for s in stacks_drawn(boxes)]
             for path in PATHS:
                 self.assertTrue(any(s[-len(path):] == path for s in stacks),
@@ -196,7 +196,8 @@ class Pictures(SyncprofTestCase):
             folded = [line.rsplit(" ", 1) for line in f.read().splitlines()]
         url = self.speedscope_url("locks.folded")
         with self.picture("speedscope-folded.png", url) as png:
-            totals = sandwich_totals(self.browser.dom(url + "&view=sandwich"))
+            totals = sandwich_totals(self.browser.dom(url + "&view=sandwich",
+                                                      ready=sandwich_totals))
             for name in {n for p in PATHS for n in p[:2]} | {FOLDED_LOCK}:
                 expected = sum(int(ns) for stack, ns in folded
                                if name in stack.split(";"))
@@ -216,7 +217,7 @@ class Pictures(SyncprofTestCase):
             per_thread[e["tid"]] = per_thread.get(e["tid"], 0) + e["dur"] * 1e3
         url = self.speedscope_url("trace.json")
         with self.picture("speedscope-chrome.png", url) as png:
-            dom = self.browser.dom(url + "&view=sandwich")
+            dom = self.browser.dom(url + "&view=sandwich", ready=sandwich_totals)
             t = texts(dom)
             shown = {}
             for i, text in enumerate(t[:-1]):
