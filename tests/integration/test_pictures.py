@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import unittest
 
 from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, free_port, read_line
 import chromium
@@ -39,6 +40,13 @@ SPEEDSCOPE = next((p for p in (
     os.path.join(ROOT, "build", "npm", "node_modules", ".bin", "speedscope"),
     shutil.which("speedscope") or "") if os.access(p, os.X_OK)), None)
 SPEEDSCOPE_TOOLBAR = 24  # pixels; its selected view's button is blue
+# What the docs tell a user to type, and the tests run (syncprof's own
+# line with the target in place of -p PID -d SECS).
+DOCS = {"profiles.md": ["sudo ./syncprof -f pprof -o locks.pb.gz -p",
+                        "go tool pprof -http localhost:8080 -tagleaf=type,object locks.pb.gz",
+                        "sudo ./syncprof -f folded -o locks.folded -p",
+                        "speedscope locks.folded"],
+        "recording.md": ["--chrome trace.json", "speedscope trace.json"]}
 OPENING = re.compile(r"^Opening (\S+) in your default browser", re.M)
 SPEEDSCOPE_ROW = re.compile(r"^([\d,.]+\S*) \([\d.<]+%\)$")
 DURATION = re.compile(r"^([\d.]+)(ns|µs|ms|s)$")
@@ -103,6 +111,16 @@ def sandwich_totals(dom):
 def duration_ns(text):
     m = DURATION.match(text)
     return float(m.group(1)) * UNITS_NS[m.group(2)] if m else None
+
+
+class Docs(unittest.TestCase):
+
+    def test_the_docs_give_the_commands_drawn_here(self):
+        for name, commands in DOCS.items():
+            with open(os.path.join(ROOT, "docs", name)) as f:
+                text = f.read()
+            for command in commands:
+                self.assertIn(command, text, f"docs/{name}")
 
 
 class Pictures(SyncprofTestCase):
@@ -239,5 +257,4 @@ class Pictures(SyncprofTestCase):
 
 
 if __name__ == "__main__":
-    import unittest
     unittest.main()
