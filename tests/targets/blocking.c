@@ -169,10 +169,16 @@ static void *holder(void *arg)
 		} else if (!strcmp(scenario, "condvar")) {
 			wait_until(&ready, i);
 			pthread_mutex_lock(&cond_lock);
-			sleep_us(cfg.hold_us);		/* the waiter sleeps */
+			/* The waiter sleeps on the condvar, */
+			wait_blocked_in_futex_within(waiter_tid, &cond,
+						     sizeof(cond));
+			sleep_us(cfg.hold_us);
 			generation = i;
 			pthread_cond_signal(&cond);
-			sleep_us(cfg.hold_us);		/* and cannot take it back */
+			/* wakes and blocks taking its mutex back. */
+			wait_blocked_in_futex_within(waiter_tid, &cond_lock,
+						     sizeof(cond_lock));
+			sleep_us(cfg.hold_us);
 			pthread_mutex_unlock(&cond_lock);
 		} else if (!strcmp(scenario, "rwlock-r")) {
 			pthread_rwlock_wrlock(&rwlock);

@@ -57,7 +57,32 @@ static inline bool task_in_futex(pid_t pid, pid_t tid)
 	return atoi(buf) == SYS_futex;
 }
 
-/* The same, for a thread of this process. */
+/*
+ * Whether thread tid of this process sits in a futex system call on a
+ * word inside [lo, lo + len): /proc's syscall file gives the number and
+ * then the arguments, the first the futex word's address.
+ */
+static inline bool thread_in_futex_within(pid_t tid, const void *lo,
+					  size_t len)
+{
+	char path[64], buf[128] = "";
+	unsigned long long nr = 0, uaddr = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall",
+		 (int)getpid(), (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	if (sscanf(buf, "%llu %llx", &nr, &uaddr) != 2 || nr != SYS_futex)
+		return false;
+	return uaddr >= (uintptr_t)lo && uaddr < (uintptr_t)lo + len;
+}
+
+/* The same as task_in_futex, for a thread of this process. */
 static inline bool thread_in_futex(pid_t tid)
 {
 	return task_in_futex(getpid(), tid);
@@ -71,6 +96,15 @@ static inline void wait_blocked_in_futex(int tid)
 {
 	for (int spent = 0; spent < 1000000 && !thread_in_futex((pid_t)tid);
 	     spent += 100)
+		sleep_us(100);
+}
+
+/* The same, for a block on a futex word inside [lo, lo + len). */
+static inline void wait_blocked_in_futex_within(int tid, const void *lo,
+						size_t len)
+{
+	for (int spent = 0; spent < 1000000 &&
+	     !thread_in_futex_within((pid_t)tid, lo, len); spent += 100)
 		sleep_us(100);
 }
 
