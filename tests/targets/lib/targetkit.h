@@ -35,15 +35,10 @@ static inline void sleep_us(int us)
 		;
 }
 
-/*
- * Whether thread tid of process pid sits in a futex system call: /proc's
- * syscall file starts with its number.  A waiter still on its way (a
- * loaded machine can keep it off the CPU for milliseconds) has not
- * blocked yet, and contended mode would rightly not count it.
- */
-static inline bool task_in_futex(pid_t pid, pid_t tid)
+/* Thread tid of process pid's /proc syscall line: number, arguments. */
+static inline bool task_syscall(pid_t pid, pid_t tid, char *buf, int len)
 {
-	char path[64], buf[32] = "";
+	char path[64];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
@@ -51,10 +46,23 @@ static inline bool task_in_futex(pid_t pid, pid_t tid)
 	f = fopen(path, "r");
 	if (!f)
 		return false;
-	if (!fgets(buf, sizeof(buf), f))
+	if (!fgets(buf, len, f))
 		buf[0] = 0;
 	fclose(f);
-	return atoi(buf) == SYS_futex;
+	return true;
+}
+
+/*
+ * Whether thread tid of process pid sits in a futex system call.  A
+ * waiter still on its way (a loaded machine can keep it off the CPU for
+ * milliseconds) has not blocked yet, and contended mode would rightly
+ * not count it.
+ */
+static inline bool task_in_futex(pid_t pid, pid_t tid)
+{
+	char buf[32] = "";
+
+	return task_syscall(pid, tid, buf, sizeof(buf)) && atoi(buf) == SYS_futex;
 }
 
 /*
@@ -65,19 +73,11 @@ static inline bool task_in_futex(pid_t pid, pid_t tid)
 static inline bool thread_in_futex_within(pid_t tid, const void *lo,
 					  size_t len)
 {
-	char path[64], buf[128] = "";
+	char buf[128] = "";
 	unsigned long long nr = 0, uaddr = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall",
-		 (int)getpid(), (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	if (sscanf(buf, "%llu %llx", &nr, &uaddr) != 2 || nr != SYS_futex)
+	if (!task_syscall(getpid(), tid, buf, sizeof(buf)) ||
+	    sscanf(buf, "%llu %llx", &nr, &uaddr) != 2 || nr != SYS_futex)
 		return false;
 	return uaddr >= (uintptr_t)lo && uaddr < (uintptr_t)lo + len;
 }
