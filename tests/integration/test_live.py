@@ -520,8 +520,8 @@ class Live(SyncprofTestCase):
                 bool(re.search(r"\bMax\b", s.title)) == has_max and
                 ("Failed" in s.title) == has_failed and self.big_lock_rows(s),
                 f"the layout for {width}x{height}")
-            # tmux's capture drops a line's trailing blanks: a last column
-            # whose title is shorter than its cells ends the title early.
+            # tmux's capture drops a line's trailing blanks, so a title
+            # line that ends in blanks reads shorter than the rule.
             self.assertLessEqual(len(screen.title), len(screen.rule()))
             self.assertLessEqual(len(screen.rule()), width)
             if width <= 84 or width == 160:
