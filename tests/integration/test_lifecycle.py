@@ -268,10 +268,25 @@ class Lifecycle(SyncprofTestCase):
                 self.assertLessEqual(row["max_ns"], row["wait_ns"])
 
     def test_cumulative_reports_grow_to_the_total(self):
-        run = self.launch(["--interval", "0.3", "--cumulative", "--top", "0"],
-                          self.workload_cmd("mutex", "--threads", "2", "--iters",
-                                            "120", "--hold-us", "3000"))
+        """--cumulative: every interval's report counts from attach.  The
+        target's work ends, then syncprof is stopped once it has written
+        three reports (a loaded machine delays its loop: the reports are
+        waited for, not the clock)."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "120", "--hold-us", "3000",
+            "--wait-signal", "--wait-end"))
+        prof = self.start_syncprof(["--pid", str(target.pid), "--interval", "0.3",
+                                    "--cumulative", "--top", "0"])
+        self.go(target)
+        self.wait_done(target)
+        deadline = time.monotonic() + HANG_S
+        while len(self.reports_so_far(prof)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        prof.send_signal(signal.SIGINT)
+        run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
         truth = self.truth()
         counts = [self.total(self.rows_for(r, truth["object"]), "count")
                   for r in run.reports]
@@ -280,6 +295,16 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(counts[-1], truth["count"])
         starts = {r["start_ns"] for r in run.reports}
         self.assertEqual(len(starts), 1, "cumulative windows start at attach")
+
+    def reports_so_far(self, prof):
+        """The whole reports syncprof has written yet (a line being
+        written is not one)."""
+        try:
+            with open(prof.report_path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return []
+        return [line for line in text.split("\n")[:-1] if line.strip()]
 
     def test_target_exiting_mid_run_ends_syncprof_with_a_report(self):
         target = self.start_waiting_target(self.workload_cmd(
