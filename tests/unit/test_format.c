@@ -78,16 +78,24 @@ static char *render_style(enum output_format format, enum callsite_style style,
 			  size_t count, size_t total,
 			  const struct row_names *names)
 {
-	struct report_rows r = { .rows = rows, .count = count, .total = total };
+	/* As report__build leaves them: every row, those below --top too
+	   (here mutexes, zeroed: no hidden event rows). */
+	struct report_row *all = calloc(total > count ? total : count,
+					sizeof(*all));
+	struct report_rows r = { .rows = all, .count = count, .total = total };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	const struct format_config cfg = { .format = format, .callsite = style };
 
+	assert_non_null(all);
+	if (count)
+		memcpy(all, rows, count * sizeof(*all));
 	assert_non_null(f);
 	assert_int_equal(format__report(f, &cfg, m, &r, names), 0);
 	assert_int_equal(fclose(f), 0);
+	free(all);
 	return buf;
 }
 
