@@ -343,6 +343,13 @@ struct unwind_walk {
 	__u64 hash;
 };
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_walk);
+	__uint(max_entries, 1);
+} walk_states SEC(".maps");
+
 /* The packed rule at a lookup address, through the frame cache. */
 static __always_inline __u64 frame_rule(struct unwind_walk *w, __u64 addr)
 {
@@ -382,19 +389,12 @@ static __always_inline void walk_keep(struct unwind_walk *w)
 	}
 }
 
-/*
- * One frame of the walk: 0 to go on, 1 when the walk ends.  A global
- * function, so the verifier checks it once, for any walk state, instead
- * of following the loop's state through each of its iterations (the
- * walk's 32,000 instructions per program became a few thousand).
- */
-__noinline int unwind_frame(struct unwind_walk *w, __u32 i)
+/* One frame of the walk: 0 to go on, 1 when the walk ends. */
+static __always_inline int walk_frame(struct unwind_walk *w, __u32 i)
 {
 	__u64 rule, cfa, ra = 0, bp = 0, addr;
 	__u32 kind;
 
-	if (!w)
-		return 1;
 	/* A return address is looked up in the call before it. */
 	addr = w->pc - ((i || w->at_return) ? 1 : 0);
 	rule = frame_rule(w, addr);
@@ -503,9 +503,19 @@ stopped:
 	return 1;
 }
 
+/*
+ * The walk's state lives in a per-CPU map, not on the stack: the verifier
+ * does not track a map value's contents, so the loop's body is checked
+ * for any state in one pass.  On the stack, it followed the state through
+ * each iteration: the walk was ~32,000 of futex_enter's 37,000
+ * instructions, verified again in each program that walks.
+ */
 static long unwind_step(__u32 i, void *data)
 {
-	return unwind_frame(data, i) ? 1 : 0;
+	__u32 zero = 0;
+	struct unwind_walk *w = bpf_map_lookup_elem(&walk_states, &zero);
+
+	return w ? walk_frame(w, i) : 1;
 }
 
 /*
@@ -542,58 +552,59 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 	__u32 zero = 0, frames;
 	struct sp_stack *out;
 	__u32 keep = (flags & UNWIND_KEEP) ? stack_depth : 0;
-	struct unwind_walk w = {
+	struct unwind_walk *w = bpf_map_lookup_elem(&walk_states, &zero);
+	__u64 id;
+
+	if (!res || !w)
+		return -1;
+	*w = (struct unwind_walk){
 		.pc = pc, .sp = sp, .bp = bp, .bp_known = true,
 		.depth = keep, .tgid = tgid,
 		.end = SP_STACK_STOPPED,
 		.at_return = !!(flags & UNWIND_AT_RETURN),
+		.mix = walk_layout(tgid) * 0xc2b2ae3d27d4eb4full,
 	};
-	__u64 id;
-
-	if (!res)
-		return -1;
-	w.mix = walk_layout(tgid) * 0xc2b2ae3d27d4eb4full;
 	frames = SP_UNWIND_MAX_FRAMES + (stack_depth ? stack_depth : 1) +
 		 (skip_enabled ? SP_SKIP_MAX_FRAMES : 0);
-	bpf_loop(frames, unwind_step, &w, 0);
+	bpf_loop(frames, unwind_step, NULL, 0);
 
-	res->libc_class = w.libc_class;
-	res->lll = w.lll;
+	res->libc_class = w->libc_class;
+	res->lll = w->lll;
 	res->wrap_type = 0;
 	res->whole_type = 0;
-	wraps_decode(w.wraps, res);
-	res->left_libc = w.left_libc;
+	wraps_decode(w->wraps, res);
+	res->left_libc = w->left_libc;
 	res->stack_id = 0;
 	res->cut = 0;
-	if (!w.left_libc) {
+	if (!w->left_libc) {
 		/* The innermost known pc: inside libc. */
-		res->callsite = w.pc;
-		counter_bump(w.stopped_in_libc ? SP_CNT_UNWIND_STOPPED
+		res->callsite = w->pc;
+		counter_bump(w->stopped_in_libc ? SP_CNT_UNWIND_STOPPED
 					       : SP_CNT_UNWIND_DEEP);
-		if (w.stop_kind == RULE_K_STALE) {
+		if (w->stop_kind == RULE_K_STALE) {
 			counter_bump(SP_CNT_STACK_STALE);
-			res->cut = w.stopped_in_libc ? UNWIND_CUT_LIBC : 0;
+			res->cut = w->stopped_in_libc ? UNWIND_CUT_LIBC : 0;
 		}
 		return 0;
 	}
-	res->callsite = w.have_callsite ? w.callsite : w.first;
-	if (!w.have_callsite && w.stop_kind == RULE_K_STALE && skip_enabled)
+	res->callsite = w->have_callsite ? w->callsite : w->first;
+	if (!w->have_callsite && w->stop_kind == RULE_K_STALE && skip_enabled)
 		res->cut = UNWIND_CUT_CALLSITE;	/* the --skip walk was cut */
 	out = bpf_map_lookup_elem(&walk_scratch, &zero);
-	if (!keep || !w.n || !out)
+	if (!keep || !w->n || !out)
 		return 0;
-	if (w.end == SP_STACK_STOPPED) {
+	if (w->end == SP_STACK_STOPPED) {
 		counter_bump(SP_CNT_STACK_STOPPED);
-		if (w.stop_kind == RULE_K_ANON) {
+		if (w->stop_kind == RULE_K_ANON) {
 			counter_bump(SP_CNT_STACK_ANON);
-		} else if (w.stop_kind == RULE_K_STALE) {
+		} else if (w->stop_kind == RULE_K_STALE) {
 			counter_bump(SP_CNT_STACK_STALE);
 			res->cut = UNWIND_CUT_STACK;
 		}
 	}
-	out->n = w.n;
-	out->end = w.end;
-	id = (w.hash ^ (__u64)w.n << 56 ^ (__u64)w.end << 48) *
+	out->n = w->n;
+	out->end = w->end;
+	id = (w->hash ^ (__u64)w->n << 56 ^ (__u64)w->end << 48) *
 	     0xff51afd7ed558ccdull;
 	id ^= id >> 32;
 	if (!id)
