@@ -1167,6 +1167,19 @@ def kind_cost(results):
     print()
 
 
+def wait_attached(prof, what, verified=None):
+    """Reads syncprof -v's stderr up to 'profiling PID'; verified: a dict
+    that gets the instructions the verifier went through per program,
+    summed over the loads."""
+    for line in prof.stderr:
+        m = re.search(r"BPF program (\S+): (\d+) instructions verified", line)
+        if m and verified is not None:
+            verified[m.group(1)] = verified.get(m.group(1), 0) + int(m.group(2))
+        if "profiling PID" in line:
+            return
+    raise RuntimeError(f"{what} did not attach")
+
+
 def attach_detach_once(binary, args, verified=None):
     """Seconds from syncprof's start to 'profiling PID' on a sleeping
     process, and from SIGTERM to its exit; the CPU seconds syncprof used
@@ -1180,14 +1193,7 @@ def attach_detach_once(binary, args, verified=None):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        for line in prof.stderr:
-            m = re.search(r"BPF program (\S+): (\d+) instructions verified", line)
-            if m and verified is not None:
-                verified[m.group(1)] = verified.get(m.group(1), 0) + int(m.group(2))
-            if "profiling PID" in line:
-                break
-        else:
-            raise RuntimeError(f"{binary} {' '.join(args)} did not attach")
+        wait_attached(prof, f"{binary} {' '.join(args)}", verified)
         attach = time.monotonic() - t0
         cpu = servers.cpu_s(prof.pid)
         t1 = time.monotonic()
@@ -1281,11 +1287,7 @@ def attach_to_target(binary, argv):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        for line in prof.stderr:
-            if "profiling PID" in line:
-                break
-        else:
-            raise RuntimeError(f"{binary} did not attach to {argv[0]}")
+        wait_attached(prof, f"{binary} on {argv[0]}")
         attach = time.monotonic() - t0
         cpu = servers.cpu_s(prof.pid)
         with open(f"/proc/{prof.pid}/status") as f:
