@@ -240,7 +240,9 @@ class Live(SyncprofTestCase):
         report in the normal table format."""
         self.assertEqual(code, 0, screen.text)
         self.assertFalse(tmux.alternate_on(), "still on the alternate screen")
-        self.wait_for(tmux, lambda s: os.path.exists(self.stty_after), "stty")
+        # The shell creates the file before stty writes it: wait for its line.
+        self.wait_for(tmux, lambda s: os.path.exists(self.stty_after) and
+                      os.path.getsize(self.stty_after) > 0, "stty")
         with open(self.stty_before) as a, open(self.stty_after) as b:
             self.assertEqual(a.read(), b.read(), "terminal modes not restored")
         self.assertFalse(screen.live, screen.text)
