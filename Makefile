@@ -140,7 +140,8 @@ TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
                $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
                $(OUT)/tests/targets/cxxrt $(OUT)/tests/targets/rustlocks \
-               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS)
+               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS) \
+               $(OUT)/tests/targets/libdlrace.so
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
@@ -307,6 +308,17 @@ $(OUT)/tests/targets/stacks: tests/targets/stacks.c tests/targets/lib/targetkit.
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -L$(OUT)/tests/targets \
 		-lstackwrap -lstackfp -ldl -Wl,-rpath,'$$ORIGIN' -o $@
+
+# The dlopen race's library: waited through the moment it is loaded.
+$(OUT)/tests/targets/libdlrace.so: tests/targets/lib/dlrace.c tests/targets/lib/dlrace.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $< -o $@
+
+$(OUT)/tests/targets/dlrace: tests/targets/dlrace.c tests/targets/lib/targetkit.h \
+		$(OUT)/tests/targets/libdlrace.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -ldl -o $@
 
 # What users ship: no .symtab, no DWARF.
 $(OUT)/tests/targets/workload-stripped: $(OUT)/tests/targets/workload
