@@ -8,10 +8,9 @@ wait ends) or finished late (user/unwind/latewalk.c).  Over 20 launches,
 alternating modes: every wait counted, every stack whole at the known
 lines, none left cut (stacks_late.cut), in every launch."""
 import os
-import re
 import sys
 
-from harness import BUILD, ROOT, SyncprofTestCase
+from harness import BUILD, ROOT, SyncprofTestCase, source_marker
 
 DLRACE = os.path.join(BUILD, "tests", "targets", "dlrace")
 SOURCES = {
@@ -25,11 +24,7 @@ TOLERANCE = 0.05
 
 
 def marker(source, name):
-    with open(SOURCES[source]) as f:
-        for number, text in enumerate(f, 1):
-            if re.search(rf"CALLSITE:{name}\b", text):
-                return number
-    raise AssertionError(f"no CALLSITE:{name} in {source}")
+    return source_marker(SOURCES[source], "CALLSITE", name)
 
 
 # The frames every wait's stack starts with, innermost first.

@@ -25,8 +25,8 @@
 #include "latewalk.h"
 #include "syncprof.h"
 
-/* Pending walks kept at most; more are cut (counted). */
-#define LATEWALK_MAX_PENDING	65536
+/* Pending walks kept at most (5 KiB each); more are cut (counted). */
+#define LATEWALK_MAX_PENDING	4096
 
 struct pending {
 	struct sp_late_walk *rec;	/* the kernel's record, as received */
