@@ -428,14 +428,13 @@ static __always_inline int wait_exit(__s64 ret)
 	return 0;
 }
 
+/*
+ * Every system call's exit record has the same layout: the loader
+ * attaches this one program to futex2's futex_wait exit too, so the
+ * verifier checks it once.
+ */
 SEC("tracepoint/syscalls/sys_exit_futex")
 int futex_exit(struct futex_exit_args *ctx)
-{
-	return wait_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_futex_wait")
-int futex2_wait_exit(struct futex_exit_args *ctx)
 {
 	return wait_exit(ctx->ret);
 }

@@ -226,15 +226,6 @@ typedef struct {
 } walk_scratch_map_t;
 extern walk_scratch_map_t walk_scratch SEC(".maps");
 
-/* The runtime lock functions a walk crossed (unwind.bpf.c). */
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, 1);
-} walk_wraps_map_t;
-extern walk_wraps_map_t walk_wraps SEC(".maps");
-
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);

@@ -3,6 +3,7 @@ acquisition blocks in the kernel exactly once: exact counts, waits within
 2% of the target's own clock, one type per kind of lock, and the same
 call sites as full mode."""
 import os
+import unittest
 import re
 
 from harness import BUILD, ROOT, SyncprofTestCase
@@ -108,6 +109,14 @@ class ContendedMode(SyncprofTestCase):
 
     def test_raw_futex(self):
         row = self.check_waiter_row("futex", "futex", "blocking_futex")
+        self.assertEqual(row["object_symbol"], "futex_word")
+
+    @unittest.skipUnless(os.path.exists(
+        "/sys/kernel/tracing/events/syscalls/sys_enter_futex_wait"),
+        "futex2's futex_wait needs Linux 6.7")
+    def test_futex2_wait(self):
+        """futex2's futex_wait: its exit shares futex(2)'s program."""
+        row = self.check_waiter_row("futex2", "futex", "blocking_futex2")
         self.assertEqual(row["object_symbol"], "futex_word")
 
     def test_stdio_lock_is_libc_lock(self):

@@ -13,7 +13,8 @@
  * Scenarios: mutex, recursive, condvar (the waiter blocks for the signal,
  * then again taking the mutex back: the signaller holds it --hold-us
  * after signalling), rwlock-r, rwlock-w, sem, futex (a lock of its own on
- * syscall(SYS_futex)), stdio (glibc's FILE lock, via flockfile and
+ * syscall(SYS_futex)), futex2 (the same lock on futex2's futex_wait and
+ * futex_wake, Linux 6.7), stdio (glibc's FILE lock, via flockfile and
  * fputs), uncontended (--threads threads each lock their own mutex
  * --iters times and nothing ever blocks: the process makes no futex
  * call at all).
@@ -136,6 +137,21 @@ __attribute__((noinline)) static void wait_futex(void)
 	measured(t0);
 }
 
+/* futex2 (Linux 6.7): futex_wait(uaddr, val, mask, flags, timeout, clock). */
+#define SYS_futex2_wake 454
+#define SYS_futex2_wait 455
+#define FUTEX2_SIZE_U32 0x02
+#define FUTEX2_PRIVATE 128
+
+__attribute__((noinline)) static void wait_futex2(void)
+{
+	uint64_t t0 = now_ns();
+
+	while (atomic_load(&futex_word))
+		syscall(SYS_futex2_wait, &futex_word, 1UL, 0xffffffffUL, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, NULL, 0); /* CALLSITE:blocking_futex2 */
+	measured(t0);
+}
+
 __attribute__((noinline)) static void wait_stdio(void)
 {
 	uint64_t t0 = now_ns();
@@ -197,6 +213,12 @@ static void *holder(void *arg)
 			atomic_store(&futex_word, 0);
 			syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1,
 				NULL, NULL, 0);
+		} else if (!strcmp(scenario, "futex2")) {
+			atomic_store(&futex_word, 1);
+			hold(i);
+			atomic_store(&futex_word, 0);
+			syscall(SYS_futex2_wake, &futex_word, 0xffffffffUL, 1,
+				FUTEX2_SIZE_U32 | FUTEX2_PRIVATE);
 		} else if (!strcmp(scenario, "stdio")) {
 			flockfile(stream);
 			hold(i);
@@ -227,6 +249,8 @@ static void *waiter(void *arg)
 			wait_sem();
 		else if (!strcmp(scenario, "futex"))
 			wait_futex();
+		else if (!strcmp(scenario, "futex2"))
+			wait_futex2();
 		else if (!strcmp(scenario, "stdio"))
 			wait_stdio();
 		atomic_store(&done, i);
@@ -261,7 +285,7 @@ static const void *object(void)
 		return &rwlock;
 	if (!strcmp(scenario, "sem"))
 		return &sem;
-	if (!strcmp(scenario, "futex"))
+	if (!strcmp(scenario, "futex") || !strcmp(scenario, "futex2"))
 		return &futex_word;
 	if (!strcmp(scenario, "stdio"))
 		return stream->_lock;

@@ -222,44 +222,34 @@ static int cmp_key(const void *a, const void *b)
 #define SIDE_BATCH 1024
 
 /*
- * A side map's rows, whole, in batches of SIDE_BATCH (one syscall each;
- * row by row took three per row: the next key, its value, and whether
- * the stats map still has it).  0, -EOPNOTSUPP when the kernel has no
- * batches or a batch failed part way (nothing is kept: the caller reads
- * row by row), or -ENOMEM.
+ * A side map's row added to snap: under its own key while the stats map
+ * has the row, else under the key the fold keeps an exited thread's row
+ * under.  live: the stats map's keys as read (sorted), so that only a
+ * row that came after them asks the kernel.
  */
-static int probes__batch_side(int fd, size_t vsize, struct sp_key **keys,
-			      void **values, size_t *count)
+static int probes__add_side(struct probes *p, bool hist, int stats_fd,
+			    const struct sp_key *live, size_t n_live,
+			    const struct sp_key *key, const void *value,
+			    struct snapshot *snap, uint64_t closing)
 {
-	size_t cap_k = 0, cap_v = 0, got = 0;
-	__u32 batch_out = 0, n;
-	void *in = NULL;
-	int ret;
+	struct sp_key at = *key;
+	struct sp_value row;
 
-	*keys = NULL;
-	*values = NULL;
-	do {
-		if (array__grow(keys, &cap_k, got + SIDE_BATCH, sizeof(**keys)) ||
-		    array__grow(values, &cap_v, got + SIDE_BATCH, vsize))
-			return -ENOMEM;
-		n = SIDE_BATCH;
-		ret = bpf_map_lookup_batch(fd, in, &batch_out, *keys + got,
-					   (char *)*values + got * vsize, &n, NULL);
-		if (ret && errno != ENOENT)
-			return -EOPNOTSUPP;
-		got += n;
-		in = &batch_out;
-	} while (!ret);
-	*count = got;
-	return 0;
+	if (!bsearch(key, live, n_live, sizeof(*live), cmp_key) &&
+	    bpf_map_lookup_elem(stats_fd, key, &row))
+		at = fold__key(p->fold, key);
+	return hist ? snapshot__add_hist(snap, &at, value)
+		    : snapshot__add_hold(snap, &at, value, 1, closing);
 }
 
 /*
  * Adds the rows of a map beside the stats map (the histograms, --hold's
- * holds) to snap: under their own key while the stats map has the row,
- * else under the key the fold keeps an exited thread's row under.  live:
- * the stats map's keys as read (sorted), so that only a row that came
- * after them asks the kernel.
+ * holds) to snap, in batches of SIDE_BATCH (one syscall each; row by row
+ * took three per row: the next key, its value, and whether the stats map
+ * still has it).  Each batch's values are added before the next is read,
+ * so a server's rows are not held whole a second time.  Without batches
+ * (or when one fails part way), the rest is read row by row, skipping
+ * the keys the batches added.
  */
 static int probes__read_side(struct probes *p, int side_fd, int stats_fd,
 			     const struct sp_key *live, size_t n_live,
@@ -268,41 +258,50 @@ static int probes__read_side(struct probes *p, int side_fd, int stats_fd,
 	bool hist = side_fd == bpf_map__fd(p->skel->maps.hists);
 	size_t vsize = hist ? sizeof(struct sp_hist) : sizeof(struct sp_value);
 	struct sp_key key, next, *prev = NULL, *keys = NULL;
-	void *values = NULL;
-	struct sp_value row;
-	size_t n = 0;
-	int err = probes__batch_side(side_fd, vsize, &keys, &values, &n);
+	void *values = malloc(SIDE_BATCH * vsize);
+	size_t cap = 0, got = 0;
+	__u32 batch_out = 0, n;
+	bool batched = true;
+	void *in = NULL;
+	int err = values ? 0 : -ENOMEM, ret;
 
-	for (size_t i = 0; !err && i < n; i++) {
-		struct sp_key at = keys[i];
-		void *v = (char *)values + i * vsize;
-
-		if (!bsearch(&keys[i], live, n_live, sizeof(*live), cmp_key) &&
-		    bpf_map_lookup_elem(stats_fd, &keys[i], &row))
-			at = fold__key(p->fold, &keys[i]);
-		err = hist ? snapshot__add_hist(snap, &at, v)
-			   : snapshot__add_hold(snap, &at, v, 1, closing);
-	}
-	free(keys);
-	free(values);
-	if (err != -EOPNOTSUPP)
-		return err;
-	err = 0;
+	do {
+		if (err)
+			break;
+		if (array__grow(&keys, &cap, got + SIDE_BATCH, sizeof(*keys))) {
+			err = -ENOMEM;
+			break;
+		}
+		n = SIDE_BATCH;
+		ret = bpf_map_lookup_batch(side_fd, in, &batch_out, keys + got,
+					   values, &n, NULL);
+		if (ret && errno != ENOENT) {
+			batched = false;
+			break;
+		}
+		for (__u32 i = 0; !err && i < n; i++)
+			err = probes__add_side(p, hist, stats_fd, live, n_live,
+					       &keys[got + i],
+					       (char *)values + i * vsize,
+					       snap, closing);
+		got += n;
+		in = &batch_out;
+	} while (!ret);
+	if (batched || err)
+		goto out;
+	qsort(keys, got, sizeof(*keys), cmp_key);
 	while (!err && !bpf_map_get_next_key(side_fd, prev, &next)) {
-		struct sp_key at = next;
-		struct sp_hist h;
-
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(stats_fd, &key, &row))
-			at = fold__key(p->fold, &key);
-		if (hist) {
-			if (!bpf_map_lookup_elem(side_fd, &key, &h))
-				err = snapshot__add_hist(snap, &at, &h);
-		} else if (!bpf_map_lookup_elem(side_fd, &key, &row)) {
-			err = snapshot__add_hold(snap, &at, &row, 1, closing);
-		}
+		if (bsearch(&key, keys, got, sizeof(*keys), cmp_key) ||
+		    bpf_map_lookup_elem(side_fd, &key, values))
+			continue;
+		err = probes__add_side(p, hist, stats_fd, live, n_live, &key,
+				       values, snap, closing);
 	}
+out:
+	free(keys);
+	free(values);
 	return err;
 }
 
@@ -344,6 +343,8 @@ int probes__read(struct probes *p, struct snapshot **out)
 	}
 	qsort(p->keys, live, sizeof(*p->keys), cmp_key);
 	err = fold__into(p->fold, snap, closing);
+	/* Sorted, so the side maps' rows add to their rows in place. */
+	snapshot__seal(snap);
 	if (!err)
 		err = probes__read_side(p, hist_fd, fd, p->keys, live, snap,
 					closing);

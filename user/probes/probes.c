@@ -121,10 +121,13 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		err = bpf_map__set_max_entries(p->skel->maps.releases, 1);
 	if (err)
 		return err;
+	/* Some share a program: loaded when any of its tracepoints exists. */
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)
-		bpf_program__set_autoload(probes__tracepoint_prog(p, i),
-			contended && hostcheck__syscall_tracepoint("/sys",
-					tracepoint_table[i].name));
+		bpf_program__set_autoload(probes__tracepoint_prog(p, i), false);
+	for (size_t i = 0; contended && i < N_TRACEPOINTS; i++)
+		if (hostcheck__syscall_tracepoint("/sys", tracepoint_table[i].name))
+			bpf_program__set_autoload(probes__tracepoint_prog(p, i),
+						  true);
 	p->skel->rodata->key_owner = contended && cfg->per_thread;
 	/* Several processes: an exec renames one, and changes its modules. */
 	bpf_program__set_autoload(p->skel->progs.target_exec, cfg->follow_exec);

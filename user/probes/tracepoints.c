@@ -8,15 +8,17 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 
+#include "hostcheck.h"
 #include "log.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 
 struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i)
 {
+	/* One exit program serves both futex calls' exits. */
 	struct bpf_program *progs[N_TRACEPOINTS] = {
 		p->skel->progs.futex_enter, p->skel->progs.futex_exit,
-		p->skel->progs.futex2_wait_enter, p->skel->progs.futex2_wait_exit,
+		p->skel->progs.futex2_wait_enter, p->skel->progs.futex_exit,
 		p->skel->progs.futex2_wake_enter,
 	};
 
@@ -61,7 +63,8 @@ int probes__attach_tracepoints(struct probes *p)
 		struct bpf_program *prog = probes__tracepoint_prog(p, i);
 		const char *name = tracepoint_table[i].name;
 
-		if (!bpf_program__autoload(prog))
+		if (!bpf_program__autoload(prog) ||
+		    !hostcheck__syscall_tracepoint("/sys", name))
 			continue;
 		p->tracepoint_links[i] = bpf_program__attach_tracepoint(prog,
 							"syscalls", name);

@@ -30,7 +30,11 @@ struct snapshot {
 	size_t n_moves;
 	size_t moves_cap;
 	size_t threads_exited;
+	size_t sealed;		/* the leading entries sorted by key, unique */
 };
+
+static const struct snapshot_entry *
+snapshot__find(const struct snapshot *snap, const struct sp_key *key);
 
 int snapshot__new(struct snapshot **out)
 {
@@ -117,34 +121,55 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 	return 0;
 }
 
+/*
+ * The entry a side map's row (a histogram, --hold's holds) adds to: the
+ * row's own when the sealed part has it, else a new one that the next
+ * seal merges.  In place, a server's tens of thousands of rows are not
+ * held twice while a read is sealed.
+ */
+static struct snapshot_entry *snapshot__side_entry(struct snapshot *snap,
+						   const struct sp_key *key)
+{
+	const struct snapshot_entry *found = snapshot__find(snap, key);
+	struct snapshot_entry *e;
+
+	if (found)
+		return &snap->entries[found - snap->entries];
+	e = snapshot__append(snap);
+	if (e)
+		e->key = *key;
+	return e;
+}
+
 int snapshot__add_hold(struct snapshot *snap, const struct sp_key *key,
 		       const struct sp_value *per_cpu, int ncpus,
 		       uint64_t window)
 {
-	struct snapshot_entry *e = snapshot__append(snap);
+	struct snapshot_entry *e = snapshot__side_entry(snap, key);
+	uint64_t wmax = window_max(per_cpu, ncpus, window);
 
 	if (!e)
 		return -ENOMEM;
-	e->key = *key;
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		e->hold_count += per_cpu[cpu].count;
 		e->hold_ns += per_cpu[cpu].wait_ns;
 		if (per_cpu[cpu].max_ns > e->hold_max_ns)
 			e->hold_max_ns = per_cpu[cpu].max_ns;
 	}
-	e->hold_window_max_ns = window_max(per_cpu, ncpus, window);
+	if (wmax > e->hold_window_max_ns)
+		e->hold_window_max_ns = wmax;
 	return 0;
 }
 
 int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
 		       const struct sp_hist *hist)
 {
-	struct snapshot_entry *e = snapshot__append(snap);
+	struct snapshot_entry *e = snapshot__side_entry(snap, key);
 
 	if (!e)
 		return -ENOMEM;
-	e->key = *key;
-	memcpy(e->hist, hist->slot, sizeof(e->hist));
+	for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+		e->hist[k] += hist->slot[k];
 	return 0;
 }
 
@@ -184,8 +209,10 @@ void snapshot__seal(struct snapshot *snap)
 	if (snap->n_moves > 1)
 		qsort(snap->moves, snap->n_moves, sizeof(*snap->moves),
 		      snapshot__move_cmp);
-	if (snap->count < 2)
+	if (snap->count < 2) {
+		snap->sealed = snap->count;
 		return;
+	}
 	qsort(snap->entries, snap->count, sizeof(*snap->entries),
 	      snapshot__entry_cmp);
 	for (size_t i = 0; i < snap->count; i++) {
@@ -214,6 +241,7 @@ void snapshot__seal(struct snapshot *snap)
 		snap->entries[out++] = *e;
 	}
 	snap->count = out;
+	snap->sealed = out;
 }
 
 void snapshot__rekey(struct snapshot *snap,
@@ -247,7 +275,7 @@ static uint64_t growth(uint64_t cur, uint64_t prev)
 static const struct snapshot_entry *
 snapshot__find(const struct snapshot *snap, const struct sp_key *key)
 {
-	size_t lo = 0, hi = snap->count;
+	size_t lo = 0, hi = snap->sealed;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -362,6 +390,7 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		*slot = d;
 	}
 	snapshot__free(moved);
+	snapshot__seal(delta);	/* in cur's order: sorted already */
 	*out = delta;
 	return 0;
 }

@@ -59,6 +59,7 @@
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
+#include "maphistory.h"
 #include "memberpath.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -67,6 +68,8 @@
 #include "targetfile.h"
 
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
+/* Unmapped code mappings kept for names (maphistory.c): ~230 KB at most. */
+#define MAX_UNMAPPED 4096
 
 enum cache_kind {
 	CACHE_CALLSITE = 0,
@@ -101,9 +104,8 @@ struct symbolizer {
 	Dwfl *dwfl;
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
-	/* Every maps list read: a module named once stays named. */
-	struct procmaps **generations;
-	size_t n_generations, generations_cap;
+	/* The code mapped now and before: a module named once stays named. */
+	struct maphistory *history;
 	uint64_t last_refresh_ns;
 	bool frozen;		/* the target is gone: its PID may be reused */
 	bool own_root;		/* its / is not ours: DWARF read at once */
@@ -349,33 +351,6 @@ static void symbolizer__report(struct symbolizer *sym,
 	free(added);
 }
 
-static bool procmaps_same(const struct procmaps *a, const struct procmaps *b)
-{
-	if (procmaps__count(a) != procmaps__count(b))
-		return false;
-	for (size_t i = 0; i < procmaps__count(a); i++) {
-		const struct procmaps_entry *x = procmaps__entry(a, i);
-		const struct procmaps_entry *y = procmaps__entry(b, i);
-
-		if (x->start != y->start || x->end != y->end ||
-		    x->offset != y->offset || x->inode != y->inode ||
-		    strcmp(x->path, y->path))
-			return false;
-	}
-	return true;
-}
-
-/* Keeps maps (taken over on success) as the newest generation. */
-static int symbolizer__push_generation(struct symbolizer *sym,
-				       struct procmaps *maps)
-{
-	if (array__grow(&sym->generations, &sym->generations_cap,
-			sym->n_generations + 1, sizeof(*sym->generations)))
-		return -ENOMEM;
-	sym->generations[sym->n_generations++] = maps;
-	return 0;
-}
-
 int symbolizer__refresh(struct symbolizer *sym)
 {
 	struct procmaps *maps;
@@ -394,20 +369,10 @@ int symbolizer__refresh(struct symbolizer *sym)
 	/* Files new since the last report get a module (from the full list:
 	 * a file's load base is its lowest mapping, code or not). */
 	symbolizer__report(sym, maps);
-	/*
-	 * Only code is named through these lists: heap and stack churn must
-	 * not make a new generation (a copy kept for the whole run).
-	 */
-	procmaps__keep_exec_files(maps);
-	if (sym->n_generations &&
-	    procmaps_same(maps, sym->generations[sym->n_generations - 1])) {
-		procmaps__free(maps);
-		return 0;
-	}
-	err = symbolizer__push_generation(sym, maps);
-	if (err)
-		procmaps__free(maps);
-	return err;
+	/* Only code is named through the history: heap churn is no change. */
+	err = maphistory__update(sym->history, maps);
+	procmaps__free(maps);
+	return err < 0 ? err : 0;
 }
 
 
@@ -433,6 +398,8 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 	sym->pid = pid;
 	sym->cache_cap = 1024;
 	sym->cache = calloc(sym->cache_cap, sizeof(*sym->cache));
+	if (maphistory__new(MAX_UNMAPPED, &sym->history))
+		sym->history = NULL;
 	if (debuginfo_path)
 		sym->debuginfo_path = strdup(debuginfo_path);
 	else if (pid <= 0)
@@ -445,7 +412,8 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 	/* The target's user now, for the map it may leave when gone. */
 	if (pid > 0 && perfmap__new(pid, &sym->perfmap))
 		sym->perfmap = NULL;
-	if (!sym->cache || !sym->debuginfo_path || (pid > 0 && !sym->perfmap)) {
+	if (!sym->cache || !sym->history || !sym->debuginfo_path ||
+	    (pid > 0 && !sym->perfmap)) {
 		symbolizer__free(sym);
 		return NULL;
 	}
@@ -517,13 +485,14 @@ int symbolizer__new_file(const char *path, uint64_t base,
 	maps = procmaps__new();
 	err = sym && maps ? procmaps__add(maps, &entry) : -ENOMEM;
 	if (!err)
-		err = symbolizer__push_generation(sym, maps);
-	if (err) {
+		err = maphistory__update(sym->history, maps);
+	if (err < 0) {
 		procmaps__free(maps);
 		symbolizer__free(sym);
 		return err;
 	}
 	symbolizer__report(sym, maps);
+	procmaps__free(maps);
 	sym->frozen = true;
 	*out = sym;
 	return 0;
@@ -554,14 +523,12 @@ void symbolizer__free(struct symbolizer *sym)
 		dwfl_getmodules(sym->dwfl, free_module_index, NULL, 0);
 		dwfl_end(sym->dwfl);
 	}
-	for (size_t i = 0; i < sym->n_generations; i++)
-		procmaps__free(sym->generations[i]);
+	maphistory__free(sym->history);
 	holders__free(sym->holders);
 	perfmap__free(sym->perfmap);
 	for (size_t i = 0; i < sym->n_strings; i++)
 		free(sym->strings[i]);
 	free(sym->strings);
-	free(sym->generations);
 	free(sym->reported);
 	free(sym->cache);
 	free(sym->debuginfo_path);
@@ -630,13 +597,7 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 							uint64_t addr)
 {
 	/* Newest first: a reused address belongs to what is mapped now. */
-	for (size_t i = sym->n_generations; i-- > 0;) {
-		const struct procmaps_entry *e =
-			procmaps__find(sym->generations[i], addr);
-		if (e)
-			return e;
-	}
-	return NULL;
+	return maphistory__find(sym->history, addr);
 }
 
 /* The module's index, built on first use; NULL if it cannot be. */

@@ -58,11 +58,15 @@ static inline bool task_syscall(pid_t pid, pid_t tid, char *buf, int len)
  * milliseconds) has not blocked yet, and contended mode would rightly
  * not count it.
  */
+/* futex2's wait (Linux 6.7), which glibc 2.36's headers do not name. */
+#define TARGET_SYS_futex_wait 455
+
 static inline bool task_in_futex(pid_t pid, pid_t tid)
 {
 	char buf[32] = "";
 
-	return task_syscall(pid, tid, buf, sizeof(buf)) && atoi(buf) == SYS_futex;
+	return task_syscall(pid, tid, buf, sizeof(buf)) &&
+	       (atoi(buf) == SYS_futex || atoi(buf) == TARGET_SYS_futex_wait);
 }
 
 /*
@@ -77,7 +81,8 @@ static inline bool thread_in_futex_within(pid_t tid, const void *lo,
 	unsigned long long nr = 0, uaddr = 0;
 
 	if (!task_syscall(getpid(), tid, buf, sizeof(buf)) ||
-	    sscanf(buf, "%llu %llx", &nr, &uaddr) != 2 || nr != SYS_futex)
+	    sscanf(buf, "%llu %llx", &nr, &uaddr) != 2 ||
+	    (nr != SYS_futex && nr != TARGET_SYS_futex_wait))
 		return false;
 	return uaddr >= (uintptr_t)lo && uaddr < (uintptr_t)lo + len;
 }
