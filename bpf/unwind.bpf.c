@@ -569,9 +569,8 @@ struct late_cut {
  * loader gives that id the whole stack once the table is read: two
  * waits cut at the same frame may have come from different callers).
  * The id to file the wait under: the new one, or cut->id when the ring
- * was full (the stack stays cut, counted).  A global function, verified
- * once (static, it was verified at every path into it: 37,000 -> 905,000
- * instructions for futex_enter).
+ * was full (the stack stays cut, counted).  A global function: verified
+ * once, whatever the state of the walk that calls it.
  */
 __noinline __u64 late_walk_keep(const struct late_cut *cut,
 				const struct sp_stack *kept)
@@ -682,15 +681,14 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 	if (res->cut == UNWIND_CUT_STACK && (flags & UNWIND_LATE) &&
 	    late_walks_on) {
 		struct late_cut cut = {
-			.id = id, .pc = w.pc, .sp = w.sp, .bp = w.bp,
-			.tgid = w.tgid, .n = w.n, .bp_known = w.bp_known,
-			/* Frame 0 is looked up at pc only before a
-			   return probe's first step (a field in w for it
-			   made the verifier's states 18x as many). */
-			.lookup_ret = w.at_return || w.pc != pc,
+			.id = id, .pc = w->pc, .sp = w->sp, .bp = w->bp,
+			.tgid = w->tgid, .n = w->n, .bp_known = w->bp_known,
+			/* Frame 0 is looked up at pc unless a return
+			   probe's: any later frame at pc - 1. */
+			.lookup_ret = w->at_return || w->pc != pc,
 		};
 
-		id = late_walk_keep(&cut, w.out) ?: id;
+		id = late_walk_keep(&cut, out) ?: id;
 	}
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
 		long err = bpf_map_update_elem(&stacks, &id, out, BPF_NOEXIST);
