@@ -20,7 +20,6 @@ SOURCES = {
 LAUNCHES = 20
 ITERS = 5
 HOLD_US = 2000
-TOLERANCE = 0.05
 
 
 def marker(source, name):
@@ -52,8 +51,10 @@ class DlopenRace(SyncprofTestCase):
                 and r["type"] == "mutex"
                 and r["callsite"]["function"] != "holder"]
         self.assertEqual(sum(r["count"] for r in rows), truth["count"], rows)
-        self.assertWithin(sum(r["wait_ns"] for r in rows), truth["wait_ns"],
-                          TOLERANCE, what=f"{mode} waits")
+        # Inside the waiter's own clock (2 ms holds: at load 20 the wake-up
+        # latency it also measures was 15% of them).
+        self.assertInside(sum(r["wait_ns"] for r in rows), truth["wait_ns"],
+                          what=f"{mode} waits")
         stacks = [s for r in rows for s in r["stacks"]]
         # One stack: the late waits merged with those walked in time.
         self.assertEqual(len(stacks), 1, stacks)

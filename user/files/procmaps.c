@@ -2,10 +2,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,39 +198,6 @@ static pid_t procmaps__reader(pid_t pid)
 	return found;
 }
 
-/*
- * Whether task is exiting (PF_EXITING in /proc/TASK/stat's flags): its
- * maps may be read half torn down.  A GStreamer pipeline's last read
- * showed 2 of its 40 code mappings, and that array replaced the whole
- * one its late walks needed.
- */
-static bool procmaps__exiting(pid_t task)
-{
-	char path[64], buf[512];
-	unsigned long flags = 0;
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	char state = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)task);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;	/* gone */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* ") S ppid pgrp session tty_nr tpgid flags" */
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state,
-			 &flags) != 2)
-		return false;
-	return (flags & 0x4) || state == 'Z' || state == 'X';	/* PF_EXITING */
-}
-
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
 	char path[64];
@@ -252,11 +217,6 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 		err = -EIO;
 	}
 	fclose(file);
-	if (!err && procmaps__exiting(pid)) {
-		procmaps__free(*out);
-		*out = NULL;
-		return -ESRCH;
-	}
 	if (!err)
 		procmaps__resolve_paths(*out, pid);
 	return err;
