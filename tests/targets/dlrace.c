@@ -8,7 +8,11 @@
  * the profiler let the program go, and its first waits come before any
  * profiler can have read it.
  *
- *   dlrace [--iters N] [--hold-us N] [--truth FILE]
+ *   dlrace [--iters N] [--hold-us N] [--linger-ms N] [--truth FILE]
+ *
+ * --linger-ms: stays that long after its waits, as a program goes on
+ * with other work (a program that exits within the profiler's reaction
+ * leaves it no time to read the library at all: stacks_late counts them).
  *
  * Truth: {"pid", "object", "count", "wait_ns", "first_wait_ns"}: the
  * waiter's own clock around each dlrace_lock call, and how long after
@@ -32,7 +36,7 @@ static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int held;		/* the iteration the holder holds for */
 static atomic_int done;		/* the iteration the waiter finished */
 static atomic_int waiter_tid;
-static int iters = 10, hold_us = 2000;
+static int iters = 10, hold_us = 2000, linger_ms;
 
 static void wait_until(atomic_int *flag, int value)
 {
@@ -75,6 +79,7 @@ int main(int argc, char **argv)
 		{ "iters", required_argument, NULL, 'i' },
 		{ "hold-us", required_argument, NULL, 'h' },
 		{ "truth", required_argument, NULL, 'T' },
+		{ "linger-ms", required_argument, NULL, 'l' },
 		{ 0 },
 	};
 	int (*dl_lock)(pthread_mutex_t *m);
@@ -89,9 +94,10 @@ int main(int argc, char **argv)
 		case 'i': iters = atoi(optarg); break;
 		case 'h': hold_us = atoi(optarg); break;
 		case 'T': truth_path = optarg; break;
+		case 'l': linger_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: dlrace [--iters N] [--hold-us N] "
-				"[--truth FILE]\n");
+				"[--linger-ms N] [--truth FILE]\n");
 			return 2;
 		}
 	}
@@ -116,6 +122,7 @@ int main(int argc, char **argv)
 		atomic_store(&done, i);
 	}
 	pthread_join(thread, NULL);
+	sleep_us(linger_ms * 1000);
 	f = truth_path ? fopen(truth_path, "w") : NULL;
 	if (f) {
 		fprintf(f, "{\"pid\": %d, \"object\": \"%p\", \"count\": %d, "
