@@ -539,7 +539,7 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/srcpath \
                         symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
-                        symbols/demangle files/procmaps array log
+                        symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
@@ -547,7 +547,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     report/snapshot report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
                     report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/names report/stateformat symbols/srcpath \
+                    report/why report/rootsplit report/names report/stateformat symbols/srcpath \
                     outfile options locktype log array \
                     report/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
