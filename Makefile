@@ -439,6 +439,11 @@ $(OUT)/tests/bench/bench_symbolizer: tests/bench/bench_symbolizer.c $(OUT)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 -Wno-missing-prototypes -I$(OUT)/tests/bench $< $(LIB_OBJS) \
 		$(LIB_LDLIBS) -o $@
 
+$(OUT)/tests/bench/bench_targetfile: tests/bench/bench_targetfile.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
+
 $(OUT)/tests/bench/probecost: tests/bench/probecost.c skel/probecost.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
@@ -454,7 +459,8 @@ $(OUT)/tests/bench/lockbench: tests/bench/lockbench.c
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
 
 BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost \
-               $(OUT)/tests/bench/lockbench $(OUT)/tests/bench/recordbench
+               $(OUT)/tests/bench/lockbench $(OUT)/tests/bench/recordbench \
+               $(OUT)/tests/bench/bench_targetfile
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps BENCH=1

@@ -806,6 +806,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.doc = doc,
 	};
 	struct parse_state ps = { .opts = opts };
+	bool states_asked;
 	int err;
 
 	*opts = (struct options){
@@ -888,7 +889,11 @@ int options__parse(struct options *opts, int argc, char **argv)
 		       "--children");
 		return -EINVAL;
 	}
-	/* --why is built on both: the releases and the holders' states. */
+	/*
+	 * --why is built on both: the releases and the holders' states.
+	 * Their sections print where they can; other formats need no file.
+	 */
+	states_asked = opts->states;
 	if (opts->why)
 		opts->blame = opts->states = true;
 	if (opts->hold && opts->mode != MODE_FULL) {
@@ -916,7 +921,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	    !ps.top_given)
 		opts->top = 0;
 	/* Thread states print in the table and JSON; elsewhere, a file. */
-	if (opts->states && opts->format != FORMAT_TABLE &&
+	if (states_asked && opts->format != FORMAT_TABLE &&
 	    opts->format != FORMAT_JSON && !opts->states_csv) {
 		pr_err("--states with --format %s: give --states-csv FILE for "
 		       "the thread lines (they have columns of their own)",

@@ -5,10 +5,12 @@ chain through them.  syncprof's split of each row's wait by the holder's
 state must agree with the holder's own clocks, and a chain's wait must
 land at the release site of the last holder."""
 import os
+import re
 import subprocess
 
 from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase,
                      source_marker)
+from test_profiles import GO, Profile
 from test_waits import RELEASER
 
 CONVOY = os.path.join(BUILD, "tests", "targets", "convoy")
@@ -136,6 +138,52 @@ class Why(SyncprofTestCase):
         for root in why["roots"]:
             self.assertEqual(root["state"], "unknown")
             self.assertEqual(root["frame"]["function"], "cond_releaser")
+
+    def test_pprof_splits_each_row_by_its_roots(self):
+        """--why --format pprof, read by go tool pprof: every sample of a
+        row labelled with its root, the row's samples adding up to the
+        waiter's own clock, and go tool pprof -tags putting the leaf's
+        wait at C's unlock."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        out = self.path("why.pb.gz")
+        target = self.start_waiting_target(
+            [CONVOY, "convoy", "--wait-signal", "--truth",
+             self.path("truth.json"), "--iters", "6"])
+        self.profile_to_the_end(target, "--mode", "contended",
+                                "--no-coalesce", "--why", "--format",
+                                "pprof", "-o", out)
+        truth = self.truth()
+        profile = Profile(out)
+        c_unlock = re.compile(r"^convoy_c \((.*/)?convoy\.c:%d\)$" %
+                              marker_line("RELEASE", "c_unlock"))
+        for obj, leaf, wait in (("l1", "convoy_a", truth["wait_a_ns"]),
+                                ("l2", "convoy_b", truth["wait_b_ns"])):
+            samples = profile.of(obj)
+            self.assertTrue(samples, profile.samples)
+            for s in samples:
+                self.assertIn("root", s["labels"], s)
+                self.assertEqual(profile.functions(s)[0], leaf, s)
+                self.assertEqual("root_state" in s["labels"],
+                                 s["labels"]["root"] != "none", s)
+            # The split keeps the row: its count exact, its wait the
+            # waiter's own.
+            self.assertEqual(sum(s["count"] for s in samples), 6)
+            total = sum(s["delay"] for s in samples)
+            self.assertNear(total, wait, f"{obj}'s samples")
+            at_c = sum(s["delay"] for s in samples
+                       if c_unlock.match(s["labels"]["root"]))
+            self.assertGreaterEqual(at_c, 0.9 * total, samples)
+        # What a user of go tool pprof reads: the roots of A's wait.
+        tags = profile.pprof("-tags", "-tagfocus=object=^l1$")
+        roots = re.search(r"(?m)^ root: Total .*\n((?:\s+\S.*\n?)*)", tags)
+        self.assertTrue(roots, tags)
+        shares = {m.group(2): float(m.group(1)) for m in re.finditer(
+            r"\(\s*([\d.]+)%\): (.*)$", roots.group(1), re.M)}
+        self.assertGreaterEqual(
+            sum(v for k, v in shares.items() if c_unlock.match(k)), 90.0,
+            tags)
+        top = profile.pprof("-top", "-tagfocus=root=convoy_c")
+        self.assertRegex(top, r"(?m)\sconvoy_a$")
 
     def test_without_the_option_why_is_null(self):
         report, _ = self.run_convoy("convoy", "--iters", "2", syncprof_args=())

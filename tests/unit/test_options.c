@@ -130,7 +130,10 @@ static void test_defaults(void **state UNUSED)
 	assert_null(o.states_csv);
 }
 
-/* --group-threads and --states-csv imply --states; CSV needs its own file. */
+/*
+ * --group-threads and --states-csv imply --states; CSV needs its own file
+ * when --states was asked for.
+ */
 static void test_states_options(void **state UNUSED)
 {
 	struct options o;
@@ -151,6 +154,13 @@ static void test_states_options(void **state UNUSED)
 			       "--states-csv", "s.csv", NULL), 0);
 	assert_int_equal(parse(&o, &a, "-p", "1", "--format", "csv", NULL), 0);
 	assert_false(o.states);
+	/* --why's own states need no file: its roots go into the profile. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--format", "pprof",
+			       "-o", "p.pb.gz", NULL), 0);
+	assert_true(o.states);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
+			       "--format", "pprof", "-o", "p.pb.gz", NULL),
+			 -EINVAL);
 }
 
 static void test_mode(void **state UNUSED)

@@ -120,6 +120,23 @@ static const char *label(const Profile *p,
 	return NULL;
 }
 
+/* pp finished into memory (and freed), read back. */
+static Profile *finish(struct pprof *pp)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream((char **)&buf, &len);
+	Profile *p;
+
+	assert_non_null(out);
+	assert_int_equal(pprof__finish(pp, out), 0);
+	pprof__free(pp);
+	assert_int_equal(fclose(out), 0);
+	p = unpack(buf, len);
+	free(buf);
+	return p;
+}
+
 static Profile *print_report(struct symbolizer *sym, struct stacktab *tab,
 			     const struct report_rows *rows,
 			     const struct row_names *names)
@@ -279,20 +296,13 @@ static void test_inlined_lines(void **state UNUSED)
 	};
 	const Perftools__Profiles__Location *loc;
 	struct pprof *pp;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream((char **)&buf, &len);
 	Profile *p;
 
 	assert_int_equal(pprof__new(&meta, &pp), 0);
 	assert_int_equal(pprof__add(pp, NULL, &row, NULL, &rs), 0);
 	/* The same pcs again: the same locations and functions. */
 	assert_int_equal(pprof__add(pp, NULL, &row, NULL, &rs), 0);
-	assert_int_equal(pprof__finish(pp, out), 0);
-	pprof__free(pp);
-	assert_int_equal(fclose(out), 0);
-	p = unpack(buf, len);
-	free(buf);
+	p = finish(pp);
 	assert_int_equal(p->n_sample, 2);
 	assert_int_equal(p->n_location, 2);
 	assert_int_equal(p->n_function, 3);
@@ -317,6 +327,78 @@ static void test_inlined_lines(void **state UNUSED)
 	loc = location(p, p->sample[0]->location_id[1]);
 	assert_int_equal(loc->n_line, 0);
 	assert_int_equal(loc->address, 0x703f);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+/* --why: each stack split by its roots, the rest labelled root=none. */
+static void test_why_splits_each_stack_by_its_roots(void **state UNUSED)
+{
+	static const struct symbol_frame unknown;
+	const struct report_settings by = { .coalesce = true };
+	const struct rowstacks_pc pcs[2] = {
+		{ 0x5000, true, &unknown, 1 }, { 0x6000, true, &unknown, 1 },
+	};
+	/* Stack 9, then the waits without a stack. */
+	struct rowstacks_stack stacks[2] = {
+		{ 9, 2, 1000, 0, 0, &pcs[0], 1, STACKTAB_END_COMPLETE },
+		{ 0, 1, 100, 0, 0, &pcs[1], 1, STACKTAB_END_COMPLETE },
+	};
+	const struct rowstacks rs = { .stacks = stacks, .n_stacks = 2 };
+	const struct report_row row = {
+		.type = SP_TYPE_MUTEX, .object = 0xbeef, .n_objects = 1,
+		.callsite = 0x400, .tid = REPORT_NO_TID, .pid = REPORT_NO_TID,
+		.owner_tid = REPORT_NO_TID, .count = 3, .wait_ns = 1100,
+	};
+	struct sp_why_key k = {
+		.row = { .object = 0xbeef, .callsite = 0x400, .stack_id = 9,
+			 .type = SP_TYPE_MUTEX },
+		.site = 0x700, .kind = SP_WHY_ROOT,
+	};
+	struct sp_why_value v = { 0 };
+	struct pprof_window window = meta;
+	static const struct {
+		const char *root, *state;
+		int64_t count, ns;
+	} want[] = {
+		{ "0x700", "sleep", 1, 600 },
+		{ "0x800", "running", 1, 300 },
+		{ "none", NULL, 0, 100 },
+		{ "none", NULL, 1, 100 },
+	};
+	struct pprof *pp;
+	struct why *w;
+	Profile *p;
+
+	assert_int_equal(why__new(&w), 0);
+	v.ns[SP_WHY_SLEEP] = 600;
+	v.waits[SP_WHY_SLEEP] = 2;
+	assert_int_equal(why__add(w, &k, &v), 0);
+	k.site = 0x800;
+	v = (struct sp_why_value){ 0 };
+	v.ns[SP_WHY_RUNNING] = 300;
+	v.waits[SP_WHY_RUNNING] = 1;
+	assert_int_equal(why__add(w, &k, &v), 0);
+	why__seal(w);
+	window.why = w;
+	window.why_rows_by = &by;
+	assert_int_equal(pprof__new(&window, &pp), 0);
+	assert_int_equal(pprof__add(pp, NULL, &row, NULL, &rs), 0);
+	p = finish(pp);
+	why__free(w);
+	assert_int_equal(p->n_sample, 4);
+	for (size_t i = 0; i < 4; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		const char *root_state = label(p, s, "root_state", NULL);
+
+		assert_string_equal(label(p, s, "root", NULL), want[i].root);
+		if (want[i].state)
+			assert_string_equal(root_state, want[i].state);
+		else
+			assert_null(root_state);
+		assert_int_equal(s->value[0], want[i].count);
+		assert_int_equal(s->value[1], want[i].ns);
+		assert_int_equal(s->location_id[0], i < 3 ? 1 : 2);
+	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
@@ -373,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_inlined_lines),
 		cmocka_unit_test(test_next_report_replaces_the_file),
+		cmocka_unit_test(test_why_splits_each_stack_by_its_roots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1203,7 +1203,9 @@ int format__report(FILE *out, const struct format_config *cfg,
 					   .start_ns = meta->start_ns,
 					   .end_ns = meta->end_ns,
 					   .process_name = format__process_name,
-					   .process_ctx = meta },
+					   .process_ctx = meta,
+					   .why = meta->why,
+					   .why_rows_by = meta->why_rows_by },
 				   rows, names);
 		break;
 	default:

@@ -24,8 +24,11 @@
 
 #include "array.h"
 #include "locktype.h"
+#include "names.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
+#include "rootsplit.h"
+#include "text.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -36,7 +39,7 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-#define MAX_LABELS 6
+#define MAX_LABELS 8
 
 /* A string of the string table and its index: what `strings` holds. */
 struct pprof_string {
@@ -65,7 +68,15 @@ struct pprof {
 	htab_t locations;	/* of Location, by address */
 	htab_t mappings;	/* of Mapping, by memory_start */
 	int64_t key_type, key_class, key_object, key_tid, key_process, key_pid;
+	int64_t key_root, key_root_state;
 	bool symbolized;	/* pprof_window's */
+	/* --why (pprof_window's why; NULL: none) */
+	const struct why *why;
+	const struct report_settings *why_rows_by;
+	const char *source_root;	/* root frames' files shown without */
+	size_t source_root_len;
+	struct rootsplit_part *parts;	/* a stack's, reused */
+	size_t parts_cap;
 	/* The report's processes, for a row's pid: its name. */
 	pid_t pid;
 	const char *comm;
@@ -326,9 +337,26 @@ static uint64_t pprof__location(struct pprof *p, struct symbolizer *sym,
 
 /* ---- samples --------------------------------------------------------- */
 
+/* A sample's values, and its root labels (string indexes; 0: none). */
+struct pprof_values {
+	uint64_t count, ns;
+	int64_t root, root_state;
+};
+
+/* Sets the next of s's labels to key and str (a string) or num. */
+static void pprof__label(struct pprof_sample *s, size_t *n, int64_t key,
+			 int64_t str, int64_t num)
+{
+	s->labels[*n] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+	s->labels[*n].key = key;
+	s->labels[*n].str = str;
+	s->labels[(*n)++].num = num;
+}
+
 static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 			 const struct report_row *row, int64_t object,
-			 const struct rowstacks_stack *st)
+			 const struct rowstacks_stack *st,
+			 const struct pprof_values *v)
 {
 	Profile *pr = &p->profile;
 	struct pprof_sample *s = calloc(1, sizeof(*s));
@@ -352,20 +380,14 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 	s->sample.location_id = ids;
 	s->sample.n_location_id = st->n_pcs;
-	s->values[0] = (int64_t)st->count;
-	s->values[1] = (int64_t)st->wait_ns;
+	s->values[0] = (int64_t)v->count;
+	s->values[1] = (int64_t)v->ns;
 	s->sample.value = s->values;
 	s->sample.n_value = 2;
-	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-	s->labels[n_labels].key = p->key_type;
-	s->labels[n_labels++].str = type;
+	pprof__label(s, &n_labels, p->key_type, type, 0);
 	/* lock or event: -tagfocus=class=lock keeps the lock waits. */
-	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-	s->labels[n_labels].key = p->key_class;
-	s->labels[n_labels++].str = class;
-	s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-	s->labels[n_labels].key = p->key_object;
-	s->labels[n_labels++].str = object;
+	pprof__label(s, &n_labels, p->key_class, class, 0);
+	pprof__label(s, &n_labels, p->key_object, object, 0);
 	/* Rows split by process (--per-process, --serve): which one. */
 	if (row->pid != REPORT_NO_TID) {
 		const char *comm = pprof__comm(p, row->pid);
@@ -373,18 +395,16 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 
 		if (name < 0)
 			goto nomem;
-		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-		s->labels[n_labels].key = p->key_process;
-		s->labels[n_labels++].str = name;
-		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-		s->labels[n_labels].key = p->key_pid;
-		s->labels[n_labels++].num = row->pid;
+		pprof__label(s, &n_labels, p->key_process, name, 0);
+		pprof__label(s, &n_labels, p->key_pid, 0, row->pid);
 	}
-	if (row->tid != REPORT_NO_TID) {
-		s->labels[n_labels] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
-		s->labels[n_labels].key = p->key_tid;
-		s->labels[n_labels++].num = row->tid;
-	}
+	if (row->tid != REPORT_NO_TID)
+		pprof__label(s, &n_labels, p->key_tid, 0, row->tid);
+	/* --why: where the part's chains end (-tagfocus=root=...). */
+	if (v->root)
+		pprof__label(s, &n_labels, p->key_root, v->root, 0);
+	if (v->root_state)
+		pprof__label(s, &n_labels, p->key_root_state, v->root_state, 0);
 	for (size_t i = 0; i < n_labels; i++)
 		s->label_ptrs[i] = &s->labels[i];
 	s->sample.label = s->label_ptrs;
@@ -397,12 +417,62 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * The root label of a part: the release site as -g prints a frame
+ * ("convoy_c (convoy.c:212)"), "(not seen)" when no release was, "none"
+ * for the remainder no root was charged with.  -ENOMEM.
+ */
+static int64_t pprof__root_text(struct pprof *p, struct symbolizer *sym,
+				const struct why_root *root)
+{
+	struct symbol_frame frame = { 0 };
+	char text[TEXT_MAX];
+
+	if (!root)
+		return pprof__string(p, "none");
+	if (!root->site)
+		return pprof__string(p, "(not seen)");
+	if (sym)
+		symbolizer__callsite(sym, root->site, &frame.info);
+	names__frame_text(&frame, root->site, p->source_root,
+			  p->source_root_len, text, sizeof(text));
+	return pprof__string(p, text);
+}
+
+/* One sample per part of st: its roots, then the rest (root=none). */
+static int pprof__split(struct pprof *p, struct symbolizer *sym,
+			const struct report_row *row, int64_t object,
+			const struct rowstacks_stack *st,
+			const struct why_row *roots)
+{
+	size_t n;
+	int err = rootsplit__parts(roots, st->count, st->wait_ns, &p->parts,
+				   &n, &p->parts_cap);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct rootsplit_part *part = &p->parts[i];
+		struct pprof_values v = {
+			.count = part->count, .ns = part->ns,
+			.root = pprof__root_text(p, sym, part->root),
+			.root_state = part->root ? pprof__string(p,
+				why__state_name(part->root->state)) : 0,
+		};
+
+		if (v.root < 0 || v.root_state < 0)
+			return -ENOMEM;
+		err = pprof__sample(p, sym, row, object, st, &v);
+	}
+	return err;
+}
+
 int pprof__add(struct pprof *p, struct symbolizer *sym,
 	       const struct report_row *row, const char *object_symbol,
 	       const struct rowstacks *rs)
 {
+	struct why_row *roots = NULL;
 	char text[64];
 	int64_t object;
+	int err = 0;
 
 	if (row->n_objects > 1)
 		snprintf(text, sizeof(text), "%u objects", row->n_objects);
@@ -412,14 +482,19 @@ int pprof__add(struct pprof *p, struct symbolizer *sym,
 				  ? object_symbol : text);
 	if (object < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < rs->n_stacks; i++) {
+	if (p->why)
+		err = rootsplit__stacks(p->why, row, p->why_rows_by, rs, &roots);
+	for (size_t i = 0; !err && i < rs->n_stacks; i++) {
 		const struct rowstacks_stack *st = &rs->stacks[i];
+		const struct pprof_values v = { st->count, st->wait_ns, 0, 0 };
 
-		if ((st->count || st->wait_ns) &&
-		    pprof__sample(p, sym, row, object, st))
-			return -ENOMEM;
+		if (!st->count && !st->wait_ns)
+			continue;
+		err = roots ? pprof__split(p, sym, row, object, st, &roots[i])
+			    : pprof__sample(p, sym, row, object, st, &v);
 	}
-	return 0;
+	rootsplit__stacks_free(roots, roots ? rs->n_stacks : 0);
+	return err;
 }
 
 /* ---- the profile ----------------------------------------------------- */
@@ -476,6 +551,10 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->key_tid = pprof__string(p, "tid");
 	p->key_process = pprof__string(p, "process");
 	p->key_pid = pprof__string(p, "pid");
+	p->key_root = pprof__string(p, "root");
+	p->key_root_state = pprof__string(p, "root_state");
+	p->why = window->why;
+	p->why_rows_by = window->why_rows_by;
 	p->pid = window->pid;
 	p->comm = window->comm;
 	p->process_name = window->process_name;
@@ -489,7 +568,7 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
 	    p->key_type < 0 || p->key_class < 0 || p->key_object < 0 ||
 	    p->key_tid < 0 || p->key_process < 0 || p->key_pid < 0 ||
-	    p->comment < 0)
+	    p->key_root < 0 || p->key_root_state < 0 || p->comment < 0)
 		goto nomem;
 	pr->comment = &p->comment;
 	pr->n_comment = 1;
@@ -529,6 +608,7 @@ void pprof__free(struct pprof *p)
 	free(pr->function);
 	free(pr->mapping);
 	free(pr->string_table);
+	free(p->parts);
 	if (p->strings)
 		htab_delete(p->strings);
 	if (p->functions)
@@ -621,6 +701,11 @@ int pprof__print(FILE *out, struct symbolizer *sym,
 	if (!sym)
 		return -EINVAL;
 	err = pprof__new(window, &p);
+	if (!err && p->why) {
+		p->source_root_len = names__source_root(rows, names);
+		p->source_root = names__source_root_text(rows, names,
+							 p->source_root_len);
+	}
 	for (size_t i = 0; i < rows->count && !err; i++) {
 		err = rowstacks__name(&rs, sym, tab, &rows->rows[i]);
 		if (!err)

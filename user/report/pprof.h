@@ -5,7 +5,8 @@
  * Abseil's for a mutex profile: contentions/count and delay/nanoseconds
  * (the default).  One sample per distinct stack of a row, leaf first,
  * labelled with the lock: "type" (mutex) and "object" (big_lock,
- * 0x55d0c0de1040, or "7 objects"), and "tid" with --per-thread.
+ * 0x55d0c0de1040, or "7 objects"), and "tid" with --per-thread; with
+ * --why, one sample per root of its chains (pprof_window).
  * Locations carry their inlined calls as lines; functions their file and
  * the line they begin at; mappings their file, offset and build ID, so a
  * profile can be symbolized again elsewhere.
@@ -20,6 +21,7 @@
 #include "names.h"
 #include "rowstacks.h"
 #include "stacktab.h"
+#include "why.h"
 
 struct pprof;
 
@@ -43,6 +45,15 @@ struct pprof_window {
 	 * without them, gets none).
 	 */
 	bool symbolized;
+	/*
+	 * --why: the window's charges and the grouping the rows were built
+	 * by (NULL: none).  Each stack's sample is then split by the roots
+	 * of its chains, labelled "root" (the release site, as -g prints a
+	 * frame) and "root_state" (why__state_name), and the rest labelled
+	 * root=none: a row's samples still add up to it.
+	 */
+	const struct why *why;
+	const struct report_settings *why_rows_by;
 };
 
 int pprof__new(const struct pprof_window *window, struct pprof **out);

@@ -178,8 +178,10 @@ static int why__root_cmp(const void *pa, const void *pb)
 	return a->state < b->state ? -1 : a->state > b->state;
 }
 
-int why__row(const struct why *w, const struct report_row *row,
-	     const struct report_settings *settings, struct why_row *out)
+/* The charges of row's entries, those with stack_id alone if by_stack. */
+static int why__collect(const struct why *w, const struct report_row *row,
+			const struct report_settings *settings, bool by_stack,
+			uint64_t stack_id, struct why_row *out)
 {
 	size_t cap = 0;
 	int err = 0;
@@ -188,7 +190,8 @@ int why__row(const struct why *w, const struct report_row *row,
 	for (size_t i = 0; !err && w && i < w->n; i++) {
 		const struct why_entry *e = &w->items[i];
 
-		if (!why__in_row(&e->key.row, row, settings))
+		if (!why__in_row(&e->key.row, row, settings) ||
+		    (by_stack && e->key.row.stack_id != stack_id))
 			continue;
 		if (e->key.kind == SP_WHY_HOLDER) {
 			for (size_t k = 0; k < SP_WHY__COUNT; k++)
@@ -205,6 +208,19 @@ int why__row(const struct why *w, const struct report_row *row,
 		qsort(out->roots, out->n_roots, sizeof(*out->roots),
 		      why__root_cmp);
 	return 0;
+}
+
+int why__row(const struct why *w, const struct report_row *row,
+	     const struct report_settings *settings, struct why_row *out)
+{
+	return why__collect(w, row, settings, false, 0, out);
+}
+
+int why__row_stack(const struct why *w, const struct report_row *row,
+		   const struct report_settings *settings, uint64_t stack_id,
+		   struct why_row *out)
+{
+	return why__collect(w, row, settings, true, stack_id, out);
 }
 
 void why__row_free(struct why_row *r)

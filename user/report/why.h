@@ -47,6 +47,10 @@ int why__delta(const struct why *cur, const struct why *prev,
 /* The charges of the rows grouped into row by settings. */
 int why__row(const struct why *w, const struct report_row *row,
 	     const struct report_settings *settings, struct why_row *out);
+/* The same for the waits of row whose stack is stack_id (0: none kept). */
+int why__row_stack(const struct why *w, const struct report_row *row,
+		   const struct report_settings *settings, uint64_t stack_id,
+		   struct why_row *out);
 void why__row_free(struct why_row *r);
 /* "running", "runnable", "lock", "sleep", "unknown", "woken". */
 const char *why__state_name(uint32_t state);
