@@ -451,6 +451,11 @@ $(OUT)/tests/bench/bench_symbolizer: tests/bench/bench_symbolizer.c $(OUT)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 -Wno-missing-prototypes -I$(OUT)/tests/bench $< $(LIB_OBJS) \
 		$(LIB_LDLIBS) -o $@
 
+$(OUT)/tests/bench/bench_targetfile: tests/bench/bench_targetfile.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
+
 $(OUT)/tests/bench/probecost: tests/bench/probecost.c skel/probecost.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(LIB_LDLIBS) -o $@
@@ -466,7 +471,8 @@ $(OUT)/tests/bench/lockbench: tests/bench/lockbench.c
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
 
 BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost \
-               $(OUT)/tests/bench/lockbench $(OUT)/tests/bench/recordbench
+               $(OUT)/tests/bench/lockbench $(OUT)/tests/bench/recordbench \
+               $(OUT)/tests/bench/bench_targetfile
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps BENCH=1
@@ -543,9 +549,9 @@ FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
 FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
-FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/srcpath \
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/callarg symbols/srcpath \
                         symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
-                        symbols/demangle files/procmaps array log
+                        symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
@@ -553,7 +559,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     report/snapshot report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
                     report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/names report/stateformat symbols/srcpath \
+                    report/why report/rootsplit report/names report/stateformat symbols/srcpath \
                     outfile options locktype log array \
                     report/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)

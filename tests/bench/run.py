@@ -98,6 +98,13 @@ syncprof --pid LIST in contended mode: the time to attach (start to
 /proc/PID/fdinfo), and the unwind tables: one per library build whatever
 the number of processes, one small mapping array per process.
 
+Then what reading the target's files costs (targetfiles): per call,
+opening one as syncprof opens a target's (O_PATH lookup, fstat,
+O_NOFOLLOW | O_NONBLOCK) against a plain open, and reading libc's ELF
+headers with pread against libelf's mapping; then attaching in contended
+mode to a process with libc alone, with 100 libraries, with libLLVM and
+to qemu-system-x86_64 (time, CPU, RSS; BENCH_BASE alongside).
+
 First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
@@ -105,12 +112,13 @@ each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs); then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve (comma
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
 """
 import ctypes
+import glob
 import json
 import os
 import platform
@@ -1159,6 +1167,19 @@ def kind_cost(results):
     print()
 
 
+def wait_attached(prof, what, verified=None):
+    """Reads syncprof -v's stderr up to 'profiling PID'; verified: a dict
+    that gets the instructions the verifier went through per program,
+    summed over the loads."""
+    for line in prof.stderr:
+        m = re.search(r"BPF program (\S+): (\d+) instructions verified", line)
+        if m and verified is not None:
+            verified[m.group(1)] = verified.get(m.group(1), 0) + int(m.group(2))
+        if "profiling PID" in line:
+            return
+    raise RuntimeError(f"{what} did not attach")
+
+
 def attach_detach_once(binary, args, verified=None):
     """Seconds from syncprof's start to 'profiling PID' on a sleeping
     process, and from SIGTERM to its exit; the CPU seconds syncprof used
@@ -1172,14 +1193,7 @@ def attach_detach_once(binary, args, verified=None):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        for line in prof.stderr:
-            m = re.search(r"BPF program (\S+): (\d+) instructions verified", line)
-            if m and verified is not None:
-                verified[m.group(1)] = verified.get(m.group(1), 0) + int(m.group(2))
-            if "profiling PID" in line:
-                break
-        else:
-            raise RuntimeError(f"{binary} {' '.join(args)} did not attach")
+        wait_attached(prof, f"{binary} {' '.join(args)}", verified)
         attach = time.monotonic() - t0
         cpu = servers.cpu_s(prof.pid)
         t1 = time.monotonic()
@@ -1236,6 +1250,114 @@ def attach_detach(results):
                                       "verified_insns": verified,
                                       "attach_runs": attach, "detach_runs": detach_s,
                                       "cpu_runs": cpu}
+
+
+MANYLIBS = os.path.join(BUILD, "tests", "targets", "manylibs")
+SHAREDLIB = os.path.join(BUILD, "tests", "targets", "libsharedlock.so")
+TARGETFILE_LIBS = 100
+
+
+def settled_target(argv):
+    """A target started and done loading its libraries: its 'ready PID'
+    line (manylibs), or its maps unchanged over 5 reads 0.2 s apart."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    if os.path.basename(argv[0]) == "manylibs":
+        if not proc.stdout.readline().startswith("ready "):
+            proc.kill()
+            raise RuntimeError(f"{argv[0]} did not start")
+        return proc
+    last, same = None, 0
+    while same < 5:
+        time.sleep(0.2)
+        with open(f"/proc/{proc.pid}/maps") as f:
+            now = f.read()
+        same = same + 1 if now == last else 0
+        last = now
+    return proc
+
+
+def attach_to_target(binary, argv):
+    """Seconds from syncprof's start to 'profiling PID' on a target that
+    maps argv's files; the CPU seconds it took, and its VmRSS then (KiB)."""
+    target = settled_target(argv)
+    t0 = time.monotonic()
+    prof = subprocess.Popen([binary, "-v", "--mode", "contended", "--pid",
+                             str(target.pid), "-o", os.devnull],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        wait_attached(prof, f"{binary} on {argv[0]}")
+        attach = time.monotonic() - t0
+        cpu = servers.cpu_s(prof.pid)
+        with open(f"/proc/{prof.pid}/status") as f:
+            rss = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+        prof.terminate()
+        prof.communicate(timeout=60)
+        return attach, cpu, rss
+    finally:
+        if prof.poll() is None:
+            prof.kill()
+            prof.communicate()
+        target.kill()
+        target.wait()
+        target.stdout.close()
+
+
+def targetfile_cost(results):
+    """What reading the target's files costs: opening one (targetfile.c:
+    O_PATH lookup, fstat, O_NOFOLLOW | O_NONBLOCK) and reading an ELF's
+    headers with pread rather than a mapping (bench_targetfile), then
+    attaching in contended mode to targets with 1, 100 and 50 (qemu)
+    mapped files and to one that maps libLLVM (117 MB); with BENCH_BASE,
+    an older syncprof's beside this one's, paired run by run."""
+    out = results["targetfiles"] = {}
+    binary = os.path.join(BUILD, "tests", "bench", "bench_targetfile")
+    text = subprocess.run([binary], capture_output=True, text=True).stdout
+    print(text)
+    out["per_call"] = json.loads(subprocess.run(
+        [binary, "--json"], capture_output=True, text=True).stdout)
+    binaries = [("this", SYNCPROF)]
+    if os.environ.get("BENCH_BASE"):
+        binaries.append(("base", os.environ["BENCH_BASE"]))
+    with tempfile.TemporaryDirectory(prefix="syncprof-bench-") as tmp:
+        copies = []
+        for i in range(TARGETFILE_LIBS):
+            copies.append(os.path.join(tmp, f"libcopy{i}.so"))
+            shutil.copy(SHAREDLIB, copies[-1])
+        cases = [("libc only", [MANYLIBS]),
+                 (f"{TARGETFILE_LIBS} libraries", [MANYLIBS, *copies])]
+        llvm = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libLLVM-*.so.1"))
+        if llvm:
+            cases.append((os.path.basename(llvm[-1]), [MANYLIBS, llvm[-1]]))
+        qemu = shutil.which("qemu-system-x86_64")
+        if qemu:
+            cases.append(("qemu-system-x86_64",
+                          [qemu, "-M", "none", "-nodefaults", "-display", "none",
+                           "-monitor", "none", "-serial", "none", "-S"]))
+        print(f"attach in contended mode (start to 'profiling PID') to a "
+              f"waiting target, median of {PAIRS}; CPU: syncprof's user + "
+              "system time to attach; RSS: its VmRSS then")
+        print()
+        print(f"{'target':24} {'syncprof':9} {'attach (s)':>11} {'CPU (s)':>8} "
+              f"{'RSS (MiB)':>10}")
+        for name, argv in cases:
+            runs = {which: ([], [], []) for which, _ in binaries}
+            for _ in range(PAIRS):
+                for which, binary in binaries:
+                    a, c, r = attach_to_target(binary, argv)
+                    runs[which][0].append(a)
+                    runs[which][1].append(c)
+                    runs[which][2].append(r)
+            for which, binary in binaries:
+                a, c, r = runs[which]
+                print(f"{name:24} {which:9} {median(a):11.3f} {median(c):8.2f} "
+                      f"{median(r) / 1024:10.1f}")
+                out[f"{which} {name}"] = {"binary": binary, "attach_s": median(a),
+                                          "attach_cpu_s": median(c),
+                                          "rss_kib": median(r), "attach_runs": a,
+                                          "cpu_runs": c, "rss_runs": r}
+    print()
 
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
@@ -1563,7 +1685,8 @@ def main():
                 ("why", why_cost),
                 ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
-                ("offcpu", offcpu_cost), ("serve", serve_cost)]
+                ("offcpu", offcpu_cost), ("serve", serve_cost),
+                ("targetfiles", targetfile_cost)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -251,7 +251,19 @@ class SyncprofTestCase(unittest.TestCase):
         return seen[:end].decode(errors="replace")
 
     def finish_syncprof(self, proc, timeout=HANG_S):
-        stdout, stderr = proc.communicate(timeout=timeout)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # What it said before it hung is the clue: SIGINT first (its
+            # report), then SIGKILL.
+            proc.send_signal(signal.SIGINT)
+            try:
+                stdout, stderr = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = proc.communicate()
+            self.fail(f"syncprof did not end within {timeout} s: "
+                      f"{getattr(proc, 'unread_stderr', '')}{stderr}")
         stderr = getattr(proc, "unread_stderr", "") + stderr
         return Run(proc.returncode, stdout, stderr,
                    self._read_reports(proc.report_path))

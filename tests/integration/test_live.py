@@ -11,8 +11,11 @@ import signal
 import subprocess
 import time
 
-from harness import BUILD, HANG_S, SYNCPROF, WORKLOAD, SyncprofTestCase
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, WORKLOAD,
+                     SyncprofTestCase, source_marker)
 
+CONVOY = os.path.join(BUILD, "tests", "targets", "convoy")
+CONVOY_SOURCE = os.path.join(ROOT, "tests", "targets", "convoy.c")
 DEMO = os.path.join(BUILD, "tests", "targets", "demo")
 LOCKORDER = os.path.join(BUILD, "tests", "targets", "lockorder")
 # A deadline for what the screen must come to show; only a hang reaches
@@ -736,6 +739,91 @@ class Live(SyncprofTestCase):
         self.assertRegex(screen.lines[at + 1], r"^    --\d+\.\d\d%-- ")
         self.assertTrue(any(l.startswith("            timed_lock (workload.c:")
                             for l in screen.lines[at + 2:]), screen.text)
+
+    # --- roots (--why) ---------------------------------------------------
+
+    ROOTS = re.compile(r"^Roots of (.*), lines (\d+)-(\d+) of (\d+)  "
+                       r"\(w (close|every row)  PgUp/PgDn\)$")
+    HOLDER = re.compile(r"^Holder during ([\d.]+) s: (.*)$")
+
+    def roots(self, screen):
+        """The roots pane: (what it covers, {state: %} of the holder,
+        [(heading, row)]), or None."""
+        at = next((i for i, l in enumerate(screen.lines)
+                   if self.ROOTS.match(l)), None)
+        if at is None:
+            return None
+        m = self.HOLDER.match(screen.lines[at + 1])
+        if not m:
+            return None
+        holder = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)%", m.group(2))}
+        heading, rows = None, []
+        for line in screen.lines[at + 2:-1]:
+            row = ROW.match(line)
+            if row:
+                rows.append((heading, {"object": row.group(2),
+                                       "site": row.group(3),
+                                       "wait": number(row.group(4), "s")}))
+            elif line.endswith(":"):
+                heading = line
+        return self.ROOTS.match(screen.lines[at]).group(1), holder, rows
+
+    def test_w_shows_where_the_chains_end(self):
+        """--why on 80 columns: w shows the selected row's roots as the
+        table's sections do, then every row's; A's wait on the convoy
+        lands at C's unlock, as in test_why.py's JSON."""
+        target = self.start_waiting_target(
+            [CONVOY, "convoy", "--wait-signal", "--iters", "100000"])
+        tmux = self.start_live(target.pid, "--mode", "contended", "--why",
+                               width=80, height=40)
+        self.go(target)
+        a_wait = f"convoy.c:{source_marker(CONVOY_SOURCE, 'CALLSITE', 'a_wait')}"
+        c_unlock = f"convoy.c:{source_marker(CONVOY_SOURCE, 'RELEASE', 'c_unlock')}"
+        self.assertIn("w roots", tmux.capture().lines[-1])
+        # Totals since attach (the settings line, longer, is cut at 80
+        # columns: the key line says PAUSED).
+        tmux.keys("d")
+        self.wait_for(tmux, lambda s: any(
+            r["callsite"] == a_wait and r["count"] >= 3 for r in s.rows),
+            "three of A's waits")
+        tmux.keys("p")
+        self.wait_for(tmux, lambda s: s.lines[-1].startswith("PAUSED"),
+                      "PAUSED")
+        screen = self.stable(tmux)
+        index = next(i for i, r in enumerate(screen.rows)
+                     if r["callsite"] == a_wait)
+        row = screen.rows[index]
+        tmux.keys("Home", *["Down"] * index)
+        tmux.keys("w")
+        screen = self.wait_for(tmux, lambda s: self.roots(s)
+                               and self.roots(s)[2], "the roots pane")
+        what, holder, rows = self.roots(screen)
+        self.assertEqual(what, f"mutex l1 {a_wait}", screen.text)
+        # 40 lines hold the whole pane.
+        m = next(self.ROOTS.match(l) for l in screen.lines if self.ROOTS.match(l))
+        self.assertEqual((m.group(2), m.group(3)), ("1", m.group(4)), screen.text)
+        # A's holder, B, waited on l2 nearly all the time.
+        self.assertGreaterEqual(holder.get("lock", 0), 90, screen.text)
+        # The chain ends at C's unlock, split by C's states.
+        self.assertTrue(all(r["object"] == "l1" for _, r in rows), rows)
+        at_c = sum(r["wait"] for _, r in rows if r["site"] == c_unlock)
+        self.assertGreaterEqual(at_c, 0.9 * row["wait"], screen.text)
+        self.assertIn("the last holder slept (I/O, timers, poll):",
+                      [h for h, _ in rows])
+        self.assertTrue(all(len(l) <= 80 for l in screen.lines))
+        # Every row: B's waits too, charged to C.
+        tmux.keys("w")
+        screen = self.wait_for(tmux, lambda s: self.roots(s) and
+                               self.roots(s)[0] == "every row", "every row")
+        objects = {r["object"] for _, r in self.roots(screen)[2]
+                   if r["site"] == c_unlock}
+        self.assertEqual(objects, {"l1", "l2"}, screen.text)
+        tmux.keys("w")
+        self.wait_for(tmux, lambda s: not self.roots(s) and s.title,
+                      "the pane closed")
+        tmux.literal("?")
+        self.wait_for(tmux, lambda s: any(l.startswith("  w       where the chains")
+                                          for l in s.lines), "w in the help")
 
     # --- leaving ---------------------------------------------------------
 

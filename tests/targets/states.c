@@ -62,6 +62,8 @@ struct truth {
 	uint64_t sleep_ns;
 	uint64_t lock_ns;
 	uint64_t run_delay_ns;
+	uint64_t start_delay_ns;	/* on a run queue before its first
+					   instruction: outside wall_ns */
 	int schedstat_fd;
 };
 
@@ -101,6 +103,7 @@ static void truth_begin(struct truth *t, const char *name)
 	t->name = name;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	t->start_delay_ns = run_delay_ns(t);
 	pthread_setname_np(pthread_self(), name);
 }
 
@@ -182,11 +185,14 @@ static void *holder(void *arg)
 
 static void *spinner(void *arg)
 {
-	uint64_t start = now_ns(), until = start + (uint64_t)cfg.spin_ms * 1000000ull;
 	struct truth *t = arg;
 	volatile uint64_t x = 0;
+	uint64_t start, until;
 
+	/* Its wall clock starts where start_delay_ns ends. */
 	truth_begin(t, "spinner");
+	start = now_ns();
+	until = start + (uint64_t)cfg.spin_ms * 1000000ull;
 	while (now_ns() < until)
 		for (int i = 0; i < 1000; i++)
 			x += (uint64_t)i;
@@ -217,9 +223,10 @@ static void write_truth(const char *path, uint64_t start_ns, uint64_t end_ns)
 
 		fprintf(f, "%s{\"tid\": %d, \"name\": \"%s\", \"cpu_ns\": %" PRIu64
 			", \"wall_ns\": %" PRIu64 ", \"sleep_ns\": %" PRIu64
-			", \"lock_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64 "}",
+			", \"lock_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64
+			", \"start_delay_ns\": %" PRIu64 "}",
 			i ? ", " : "", (int)t->tid, t->name, t->cpu_ns, t->wall_ns,
-			t->sleep_ns, t->lock_ns, t->run_delay_ns);
+			t->sleep_ns, t->lock_ns, t->run_delay_ns, t->start_delay_ns);
 	}
 	fprintf(f, "]}\n");
 	fclose(f);

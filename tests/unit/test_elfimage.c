@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "elfimage.h"
+#include "modtable.h"
 
 #define UNUSED __attribute__((unused))
 
@@ -299,6 +300,44 @@ static void test_open_not_elf(void **state UNUSED)
 	elfimage__close(NULL);
 }
 
+static int count_func(void *ctx, const char *name, uint64_t vaddr,
+		      uint64_t size)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * A file truncated while it is open (a target can cut the libraries it
+ * mapped): its sections read as missing, never as a SIGBUS from a page
+ * past the new end.
+ */
+static void test_truncated_while_open(void **state UNUSED)
+{
+	char path[] = "/tmp/syncprof-elfimage-XXXXXX";
+	struct elfimage *image = NULL;
+	struct elfimage_func func;
+	struct modtable *t = NULL;
+	char buf[65536];
+	int fd = mkstemp(path), in = open(fx.path, O_RDONLY), n = 0;
+	ssize_t got;
+
+	assert_true(fd >= 0 && in >= 0);
+	while ((got = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(fd, buf, (size_t)got), got);
+	close(in);
+	assert_int_equal(elfimage__open(path, &image), 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	assert_int_not_equal(elfimage__find_func(image, "sp_plain", &func), 0);
+	elfimage__for_each_func(image, count_func, &n);
+	assert_int_equal(n, 0);
+	if (!modtable__build(image, NULL, &t))
+		modtable__free(t);
+	elfimage__close(image);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_own_executable),
 		cmocka_unit_test(test_open_missing_file),
 		cmocka_unit_test(test_open_not_elf),
+		cmocka_unit_test(test_truncated_while_open),
 	};
 
 	return cmocka_run_group_tests_name("elfimage", tests, group_setup,

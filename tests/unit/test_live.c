@@ -310,6 +310,39 @@ static void test_H_toggles_the_histogram_pane(void **state UNUSED)
 	assert_false(st.stacks);
 }
 
+/*
+ * w (--why): the selected row's roots, every row's, closed; one pane at
+ * a time; PgUp/PgDn scroll it.  Without --why it does nothing.
+ */
+static void test_w_cycles_the_roots_pane(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	assert_int_equal(live__key(&st, 'w'), 0);
+	assert_false(st.roots);
+	st.why = true;
+	assert_int_equal(live__key(&st, 'H'), LIVE_REBUILD);
+	assert_int_equal(live__key(&st, 'w'), LIVE_REBUILD);
+	assert_true(st.roots);
+	assert_false(st.roots_all);
+	assert_false(st.hist);
+	assert_true(st.selecting);
+	assert_int_equal(live__key(&st, KEY_NPAGE), LIVE_REDRAW);
+	assert_int_equal(st.pane_top, LIVE_PANE_PAGE);
+	assert_int_equal(st.selected, 0);
+	assert_int_equal(live__key(&st, 'w'), LIVE_REBUILD);
+	assert_true(st.roots);
+	assert_true(st.roots_all);
+	assert_int_equal(st.pane_top, 0);
+	assert_int_equal(live__key(&st, 'w'), LIVE_REBUILD);
+	assert_false(st.roots);
+	assert_false(st.roots_all);
+	assert_int_equal(live__key(&st, 'w'), LIVE_REBUILD);
+	assert_int_equal(live__key(&st, 'g'), LIVE_REBUILD);
+	assert_true(st.stacks);
+	assert_false(st.roots);
+}
+
 static void test_pane_takes_three_fifths(void **state UNUSED)
 {
 	int table, pane;
@@ -358,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_page_keys_scroll_the_table),
 		cmocka_unit_test(test_g_toggles_the_stack_pane),
 		cmocka_unit_test(test_H_toggles_the_histogram_pane),
+		cmocka_unit_test(test_w_cycles_the_roots_pane),
 		cmocka_unit_test(test_pane_takes_three_fifths),
 		cmocka_unit_test(test_table_rows_fill_the_height),
 	};

@@ -33,7 +33,7 @@ int elfimage__open(const char *path, struct elfimage **out)
 		free(image);
 		return err;
 	}
-	image->elf = elf_begin(image->fd, ELF_C_READ_MMAP, NULL);
+	image->elf = elf_begin(image->fd, ELF_C_READ, NULL);
 	if (!image->elf || elf_kind(image->elf) != ELF_K_ELF) {
 		elfimage__close(image);
 		return -ENOEXEC;

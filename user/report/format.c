@@ -443,17 +443,6 @@ static int table_why(FILE *out, const struct format_config *cfg,
 		     const struct report_rows *rows,
 		     const struct row_names *names)
 {
-	static const char *const titles[SP_WHY__COUNT] = {
-		[SP_WHY_RUNNING] = "the last holder was running",
-		[SP_WHY_RUNNABLE] = "the last holder waited for a CPU",
-		[SP_WHY_LOCK] = "a holder in a lock wait whose chain was "
-				"not followed",
-		[SP_WHY_SLEEP] = "the last holder slept (I/O, timers, poll)",
-		[SP_WHY_UNKNOWN] = "no owner known (condvars, semaphores, "
-				   "...): the releaser",
-		[SP_WHY_WOKEN] = "released: the waiter's own wait for a CPU "
-				 "after the wakeup",
-	};
 	const struct table_spec roots = {
 		.site_title = "Chain ends at", .no_site = "(not seen)",
 		.no_max = true,
@@ -465,43 +454,14 @@ static int table_why(FILE *out, const struct format_config *cfg,
 	for (uint32_t state = 0; !err && state < SP_WHY__COUNT; state++) {
 		struct report_rows part = { 0 };
 		struct row_names *part_names = NULL;
-		size_t cap = 0;
 
-		for (size_t i = 0; !err && i < rows->count; i++) {
-			const struct report_row *r = &rows->rows[i];
-			struct why_row w;
-
-			err = why__row(meta->why, r, meta->why_rows_by, &w);
-			for (size_t k = 0; !err && k < w.n_roots; k++) {
-				const struct why_root *root = &w.roots[k];
-
-				if (root->state != state)
-					continue;
-				err = array__grow(&part.rows, &cap,
-						  part.count + 1,
-						  sizeof(*part.rows));
-				if (err)
-					break;
-				part.rows[part.count++] = (struct report_row){
-					.type = r->type, .object = r->object,
-					.n_objects = r->n_objects,
-					.callsite = root->site,
-					.tid = REPORT_NO_TID,
-					.pid = REPORT_NO_TID,
-					.owner_tid = REPORT_NO_TID,
-					.count = root->waits,
-					.wait_ns = root->ns,
-				};
-			}
-			if (!err)
-				why__row_free(&w);
-		}
-		part.total = part.count;
+		err = why__state_rows(meta->why, rows, meta->why_rows_by,
+				      state, &part);
 		if (!err && part.count)
 			err = names__rows(cfg->symbolizer, &part, &part_names);
 		if (!err && part.count) {
 			fprintf(out, "\nWhere the chains end: %s\n",
-				titles[state]);
+				why__state_title(state));
 			err = table_section(out, cfg, &roots, &part, part_names);
 		}
 		free(part_names);

@@ -51,7 +51,11 @@
  * coalesced) across refreshes and re-sorts, as top's does, rather than
  * staying on a line whose row changes under it.  H shows the selected
  * row's histogram of waits in the same place instead (the lines --hist
- * prints); one pane at a time.
+ * prints); w (--why) the roots of its chains, then of every row (the
+ * table's "Where the chains end" sections, rootpane.c); one pane at a
+ * time.  --why's charges come as totals since attach with each refresh
+ * (live__set_why); the view is their difference from the read before
+ * (deltas) or from the read at the last reset (totals), as the rows'.
  *
  * Cost.  report__build keeps only the rows that fit on the screen, and
  * only those are named: a refresh symbolizes at most the window's height
@@ -88,14 +92,19 @@
 #include "hist.h"
 #include "live.h"
 #include "log.h"
+#include "rootpane.h"
 #include "rowstacks.h"
 #include "statepanel.h"
+#include "why.h"
 
 /* Summary lines, a blank line, titles and rule, the key line. */
 #define HEADER_LINES	3
 #define CHROME_LINES	(HEADER_LINES + 1 + 2 + 1)
 
 #define LINE_MAX_BYTES	4096
+/* The roots pane over every row covers the first this many rows (each
+   row is a pass over the charges). */
+#define ROOTS_ALL_ROWS	200
 
 static const double interval_ladder[] = {
 	0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300,
@@ -129,6 +138,7 @@ struct live {
 	unsigned int threads;
 
 	struct report_rows rows;	/* every row of the view, in order */
+	struct report_settings settings;	/* what built them */
 	/* The rows on screen: win_n from win_top; win_events: the first
 	   event row (rows.count: none), a line before it when shown. */
 	size_t win_top, win_n, win_events;
@@ -146,6 +156,11 @@ struct live {
 	struct states_report states_totals;	/* since attach or reset */
 	int panel_lines;		/* the thread-state panel's, with
 					   its blank line */
+
+	/* --why: reads since attach (now, the one before, the one at the
+	   last reset: NULL before any), and the view's difference. */
+	struct why *why_now, *why_last, *why_base, *why_view;
+	struct rootpane roots;		/* the roots pane's lines */
 
 	SCREEN *screen;
 	FILE *in;
@@ -236,14 +251,24 @@ int live__key(struct live_state *st, int key)
 	case '\r':
 	case KEY_ENTER:
 		st->stacks = !st->stacks;
-		st->hist = false;
+		st->hist = st->roots = false;
 		st->selecting = true;
 		st->pane_top = 0;
 		return LIVE_REBUILD;	/* the table's height changes */
 	case 'H':
 		st->hist = !st->hist;
-		st->stacks = false;
+		st->stacks = st->roots = false;
 		st->selecting = true;
+		return LIVE_REBUILD;
+	case 'w':
+		/* The selected row's roots, every row's, closed. */
+		if (!st->why)
+			return 0;
+		st->roots_all = st->roots && !st->roots_all;
+		st->roots = st->roots_all || !st->roots;
+		st->stacks = st->hist = false;
+		st->selecting = true;
+		st->pane_top = 0;
 		return LIVE_REBUILD;
 	case KEY_UP:
 	case KEY_DOWN:
@@ -263,7 +288,7 @@ int live__key(struct live_state *st, int key)
 		return LIVE_REDRAW;
 	case KEY_PPAGE:
 	case KEY_NPAGE:
-		if (!st->stacks) {
+		if (!st->stacks && !st->roots) {
 			/* The table: a page of rows, the selection with it. */
 			int page = st->page > 0 ? st->page : 1;
 
@@ -382,6 +407,12 @@ static void put_bar(int y, const char *text)
 	attroff(A_REVERSE);
 }
 
+/* Whether a pane (stacks, histogram, roots) shares the screen. */
+static bool live__pane_open(const struct live_state *st)
+{
+	return st->stacks || st->hist || st->roots;
+}
+
 /*
  * Table rows the window holds: beside the pane (stacks or histogram) if one
  * is open, below the thread-state panel if there is one.
@@ -390,7 +421,7 @@ static int live__fit(const struct live *l)
 {
 	int table, pane;
 
-	live__split(LINES, l->state.stacks || l->state.hist, &table, &pane);
+	live__split(LINES, live__pane_open(&l->state), &table, &pane);
 	table -= l->panel_lines;
 	return table > 0 ? table : 0;
 }
@@ -479,6 +510,8 @@ static void live__draw_help(const struct live *l)
 		"  PgUp PgDn  a page of rows; with the stacks shown, scroll them",
 		"  G       thread states: one bar per thread / per thread name",
 		"  H       the selected row's histogram of waits: show / hide",
+		"  w       where the chains of the selected row, then of every",
+		"          row, end (--why): show / hide",
 		"  Ctrl-L  repaint",
 		"  q       quit (Ctrl-C too), printing the final report",
 		"",
@@ -492,6 +525,9 @@ static void live__draw_help(const struct live *l)
 
 		if (!l->states && !strncmp(text[i], "  G ", 4))
 			continue;	/* no thread states to group */
+		if (!l->state.why && (!strncmp(text[i], "  w ", 4) ||
+				      strstr(text[i], "(--why)")))
+			continue;
 		if (!strncmp(text[i], "  l ", 4))
 			snprintf(line, sizeof(line), "%s: now %s", text[i],
 				 report__classes_name(l->state.classes));
@@ -606,6 +642,67 @@ static void live__draw_hist(struct live *l, int y, int lines,
 	put_bar(y, line);
 	if (!hist__lines(row->hist, hist_pane_line, &p))
 		hist_pane_line("no wait ended in this view", &p);
+}
+
+/*
+ * The roots pane: a title bar naming the selected row (or "every row"),
+ * then rootpane.c's lines, scrolled with PgUp/PgDn; lines: its height.
+ */
+static int live__draw_roots(struct live *l, int y, int lines,
+			    const char *object, const char *callsite)
+{
+	struct live_state *st = &l->state;
+	const struct report_row *row;
+	struct report_rows covered = l->rows;
+	char line[LINE_MAX_BYTES], what[2 * TEXT_MAX + 64];
+	int shown = lines - 1, head, total, err;
+
+	if (!l->rows.count || !l->why_view) {
+		put_bar(y, "Where the chains end: no row");
+		return 0;
+	}
+	row = &l->rows.rows[st->selected];
+	if (st->roots_all) {
+		if (covered.count > ROOTS_ALL_ROWS)
+			covered.count = ROOTS_ALL_ROWS;
+		if (covered.count < l->rows.count)
+			snprintf(what, sizeof(what), "the first %zu rows",
+				 covered.count);
+		else
+			snprintf(what, sizeof(what), "every row");
+	} else {
+		covered = (struct report_rows){ (struct report_row *)row, 1,
+						1 };
+		snprintf(what, sizeof(what), "%s %s %s",
+			 locktype__name(row->type), object, callsite);
+	}
+	const struct rootpane_input in = {
+		.why = l->why_view, .rows_by = &l->settings,
+		.rows = &covered, .symbolizer = l->symbolizer,
+		.callsite = l->callsite,
+	};
+	err = rootpane__build(&l->roots, &in, COLS);
+	if (err)
+		return err;
+	/* The holder's line and the titles stay; the roots scroll. */
+	head = (int)l->roots.n_head < shown ? (int)l->roots.n_head : shown;
+	total = (int)l->roots.n - head;
+	shown -= head;
+	if (st->pane_top > total - shown)
+		st->pane_top = total - shown > 0 ? total - shown : 0;
+	snprintf(line, sizeof(line), "Roots of %s, lines %d-%d of %d  "
+		 "(w %s  PgUp/PgDn)", what, total ? st->pane_top + 1 : 0,
+		 st->pane_top + shown < total ? st->pane_top + shown : total,
+		 total, st->roots_all ? "close" : "every row");
+	put_bar(y++, line);
+	for (int i = 0; i < head + total && i < head + st->pane_top + shown;
+	     i++) {
+		const struct rootpane_line *rl = &l->roots.lines[i];
+
+		if (i < head || i >= head + st->pane_top)
+			put_line(y++, rl->text, rl->bold ? A_BOLD : A_NORMAL);
+	}
+	return 0;
 }
 
 /*
@@ -781,10 +878,14 @@ static int live__draw_table(struct live *l)
 		put_line(y++, line, l->has_selected && (int)i == sel
 				    ? A_REVERSE : A_NORMAL);
 	}
-	live__split(LINES, st->stacks || st->hist, &table_rows, &pane_lines);
+	live__split(LINES, live__pane_open(st), &table_rows, &pane_lines);
 	if (pane_lines && st->hist)
 		live__draw_hist(l, HEADER_LINES + 3 + table_rows, pane_lines,
 				n ? object[sel] : "", n ? callsite[sel] : "");
+	else if (pane_lines && st->roots)
+		err = live__draw_roots(l, HEADER_LINES + 3 + table_rows,
+				       pane_lines, n ? object[sel] : "",
+				       n ? callsite[sel] : "");
 	else if (pane_lines)
 		err = live__draw_pane(l, HEADER_LINES + 3 + table_rows,
 				      pane_lines, n ? object[sel] : "",
@@ -822,9 +923,10 @@ static void live__draw_keys(const struct live *l)
 	if (l->state.paused)
 		snprintf(line, sizeof(line), "PAUSED: p resume  q quit  ? help");
 	else
-		snprintf(line, sizeof(line), "q quit  ? help  l %s  s sort  "
+		snprintf(line, sizeof(line), "q quit  ? help  %sl %s  s sort  "
 			 "c coalesce  t threads  d deltas/totals  r reset  "
-			 "p pause  +/- interval  g stacks  %s", classes,
+			 "p pause  +/- interval  g stacks  %s",
+			 l->state.why ? "w roots  " : "", classes,
 			 l->states ? "G group" : "H hist");
 	put_bar(LINES - 1, line);
 }
@@ -888,7 +990,7 @@ static int live__rebuild(struct live *l)
 			return err;
 	}
 	/* The thread-state panel takes its lines from the table's. */
-	live__split(LINES, l->state.stacks, &table, &pane);
+	live__split(LINES, live__pane_open(&l->state), &table, &pane);
 	l->panel_lines = l->states && l->screen
 		? statepanel__lines(table, live__states_view(l)->count) : 0;
 	/* Every row, to scroll through; only those shown are named. */
@@ -904,9 +1006,17 @@ static int live__rebuild(struct live *l)
 	free(l->names);
 	l->names = NULL;
 	l->names_valid = false;
+	l->settings = settings;
 	if (view)
 		err = report__build(snapshot__entries(view),
 				    snapshot__count(view), &settings, &l->rows);
+	if (!err && l->why_now) {
+		why__free(l->why_view);
+		l->why_view = NULL;
+		err = why__delta(l->why_now, l->state.cumulative ? l->why_base
+							   : l->why_last,
+				 &l->why_view);
+	}
 	if (err) {
 		report__free(&l->rows);
 		return err;
@@ -941,6 +1051,32 @@ static int live__update_states(struct live *l, bool reset)
 	return err;
 }
 
+/* --why at a reset: the totals and the next window start from now. */
+static int live__reset_why(struct live *l)
+{
+	struct why *base = NULL, *last = NULL;
+	int err = why__delta(l->why_now, NULL, &base);
+
+	if (!err)
+		err = why__delta(l->why_now, NULL, &last);
+	if (err) {
+		why__free(base);
+		return err;
+	}
+	why__free(l->why_base);
+	why__free(l->why_last);
+	l->why_base = base;
+	l->why_last = last;
+	return 0;
+}
+
+void live__set_why(struct live *l, struct why *read)
+{
+	why__free(l->why_last);
+	l->why_last = l->why_now;
+	l->why_now = read;
+}
+
 int live__update(struct live *l, const struct snapshot *snap,
 		 struct snapshot *delta, uint64_t now_ns,
 		 const struct format_drops *drops)
@@ -972,6 +1108,8 @@ int live__update(struct live *l, const struct snapshot *snap,
 	}
 	if (!err && l->states)
 		err = live__update_states(l, reset);
+	if (!err && reset && l->why_now)
+		err = live__reset_why(l);
 	if (err) {
 		snapshot__free(totals);
 		snapshot__free(delta);
@@ -1131,6 +1269,7 @@ int live__new(const struct live_config *cfg, struct live **out)
 		.selecting = cfg->stacks,
 		.states = cfg->states != NULL,
 		.group = cfg->group_threads,
+		.why = cfg->why,
 	};
 	l->states = cfg->states;
 	l->pid = cfg->pid;
@@ -1215,5 +1354,10 @@ void live__free(struct live *l)
 	for (int group = 0; group < 2; group++)
 		threadstates__free_report(&l->states_delta[group]);
 	threadstates__free_report(&l->states_totals);
+	why__free(l->why_now);
+	why__free(l->why_last);
+	why__free(l->why_base);
+	why__free(l->why_view);
+	rootpane__release(&l->roots);
 	free(l);
 }

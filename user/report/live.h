@@ -4,8 +4,8 @@
  * the rows the table prints, redrawn every interval, with keys that
  * re-sort, coalesce, split by thread, show locks or events only, switch
  * deltas and totals, reset,
- * pause and change the interval, select a row and show its stacks or its
- * histogram of waits.
+ * pause and change the interval, select a row and show its stacks, its
+ * histogram of waits or (--why) where the chains of its waits end.
  */
 #ifndef SYNCPROF_LIVE_H
 #define SYNCPROF_LIVE_H
@@ -21,6 +21,7 @@
 #include "snapshot.h"
 #include "symbolizer.h"
 #include "threadstates.h"
+#include "why.h"
 
 struct live;
 
@@ -43,6 +44,7 @@ struct live_config {
 	struct threadstates *states;
 	bool group_threads;	/* one bar per thread name */
 	unsigned int map_size;	/* --map-size, for what a drop says */
+	bool why;		/* --why: the roots pane (key w) */
 };
 
 /* What a key asks of the screen (internal) and of its caller (main). */
@@ -72,6 +74,11 @@ int live__new(const struct live_config *cfg, struct live **out);
 void live__set_processes(struct live *l, size_t followed, size_t running);
 /* --lock-order: the cycles found so far, marked in the header. */
 void live__set_lock_cycles(struct live *l, long cycles);
+/*
+ * --why: the charges read since attach, before each live__update; the
+ * screen owns read from here.
+ */
+void live__set_why(struct live *l, struct why *read);
 /* The descriptor to poll for keys. */
 int live__input_fd(const struct live *l);
 /*
@@ -125,6 +132,9 @@ struct live_state {
 	double interval_s;
 	bool stacks;		/* the stack pane is open */
 	bool hist;		/* the histogram pane is open (not with stacks) */
+	bool why;		/* --why: the roots pane can open */
+	bool roots;		/* the roots pane is open (no other pane) */
+	bool roots_all;		/* it covers every row, not the selected */
 	bool selecting;		/* a row is highlighted: arrows were used,
 				   or the pane is open */
 	int selected;		/* the highlighted row, among all rows;

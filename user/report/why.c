@@ -229,6 +229,67 @@ void why__row_free(struct why_row *r)
 	*r = (struct why_row){ 0 };
 }
 
+int why__state_rows(const struct why *w, const struct report_rows *rows,
+		    const struct report_settings *settings, uint32_t state,
+		    struct report_rows *out)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	*out = (struct report_rows){ 0 };
+	for (size_t i = 0; !err && i < rows->count; i++) {
+		const struct report_row *r = &rows->rows[i];
+		struct why_row wr;
+
+		err = why__row(w, r, settings, &wr);
+		for (size_t k = 0; !err && k < wr.n_roots; k++) {
+			const struct why_root *root = &wr.roots[k];
+
+			if (root->state != state)
+				continue;
+			err = array__grow(&out->rows, &cap, out->count + 1,
+					  sizeof(*out->rows));
+			if (err)
+				break;
+			out->rows[out->count++] = (struct report_row){
+				.type = r->type, .object = r->object,
+				.n_objects = r->n_objects,
+				.callsite = root->site,
+				.tid = REPORT_NO_TID,
+				.pid = REPORT_NO_TID,
+				.owner_tid = REPORT_NO_TID,
+				.count = root->waits,
+				.wait_ns = root->ns,
+			};
+		}
+		why__row_free(&wr);
+	}
+	if (err) {
+		free(out->rows);
+		*out = (struct report_rows){ 0 };
+		return err;
+	}
+	out->total = out->count;
+	return 0;
+}
+
+const char *why__state_title(uint32_t state)
+{
+	static const char *const titles[SP_WHY__COUNT] = {
+		[SP_WHY_RUNNING] = "the last holder was running",
+		[SP_WHY_RUNNABLE] = "the last holder waited for a CPU",
+		[SP_WHY_LOCK] = "a holder in a lock wait whose chain was "
+				"not followed",
+		[SP_WHY_SLEEP] = "the last holder slept (I/O, timers, poll)",
+		[SP_WHY_UNKNOWN] = "no owner known (condvars, semaphores, "
+				   "...): the releaser",
+		[SP_WHY_WOKEN] = "released: the waiter's own wait for a CPU "
+				 "after the wakeup",
+	};
+
+	return state < SP_WHY__COUNT ? titles[state] : titles[SP_WHY_UNKNOWN];
+}
+
 const char *why__state_name(uint32_t state)
 {
 	static const char *const names[SP_WHY__COUNT] = {

@@ -52,7 +52,18 @@ int why__row_stack(const struct why *w, const struct report_row *row,
 		   const struct report_settings *settings, uint64_t stack_id,
 		   struct why_row *out);
 void why__row_free(struct why_row *r);
+/*
+ * The roots of rows whose last holder was in state, one report row each
+ * (the waiter's type and object; callsite: the root's site, 0 if not
+ * seen; count: its waits; wait_ns: its charge), in the rows' order and
+ * each row's roots' (largest first); free out->rows.  0 or -ENOMEM.
+ */
+int why__state_rows(const struct why *w, const struct report_rows *rows,
+		    const struct report_settings *settings, uint32_t state,
+		    struct report_rows *out);
 /* "running", "runnable", "lock", "sleep", "unknown", "woken". */
 const char *why__state_name(uint32_t state);
+/* What a state says of a chain's end: "the last holder was running". */
+const char *why__state_title(uint32_t state);
 
 #endif

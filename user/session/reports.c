@@ -635,6 +635,16 @@ int session__refresh(struct session *s)
 		live__set_lock_cycles(s->live,
 				      (long)lockorder__cycles(r->lock_order));
 	}
+	if (s->opts->why) {
+		struct why *why = NULL;
+
+		err = probes__read_why(s->probes, &why);
+		if (err) {
+			snapshot__free(delta);
+			return err;
+		}
+		live__set_why(s->live, why);
+	}
 	return live__update(s->live, r->prev, delta, r->last_ns, &drops);
 }
 
@@ -707,6 +717,7 @@ void session__live_start(struct session *s)
 		.states = r->states,
 		.group_threads = s->opts->group_threads,
 		.map_size = s->opts->map_size,
+		.why = s->opts->why,
 	};
 	err = live__new(&cfg, &s->live);
 	if (err)

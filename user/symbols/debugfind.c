@@ -43,7 +43,7 @@ static bool same_build(int fd, const struct want *want)
 
 	if (want->id_len <= 0)
 		return true;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
 	same = n == want->id_len && !memcmp(id, want->id, (size_t)n);
 	if (elf)

@@ -56,10 +56,12 @@
 #include "debugfetch.h"
 #include "debugfind.h"
 #include "demangle.h"
+#include "dwflfile.h"
 #include "holders.h"
 #include "perfmap.h"
 #include "log.h"
 #include "maphistory.h"
+#include "callarg.h"
 #include "memberpath.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -70,16 +72,21 @@
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 /* Unmapped code mappings kept for names (maphistory.c): ~230 KB at most. */
 #define MAX_UNMAPPED 4096
+/* A separate debug file is copied into memory (dwflfile.c): up to this. */
+#define DEBUG_FILE_MAX (1ull << 30)
 
 enum cache_kind {
 	CACHE_CALLSITE = 0,
 	CACHE_OBJECT = 1,
 	CACHE_FRAMES_RET = 2,	/* symbolizer__frames of a return address */
 	CACHE_FRAMES_PC = 3,	/* ... of an exact pc */
+	CACHE_ARG_LOCK = 4,	/* symbolizer__argument_lock, a lock's row */
+	CACHE_ARG_COND = 5,	/* ... a condvar's row */
 };
+#define CACHE_KIND_BITS 3
 
 struct cache_entry {
-	uint64_t key;		/* (addr << 2 | kind) + 1; 0 = empty slot */
+	uint64_t key;		/* (addr << CACHE_KIND_BITS | kind) + 1; 0 = empty */
 	int err;
 	struct symbol_info info;
 	const char *object;
@@ -91,6 +98,10 @@ struct cache_entry {
 struct module_slot {
 	const char *debuginfo_path;	/* the symbolizer's */
 	struct modindex *idx;		/* built on first use */
+	struct dwflfile *file;		/* until libdwfl's find_elf takes it */
+	int fd;				/* then libdwfl's descriptor of it */
+	uint64_t size;			/* and its size when opened */
+	bool shrank;			/* said it was truncated */
 };
 
 struct reported_file {
@@ -209,17 +220,60 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 	return first;
 }
 
-/* The module's slot, for its debug file's search and its index. */
-static void symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod)
+/*
+ * The module's slot, for its file, its debug file's search and its
+ * index; file (taken over) is kept for find_elf, or freed when the
+ * module had its file already.  false: no slot (no memory).
+ */
+static bool symbolizer__slot(struct symbolizer *sym, Dwfl_Module *mod,
+			     struct dwflfile *file)
 {
 	void **userdata;
 	struct module_slot *slot;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (*userdata || !(slot = calloc(1, sizeof(*slot))))
-		return;
+	if (*userdata) {
+		dwflfile__free(file);
+		return true;
+	}
+	if (!(slot = calloc(1, sizeof(*slot)))) {
+		dwflfile__free(file);
+		return false;
+	}
 	slot->debuginfo_path = sym->debuginfo_path;
+	slot->file = file;
+	slot->fd = -1;
 	*userdata = slot;
+	return true;
+}
+
+/* libdwfl's find_elf: the file opened when the module was reported. */
+static int symbolizer__find_elf(Dwfl_Module *mod, void **userdata,
+				const char *modname, Dwarf_Addr base,
+				char **file_name, Elf **elfp)
+{
+	struct module_slot *slot = *userdata;
+	int fd;
+
+	if (!slot || !slot->file)
+		return -1;
+	slot->size = dwflfile__size(slot->file);
+	fd = dwflfile__hand_over(slot->file, file_name, elfp);
+	slot->file = NULL;
+	slot->fd = fd;
+	return fd;
+}
+
+/* A debug file libdwfl will map: its copy in memory (see dwflfile.c). */
+static int symbolizer__debug_copy(int fd, const char *name)
+{
+	int copy = dwflfile__copy(fd, DEBUG_FILE_MAX);
+
+	close(fd);
+	if (copy < 0)
+		pr_warn("symbols: %s not read: %s", name ? name : "a debug file",
+			strerror(-copy));
+	return copy < 0 ? -1 : copy;
 }
 
 /*
@@ -251,7 +305,9 @@ static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 				       : ":.debug:/usr/lib/debug",
 			     modname, file_name, debuglink_file,
 			     debuginfo_file_name);
-	if (fd >= 0 || !symbolizer_fetch)
+	if (fd >= 0)
+		return symbolizer__debug_copy(fd, *debuginfo_file_name);
+	if (!symbolizer_fetch)
 		return fd;
 	/* Not on this machine: debuginfod (debugfetch.c), with its limit. */
 	len = dwfl_module_build_id(mod, &id, &vaddr);
@@ -260,7 +316,7 @@ static int symbolizer__find_debuginfo(Dwfl_Module *mod, void **userdata,
 	fd = debugfetch__find(symbolizer_fetch, id, (size_t)len,
 			      file_name ? file_name : modname,
 			      debuginfo_file_name);
-	return fd >= 0 ? fd : -1;
+	return fd >= 0 ? symbolizer__debug_copy(fd, *debuginfo_file_name) : -1;
 }
 
 /*
@@ -299,9 +355,10 @@ static void symbolizer__report(struct symbolizer *sym,
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
 		const struct procmaps_entry *first;
 		struct reported_file file;
+		struct dwflfile *elf;
 		char path[PATH_MAX];
 		Dwfl_Module *mod;
-		int fd;
+		int fd, err;
 
 		if (!e->exec || e->path[0] != '/')
 			continue;
@@ -322,16 +379,23 @@ static void symbolizer__report(struct symbolizer *sym,
 		}
 		if (targetfile__open(path, 0, &fd))
 			continue;
-		/* libdwfl owns fd from here on success. */
-		mod = dwfl_report_elf(sym->dwfl, e->path,
-				      symbolizer__link_base(sym, path), fd,
-				      file.base, true);
-		if (!mod) {
-			pr_debug("symbols: cannot use %s: %s", e->path, dwfl_errmsg(-1));
-			close(fd);
+		/* dwflfile owns fd from here. */
+		err = dwflfile__open(fd, file.base,
+				     symbolizer__link_base(sym, path), &elf);
+		if (err) {
+			pr_debug("symbols: cannot use %s: %s", e->path,
+				 strerror(-err));
 			continue;
 		}
-		symbolizer__slot(sym, mod);
+		mod = dwflfile__report(elf, sym->dwfl, e->path);
+		if (!mod) {
+			pr_debug("symbols: cannot use %s: %s", e->path,
+				 dwfl_errmsg(-1));
+			dwflfile__free(elf);
+			continue;
+		}
+		if (!symbolizer__slot(sym, mod, elf))
+			continue;
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
@@ -340,6 +404,16 @@ static void symbolizer__report(struct symbolizer *sym,
 			sym->reported[sym->n_reported++] = file;
 	}
 	dwfl_report_end(sym->dwfl, NULL, NULL);
+	/* Each file to libdwfl now (find_elf): build IDs are read from it. */
+	for (size_t i = 0; i < n_added; i++) {
+		Dwarf_Addr bias;
+
+		if (!dwfl_module_getelf(added[i], &bias))
+			pr_debug("symbols: cannot use %s: %s",
+				 dwfl_module_info(added[i], NULL, NULL, NULL, NULL,
+						  NULL, NULL, NULL),
+				 dwfl_errmsg(-1));
+	}
 	for (size_t i = 0; sym->own_root && i < n_added; i++) {
 		Dwarf_Addr bias;
 
@@ -418,7 +492,7 @@ static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_pat
 		return NULL;
 	}
 	sym->callbacks = (Dwfl_Callbacks){
-		.find_elf = dwfl_build_id_find_elf,
+		.find_elf = symbolizer__find_elf,
 		.find_debuginfo = symbolizer__find_debuginfo,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
@@ -503,8 +577,10 @@ static int free_module_index(Dwfl_Module *mod, void **userdata,
 {
 	struct module_slot *slot = *userdata;
 
-	if (slot)
+	if (slot) {
 		modindex__free(slot->idx);
+		dwflfile__free(slot->file);
+	}
 	free(slot);
 	*userdata = NULL;
 	return DWARF_CB_OK;
@@ -575,7 +651,7 @@ static int symbolizer__cache_grow(struct symbolizer *sym)
 static struct cache_entry *symbolizer__cache(struct symbolizer *sym,
 					     uint64_t addr, enum cache_kind kind)
 {
-	uint64_t key = (addr << 2 | kind) + 1;	/* never 0 */
+	uint64_t key = (addr << CACHE_KIND_BITS | kind) + 1;	/* never 0 */
 
 	if ((sym->cache_used + 1) * 4 > sym->cache_cap * 3 &&
 	    symbolizer__cache_grow(sym))
@@ -587,7 +663,7 @@ static void symbolizer__cache_fill(struct symbolizer *sym,
 				   struct cache_entry *slot, uint64_t addr,
 				   enum cache_kind kind)
 {
-	slot->key = (addr << 2 | kind) + 1;
+	slot->key = (addr << CACHE_KIND_BITS | kind) + 1;
 	sym->cache_used++;
 }
 
@@ -603,14 +679,24 @@ static const struct procmaps_entry *symbolizer__mapping(struct symbolizer *sym,
 /* The module's index, built on first use; NULL if it cannot be. */
 static struct modindex *module_index(Dwfl_Module *mod)
 {
-	struct module_slot *slot;
 	void **userdata;
+	const char *name = dwfl_module_info(mod, &userdata, NULL, NULL, NULL,
+					    NULL, NULL, NULL);
+	struct module_slot *slot = *userdata;
+	uint64_t now;
 
-	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	slot = *userdata;
-	if (slot && !slot->idx && modindex__build(mod, &slot->idx))
+	if (!slot || slot->idx)
+		return slot ? slot->idx : NULL;
+	if (modindex__build(mod, &slot->idx))
 		slot->idx = NULL;
-	return slot ? slot->idx : NULL;
+	/* Read once: a file cut short meanwhile is said once. */
+	if (!slot->shrank && dwflfile__shrank(slot->fd, slot->size, &now)) {
+		slot->shrank = true;
+		pr_warn("symbols: %s was truncated while syncprof read it (%"
+			PRIu64 " bytes, then %" PRIu64 "); what was past its "
+			"end is not named", name, slot->size, now);
+	}
+	return slot->idx;
 }
 
 /* A function's name from its DIE: linkage name demangled, else its name. */
@@ -1115,6 +1201,61 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 		out = NULL;
 	free(full);
 	return symbolizer__own(sym, out);
+}
+
+/* The lock passed at the call returning to ret_addr, by its pointer's type. */
+static const char *symbolizer__resolve_argument(struct symbolizer *sym,
+						uint64_t ret_addr, bool condvar,
+						bool *known)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, ret_addr - 1);
+	struct modindex *idx = mod ? module_index(mod) : NULL;
+	struct callarg_abi abi;
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Addr bias;
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	char *name;
+	int n;
+
+	*known = idx != NULL;	/* without the module, it may come later */
+	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	if (!idx || !elf || !gelf_getehdr(elf, &ehdr) ||
+	    callarg__abi(ehdr.e_machine, &abi) ||
+	    !dwfl_module_getdwarf(mod, &bias))
+		return NULL;
+	n = modindex__scopes(idx, ret_addr - 1, &scopes);
+	if (callarg__lock_name(scopes, n, ret_addr - bias, &abi, condvar, &name))
+		name = NULL;
+	free(scopes);
+	return name ? symbolizer__own(sym, name) : NULL;
+}
+
+const char *symbolizer__argument_lock(struct symbolizer *sym,
+				      uint64_t ret_addr, bool condvar)
+{
+	enum cache_kind kind = condvar ? CACHE_ARG_COND : CACHE_ARG_LOCK;
+	struct cache_entry *slot;
+	struct symbolizer *to;
+	const char *name;
+	bool known;
+
+	if (sym->space)
+		return symbolizer__delegate(sym, &ret_addr, &to)
+		       ? symbolizer__argument_lock(to, ret_addr, condvar) : NULL;
+	slot = symbolizer__cache(sym, ret_addr, kind);
+	if (slot && slot->key)
+		return slot->object;
+	name = symbolizer__resolve_argument(sym, ret_addr, condvar, &known);
+	if (!known)
+		return NULL;
+	/* Not known is an answer too: each call site is read once. */
+	slot = symbolizer__cache(sym, ret_addr, kind);
+	if (slot && !slot->key) {
+		symbolizer__cache_fill(sym, slot, ret_addr, kind);
+		slot->object = name;
+	}
+	return name;
 }
 
 /* What symbolizer__find_object looks for, and what it found. */

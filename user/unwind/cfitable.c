@@ -806,7 +806,7 @@ int cfitable__build(const char *path, const struct cfitable_range *ranges,
 	err = targetfile__open(path, 0, &fd);
 	if (err)
 		return err;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = cfitable__build_elf(elf, ranges, n_ranges, out);
 	if (elf)
 		elf_end(elf);
