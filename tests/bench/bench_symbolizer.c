@@ -5,7 +5,10 @@
  * cold (DWARF lookups) and warm (the cache), in this very process.
  * Then lock objects by member path: the first name asked of a module
  * indexes its variables (this program, ld.so, libc with its debug file
- * when installed); a second one of the module, and a cached one.
+ * when installed); a second one of the module, and a cached one.  Then
+ * each call site's lock argument by its pointer's type (each site passes
+ * &q->lock, q a struct bench_heap *: "(struct bench_heap *)->lock"),
+ * cold (its call-site record, the variables in scope) and cached.
  *
  *   bench_symbolizer [--json]
  */
@@ -25,9 +28,15 @@
 static uintptr_t sites[N_SITES];
 static int n_recorded;
 
-__attribute__((noinline)) void hook(void);
-__attribute__((noinline)) void hook(void)
+struct bench_heap {
+	long id;
+	pthread_mutex_t lock;
+};
+
+__attribute__((noinline)) void hook(pthread_mutex_t *lock);
+__attribute__((noinline)) void hook(pthread_mutex_t *lock)
 {
+	(void)lock;
 	sites[n_recorded++] = (uintptr_t)__builtin_return_address(0);
 	__asm__ volatile("" ::: "memory");
 }
@@ -67,9 +76,12 @@ int main(int argc, char **argv)
 	struct symbol_info info;
 	int resolved = 0;
 	double t0, t_new, t_cold, t_warm, t_objects[N_OBJECTS], t_cached = 0;
+	double t_args, t_args_cached;
 	const char *names[N_OBJECTS];
+	struct bench_heap heap;
+	int typed = 0;
 
-	call_all_sites();
+	call_all_sites(&heap);
 	if (n_recorded != N_SITES)
 		return 1;
 	t0 = now_s();
@@ -99,6 +111,17 @@ int main(int argc, char **argv)
 		symbolizer__object(sym, start + objects[i].offset);
 		t_cached = now_s() - t0;
 	}
+	t0 = now_s();
+	for (int i = 0; i < N_SITES; i++) {
+		const char *name = symbolizer__argument_lock(sym, sites[i], false);
+
+		typed += name && !strcmp(name, "(struct bench_heap *)->lock");
+	}
+	t_args = now_s() - t0;
+	t0 = now_s();
+	for (int i = 0; i < N_SITES; i++)
+		symbolizer__argument_lock(sym, sites[i], false);
+	t_args_cached = now_s() - t0;
 	if (json) {
 		printf("{\"bench\": \"symbolizer\", \"sites\": %d, \"resolved\": %d, "
 		       "\"open_s\": %.6f, \"cold_s\": %.6f, \"warm_s\": %.6f, "
@@ -106,7 +129,9 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < N_OBJECTS; i++)
 			printf("%s{\"name\": \"%s\", \"first_s\": %.6f}", i ? ", " : "",
 			       names[i] ? names[i] : "", t_objects[i]);
-		printf("], \"object_cached_s\": %.9f}\n", t_cached);
+		printf("], \"object_cached_s\": %.9f, \"typed\": %d, "
+		       "\"args_cold_s\": %.6f, \"args_cached_s\": %.6f}\n",
+		       t_cached, typed, t_args, t_args_cached);
 	} else {
 		printf("symbolizer: %d distinct call sites, %d with function and line\n"
 		       "  open (modules, DWARF)   %8.1f ms\n"
@@ -119,7 +144,12 @@ int main(int argc, char **argv)
 			printf("  %-34s %8.3f ms\n", names[i] ? names[i] : "(not found)",
 			       t_objects[i] * 1e3);
 		printf("  cached                             %8.0f ns\n", t_cached * 1e9);
+		printf("heap locks by the call site's pointer type: %d of %d named\n"
+		       "  cold                    %8.1f ms  (%.1f us each)\n"
+		       "  cached                  %8.3f ms  (%.0f ns each)\n",
+		       typed, N_SITES, t_args * 1e3, t_args * 1e6 / N_SITES,
+		       t_args_cached * 1e3, t_args_cached * 1e9 / N_SITES);
 	}
 	symbolizer__free(sym);
-	return resolved == N_SITES ? 0 : 1;
+	return resolved == N_SITES && typed == N_SITES ? 0 : 1;
 }

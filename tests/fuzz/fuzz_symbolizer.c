@@ -3,7 +3,8 @@
  * The symbolizer's ELF and DWARF paths: an ELF file, as if a process had
  * mapped it, named through libdwfl, the module index, the line table and
  * the inline chain (symbolizer__new_file; no process is read), and the
- * frames of the inline chain (symbolizer__frames).  The addresses asked
+ * frames of the inline chain (symbolizer__frames), and the call-site
+ * records heap locks are named by.  The addresses asked
  * for are the file's own symbols: their starts, as return addresses and
  * as objects, and their middles.
  */
@@ -68,6 +69,9 @@ static void name(struct symbolizer *sym, const char *path, uint64_t addr)
 			abort();
 	}
 	symbolizer__object(sym, addr);
+	/* A lock argument by its type (callarg.c): any answer, never a crash. */
+	symbolizer__argument_lock(sym, addr, false);
+	symbolizer__argument_lock(sym, addr, true);
 	frames(sym, path, addr, true);
 	frames(sym, path, addr, false);
 }

@@ -1,7 +1,10 @@
 """Locks inside global structs and arrays named by their member path
 from DWARF (jobs.not_empty, table[3].lock, outer.inner.mu), in both
 modes, in the JSON and in the table: the target writes each lock's
-address under the path it expects.  --object takes the same paths."""
+address under the path it expects.  --object takes the same paths.
+Locks inside a malloc'ed struct are named by the type the waiting call
+took them through ("(struct heapq *)->slots[2].lock"), and one taken
+through an untyped pointer keeps its address."""
 import os
 import re
 import subprocess
@@ -12,6 +15,11 @@ MEMBERS = os.path.join(BUILD, "tests", "targets", "members")
 SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "targets", "members.c")
 ITERS = 4
+# The heap locks' waits: the line of each, and the row's type.
+HEAP_SITES = {"(struct heapq *)->lock": ("heap_lock", "mutex"),
+              "(struct heapq *)->inner.mu": ("heap_inner", "mutex"),
+              "(struct heapq *)->slots[2].lock": ("heap_slot", "mutex"),
+              "(struct heapq *)->not_empty": ("heap_wait", "condvar")}
 
 
 def marker_line(name):
@@ -56,6 +64,27 @@ class Members(SyncprofTestCase):
         else:
             self.assertGreaterEqual(wait["count"], 1, wait)
             self.assertLessEqual(wait["count"], truth["cond_waits"], wait)
+        self.check_heap(mode, report, truth)
+
+    def check_heap(self, mode, report, truth):
+        """Each heap lock's waits at its line, named by its type; the
+        condvar's mutex re-acquire by the mutex's; the untyped one not."""
+        for path, (marker, kind) in HEAP_SITES.items():
+            line = marker_line(marker)
+            [row] = [r for r in self.rows_for(report, truth["heap"][path], kind)
+                     if r["callsite"]["line"] == line]
+            self.assertEqual(row["object_symbol"], path, row)
+            if kind == "mutex" or mode == "full":
+                self.assertEqual(row["count"], ITERS if kind == "mutex"
+                                 else truth["heap_cond_waits"], row)
+        for row in self.rows_for(report, truth["heap"]["(struct heapq *)->lock"],
+                                 "mutex"):
+            if row["callsite"]["line"] == marker_line("heap_wait"):
+                self.assertEqual(row["object_symbol"], "(struct heapq *)->lock")
+        untyped = self.rows_for(report, truth["untyped"])
+        self.assertTrue(untyped, f"{mode}: no row of the untyped heap lock")
+        for row in untyped:
+            self.assertIsNone(row["object_symbol"], row)
 
     def test_contended_mode(self):
         self.check_mode("contended")
@@ -74,6 +103,12 @@ class Members(SyncprofTestCase):
                              rf"members\.c:{line} ")
         self.assertRegex(proc.stdout, rf"\ncondvar +jobs\.not_empty  "
                          rf"members\.c:{marker_line('member_wait')} ")
+        for path, (marker, kind) in HEAP_SITES.items():
+            self.assertRegex(proc.stdout, rf"\n{kind} +{re.escape(path)}  "
+                             rf"members\.c:{marker_line(marker)} ")
+        # The untyped heap lock: its address, as before.
+        self.assertRegex(proc.stdout, rf"\nmutex +0x[0-9a-f]+  "
+                         rf"members\.c:{marker_line('member_lock')} ")
 
     def test_object_filter_takes_a_path(self):
         run = self.launch(["--mode", "full", "--top", "0", "--no-coalesce",

@@ -79,6 +79,24 @@ void names__frame_text(const struct symbol_frame *f, uint64_t pc,
 	text__sanitize(raw, buf, len);
 }
 
+/*
+ * A lock with no symbol, by the type the call site took it through
+ * (callarg.c): rows whose object is a call's lock argument.
+ */
+static const char *names__argument_lock(struct symbolizer *sym,
+					const struct report_row *r)
+{
+	switch (r->type) {
+	case SP_TYPE_MUTEX: case SP_TYPE_REC_MUTEX: case SP_TYPE_RWLOCK_R:
+	case SP_TYPE_RWLOCK_W: case SP_TYPE_SEM: case SP_TYPE_BARRIER:
+	case SP_TYPE_SPINLOCK:
+		return symbolizer__argument_lock(sym, r->callsite, false);
+	case SP_TYPE_CONDVAR:
+		return symbolizer__argument_lock(sym, r->callsite, true);
+	}
+	return NULL;
+}
+
 int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 		  struct row_names **out)
 {
@@ -101,6 +119,9 @@ int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 		else
 			names[i].object_symbol = symbolizer__object(
 				sym, rows->rows[i].object);
+		if (!names[i].object_symbol)
+			names[i].object_symbol = names__argument_lock(
+				sym, &rows->rows[i]);
 	}
 	*out = names;
 	return 0;

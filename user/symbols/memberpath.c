@@ -257,17 +257,25 @@ static bool element_at(Dwarf_Die *array, uint64_t offset, FILE *f,
  * Walks from at down to the thing that holds offset, printing each
  * member's name and element's index to f.  Returns what is left of the
  * offset to show: 0 at a lock or a reserved member (the whole of it is
- * meant), else the offset inside the innermost thing found.
+ * meant), else the offset inside the innermost thing found.  *lock: the
+ * name of the lock type the walk stopped at, NULL if it stopped
+ * elsewhere.
  */
-static uint64_t memberpath__walk(Dwarf_Die at, uint64_t offset, FILE *f)
+static uint64_t memberpath__walk(Dwarf_Die at, uint64_t offset, FILE *f,
+				 const char **lock)
 {
 	int depth = 0;
 
+	*lock = NULL;
 	for (int steps = 0; steps < 4 * MAX_DEPTH; steps++) {
 		int tag = dwarf_tag(&at);
 		struct step next;
 
-		if (is_lock_type(&at) || is_reserved(dwarf_diename(&at)))
+		if (is_lock_type(&at)) {
+			*lock = dwarf_diename(&at);
+			return 0;
+		}
+		if (is_reserved(dwarf_diename(&at)))
 			return 0;
 		if (is_qualifier(tag)) {
 			if (!type_of(&at, &at))
@@ -296,8 +304,9 @@ static uint64_t memberpath__walk(Dwarf_Die at, uint64_t offset, FILE *f)
 	return offset;
 }
 
-int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
-		     char **out)
+/* The path's text and the lock type it ends at (NULL: none). */
+static int memberpath__text(Dwarf_Die *type, uint64_t offset,
+			    const char *base, const char **lock, char **out)
 {
 	Dwarf_Word size;
 	char *text = NULL;
@@ -312,7 +321,7 @@ int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
 	if (!f)
 		return -ENOMEM;
 	fputs(base, f);
-	rest = memberpath__walk(*type, offset, f);
+	rest = memberpath__walk(*type, offset, f, lock);
 	if (rest)
 		fprintf(f, "+0x%" PRIx64, rest);
 	if (fclose(f) || !text) {
@@ -321,6 +330,26 @@ int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
 	}
 	*out = text;
 	return 0;
+}
+
+int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
+		     char **out)
+{
+	const char *lock;
+
+	return memberpath__text(type, offset, base, &lock, out);
+}
+
+int memberpath__lock(Dwarf_Die *type, uint64_t offset, const char *base,
+		     const char **lock, char **out)
+{
+	int err = memberpath__text(type, offset, base, lock, out);
+
+	if (err || *lock)
+		return err;
+	free(*out);
+	*out = NULL;
+	return -ENOENT;
 }
 
 /*

@@ -22,6 +22,14 @@
 int memberpath__name(Dwarf_Die *type, uint64_t offset, const char *base,
 		     char **out);
 /*
+ * As memberpath__name, for a byte that must lie in a lock: 0 only when
+ * the walk ends at a lock type (*lock: its name, "pthread_mutex_t",
+ * "pthread_cond_t", "mutex"...; the type's DWARF string).  -ENOENT: the
+ * byte is in no lock, or outside the type; -ENOMEM.
+ */
+int memberpath__lock(Dwarf_Die *type, uint64_t offset, const char *base,
+		     const char **lock, char **out);
+/*
  * The other way: where the member path (".not_empty", "[3].lock",
  * ".in.pair[1]"; what follows the variable's name) lies in a variable
  * of DWARF type `type`: *offset and *size in bytes.  0; -ENOENT: no

@@ -61,6 +61,7 @@
 #include "perfmap.h"
 #include "log.h"
 #include "maphistory.h"
+#include "callarg.h"
 #include "memberpath.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -79,10 +80,13 @@ enum cache_kind {
 	CACHE_OBJECT = 1,
 	CACHE_FRAMES_RET = 2,	/* symbolizer__frames of a return address */
 	CACHE_FRAMES_PC = 3,	/* ... of an exact pc */
+	CACHE_ARG_LOCK = 4,	/* symbolizer__argument_lock, a lock's row */
+	CACHE_ARG_COND = 5,	/* ... a condvar's row */
 };
+#define CACHE_KIND_BITS 3
 
 struct cache_entry {
-	uint64_t key;		/* (addr << 2 | kind) + 1; 0 = empty slot */
+	uint64_t key;		/* (addr << CACHE_KIND_BITS | kind) + 1; 0 = empty */
 	int err;
 	struct symbol_info info;
 	const char *object;
@@ -378,10 +382,15 @@ static void symbolizer__report(struct symbolizer *sym,
 		/* dwflfile owns fd from here. */
 		err = dwflfile__open(fd, file.base,
 				     symbolizer__link_base(sym, path), &elf);
-		mod = err ? NULL : dwflfile__report(elf, sym->dwfl, e->path);
+		if (err) {
+			pr_debug("symbols: cannot use %s: %s", e->path,
+				 strerror(-err));
+			continue;
+		}
+		mod = dwflfile__report(elf, sym->dwfl, e->path);
 		if (!mod) {
 			pr_debug("symbols: cannot use %s: %s", e->path,
-				 err ? strerror(-err) : dwfl_errmsg(-1));
+				 dwfl_errmsg(-1));
 			dwflfile__free(elf);
 			continue;
 		}
@@ -642,7 +651,7 @@ static int symbolizer__cache_grow(struct symbolizer *sym)
 static struct cache_entry *symbolizer__cache(struct symbolizer *sym,
 					     uint64_t addr, enum cache_kind kind)
 {
-	uint64_t key = (addr << 2 | kind) + 1;	/* never 0 */
+	uint64_t key = (addr << CACHE_KIND_BITS | kind) + 1;	/* never 0 */
 
 	if ((sym->cache_used + 1) * 4 > sym->cache_cap * 3 &&
 	    symbolizer__cache_grow(sym))
@@ -654,7 +663,7 @@ static void symbolizer__cache_fill(struct symbolizer *sym,
 				   struct cache_entry *slot, uint64_t addr,
 				   enum cache_kind kind)
 {
-	slot->key = (addr << 2 | kind) + 1;
+	slot->key = (addr << CACHE_KIND_BITS | kind) + 1;
 	sym->cache_used++;
 }
 
@@ -1192,6 +1201,61 @@ static const char *symbolizer__resolve_object(struct symbolizer *sym,
 		out = NULL;
 	free(full);
 	return symbolizer__own(sym, out);
+}
+
+/* The lock passed at the call returning to ret_addr, by its pointer's type. */
+static const char *symbolizer__resolve_argument(struct symbolizer *sym,
+						uint64_t ret_addr, bool condvar,
+						bool *known)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(sym->dwfl, ret_addr - 1);
+	struct modindex *idx = mod ? module_index(mod) : NULL;
+	struct callarg_abi abi;
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Addr bias;
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	char *name;
+	int n;
+
+	*known = idx != NULL;	/* without the module, it may come later */
+	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	if (!idx || !elf || !gelf_getehdr(elf, &ehdr) ||
+	    callarg__abi(ehdr.e_machine, &abi) ||
+	    !dwfl_module_getdwarf(mod, &bias))
+		return NULL;
+	n = modindex__scopes(idx, ret_addr - 1, &scopes);
+	if (callarg__lock_name(scopes, n, ret_addr - bias, &abi, condvar, &name))
+		name = NULL;
+	free(scopes);
+	return name ? symbolizer__own(sym, name) : NULL;
+}
+
+const char *symbolizer__argument_lock(struct symbolizer *sym,
+				      uint64_t ret_addr, bool condvar)
+{
+	enum cache_kind kind = condvar ? CACHE_ARG_COND : CACHE_ARG_LOCK;
+	struct cache_entry *slot;
+	struct symbolizer *to;
+	const char *name;
+	bool known;
+
+	if (sym->space)
+		return symbolizer__delegate(sym, &ret_addr, &to)
+		       ? symbolizer__argument_lock(to, ret_addr, condvar) : NULL;
+	slot = symbolizer__cache(sym, ret_addr, kind);
+	if (slot && slot->key)
+		return slot->object;
+	name = symbolizer__resolve_argument(sym, ret_addr, condvar, &known);
+	if (!known)
+		return NULL;
+	/* Not known is an answer too: each call site is read once. */
+	slot = symbolizer__cache(sym, ret_addr, kind);
+	if (slot && !slot->key) {
+		symbolizer__cache_fill(sym, slot, ret_addr, kind);
+		slot->object = name;
+	}
+	return name;
 }
 
 /* What symbolizer__find_object looks for, and what it found. */

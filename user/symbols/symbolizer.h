@@ -131,6 +131,14 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
  */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 /*
+ * A lock with no symbol (heap), by the type of the pointer the call
+ * returning to ret_addr was passed it through: "(struct queue *)->lock"
+ * (callarg.h), or NULL if the call site's DWARF does not say.  condvar:
+ * the row waits on a condvar, else on a lock.  Cached per call site.
+ */
+const char *symbolizer__argument_lock(struct symbolizer *sym,
+				      uint64_t ret_addr, bool condvar);
+/*
  * The global or static variable called name (its symbol-table name) in
  * the target's modules, or a member of one by its path from DWARF
  * ("queue.not_empty", "table[3].lock"): its address and size.  -ENOENT:
