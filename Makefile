@@ -140,7 +140,8 @@ TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(TARGET_SRCS)) \
                $(OUT)/tests/targets/libsharedlock.so $(OUT)/tests/targets/cxxlock \
                $(OUT)/tests/targets/cxxrt $(OUT)/tests/targets/rustlocks \
-               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS)
+               $(OUT)/tests/targets/workload-stripped $(STACK_LIBS) \
+               $(OUT)/tests/targets/libdlrace.so
 FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 
 .DELETE_ON_ERROR:
@@ -307,6 +308,17 @@ $(OUT)/tests/targets/stacks: tests/targets/stacks.c tests/targets/lib/targetkit.
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -L$(OUT)/tests/targets \
 		-lstackwrap -lstackfp -ldl -Wl,-rpath,'$$ORIGIN' -o $@
+
+# The dlopen race's library: waited through the moment it is loaded.
+$(OUT)/tests/targets/libdlrace.so: tests/targets/lib/dlrace.c tests/targets/lib/dlrace.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -fPIC -shared -pthread $< -o $@
+
+$(OUT)/tests/targets/dlrace: tests/targets/dlrace.c tests/targets/lib/targetkit.h \
+		$(OUT)/tests/targets/libdlrace.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -ldl -o $@
 
 # What users ship: no .symtab, no DWARF.
 $(OUT)/tests/targets/workload-stripped: $(OUT)/tests/targets/workload
@@ -539,7 +551,7 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/callarg symbols/srcpath \
                         symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
-                        symbols/demangle files/procmaps array log
+                        symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
@@ -547,7 +559,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     report/snapshot report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
                     report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/names report/stateformat symbols/srcpath \
+                    report/why report/rootsplit report/names report/stateformat symbols/srcpath \
                     outfile options locktype log array \
                     report/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)

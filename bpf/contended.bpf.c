@@ -180,14 +180,15 @@ static __always_inline bool libc_key(struct sp_key *key, __u64 uaddr,
  */
 static __always_inline bool contended_key(struct sp_key *key, __u64 uaddr,
 					  __u32 cmd, __u32 val, __u32 *holder,
-					  struct unwind_result *w_out)
+					  struct unwind_result *w_out,
+					  __u32 walk_flags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct unwind_result w = {};
 	bool close_on_wake;
 
-	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, &w);
+	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP | walk_flags, &w);
 	w_out->cut = w.cut;
 	w_out->left_libc = w.left_libc;
 	key->callsite = w.callsite;
@@ -227,7 +228,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		__u32 holder = 0;
 
 		st->close_on_wake = contended_key(&key, uaddr, cmd, val,
-						  &holder, &w);
+						  &holder, &w, 0);
 		if (!lock_wanted(key.type, key.object)) {
 			/* Not measured; the next wait is judged again. */
 			st->uaddr = 0;
@@ -333,7 +334,8 @@ static __always_inline bool dying(void)
  * image's or library's table not read yet when it began): walked again
  * from the same registers as it ends, when the loader has most likely
  * read the table, so the wait is filed with its whole stack.  The row's
- * holder stays the one seen when the wait began.
+ * holder stays the one seen when the wait began.  A walk still cut then
+ * keeps its raw frames for the loader (UNWIND_LATE, bpf/unwind.h).
  */
 static __always_inline void contended_rekey(struct sp_contended *st)
 {
@@ -346,9 +348,11 @@ static __always_inline void contended_rekey(struct sp_contended *st)
 	if (st->counted || st->reported_ns)
 		return;
 	close_on_wake = contended_key(&key, st->uaddr, st->cmd, st->val,
-				      &holder, &again);
+				      &holder, &again, UNWIND_LATE);
 	unwind_rewalked(&first, &again);
-	if (again.cut)
+	/* Still cut: filed under its late walk's stack, if it kept one. */
+	if (again.cut && (again.cut != UNWIND_CUT_STACK ||
+			  key.callsite != st->key.callsite))
 		return;
 	key.owner_tid = st->key.owner_tid;
 	st->key = key;

@@ -337,7 +337,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		 * library's table not read yet) gets its call site here.
 		 */
 		unwind_user(PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx),
-			    (keep ? UNWIND_KEEP : 0) | UNWIND_AT_RETURN, &w);
+			    (keep ? UNWIND_KEEP | UNWIND_LATE : 0) |
+			    UNWIND_AT_RETURN, &w);
 		if (keep)
 			key.stack_id = w.stack_id;
 		if (cut && !w.cut) {

@@ -137,6 +137,11 @@ enum sp_counter {
 				   own wait not seen, a cycle, too deep) */
 	SP_CNT_WHY_DROPPED,	/* --why: the why map was full, or a chain
 				   had more roots than a record keeps */
+	SP_CNT_LATE_KEPT,	/* a walk still cut by a table not read when
+				   its wait ended: its raw frames kept for
+				   the loader to finish (bpf/unwind.h) */
+	SP_CNT_LATE_LOST,	/* ...and not kept: the late-walk ring was
+				   full (its stack stays cut, counted) */
 	SP_CNT__COUNT,
 };
 

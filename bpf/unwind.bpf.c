@@ -25,6 +25,11 @@ const volatile __u32 func_nrows = 0;
 const volatile __u64 lll_private_start = 0;	/* file-relative */
 const volatile __u64 lll_private_end = 0;
 
+/* Keep the raw frames of walks still cut when their wait ends. */
+const volatile __u32 late_walks_on = 0;
+/* Makes each late walk's stack id its own. */
+__u64 late_seq = 0;
+
 /* Bumped here when the target execs: every table it had is stale. */
 volatile __u32 exec_seq = 0;
 
@@ -38,6 +43,7 @@ exec_seqs_map_t exec_seqs SEC(".maps");
 forked_from_map_t forked_from SEC(".maps");
 unwind_files_map_t unwind_files SEC(".maps");
 proc_layouts_map_t proc_layouts SEC(".maps");
+late_walks_map_t late_walks SEC(".maps");
 
 /* Frames walked past the call site looking for one outside --skip. */
 #define SP_SKIP_MAX_FRAMES	32
@@ -545,6 +551,69 @@ static __always_inline void wraps_decode(__u64 wraps, struct unwind_result *res)
 	res->whole_type = (__u16)whole;
 }
 
+/* Where a walk was cut, for late_walk_keep. */
+struct late_cut {
+	__u64 id;
+	__u64 pc;
+	__u64 sp;
+	__u64 bp;
+	__u32 tgid;
+	__u32 n;
+	__u32 bp_known;
+	__u32 lookup_ret;
+};
+
+/*
+ * A walk still cut when its wait ends: its raw frames to the loader,
+ * under a stack id of its own (the wait is filed under it, and the
+ * loader gives that id the whole stack once the table is read: two
+ * waits cut at the same frame may have come from different callers).
+ * The id to file the wait under: the new one, or cut->id when the ring
+ * was full (the stack stays cut, counted).  A global function: verified
+ * once, whatever the state of the walk that calls it.
+ */
+__noinline __u64 late_walk_keep(const struct late_cut *cut,
+				const struct sp_stack *kept)
+{
+	struct sp_late_walk *rec;
+	__u64 seq, id;
+
+	if (!cut || !kept)
+		return 0;
+	id = cut->id;
+	rec = bpf_ringbuf_reserve(&late_walks, sizeof(*rec), 0);
+	if (!rec) {
+		counter_bump(SP_CNT_LATE_LOST);
+		return id;
+	}
+	seq = __sync_fetch_and_add(&late_seq, 1) + 1;
+	id = (id ^ seq * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	if (!id)
+		id = 1;
+	rec->id = id;
+	rec->pc = cut->pc;
+	rec->sp = cut->sp;
+	rec->bp = cut->bp;
+	rec->tgid = cut->tgid;
+	rec->n = cut->n;
+	rec->bp_known = cut->bp_known;
+	rec->lookup_ret = cut->lookup_ret;
+	rec->pad = 0;
+	if (bpf_probe_read_kernel(rec->pcs, sizeof(rec->pcs), kept->pcs))
+		rec->n = 0;
+	rec->bytes = SP_LATE_STACK_BYTES;
+	if (bpf_probe_read_user(rec->stack, SP_LATE_STACK_BYTES,
+				(void *)cut->sp)) {
+		rec->bytes = SP_LATE_STACK_SHORT;
+		if (bpf_probe_read_user(rec->stack, SP_LATE_STACK_SHORT,
+					(void *)cut->sp))
+			rec->bytes = 0;
+	}
+	bpf_ringbuf_submit(rec, 0);
+	counter_bump(SP_CNT_LATE_KEPT);
+	return id;
+}
+
 __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 			    struct unwind_result *res)
 {
@@ -609,6 +678,18 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 	id ^= id >> 32;
 	if (!id)
 		id = 1;
+	if (res->cut == UNWIND_CUT_STACK && (flags & UNWIND_LATE) &&
+	    late_walks_on) {
+		struct late_cut cut = {
+			.id = id, .pc = w->pc, .sp = w->sp, .bp = w->bp,
+			.tgid = w->tgid, .n = w->n, .bp_known = w->bp_known,
+			/* Frame 0 is looked up at pc unless a return
+			   probe's: any later frame at pc - 1. */
+			.lookup_ret = w->at_return || w->pc != pc,
+		};
+
+		id = late_walk_keep(&cut, out) ?: id;
+	}
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
 		long err = bpf_map_update_elem(&stacks, &id, out, BPF_NOEXIST);
 

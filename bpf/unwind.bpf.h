@@ -76,7 +76,9 @@
  * of every file the loader has read), so libc and ld.so are walked in
  * the new image at once and the call site is right; a frame in a file
  * not read yet stops the walk (counted as stale), and the caller walks
- * again when the wait ends (unwind_rewalked).  Rejected: stopping the
+ * again when the wait ends (unwind_rewalked); a walk still cut then
+ * hands the loader its raw frames (UNWIND_LATE, struct sp_late_walk),
+ * which it finishes once the table is read (user/unwind/latewalk.c).  Rejected: stopping the
  * target at the exec until the loader is done (a SIGSTOP its parent
  * would see) and the mapping array alone (a new program's first waits
  * landed in libc for 0.2-0.3 s).
@@ -93,6 +95,17 @@ extern const volatile __u32 func_nrows;
 extern const volatile __u64 lll_private_start;
 extern const volatile __u64 lll_private_end;
 extern volatile __u32 exec_seq;
+extern const volatile __u32 late_walks_on;
+
+/*
+ * Late walks (struct sp_late_walk) for the loader to finish; sized by
+ * the loader (1 page when no stacks are kept).
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} late_walks_map_t;
+extern late_walks_map_t late_walks SEC(".maps");
 
 /*
  * Each followed process's image, by tgid: exec_seq's value at its last
@@ -292,6 +305,9 @@ struct unwind_result {
 #define UNWIND_KEEP		1	/* keep --stack-depth frames */
 #define UNWIND_AT_RETURN	2	/* pc is a return address (a return
 					   probe): looked up at pc - 1 */
+#define UNWIND_LATE		4	/* the last walk of a wait: a stack
+					   still cut by a table not read yet
+					   keeps its raw frames (late_walks) */
 
 /*
  * Walks from (pc, sp, bp) in the current task; keeps the stack when

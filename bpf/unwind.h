@@ -179,6 +179,33 @@ struct sp_stack {
 	__u64 pcs[SP_STACK_MAX_DEPTH];
 };
 
+/*
+ * A late walk: a stack cut at a module whose table the loader had not
+ * read when the wait ended (a library dlopen'ed a moment before), with
+ * the raw frames beyond the cut: the registers at the cut frame and the
+ * stack memory above its sp.  The loader finishes the walk with the
+ * table once it is read (user/unwind/latewalk.c) and files the wait's
+ * stack, interned under `id` (the frames up to the cut, as kept), with
+ * its whole frames.
+ */
+#define SP_LATE_STACK_BYTES	4096
+#define SP_LATE_STACK_SHORT	1024	/* when 4096 bytes run past the stack */
+
+struct sp_late_walk {
+	__u64 id;		/* the stack id the wait was filed under */
+	__u64 pc;		/* the cut frame: its pc, kept as the last frame */
+	__u64 sp;
+	__u64 bp;
+	__u32 tgid;
+	__u32 n;		/* frames kept, the cut frame included */
+	__u32 bp_known;
+	__u32 lookup_ret;	/* the cut frame's rule is looked up at pc - 1 */
+	__u32 bytes;		/* stack bytes read from sp */
+	__u32 pad;
+	__u64 pcs[SP_STACK_MAX_DEPTH];	/* the n frames kept */
+	__u8 stack[SP_LATE_STACK_BYTES];
+};
+
 /* The value size of a stack kept `depth` frames deep. */
 #define SP_STACK_SIZE(depth)	(8 + 8 * (depth))
 

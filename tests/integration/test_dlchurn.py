@@ -8,7 +8,7 @@ still counted and named."""
 import os
 import time
 
-from harness import BUILD, HANG_S, SyncprofTestCase
+from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
 
 DLCHURN = os.path.join(BUILD, "tests", "targets", "dlchurn")
 SHAREDLIB = os.path.join(BUILD, "tests", "targets", "libsharedlock.so")
@@ -26,6 +26,14 @@ RSS_BOUND_KB = 1024
 # syncprof has caught up with the churn when its CPU time stops moving
 # for this many polls in a row, 0.2 s apart (the target waits meanwhile).
 IDLE_POLLS = 5
+
+
+def sanitized(binary):
+    """An ASan build (make sanitize): its allocator keeps freed memory in
+    quarantine (256 MB by default), so its RSS grew by 64 MB here with no
+    leak; the counts and names are still checked."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def vm_rss_kb(pid):
@@ -81,10 +89,11 @@ class DlopenChurn(SyncprofTestCase):
         self.assertEqual(target.wait(timeout=HANG_S), 0)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertLessEqual(
-            end_kb - warm_kb, RSS_BOUND_KB,
-            f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} kB "
-            f"over {CYCLES} dlopen/dlclose cycles")
+        if not sanitized(SYNCPROF):
+            self.assertLessEqual(
+                end_kb - warm_kb, RSS_BOUND_KB,
+                f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} kB "
+                f"over {CYCLES} dlopen/dlclose cycles")
         truth = self.truth()
         self.assertEqual(truth["cycles"], WARMUP + CYCLES)
         report = run.reports[-1]

@@ -1264,6 +1264,27 @@ static void test_many_distinct_lookups(void **state UNUSED)
 
 /* ---- a file without its process --------------------------------------- */
 
+/* A file that is no ELF (a mapped data file, a script): no module, named
+   by its path alone, and nothing freed that was never made. */
+static void test_file_that_is_not_elf(void **state UNUSED)
+{
+	const uint64_t base = 0x7f1300000000ull;
+	char path[] = "/tmp/syncprof-notelf-XXXXXX";
+	struct symbol_info info;
+	struct symbolizer *sym;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#!/bin/sh\nexit 0\n", 18), 18);
+	close(fd);
+	assert_int_equal(symbolizer__new_file(path, base, NULL, &sym), 0);
+	assert_int_equal(symbolizer__callsite(sym, base + 8, &info), 0);
+	assert_string_equal(info.module, path);
+	assert_null(info.function);
+	symbolizer__free(sym);
+	unlink(path);
+}
+
 static void test_file_without_process(void **state UNUSED)
 {
 	const uint64_t base = 0x7f1200000000ull;
@@ -1362,6 +1383,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh_after_dlopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_distinct_lookups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_without_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_that_is_not_elf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo_as_debug_file, setup, teardown),
 	};
 

@@ -210,6 +210,12 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 	if (!file)
 		return -errno;
 	err = procmaps__parse(file, out);
+	/* A read cut short (the process ended meanwhile) is not the list. */
+	if (!err && ferror(file)) {
+		procmaps__free(*out);
+		*out = NULL;
+		err = -EIO;
+	}
 	fclose(file);
 	if (!err)
 		procmaps__resolve_paths(*out, pid);
@@ -334,6 +340,11 @@ int procmaps__file_path(pid_t pid, const struct procmaps_entry *entry,
 		return 0;
 	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, entry->start, entry->end);
+	if (same_file(path, entry))
+		return 0;
+	/* The process has exited since its maps were read: the same file
+	   (device and inode) under its name in syncprof's root. */
+	snprintf(path, len, "%s", entry->path);
 	if (same_file(path, entry))
 		return 0;
 	return -ENOENT;

@@ -139,8 +139,10 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 		depth = SP_STACK_MAX_DEPTH;
 	p->skel->rodata->stack_depth = depth;
 	p->skel->rodata->skip_enabled = !skiplist__empty(cfg->skip);
-	err = bpf_map__set_value_size(p->skel->maps.stacks,
-				      SP_STACK_SIZE(depth ? depth : 1));
+	err = probes__configure_late(p, depth);
+	if (!err)
+		err = bpf_map__set_value_size(p->skel->maps.stacks,
+					      SP_STACK_SIZE(depth ? depth : 1));
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.stacks,
 					       depth ? cfg->map_size : 1);
@@ -198,6 +200,8 @@ static int probes__start_unwinder(struct probes *p,
 		.files_fd = bpf_map__fd(p->skel->maps.unwind_files),
 		.libc_path = cfg->libc_path,
 		.skip = cfg->skip,
+		.busy = probes__drain_late,
+		.busy_ctx = p,
 	};
 	int err = unwinder__new(&ucfg, &p->unwinder);
 
@@ -327,6 +331,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	}
 	if (probes__wants_unwinder(cfg)) {
 		err = probes__start_unwinder(p, cfg);
+		if (!err)
+			err = probes__open_late(p);
 		if (err) {
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
@@ -437,6 +443,7 @@ void probes__free(struct probes *p)
 	bpf_link__destroy(p->release_link);
 	offcpu__free(p->offcpu);
 	ring_buffer__free(p->events);
+	probes__close_late(p);
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);

@@ -258,6 +258,25 @@ struct probes_stack_counts {
 	uint64_t misses;	/* frames looked up past the frame cache */
 };
 void probes__stack_counts(struct probes *p, struct probes_stack_counts *c);
+
+/*
+ * Late walks (user/unwind/latewalk.h): the stacks cut because a
+ * module's table was read after the wait ended, finished once it is.
+ */
+struct probes_late_stats {
+	uint64_t finished;	/* walked whole with the table read late */
+	uint64_t cut;		/* left cut: no table came, the bytes kept
+				   ran out, or the ring was full */
+	uint64_t pending;	/* waiting for a table */
+};
+
+/*
+ * Reads the late walks the kernel kept and finishes those whose tables
+ * are read, into tab; final: the rest are given up (counted as cut).
+ * 0 or -errno.
+ */
+int probes__finish_late(struct probes *p, struct stacktab *tab, bool final);
+void probes__late_stats(struct probes *p, struct probes_late_stats *st);
 void probes__free(struct probes *p);
 
 #endif

@@ -129,6 +129,8 @@ struct probes {
 	bool lock_order;		/* --lock-order: held sets, order pairs */
 	int loader_multi_link;
 	struct unwinder *unwinder;	/* NULL: no walk through modules */
+	struct latewalks *late;		/* walks cut by tables read late */
+	struct ring_buffer *late_ring;
 	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
@@ -170,6 +172,13 @@ int probes__attach_table(struct probes *p, const char *library,
 			 const char *only, bool at_entry);
 int probes__attach_releases(struct probes *p, const char *library);
 void probes__destroy_links(struct bpf_link **links, size_t n);
+
+/* lateread.c */
+int probes__configure_late(struct probes *p, unsigned int depth);
+int probes__open_late(struct probes *p);
+void probes__close_late(struct probes *p);
+/* Takes the late walks out of the kernel's ring (a long sync's pauses). */
+void probes__drain_late(void *p);
 
 /* counters.c */
 uint64_t probes__counter(struct probes *p, __u32 which);

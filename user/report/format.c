@@ -843,6 +843,9 @@ json_t *format__json_report(const struct format_config *cfg,
 		"stepped", (json_int_t)meta->calibration_stepped_ns), err);
 	jsonout__set(o, "unwind_stopped", jsonout__uint(meta->unwind_stopped), err);
 	jsonout__set(o, "abandoned", jsonout__uint(meta->abandoned), err);
+	jsonout__set(o, "stacks_late", json_pack("{sIsI}",
+		"finished", (json_int_t)meta->late_finished,
+		"cut", (json_int_t)meta->late_cut), err);
 	jsonout__set(o, "dropped_causes", json_pack("{sIsIsIsIsI}",
 		"map_full", (json_int_t)d->map_full,
 		"no_storage", (json_int_t)d->no_storage,

@@ -96,6 +96,13 @@ struct format_meta {
 	uint64_t calibration_stepped_ns;
 	uint64_t unwind_stopped; /* contended: walks out of libc cut short */
 	uint64_t abandoned;	/* full: calls left by longjmp, as failed */
+	/*
+	 * Stacks cut at a module whose table was read after the wait ended
+	 * (a library dlopen'ed a moment before): finished late, or left cut
+	 * (JSON "stacks_late"); both 0 when no stacks are kept.
+	 */
+	uint64_t late_finished;
+	uint64_t late_cut;
 	unsigned int sequence;	/* 1 for the first report */
 	/* --states: the window's thread states (table section, JSON
 	 * "threads"); NULL without. */

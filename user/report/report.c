@@ -18,6 +18,7 @@
 #include "locktype.h"
 #include "order.h"
 #include "report.h"
+#include "stacktab.h"
 
 uint64_t report__counted_ns(const struct report_row *r)
 {
@@ -296,7 +297,9 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		}
 		parts[n_parts++] = (struct stack_part){
 			.row = n_rows - 1,
-			.stack = { e->key.stack_id, e->count, e->wait_ns,
+			.stack = { stacktab__canonical(settings->stacks,
+						       e->key.stack_id),
+				   e->count, e->wait_ns,
 				   e->max_ns, e->failed },
 		};
 	}

@@ -15,6 +15,8 @@
 #include "options.h"
 #include "snapshot.h"
 
+struct stacktab;
+
 #define REPORT_NO_TID ((int64_t)-1)
 
 /* One distinct stack of a row: the waits that came through it. */
@@ -65,6 +67,8 @@ struct report_settings {
 	enum sort_key sort;
 	unsigned int top;	/* 0 = all */
 	enum report_classes classes;
+	/* Stack ids merged under their aliases (stacktab.h), or NULL. */
+	const struct stacktab *stacks;
 };
 
 struct report_rows {

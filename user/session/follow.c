@@ -203,6 +203,11 @@ void session__modules_changed(struct session *s)
 	err = probes__sync_modules(s->probes);
 	if (session__space(s))
 		symbolizer__refresh(s->symbolizer);
+	/* Exited meanwhile: its last tables stay, for its late walks. */
+	if (err == -ENOENT || err == -ESRCH)
+		err = 0;
+	if (!err)
+		err = probes__finish_late(s->probes, s->stacks, false);
 	if (err)
 		pr_warn("cannot update the unwind tables: %s", strerror(-err));
 }

@@ -378,7 +378,9 @@ static int session__print(struct session *s, const struct session_views *v,
 	size_t n_procs = 0;
 	const struct procset_entry *procs = session__processes(s, &n_procs);
 	const struct session_calibration *cal = session__calibration(s);
+	struct probes_late_stats late;
 
+	probes__late_stats(s->probes, &late);
 	session__notice_children(s);
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
@@ -398,6 +400,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.calibration_stepped_ns = cal->site_ns[SP_SITE_STEPPED],
 		.unwind_stopped = probes__unwind_stopped(s->probes),
 		.abandoned = probes__abandoned(s->probes),
+		.late_finished = late.finished,
+		.late_cut = late.cut,
 		.sequence = ++r->sequence,
 		.states = r->states ? &states : NULL,
 		.hist = s->opts->hist,
@@ -519,6 +523,20 @@ int session__read(struct session *s)
 }
 
 /*
+ * The stacks cut by a table read late, finished with the tables read
+ * since; the last report's read gives up on the rest (counted).
+ */
+static int session__finish_late(struct session *s, bool final)
+{
+	int err = probes__finish_late(s->probes, s->stacks, final);
+
+	if (err)
+		pr_warn("cannot finish the stacks cut by late tables: %s",
+			strerror(-err));
+	return err == -ENOMEM ? err : 0;
+}
+
+/*
  * One report of the window since the last; the last report of the run
  * (final) also lists the waits still in progress.  Interval reports do
  * not: those waits are counted in the window where they end, and a
@@ -533,12 +551,16 @@ int session__report(struct session *s, bool final)
 		.per_process = s->opts->per_process || !s->follow,
 		.sort = s->opts->sort,
 		.top = s->opts->top,
+		.stacks = s->stacks,
 	};
 	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting = NULL;
 	struct why *why = NULL, *why_delta = NULL;
 	struct session_views views;
 	uint64_t closed;
-	int err = session__read(s);
+	int err = session__finish_late(s, final);
+
+	if (!err)
+		err = session__read(s);
 
 	if (!err && s->probes && s->opts->blame)
 		err = probes__read_blame(s->probes, &blame);

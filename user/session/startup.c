@@ -254,6 +254,7 @@ static void report_unwind_tables(struct session *s)
 void session__report_costs(struct session *s)
 {
 	struct probes_stack_counts c;
+	struct probes_late_stats late;
 	uint64_t run_ns, runs, n;
 
 	if (!s->probes)
@@ -271,6 +272,12 @@ void session__report_costs(struct session *s)
 			"those processes may be unnamed, or walked with their "
 			"parent's tables", (unsigned long long)n);
 	probes__stack_counts(s->probes, &c);
+	probes__late_stats(s->probes, &late);
+	if (late.finished || late.cut)
+		pr_info("stacks cut by tables read late: %llu finished when "
+			"the tables came, %llu left cut",
+			(unsigned long long)late.finished,
+			(unsigned long long)late.cut);
 	if (probes__unwinds(s->probes))
 		pr_info("stacks: %zu kept; call sites left inside libc %llu "
 			"(unwind_stopped); walks stopped early %llu (JIT or "

@@ -382,10 +382,15 @@ static void symbolizer__report(struct symbolizer *sym,
 		/* dwflfile owns fd from here. */
 		err = dwflfile__open(fd, file.base,
 				     symbolizer__link_base(sym, path), &elf);
-		mod = err ? NULL : dwflfile__report(elf, sym->dwfl, e->path);
+		if (err) {
+			pr_debug("symbols: cannot use %s: %s", e->path,
+				 strerror(-err));
+			continue;
+		}
+		mod = dwflfile__report(elf, sym->dwfl, e->path);
 		if (!mod) {
 			pr_debug("symbols: cannot use %s: %s", e->path,
-				 err ? strerror(-err) : dwfl_errmsg(-1));
+				 dwfl_errmsg(-1));
 			dwflfile__free(elf);
 			continue;
 		}

@@ -15,6 +15,7 @@ struct stack_slot {
 	uint64_t *frames;
 	uint32_t n;
 	enum stacktab_end end;
+	uint64_t alias;		/* the id the same frames go by, or 0 */
 };
 
 struct stacktab {
@@ -95,8 +96,31 @@ int stacktab__add(struct stacktab *tab, uint64_t id, const uint64_t *frames,
 		free(slot->frames);
 	else
 		tab->count++;
-	*slot = (struct stack_slot){ id, copy, n, end };
+	*slot = (struct stack_slot){ id, copy, n, end, 0 };
 	return 0;
+}
+
+int stacktab__alias(struct stacktab *tab, uint64_t id, uint64_t to)
+{
+	struct stack_slot *slot;
+
+	if (!id || !to)
+		return -EINVAL;
+	slot = stacktab__slot(tab->slots, tab->cap, id);
+	if (!slot->id)
+		return -ENOENT;
+	slot->alias = to == id ? 0 : to;
+	return 0;
+}
+
+uint64_t stacktab__canonical(const struct stacktab *tab, uint64_t id)
+{
+	const struct stack_slot *slot;
+
+	if (!tab || !id)
+		return id;
+	slot = stacktab__slot(tab->slots, tab->cap, id);
+	return slot->id && slot->alias ? slot->alias : id;
 }
 
 int stacktab__get(const struct stacktab *tab, uint64_t id,

@@ -39,5 +39,13 @@ int stacktab__add(struct stacktab *tab, uint64_t id, const uint64_t *frames,
 int stacktab__get(const struct stacktab *tab, uint64_t id,
 		  const uint64_t **frames, uint32_t *n, enum stacktab_end *end);
 size_t stacktab__count(const struct stacktab *tab);
+/*
+ * Stack id is also known as to (the same frames, interned apart: a late
+ * walk, see latewalk.h): reports merge its waits into to's.  0, -EINVAL,
+ * or -ENOENT when id has no frames in the table.
+ */
+int stacktab__alias(struct stacktab *tab, uint64_t id, uint64_t to);
+/* The id id's waits are merged under: its alias, or itself. */
+uint64_t stacktab__canonical(const struct stacktab *tab, uint64_t id);
 
 #endif

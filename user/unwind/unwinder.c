@@ -56,6 +56,7 @@ struct build {
 struct placed {
 	uint64_t start, end, offset, dev, inode;
 	struct sp_mapping m;
+	bool failed;		/* its file could not be read: tried again */
 };
 
 /* One process's mappings as last installed. */
@@ -67,8 +68,17 @@ struct proc {
 	bool installed;
 };
 
+/* A table's rows read back from the kernel, for late walks. */
+struct rowcopy {
+	uint32_t slot;
+	uint32_t n;
+	struct sp_unwind_row *rows;
+};
+
 struct unwinder {
 	struct unwinder_config cfg;
+	struct rowcopy *copies;
+	size_t n_copies, cap_copies;
 	uint64_t libc_dev, libc_inode;
 	struct build *builds;
 	size_t n_builds, cap_builds;
@@ -107,6 +117,9 @@ void unwinder__free(struct unwinder *u)
 	for (size_t i = 0; i < u->n_procs; i++)
 		free(u->procs[i].placed);
 	free(u->procs);
+	for (size_t i = 0; i < u->n_copies; i++)
+		free(u->copies[i].rows);
+	free(u->copies);
 	free(u);
 }
 
@@ -275,8 +288,11 @@ static void unwinder__publish_file(struct unwinder *u,
 			 strerror(errno));
 }
 
-/* A mapping not seen before: its file's build and load bias. */
-static void unwinder__place(struct unwinder *u, pid_t pid,
+/*
+ * A mapping not seen before: its file's build and load bias.  0, or
+ * -errno when its file could not be read (no rows: walks stop there).
+ */
+static int unwinder__place(struct unwinder *u, pid_t pid,
 			    const struct procmaps_entry *e, struct sp_mapping *m)
 {
 	const struct build *known = unwinder__find_file(u, e->dev, e->inode);
@@ -316,27 +332,14 @@ static void unwinder__place(struct unwinder *u, pid_t pid,
 		/* No rows: a walk that reaches it stops there. */
 		pr_debug("unwind: no table for %s: %s", e->path, strerror(-err));
 		unwinder__publish_file(u, e, m);
-		return;
+		return err;
 	}
 	m->table = b.slot;
 	m->n_rows = b.n_rows;
 	if (b.fp)
 		m->flags |= SP_MAP_F_FP;
 	unwinder__publish_file(u, e, m);
-}
-
-static const struct placed *unwinder__placed(const struct proc *pr,
-					     const struct procmaps_entry *e)
-{
-	for (size_t i = 0; i < pr->n_placed; i++) {
-		const struct placed *p = &pr->placed[i];
-
-		if (p->start == e->start && p->end == e->end &&
-		    p->offset == e->offset && p->dev == e->dev &&
-		    p->inode == e->inode)
-			return p;
-	}
-	return NULL;
+	return 0;
 }
 
 static bool same_placement(const struct placed *a, size_t na,
@@ -387,42 +390,140 @@ static struct proc *unwinder__proc(struct unwinder *u, pid_t pid)
 	return &u->procs[u->n_procs++];
 }
 
+/*
+ * A sync that builds tables re-reads the maps when this long has passed
+ * since it read them, and goes on with what it finds: a library loaded
+ * meanwhile is seen while the process lives, not after the sync (a short
+ * GStreamer pipeline dlopen'ed its plugins while the tables of
+ * gst_init's libraries were built, 40 ms, and exited before the next
+ * read).  Rounds are bounded; placements are kept between them.
+ */
+#define SYNC_RESCAN_NS	(2ull * 1000000ull)
+#define SYNC_ROUNDS	64
+
+static const struct placed *placed_in(const struct placed *v, size_t n,
+				      const struct procmaps_entry *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct placed *p = &v[i];
+
+		if (p->start == e->start && p->end == e->end &&
+		    p->offset == e->offset && p->dev == e->dev &&
+		    p->inode == e->inode && !p->failed)
+			return p;
+	}
+	return NULL;
+}
+
+/* The maps of pid: its executable file mappings; -ESRCH when none. */
+static int unwinder__read_maps(pid_t pid, struct procmaps **out)
+{
+	int err = procmaps__read(pid, out);
+
+	if (err) {
+		pr_debug("unwind: PID %d: maps: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	procmaps__keep_exec_files(*out);
+	if (!procmaps__count(*out)) {
+		/* Exited (a zombie maps nothing): keep what was placed. */
+		procmaps__free(*out);
+		*out = NULL;
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/*
+ * One round: maps placed (placements of the round before and of the
+ * installed array kept).  Before each table it builds, a round whose
+ * maps were read SYNC_RESCAN_NS ago reads them again: 1, with *again,
+ * the round cut short (the next goes on from there); if that read fails
+ * (the process ended), the round goes on with the maps it has.
+ */
+static int unwinder__place_round(struct unwinder *u, struct proc *pr,
+				 const struct procmaps *maps, uint64_t read_ns,
+				 const struct placed *before, size_t n_before,
+				 bool last, struct placed **out, size_t *n_out,
+				 struct procmaps **again)
+{
+	size_t count = procmaps__count(maps), n = 0;
+	struct placed *next = calloc(count + 1, sizeof(*next));
+	int err = 0;
+
+	*again = NULL;
+	if (!next)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct procmaps_entry *e = procmaps__entry(maps, i);
+		const struct placed *old = placed_in(before, n_before, e);
+		struct placed *p;
+
+		if (!old)
+			old = placed_in(pr->placed, pr->n_placed, e);
+		if (!old && clock__monotonic_ns() - read_ns > SYNC_RESCAN_NS) {
+			if (u->cfg.busy)
+				u->cfg.busy(u->cfg.busy_ctx);
+			if (!last) {
+				last = true;	/* one read per round */
+				if (!unwinder__read_maps(pr->pid, again)) {
+					err = 1;
+					break;
+				}
+			}
+		}
+		p = &next[n++];
+		*p = (struct placed){
+			.start = e->start, .end = e->end, .offset = e->offset,
+			.dev = e->dev, .inode = e->inode,
+		};
+		if (old) {
+			p->m = old->m;
+			continue;
+		}
+		err = unwinder__place(u, pr->pid, e, &p->m);
+		/* Out of reach for a moment (the process ending): again. */
+		p->failed = err == -ENOENT || err == -ESRCH;
+		err = 0;
+	}
+	*out = next;
+	*n_out = n;
+	return err;
+}
+
 int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq)
 {
 	struct placed *next = NULL;
-	struct procmaps *maps;
 	struct proc *pr = unwinder__proc(u, pid);
+	struct procmaps *maps;
 	size_t n = 0;
 	int err;
 
 	if (!pr)
 		return -ENOMEM;
-	err = procmaps__read(pid, &maps);
-	if (err) {
-		pr_debug("unwind: PID %d: maps: %s", (int)pid, strerror(-err));
+	err = unwinder__read_maps(pid, &maps);
+	if (err)
 		return err;
-	}
-	procmaps__keep_exec_files(maps);
-	next = calloc(procmaps__count(maps) + 1, sizeof(*next));
-	if (!next) {
-		procmaps__free(maps);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < procmaps__count(maps); i++) {
-		const struct procmaps_entry *e = procmaps__entry(maps, i);
-		const struct placed *old = unwinder__placed(pr, e);
-		struct placed *p = &next[n++];
+	for (int round = 0; maps; round++) {
+		uint64_t read_ns = clock__monotonic_ns();
+		struct procmaps *again = NULL;
+		struct placed *v = NULL;
+		size_t nv = 0;
 
-		*p = (struct placed){
-			.start = e->start, .end = e->end, .offset = e->offset,
-			.dev = e->dev, .inode = e->inode,
-		};
-		if (old)
-			p->m = old->m;
-		else
-			unwinder__place(u, pid, e, &p->m);
+		err = unwinder__place_round(u, pr, maps, read_ns, next, n,
+					    round == SYNC_ROUNDS - 1, &v, &nv,
+					    &again);
+		procmaps__free(maps);
+		maps = again;
+		if (err < 0) {
+			procmaps__free(maps);
+			free(next);
+			return err;
+		}
+		free(next);
+		next = v;
+		n = nv;
 	}
-	procmaps__free(maps);
 	if (pr->installed && exec_seq == pr->exec_seq &&
 	    same_placement(next, n, pr->placed, pr->n_placed)) {
 		free(next);
@@ -459,6 +560,90 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 		u->procs[i] = u->procs[--u->n_procs];
 		return;
 	}
+}
+
+/* A table's rows, read from the kernel on first use. */
+static const struct rowcopy *unwinder__rows(struct unwinder *u, uint32_t slot,
+					    uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct rowcopy c = { .slot = slot, .n = n };
+	uint32_t id = 0, out = 0, count = n, *keys;
+	int fd, err;
+
+	for (size_t i = 0; i < u->n_copies; i++)
+		if (u->copies[i].slot == slot)
+			return &u->copies[i];
+	if (bpf_map_lookup_elem(u->cfg.tables_fd, &slot, &id))
+		return NULL;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return NULL;
+	c.rows = calloc(n ? n : 1, sizeof(*c.rows));
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	err = !c.rows || !keys ? -ENOMEM : 0;
+	if (!err && bpf_map_lookup_batch(fd, NULL, &out, keys, c.rows, &count,
+					 &opts) && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	free(keys);
+	if (!err && count != n)
+		err = -EIO;
+	if (!err && array__grow(&u->copies, &u->cap_copies, u->n_copies + 1,
+				sizeof(*u->copies)))
+		err = -ENOMEM;
+	if (err) {
+		free(c.rows);
+		return NULL;
+	}
+	u->copies[u->n_copies] = c;
+	return &u->copies[u->n_copies++];
+}
+
+int unwinder__rule_at(struct unwinder *u, pid_t pid, uint64_t addr,
+		      struct sp_unwind_row *row, uint32_t *map_flags)
+{
+	const struct placed *p = NULL;
+	const struct rowcopy *c;
+	size_t lo = 0, hi;
+	uint64_t rel;
+
+	*map_flags = 0;
+	for (size_t i = 0; i < u->n_procs && !p; i++) {
+		const struct proc *pr = &u->procs[i];
+
+		if (pr->pid != pid || !pr->installed)
+			continue;
+		for (size_t k = 0; k < pr->n_placed; k++)
+			if (addr >= pr->placed[k].m.start &&
+			    addr < pr->placed[k].m.end)
+				p = &pr->placed[k];
+		if (!p)
+			return -EAGAIN;
+	}
+	if (!p || (p->m.table == SP_TABLE_NONE && !p->m.flags))
+		return -EAGAIN;
+	*map_flags = p->m.flags;
+	if (p->m.table == SP_TABLE_NONE)
+		return -ENODATA;
+	c = unwinder__rows(u, p->m.table, p->m.n_rows);
+	if (!c)
+		return -EAGAIN;
+	rel = addr - p->m.bias;
+	hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rel < c->rows[mid].start) {
+			hi = mid;
+		} else if (rel >= c->rows[mid].end) {
+			lo = mid + 1;
+		} else {
+			*row = c->rows[mid];
+			return 0;
+		}
+	}
+	return -ENODATA;
 }
 
 static uint64_t layout_mix(uint64_t h, uint64_t v)

@@ -25,6 +25,12 @@ struct unwinder_config {
 	int files_fd;		/* unwind_files: file -> its table, or -1 */
 	const char *libc_path;	/* the library libc_funcs models, or NULL */
 	const struct skiplist *skip;	/* --skip, or NULL */
+	/*
+	 * Called between table builds of a long sync (every few ms), to
+	 * drain what the kernel hands over meanwhile; or NULL.
+	 */
+	void (*busy)(void *ctx);
+	void *busy_ctx;
 };
 
 struct unwinder_stats {
@@ -65,6 +71,13 @@ void unwinder__forget(struct unwinder *u, pid_t pid);
  */
 uint64_t unwinder__layout(const struct unwinder *u, pid_t pid);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *st);
+/*
+ * The rule the kernel's walk finds at a lookup address of pid (late
+ * walks, latewalk.h): 0 with *row; -ENODATA: placed, no row there
+ * (*map_flags: the mapping's SP_MAP_F_*); -EAGAIN: no table placed there.
+ */
+int unwinder__rule_at(struct unwinder *u, pid_t pid, uint64_t addr,
+		      struct sp_unwind_row *row, uint32_t *map_flags);
 
 /* How a mapping of a file is walked, from its name and identity. */
 uint32_t unwinder__mapping_flags(const struct procmaps_entry *e,
