@@ -235,14 +235,22 @@ class Live(SyncprofTestCase):
         """big_lock's acquisitions, at whatever call site."""
         return sum(r["count"] for r in screen.rows if r["object"] == "big_lock")
 
+    @staticmethod
+    def whole_line(path):
+        """Whether path holds a line and its end."""
+        try:
+            with open(path) as f:
+                return f.read().endswith("\n")
+        except FileNotFoundError:
+            return False
+
     def assertCleanExit(self, tmux, screen, code):
         """Exit 0, the main screen back, the modes as before, the final
         report in the normal table format."""
         self.assertEqual(code, 0, screen.text)
         self.assertFalse(tmux.alternate_on(), "still on the alternate screen")
-        # The shell creates the file before stty writes it: wait for its line.
-        self.wait_for(tmux, lambda s: os.path.exists(self.stty_after) and
-                      os.path.getsize(self.stty_after) > 0, "stty")
+        # The shell makes the file before stty writes its line into it.
+        self.wait_for(tmux, lambda s: self.whole_line(self.stty_after), "stty")
         with open(self.stty_before) as a, open(self.stty_after) as b:
             self.assertEqual(a.read(), b.read(), "terminal modes not restored")
         self.assertFalse(screen.live, screen.text)
