@@ -52,6 +52,7 @@ struct modindex {
 	struct var_addr *vars;
 	size_t n_vars, cap_vars;
 	bool vars_indexed;
+	bool dwarf_unsafe;	/* a string section runs past its end */
 };
 
 static int cmp_range(const void *pa, const void *pb)
@@ -120,12 +121,54 @@ static int modindex__visit_function(struct modindex *idx, Dwarf_Die *die)
 	return 0;
 }
 
+/*
+ * Whether every DWARF section that a valid file ends with a NUL (the last
+ * DIE's and abbreviation table's terminators, the string tables') does.
+ * libdw reads DW_FORM_string values with strlen: in a file without that
+ * last NUL (a target's, or a fuzzer's), it would read past the section's
+ * end.  Such a module's DWARF is not used at all.
+ */
+static bool dwarf_sections_terminated(Dwarf *dwarf)
+{
+	static const char *const ends_with_nul[] = {
+		".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+	};
+	Elf *elf = dwarf_getelf(dwarf);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+			continue;
+		for (size_t i = 0; i < sizeof(ends_with_nul) / sizeof(*ends_with_nul); i++) {
+			if (strcmp(name, ends_with_nul[i]))
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (data && data->d_size &&
+			    ((const char *)data->d_buf)[data->d_size - 1])
+				return false;
+		}
+	}
+	return true;
+}
+
 static int modindex__index_dwarf(struct modindex *idx, Dwfl_Module *mod)
 {
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr cu_bias;
 
 	idx->dwarf = dwfl_module_getdwarf(mod, &idx->bias);
+	if (idx->dwarf && !dwarf_sections_terminated(idx->dwarf)) {
+		idx->dwarf = NULL;
+		idx->dwarf_unsafe = true;
+	}
 	if (!idx->dwarf)
 		return 0;
 	while ((cu = dwfl_module_nextcu(mod, cu, &cu_bias)))
@@ -136,9 +179,53 @@ static int modindex__index_dwarf(struct modindex *idx, Dwfl_Module *mod)
 	return 0;
 }
 
+/* The string tables of an ELF file's symbol tables, as libdwfl reads them. */
+struct strtabs {
+	Elf *elf;
+	const char *lo[2], *hi[2];
+	int n;
+};
+
+static void strtabs__load(struct strtabs *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	t->elf = elf;
+	t->n = 0;
+	while (elf && t->n < 2 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(elf_getscn(elf, shdr.sh_link), NULL);
+		if (!data || !data->d_buf)
+			continue;
+		t->lo[t->n] = data->d_buf;
+		t->hi[t->n++] = (const char *)data->d_buf + data->d_size;
+	}
+}
+
+/*
+ * Whether a symbol's name ends inside its string table: libdwfl checks
+ * only that it starts there, and a file whose table lacks the last NUL
+ * (a target's, or a fuzzer's) would be read past its end.
+ */
+static bool strtabs__terminated(struct strtabs *t, Elf *elf, const char *name)
+{
+	if (elf != t->elf)
+		strtabs__load(t, elf);
+	for (int i = 0; i < t->n; i++)
+		if (name >= t->lo[i] && name < t->hi[i])
+			return memchr(name, 0, (size_t)(t->hi[i] - name)) != NULL;
+	return false;
+}
+
 static int modindex__index_symbols(struct modindex *idx, Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
+	struct strtabs tabs = { 0 };
 
 	if (n <= 0)
 		return 0;
@@ -149,12 +236,14 @@ static int modindex__index_symbols(struct modindex *idx, Dwfl_Module *mod)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
+		Elf *elf = NULL;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   &shndx, NULL, NULL);
+							   &shndx, &elf, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 		int bind = GELF_ST_BIND(sym.st_info);
 
-		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		if (!name || !strtabs__terminated(&tabs, elf, name) || !*name ||
+		    sym.st_shndx == SHN_UNDEF ||
 		    (type != STT_FUNC && type != STT_OBJECT))
 			continue;
 		idx->syms[idx->n_syms++] = (struct symbol){
@@ -392,4 +481,9 @@ int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
 			return 0;
 	}
 	return -ENOENT;
+}
+
+bool modindex__dwarf_usable(const struct modindex *idx)
+{
+	return idx && !idx->dwarf_unsafe;
 }

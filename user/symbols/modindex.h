@@ -35,4 +35,10 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
  */
 int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die);
 
+/*
+ * Whether libdw may read this module's DWARF: false when a section that
+ * ends with a NUL in every valid file does not (libdw would read past it).
+ */
+bool modindex__dwarf_usable(const struct modindex *idx);
+
 #endif

@@ -734,7 +734,8 @@ static void symbolizer__source(struct symbolizer *sym, Dwfl_Module *mod,
 			       struct modindex *idx, Dwarf_Addr pc,
 			       struct symbol_info *info, char **inline_function)
 {
-	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	Dwfl_Line *line = modindex__dwarf_usable(idx) ?
+			  dwfl_module_getsrc(mod, pc) : NULL;
 	Dwarf_Die *scopes = NULL, *cudie, cu_mem;
 	Dwarf_Files *files = NULL;
 	const char *file;
@@ -925,7 +926,8 @@ static int symbolizer__expand(struct symbolizer *sym, Dwfl_Module *mod,
 			      const struct symbol_info *base,
 			      struct symbol_frame **out, size_t *n)
 {
-	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	Dwfl_Line *line = modindex__dwarf_usable(idx) ?
+			  dwfl_module_getsrc(mod, pc) : NULL;
 	Dwarf_Die *scopes = NULL, *cudie = NULL, cu_mem;
 	Dwarf_Files *files = NULL;
 	const char *file = NULL, *comp_dir = NULL;
@@ -940,7 +942,7 @@ static int symbolizer__expand(struct symbolizer *sym, Dwfl_Module *mod,
 	nscopes = idx ? modindex__scopes(idx, pc, &scopes) : 0;
 	if (nscopes > 0)
 		cudie = dwarf_diecu(&scopes[nscopes - 1], &cu_mem, NULL, NULL);
-	if (!cudie) {
+	if (!cudie && modindex__dwarf_usable(idx)) {
 		Dwarf_Addr bias;
 
 		cudie = dwfl_module_addrdie(mod, pc, &bias);
