@@ -210,7 +210,10 @@ static void strtabs__load(struct strtabs *t, Elf *elf)
 /*
  * Whether a symbol's name ends inside its string table: libdwfl checks
  * only that it starts there, and a file whose table lacks the last NUL
- * (a target's, or a fuzzer's) would be read past its end.
+ * (a target's, or a fuzzer's) would be read past its end.  A file whose
+ * section headers cannot be read (cut short before them) has its
+ * dynamic symbols read through PT_DYNAMIC: those names are taken as
+ * libdwfl gives them.
  */
 static bool strtabs__terminated(struct strtabs *t, Elf *elf, const char *name)
 {
@@ -219,7 +222,7 @@ static bool strtabs__terminated(struct strtabs *t, Elf *elf, const char *name)
 	for (int i = 0; i < t->n; i++)
 		if (name >= t->lo[i] && name < t->hi[i])
 			return memchr(name, 0, (size_t)(t->hi[i] - name)) != NULL;
-	return false;
+	return !t->n;
 }
 
 static int modindex__index_symbols(struct modindex *idx, Dwfl_Module *mod)
