@@ -35,11 +35,12 @@ static void lookup(const struct modindex *idx, GElf_Addr addr)
 }
 
 /* A symbol modindex__build keeps (modindex.c, index_symbols). */
-static bool indexed(const char *name, const GElf_Sym *sym)
+static bool indexed(Elf *elf, const char *name, const GElf_Sym *sym)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 
-	return name && *name && sym->st_shndx != SHN_UNDEF &&
+	return name && modindex__name_ends(elf, name) && *name &&
+	       sym->st_shndx != SHN_UNDEF &&
 	       (type == STT_FUNC || type == STT_OBJECT);
 }
 
@@ -54,11 +55,12 @@ static void check_module(Dwfl_Module *mod, const struct modindex *idx)
 		GElf_Addr addr;
 		GElf_Word shndx;
 		GElf_Off offset;
+		Elf *elf = NULL;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   &shndx, NULL, NULL);
+							   &shndx, &elf, NULL);
 		int type;
 
-		if (indexed(name, &sym) &&
+		if (indexed(elf, name, &sym) &&
 		    (!modindex__symbol(idx, addr, &offset, &type) || offset))
 			abort();
 		lookup(idx, addr);

@@ -490,3 +490,10 @@ bool modindex__dwarf_usable(const struct modindex *idx)
 {
 	return idx && !idx->dwarf_unsafe;
 }
+
+bool modindex__name_ends(Elf *elf, const char *name)
+{
+	struct strtabs tabs = { 0 };
+
+	return strtabs__terminated(&tabs, elf, name);
+}

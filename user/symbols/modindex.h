@@ -41,4 +41,10 @@ int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die);
  */
 bool modindex__dwarf_usable(const struct modindex *idx);
 
+/*
+ * Whether a symbol's name (as dwfl_module_getsym_info gives it, from elf)
+ * ends inside its string table; a symbol whose name does not is left out.
+ */
+bool modindex__name_ends(Elf *elf, const char *name);
+
 #endif
