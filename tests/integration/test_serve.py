@@ -20,6 +20,7 @@ import urllib.request
 from harness import BUILD, SYNCPROF, SyncprofTestCase, WORKLOAD
 from test_profiles import GO, Profile
 from test_waits import RELEASER, marker_line
+from test_why import CONVOY, c_unlock_root, root_share
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
@@ -364,6 +365,71 @@ class Serve(SyncprofTestCase):
             self.assertEqual(sum(s["count"] for s in samples), expected["count"])
             self.assertWithin(sum(s["delay"] for s in samples), expected["ns"],
                               TOLERANCE, release)
+        self.stop_serve(proc)
+
+    def pprof_over_http(self, url, *args):
+        """go tool pprof ARGS URL: what its user reads of a served profile."""
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        proc = subprocess.run([GO, "tool", "pprof", "-timeout", "120", *args,
+                               url], capture_output=True, text=True,
+                              timeout=300, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
+    def test_why_splits_the_block_profile_by_root(self):
+        """--serve --pid P --why: /debug/pprof/block carries the root and
+        root_state labels that --format pprof --why writes, in a ?seconds
+        window and in the totals.  A waited on l1 behind B, which waited
+        on l2 behind C: go tool pprof -tags over HTTP puts A's wait at C's
+        unlock, and the window's samples of each lock add up to its
+        waiter's own clock."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(
+            [CONVOY, "convoy", "--wait-signal", "--truth",
+             self.path("truth.json"), "--iters", "6"])
+        proc, base = self.start_serve("--pid", str(target.pid), "--why")
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        out = self.path("window.pb.gz")
+        fetch = subprocess.Popen(
+            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
+             base + "/debug/pprof/block?seconds=10"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.children.append(fetch)
+        self.read_stderr_until(proc, "/debug/pprof/block: the next 10 s",
+                               "syncprof did not take the request", timeout=120)
+        started = time.monotonic()
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        self.assertLess(time.monotonic() - started, 10,
+                        "the convoy outran the window")
+        _, err = fetch.communicate(timeout=120)
+        self.assertEqual(fetch.returncode, 0, err)
+        truth = self.truth()
+        c_unlock = c_unlock_root()
+        window = Profile(out)
+        for obj, wait in (("l1", truth["wait_a_ns"]), ("l2", truth["wait_b_ns"])):
+            samples = window.of(obj)
+            self.assertTrue(samples, window.samples)
+            for s in samples:
+                self.assertIn("root", s["labels"], s)
+                self.assertEqual("root_state" in s["labels"],
+                                 s["labels"]["root"] != "none", s)
+            total = sum(s["delay"] for s in samples)
+            self.assertWithin(total, wait, 0.15, obj)
+            at_c = sum(s["delay"] for s in samples
+                       if c_unlock.match(s["labels"]["root"]))
+            self.assertGreaterEqual(at_c, 0.9 * total, samples)
+        # The totals since attach, as a user of go tool pprof reads them.
+        for obj in ("l1", "l2"):
+            tags = self.pprof_over_http(base + "/debug/pprof/block", "-tags",
+                                        "-unit=ns", f"-tagfocus=object=^{obj}$")
+            self.assertGreaterEqual(root_share(tags, c_unlock), 90.0, tags)
+            self.assertRegex(tags, r"(?m)^ root_state: Total")
+        # The releasers' profile is not split (its rows are releases).
+        mutex = self.profile(base + "/debug/pprof/mutex")
+        self.assertTrue(mutex.of("l1"), mutex.samples)
+        for s in mutex.samples:
+            self.assertNotIn("root", s["labels"], s)
         self.stop_serve(proc)
 
     def test_seconds_is_the_next_n_seconds(self):
