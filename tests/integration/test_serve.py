@@ -367,6 +367,25 @@ class Serve(SyncprofTestCase):
                               TOLERANCE, release)
         self.stop_serve(proc)
 
+    def fetch_window(self, proc, base, seconds):
+        """go tool pprof fetching /debug/pprof/block?seconds=N into a file,
+        started; (its process, the file) once syncprof has opened the
+        window."""
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        out = self.path(f"window{seconds}.pb.gz")
+        fetch = subprocess.Popen(
+            # pprof waits 1.5 x seconds for the answer by default; a
+            # host busy with other tests' processes delays syncprof's loop.
+            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
+             f"{base}/debug/pprof/block?seconds={seconds}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.children.append(fetch)
+        # The window opens when syncprof has read the totals it starts
+        # from (it says so).
+        self.read_stderr_until(proc, f"/debug/pprof/block: the next {seconds} s",
+                               "syncprof did not take the request", timeout=120)
+        return fetch, out
+
     def pprof_over_http(self, url, *args):
         """go tool pprof ARGS URL: what its user reads of a served profile."""
         env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
@@ -388,15 +407,7 @@ class Serve(SyncprofTestCase):
             [CONVOY, "convoy", "--wait-signal", "--truth",
              self.path("truth.json"), "--iters", "6"])
         proc, base = self.start_serve("--pid", str(target.pid), "--why")
-        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
-        out = self.path("window.pb.gz")
-        fetch = subprocess.Popen(
-            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
-             base + "/debug/pprof/block?seconds=10"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.children.append(fetch)
-        self.read_stderr_until(proc, "/debug/pprof/block: the next 10 s",
-                               "syncprof did not take the request", timeout=120)
+        fetch, out = self.fetch_window(proc, base, 10)
         started = time.monotonic()
         self.go(target)
         self.assertEqual(target.wait(timeout=120), 0)
@@ -448,19 +459,7 @@ class Serve(SyncprofTestCase):
             return self.truth(truth)
 
         phase(first, "first.json")
-        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
-        out = self.path("delta.pb.gz")
-        fetch = subprocess.Popen(
-            # pprof waits 1.5 x seconds for the answer by default; a
-            # host busy with other tests' processes delays syncprof's loop.
-            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
-             base + "/debug/pprof/block?seconds=8"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.children.append(fetch)
-        # The window opens when syncprof has read the totals it starts
-        # from (it says so).
-        self.read_stderr_until(proc, "/debug/pprof/block: the next 8 s",
-                               "syncprof did not take the request", timeout=120)
+        fetch, out = self.fetch_window(proc, base, 8)
         started = time.monotonic()
         truth = phase(second, "second.json")
         self.assertLess(time.monotonic() - started, 8, "phase two outran the window")
