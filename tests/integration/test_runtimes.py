@@ -93,6 +93,20 @@ class Runtimes(SyncprofTestCase):
         self.assertEqual(frames[:3], ["qemu_mutex_lock_impl",
                                       "qemu_mutex_lock_iothread_impl", "vcpu_loop"])
 
+    def test_release_site_is_the_unlock_wrappers_caller(self):
+        report, truth, _ = self.run_target("qemulocks", "--blame")
+        line = marker("qemulocks.c", "bql_release")
+        released = [b for b in report["blame"]
+                    if b["object"] == truth["objects"]["bql"]
+                    and b["type"] == "mutex" and b["release"]
+                    and b["release"]["line"] == line]
+        self.assertEqual(len(released), 1, report["blame"])
+        self.assertEqual(released[0]["release"]["function"], "holder")
+        self.assertEqual(released[0]["count"], ITERS)
+        for b in report["blame"]:
+            self.assertNotEqual((b["release"] or {}).get("function"),
+                                "qemu_mutex_unlock_impl", b)
+
     def test_no_skip_gives_the_wrapper_back(self):
         report, truth, _ = self.run_target("qemulocks", "--no-skip")
         row = self.row_at(report, "qemulocks.c", "mutex_lock_impl")

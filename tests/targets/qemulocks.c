@@ -112,10 +112,21 @@ static void qemu_mutex_unlock_iothread(void)
 	pthread_mutex_unlock(&qemu_global_mutex.lock);
 }
 
+/* QEMU's unlock wrapper: a release's site is its caller's line. */
+__attribute__((noinline))
+void qemu_mutex_unlock_impl(QemuMutex *mutex, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	if (pthread_mutex_unlock(&mutex->lock))
+		abort();
+}
+
 #define qemu_mutex_lock_iothread() \
 	qemu_mutex_lock_iothread_impl(__FILE__, __LINE__)
 #define qemu_cond_wait(c, m) qemu_cond_wait_func(c, m, __FILE__, __LINE__)
 #define qemu_mutex_lock(m) qemu_mutex_lock_func(m, __FILE__, __LINE__)
+#define qemu_mutex_unlock(m) qemu_mutex_unlock_impl(m, __FILE__, __LINE__)
 
 static int iters = 20, hold_us = 3000;
 static atomic_int phase;	/* 3i+1: held; 3i+2: halted; 3i+3: done */
@@ -137,7 +148,7 @@ static void *holder(void *arg)
 		atomic_store(&phase, 3 * i + 1);
 		wait_blocked_in_futex(atomic_load(&vcpu_tid));
 		sleep_us(hold_us);
-		pthread_mutex_unlock(&qemu_global_mutex.lock);
+		qemu_mutex_unlock(&qemu_global_mutex); /* CALLSITE:bql_release */
 		wait_phase(3 * i + 2);
 		wait_blocked_in_futex(atomic_load(&vcpu_tid));
 		sleep_us(hold_us);
