@@ -15,7 +15,8 @@
  *            predicate still false and waits again at once, holding the
  *            mutex: it counts that futile return.  Truth: cond, mutex,
  *            futile (all consumers), per_thread {TID: futile}.
- *   barge    --threads threads take one mutex --rounds times each
+ *   barge    --threads threads, started together once all exist, take
+ *            one mutex --rounds times each
  *            (CALLSITE:barge_lock), hold it --hold-us (spinning, once
  *            another thread sleeps on it) and take it again right after
  *            the unlock, before the waiter the unlock woke runs: glibc's
@@ -115,8 +116,9 @@ static void run_condvar(void)
 		pthread_join(th[i], NULL);
 }
 
-/* barge: the threads still taking the mutex. */
+/* barge: the threads still taking the mutex; set once all are created. */
 static atomic_int barging;
+static atomic_bool barge_go;
 
 static long nvcsw(void)
 {
@@ -145,6 +147,13 @@ static void *barger(void *arg)
 	int me = (int)(intptr_t)arg;
 
 	truth.tid[me] = (int)syscall(SYS_gettid);
+	/*
+	 * Every thread created first: a thread's stack is mapped with the
+	 * address space's lock held for writing, and a lock call that ran
+	 * into it (its probe, a page fault) would sleep once more.
+	 */
+	while (!atomic_load(&barge_go))
+		sleep_us(100);
 	for (int round = 0; round < cfg.rounds; round++) {
 		long before = nvcsw(), slept;
 		uint64_t until;
@@ -171,6 +180,7 @@ static void run_barge(void)
 	atomic_store(&barging, cfg.threads);
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_create(&th[i], NULL, barger, (void *)(intptr_t)i);
+	atomic_store(&barge_go, true);
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_join(th[i], NULL);
 }
