@@ -88,6 +88,12 @@ class Runtimes(SyncprofTestCase):
         halt = self.row_at(report, "qemulocks.c", "halt")
         self.assertEqual(halt["object"], truth["objects"]["halt_cond"])
         self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+        # A QemuEvent's wait is an event (the RCU thread's wait for work).
+        event = self.row_at(report, "qemulocks.c", "event")
+        self.assertEqual(event["object"], truth["objects"]["event"])
+        self.assertEqual(event["class"], "event")
+        self.assertEqual(event["callsite"]["function"], "event_loop")
+        self.assertPath(event, truth, "event", "park", "work_event")
         # The wrappers stay in the stack: only the call site moved.
         frames = [f["function"] for f in bql["stacks"][0]["frames"]]
         self.assertEqual(frames[:3], ["qemu_mutex_lock_impl",

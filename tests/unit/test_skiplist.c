@@ -261,7 +261,7 @@ static void test_builtin_kinds(void **state UNUSED)
 		{ "qemu_cond_timedwait_impl", SP_TYPE_CONDVAR + 1, false },
 		{ "qemu_sem_wait", SP_TYPE_SEM + 1, true },
 		{ "qemu_sem_post", 0, false },
-		{ "qemu_event_wait", 0, false },
+		{ "qemu_event_wait", SP_TYPE_PARK + 1, true },
 		{ "qemu_mutex_unlock_impl", 0, false },
 		{ "qemu_cond_broadcast", 0, false },
 		{ "g_mutex_lock", SP_TYPE_MUTEX + 1, false },

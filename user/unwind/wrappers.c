@@ -41,7 +41,9 @@ static const struct wrapper table[] = {
 	{ "qemu_sem_wait", SP_TYPE_SEM, WHOLE, "QEMU" },
 	{ "qemu_sem_timedwait", SP_TYPE_SEM, WHOLE, "QEMU" },
 	{ "qemu_sem_*", U, 0, "QEMU" },
-	{ "qemu_event_wait", U, 0, "QEMU" },
+	/* QemuEvent: waiting until another thread sets it (the RCU
+	   thread's wait for work, synchronize_rcu's for a grace period). */
+	{ "qemu_event_wait", SP_TYPE_PARK, WHOLE, "QEMU" },
 	{ "qemu_futex_wait", U, 0, "QEMU" },
 	{ "qemu_mutex_lock_iothread_impl", SP_TYPE_MUTEX, 0, "QEMU" },
 	{ "bql_lock_impl", SP_TYPE_MUTEX, 0, "QEMU" },
