@@ -885,8 +885,9 @@ int options__parse(struct options *opts, int argc, char **argv)
 		return -EINVAL;
 	}
 	if (opts->why && options__several(opts)) {
-		pr_err("--why follows one process: not with several --pid or "
-		       "--children");
+		pr_err("--why follows one process: not with several --pid, "
+		       "--children or --all (--serve PORT --pid PID --why "
+		       "serves one)");
 		return -EINVAL;
 	}
 	/*

@@ -20,6 +20,7 @@ import urllib.request
 from harness import BUILD, SYNCPROF, SyncprofTestCase, WORKLOAD
 from test_profiles import GO, Profile
 from test_waits import RELEASER, marker_line
+from test_why import CONVOY, c_unlock_root, root_share
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
@@ -366,6 +367,82 @@ class Serve(SyncprofTestCase):
                               TOLERANCE, release)
         self.stop_serve(proc)
 
+    def fetch_window(self, proc, base, seconds):
+        """go tool pprof fetching /debug/pprof/block?seconds=N into a file,
+        started; (its process, the file) once syncprof has opened the
+        window."""
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        out = self.path(f"window{seconds}.pb.gz")
+        fetch = subprocess.Popen(
+            # pprof waits 1.5 x seconds for the answer by default; a
+            # host busy with other tests' processes delays syncprof's loop.
+            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
+             f"{base}/debug/pprof/block?seconds={seconds}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.children.append(fetch)
+        # The window opens when syncprof has read the totals it starts
+        # from (it says so).
+        self.read_stderr_until(proc, f"/debug/pprof/block: the next {seconds} s",
+                               "syncprof did not take the request", timeout=120)
+        return fetch, out
+
+    def pprof_over_http(self, url, *args):
+        """go tool pprof ARGS URL: what its user reads of a served profile."""
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        proc = subprocess.run([GO, "tool", "pprof", "-timeout", "120", *args,
+                               url], capture_output=True, text=True,
+                              timeout=300, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
+    def test_why_splits_the_block_profile_by_root(self):
+        """--serve --pid P --why: /debug/pprof/block carries the root and
+        root_state labels that --format pprof --why writes, in a ?seconds
+        window and in the totals.  A waited on l1 behind B, which waited
+        on l2 behind C: go tool pprof -tags over HTTP puts A's wait at C's
+        unlock, and the window's samples of each lock add up to its
+        waiter's own clock."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(
+            [CONVOY, "convoy", "--wait-signal", "--truth",
+             self.path("truth.json"), "--iters", "6"])
+        proc, base = self.start_serve("--pid", str(target.pid), "--why")
+        fetch, out = self.fetch_window(proc, base, 10)
+        started = time.monotonic()
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        self.assertLess(time.monotonic() - started, 10,
+                        "the convoy outran the window")
+        _, err = fetch.communicate(timeout=120)
+        self.assertEqual(fetch.returncode, 0, err)
+        truth = self.truth()
+        c_unlock = c_unlock_root()
+        window = Profile(out)
+        for obj, wait in (("l1", truth["wait_a_ns"]), ("l2", truth["wait_b_ns"])):
+            samples = window.of(obj)
+            self.assertTrue(samples, window.samples)
+            for s in samples:
+                self.assertIn("root", s["labels"], s)
+                self.assertEqual("root_state" in s["labels"],
+                                 s["labels"]["root"] != "none", s)
+            total = sum(s["delay"] for s in samples)
+            self.assertWithin(total, wait, 0.15, obj)
+            at_c = sum(s["delay"] for s in samples
+                       if c_unlock.match(s["labels"]["root"]))
+            self.assertGreaterEqual(at_c, 0.9 * total, samples)
+        # The totals since attach, as a user of go tool pprof reads them.
+        for obj in ("l1", "l2"):
+            tags = self.pprof_over_http(base + "/debug/pprof/block", "-tags",
+                                        "-unit=ns", f"-tagfocus=object=^{obj}$")
+            self.assertGreaterEqual(root_share(tags, c_unlock), 90.0, tags)
+            self.assertRegex(tags, r"(?m)^ root_state: Total")
+        # The releasers' profile is not split (its rows are releases).
+        mutex = self.profile(base + "/debug/pprof/mutex")
+        self.assertTrue(mutex.of("l1"), mutex.samples)
+        for s in mutex.samples:
+            self.assertNotIn("root", s["labels"], s)
+        self.stop_serve(proc)
+
     def test_seconds_is_the_next_n_seconds(self):
         """A delta profile holds what happened in its window: the waits of
         a phase that ran inside it, none of the phase before."""
@@ -382,19 +459,7 @@ class Serve(SyncprofTestCase):
             return self.truth(truth)
 
         phase(first, "first.json")
-        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
-        out = self.path("delta.pb.gz")
-        fetch = subprocess.Popen(
-            # pprof waits 1.5 x seconds for the answer by default; a
-            # host busy with other tests' processes delays syncprof's loop.
-            [GO, "tool", "pprof", "-timeout", "120", "-proto", "-output", out,
-             base + "/debug/pprof/block?seconds=8"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.children.append(fetch)
-        # The window opens when syncprof has read the totals it starts
-        # from (it says so).
-        self.read_stderr_until(proc, "/debug/pprof/block: the next 8 s",
-                               "syncprof did not take the request", timeout=120)
+        fetch, out = self.fetch_window(proc, base, 8)
         started = time.monotonic()
         truth = phase(second, "second.json")
         self.assertLess(time.monotonic() - started, 8, "phase two outran the window")

@@ -161,6 +161,13 @@ static void test_states_options(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
 			       "--format", "pprof", "-o", "p.pb.gz", NULL),
 			 -EINVAL);
+	/* Served for one process (its block profile split by root), not
+	   for the host. */
+	assert_int_equal(parse(&o, &a, "--serve", "0", "-p", "1", "--why",
+			       NULL), 0);
+	assert_true(o.why && o.blame && o.states);
+	assert_int_equal(parse(&o, &a, "--serve", "0", "--all", "--why",
+			       NULL), -EINVAL);
 }
 
 static void test_mode(void **state UNUSED)

@@ -70,6 +70,7 @@ struct serve_request {
 	uint64_t deadline_ns;
 	uint64_t start_ns;
 	struct snapshot *start;	/* the totals when it came, by process */
+	struct why *start_why;	/* --why's, then */
 };
 
 struct serve {
@@ -273,11 +274,13 @@ static int serve__by_process(const struct snapshot *snap,
 
 /*
  * A profile of snap (totals), or of its change since since (NULL: since
- * the start), as go tool pprof reads it.
+ * the start), as go tool pprof reads it; why (NULL: none): --why's
+ * charges over the same window, which split each row's samples by root.
  */
 static int serve__profile_page(struct serve *s, const struct serve_view *v,
 			       const struct snapshot *snap,
 			       const struct snapshot *since,
+			       const struct why *why,
 			       uint64_t start_ns, FILE *out)
 {
 	struct snapshot *now = NULL, *delta = NULL;
@@ -308,6 +311,9 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 			.start_ns = start_ns,
 			.end_ns = v->now_ns,
 			.symbolized = true,
+			/* The rows' grouping: a row finds its charges by it. */
+			.why = why,
+			.why_rows_by = &serve_settings,
 		};
 
 		err = pprof__print(out, s->cfg.symbolizer, s->cfg.stacks,
@@ -329,7 +335,8 @@ static const char index_page[] =
 	"syncprof_lock_failed_total, syncprof_lock_wait_seconds)</li>\n"
 	"<li><a href=\"/debug/pprof/block\">/debug/pprof/block</a>: the "
 	"waiters' stacks, gzipped profile.proto; ?seconds=N for the next N "
-	"seconds</li>\n"
+	"seconds; with --why, each split by where its chains of waits end "
+	"(labels root, root_state)</li>\n"
 	"<li><a href=\"/debug/pprof/mutex\">/debug/pprof/mutex</a>: the "
 	"releasers' stacks (who made them wait), the same protocol</li>\n"
 	"</ul>\n</body></html>\n";
@@ -445,6 +452,8 @@ static enum MHD_Result serve__profile(struct serve *s,
 	struct serve_view v = { 0 };
 	struct serve_page_buf buf;
 	const struct snapshot *snap;
+	const struct why *why;
+	struct why *why_delta = NULL;
 	long seconds = serve__seconds(req->conn);
 	int err;
 
@@ -456,11 +465,15 @@ static enum MHD_Result serve__profile(struct serve *s,
 	if (err)
 		goto fail;
 	snap = page == PAGE_BLOCK ? v.waits : v.blame;
+	/* --why splits the waiters' profile: its rows are the why map's. */
+	why = page == PAGE_BLOCK ? v.why : NULL;
 	if (seconds && !req->due) {
 		err = array__grow(&s->waiting, &s->waiting_cap,
 				  s->n_waiting + 1, sizeof(*s->waiting));
 		if (!err && snap)
 			err = serve__by_process(snap, &req->start);
+		if (!err && why)
+			err = why__delta(why, NULL, &req->start_why);
 		if (err)
 			goto fail;
 		req->start_ns = v.now_ns;
@@ -474,13 +487,21 @@ static enum MHD_Result serve__profile(struct serve *s,
 					   : "/debug/pprof/mutex", seconds);
 		return MHD_YES;
 	}
+	if (why && req->due) {
+		err = why__delta(why, req->start_why, &why_delta);
+		if (err)
+			goto fail;
+		why = why_delta;
+	}
 	err = page__open(&buf);
-	if (err)
-		goto fail;
-	err = serve__profile_page(s, &v, snap, req->due ? req->start : NULL,
-				  req->due ? req->start_ns : v.start_ns,
-				  buf.f);
-	err = page__close(&buf, err);
+	if (!err) {
+		err = serve__profile_page(s, &v, snap,
+					  req->due ? req->start : NULL, why,
+					  req->due ? req->start_ns : v.start_ns,
+					  buf.f);
+		err = page__close(&buf, err);
+	}
+	why__free(why_delta);
 	if (err)
 		goto fail;
 	return serve__reply(req->conn, MHD_HTTP_OK, "application/octet-stream",
@@ -576,6 +597,7 @@ static void serve__completed(void *cls, struct MHD_Connection *conn,
 		return;
 	serve__forget(req->s, req);
 	snapshot__free(req->start);
+	why__free(req->start_why);
 	free(req);
 	*req_cls = NULL;
 }

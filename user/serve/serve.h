@@ -21,11 +21,15 @@
 #include "snapshot.h"
 #include "stacktab.h"
 #include "symbolizer.h"
+#include "why.h"
 
 /* The run as a scrape sees it, just read (the caller's, valid until the next read). */
 struct serve_view {
 	const struct snapshot *waits;	/* totals since start */
 	const struct snapshot *blame;	/* --blame's totals since start */
+	const struct why *why;		/* --why's totals since start, or NULL:
+					   /debug/pprof/block is split by the
+					   roots of its chains, as -f pprof */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC */
 	uint64_t now_ns;
 	pid_t pid;			/* the first target */

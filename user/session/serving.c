@@ -13,12 +13,14 @@
 #include "serve.h"
 #include "snapshot.h"
 #include "target.h"
+#include "why.h"
 #include "session.h"
 
-/* The server, and the last read of --blame's charges it shows. */
+/* The server, and the last reads of --blame's and --why's charges. */
 struct serving {
 	struct serve *serve;
 	struct snapshot *blame;
+	struct why *why;
 };
 
 /* A scrape: the probes read now, processes named as they are now. */
@@ -38,11 +40,17 @@ static int session__serve_read(void *ctx, struct serve_view *v)
 		err = probes__read_blame(s->probes, &g->blame);
 		session__rekey(s, g->blame);
 	}
+	if (!err && s->probes && s->opts->why) {
+		why__free(g->why);
+		g->why = NULL;
+		err = probes__read_why(s->probes, &g->why);
+	}
 	if (err)
 		return err;
 	*v = (struct serve_view){
 		.waits = session__totals(s),
 		.blame = g->blame,
+		.why = g->why,
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
 		.mode = options__mode_name(s->opts->mode),
@@ -80,6 +88,7 @@ void session__serve_free(struct session *s)
 		return;
 	serve__free(g->serve);
 	snapshot__free(g->blame);
+	why__free(g->why);
 	free(g);
 	s->serving = NULL;
 }
