@@ -87,7 +87,7 @@ LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lpro
 # jansson: --format json (user/text/jsonout.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-# ncursesw: the live screen (user/report/live.c).
+# ncursesw: the live screen (user/report/live*.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # libmicrohttpd: --serve (user/serve/serve.c).
