@@ -22,12 +22,13 @@
  *     kernel wakes it or finds the word changed; a signal's interruption
  *     continues it.
  * An acquisition is counted once, when its first wait returns; its waits
- * add up to its blocked time.  A timeout or an error ends it as failed,
- * and so does a wait cut short by the thread's death (a fatal signal:
- * the target exits or is killed).  A wait a handled signal interrupts
- * goes on after the handler: its time is added when the acquisition
- * ends, with its count, so no row shows blocked time without the
- * acquisitions it belongs to.
+ * add up to its blocked time.  A wait woken in an acquisition that goes
+ * on was a futile wakeup (futile.bpf.h).  A timeout or an error ends it
+ * as failed, and so does a wait cut short by the thread's death (a fatal
+ * signal: the target exits or is killed).  A wait a handled signal
+ * interrupts goes on after the handler: its time is added when the
+ * acquisition ends, with its count, so no row shows blocked time without
+ * the acquisitions it belongs to.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -42,6 +43,7 @@
 #include "waits.bpf.h"
 #include "blame.bpf.h"
 #include "why.bpf.h"
+#include "futile.bpf.h"
 
 /* <linux/futex.h> */
 #define FUTEX_WAIT		0
@@ -248,7 +250,11 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 		/* The wait starts when the walk is done. */
 		now = bpf_ktime_get_ns();
 		timing_add(start, now, mark, true);
+	} else if (st->woken) {
+		/* Woken, and the lock was gone again (futile.bpf.h). */
+		futile_add(&st->key, 1);
 	}
+	st->woken = 0;
 	st->t0 = now;
 	if (why_enabled)
 		why_wait_begin(st->key.type, st->key.object, now);
@@ -377,6 +383,7 @@ static __always_inline int wait_exit(__s64 ret)
 		return 0;
 	wait = now > st->t0 ? now - st->t0 : 0;
 	st->t0 = 0;
+	st->woken = 0;
 	if (st->cut)
 		contended_rekey(st);
 	st->episode_ns += wait;
@@ -392,6 +399,7 @@ static __always_inline int wait_exit(__s64 ret)
 			blame_wait_end(st, now - wait, now, &woke);
 		count_inc = !st->counted;
 		st->counted = 1;
+		st->woken = ret == 0;
 		if (!st->close_on_wake)
 			st->uaddr = 0;
 	} else if ((ret == -EINTR || ret == -ERESTARTSYS ||

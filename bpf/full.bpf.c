@@ -47,6 +47,10 @@
  * walk.  Rejected: the walk at every entry (make bench on memcached:
  * 2.3-3.8 us of BPF per call with 32 frames against 1.0 at depth 0).
  *
+ * Futile wakeups (futile.bpf.h): a mutex call's sleeps beyond its first,
+ * and a condvar wait woken to wait again on the same pair, the mutex
+ * held all along.
+ *
  * Contended mode's programs are in contended.bpf.c; the loader loads only
  * the programs of the mode it runs.
  */
@@ -63,6 +67,7 @@
 #include "blame.bpf.h"
 #include "hold.bpf.h"
 #include "lockorder.bpf.h"
+#include "futile.bpf.h"
 
 
 /* The probes' own time inside an entry-to-return interval, per site kind. */
@@ -219,6 +224,11 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	if ((cookie & SP_COOKIE_REHIT) &&
 	    is_rehit(st, depth, sp, PT_REGS_PARM1(ctx)))
 		return 0;	/* spinning: the same call, again */
+	/* Before the filters: a call they leave out still takes its mutex. */
+	if (class == SP_CLASS_CONDVAR)
+		futile_cond_enter(st, PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx));
+	else if (class == SP_CLASS_MUTEX)
+		futile_mutex_enter(st, PT_REGS_PARM1(ctx));
 	if (depth)
 		depth = pop_gone(st, sp, (__u32)pid_tgid);
 	if (depth >= SP_CALLS_MAX) {
@@ -349,6 +359,9 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		}
 	}
 	stats_add(&key, wait, wait, acquired, !acquired);
+	futile_lock_slept(&key, (__u32)bpf_get_current_task_btf()->nvcsw - nvcsw);
+	if (key.type == SP_TYPE_CONDVAR && ret == 0)
+		futile_cond_woken(st, &key, key.object, mutex);
 	record_wait(&key, now - wait, now, wait,
 		    acquired ? SP_EVENT_COUNTED : SP_EVENT_FAILED);
 	/* A condvar wait takes its mutex back even when it times out. */

@@ -328,21 +328,29 @@ static __always_inline void value_add(void *map, struct sp_key *key,
  * or failed) also goes into the row's histogram, with max_candidate_ns:
  * the call, or the acquisition's whole blocked time.
  */
+/*
+ * The stats map's row of a wait's key.  Rows by thread only when
+ * something reads them so (--per-thread, the live screen's toggle,
+ * --hold, --blame, --states): else a server's threads share its rows,
+ * and the loader's memory, a row of every lock by every thread
+ * (memcached's item locks x its workers: a quarter of the rows), shrinks
+ * with them.
+ */
+static __always_inline struct sp_key stats_row(const struct sp_key *key)
+{
+	struct sp_key row = *key;
+
+	if (!rows_by_thread)
+		row.tid = 0;
+	return row;
+}
+
 static __always_inline void stats_add(struct sp_key *key, __u64 wait_ns,
 				      __u64 max_candidate_ns, __u64 count_inc,
 				      __u64 failed_inc)
 {
-	struct sp_key row = *key;
+	struct sp_key row = stats_row(key);
 
-	/*
-	 * Rows by thread only when something reads them so (--per-thread,
-	 * the live screen's toggle, --hold, --blame, --states): else a
-	 * server's threads share its rows, and the loader's memory, a row
-	 * of every lock by every thread (memcached's item locks x its
-	 * workers: a quarter of the rows), shrinks with them.
-	 */
-	if (!rows_by_thread)
-		row.tid = 0;
 	value_add(&stats, &row, wait_ns, max_candidate_ns, count_inc,
 		  failed_inc);
 	if (count_inc | failed_inc)

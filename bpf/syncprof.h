@@ -194,6 +194,7 @@ struct sp_value {
 	__u64 prev_window_max_ns; /* the same for the window before it */
 	__u64 prev_window;
 	__u64 failed_ns;	/* the part of wait_ns that failed */
+	__u64 futile;		/* futile wakeups (bpf/futile.bpf.h) */
 };
 
 /*
@@ -234,6 +235,14 @@ struct sp_inflight {
 	struct sp_call calls[SP_CALLS_MAX];
 	__u32 depth;
 	__u32 pad;
+	/*
+	 * The thread's last condvar wait that returned 0, while the thread
+	 * has not taken its mutex again since (bpf/futile.bpf.h): its row,
+	 * condvar and mutex.  woken_cond 0: none.
+	 */
+	struct sp_key woken_key;
+	__u64 woken_cond;
+	__u64 woken_mutex;
 };
 
 /*
@@ -356,6 +365,9 @@ struct sp_contended {
 				   again when it ends */
 	__u32 cmd;		/* the first wait's futex command and value */
 	__u32 val;
+	__u32 woken;		/* the last wait returned 0 (woken): a wait
+				   on the same word next was futile */
+	__u32 pad;
 };
 
 /*

@@ -109,7 +109,7 @@ First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
 each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
-pairs); then attach, with the CPU it takes and the verifier's
+pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then attach, with the CPU it takes and the verifier's
 instructions.
 
 BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma

@@ -6,7 +6,9 @@ unprofiled one; the slowdown is the median of their ratios).
   * PostgreSQL 15 and pgbench (-C: a new backend per transaction), under
     syncprof --pid <postmaster> --children in contended mode, 32-frame
     stacks;
-  * memcached (4 threads) and memcaslap, under contended and full mode.
+  * memcached (4 threads) and memcaslap, under contended and full mode,
+    and contended mode with --why against --blame --states (its parts):
+    the difference of their all/op is what --why adds per blocking wait.
 
 For each: the load's throughput without and with syncprof, the BPF time
 per blocking wait (contended) or lock call (full) by syncprof -v's own
@@ -192,7 +194,15 @@ CASES = [
     ("memcached", Memcached, "contended",
      ["--mode", "contended", "--stack-depth", "32"]),
     ("memcached", Memcached, "full", ["--mode", "full", "--stack-depth", "32"]),
+    # What --why adds on a real server: against its own parts.
+    ("memcached", Memcached, "cont+b+s",
+     ["--mode", "contended", "--stack-depth", "32", "--blame", "--states"]),
+    ("memcached", Memcached, "cont+why",
+     ["--mode", "contended", "--stack-depth", "32", "--why"]),
 ]
+# BENCH_SERVER_CASES="memcached cont+why,memcached cont+b+s": only those.
+WANTED = {c.strip() for c in os.environ.get("BENCH_SERVER_CASES", "").split(",")
+          if c.strip()}
 
 
 def median(values):
@@ -217,6 +227,8 @@ def servers(results, binaries, pairs, stats_enable):
     stats_fd = stats_enable()
     try:
         for name, kind, mode, args in CASES:
+            if WANTED and f"{name} {mode}" not in WANTED:
+                continue
             if name == "postgresql" and not os.path.exists(
                     os.path.join(PG_BIN, "postgres")):
                 print(f"{name:11} {mode:10} skipped: make deps installs "

@@ -88,10 +88,30 @@ class Runtimes(SyncprofTestCase):
         halt = self.row_at(report, "qemulocks.c", "halt")
         self.assertEqual(halt["object"], truth["objects"]["halt_cond"])
         self.assertPath(halt, truth, "halt", "condvar", "halt_cond")
+        # A QemuEvent's wait is an event (the RCU thread's wait for work).
+        event = self.row_at(report, "qemulocks.c", "event")
+        self.assertEqual(event["object"], truth["objects"]["event"])
+        self.assertEqual(event["class"], "event")
+        self.assertEqual(event["callsite"]["function"], "event_loop")
+        self.assertPath(event, truth, "event", "park", "work_event")
         # The wrappers stay in the stack: only the call site moved.
         frames = [f["function"] for f in bql["stacks"][0]["frames"]]
         self.assertEqual(frames[:3], ["qemu_mutex_lock_impl",
                                       "qemu_mutex_lock_iothread_impl", "vcpu_loop"])
+
+    def test_release_site_is_the_unlock_wrappers_caller(self):
+        report, truth, _ = self.run_target("qemulocks", "--blame")
+        line = marker("qemulocks.c", "bql_release")
+        released = [b for b in report["blame"]
+                    if b["object"] == truth["objects"]["bql"]
+                    and b["type"] == "mutex" and b["release"]
+                    and b["release"]["line"] == line]
+        self.assertEqual(len(released), 1, report["blame"])
+        self.assertEqual(released[0]["release"]["function"], "holder")
+        self.assertEqual(released[0]["count"], ITERS)
+        for b in report["blame"]:
+            self.assertNotEqual((b["release"] or {}).get("function"),
+                                "qemu_mutex_unlock_impl", b)
 
     def test_no_skip_gives_the_wrapper_back(self):
         report, truth, _ = self.run_target("qemulocks", "--no-skip")

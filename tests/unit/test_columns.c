@@ -58,9 +58,13 @@ static void test_unlimited_is_qsp_and_what_the_section_has(void **state UNUSED)
 	columns__layout(&spec, 0, &lay);
 	assert_int_equal(lay.w[COL_OBJECT], 40);
 	assert_int_equal(lay.w[COL_SITE], 60);
-	/* Process only in rows split by process, which have no thread. */
+	/*
+	 * Process only in rows split by process, which have no thread;
+	 * Futile only when the section asks.
+	 */
 	for (int c = 0; c < COL__COUNT; c++)
-		assert_true(lay.shown[c] == (c != COL_PROCESS));
+		assert_true(lay.shown[c] ==
+			    (c != COL_PROCESS && c != COL_FUTILE));
 	assert_int_equal(lay.width, QSP_W + (40 - 14) + (60 - 9) + EXTRAS_W +
 			 34 + 10 + 10);
 	columns__title(&lay, title, sizeof(title));
@@ -269,6 +273,32 @@ static void test_title_and_row(void **state UNUSED)
 	assert_non_null(strstr(title, "Call site *Wait Time (s)  "));
 }
 
+/*
+ * Futile after Failed, a count as Count is; on a narrow screen it goes
+ * once the numbers are compact, before Max.
+ */
+static void test_futile_column(void **state UNUSED)
+{
+	struct columns_spec spec = screen(14, 9, false);
+	struct columns_layout lay;
+	struct report_row r = a_row;
+	char title[512], row[512];
+
+	spec.futile = true;
+	r.futile = 12;
+	columns__layout(&spec, 0, &lay);
+	columns__title(&lay, title, sizeof(title));
+	assert_non_null(strstr(title, "Max (us)      Failed      Futile"));
+	columns__row(&lay, &r, "big_lock", "x.c:42", NULL, row, sizeof(row));
+	assert_non_null(strstr(row, "900.00           3          12"));
+	assert_int_equal(lay.width, QSP_W + EXTRAS_W + 12);
+	spec.failed_seen = true;
+	columns__layout(&spec, 80, &lay);
+	assert_true(lay.compact);
+	assert_false(lay.shown[COL_FUTILE]);
+	assert_true(lay.shown[COL_MAX]);
+}
+
 /* Compact numbers: three digits and a unit in six columns. */
 static void test_compact_row(void **state UNUSED)
 {
@@ -381,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_70_columns_cut_the_object_before_the_call_site),
 		cmocka_unit_test(test_long_names_yield_to_their_caps_first),
 		cmocka_unit_test(test_title_and_row),
+		cmocka_unit_test(test_futile_column),
 		cmocka_unit_test(test_compact_row),
 		cmocka_unit_test(test_apart),
 		cmocka_unit_test(test_events_line),

@@ -286,6 +286,41 @@ static void test_table_qsp_example(void **state UNUSED)
 	free(out);
 }
 
+/*
+ * Futile wakeups: a column after Failed once a row has some (0 where the
+ * others have none); JSON's "futile" and CSV's last field on every row.
+ */
+static void test_futile_wakeups(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 4, 4000, 1500, 0),
+		row(SP_TYPE_CONDVAR, 0x2000, 1, 0x500, REPORT_NO_TID, 9, 9000, 2000, 0),
+	};
+	const struct row_names names[] = { file_line("a.c", 1),
+					   file_line("a.c", 2) };
+	char *out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+	json_t *j;
+
+	assert_null(strstr(out, "Futile"));
+	free(out);
+	rows[1].futile = 7;
+	out = render(FORMAT_TABLE, &meta, rows, 2, 2, names);
+	assert_non_null(strstr(out, "      Failed      Futile\n"));
+	assert_non_null(strstr(out, "           0           0\n"));
+	assert_non_null(strstr(out, "           0           7\n"));
+	free(out);
+	out = render(FORMAT_JSON, &meta, rows, 2, 2, names);
+	j = parse_json_line(out);
+	assert_json_int(j, "rows/0/futile", 0);
+	assert_json_int(j, "rows/1/futile", 7);
+	json_decref(j);
+	free(out);
+	out = render(FORMAT_CSV, &meta, rows, 2, 2, names);
+	assert_non_null(strstr(out, ",lock,0\n"));
+	assert_non_null(strstr(out, ",event,7\n"));
+	free(out);
+}
+
 /* A window without waits is one line, not an empty table. */
 static void test_table_empty(void **state UNUSED)
 {
@@ -847,6 +882,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 			"lock_order_lost,waiting,");
 	assert_contains(plain_row, "stacks,why,");
 	assert_contains(plain_row, "owner_tid,");
+	assert_contains(plain_row, "failed_ns,futile,hist,");
 	assert_contains(plain_row, "holds,hold_ns,hold_avg_ns,hold_max_ns,stacks,");
 	assert_json_null(j, "threads");
 	assert_json_null(j, "sched_missed");
@@ -1390,7 +1426,8 @@ static void test_csv_header(void **state UNUSED)
 	assert_string_equal(buf,
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
-		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address,class\n");
+		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address,class,"
+		"futile\n");
 	free(buf);
 }
 
@@ -1416,7 +1453,7 @@ static void test_csv_row(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
 		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234,lock\n");
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234,lock,0\n");
 	free(out);
 }
 
@@ -1431,7 +1468,7 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901,0x400,lock\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400,lock,0\n"));
 	free(out);
 }
 
@@ -1450,7 +1487,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,,0x7f0000001000,event\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000,event,0\n");
 	free(out);
 }
 
@@ -1475,7 +1512,7 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
 		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400,lock\n");
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400,lock,0\n");
 	free(out);
 }
 
@@ -1758,6 +1795,7 @@ int main(void)
 		cmocka_unit_test(test_callsite_truncates_to_buffer),
 		cmocka_unit_test(test_json_design_example),
 		cmocka_unit_test(test_json_same_keys_whatever_is_asked),
+		cmocka_unit_test(test_futile_wakeups),
 		cmocka_unit_test(test_json_rows_without_stacks_have_an_empty_list),
 		cmocka_unit_test(test_json_stacks_frames_and_totals),
 		cmocka_unit_test(test_json_hist),

@@ -127,10 +127,12 @@ static void test_each_report_from_its_windows(void **state UNUSED)
 	assert_non_null(strstr(text, "\"object_symbol\": \"queue_lock\""));
 	assert_non_null(strstr(text, "\"count\": 2, \"wait_ns\": 400, "
 			       "\"avg_ns\": 200, \"max_ns\": 300, \"failed\": 0, "
-			       "\"failed_ns\": 0, \"hist\": [[64, 1], [256, 1]]"));
+			       "\"failed_ns\": 0, \"futile\": 0, "
+			       "\"hist\": [[64, 1], [256, 1]]"));
 	assert_non_null(strstr(text, "\"count\": 0, \"wait_ns\": 50, "
 			       "\"avg_ns\": null, \"max_ns\": 50, \"failed\": 1, "
-			       "\"failed_ns\": 50, \"hist\": [[32, 1]]"));
+			       "\"failed_ns\": 50, \"futile\": 0, "
+			       "\"hist\": [[32, 1]]"));
 	/* Report 2: its own waits only; nothing after it. */
 	j = json_loads(second, JSON_DISABLE_EOF_CHECK, NULL);
 	assert_non_null(j);

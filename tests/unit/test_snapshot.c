@@ -344,6 +344,36 @@ static void test_delta_only_failures_grew(void **state UNUSED)
 	snapshot__free(prev);
 }
 
+/*
+ * A condvar's futile wakeup is charged to its row when the thread waits
+ * again, with no wait of its own: a window where only that grew has it.
+ */
+static void test_delta_only_futile_grew(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	struct sp_value v = val(10, 1000, 300, 0, 300, 1);
+	const struct snapshot_entry *e;
+
+	v.futile = 2;
+	add1(prev, key(0xa, 0x10, 0, 0), v, 1);
+	add1(prev, key(0xa, 0x10, 0, 0), v, 1);	/* merged by the seal */
+	snapshot__seal(prev);
+	assert_int_equal(snapshot__entries(prev)->futile, 4);
+	v.futile = 9;
+	v.count = 20;
+	v.wait_ns = 2000;
+	add1(cur, key(0xa, 0x10, 0, 0), v, 2);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 1);
+	e = snapshot__entries(d);
+	assert_int_equal(e->count, 0);
+	assert_int_equal(e->futile, 5);
+	snapshot__free(d);
+	snapshot__free(cur);
+	snapshot__free(prev);
+}
+
 static void test_delta_max_is_window_max(void **state UNUSED)
 {
 	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
@@ -615,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_delta_without_prev_skips_all_zero_entries),
 		cmocka_unit_test(test_delta_changed_unchanged_new),
 		cmocka_unit_test(test_delta_only_failures_grew),
+		cmocka_unit_test(test_delta_only_futile_grew),
 		cmocka_unit_test(test_delta_max_is_window_max),
 		cmocka_unit_test(test_delta_max_is_alltime_max_when_it_grew),
 		cmocka_unit_test(test_delta_counter_reset_uses_current_value),

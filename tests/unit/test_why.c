@@ -98,6 +98,35 @@ static void test_row_keeps_its_object_apart(void **state UNUSED)
 	why__free(w);
 }
 
+static void test_state_rows_sum_a_lock_across_its_rows(void **state UNUSED)
+{
+	const struct report_settings s = { .coalesce = false,
+					   .per_process = true };
+	struct report_row two[2] = { row400, row400 };
+	const struct report_rows rows = { .rows = two, .count = 2 };
+	struct report_rows out;
+	struct why *w = sample();
+
+	/* Object 0x10 waited on at 0x400 and at 0x500: one root, 0x888. */
+	two[0].n_objects = two[1].n_objects = 1;
+	two[1].callsite = 0x500;
+	assert_int_equal(why__state_rows(w, &rows, &s, SP_WHY_RUNNING, &out),
+			 0);
+	assert_int_equal(out.count, 1);
+	assert_int_equal(out.rows[0].object, 0x10);
+	assert_int_equal(out.rows[0].callsite, 0x888);
+	assert_int_equal(out.rows[0].wait_ns, 250);
+	assert_int_equal(out.rows[0].count, 2);
+	free(out.rows);
+	/* Another state: its own roots, largest first. */
+	assert_int_equal(why__state_rows(w, &rows, &s, SP_WHY_SLEEP, &out), 0);
+	assert_int_equal(out.count, 1);
+	assert_int_equal(out.rows[0].callsite, 0x777);
+	assert_int_equal(out.rows[0].wait_ns, 700);
+	free(out.rows);
+	why__free(w);
+}
+
 static void test_delta_is_the_window(void **state UNUSED)
 {
 	struct why *before, *after, *d;
@@ -138,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_row_sums_its_objects_when_coalesced),
 		cmocka_unit_test(test_row_keeps_its_object_apart),
+		cmocka_unit_test(test_state_rows_sum_a_lock_across_its_rows),
 		cmocka_unit_test(test_delta_is_the_window),
 		cmocka_unit_test(test_state_names),
 	};

@@ -51,6 +51,7 @@ static const struct {
 	[COL_AVG] = { "Average (us)", 12, false, "Avg" },
 	[COL_MAX] = { "Max (us)", 12, false, "Max" },
 	[COL_FAILED] = { "Failed", 10, false, "Failed" },
+	[COL_FUTILE] = { "Futile", 10, false, "Futile" },
 	[COL_HOLD] = { "Hold Time (s)", 13, false, "Hold" },
 	[COL_HOLD_AVG] = { "Average Hold (us)", 17, false, "AvgHold" },
 	[COL_THREAD] = { "Thread", 0, false, NULL },
@@ -130,6 +131,7 @@ void columns__layout(const struct columns_spec *spec, int cols,
 	}
 	lay->shown[COL_MAX] = spec->max;
 	lay->shown[COL_FAILED] = spec->failed;
+	lay->shown[COL_FUTILE] = spec->futile;
 	lay->shown[COL_HOLD] = lay->shown[COL_HOLD_AVG] = spec->hold;
 	lay->shown[COL_THREAD] = spec->thread;
 	lay->shown[COL_OWNER] = spec->thread && spec->owner;
@@ -146,6 +148,7 @@ void columns__layout(const struct columns_spec *spec, int cols,
 	    narrow(lay, cols, COL_THREAD, COLUMNS_THREAD_CAP) ||
 	    (!spec->failed_seen && drop(lay, cols, COL_FAILED)) ||
 	    compact(lay, cols, spec->object_need) ||
+	    drop(lay, cols, COL_FUTILE) ||
 	    drop(lay, cols, COL_MAX) ||
 	    (!spec->owner_apart && drop(lay, cols, COL_OWNER)) ||
 	    narrow(lay, cols, COL_OBJECT,
@@ -396,13 +399,16 @@ static void number_cell(const struct columns_layout *lay,
 		break;
 	case COL_COUNT:
 	case COL_FAILED:
+	case COL_FUTILE: {
+		uint64_t n = c == COL_COUNT ? r->count :
+			     c == COL_FAILED ? r->failed : r->futile;
+
 		if (small)
-			compact_count(c == COL_COUNT ? r->count : r->failed,
-				      buf, len);
+			compact_count(n, buf, len);
 		else
-			snprintf(buf, len, "%" PRIu64,
-				 c == COL_COUNT ? r->count : r->failed);
+			snprintf(buf, len, "%" PRIu64, n);
 		break;
+	}
 	case COL_AVG:
 	case COL_HOLD_AVG:
 		if (!(c == COL_AVG ? r->count : r->hold_count))
@@ -471,6 +477,7 @@ void columns__row(const struct columns_layout *lay, const struct report_row *r,
 		case COL_AVG:
 		case COL_MAX:
 		case COL_FAILED:
+		case COL_FUTILE:
 		case COL_HOLD:
 		case COL_HOLD_AVG:
 			number_cell(lay, r, c, cell, sizeof(cell));

@@ -23,6 +23,7 @@ enum column_id {
 	COL_AVG,	/* Average (us) */
 	COL_MAX,	/* Max (us) */
 	COL_FAILED,
+	COL_FUTILE,	/* futile wakeups */
 	COL_HOLD,	/* Hold Time (s) */
 	COL_HOLD_AVG,	/* Average Hold (us) */
 	COL_THREAD,
@@ -48,7 +49,7 @@ struct columns_spec {
 	   apart once cut (columns__apart); 0: not known. */
 	int object_apart;
 	int site_apart;
-	bool max, failed, hold, thread, owner, process;
+	bool max, failed, futile, hold, thread, owner, process;
 	bool failed_seen;	/* a row has failed calls: a narrow screen
 				   keeps Failed */
 	bool owner_apart;	/* two rows differ only by their holder: a
@@ -76,12 +77,12 @@ struct columns_layout {
  * COLUMNS_OBJECT_CAP, the call site to COLUMNS_SITE_CAP, Thread to
  * COLUMNS_THREAD_CAP; Failed goes unless a row failed; the numbers go
  * compact (units, fewer digits, short titles) and Object loses its
- * padding; Max goes, then Owner unless it tells rows apart; Object
- * narrows to COLUMNS_OBJECT_MIN (not below object_apart), Thread to its
- * minimum (the TID alone); Owner goes; the call site narrows to its
- * title's width (not below site_apart), Object to its minimum whatever it
- * merges; Failed goes.  A line still wider than cols is cut by the
- * screen.
+ * padding; Futile goes, then Max, then Owner unless it tells rows apart;
+ * Object narrows to COLUMNS_OBJECT_MIN (not below object_apart), Thread
+ * to its minimum (the TID alone); Owner goes; the call site narrows to
+ * its title's width (not below site_apart), Object to its minimum
+ * whatever it merges; Failed goes.  A line still wider than cols is cut
+ * by the screen.
  */
 void columns__layout(const struct columns_spec *spec, int cols,
 		     struct columns_layout *out);

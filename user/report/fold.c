@@ -157,6 +157,7 @@ static void fold__merge(struct sp_value *c, const struct sp_value *v,
 	c->wait_ns += v->wait_ns;
 	c->failed += v->failed;
 	c->failed_ns += v->failed_ns;
+	c->futile += v->futile;
 	c->max_ns = max_u64(c->max_ns, v->max_ns);
 	c->window = open;
 	c->window_max_ns = open_max;

@@ -176,6 +176,8 @@ struct table_spec {
 				   when rows are split by process */
 	const char *no_site;	/* its text for address 0, NULL: the address */
 	bool failed;		/* the Failed column */
+	bool futile;		/* the Futile column when a row has some */
+	bool futile_always;	/* ... and when none has (--why) */
 	bool hold;		/* Hold Time and Average Hold */
 	bool hist;		/* histograms under the rows */
 	bool stacks;		/* -g: stacks under the rows */
@@ -198,7 +200,8 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	struct columns_layout lay;
 	struct columns_spec want = {
 		.site_title = spec->site_title, .max = !spec->no_max,
-		.failed = spec->failed, .hold = spec->hold, .sort = -1,
+		.failed = spec->failed, .futile = spec->futile_always,
+		.hold = spec->hold, .sort = -1,
 	};
 	int err = 0;
 	char (*text)[TEXT_MAX] = NULL;
@@ -236,6 +239,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		/* Owner, when a holder is known. */
 		want.owner |= want.thread &&
 			      rows->rows[i].owner_tid != REPORT_NO_TID;
+		want.futile |= spec->futile && rows->rows[i].futile;
 	}
 	columns__layout(&want, 0, &lay);
 	line_len = (size_t)lay.width * 4 + 64;
@@ -483,6 +487,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 {
 	const struct table_spec waits = {
 		.site_title = "Call site", .failed = true, .hold = meta->hold,
+		.futile = true, .futile_always = meta->why != NULL,
 		.processes = meta->processes != NULL,
 		.hist = meta->hist, .stacks = cfg->stacks,
 	};
@@ -751,6 +756,8 @@ static json_t *json_row(const struct format_config *cfg,
 	jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
 	jsonout__set(o, "failed", jsonout__uint(r->failed), err);
 	jsonout__set(o, "failed_ns", jsonout__uint(r->failed_ns), err);
+	/* Futile wakeups: 0 where the mode sees none (docs/why.md). */
+	jsonout__set(o, "futile", jsonout__uint(r->futile), err);
 	jsonout__set(o, "hist", json_hist(r->hist, err), err);
 	jsonout__set(o, "p50_ns", json_quantile(r, 0.50), err);
 	jsonout__set(o, "p99_ns", json_quantile(r, 0.99), err);
@@ -1053,7 +1060,7 @@ json_t *format__json_stacks(const struct report_row *r,
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns,address,class";
+	"max_ns,failed,owner_tid,time_ns,address,class,futile";
 
 void format__csv_header(FILE *out)
 {
@@ -1119,8 +1126,8 @@ static int format__csv(FILE *out, const struct format_config *cfg,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fprintf(out, ",0x%" PRIx64 ",%s\n", r->callsite,
-			locktype__class(r->type));
+		fprintf(out, ",0x%" PRIx64 ",%s,%" PRIu64 "\n", r->callsite,
+			locktype__class(r->type), r->futile);
 	}
 	return 0;
 }

@@ -847,6 +847,9 @@ static int live__draw_table(struct live *l)
 		/* Failed stays on a narrow screen when a row shown failed. */
 		want.failed_seen |= r->failed != 0;
 	}
+	/* Futile, when any row (shown or not) has futile wakeups. */
+	for (size_t i = 0; i < l->rows.count && !want.futile; i++)
+		want.futile = l->rows.rows[i].futile != 0;
 	want.owner_apart = want.owner && owners_apart(&view);
 	/* A narrow screen cuts no further than the rows stay apart. */
 	want.object_apart = columns__apart(texts, n, false, COLUMNS_OBJECT_MIN,

@@ -280,6 +280,7 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		row->wait_ns += e->wait_ns;
 		row->failed += e->failed;
 		row->failed_ns += e->failed_ns;
+		row->futile += e->futile;
 		for (size_t k = 0; k < SP_HIST_SLOTS; k++)
 			row->hist[k] += e->hist[k];
 		if (e->max_ns > row->max_ns)

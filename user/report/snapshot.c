@@ -114,6 +114,7 @@ int snapshot__add(struct snapshot *snap, const struct sp_key *key,
 		e->wait_ns += v->wait_ns;
 		e->failed += v->failed;
 		e->failed_ns += v->failed_ns;
+		e->futile += v->futile;
 		if (v->max_ns > e->max_ns)
 			e->max_ns = v->max_ns;
 	}
@@ -224,6 +225,7 @@ void snapshot__seal(struct snapshot *snap)
 			last->wait_ns += e->wait_ns;
 			last->failed += e->failed;
 			last->failed_ns += e->failed_ns;
+			last->futile += e->futile;
 			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
 				last->hist[k] += e->hist[k];
 			if (e->max_ns > last->max_ns)
@@ -362,12 +364,14 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 			d.wait_ns = growth(c->wait_ns, p->wait_ns);
 			d.failed = growth(c->failed, p->failed);
 			d.failed_ns = growth(c->failed_ns, p->failed_ns);
+			d.futile = growth(c->futile, p->futile);
 			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
 				d.hist[k] = growth(c->hist[k], p->hist[k]);
 			d.hold_count = growth(c->hold_count, p->hold_count);
 			d.hold_ns = growth(c->hold_ns, p->hold_ns);
 		}
-		if (!d.count && !d.wait_ns && !d.failed && !d.hold_count)
+		if (!d.count && !d.wait_ns && !d.failed && !d.hold_count &&
+		    !d.futile)
 			continue;
 		/*
 		 * The window's own maximum; a call that ended between the

@@ -17,6 +17,7 @@ struct snapshot_entry {
 	uint64_t wait_ns;
 	uint64_t failed;
 	uint64_t failed_ns;	/* the part of wait_ns that failed */
+	uint64_t futile;	/* futile wakeups (bpf/futile.bpf.h) */
 	uint64_t max_ns;	/* since attach; in a delta: in the window */
 	uint64_t window_max_ns;	/* in the window this snapshot closed */
 	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
@@ -67,9 +68,10 @@ size_t snapshot__count(const struct snapshot *snap);
 const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
 /*
  * What changed from prev (may be NULL; the read before cur) to cur: one
- * entry per key whose count, wait, failures or holds grew, holding the
- * growth (histograms too); max_ns and hold_max_ns are the longest in cur's
- * window.  prev's rows that cur moved count under their new keys.
+ * entry per key whose count, wait, failures, futile wakeups or holds
+ * grew, holding the growth (histograms too); max_ns and hold_max_ns are
+ * the longest in cur's window.  prev's rows that cur moved count under
+ * their new keys.
  */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out);

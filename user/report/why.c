@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "order.h"
 #include "why.h"
 
 struct why_entry {
@@ -229,6 +230,31 @@ void why__row_free(struct why_row *r)
 	*r = (struct why_row){ 0 };
 }
 
+/* The root row of (type, object, site) in out, or NULL. */
+static struct report_row *why_root_row(struct report_rows *out,
+				       const struct report_row *r,
+				       uint64_t site)
+{
+	for (size_t i = 0; i < out->count; i++) {
+		struct report_row *o = &out->rows[i];
+
+		if (o->type == r->type && o->object == r->object &&
+		    o->n_objects == r->n_objects && o->callsite == site)
+			return o;
+	}
+	return NULL;
+}
+
+/* Largest charge first; ties in QSP's order. */
+static int why_root_row_order(const void *pa, const void *pb)
+{
+	const struct report_row *a = pa, *b = pb;
+	int c = order__u64(b->wait_ns, a->wait_ns);
+
+	return c ? c : order__qsp(a->object, a->callsite, a->type,
+				  b->object, b->callsite, b->type);
+}
+
 int why__state_rows(const struct why *w, const struct report_rows *rows,
 		    const struct report_settings *settings, uint32_t state,
 		    struct report_rows *out)
@@ -244,9 +270,16 @@ int why__state_rows(const struct why *w, const struct report_rows *rows,
 		err = why__row(w, r, settings, &wr);
 		for (size_t k = 0; !err && k < wr.n_roots; k++) {
 			const struct why_root *root = &wr.roots[k];
+			struct report_row *o;
 
 			if (root->state != state)
 				continue;
+			o = why_root_row(out, r, root->site);
+			if (o) {
+				o->count += root->waits;
+				o->wait_ns += root->ns;
+				continue;
+			}
 			err = array__grow(&out->rows, &cap, out->count + 1,
 					  sizeof(*out->rows));
 			if (err)
@@ -269,6 +302,9 @@ int why__state_rows(const struct why *w, const struct report_rows *rows,
 		*out = (struct report_rows){ 0 };
 		return err;
 	}
+	if (out->count)
+		qsort(out->rows, out->count, sizeof(*out->rows),
+		      why_root_row_order);
 	out->total = out->count;
 	return 0;
 }

@@ -53,10 +53,11 @@ int why__row_stack(const struct why *w, const struct report_row *row,
 		   struct why_row *out);
 void why__row_free(struct why_row *r);
 /*
- * The roots of rows whose last holder was in state, one report row each
- * (the waiter's type and object; callsite: the root's site, 0 if not
- * seen; count: its waits; wait_ns: its charge), in the rows' order and
- * each row's roots' (largest first); free out->rows.  0 or -ENOMEM.
+ * The roots of rows whose last holder was in state, one report row per
+ * waited-on lock and root, summed across the rows that waited on it
+ * (the waiters' type and object; callsite: the root's site, 0 if not
+ * seen; count: its waits; wait_ns: its charge), largest charge first;
+ * free out->rows.  0 or -ENOMEM.
  */
 int why__state_rows(const struct why *w, const struct report_rows *rows,
 		    const struct report_settings *settings, uint32_t state,

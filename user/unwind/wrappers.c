@@ -6,7 +6,9 @@
  * kind instead of `futex` (bpf/unwind.bpf.c picks the kind: the
  * outermost WRAPPER_F_WHOLE frame, else libc's own classification, else
  * the innermost typed frame).  --no-skip turns the table off; --skip adds
- * to it.
+ * to it.  The runtimes' release functions are here too, untyped: a
+ * release's site (--blame, --why's roots) is the unlock's caller, as a
+ * wait's is the lock's.
  *
  * Chosen: shell globs over demangled names, the same matcher as --skip,
  * so a user's addition and a built-in one behave alike, and a name
@@ -39,11 +41,22 @@ static const struct wrapper table[] = {
 	{ "qemu_sem_wait", SP_TYPE_SEM, WHOLE, "QEMU" },
 	{ "qemu_sem_timedwait", SP_TYPE_SEM, WHOLE, "QEMU" },
 	{ "qemu_sem_*", U, 0, "QEMU" },
-	{ "qemu_event_wait", U, 0, "QEMU" },
+	/* QemuEvent: waiting until another thread sets it (the RCU
+	   thread's wait for work, synchronize_rcu's for a grace period). */
+	{ "qemu_event_wait", SP_TYPE_PARK, WHOLE, "QEMU" },
 	{ "qemu_futex_wait", U, 0, "QEMU" },
 	{ "qemu_mutex_lock_iothread_impl", SP_TYPE_MUTEX, 0, "QEMU" },
 	{ "bql_lock_impl", SP_TYPE_MUTEX, 0, "QEMU" },
 	{ "qemu_thread_join", SP_TYPE_JOIN, WHOLE, "QEMU" },
+	/* Releases: a blame row's site is the unlock's caller. */
+	{ "qemu_mutex_unlock_impl", U, 0, "QEMU" },
+	{ "qemu_rec_mutex_unlock_impl", U, 0, "QEMU" },
+	{ "qemu_cond_signal", U, 0, "QEMU" },
+	{ "qemu_cond_broadcast", U, 0, "QEMU" },
+	{ "qemu_event_set", U, 0, "QEMU" },
+	{ "qemu_futex_wake", U, 0, "QEMU" },
+	{ "qemu_mutex_unlock_iothread", U, 0, "QEMU" },
+	{ "bql_unlock", U, 0, "QEMU" },
 	/* QEMU's synchronization profiler (util/qsp.c, `sync-profile on`):
 	   its wrappers stand between the caller and the _impl functions. */
 	{ "qsp_mutex_lock", SP_TYPE_MUTEX, 0, "QEMU" },
@@ -68,6 +81,13 @@ static const struct wrapper table[] = {
 	{ "g_bit_lock", SP_TYPE_MUTEX, 0, "GLib" },
 	{ "g_pointer_bit_lock*", SP_TYPE_MUTEX, 0, "GLib" },
 	{ "g_thread_join", SP_TYPE_JOIN, WHOLE | CALLEES, "GLib" },
+	{ "g_mutex_unlock", U, CALLEES, "GLib" },
+	{ "g_mutex_unlock_slowpath", U, 0, "GLib" },
+	{ "g_rec_mutex_unlock", U, 0, "GLib" },
+	{ "g_cond_signal", U, 0, "GLib" },
+	{ "g_cond_broadcast", U, 0, "GLib" },
+	{ "g_bit_unlock", U, 0, "GLib" },
+	{ "g_pointer_bit_unlock*", U, 0, "GLib" },
 
 	/* Rust std: sys::unix::locks::futex (1.63), futex_mutex (later),
 	   sys::sync::mutex::futex (1.79+); parking_lot. */
@@ -77,6 +97,7 @@ static const struct wrapper table[] = {
 	{ "std::sys::*futex*::RwLock::write*", SP_TYPE_RWLOCK_W, 0, "Rust std" },
 	{ "std::sys::*futex*::RwLock::*", U, 0, "Rust std" },
 	{ "std::sys::*::futex::futex_wait", U, 0, "Rust std" },
+	{ "std::sys::*::futex::futex_wake*", U, 0, "Rust std" },
 	{ "std::sys::*Parker::park*", SP_TYPE_PARK, WHOLE, "Rust std" },
 	{ "std::sys::*::thread::Thread::join", SP_TYPE_JOIN, WHOLE, "Rust std" },
 	{ "std::thread::JoinHandle*::join", SP_TYPE_JOIN, WHOLE, "Rust std" },
@@ -99,6 +120,8 @@ static const struct wrapper table[] = {
 	{ "std::condition_variable::wait*", SP_TYPE_CONDVAR, 0, "libstdc++" },
 	{ "std::_V2::condition_variable_any::wait*", SP_TYPE_CONDVAR, 0, "libstdc++" },
 	{ "std::__atomic_futex_unsigned*", U, 0, "libstdc++" },
+	{ "std::condition_variable::notify*", U, 0, "libstdc++" },
+	{ "std::_V2::condition_variable_any::notify*", U, 0, "libstdc++" },
 	/* Templates: the demangled name starts with the return type. */
 	{ "*std::__atomic_wait_address*__atomic_semaphore*", SP_TYPE_SEM, WHOLE, "libstdc++" },
 	{ "*std::__atomic_semaphore::*", SP_TYPE_SEM, WHOLE, "libstdc++" },
@@ -108,6 +131,7 @@ static const struct wrapper table[] = {
 	{ "*std::__atomic_wait_address*", U, 0, "libstdc++" },
 	{ "*std::__detail::__platform_wait*", U, 0, "libstdc++" },
 	{ "*std::__detail::__waiter*", U, 0, "libstdc++" },
+	{ "*std::__detail::__platform_notify*", U, 0, "libstdc++" },
 
 	/* PostgreSQL (storage/lmgr/lwlock.c, port/posix_sema.c). */
 	{ "PGSemaphoreLock", SP_TYPE_SEM, 0, "PostgreSQL" },
@@ -116,6 +140,10 @@ static const struct wrapper table[] = {
 	{ "LWLockWaitForVar", U, 0, "PostgreSQL" },
 	{ "LWLockWaitListLock", U, 0, "PostgreSQL" },
 	{ "LWLockDequeueSelf", U, 0, "PostgreSQL" },
+	{ "LWLockRelease*", U, 0, "PostgreSQL" },
+	{ "LWLockWakeup", U, 0, "PostgreSQL" },
+	{ "LWLockUpdateVar", U, 0, "PostgreSQL" },
+	{ "PGSemaphoreUnlock", U, 0, "PostgreSQL" },
 
 	/* InnoDB (MariaDB storage/innobase/sync/srw_lock.cc). */
 	{ "srw_mutex_impl<*>::wait_and_lock", SP_TYPE_MUTEX, 0, "InnoDB" },
@@ -124,6 +152,8 @@ static const struct wrapper table[] = {
 	{ "ssux_lock_impl<*>::wr_wait", SP_TYPE_RWLOCK_W, 0, "InnoDB" },
 	{ "ssux_lock_impl<*>::u_wait", SP_TYPE_RWLOCK_W, 0, "InnoDB" },
 	{ "ssux_lock_impl<*>::wait", U, 0, "InnoDB" },
+	{ "srw_mutex_impl<*>::wake*", U, 0, "InnoDB" },
+	{ "ssux_lock_impl<*>::wake*", U, 0, "InnoDB" },
 	{ "srw_lock_impl<*>::psi_*", U, 0, "InnoDB" },
 	{ "ssux_lock::psi_*", U, 0, "InnoDB" },
 
@@ -132,6 +162,7 @@ static const struct wrapper table[] = {
 	{ "absl::*Mutex::Lock", SP_TYPE_MUTEX, WHOLE, "Abseil" },
 	{ "absl::*Mutex::LockSlow*", SP_TYPE_MUTEX, 0, "Abseil" },
 	{ "absl::*CondVar::Wait*", SP_TYPE_CONDVAR, WHOLE, "Abseil" },
+	{ "absl::*CondVar::Signal*", U, 0, "Abseil" },
 	{ "absl::*Mutex::*", U, 0, "Abseil" },
 	{ "absl::*synchronization_internal::*", U, 0, "Abseil" },
 	{ "AbslInternalPerThreadSem*", U, 0, "Abseil" },
@@ -145,6 +176,7 @@ static const struct wrapper table[] = {
 	{ "folly::SaturatingSemaphore<*>::*", SP_TYPE_SEM, 0, "folly" },
 	{ "folly::Baton<*>::*", U, 0, "folly" },
 	{ "folly::detail::futexWait*", U, 0, "folly" },
+	{ "folly::detail::futexWake*", U, 0, "folly" },
 
 	/* HotSpot (libjvm): monitors, where its symbols are there. */
 	{ "ObjectMonitor::enter*", SP_TYPE_MUTEX, WHOLE, "HotSpot" },
@@ -153,6 +185,11 @@ static const struct wrapper table[] = {
 	{ "Parker::park", U, 0, "HotSpot" },
 	{ "PlatformEvent::park*", U, 0, "HotSpot" },
 	{ "os::PlatformEvent::park*", U, 0, "HotSpot" },
+	{ "ObjectMonitor::exit*", U, 0, "HotSpot" },
+	{ "ObjectMonitor::notify*", U, 0, "HotSpot" },
+	{ "Parker::unpark", U, 0, "HotSpot" },
+	{ "PlatformEvent::unpark", U, 0, "HotSpot" },
+	{ "os::PlatformEvent::unpark", U, 0, "HotSpot" },
 };
 
 const struct wrapper *wrappers__table(size_t *n)
