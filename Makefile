@@ -87,7 +87,7 @@ LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lpro
 # jansson: --format json (user/text/jsonout.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-# ncursesw: the live screen (user/report/live.c).
+# ncursesw: the live screen (user/report/live*.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # libmicrohttpd: --serve (user/serve/serve.c).
@@ -549,9 +549,11 @@ FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
 FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
-FUZZ_MODS_symbolizer := symbols/symbolizer symbols/procspace symbols/modindex symbols/memberpath symbols/callarg symbols/srcpath \
-                        symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/targetfile \
-                        symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps array log
+FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
+                        symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
+                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch \
+                        files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
+                        array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \

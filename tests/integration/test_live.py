@@ -83,7 +83,8 @@ class Screen:
                    "line": line}
             # The optional columns, in the title's order; Thread is
             # "TID name" while the thread lives.  A compact Max is "Max".
-            names = [n for n in ("Max (us)", "Failed", "Thread", "Owner")
+            names = [n for n in ("Max (us)", "Failed", "Futile", "Thread",
+                                 "Owner")
                      if self.title and re.search(
                          r"\bMax\b" if n == "Max (us)" else re.escape(n),
                          self.title)]

@@ -23,3 +23,18 @@ char *demangle__name(const char *name)
 	}
 	return strdup(name);
 }
+
+char *demangle__symbol(const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *bare, *out;
+
+	if (!at || at == name)
+		return demangle__name(name);
+	bare = strndup(name, (size_t)(at - name));
+	if (!bare)
+		return NULL;
+	out = demangle__name(bare);
+	free(bare);
+	return out;
+}

@@ -11,5 +11,11 @@
  * mangled (a C name) or cannot be demangled.  NULL only without memory.
  */
 char *demangle__name(const char *name);
+/*
+ * An ELF symbol's name as people write it: demangled, without the
+ * symbol version glibc's own .symtab spells into it
+ * ("__libc_start_main@@GLIBC_2.34").  Malloc'ed; NULL without memory.
+ */
+char *demangle__symbol(const char *name);
 
 #endif

@@ -13,33 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "symbolinfo.h"
+
 struct symbolizer;
-
-struct symbol_info {
-	const char *module;	/* path in the target, NULL if unknown */
-	uint64_t module_offset;	/* file offset of the address in module */
-	const char *function;	/* demangled, NULL if unknown */
-	uint64_t function_offset; /* address - function start */
-	const char *file;	/* source file of the call, NULL if unknown */
-	unsigned int line;	/* 0 if unknown */
-};
-
-/* One source frame of an address: inlined calls are frames of their own. */
-struct symbol_frame {
-	struct symbol_info info;
-	bool inlined;		/* inlined into the next frame out */
-	unsigned int decl_line;	/* where the function begins, 0 if unknown */
-};
-
-/* The executable mapping that holds an address. */
-struct symbol_module {
-	const char *path;	/* in the target */
-	uint64_t start;		/* [start, end) in the target */
-	uint64_t end;
-	uint64_t offset;	/* file offset of start */
-	const unsigned char *build_id;	/* NULL if the file has none */
-	size_t build_id_len;
-};
 
 struct debugfetch;
 /*
