@@ -336,6 +336,9 @@ struct sp_func_range {
  * __writers_futex@12 with a value below it. */
 #define SP_RWLOCK_READERS_WAITING	4
 #define SP_RWLOCK_PHASE_OFFSET		8
+/* __cur_writer@24 (x86_64 __pthread_rwlock_arch_t): the TID of the
+ * writer holding it, 0 while readers hold it or nobody does. */
+#define SP_RWLOCK_WRITER_OFFSET		24
 
 /* glibc's mutex: the holder's TID. */
 #define SP_MUTEX_OWNER_OFFSET	8

@@ -57,10 +57,10 @@ class Why(SyncprofTestCase):
         self.assertEqual(report["dropped"], 0, run.stderr)
         return report, self.truth()
 
-    def row_at(self, report, obj, marker):
+    def row_at(self, report, obj, marker, kind="mutex"):
         line = marker_line("CALLSITE", marker)
         rows = [r for r in report["rows"] if r["object"] == obj and
-                r["type"] == "mutex" and r["callsite"]["line"] == line]
+                r["type"] == kind and r["callsite"]["line"] == line]
         self.assertEqual(len(rows), 1, f"rows at {marker}: {report['rows']}")
         return rows[0]
 
@@ -87,19 +87,18 @@ class Why(SyncprofTestCase):
         self.assertEqual(sum(r["wait_ns"] for r in row["why"]["roots"]),
                          row["wait_ns"])
 
-    def test_convoy_is_charged_to_the_last_holders_release(self):
-        report, truth = self.run_convoy("convoy", "--iters", "6")
+    def check_chain_through_b(self, report, truth, b, release, root_fn):
+        """A waited for B, which waited for C (B's row b): A's holder was
+        in a lock wait, both chains end at C's release, and B's holder
+        split is C's own clocks."""
         a = self.row_at(report, truth["l1"], "a_wait")
-        b = self.row_at(report, truth["l2"], "b_wait")
         for row in (a, b):
             self.check_parts_add_up(row)
-        # A waited for B, which waited for C: A's holder was in a lock
-        # wait, and the chain ends at C's unlock.
         self.assertGreaterEqual(a["why"]["holder"]["lock_ns"], 0.9 * a["wait_ns"])
-        self.assertGreaterEqual(self.at_release(a, "c_unlock"), 0.9 * a["wait_ns"])
-        self.assertGreaterEqual(self.at_release(b, "c_unlock"), 0.9 * b["wait_ns"])
+        self.assertGreaterEqual(self.at_release(a, release), 0.9 * a["wait_ns"])
+        self.assertGreaterEqual(self.at_release(b, release), 0.9 * b["wait_ns"])
         root = max(a["why"]["roots"], key=lambda r: r["wait_ns"])
-        self.assertEqual(root["frame"]["function"], "convoy_c")
+        self.assertEqual(root["frame"]["function"], root_fn)
         self.assertIn(root["state"], ("running", "runnable", "sleep"))
         self.assertEqual(report["why_chains_cut"], 0)
         # B's holder is C: its clocks, as C measured them.
@@ -110,11 +109,56 @@ class Why(SyncprofTestCase):
         self.assertNear(holder["running_ns"] + holder["runnable_ns"] +
                         holder["sleep_ns"], truth["holder_wall_ns"], "C held")
         # By state at the root: C's sleep and its computing apart.
-        line = marker_line("RELEASE", "c_unlock")
+        line = marker_line("RELEASE", release)
         by_state = {r["state"]: r["wait_ns"] for r in b["why"]["roots"]
                     if r["frame"] and r["frame"]["line"] == line}
         self.assertNear(by_state.get("sleep", 0), asleep, "root asleep")
         self.assertNear(by_state.get("running", 0), cpu, "root running")
+
+    def test_convoy_is_charged_to_the_last_holders_release(self):
+        report, truth = self.run_convoy("convoy", "--iters", "6")
+        b = self.row_at(report, truth["l2"], "b_wait")
+        self.check_chain_through_b(report, truth, b, "c_unlock", "convoy_c")
+
+    def test_rwlock_writer_is_the_holder(self):
+        """C holds an rwlock as a writer (glibc's __cur_writer names it):
+        B's wait, as a reader or as a writer, is split by C's clocks, and
+        A's wait behind B is charged through B to C's unlock."""
+        for args, marker, kind in (((), "b_rwait", "rwlock-r"),
+                                   (("--b-writes",), "b_wwait", "rwlock-w")):
+            with self.subTest(kind):
+                report, truth = self.run_convoy("rwlock", "--iters", "6",
+                                                *args)
+                b = self.row_at(report, truth["l2"], marker, kind)
+                self.check_chain_through_b(report, truth, b, "c_rwunlock",
+                                           "convoy_c")
+
+    def test_rwlock_held_by_readers_has_no_owner(self):
+        """Readers leave no owner word: a writer waiting on a reader's
+        hold is charged to the reader's unlock as `unknown`, and so is A's
+        wait behind it, through B."""
+        report, truth = self.run_convoy("rwlock", "--iters", "4",
+                                        "--b-writes", "--c-reads")
+        b = self.row_at(report, truth["l2"], "b_wwait", "rwlock-w")
+        self.check_parts_add_up(b)
+        self.assertEqual(b["why"]["holder"]["unknown_ns"], b["wait_ns"])
+        for root in b["why"]["roots"]:
+            self.assertEqual(root["state"], "unknown")
+            self.assertEqual(root["frame"]["line"],
+                             marker_line("RELEASE", "c_rwunlock"))
+        # A's holder B spent A's wait in that lock wait, then on its way
+        # to the unlock of l1 (a loaded machine stretches that): the
+        # lock-wait share goes on to C's unlock, unknown as B's was.
+        a = self.row_at(report, truth["l1"], "a_wait")
+        self.check_parts_add_up(a)
+        lock = a["why"]["holder"]["lock_ns"]
+        self.assertGreaterEqual(lock, 0.5 * a["wait_ns"])
+        line = marker_line("RELEASE", "c_rwunlock")
+        at_c = [r for r in a["why"]["roots"]
+                if r["frame"] and r["frame"]["line"] == line]
+        self.assertEqual({r["state"] for r in at_c}, {"unknown"})
+        self.assertNear(sum(r["wait_ns"] for r in at_c), lock,
+                        "A's lock-wait share at C's unlock", 0.01)
 
     def test_starved_holder_waits_for_a_cpu_as_its_schedstat_says(self):
         report, truth = self.run_convoy("convoy", "--starve", "--iters", "4",

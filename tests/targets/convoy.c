@@ -4,7 +4,7 @@
  * did while they held.
  *
  *   convoy SCENARIO [--iters N] [--sleep-ms N] [--work-ms N] [--starve]
- *          [--truth FILE] [--wait-signal]
+ *          [--b-writes] [--c-reads] [--truth FILE] [--wait-signal]
  *
  * convoy: three threads and two mutexes, --iters times (default 8).  C
  *   takes l2; B takes l1, then blocks on l2 (CALLSITE:b_wait); A blocks
@@ -15,6 +15,11 @@
  *   With --starve, C computes pinned to one CPU beside a spinning thread
  *   of the same process, at nice 10: it waits for the CPU about as long
  *   as it runs.
+ * rwlock: the convoy with l2 an rwlock, rw: C takes it as a writer, B
+ *   blocks on it as a reader (CALLSITE:b_rwait) and A on l1 behind B; C
+ *   unlocks at RELEASE:c_rwunlock.  --b-writes: B waits as a writer
+ *   (CALLSITE:b_wwait).  --c-reads: C holds it as a reader, so no writer
+ *   names the holder (glibc's __cur_writer is 0).
  * io: H takes l1; W blocks on it (CALLSITE:w_wait); H then reads a pipe
  *   that a third thread writes --sleep-ms later (blocking I/O while
  *   holding), and unlocks (RELEASE:h_unlock).
@@ -47,10 +52,12 @@ static struct {
 	int sleep_ms;
 	int work_ms;
 	bool starve;
-} cfg = { 8, 20, 20, false };
+	bool rwlock, b_writes, c_reads;
+} cfg = { 8, 20, 20, false, false, false, false };
 
 pthread_mutex_t l1 = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t l2 = PTHREAD_MUTEX_INITIALIZER;
+pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Each iteration's steps, in order. */
 static atomic_int step;
@@ -170,13 +177,21 @@ static void *convoy_b(void *arg)
 	for (int i = 0; i < cfg.iters; i++) {
 		uint64_t t0;
 
-		wait_step(3 * i + 1);	/* C holds l2 */
+		wait_step(3 * i + 1);	/* C holds l2 (or rw) */
 		pthread_mutex_lock(&l1);
 		atomic_store(&step, 3 * i + 2);
 		t0 = now_ns();
-		pthread_mutex_lock(&l2);	/* CALLSITE:b_wait */
+		if (!cfg.rwlock)
+			pthread_mutex_lock(&l2);	/* CALLSITE:b_wait */
+		else if (cfg.b_writes)
+			pthread_rwlock_wrlock(&rw);	/* CALLSITE:b_wwait */
+		else
+			pthread_rwlock_rdlock(&rw);	/* CALLSITE:b_rwait */
 		truth.wait_b_ns += now_ns() - t0;
-		pthread_mutex_unlock(&l2);
+		if (cfg.rwlock)
+			pthread_rwlock_unlock(&rw);
+		else
+			pthread_mutex_unlock(&l2);
 		pthread_mutex_unlock(&l1);	/* RELEASE:b_unlock */
 		wait_step(3 * i + 3);
 	}
@@ -194,7 +209,12 @@ static void *convoy_c(void *arg)
 		struct stretch s;
 
 		wait_step(3 * i);
-		pthread_mutex_lock(&l2);
+		if (!cfg.rwlock)
+			pthread_mutex_lock(&l2);
+		else if (cfg.c_reads)
+			pthread_rwlock_rdlock(&rw);
+		else
+			pthread_rwlock_wrlock(&rw);
 		atomic_store(&step, 3 * i + 1);
 		while (!atomic_load(&tid_b))
 			sleep_us(50);
@@ -209,7 +229,10 @@ static void *convoy_c(void *arg)
 		compute_ms(cfg.work_ms);
 		atomic_store(&spin, false);
 		stretch_end(&s);
-		pthread_mutex_unlock(&l2);	/* RELEASE:c_unlock */
+		if (cfg.rwlock)
+			pthread_rwlock_unlock(&rw);	/* RELEASE:c_rwunlock */
+		else
+			pthread_mutex_unlock(&l2);	/* RELEASE:c_unlock */
 		wait_step(3 * i + 3);
 	}
 	return NULL;
@@ -277,8 +300,9 @@ static void *io_h(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: convoy convoy|io [--iters N] [--sleep-ms N] "
-		"[--work-ms N] [--starve] [--truth FILE] [--wait-signal]\n");
+	fprintf(stderr, "usage: convoy convoy|rwlock|io [--iters N] "
+		"[--sleep-ms N] [--work-ms N] [--starve] [--b-writes] "
+		"[--c-reads] [--truth FILE] [--wait-signal]\n");
 	exit(2);
 }
 
@@ -289,6 +313,8 @@ int main(int argc, char **argv)
 		{ "sleep-ms", required_argument, 0, 's' },
 		{ "work-ms", required_argument, 0, 'w' },
 		{ "starve", no_argument, 0, 'S' },
+		{ "b-writes", no_argument, 0, 'W' },
+		{ "c-reads", no_argument, 0, 'R' },
 		{ "truth", required_argument, 0, 't' },
 		{ "wait-signal", no_argument, 0, 'g' },
 		{ 0 },
@@ -305,6 +331,8 @@ int main(int argc, char **argv)
 		case 's': cfg.sleep_ms = atoi(optarg); break;
 		case 'w': cfg.work_ms = atoi(optarg); break;
 		case 'S': cfg.starve = true; break;
+		case 'W': cfg.b_writes = true; break;
+		case 'R': cfg.c_reads = true; break;
 		case 't': truth_path = optarg; break;
 		case 'g': wait_signal = true; break;
 		default: usage();
@@ -314,7 +342,8 @@ int main(int argc, char **argv)
 		usage();
 	scenario = argv[optind];
 	io = !strcmp(scenario, "io");
-	if (!io && strcmp(scenario, "convoy"))
+	cfg.rwlock = !strcmp(scenario, "rwlock");
+	if (!io && !cfg.rwlock && strcmp(scenario, "convoy"))
 		usage();
 	if (io && pipe(io_pipe))
 		return 1;
@@ -345,7 +374,8 @@ int main(int argc, char **argv)
 			"\"holder_run_delay_ns\": %" PRIu64 ", "
 			"\"holder_wall_ns\": %" PRIu64 ", "
 			"\"wait_a_ns\": %" PRIu64 ", \"wait_b_ns\": %" PRIu64
-			"}\n", (void *)&l1, (void *)&l2, truth.cpu_ns,
+			"}\n", (void *)&l1,
+			cfg.rwlock ? (void *)&rw : (void *)&l2, truth.cpu_ns,
 			truth.run_delay_ns, truth.wall_ns, truth.wait_a_ns,
 			truth.wait_b_ns);
 		fclose(f);

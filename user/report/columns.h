@@ -3,7 +3,7 @@
  * The report's columns, once: which a section has, how wide each is, how
  * titles and rows are written, and what gives way on a narrow screen.
  * The table (format.c) lays them out with no width limit; the live
- * screen (live.c) with its window's.
+ * screen (livedraw.c) with its window's.
  */
 #ifndef SYNCPROF_COLUMNS_H
 #define SYNCPROF_COLUMNS_H

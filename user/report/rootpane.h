@@ -4,7 +4,7 @@
  * for every row of the view, what the holders did during the waits, and
  * where the chains end, by the last holder's state, as the table's
  * "Where the chains end" sections print them, in the one column model
- * and the screen's width.  Text only: live.c draws the lines.
+ * and the screen's width.  Text only: livepanes.c draws the lines.
  */
 #ifndef SYNCPROF_ROOTPANE_H
 #define SYNCPROF_ROOTPANE_H

@@ -11,8 +11,9 @@
  * each of its switches and wakeups, plus the state it is in since
  * since_ns.  A counter read "now" is the counter plus the open interval.
  * As a wait begins, the holder's four clocks are read (a mutex's holder
- * from its owner word); as the holder wakes the waiter (--blame's
- * sched_waking program, blame.bpf.c), again: the differences are exactly
+ * from its owner word, an rwlock's writer from __cur_writer); as the
+ * holder wakes the waiter (--blame's sched_waking program,
+ * blame.bpf.c), again: the differences are exactly
  * what the holder did during the wait, however many times it switched,
  * at the cost of two hash lookups per wait and nothing per switch beyond
  * --states.  Measured (bpf_stats, lockbench pingpong pinned to one CPU,
@@ -118,15 +119,32 @@ static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
 	}
 }
 
-static __always_inline bool why_owned(__u32 type)
+/*
+ * Where a lock of this type names its holder, from the lock's address
+ * (0: nowhere).  A mutex: glibc's __owner.  An rwlock: __cur_writer,
+ * the writer holding it; while readers hold it, 0: no owner known, its
+ * waits go to the releaser as a condvar's do.
+ */
+static __always_inline __u32 why_owner_offset(__u32 type)
 {
-	return type == SP_TYPE_MUTEX || type == SP_TYPE_REC_MUTEX;
+	switch (type) {
+	case SP_TYPE_MUTEX:
+	case SP_TYPE_REC_MUTEX:
+		return SP_MUTEX_OWNER_OFFSET;
+	case SP_TYPE_RWLOCK_R:
+	case SP_TYPE_RWLOCK_W:
+		return SP_RWLOCK_WRITER_OFFSET;
+	default:
+		return 0;
+	}
 }
 
-/* A futex wait of the acquisition in st begins at now. */
-static __always_inline void why_wait_begin(const struct sp_contended *st,
+/* A wait on the lock at object, of a row of this type, begins at now. */
+static __always_inline void why_wait_begin(__u32 type, __u64 object,
 					   __u64 now)
 {
+	__u32 at = why_owner_offset(type);
+
 	struct sp_why_wait *w;
 	struct sp_thread *t;
 	__u32 holder = 0;
@@ -140,9 +158,9 @@ static __always_inline void why_wait_begin(const struct sp_contended *st,
 	w->t0 = now;
 	w->known = 0;
 	/* The owner now, not at the first wait: a steal changes it. */
-	if (why_owned(st->key.type))
+	if (at)
 		bpf_probe_read_user(&holder, sizeof(holder),
-				    (void *)(st->uaddr + SP_MUTEX_OWNER_OFFSET));
+				    (void *)(object + at));
 	w->holder = holder;
 	if (!holder || holder == (__u32)bpf_get_current_pid_tgid())
 		return;
@@ -154,11 +172,11 @@ static __always_inline void why_wait_begin(const struct sp_contended *st,
 }
 
 /*
- * The acquisition in st added wait ns to its row at now; rel: the
- * release that woke it (site 0: none seen).  Global (why.bpf.c): checked
- * once by the verifier, not at every futex program's call.
+ * The wait begun last added wait ns to its row at now; rel: the release
+ * that woke it (site 0: none seen).  Global (why.bpf.c): checked once by
+ * the verifier, not at every program's call.
  */
-int why_wait_end(const struct sp_contended *st, const struct sp_release *rel,
+int why_wait_end(const struct sp_key *row, const struct sp_release *rel,
 		 __u64 now, __u64 wait);
 
 #endif

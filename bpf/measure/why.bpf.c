@@ -145,13 +145,13 @@ static __always_inline bool why_follow(struct sp_why_last *mine,
 }
 
 /*
- * The acquisition in st added wait ns to its row at now; rel: the
- * release that woke it (site 0: none seen).  Splits the wait by the
+ * The wait begun last added wait ns to its row at now; rel: the release
+ * that woke it (site 0: none seen).  Splits the wait by the
  * holder's clocks over its last futex wait (the rest, interrupted
  * earlier or not followed, is `unknown`), charges the row's roots, and
  * leaves them as this thread's record for its own waiters.
  */
-__noinline int why_wait_end(const struct sp_contended *st,
+__noinline int why_wait_end(const struct sp_key *row,
 			    const struct sp_release *rel, __u64 now,
 			    __u64 wait)
 {
@@ -165,7 +165,7 @@ __noinline int why_wait_end(const struct sp_contended *st,
 	struct sp_thread *t;
 	bool inserted, dropped = false;
 
-	if (!st || !rel)
+	if (!row || !rel)
 		return 0;
 	w = bpf_task_storage_get(&why_waits, bpf_get_current_task_btf(), 0, 0);
 	if (!w || !w->t0)
@@ -195,7 +195,7 @@ __noinline int why_wait_end(const struct sp_contended *st,
 	}
 	h[SP_WHY_UNKNOWN] = left;
 	/* One entry per row for the holder, one per root site: one lookup. */
-	v = why_value(&st->key, 0, 0, SP_WHY_HOLDER);
+	v = why_value(row, 0, 0, SP_WHY_HOLDER);
 	for (int i = 0; i < SP_WHY__COUNT; i++)
 		why_add(v, SP_WHY_HOLDER, i, h[i]);
 
@@ -212,22 +212,22 @@ __noinline int why_wait_end(const struct sp_contended *st,
 	if (w->known && h[SP_WHY_LOCK])
 		theirs = bpf_map_lookup_elem(&why_last, &holder);
 	if (h[SP_WHY_LOCK] &&
-	    !why_follow(mine, &st->key, theirs, self, w->t0, now,
+	    !why_follow(mine, row, theirs, self, w->t0, now,
 			h[SP_WHY_LOCK], &dropped)) {
 		counter_bump(SP_CNT_WHY_CUT);
-		why_root(mine, &st->key, site, pid, SP_WHY_LOCK,
+		why_root(mine, row, site, pid, SP_WHY_LOCK,
 			 h[SP_WHY_LOCK], &dropped);
 	}
-	why_root(mine, &st->key, site, pid, SP_WHY_RUNNING,
+	why_root(mine, row, site, pid, SP_WHY_RUNNING,
 		 h[SP_WHY_RUNNING], &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_RUNNABLE,
+	why_root(mine, row, site, pid, SP_WHY_RUNNABLE,
 		 h[SP_WHY_RUNNABLE], &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_SLEEP, h[SP_WHY_SLEEP],
+	why_root(mine, row, site, pid, SP_WHY_SLEEP, h[SP_WHY_SLEEP],
 		 &dropped);
-	why_root(mine, &st->key, site, pid, SP_WHY_UNKNOWN,
+	why_root(mine, row, site, pid, SP_WHY_UNKNOWN,
 		 h[SP_WHY_UNKNOWN], &dropped);
 	/* After the release: the waiter's own wait, at the release. */
-	why_root(mine, &st->key, site, pid, SP_WHY_WOKEN, h[SP_WHY_WOKEN],
+	why_root(mine, row, site, pid, SP_WHY_WOKEN, h[SP_WHY_WOKEN],
 		 &dropped);
 	if (dropped)
 		counter_bump(SP_CNT_WHY_DROPPED);
@@ -241,7 +241,7 @@ __noinline int why_wait_end(const struct sp_contended *st,
 		if (!v || r->site != site || r->pid != pid) {
 			site = r->site;
 			pid = r->pid;
-			v = why_value(&st->key, site, pid, SP_WHY_ROOT);
+			v = why_value(row, site, pid, SP_WHY_ROOT);
 		}
 		why_add(v, SP_WHY_ROOT, r->state, r->ns);
 	}

@@ -257,7 +257,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 	st->woken = 0;
 	st->t0 = now;
 	if (why_enabled)
-		why_wait_begin(st, now);
+		why_wait_begin(st->key.type, st->key.object, now);
 	return 0;
 }
 
@@ -422,7 +422,7 @@ static __always_inline int wait_exit(__s64 ret)
 	st->reported_ns = st->episode_ns;
 	stats_add(&st->key, wait, st->episode_ns, count_inc, failed_inc);
 	if (why_enabled)
-		why_wait_end(st, &woke, now, wait);
+		why_wait_end(&st->key, &woke, now, wait);
 	if (record_on) {
 		/* The timeline names the holder, --per-thread or not. */
 		struct sp_key key = st->key;
