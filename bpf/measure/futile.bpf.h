@@ -16,16 +16,21 @@
  * same futex wait on the same word from the same stack, with no futex
  * call between them when the mutex is not contended: contended mode
  * cannot tell a futile wakeup from a useful one followed by the next
- * wait.  The same holds for rwlocks, semaphores and plain futexes.
+ * wait.  The same holds for rwlocks, semaphores and plain futexes (a
+ * semaphore's wait also ends at its wakeup: its futile re-wait counts
+ * as an acquisition of its own).
  *
  * Full mode (full.bpf.c), two kinds:
- *  - a mutex lock call that slept n > 1 times (the thread's voluntary
- *    context switches between the call's entry and its return, read
- *    anyway for its stack) was woken n - 1 times to sleep again: n - 1
- *    futile wakeups on the call's row.  It misses a steal whose re-wait
- *    found the word changed and never slept (contended mode counts it),
- *    and counts a wait a handled signal broke into as one.  Not for
- *    condvar calls: their sleeps include taking the mutex back.
+ *  - a mutex lock call or a sem_wait that slept n > 1 times (the
+ *    thread's voluntary context switches between the call's entry and
+ *    its return, read anyway for its stack) was woken n - 1 times to
+ *    sleep again: n - 1 futile wakeups on the call's row (a semaphore's
+ *    token taken by a thread that did not sleep for it).  It misses a
+ *    steal whose re-wait found the word changed and never slept
+ *    (contended mode counts a mutex's), and counts a mutex wait a
+ *    handled signal broke into as one (sem_wait returns EINTR instead).
+ *    Not for condvar calls: their sleeps include taking the mutex back;
+ *    nor rwlocks: a writer's waits go to more than one word.
  *  - a condvar wait that returned 0, followed by another wait of the same
  *    thread on the same condvar and mutex with no lock call on that mutex
  *    between them: the thread found nothing to do and waited again.
@@ -74,12 +79,13 @@ static __always_inline void futile_add(const struct sp_key *key, __u64 n)
 		__sync_fetch_and_add(&v->futile, n);
 }
 
-/* Full mode: a mutex lock call slept `sleeps` times. */
+/* Full mode: a mutex lock call or a sem_wait slept `sleeps` times. */
 static __always_inline void futile_lock_slept(const struct sp_key *key,
 					      __u32 sleeps)
 {
 	if (sleeps > 1 && (key->type == SP_TYPE_MUTEX ||
-			   key->type == SP_TYPE_REC_MUTEX))
+			   key->type == SP_TYPE_REC_MUTEX ||
+			   key->type == SP_TYPE_SEM))
 		futile_add(key, sleeps - 1);
 }
 

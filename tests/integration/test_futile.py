@@ -2,9 +2,10 @@
 own: consumers of a condvar woken by a broadcast that finds nothing left
 for them, and threads that barge on a mutex, each counting the sleeps of
 its lock calls.  Full mode must count the condvar's futile wakeups
-exactly, per thread, on the wait's row, and the mutex's as the lock calls'
-sleeps beyond their first; contended mode sees the mutex's (every stolen
-handoff, also those whose re-wait never slept) and no condvar's."""
+exactly, per thread, on the wait's row, and the mutex's and the
+semaphore's as the calls' sleeps beyond their first; contended mode sees
+the mutex's (every stolen handoff, also those whose re-wait never slept)
+and no condvar's or semaphore's."""
 import os
 import subprocess
 
@@ -69,6 +70,22 @@ class Futile(SyncprofTestCase):
         self.assertGreater(truth["futile_sleeps"], 0, truth)
         rows = self.rows_at(report, truth["mutex"], "mutex", "barge_lock")
         self.assertEqual(self.by_thread(rows), truth["per_thread"])
+
+    def test_full_mode_counts_a_semaphores_extra_sleeps(self):
+        report, truth = self.run_target("sem", "full", "--threads", "3",
+                                        "--rounds", "40")
+        self.assertGreater(truth["futile_sleeps"], 0, truth)
+        rows = self.rows_at(report, truth["sem"], "sem", "sem_wait")
+        self.assertEqual(self.by_thread(rows), truth["per_thread"])
+
+    def test_contended_mode_cannot_tell_a_semaphores_futile_wakeups(self):
+        # Its wait ends at the wakeup: a re-wait is an acquisition of its
+        # own.
+        report, truth = self.run_target("sem", "contended", "--threads", "3",
+                                        "--rounds", "40")
+        self.assertGreater(truth["futile_sleeps"], 0, truth)
+        rows = self.rows_at(report, truth["sem"], "sem", "sem_wait")
+        self.assertEqual(self.total(rows, "futile"), 0)
 
     def test_contended_mode_counts_every_stolen_handoff(self):
         report, truth = self.run_target("barge", "contended", "--threads",

@@ -26,9 +26,13 @@
  *            for nothing.  Truth: mutex, futile_sleeps (the sum of
  *            n - 1), unlocks (every unlock: each wakes one waiter at
  *            most, so no more wakeups can be futile).
+ *   sem      the same with a semaphore of one token for the mutex:
+ *            sem_wait (CALLSITE:sem_wait), sem_post; a waker's sem_post
+ *            wakes one waiter, whose token the poster takes back first.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -45,6 +49,8 @@ static struct {
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static sem_t sem;		/* sem: one token */
+static bool use_sem;
 
 static struct {
 	int tid[MAX_THREADS];
@@ -128,15 +134,20 @@ static long nvcsw(void)
 	return ru.ru_nvcsw;
 }
 
-/* Another thread sleeps on the mutex (a second at most), if any is left. */
+/*
+ * Another thread sleeps on the mutex or the semaphore (a second at
+ * most), if any is left.
+ */
 static void someone_asleep(int me)
 {
+	const void *lock = use_sem ? (const void *)&sem : (const void *)&mutex;
+	size_t len = use_sem ? sizeof(sem) : sizeof(mutex);
+
 	for (int spent = 0; spent < 1000000 && atomic_load(&barging) > 1;
 	     spent += 50) {
 		for (int i = 0; i < cfg.threads; i++)
 			if (i != me && truth.tid[i] &&
-			    thread_in_futex_within(truth.tid[i], &mutex,
-						   sizeof(mutex)))
+			    thread_in_futex_within(truth.tid[i], lock, len))
 				return;
 		sleep_us(50);
 	}
@@ -158,7 +169,10 @@ static void *barger(void *arg)
 		long before = nvcsw(), slept;
 		uint64_t until;
 
-		pthread_mutex_lock(&mutex); /* CALLSITE:barge_lock */
+		if (use_sem)
+			sem_wait(&sem); /* CALLSITE:sem_wait */
+		else
+			pthread_mutex_lock(&mutex); /* CALLSITE:barge_lock */
 		slept = nvcsw() - before;
 		if (slept > 1)
 			truth.futile[me] += (uint64_t)(slept - 1);
@@ -167,7 +181,10 @@ static void *barger(void *arg)
 		while (now_ns() < until)
 			;
 		__atomic_fetch_add(&truth.unlocks, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&mutex);
+		if (use_sem)
+			sem_post(&sem);
+		else
+			pthread_mutex_unlock(&mutex);
 	}
 	atomic_fetch_sub(&barging, 1);
 	return NULL;
@@ -177,6 +194,16 @@ static void run_barge(void)
 {
 	pthread_t th[MAX_THREADS];
 
+	/*
+	 * A profiler's first probe hit on a function may map the kernel's
+	 * page for stepping over the probed instruction, holding the
+	 * address space's lock for writing: done here, not in a measured
+	 * call.
+	 */
+	sem_wait(&sem);
+	sem_post(&sem);
+	pthread_mutex_lock(&mutex);
+	pthread_mutex_unlock(&mutex);
 	atomic_store(&barging, cfg.threads);
 	for (int i = 0; i < cfg.threads; i++)
 		pthread_create(&th[i], NULL, barger, (void *)(intptr_t)i);
@@ -196,8 +223,8 @@ static void write_truth(const char *path, bool barge)
 	}
 	for (int i = 0; i < cfg.threads; i++)
 		total += truth.futile[i];
-	fprintf(f, "{\"cond\": \"%p\", \"mutex\": \"%p\", ", (void *)&cond,
-		(void *)&mutex);
+	fprintf(f, "{\"cond\": \"%p\", \"mutex\": \"%p\", \"sem\": \"%p\", ",
+		(void *)&cond, (void *)&mutex, (void *)&sem);
 	if (barge)
 		fprintf(f, "\"futile_sleeps\": %llu, \"unlocks\": %llu, ",
 			(unsigned long long)total,
@@ -214,7 +241,7 @@ static void write_truth(const char *path, bool barge)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: futile condvar|barge [--threads N] "
+	fprintf(stderr, "usage: futile condvar|barge|sem [--threads N] "
 		"[--rounds N] [--hold-us N] [--truth FILE] [--wait-signal]\n");
 	exit(2);
 }
@@ -247,9 +274,11 @@ int main(int argc, char **argv)
 	    cfg.threads > MAX_THREADS || cfg.rounds < 1)
 		usage();
 	scenario = argv[optind];
-	barge = !strcmp(scenario, "barge");
+	use_sem = !strcmp(scenario, "sem");
+	barge = use_sem || !strcmp(scenario, "barge");
 	if (!barge && strcmp(scenario, "condvar"))
 		usage();
+	sem_init(&sem, 0, 1);
 	if (wait_signal)
 		wait_for_go();
 	if (barge)
