@@ -398,11 +398,12 @@ class Lifecycle(SyncprofTestCase):
         self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
                          r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0  "
                          r"at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
-        # QSP's header, then the longest wait and the failed ones; the
-        # Object column widens to the longest name.
+        # QSP's header, then the longest wait and the failed ones (and
+        # the futile wakeups, when a wait was woken to wait again: under
+        # load); the Object column widens to the longest name.
         self.assertRegex(lines[header], r"^Type     +Object  Call site +"
                          r"  Wait Time \(s\)         Count  Average \(us\)"
-                         r"      Max \(us\)      Failed$")
+                         r"      Max \(us\)      Failed(      Futile)?$")
         # Right-aligned: the title and the names end in one column.
         self.assertEqual(lines[header].index("Object") + len("Object"),
                          lines[header + 2].index("big_lock") + len("big_lock"))
