@@ -1,5 +1,5 @@
 # syncprof build pipeline:
-#   vmlinux.h -> bpf/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
+#   vmlinux.h -> bpf/**/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
 # (what each mode attaches), unwind/, symbols/, report/ (aggregation and
 # renderers), session/ (a run's stages: start, reports, following);
@@ -111,15 +111,21 @@ USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
 GEN         := $(OUT)/gen
 ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
                -Ibpf -Iskel -I$(GEN) $(addprefix -I,$(USER_DIRS)) $(LIB_CFLAGS)
+# bpf/ is one folder per stage too (docs/design.md); headers resolve by
+# name from every folder, as user/'s do.
+BPF_DIRS    := bpf $(patsubst %/,%,$(sort $(dir $(wildcard bpf/*/*.c bpf/*/*.h))))
 BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-               -I$(dir $(VMLINUX)) -Ibpf -MMD -MP
+               -I$(dir $(VMLINUX)) $(addprefix -I,$(BPF_DIRS)) -MMD -MP
 
 # One .bpf.c per capability, linked by bpftool into one object and one
 # skeleton (skel/syncprof.skel.h): the maps in stats.bpf.c exist once, the
 # loader loads the programs of the mode it runs.  probecost.bpf.c is make
 # bench's own.
-BPF_BENCH   := bpf/probecost.bpf.c bpf/recordbench.bpf.c
-BPF_SRCS    := $(filter-out $(BPF_BENCH),$(wildcard bpf/*.bpf.c))
+BPF_BENCH   := bpf/bench/probecost.bpf.c bpf/bench/recordbench.bpf.c
+# In the order of their names, whatever their folder: the link's order.
+BPF_ALL     := $(foreach n,$(sort $(notdir $(wildcard bpf/*.bpf.c bpf/*/*.bpf.c))),\
+                 $(wildcard bpf/$(n) bpf/*/$(n)))
+BPF_SRCS    := $(filter-out $(BPF_BENCH),$(BPF_ALL))
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
 SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.h
 
@@ -186,15 +192,16 @@ $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # The files that define shared maps go first (stats, record, unwind, then
-# why's with --states' threads, blame's, lock order's and hold's), and offcpu.bpf.o and states.bpf.o,
-# which declare contended's and full's task storage (bpf/waits.bpf.h),
-# after the files that define them:
+# why's with --states' threads, blame's, lock order's and hold's), and
+# offcpu.bpf.o and states.bpf.o, which declare contended's and full's task
+# storage (bpf/measure/waits.bpf.h), after the files that define them:
 # bpftool 7.1's linker gives a map defined after its extern declarations a
 # wrong BTF offset.
-BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record.bpf.o $(BPF_OUT)/unwind.bpf.o
-BPF_FIRST   := $(BPF_MAPS) $(BPF_OUT)/why.bpf.o $(BPF_OUT)/blame.bpf.o \
-               $(BPF_OUT)/lockorder.bpf.o $(BPF_OUT)/hold.bpf.o
-BPF_LAST    := $(BPF_OUT)/offcpu.bpf.o $(BPF_OUT)/states.bpf.o
+BPF_MAPS    := $(BPF_OUT)/stats.bpf.o $(BPF_OUT)/record/record.bpf.o \
+               $(BPF_OUT)/unwind/unwind.bpf.o
+BPF_FIRST   := $(BPF_MAPS) $(addprefix $(BPF_OUT)/measure/,why.bpf.o blame.bpf.o \
+               lockorder.bpf.o hold.bpf.o)
+BPF_LAST    := $(BPF_OUT)/measure/offcpu.bpf.o $(BPF_OUT)/measure/states.bpf.o
 $(BPF_OUT)/syncprof.o: $(BPF_FIRST) $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $(BPF_FIRST) $(filter-out $(BPF_FIRST) $(BPF_LAST),$^) $(BPF_LAST)
@@ -204,7 +211,7 @@ skel/syncprof.skel.h: $(BPF_OUT)/syncprof.o
 	$(Q)$(BPFTOOL) gen skeleton $< name syncprof_bpf > $@
 
 # make bench's producer of waits: the recording's maps, and its program.
-$(BPF_OUT)/recordbench.o: $(BPF_MAPS) $(BPF_OUT)/recordbench.bpf.o
+$(BPF_OUT)/recordbench.o: $(BPF_MAPS) $(BPF_OUT)/bench/recordbench.bpf.o
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
@@ -212,7 +219,7 @@ skel/recordbench.skel.h: $(BPF_OUT)/recordbench.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name recordbench_bpf > $@
 
-skel/probecost.skel.h: $(BPF_OUT)/probecost.bpf.o
+skel/probecost.skel.h: $(BPF_OUT)/bench/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
@@ -691,6 +698,7 @@ clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf build build-san build-fuzz skel/*.skel.h syncprof
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(OUT)/tests/unit/*.d \
+-include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(BPF_OUT)/*/*.d \
+                    $(OUT)/tests/unit/*.d \
                     $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d \
                     $(GEN)/*.d)

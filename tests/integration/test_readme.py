@@ -232,7 +232,7 @@ def system_headers():
     include, as the compiler finds them."""
     names = set()
     sources = [*glob.glob(os.path.join(ROOT, "user", "**", "*.[ch]"), recursive=True),
-               *glob.glob(os.path.join(ROOT, "bpf", "*.[ch]")),
+               *glob.glob(os.path.join(ROOT, "bpf", "**", "*.[ch]"), recursive=True),
                *glob.glob(os.path.join(BUILD, "**", "*.pb-c.h"), recursive=True)]
     for path in sources:
         with open(path, errors="replace") as f:
