@@ -34,6 +34,9 @@ KEEP = {
     "blame": ["Who made them wait"],
     "why": ["Why they waited", "Where the chains end:"],
 }
+# Columns a table has only when a row has something for them (futile
+# wakeups: a run may see none): a header's shape leaves them out.
+OPTIONAL_COLUMNS = ("Futile",)
 # Titles that go on to name what a run happened to see: their shape is
 # the start.
 VARYING = ("Where the chains end:",)
@@ -80,7 +83,8 @@ def shape(lines):
                 out.add(("title", next((v for v in VARYING
                                         if title.startswith(v)), title)))
             elif k == "header":
-                out.add((k, " ".join(line.split())))
+                out.add((k, " ".join(w for w in line.split()
+                                     if w not in OPTIONAL_COLUMNS)))
             else:
                 out.add((k, ""))
     return out

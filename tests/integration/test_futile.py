@@ -6,8 +6,9 @@ exactly, per thread, on the wait's row, and the mutex's as the lock calls'
 sleeps beyond their first; contended mode sees the mutex's (every stolen
 handoff, also those whose re-wait never slept) and no condvar's."""
 import os
+import subprocess
 
-from harness import BUILD, ROOT, SyncprofTestCase, source_marker
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, source_marker
 
 FUTILE = os.path.join(BUILD, "tests", "targets", "futile")
 SOURCE = os.path.join(ROOT, "tests", "targets", "futile.c")
@@ -82,3 +83,15 @@ class Futile(SyncprofTestCase):
         for tid, sleeps in truth["per_thread"].items():
             self.assertGreaterEqual(seen.get(tid, 0), sleeps, (seen, truth))
         self.assertLessEqual(self.total(rows, "futile"), truth["unlocks"])
+
+    def test_the_table_has_a_futile_column_with_why_even_with_none(self):
+        # The condvar in contended mode: no row has any (it cannot see
+        # them), and --why shows the column all the same.
+        proc = subprocess.run(
+            [SYNCPROF, "--why", "--top", "0", "--", FUTILE, "condvar",
+             "--threads", "2", "--rounds", "3"],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        title = next(line for line in proc.stdout.splitlines()
+                     if line.startswith("Type "))
+        self.assertTrue(title.endswith("Failed      Futile"), title)
