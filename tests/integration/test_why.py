@@ -182,17 +182,22 @@ class Why(SyncprofTestCase):
                         "A's lock-wait share at C's unlock", 0.01)
 
     def test_starved_holder_waits_for_a_cpu_as_its_schedstat_says(self):
-        report, truth = self.run_convoy("convoy", "--starve", "--iters", "4",
-                                        "--work-ms", "10")
-        b = self.row_at(report, truth["l2"], "b_wait")
-        self.check_parts_add_up(b)
-        cpu, delay, asleep = self.holder_truth(truth)
-        holder = b["why"]["holder"]
-        self.assertNear(holder["runnable_ns"], delay, "C runnable (schedstat)")
-        self.assertNear(holder["running_ns"], cpu, "C running")
-        self.assertNear(holder["sleep_ns"], asleep, "C asleep")
-        a = self.row_at(report, truth["l1"], "a_wait")
-        self.assertGreaterEqual(self.at_release(a, "c_unlock"), 0.9 * a["wait_ns"])
+        for mode in ("contended", "full"):
+            with self.subTest(mode):
+                report, truth = self.run_convoy(
+                    "convoy", "--starve", "--iters", "4", "--work-ms", "10",
+                    mode=mode)
+                b = self.row_at(report, truth["l2"], "b_wait")
+                self.check_parts_add_up(b)
+                cpu, delay, asleep = self.holder_truth(truth)
+                holder = b["why"]["holder"]
+                self.assertNear(holder["runnable_ns"], delay,
+                                "C runnable (schedstat)")
+                self.assertNear(holder["running_ns"], cpu, "C running")
+                self.assertNear(holder["sleep_ns"], asleep, "C asleep")
+                a = self.row_at(report, truth["l1"], "a_wait")
+                self.assertGreaterEqual(self.at_release(a, "c_unlock"),
+                                        0.9 * a["wait_ns"])
 
     def test_holder_in_blocking_io_shows_as_its_sleep(self):
         report, truth = self.run_convoy("io", "--iters", "5")
