@@ -96,7 +96,7 @@ struct sp_unwind_row {
 
 /*
  * Tables in the kernel (user/unwind/unwinder.c fills them, the walk in
- * bpf/unwind.bpf.h reads them):
+ * bpf/unwind/unwind.bpf.h reads them):
  *   unwind_tables   slot -> one module build's rows, sorted by start
  *   proc_mappings   tgid -> that process's executable mappings, sorted
  *                   by start, each naming its module's slot and bias

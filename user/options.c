@@ -152,7 +152,8 @@ static const struct argp_option option_table[] = {
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
 	{ "why", OPT_WHY, NULL, 0,
-	  "Contended mode: for each row, what the holders did while its "
+	  "One process, either mode: for each row, what the holders did "
+	  "while its "
 	  "waiters waited (running, runnable, lock wait, sleep) and where "
 	  "each chain of waits ends (the last holder's release site); "
 	  "runs --blame's and --states' probes", 0 },
@@ -877,11 +878,6 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (opts->interval_s > 0 && opts->interval_s < OPTIONS_MIN_INTERVAL_S) {
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
-		return -EINVAL;
-	}
-	if (opts->why && opts->mode != MODE_CONTENDED) {
-		pr_err("--why reads each mutex's holder from its futex word: "
-		       "it needs --mode contended (the default)");
 		return -EINVAL;
 	}
 	if (opts->why && options__several(opts)) {

@@ -65,6 +65,7 @@
 #include "unwind.bpf.h"
 #include "waits.bpf.h"
 #include "blame.bpf.h"
+#include "why.bpf.h"
 #include "hold.bpf.h"
 #include "lockorder.bpf.h"
 #include "futile.bpf.h"
@@ -277,6 +278,8 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	}
 	st->depth = depth + 1;
 	call->t0 = bpf_ktime_get_ns();
+	if (why_enabled)
+		why_wait_begin(type, object, call->t0);
 	timing_add(start, call->t0, mark, true);
 	return 0;
 }
@@ -359,6 +362,11 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		}
 	}
 	stats_add(&key, wait, wait, acquired, !acquired);
+	/* --why: the calls that blocked, and the rest (why.bpf.h). */
+	if (why_enabled && call_waited(nvcsw, wait))
+		why_call_end(&key, t0, now, wait);
+	else if (why_enabled)
+		why_call_unblocked(&key, wait);
 	futile_lock_slept(&key, (__u32)bpf_get_current_task_btf()->nvcsw - nvcsw);
 	if (key.type == SP_TYPE_CONDVAR && ret == 0)
 		futile_cond_woken(st, &key, key.object, mutex);

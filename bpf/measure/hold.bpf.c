@@ -15,6 +15,7 @@
 #include "syncprof.h"
 #include "stats.bpf.h"
 #include "blame.bpf.h"
+#include "why.bpf.h"
 #include "hold.bpf.h"
 #include "lockorder.bpf.h"
 
@@ -52,6 +53,16 @@ static __always_inline int on_unlock(struct pt_regs *ctx)
 	rel.ts = now;
 	rel.tid = (__u32)pid_tgid;
 	rel.pid = (__u32)(pid_tgid >> 32);
+	if (why_enabled) {
+		/* --why: where the releaser's clocks stood as it let go. */
+		__u32 self = (__u32)pid_tgid;
+		struct sp_thread *t = bpf_map_lookup_elem(&threads, &self);
+
+		if (t) {
+			why_clocks(t, now, rel.at);
+			rel.clocked = 1;
+		}
+	}
 	bpf_map_update_elem(&releases, &object, &rel, BPF_ANY);
 	return 0;
 }

@@ -82,6 +82,23 @@ static __always_inline void why_add(struct sp_why_value *v, __u32 kind,
 }
 
 /*
+ * Full mode: a lock call that never blocked added wait ns to its row:
+ * the lock function's own time, with no holder seen.  Charged as
+ * unknown, at no release, so a row's parts still add up to its wait;
+ * the thread's record (its last wait, for chains) is left as it was.
+ */
+__noinline int why_call_unblocked(const struct sp_key *row, __u64 wait)
+{
+	if (!row || !wait)
+		return 0;
+	why_add(why_value(row, 0, 0, SP_WHY_HOLDER), SP_WHY_HOLDER,
+		SP_WHY_UNKNOWN, wait);
+	why_add(why_value(row, 0, 0, SP_WHY_ROOT), SP_WHY_ROOT,
+		SP_WHY_UNKNOWN, wait);
+	return 0;
+}
+
+/*
  * A root of the wait: kept in the record (charged to the row at the
  * end, and passed on to this thread's waiters), or, when the record is
  * full, charged to the row at once and not passed on (counted).

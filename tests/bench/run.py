@@ -1006,18 +1006,26 @@ def feature_cost(results):
 
 
 def why_cost(results):
-    """--why, paired against contended mode with --blame and --states (the
+    """--why, paired against the same mode with --blame and --states (the
     probes it runs): what the holder's clocks and the chains add to each
-    blocking wait."""
+    blocking wait; in full mode also to each lock call that never blocks
+    (the owner read at its entry, the unknown share at its return) and to
+    each unlock (the releaser's clocks)."""
     out = results["why"] = {}
     cpu = max(os.sched_getaffinity(0))
     pp_workload, pp_args = COST[0][0], COST[0][1] + ["--pin", str(cpu)]
-    print(f"--why: added cost per blocking wait, median of {PAIRS} pairs against "
-          f"contended --blame --states; {pp_workload} on CPU {cpu}")
+    base = ["--blame", "--states"]
+    print(f"--why: added cost, median of {PAIRS} pairs against the same mode "
+          f"with --blame --states; {pp_workload} on CPU {cpu}: per blocking "
+          "wait (contended), per lock/unlock pair (full); uncontended: per "
+          "pair, none blocking")
     print()
     table_header(extra=f"{'added':>10} {'hold read':>10} {'blamed':>8}")
-    feature_pairs(out, [("contended", pp_workload, pp_args,
-                         ["--blame", "--states"], ["--why"], "cont. --why")])
+    feature_pairs(out, [
+        ("contended", pp_workload, pp_args, base, ["--why"], "cont. --why"),
+        ("full", pp_workload, pp_args, base, ["--why"], "full --why"),
+        ("full", "uncontended", WORKLOADS["uncontended"], base, ["--why"],
+         "full --why u")])
     print()
 
 

@@ -172,7 +172,9 @@ class States(SyncprofTestCase):
     def test_interval_windows_add_up(self):
         run, truth = self.launch_states(
             "mixed", "--interval", "0.2", target_args=("--iters", "15"))
-        self.assertGreater(len(run.reports), 2)
+        # At least one pair of consecutive windows (the target runs ~4
+        # windows; a loaded machine can delay syncprof's timer past one).
+        self.assertGreaterEqual(len(run.reports), 2)
         worker = truth["threads"][0]["tid"]
         totals = dict.fromkeys(("running_ns", "runnable_ns", "lock_ns",
                                 "sleep_ns"), 0)

@@ -46,11 +46,12 @@ def root_share(tags, root):
 
 class Why(SyncprofTestCase):
 
-    def run_convoy(self, scenario, *args, syncprof_args=("--why",)):
+    def run_convoy(self, scenario, *args, syncprof_args=("--why",),
+                   mode="contended"):
         target = self.start_waiting_target(
             [CONVOY, scenario, "--wait-signal", "--truth",
              self.path("truth.json"), *args])
-        run = self.profile_to_the_end(target, "--mode", "contended", "--top",
+        run = self.profile_to_the_end(target, "--mode", mode, "--top",
                                       "0", "--no-coalesce", *syncprof_args)
         self.assertEqual(len(run.reports), 1, run.stderr)
         report = run.reports[0]
@@ -133,6 +134,26 @@ class Why(SyncprofTestCase):
                 self.check_chain_through_b(report, truth, b, "c_rwunlock",
                                            "convoy_c")
 
+    def test_full_mode_follows_the_convoy(self):
+        """Full mode: the lock call's probes bracket each wait, the holder
+        is read from the lock at the call's entry, and the release (with
+        the releaser's clocks) at the unlock's: the same chain, to C's
+        unlock, and the same split by C's own clocks, for a mutex and for
+        an rwlock a writer holds."""
+        for scenario, marker, kind, release in (
+                ("convoy", "b_wait", "mutex", "c_unlock"),
+                ("rwlock", "b_rwait", "rwlock-r", "c_rwunlock")):
+            with self.subTest(scenario):
+                report, truth = self.run_convoy(scenario, "--iters", "6",
+                                                mode="full")
+                b = self.row_at(report, truth["l2"], marker, kind)
+                self.check_chain_through_b(report, truth, b, release,
+                                           "convoy_c")
+                # Every row adds up, those of calls that never blocked
+                # too (the lock function's own time: unknown).
+                for row in report["rows"]:
+                    self.check_parts_add_up(row)
+
     def test_rwlock_held_by_readers_has_no_owner(self):
         """Readers leave no owner word: a writer waiting on a reader's
         hold is charged to the reader's unlock as `unknown`, and so is A's
@@ -161,17 +182,22 @@ class Why(SyncprofTestCase):
                         "A's lock-wait share at C's unlock", 0.01)
 
     def test_starved_holder_waits_for_a_cpu_as_its_schedstat_says(self):
-        report, truth = self.run_convoy("convoy", "--starve", "--iters", "4",
-                                        "--work-ms", "10")
-        b = self.row_at(report, truth["l2"], "b_wait")
-        self.check_parts_add_up(b)
-        cpu, delay, asleep = self.holder_truth(truth)
-        holder = b["why"]["holder"]
-        self.assertNear(holder["runnable_ns"], delay, "C runnable (schedstat)")
-        self.assertNear(holder["running_ns"], cpu, "C running")
-        self.assertNear(holder["sleep_ns"], asleep, "C asleep")
-        a = self.row_at(report, truth["l1"], "a_wait")
-        self.assertGreaterEqual(self.at_release(a, "c_unlock"), 0.9 * a["wait_ns"])
+        for mode in ("contended", "full"):
+            with self.subTest(mode):
+                report, truth = self.run_convoy(
+                    "convoy", "--starve", "--iters", "4", "--work-ms", "10",
+                    mode=mode)
+                b = self.row_at(report, truth["l2"], "b_wait")
+                self.check_parts_add_up(b)
+                cpu, delay, asleep = self.holder_truth(truth)
+                holder = b["why"]["holder"]
+                self.assertNear(holder["runnable_ns"], delay,
+                                "C runnable (schedstat)")
+                self.assertNear(holder["running_ns"], cpu, "C running")
+                self.assertNear(holder["sleep_ns"], asleep, "C asleep")
+                a = self.row_at(report, truth["l1"], "a_wait")
+                self.assertGreaterEqual(self.at_release(a, "c_unlock"),
+                                        0.9 * a["wait_ns"])
 
     def test_holder_in_blocking_io_shows_as_its_sleep(self):
         report, truth = self.run_convoy("io", "--iters", "5")
@@ -257,10 +283,9 @@ class Why(SyncprofTestCase):
         self.assertRegex(proc.stdout, rf"Chain ends at.*\n-+\nmutex .*convoy\.c:"
                          rf"{marker_line('RELEASE', 'c_unlock')}")
 
-    def test_full_mode_is_refused(self):
+    def test_several_processes_are_refused(self):
         proc = subprocess.run(
-            [SYNCPROF, "--why", "--mode", "full", "--", CONVOY, "convoy"],
+            [SYNCPROF, "--why", "--children", "--", CONVOY, "convoy"],
             capture_output=True, text=True, timeout=HANG_S)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--why", proc.stderr)
-        self.assertIn("contended", proc.stderr)
+        self.assertIn("--why follows one process", proc.stderr)

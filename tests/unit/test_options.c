@@ -161,6 +161,11 @@ static void test_states_options(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
 			       "--format", "pprof", "-o", "p.pb.gz", NULL),
 			 -EINVAL);
+	/* Both modes; one process only. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--why",
+			       NULL), 0);
+	assert_int_equal(parse(&o, &a, "--children", "--why", "--", "true",
+			       NULL), -EINVAL);
 	/* Served for one process (its block profile split by root), not
 	   for the host. */
 	assert_int_equal(parse(&o, &a, "--serve", "0", "-p", "1", "--why",

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --lock-order's reader: the kernel keeps every pair (held, then taken)
- * by objects and sites (bpf/lockorder.bpf.h); this classes the locks and
- * feeds the order graph (lockgraph.c), which finds the cycles.
+ * by objects and sites (bpf/measure/lockorder.bpf.h); this classes the
+ * locks and feeds the order graph (lockgraph.c), which finds the cycles.
  *
  * A lock's class is its object when the object is named, a global or a
  * static, and the site that took it otherwise, as lockdep classes a

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* --off-cpu's loader side: see bpf/offcpu.bpf.c for what it measures. */
+/* --off-cpu's loader side: bpf/measure/offcpu.bpf.c says what it measures. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

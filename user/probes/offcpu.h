@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --off-cpu: the skeleton's sched_switch program (bpf/offcpu.bpf.c), its
- * table of system calls, and its link.
+ * --off-cpu: the skeleton's sched_switch program
+ * (bpf/measure/offcpu.bpf.c), its table of system calls, and its link.
  */
 #ifndef SYNCPROF_OFFCPU_H
 #define SYNCPROF_OFFCPU_H

@@ -93,7 +93,7 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
-	p->skel->rodata->why_enabled = contended && cfg->why;
+	p->skel->rodata->why_enabled = cfg->why;
 	p->skel->rodata->hold_enabled = p->hold;
 	p->skel->rodata->lockorder_enabled = p->lock_order;
 	err = bpf_map__set_max_entries(p->skel->maps.blame,
@@ -109,8 +109,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 					       p->lock_order ? cfg->map_size : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.why,
-				contended && cfg->why ? cfg->map_size : 1);
-	if (!err && !(contended && cfg->why))
+					       cfg->why ? cfg->map_size : 1);
+	if (!err && !cfg->why)
 		err = bpf_map__set_max_entries(p->skel->maps.why_last, 1);
 	/* The release records: a few per thread or object at a time. */
 	if (!err && !cfg->blame)

@@ -83,7 +83,7 @@ int probes__attach(struct probes *p, const char *library);
  * go into the map (probes__threads_fd) before, and again after.
  */
 int probes__attach_states(struct probes *p);
-/* --lock-order: the order pairs map (bpf/lockorder.bpf.h); -1 without. */
+/* --lock-order's pairs map (bpf/measure/lockorder.bpf.h); -1 without. */
 int probes__lock_order_fd(const struct probes *p);
 /* --lock-order's losses: pairs not kept (the map was full), and locks not
  * tracked (a thread held more than SP_HELD_MAX). */

@@ -52,7 +52,7 @@ static const struct probe_spec {
 
 /*
  * Full mode with --hold or --blame: entry probes on the functions that
- * let a lock go (unlock_enter, see bpf/hold.bpf.c).  A barrier has no
+ * let a lock go (unlock_enter, see bpf/measure/hold.bpf.c).  A barrier has no
  * release: its waits are in no blame row and it holds nothing.
  * pthread_spin_unlock shares its code with pthread_spin_init in glibc
  * 2.36: an init is seen as a release of a lock no one holds.
@@ -82,7 +82,7 @@ static const struct tracepoint_spec {
 
 #define N_TRACEPOINTS (sizeof(tracepoint_table) / sizeof(tracepoint_table[0]))
 
-/* --states: the scheduler's tracepoints (see bpf/states.bpf.c). */
+/* --states: the scheduler's tracepoints (see bpf/measure/states.bpf.c). */
 static const struct sched_tracepoint_spec {
 	const char *category;
 	const char *name;

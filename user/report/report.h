@@ -43,7 +43,7 @@ struct report_row {
 	uint64_t max_ns;
 	uint64_t failed;
 	uint64_t failed_ns;	/* the part of wait_ns that failed */
-	uint64_t futile;	/* futile wakeups (bpf/futile.bpf.h) */
+	uint64_t futile;	/* futile wakeups (bpf/measure/futile.bpf.h) */
 	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
 	uint64_t hold_count;	/* --hold: holds of the locks the row took */
 	uint64_t hold_ns;

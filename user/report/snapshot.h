@@ -17,7 +17,7 @@ struct snapshot_entry {
 	uint64_t wait_ns;
 	uint64_t failed;
 	uint64_t failed_ns;	/* the part of wait_ns that failed */
-	uint64_t futile;	/* futile wakeups (bpf/futile.bpf.h) */
+	uint64_t futile;	/* futile wakeups (bpf/measure/futile.bpf.h) */
 	uint64_t max_ns;	/* since attach; in a delta: in the window */
 	uint64_t window_max_ns;	/* in the window this snapshot closed */
 	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --why: the charges the programs keep (bpf/why.bpf.h), by the waiter's
+ * --why: the charges the programs keep (bpf/measure/why.bpf.h), by the waiter's
  * row: what the holder did during the row's waits, and the roots of the
  * chains (a release site, its process, the last holder's state).  Read
  * from the map as totals since attach; a window is the difference of two

@@ -191,7 +191,7 @@ void session__notice_children(struct session *s)
  * a library dlopen'ed for a moment, or a program that runs for a moment
  * after an exec, must be read before it is gone (tables first left a
  * short program's rows unnamed); until its tables are read, its waits
- * are walked by file (bpf/unwind.bpf.h) and walked again as they end.
+ * are walked by file (bpf/unwind/unwind.bpf.h) and walked again as they end.
  */
 void session__modules_changed(struct session *s)
 {

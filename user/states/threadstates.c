@@ -3,15 +3,16 @@
  * Thread-state accounting, in QSP's manner: what was chosen, and why.
  *
  * The kernel keeps, per thread, nanoseconds per state up to its last
- * event and the state it is in since then (bpf/states.bpf.c).  Each read
- * turns that into cumulative totals at one instant: the counters plus the
- * open interval of the current state.  A thread record keeps three sets
- * of totals: at the latest read, at the mark (where the next report
- * window starts) and at the origin (attach, or the live screen's reset);
- * a window is the difference.  Rejected: differences between consecutive
- * reads summed per window (a drain read between two reports would need
- * its own bookkeeping), and windows computed in the kernel (one more
- * write per event on every context switch of the target).
+ * event and the state it is in since then (bpf/measure/states.bpf.c).
+ * Each read turns that into cumulative totals at one instant: the
+ * counters plus the open interval of the current state.  A thread record
+ * keeps three sets of totals: at the latest read, at the mark (where the
+ * next report window starts) and at the origin (attach, or the live
+ * screen's reset); a window is the difference.  Rejected: differences
+ * between consecutive reads summed per window (a drain read between two
+ * reports would need its own bookkeeping), and windows computed in the
+ * kernel (one more write per event on every context switch of the
+ * target).
  *
  * Exact sums.  Every read stands for one instant, taken after the last
  * entry was copied, so no open interval is negative and each thread's

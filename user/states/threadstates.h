@@ -14,7 +14,7 @@
 
 #include "syncprof.h"
 
-/* One thread as the kernel's table held it (bpf/states.bpf.c). */
+/* One thread as the kernel's table held it (bpf/measure/states.bpf.c). */
 struct thread_sample {
 	uint32_t tid;
 	struct sp_thread t;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The frame cache's per-process tag (bpf/unwind.bpf.h): each process's
+ * The frame cache's per-process tag (bpf/unwind/unwind.bpf.h): each process's
  * layout, published to the kernel once its mapping array is in.
  */
 #ifndef SYNCPROF_FRAMECACHE_H

@@ -4,7 +4,7 @@
  * when the wait ended (a library dlopen'ed a moment before), with the
  * raw frames beyond the cut (bpf/unwind.h, struct sp_late_walk).  Kept
  * until the tables are read, then walked here with the same rules the
- * kernel applies (bpf/unwind.bpf.c), over the stack bytes the kernel
+ * kernel applies (bpf/unwind/unwind.bpf.c), over the stack bytes the kernel
  * copied; the whole stack replaces the cut one under the wait's stack id.
  */
 #ifndef SYNCPROF_LATEWALK_H
@@ -52,7 +52,7 @@ int latewalks__finish(struct latewalks *lw, latewalk_rule_fn rule, void *ctx,
 size_t latewalks__pending(const struct latewalks *lw);
 void latewalks__stats(const struct latewalks *lw, struct latewalk_stats *st);
 
-/* The kernel's stack id for n frames ending `end` (bpf/unwind.bpf.c). */
+/* The kernel's stack id for n frames ending `end` (bpf/unwind/unwind.bpf.c). */
 uint64_t latewalk__stack_id(const uint64_t *pcs, uint32_t n, uint32_t end);
 
 #endif

@@ -3,7 +3,7 @@
  * The unwind tables in the kernel, kept in step with the target: one
  * table per module build (rows from modtable), and the process's sorted
  * executable mappings naming each one's table and load bias.  The maps
- * and the walk that reads them: bpf/unwind.bpf.h.
+ * and the walk that reads them: bpf/unwind/unwind.bpf.h.
  */
 #ifndef SYNCPROF_UNWINDER_H
 #define SYNCPROF_UNWINDER_H
@@ -66,7 +66,7 @@ void unwinder__forget(struct unwinder *u, pid_t pid);
 /*
  * The layout of pid's installed mapping array: a hash of its ranges,
  * biases and table slots (never 0), the frame cache's tag in the kernel
- * (bpf/unwind.bpf.h).  Equal for processes whose code is at the same
+ * (bpf/unwind/unwind.bpf.h).  Equal for processes whose code is at the same
  * addresses from the same builds.  0: none installed.
  */
 uint64_t unwinder__layout(const struct unwinder *u, pid_t pid);

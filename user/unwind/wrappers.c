@@ -3,7 +3,7 @@
  * Runtimes' lock functions, as one table: every function here is part of
  * a lock implementation, so the call site is its caller (as if named with
  * --skip), and a futex wait that passes through a typed one gets its
- * kind instead of `futex` (bpf/unwind.bpf.c picks the kind: the
+ * kind instead of `futex` (bpf/unwind/unwind.bpf.c picks the kind: the
  * outermost WRAPPER_F_WHOLE frame, else libc's own classification, else
  * the innermost typed frame).  --no-skip turns the table off; --skip adds
  * to it.  The runtimes' release functions are here too, untyped: a
