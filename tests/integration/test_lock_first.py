@@ -22,7 +22,9 @@ ITERS = 20
 EVENTS = "Waiting for events, not for a lock"
 LOCK_TYPES = {"mutex", "rec_mutex", "rwlock-r", "rwlock-w", "sem",
               "libc-lock", "futex", "spinlock", "flock"}
-ROW = re.compile(r"^(\S+)\s+(\[\s*\d+\]|\S+)\s+\S+\s+\d+\.\d{5}\s+\d+\s")
+# An object may be a heap type's member path, with spaces in it:
+# "(struct bucket *)->lock".
+ROW = re.compile(r"^(\S+)\s+(\[\s*\d+\]|\S+(?: \S+)*)  +\S+\s+\d+\.\d{5}\s+\d+\s")
 
 
 class LockFirst(SyncprofTestCase):
