@@ -723,7 +723,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		opts->help_shown = true;
+		opts->help_shown = opts->help_full = true;
 		state->next = state->argc;
 		break;
 	case OPT_USAGE:

@@ -105,6 +105,7 @@ struct options {
 	int ready_fd;		/* --ready-fd: "ready PID" once attached; or -1 */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
+	bool help_full;		/* --help: the columns follow the options */
 };
 
 /* Fills *opts from argv; 0, or -EINVAL after printing why. */

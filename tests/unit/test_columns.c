@@ -401,6 +401,57 @@ static void test_short_buffer(void **state UNUSED)
 	assert_int_equal(strlen(row), sizeof(row) - 1);
 }
 
+/* Every column says what it is, in one line an 80-column screen holds. */
+static void test_every_column_has_its_line(void **state UNUSED)
+{
+	char line[256];
+
+	for (int c = 0; c < COL__COUNT; c++) {
+		const char *about = columns__about(c);
+
+		assert_true(about[0]);
+		assert_true(text__width(about) <= COLUMNS_ABOUT_W);
+		assert_true(columns__title_of(c)[0]);
+		columns__help_line(c, line, sizeof(line));
+		assert_true(text__width(line) < 80);
+		assert_non_null(strstr(line, columns__title_of(c)));
+		assert_non_null(strstr(line, about));
+	}
+	columns__help_line(COLUMNS_SORT_MARK, line, sizeof(line));
+	assert_true(!strncmp(line, "  *", 3));
+	/* A number's short title beside its full one. */
+	columns__help_line(COL_HOLD_AVG, line, sizeof(line));
+	assert_non_null(strstr(line, "Average Hold (us), AvgHold"));
+}
+
+/* The legend: the shown columns that need one, each once a run. */
+static void test_legend_once(void **state UNUSED)
+{
+	struct columns_spec spec = screen(10, 20, true);
+	struct columns_layout lay;
+	unsigned int explained = 0;
+	char text[1024], want[256];
+
+	spec.futile = true;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, &explained, text, sizeof(text));
+	snprintf(want, sizeof(want), "Futile: %s\nOwner: %s",
+		 columns__about(COL_FUTILE), columns__about(COL_OWNER));
+	assert_string_equal(text, want);
+	columns__legend(&lay, &explained, text, sizeof(text));
+	assert_string_equal(text, "");
+	/* Without the state, every table says it; not a column not shown. */
+	spec.owner = spec.thread = false;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, NULL, text, sizeof(text));
+	snprintf(want, sizeof(want), "Futile: %s", columns__about(COL_FUTILE));
+	assert_string_equal(text, want);
+	spec.futile = false;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, NULL, text, sizeof(text));
+	assert_string_equal(text, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +468,8 @@ int main(void)
 		cmocka_unit_test(test_events_line),
 		cmocka_unit_test(test_cut_order_of_texts),
 		cmocka_unit_test(test_short_buffer),
+		cmocka_unit_test(test_every_column_has_its_line),
+		cmocka_unit_test(test_legend_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

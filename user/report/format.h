@@ -142,6 +142,12 @@ struct format_config {
 	bool stacks;			/* table: each row's stacks under it */
 	struct symbolizer *symbolizer;	/* names stack frames; not owned */
 	const struct stacktab *stacktab; /* the run's stacks; NULL: none kept */
+	/* Table: the terminal's width, which the columns narrow to as the
+	   live screen's do; 0: no limit (a pipe, a file). */
+	int width;
+	/* Table: the columns the legend has explained (each said once a
+	   run); NULL: every table says them. */
+	unsigned int *explained;
 };
 
 /*

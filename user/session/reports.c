@@ -45,10 +45,11 @@ struct reports {
 	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
-	uint64_t attach_ns;	/* when counting began */
+	uint64_t attach_ns;	/* when counting began: the probes went live */
 	uint64_t last_ns;	/* when the last report's window ended */
 	uint64_t next_window;	/* the first window of the next delta report */
 	unsigned int sequence;	/* reports printed */
+	unsigned int explained;	/* the columns the table's legend gave */
 	struct threadtable *threads;	/* --states: the kernel's table */
 	struct threadstates *states;	/* --states: the accounting */
 	bool group_threads;	/* --states: by name (the live screen's g) */
@@ -125,17 +126,21 @@ void session__reports_begin(struct session *s)
 		stateformat__csv_header(r->states_csv);
 }
 
-/* Counting begins now (before the probes: their first window). */
-void session__set_origin(struct session *s)
+/*
+ * Counting begins at at_ns (0: now): when the probes went live (and
+ * once before the attach, for a target that leaves before they do).
+ */
+void session__set_origin(struct session *s, uint64_t at_ns)
 {
 	struct reports *r = s->reports;
 
-	r->attach_ns = r->last_ns = clock__monotonic_ns();
+	r->attach_ns = r->last_ns = at_ns ? at_ns : clock__monotonic_ns();
 }
 
 /*
- * The probes are attached: the first window began at the origin, before
- * they went live (a call they counted cannot have ended before it); with
+ * The probes are attached: the first window began at the origin, once
+ * every probe that counts was in (the load, the verifier and the
+ * placing of the probes count nothing, and are no part of it); with
  * --states it begins at the first read of the threads map.  *origin_ns:
  * when.
  */
@@ -423,6 +428,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.stacks = stacks,
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
+		.width = outfile__terminal_cols(r->out),
+		.explained = &r->explained,
 	};
 	err = format__report(r->out, &cfg, &meta, &rows, names);
 	if (r->out_file)	/* names the file, once; a profile put in place */

@@ -65,7 +65,7 @@ void session__startup_free(struct session *s);
 int session__reports_open(struct session *s);
 void session__reports_begin(struct session *s);
 int session__reports_close(struct session *s);
-void session__set_origin(struct session *s);
+void session__set_origin(struct session *s, uint64_t at_ns);
 int session__open_window(struct session *s, uint64_t *origin_ns);
 int session__states_start(struct session *s);
 /* --lock-order: the reader of the probes' order pairs. */

@@ -321,8 +321,9 @@ static void all_library_path(char *library)
 
 /*
  * Finds the target's libc, names its modules, loads and attaches the
- * probes and lets a launched target go.  attach_ns is taken before the
- * probes go live: the first window holds what they count meanwhile.
+ * probes and lets a launched target go.  attach_ns is when every probe
+ * that counts was in, after their load and placing: the first window
+ * holds what they count from then on, not the time they took.
  */
 int session__start(struct session *s, char *library, size_t len,
 		   int argc, char **argv)
@@ -439,6 +440,9 @@ int session__start(struct session *s, char *library, size_t len,
 		probes__set_translate(s->probes, session__translate, s);
 	report_unwind_tables(s);
 	err = probes__attach(s->probes, library);
+	/* The report's window: from the probes live, not their load. */
+	if (probes__live_ns(s->probes))
+		session__set_origin(s, probes__live_ns(s->probes));
 	/* After the fork watch is on: none slips between. */
 	for (size_t i = 0; !err && opts->children && i < cfg.n_pids; i++)
 		session__add_descendants(s, cfg.pids[i]);
