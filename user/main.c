@@ -166,6 +166,8 @@ static int session__loop(struct session *s, int signal_fd)
 			break;
 		}
 		if (fds[FD_TARGET].revents) {
+			/* The report names it as it was at its end (an exec). */
+			session__rename(s);
 			pr_info("PID %d exited", (int)target__pid(s->target));
 			if (!session__space(s)) {
 				session__target_exited(s);
@@ -349,14 +351,19 @@ int main(int argc, char **argv)
 	/* What fails because the target left is no error: held until known. */
 	log__hold();
 	err = session__start(&s, library, sizeof(library), argc, argv);
-	/* A launched target only goes once it is let go, at the very end. */
-	target_gone = target__exited(s.target) &&
-		      (err || !target__launched(s.target));
+	/*
+	 * A launched target only goes once it is let go, at the very end.
+	 * One that is on its way out counts as gone (its files vanish
+	 * before its pidfd says so), under the name it had then.
+	 */
+	target_gone = (err || !target__launched(s.target)) &&
+		      target__exiting(s.target);
 	log__release(!target_gone);
 	if (target_gone) {
+		session__rename(&s);
 		/* A sane end: the report of what was seen, if anything. */
-		pr_warn("PID %d exited while syncprof attached%s",
-			(int)target__pid(s.target),
+		pr_warn("PID %d (%s) exited while syncprof attached%s",
+			(int)target__pid(s.target), target__comm(s.target),
 			s.probes ? "" : "; nothing was counted");
 		/* Attached all the same: the loop ends at once, reports. */
 		target_gone = err != 0;

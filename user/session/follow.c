@@ -131,6 +131,14 @@ static void session__rekey_one(void *ctx, struct sp_key *key)
 	key->object = procspace__canonical(space, pid, key->object);
 }
 
+void session__rename(struct session *s)
+{
+	target__refresh(s->target);
+	if (s->follow)
+		procset__exec(s->follow->procs, target__pid(s->target),
+			      target__comm(s->target));
+}
+
 /* The first target's name now: after an exec, its new program's. */
 const char *session__comm(struct session *s)
 {

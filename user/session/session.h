@@ -94,6 +94,11 @@ const struct procset_entry *session__processes(const struct session *s,
 size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
 const char *session__comm(struct session *s);
+/*
+ * The first target's name read again (an exec the probes did not see,
+ * before they were in or as it exited): the reports name it so.
+ */
+void session__rename(struct session *s);
 void session__rekey(struct session *s, struct snapshot *snap);
 void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
