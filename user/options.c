@@ -89,7 +89,10 @@ static const char doc[] =
 "inferno): one line per distinct stack, frames outermost first joined "
 "by ';', the lock last, then the wait in ns. --format pprof -o FILE "
 "writes a gzipped profile.proto (contentions/count, delay/nanoseconds) "
-"for go tool pprof. Both hold every row unless --top is given."
+"for go tool pprof. Both hold every row unless --top is given.\n\n"
+"A DURATION (--duration, --interval, --min-wait) is a number of seconds, "
+"or a number and a unit: ns, us, ms, s, m or h (2, 1.5s, 500ms, 10us, 2m). "
+"The columns of the table are explained after the options."
 "\v"
 "Examples:\n"
 "  syncprof --pid 4242                     report on Ctrl-C\n"
@@ -116,13 +119,16 @@ static const struct argp_option option_table[] = {
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 0 },
 	{ NULL, 0, NULL, 0, "When to report:", 0 },
-	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 0 },
-	{ "interval", 'i', "SECS", 0,
-	  "Report every SECS; on a terminal, a live screen that refreshes every SECS "
-	  "(keys: ? for help, q to quit)", 0 },
+	{ "duration", 'd', "DURATION", 0,
+	  "Stop after DURATION (default: Ctrl-C or target exit), counted "
+	  "from when the probes are in", 0 },
+	{ "interval", 'i', "DURATION", 0,
+	  "Report every DURATION; on a terminal, a live screen that "
+	  "refreshes every DURATION (keys: ? for help, q to quit)", 0 },
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 0 },
 	{ "batch", OPT_BATCH, NULL, 0,
 	  "With --interval: plain reports even on a terminal, no live screen", 0 },
+	{ NULL, 0, NULL, 0, "Serving (Prometheus, pprof):", 0 },
 	{ "serve", OPT_SERVE, "[HOST:]PORT", 0,
 	  "Run until SIGINT or SIGTERM and serve over HTTP (default host "
 	  "127.0.0.1): /metrics for Prometheus, /debug/pprof/block and "
@@ -186,7 +192,7 @@ static const struct argp_option option_table[] = {
 	  "variable SYMBOL or its member (queue.not_empty, table[3].lock)", 0 },
 	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
 	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
-	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "
+	  "1): it adds nothing to Count, Failed, Wait Time or the histograms; "
 	  "idle workers' short naps, or everything but the long stalls", 0 },
 	{ NULL, 0, NULL, 0, "Timeline:", 0 },
 	{ "record", OPT_RECORD, "DIR", 0,
@@ -248,20 +254,24 @@ static const struct argp_option option_table[] = {
 	{ 0 },
 };
 
+/* What every DURATION option says when its value is not one. */
+#define DURATION_RULE "a number of seconds, or a number and a unit: ns, " \
+	"us, ms, s, m or h (e.g. 2, 1.5s, 500ms, 10us, 2m)"
+
+/* The longest --duration or --interval: a year. */
+#define LONGEST_S (365.0 * 24 * 3600)
+
+/* --duration, --interval: a DURATION above 0, in seconds. */
 static int parse_seconds(const char *name, const char *arg, double *out)
 {
-	char *end;
-	double v;
+	uint64_t ns;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
-	    v > 365.0 * 24 * 3600) {
-		pr_err("invalid %s '%s': expected a positive number of seconds",
-		       name, arg);
+	if (options__parse_duration(arg, &ns) || !ns || ns > LONGEST_S * 1e9) {
+		pr_err("invalid %s '%s': expected a duration above 0 and at "
+		       "most a year: %s", name, arg, DURATION_RULE);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (double)ns / 1e9;
 	return 0;
 }
 
@@ -380,13 +390,15 @@ bool options__recording(const struct options *opts)
 }
 
 /*
- * --min-wait's DURATION: a number (decimals allowed) and a unit, ns, us,
- * ms or s; 0 or -EINVAL (nothing printed).
+ * Every DURATION (--duration, --interval, --min-wait), one rule: a
+ * number (decimals allowed) and a unit, ns, us, ms, s, m or h; a number
+ * alone is seconds.  0 or -EINVAL (nothing printed).
  */
 int options__parse_duration(const char *arg, uint64_t *out_ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "", 1e9 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+		{ "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
 	};
 	char *end;
 	double v;
@@ -704,9 +716,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_MIN_WAIT:
 		err = options__parse_duration(arg, &opts->min_wait_ns);
 		if (err)
-			pr_err("invalid --min-wait '%s': expected a duration with "
-			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
-			       arg);
+			pr_err("invalid --min-wait '%s': expected a duration: %s",
+			       arg, DURATION_RULE);
 		break;
 	case OPT_READY_FD:
 		err = parse_uint("--ready-fd", arg, 0, INT_MAX, &n);

@@ -47,6 +47,9 @@ class Help(unittest.TestCase):
         self.assertTrue(where["--tid"].startswith("Filters"))
         self.assertTrue(where["--states"].startswith("Thread states"))
         self.assertTrue(where["--map-size"].startswith("Limits"))
+        self.assertTrue(where["--serve"].startswith("Serving"))
+        self.assertTrue(where["--max-series"].startswith("Serving"))
+        self.assertTrue(where["--duration"].startswith("When to report"))
         every = [opt for _, opts in sections for opt in opts]
         self.assertEqual(len(every), len(set(every)), every)
 
