@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -452,6 +453,38 @@ static void test_legend_once(void **state UNUSED)
 	assert_string_equal(text, "");
 }
 
+/* A summary line at a terminal's width: broken between fields only. */
+static void test_lines_fold_between_fields(void **state UNUSED)
+{
+	static const char summary[] = "syncprof: pid 1 (demo)  mode full  "
+		"elapsed 1.00 s  rows 3/3  dropped 0  at 2026-11-28T20:31:12";
+	char *text = NULL, fit[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	text__print_folded(f, summary, 0, "  ");
+	text__print_folded(f, summary, 50, "  ");
+	text__print_folded(f, "a few words to fold", 8, " ");
+	fclose(f);
+	assert_string_equal(text,
+		"syncprof: pid 1 (demo)  mode full  elapsed 1.00 s  rows 3/3  "
+		"dropped 0  at 2026-11-28T20:31:12\n"
+		"syncprof: pid 1 (demo)  mode full  elapsed 1.00 s\n"
+		"  rows 3/3  dropped 0  at 2026-11-28T20:31:12\n"
+		"a few\n  words\n  to\n  fold\n");
+	free(text);
+	/* The live status line: its last fields go whole. */
+	snprintf(fit, sizeof(fit), "%s", summary);
+	text__fit_fields(fit, 40);
+	assert_string_equal(fit, "syncprof: pid 1 (demo)  mode full");
+	snprintf(fit, sizeof(fit), "%s", summary);
+	text__fit_fields(fit, 10);
+	assert_string_equal(fit, summary);	/* the first field is kept */
+	text__fit_fields(fit, 200);
+	assert_string_equal(fit, summary);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_short_buffer),
 		cmocka_unit_test(test_every_column_has_its_line),
 		cmocka_unit_test(test_legend_once),
+		cmocka_unit_test(test_lines_fold_between_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

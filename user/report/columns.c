@@ -377,6 +377,26 @@ bool columns__owners_apart(const struct report_rows *view)
 	return false;
 }
 
+void columns__fit(struct columns_spec *want, const struct report_rows *rows,
+		  char (*object)[TEXT_MAX], char (*site)[TEXT_MAX])
+{
+	const char **texts = rows->count ? calloc(2 * rows->count,
+						  sizeof(*texts)) : NULL;
+
+	want->owner_apart = want->owner && columns__owners_apart(rows);
+	if (!texts)
+		return;		/* then cut as far as it takes */
+	for (size_t i = 0; i < rows->count; i++) {
+		texts[i] = object[i];
+		texts[rows->count + i] = site[i];
+	}
+	want->object_apart = columns__apart(texts, rows->count, false,
+					    COLUMNS_OBJECT_MIN, COLUMNS_OBJECT_CAP);
+	want->site_apart = columns__apart(texts + rows->count, rows->count,
+					  true, 1, COLUMNS_SITE_CAP);
+	free(texts);
+}
+
 void columns__events_line(const struct columns_layout *lay, char *buf,
 			  size_t len)
 {

@@ -14,6 +14,7 @@
 
 #include "options.h"
 #include "report.h"
+#include "text.h"
 
 enum column_id {
 	COL_TYPE = 0,
@@ -142,6 +143,12 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len);
  */
 int columns__apart(const char *const *texts, size_t n, bool site, int from,
 		   int to);
+/*
+ * For a width limit: what tells the rows apart (Owner, the objects' and
+ * call sites' widths at which they stay apart), from their texts.
+ */
+void columns__fit(struct columns_spec *want, const struct report_rows *rows,
+		  char (*object)[TEXT_MAX], char (*site)[TEXT_MAX]);
 /* Whether two rows differ only by their holder (Owner tells them apart). */
 bool columns__owners_apart(const struct report_rows *rows);
 /*

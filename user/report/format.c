@@ -188,30 +188,6 @@ struct table_spec {
 };
 
 /*
- * A terminal's width: the texts cut no further than the rows stay apart,
- * as on the live screen.
- */
-static void table_fit(struct columns_spec *want, const struct report_rows *rows,
-		      char (*object)[TEXT_MAX], char (*site)[TEXT_MAX])
-{
-	const char **texts = rows->count ? calloc(2 * rows->count,
-						  sizeof(*texts)) : NULL;
-
-	want->owner_apart = want->owner && columns__owners_apart(rows);
-	if (!texts)
-		return;		/* then cut as far as it takes */
-	for (size_t i = 0; i < rows->count; i++) {
-		texts[i] = object[i];
-		texts[rows->count + i] = site[i];
-	}
-	want->object_apart = columns__apart(texts, rows->count, false,
-					    COLUMNS_OBJECT_MIN, COLUMNS_OBJECT_CAP);
-	want->site_apart = columns__apart(texts + rows->count, rows->count,
-					  true, 1, COLUMNS_SITE_CAP);
-	free(texts);
-}
-
-/*
  * One section of the table: QSP's columns (the call-site column titled
  * as spec says), then the longest wait, the failed ones, and a Thread
  * and an Owner column when split by thread; its rules are as wide as
@@ -270,7 +246,7 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		want.failed_seen |= rows->rows[i].failed != 0;
 	}
 	if (cfg->width > 0)
-		table_fit(&want, rows, object, text);
+		columns__fit(&want, rows, object, text);
 	columns__layout(&want, cfg->width, &lay);
 	line_len = (size_t)lay.width * 4 + 64;
 	line = malloc(line_len);
