@@ -92,6 +92,8 @@ static const char doc[] =
 "for go tool pprof. Both hold every row unless --top is given.\n\n"
 "A DURATION (--duration, --interval, --min-wait) is a number of seconds, "
 "or a number and a unit: ns, us, ms, s, m or h (2, 1.5s, 500ms, 10us, 2m). "
+"A report's elapsed is its window: from when the probes were in (or the "
+"report before) to the report. "
 "The columns of the table are explained after the options."
 "\v"
 "Examples:\n"
