@@ -23,6 +23,13 @@
  * drifted from the table's); cutting every text in proportion (a
  * 9-column call site says nothing); dropping Thread at 80 columns, as
  * before (per-thread rows then read as identical).
+ *
+ * What a column says is here too, one line each, and every place that
+ * explains the columns prints these lines: --help, the live screen's ?,
+ * the legend under a table (the man page holds a copy the tests compare).
+ * Rejected: a paragraph per column in each place (they said different
+ * things, and --help said nothing of Futile); a legend under every table
+ * (an interval report a second would repeat it): once a run.
  */
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The report's columns, once: which a section has, how wide each is, how
- * titles and rows are written, and what gives way on a narrow screen.
- * The table (format.c) lays them out with no width limit; the live
- * screen (livedraw.c) with its window's.
+ * titles and rows are written, what gives way on a narrow screen, and
+ * what each says in one line.  The table (format.c) lays them out with
+ * no width limit, or a terminal's; the live screen (livedraw.c) with its
+ * window's.
  */
 #ifndef SYNCPROF_COLUMNS_H
 #define SYNCPROF_COLUMNS_H
