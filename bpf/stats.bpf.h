@@ -18,6 +18,12 @@ extern const volatile __u32 target_tgid;
 extern const volatile __u32 multi_target;
 /* -v: the programs time their own work per wait (two clock reads). */
 extern const volatile __u32 wait_timing;
+/*
+ * --duty: the on-slice the probes are in (the loader counts it up each
+ * time it attaches them again).  A call or hold begun in an earlier one
+ * lost its end while the probes were off: it is dropped, counted as cut.
+ */
+extern volatile __u32 duty_epoch;
 extern const volatile __u32 rows_by_thread;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;

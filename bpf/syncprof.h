@@ -142,6 +142,8 @@ enum sp_counter {
 				   the loader to finish (bpf/unwind.h) */
 	SP_CNT_LATE_LOST,	/* ...and not kept: the late-walk ring was
 				   full (its stack stays cut, counted) */
+	SP_CNT_DUTY_CUT,	/* --duty: calls and holds in progress when
+				   the probes went off, not counted */
 	SP_CNT__COUNT,
 };
 
@@ -224,7 +226,7 @@ struct sp_call {
 				   gets its stack at its return */
 	__u32 cut;		/* the entry's walk was cut short for a table
 				   not read yet: walked again at the return */
-	__u32 pad;
+	__u32 epoch;		/* --duty: the on-slice it entered in */
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */

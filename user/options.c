@@ -39,6 +39,7 @@ enum {
 	OPT_BLAME,
 	OPT_HOLD,
 	OPT_LOCK_ORDER,
+	OPT_DUTY,
 	OPT_TID,
 	OPT_TYPE,
 	OPT_OBJECT,
@@ -169,6 +170,11 @@ static const struct argp_option option_table[] = {
 	  "--mode full: also time how long each lock was held, from the "
 	  "return of the call that took it to its unlock (Hold Time and "
 	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 0 },
+	{ "duty", OPT_DUTY, "PCT", 0,
+	  "--mode full: the probes attached PCT% of each second only (1-100); "
+	  "counts and totals are scaled by the time they were on and marked "
+	  "as estimates, means and maxima come from the on-slices "
+	  "(docs/modes.md)", 0 },
 	{ "lock-order", OPT_LOCK_ORDER, NULL, 0,
 	  "--mode full: the order in which each thread takes locks; report "
 	  "every cycle (a possible deadlock, even one that never happened) "
@@ -295,6 +301,39 @@ invalid:
 	pr_err("invalid %s '%s': expected an integer from %lu to %lu",
 	       name, arg, min, max);
 	return -EINVAL;
+}
+
+/*
+ * --duty: full mode's probes, attached and detached; --all --mode full is
+ * refused (docs/modes.md: its cost falls on every process of the host).
+ */
+static int options__check_duty(const struct options *opts)
+{
+	if (opts->all && opts->mode == MODE_FULL) {
+		pr_err("--all --mode full is refused: its uprobes would trap "
+		       "every pthread lock call of every process on the host "
+		       "(0.3-0.9x throughput for a lock-heavy server, "
+		       "docs/performance.md); use --all in contended mode, or "
+		       "--mode full with --pid or --children");
+		return -EINVAL;
+	}
+	if (!opts->duty_pct)
+		return 0;
+	if (opts->mode != MODE_FULL) {
+		pr_err("--duty PCT (1-100) cycles full mode's uprobes: it needs "
+		       "--mode full");
+		return -EINVAL;
+	}
+	if (opts->duty_pct < 100 && (opts->lock_order || opts->blame ||
+				     opts->record_dir || opts->chrome)) {
+		pr_err("--duty below 100 is not with %s: it needs every lock "
+		       "taken and let go (use --duty 100, or leave it out)",
+		       opts->lock_order ? "--lock-order" :
+		       opts->blame ? "--blame, --why or --serve" :
+		       opts->record_dir ? "--record" : "--chrome");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* --pid PID[,PID...]: added to the list, each once. */
@@ -591,6 +630,11 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LOCK_ORDER:
 		opts->lock_order = true;
+		break;
+	case OPT_DUTY:
+		err = parse_uint("--duty", arg, 1, 100, &n);
+		if (!err)
+			opts->duty_pct = (unsigned int)n;
 		break;
 	case 'N':
 		err = parse_uint("--top", arg, 0, 1000000, &n);
@@ -917,6 +961,9 @@ int options__parse(struct options *opts, int argc, char **argv)
 		       "--mode full");
 		return -EINVAL;
 	}
+	err = options__check_duty(opts);
+	if (err)
+		return err;
 	if (opts->cumulative && opts->interval_s == 0) {
 		pr_err("--cumulative needs --interval");
 		return -EINVAL;

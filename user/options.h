@@ -74,6 +74,8 @@ struct options {
 	bool why;		/* --why: holders' states, chains' roots */
 	bool hold;		/* full mode: time how long locks are held */
 	bool lock_order;	/* full mode: cycles in the lock order */
+	unsigned int duty_pct;	/* --duty: full mode's probes on this % of
+				   each period; 0: not given (always on) */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */

@@ -123,7 +123,10 @@ static __always_inline __u32 pop_gone(struct sp_inflight *st, __u64 sp,
 		top = call_slot(st, depth - 1);
 		if (top->sp > sp)
 			break;
-		call_abandoned(top, tid);
+		if (top->epoch == duty_epoch)
+			call_abandoned(top, tid);
+		else
+			counter_bump(SP_CNT_DUTY_CUT);	/* its return came while off */
 		depth--;
 	}
 	st->depth = depth;
@@ -180,7 +183,8 @@ static __always_inline bool is_rehit(struct sp_inflight *st, __u32 depth,
 	if (!depth || depth > SP_CALLS_MAX)
 		return false;
 	top = call_slot(st, depth - 1);
-	return top->sp == sp && top->object == object;
+	return top->sp == sp && top->object == object &&
+	       top->epoch == duty_epoch;
 }
 
 /*
@@ -263,6 +267,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	call->stack_id = 0;
 	call->nvcsw = (__u32)bpf_get_current_task_btf()->nvcsw;
 	call->cut = 0;
+	call->epoch = duty_epoch;
 	if (skip_enabled) {
 		/* The call site only: the stack waits for the return. */
 		struct unwind_result w = {};

@@ -27,6 +27,8 @@ struct sp_hold {
 	__u64 t0;		/* when that call returned */
 	__u32 tid;		/* the holder */
 	__u32 depth;		/* recursive takes by the holder */
+	__u32 epoch;		/* --duty: the on-slice it began in */
+	__u32 pad;
 };
 
 /* Defined in hold.bpf.c. */
@@ -58,9 +60,10 @@ static __always_inline void hold_begin(const struct sp_key *key, __u64 lock,
 		.reader = key->type == SP_TYPE_RWLOCK_R ? tid : 0,
 	};
 	struct sp_hold *h = bpf_map_lookup_elem(&holds, &hk);
-	struct sp_hold fresh = { .key = *key, .t0 = now, .tid = tid, .depth = 1 };
+	struct sp_hold fresh = { .key = *key, .t0 = now, .tid = tid, .depth = 1,
+				 .epoch = duty_epoch };
 
-	if (h && h->tid == tid) {
+	if (h && h->tid == tid && h->epoch == duty_epoch) {
 		h->depth++;	/* recursive: the outermost hold goes on */
 		return;
 	}
@@ -78,6 +81,12 @@ static __always_inline bool hold_end_at(struct sp_hold_key *hk, __u32 tid,
 
 	if (!h || h->tid != tid)
 		return false;	/* not taken under the probes, or not ours */
+	if (h->epoch != duty_epoch) {
+		/* Taken before the probes went off: its length is unknown. */
+		bpf_map_delete_elem(&holds, hk);
+		counter_bump(SP_CNT_DUTY_CUT);
+		return true;
+	}
 	if (--h->depth)
 		return true;
 	ns = now > h->t0 ? now - h->t0 : 0;

@@ -81,6 +81,8 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		text__append(&pos, end, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
 		text__append(&pos, end, "  abandoned %" PRIu64, meta->abandoned);
+	if (meta->duty)
+		text__append(&pos, end, "  duty %u%% ~estimated", meta->duty->pct);
 	format__wall_text(meta->wall_ns, when, sizeof(when));
 	if (when[0])
 		text__append(&pos, end, "  at %s", when);
@@ -88,6 +90,25 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		text__append(&pos, end, "  no waits");
 	/* A terminal's width: the fields on as many lines as it takes. */
 	text__print_folded(out, line, width, "  ");
+}
+
+/*
+ * --duty: what the ~ on the header line means.  The sums are estimates,
+ * the means and maxima measured (docs/modes.md).
+ */
+static void table_duty_legend(FILE *out, const struct format_duty *d)
+{
+	double on, all;
+
+	if (!d)
+		return;
+	on = (double)d->on_ns * 1e-9;
+	all = (double)(d->on_ns + d->off_ns) * 1e-9;
+	fprintf(out, "~ --duty %u%%: the probes were on %.2f s of %.2f s; Count, "
+		"Total Wait, Total Hold and the failures are estimates (what "
+		"they saw x%.2f), the averages and maxima measured while on; "
+		"%" PRIu64 " calls or holds cut by a switch off, not counted\n",
+		d->pct, on, all, on > 0 ? all / on : 1.0, d->cut);
 }
 
 uint64_t format__drops_total(const struct format_drops *d)
@@ -510,6 +531,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 
 	print_summary(out, meta, rows, cfg->width);
 	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
+	if (!err)
+		table_duty_legend(out, meta->duty);
 	if (!err && meta->dropped) {
 		char drops[512];
 
@@ -755,6 +778,8 @@ static json_t *json_row(const struct format_config *cfg,
 		return NULL;
 	jsonout__set(o, "callsite", json_site(r->callsite, &n->callsite, false,
 					      false, err), err);
+	/* --duty: count, wait_ns, failed and the holds' sums are scaled. */
+	jsonout__set(o, "estimated", json_boolean(meta->duty != NULL), err);
 	/* Several processes: the row's process; null when rows merge. */
 	jsonout__set(o, "pid", json_tid(r->pid), err);
 	jsonout__set(o, "tid", json_tid(r->tid), err);
@@ -862,6 +887,12 @@ json_t *format__json_report(const struct format_config *cfg,
 		"stepped", (json_int_t)meta->calibration_stepped_ns), err);
 	jsonout__set(o, "unwind_stopped", jsonout__uint(meta->unwind_stopped), err);
 	jsonout__set(o, "abandoned", jsonout__uint(meta->abandoned), err);
+	/* --duty: the cycle; null when the probes were on all along. */
+	jsonout__set(o, "duty", meta->duty ? json_pack("{sIsIsIsI}",
+		"pct", (json_int_t)meta->duty->pct,
+		"on_ns", (json_int_t)meta->duty->on_ns,
+		"off_ns", (json_int_t)meta->duty->off_ns,
+		"cut", (json_int_t)meta->duty->cut) : json_null(), err);
 	jsonout__set(o, "stacks_late", json_pack("{sIsI}",
 		"finished", (json_int_t)meta->late_finished,
 		"cut", (json_int_t)meta->late_cut), err);

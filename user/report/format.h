@@ -73,6 +73,17 @@ struct format_lock_order {
 	uint64_t untracked;		/* taken beyond SP_HELD_MAX held */
 };
 
+/*
+ * --duty: full mode's probes were on part of the time; the rows' sums
+ * are estimates (scaled by all / on), their means and maxima measured.
+ */
+struct format_duty {
+	unsigned int pct;
+	uint64_t on_ns;		/* since attach */
+	uint64_t off_ns;
+	uint64_t cut;		/* calls and holds cut by a switch off */
+};
+
 struct format_meta {
 	pid_t pid;
 	const char *comm;
@@ -133,6 +144,7 @@ struct format_meta {
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;
+	const struct format_duty *duty;	/* --duty below 100; NULL: exact */
 };
 
 /* How to print, and what the stack renderers read beyond the rows. */

@@ -258,6 +258,31 @@ void snapshot__rekey(struct snapshot *snap,
 	snapshot__seal(snap);
 }
 
+/* v * num / den, rounded to the nearest. */
+static uint64_t snapshot__scaled(uint64_t v, uint64_t num, uint64_t den)
+{
+	return (uint64_t)(((unsigned __int128)v * num + den / 2) / den);
+}
+
+void snapshot__scale(struct snapshot *snap, uint64_t num, uint64_t den)
+{
+	if (!den || num == den)
+		return;
+	for (size_t i = 0; i < snap->count; i++) {
+		struct snapshot_entry *e = &snap->entries[i];
+
+		e->count = snapshot__scaled(e->count, num, den);
+		e->wait_ns = snapshot__scaled(e->wait_ns, num, den);
+		e->failed = snapshot__scaled(e->failed, num, den);
+		e->failed_ns = snapshot__scaled(e->failed_ns, num, den);
+		e->futile = snapshot__scaled(e->futile, num, den);
+		e->hold_count = snapshot__scaled(e->hold_count, num, den);
+		e->hold_ns = snapshot__scaled(e->hold_ns, num, den);
+		for (size_t j = 0; j < SP_HIST_SLOTS; j++)
+			e->hist[j] = snapshot__scaled(e->hist[j], num, den);
+	}
+}
+
 size_t snapshot__count(const struct snapshot *snap)
 {
 	return snap->count;

@@ -82,6 +82,11 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
  */
 int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
 		    struct snapshot **out);
+/*
+ * --duty: every sum (counts, waits, failures, futile wakeups, holds,
+ * histogram slots) times num / den, rounded; the maxima stay.
+ */
+void snapshot__scale(struct snapshot *snap, uint64_t num, uint64_t den);
 int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "debugfetch.h"
+#include "duty.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
@@ -387,6 +388,14 @@ static int session__print(struct session *s, const struct session_views *v,
 
 	probes__late_stats(s->probes, &late);
 	session__notice_children(s);
+	struct format_duty duty = { 0 };
+
+	if (s->duty) {
+		struct duty_times t;
+
+		duty__times(s->duty, end_ns, &t);
+		duty = (struct format_duty){ t.pct, t.on_ns, t.off_ns, t.cut };
+	}
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
@@ -421,6 +430,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		.lock_order = r->lock_order ? &order : NULL,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
+		.duty = s->duty ? &duty : NULL,
 	};
 	const struct format_config cfg = {
 		.format = s->opts->format,
@@ -511,6 +521,13 @@ int session__read(struct session *s)
 		return err;
 	}
 	err = snapshot__delta(snap, r->prev, &delta);
+	/* --duty: what the slices on saw, scaled to the whole time. */
+	if (!err && s->duty) {
+		uint64_t num, den;
+
+		duty__factor(s->duty, r->read_ns, &num, &den);
+		snapshot__scale(delta, num, den);
+	}
 	if (!err)
 		err = session__serve_delta(s, delta);
 	if (!err)

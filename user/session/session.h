@@ -39,6 +39,7 @@ struct session {
 	struct follow *follow;		/* follow.c: the processes followed */
 	struct reports *reports;	/* reports.c: windows and outputs */
 	struct serving *serving;	/* serving.c: --serve, or NULL */
+	struct duty *duty;		/* --duty below 100, or NULL */
 };
 
 /* The probes' own time, taken out of each call (full mode). */

@@ -17,6 +17,7 @@
 #include "calibrate.h"
 #include "condprobe.h"
 #include "debugfetch.h"
+#include "duty.h"
 #include "hostcheck.h"
 #include "libcmodel.h"
 #include "live.h"
@@ -41,6 +42,8 @@ struct startup {
 
 /* --states: threads the kernel's table holds, dead ones until read. */
 #define STATES_MAX_THREADS 8192
+/* --duty: the probes on PCT% of each second. */
+#define DUTY_PERIOD_NS 1000000000ull
 
 /*
  * --object: an address, or the extent of a variable named in the
@@ -221,6 +224,8 @@ void session__startup_free(struct session *s)
 {
 	if (!s->startup)
 		return;
+	duty__free(s->duty);
+	s->duty = NULL;
 	libcmodel__free(s->startup->libc);
 	skiplist__free(s->startup->skip);
 	free(s->startup);
@@ -463,6 +468,13 @@ int session__start(struct session *s, char *library, size_t len,
 	    probes__attach_loader(s->probes, library))
 		pr_info("not watching the dynamic loader; libraries loaded "
 			"later are named within a second");
+	/* --duty: the first slice on began when the probes went live. */
+	if (opts->duty_pct && opts->duty_pct < 100) {
+		err = duty__new(s->probes, opts->duty_pct, DUTY_PERIOD_NS,
+				&s->duty);
+		if (err)
+			return err;
+	}
 	err = target__resume(s->target);
 	if (err)
 		pr_err("cannot resume PID %d: %s", (int)target__pid(s->target),
