@@ -64,25 +64,21 @@ static int duty__arm(struct duty *d, uint64_t abs_ns)
 }
 
 /*
- * Entry links first, then returns, then the unlocks' (see above).
- * Returns when the entries were gone: no call is counted that enters
- * after it.
+ * Entry links first, then returns, then the unlocks' (see above).  The
+ * breakpoints leave as each close begins (its time is the wait for the
+ * programs running to end): the slice on ends before it.
  */
-static uint64_t duty__detach(struct probes *p)
+static void duty__detach(struct probes *p)
 {
-	uint64_t gone;
-
 	/* probes__attach_sites puts each pair's return link first. */
 	for (size_t i = 1; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
-	gone = clock__monotonic_ns();
 	for (size_t i = 0; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
 	p->n_multi_links = 0;
 	if (p->release_multi_link >= 0)
 		close(p->release_multi_link);
 	p->release_multi_link = -1;
-	return gone;
 }
 
 static int duty__attach(struct probes *p)
@@ -122,6 +118,7 @@ int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	/* Called as the target goes on: --pid's was probed since
 	 * probes__live_ns (a moment), a command's runs from now. */
 	d->start_ns = d->slice_ns = clock__monotonic_ns();
+	pr_debug("--duty: starts at %llu ns", (unsigned long long)d->start_ns);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->timer_fd < 0) {
 		err = -errno;
@@ -150,12 +147,11 @@ int duty__tick(struct duty *d)
 	if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return 0;
 	if (d->on) {
-		uint64_t t0 = clock__monotonic_ns();
-
-		now = duty__detach(d->probes);
-		pr_debug("--duty: off in %.1f ms (entries gone after %.1f ms)",
-			 (double)(clock__monotonic_ns() - t0) * 1e-6,
-			 (double)(now - t0) * 1e-6);
+		now = clock__monotonic_ns();
+		duty__detach(d->probes);
+		pr_debug("--duty: off at %llu ns in %.1f ms",
+			 (unsigned long long)now,
+			 (double)(clock__monotonic_ns() - now) * 1e-6);
 		d->on_ns += now - d->slice_ns;
 		d->on = false;
 		d->switches++;
@@ -165,7 +161,8 @@ int duty__tick(struct duty *d)
 	}
 	now = clock__monotonic_ns();
 	err = duty__attach(d->probes);
-	pr_debug("--duty: on in %.1f ms",
+	pr_debug("--duty: on at %llu ns in %.1f ms",
+		 (unsigned long long)clock__monotonic_ns(),
 		 (double)(clock__monotonic_ns() - now) * 1e-6);
 	if (err) {
 		pr_err("cannot attach the probes again (--duty): %s",

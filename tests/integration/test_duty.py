@@ -1,0 +1,164 @@
+"""--duty PCT: full mode's uprobes attached PCT% of each second.
+
+The targets time every call (workload --log-calls) and every hold
+(releaser hold) themselves; syncprof's estimates (what the slices on saw,
+scaled by all the time over the time on) must come within 5% of those
+truths, plus what the target's own figures say the sampling cannot do
+better than: a count sampled in n slices on is off by about cv / sqrt(n)
+(cv: how much the target's own rate varies from one half-second to the
+next), and a mean of n calls moves by one preempted call's length / n.
+"""
+import statistics
+import subprocess
+
+from harness import SYNCPROF, SyncprofTestCase
+from test_waits import RELEASER, marker_line
+
+GOAL = 0.05
+SLICE_S = 0.5           # --duty 50: the probes on half of each second
+
+
+def rate_spread(starts):
+    """How much the target's own call rate varies between half-seconds:
+    the coefficient of variation of its calls per SLICE_S."""
+    first, last = min(starts), max(starts)
+    n = max(1, int((last - first) / (SLICE_S * 1e9)))
+    buckets = [0] * n
+    for t in starts:
+        i = int((t - first) / (SLICE_S * 1e9))
+        if i < n:
+            buckets[i] += 1
+    mean = statistics.mean(buckets)
+    return statistics.pstdev(buckets) / mean if mean else 1.0
+
+
+class Duty(SyncprofTestCase):
+
+    def run_duty(self, command, *args):
+        run = self.launch(["--mode", "full", "--duty", "50", "--top", "0",
+                           "--no-coalesce", *args], command)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0)
+        duty = report["duty"]
+        self.assertEqual(duty["pct"], 50)
+        on, off = duty["on_ns"], duty["off_ns"]
+        # The switches were made: off about as long as on (each switch's
+        # own time is measured, not taken from the period).
+        self.assertGreater(off, 0, duty)
+        self.assertLess(abs(on / (on + off) - 0.5), 0.15, duty)
+        for row in report["rows"]:
+            self.assertIs(row["estimated"], True, row)
+        return report, on / (on + off)
+
+    def assertEstimate(self, estimate, truth, allowed, what):
+        error = abs(estimate - truth) / truth
+        self.assertLessEqual(
+            error, allowed, f"{what}: syncprof estimates {estimate}, the target "
+            f"says {truth} ({error * 100:.1f}% > {allowed * 100:.1f}%)")
+
+    def test_counts_and_mean_waits_within_the_targets_own(self):
+        # Two threads on one mutex, holds of 2 ms: ~4 s of calls whose
+        # probes cost a fraction of a percent of them.
+        report, on_share = self.run_duty(
+            self.workload_cmd("mutex", "--threads", "2", "--iters", "1000",
+                              "--hold-us", "2000", "--log-calls"))
+        truth = self.truth()
+        rows = self.rows_for(report, truth["object"], "mutex")
+        self.assertEqual(len(rows), 1, report["rows"])
+        row = rows[0]
+        starts = [c[0] for c in truth["calls"]]
+        span_s = (max(starts) - min(starts)) / 1e9
+        n_on = max(1.0, span_s * on_share / SLICE_S)
+        seen = row["count"] * on_share     # the calls the probes timed
+        allowed = GOAL + 3 * rate_spread(starts) / n_on ** 0.5
+        # The acquisitions: scaled up to the whole run, within the
+        # sampling's reach of the target's own count (the rate: the same
+        # count over the same run).
+        self.assertEstimate(row["count"], truth["count"], allowed, "count")
+        self.assertLess(row["count"] * on_share, truth["count"] * 0.8,
+                        "the probes were off half the time: fewer calls seen")
+        # The mean wait: measured in the slices on.
+        self.assertEstimate(row["wait_ns"] / row["count"],
+                            truth["wait_ns"] / truth["count"],
+                            GOAL + row["max_ns"] / (row["wait_ns"] / row["count"])
+                            / seen, "mean wait")
+
+    def test_holds_within_the_holders_own(self):
+        report, on_share = self.run_duty(
+            [RELEASER, "hold", "--truth", self.path("truth.json"),
+             "--iters", "300", "--hold-us", "3000", "--hold2-us", "1000"],
+            "--hold")
+        truth = self.truth()
+        row = [r for r in self.rows_for(report, truth["big_lock"], "mutex")
+               if r["callsite"]["line"] == marker_line("HOLD", "mutex")]
+        self.assertEqual(len(row), 1, report["rows"])
+        row = row[0]
+        expected = truth["holds"]["mutex"]
+        seen = row["holds"] * on_share
+        self.assertLess(seen, expected["count"] * 0.8)
+        # A hold per switch may be cut (counted in duty.cut), and each
+        # slice's edge is one iteration.
+        switches = report["duty"]["cut"] + 2 * (report["elapsed_s"] + 1)
+        self.assertEstimate(row["holds"], expected["count"],
+                            GOAL + switches / seen, "holds")
+        mean = expected["ns"] / expected["count"]
+        self.assertEstimate(row["hold_avg_ns"], mean,
+                            GOAL + row["hold_max_ns"] / mean / seen,
+                            "mean hold")
+        self.assertLessEqual(row["hold_max_ns"], row["hold_ns"])
+
+    def test_table_marks_the_estimates(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "full", "--duty", "50", "--", *self.workload_cmd(
+                "mutex", "--threads", "2", "--iters", "400", "--hold-us", "2000")],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("duty 50% ~estimated", proc.stdout)
+        self.assertRegex(proc.stdout, r"~ --duty 50%: the probes were on "
+                         r"[0-9.]+ s of [0-9.]+ s; Count, Total Wait")
+
+    def test_continuous_full_mode_is_not_an_estimate(self):
+        run = self.launch(["--mode", "full"], self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "20", "--hold-us", "500"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[0]
+        self.assertIsNone(report["duty"])
+        self.assertTrue(report["rows"])
+        for row in report["rows"]:
+            self.assertIs(row["estimated"], False)
+
+
+class DutyRefused(SyncprofTestCase):
+
+    def refused(self, *args):
+        proc = subprocess.run([SYNCPROF, *args, "--", "true"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(proc.returncode, 0)
+        return proc.stderr
+
+    def test_out_of_range(self):
+        for bad in ("0", "101", "-5", "half"):
+            err = self.refused("--mode", "full", "--duty", bad)
+            self.assertIn(f"invalid --duty '{bad}'", err)
+            self.assertIn("from 1 to 100", err)
+
+    def test_needs_full_mode(self):
+        err = self.refused("--duty", "50")
+        self.assertIn("--duty PCT (1-100)", err)
+        self.assertIn("--mode full", err)
+        err = self.refused("--mode", "contended", "--duty", "50")
+        self.assertIn("--mode full", err)
+
+    def test_not_with_what_needs_every_lock(self):
+        err = self.refused("--mode", "full", "--duty", "50", "--lock-order")
+        self.assertIn("--lock-order", err)
+
+    def test_all_in_full_mode_refused_with_the_reason(self):
+        proc = subprocess.run([SYNCPROF, "--all", "--mode", "full"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--all --mode full is refused", proc.stderr)
+        self.assertIn("every process", proc.stderr)
+        self.assertIn("contended mode", proc.stderr)
