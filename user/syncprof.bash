@@ -50,6 +50,7 @@ _syncprof()
 	-d|--duration|-i|--interval) COMPREPLY=($(compgen -W "1 5 10 30 500ms 1m" -- "$cur")); return ;;
 	--serve) COMPREPLY=($(compgen -W "127.0.0.1:9465 0.0.0.0:9465 9465" -- "$cur")); return ;;
 	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1" -- "$cur")); return ;;
+	--duty) COMPREPLY=($(compgen -W "10 20 50" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |

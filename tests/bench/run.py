@@ -109,10 +109,13 @@ First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
 each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
-pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then attach, with the CPU it takes and the verifier's
+pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
+duty (tests/bench/duty.py): memcached under continuous full mode and
+--duty 50 and 20, paired, with the acquisitions per operation and mean
+holds set against continuous full mode's; then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma
+BENCH_ONLY=servers,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -130,6 +133,7 @@ import sys
 import tempfile
 import time
 
+import duty
 import servers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -1683,8 +1687,12 @@ def main():
     def microbenchmarks(res):
         main_table(res, variants)
 
+    def duty_cycle(res):
+        duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
+
     # Real servers first, then the microbenchmarks.
-    sections = [("servers", real_servers), ("attach", attach_detach),
+    sections = [("servers", real_servers), ("duty", duty_cycle),
+                ("attach", attach_detach),
                 ("main", microbenchmarks),
                 ("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
