@@ -517,6 +517,32 @@ static void test_hold_needs_full_mode(void **state UNUSED)
 			       NULL), -EINVAL);
 }
 
+/* --duty: 1-100, full mode, not with what follows every lock. */
+static void test_duty(void **state UNUSED)
+{
+	struct options o;
+	struct args a;
+
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--hold",
+			       "--duty", "20", NULL), 0);
+	assert_int_equal(o.duty_pct, 20);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", NULL), 0);
+	assert_int_equal(o.duty_pct, 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--duty",
+			       "100", "--lock-order", NULL), 0);
+	assert_int_equal(parse_quiet(&o, &a, "-p", "1", "--mode", "full",
+				     "--duty", "0", NULL), -EINVAL);
+	assert_int_equal(parse_quiet(&o, &a, "-p", "1", "--mode", "full",
+				     "--duty", "101", NULL), -EINVAL);
+	assert_int_equal(parse_quiet(&o, &a, "-p", "1", "--duty", "50", NULL),
+			 -EINVAL);
+	assert_int_equal(parse_quiet(&o, &a, "-p", "1", "--mode", "full",
+				     "--duty", "50", "--blame", NULL), -EINVAL);
+	assert_int_equal(parse_quiet(&o, &a, "--all", "--mode", "full", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "--all", NULL), 0);
+}
+
 static void test_formats(void **state UNUSED)
 {
 	static const struct {
@@ -973,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_blame_and_hist),
 		cmocka_unit_test(test_hold_needs_full_mode),
+		cmocka_unit_test(test_duty),
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_pprof_needs_output),
 		cmocka_unit_test(test_profiles_default_to_all_rows),

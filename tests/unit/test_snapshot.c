@@ -629,6 +629,35 @@ static void test_hold_joins_entry_and_deltas(void **state UNUSED)
 	snapshot__free(d);
 }
 
+/* --duty: the sums scale (rounded), the maxima stay. */
+static void test_scale_sums_not_maxima(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot();
+	struct sp_key k = key(0x1000, 0x400000, SP_TYPE_MUTEX, 7);
+	struct sp_value hold = val(3, 9000, 5000, 0, 5000, 1);
+	const struct snapshot_entry *e;
+
+	add1(s, k, val(3, 1000, 700, 1, 700, 1), 1);
+	assert_int_equal(snapshot__add_hold(s, &k, &hold, 1, 1), 0);
+	snapshot__seal(s);
+	/* Seen 0.4 of the time: times 5 / 2. */
+	snapshot__scale(s, 5, 2);
+	e = snapshot__entries(s);
+	assert_int_equal(e->count, 8);		/* 7.5, rounded */
+	assert_int_equal(e->wait_ns, 2500);
+	assert_int_equal(e->failed, 3);		/* 2.5, rounded up */
+	assert_int_equal(e->max_ns, 700);
+	assert_int_equal(e->window_max_ns, 700);
+	assert_int_equal(e->hold_count, 8);
+	assert_int_equal(e->hold_ns, 22500);
+	assert_int_equal(e->hold_max_ns, 5000);
+	/* No time on (den 0) or a factor of one: unchanged. */
+	snapshot__scale(s, 3, 0);
+	snapshot__scale(s, 4, 4);
+	assert_int_equal(e->count, 8);
+	snapshot__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_merge_with_null),
 		cmocka_unit_test(test_hist_joins_entry_and_deltas),
 		cmocka_unit_test(test_hold_joins_entry_and_deltas),
+		cmocka_unit_test(test_scale_sums_not_maxima),
 	};
 
 	return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);
