@@ -48,6 +48,7 @@ struct duty {
 	uint64_t slice_ns;	/* the current slice's (on or off) start */
 	uint64_t on_ns;		/* the slices on before the current one */
 	uint64_t switches;
+	uint64_t end_ns;	/* the probes could not come back: 0, or when */
 };
 
 /* Arms the timer for abs_ns (CLOCK_MONOTONIC). */
@@ -146,6 +147,8 @@ int duty__tick(struct duty *d)
 
 	if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return 0;
+	if (d->end_ns)
+		return 0;
 	if (d->on) {
 		now = clock__monotonic_ns();
 		duty__detach(d->probes);
@@ -165,9 +168,13 @@ int duty__tick(struct duty *d)
 		 (unsigned long long)clock__monotonic_ns(),
 		 (double)(clock__monotonic_ns() - now) * 1e-6);
 	if (err) {
-		pr_err("cannot attach the probes again (--duty): %s",
-		       strerror(-err));
-		return err;
+		/* The target exited between the switches, most likely: the
+		 * estimates stop where the last slice ended. */
+		d->end_ns = now;
+		pr_warn("cannot attach the probes again (--duty): %s; the "
+			"estimates end %.2f s after the start", strerror(-err),
+			(double)(now - d->start_ns) * 1e-9);
+		return 0;
 	}
 	now = clock__monotonic_ns();
 	d->on = true;
@@ -177,9 +184,13 @@ int duty__tick(struct duty *d)
 
 void duty__times(const struct duty *d, uint64_t now_ns, struct duty_times *out)
 {
-	uint64_t on = d->on_ns + (d->on && now_ns > d->slice_ns ?
-				  now_ns - d->slice_ns : 0);
-	uint64_t all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
+	uint64_t on, all;
+
+	if (d->end_ns && now_ns > d->end_ns)
+		now_ns = d->end_ns;
+	on = d->on_ns + (d->on && now_ns > d->slice_ns ?
+			 now_ns - d->slice_ns : 0);
+	all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
 
 	*out = (struct duty_times){
 		.pct = d->pct,
