@@ -4,10 +4,12 @@ memcached (4 threads, servers.Memcached) under memcaslap, paired runs:
 each profiled run right after an unprofiled one, for continuous full
 mode (--hold) and --duty 20 and --duty 50 (--hold too); the slowdown is
 the median of the ratios.  The figures that full mode measures are set
-against continuous full mode's: the acquisitions per memcaslap operation
-(an acquisition rate that does not move with the throughput the
-profiler costs) and the mean hold time, each the median over the pairs,
-from the JSON report (--duty's counts are its estimates).  The machine's
+against continuous full mode's: the acquisition rate (lock calls per
+second, --duty's estimated) and the mean hold time, each the median over
+the pairs, from the JSON report.  The rate --duty estimates is the one
+the slices on saw, the target probed, which is continuous full mode's
+(lock calls per memcaslap operation would not do: the operations of the
+slices off, unprobed, come faster).  The machine's
 load average is quoted before and after.
 """
 import json
@@ -80,7 +82,7 @@ def duty(results, syncprof, pairs):
           f"connections, {servers.SECONDS} s), paired runs, medians of "
           f"{pairs}; load average {out['load_before']:.1f} at the start")
     header = (f"{'mode':8} {'ops/s none':>10} {'with':>9} {'ratio':>6} "
-              f"{'calls/op':>9} {'vs full':>8} {'hold ns':>8} {'vs full':>8} "
+              f"{'calls/s':>9} {'vs full':>8} {'hold ns':>8} {'vs full':>8} "
               f"{'on %':>5}")
     print(header)
     print("-" * len(header))
@@ -105,6 +107,7 @@ def duty(results, syncprof, pairs):
             "ops_per_s": median([x["ops_per_s"] for x in r]),
             "ratio": median([x["ratio"] for x in r]),
             "calls_per_op": median([x["calls_per_op"] for x in r]),
+            "calls_per_s": median([x["calls_per_s"] for x in r]),
             "hold_mean_ns": median([x["hold_mean_ns"] for x in r]),
             "on_share": median([x["duty"]["on_ns"] / (x["duty"]["on_ns"] +
                                                        x["duty"]["off_ns"])
@@ -113,7 +116,7 @@ def duty(results, syncprof, pairs):
         }
         if base is None:
             base = row
-        row["calls_vs_full"] = row["calls_per_op"] / base["calls_per_op"]
+        row["calls_vs_full"] = row["calls_per_s"] / base["calls_per_s"]
         row["hold_vs_full"] = (row["hold_mean_ns"] / base["hold_mean_ns"]
                                if row["hold_mean_ns"] and base["hold_mean_ns"]
                                else None)
@@ -122,11 +125,11 @@ def duty(results, syncprof, pairs):
         hold_vs = (f"{row['hold_vs_full']:7.3f}x" if row["hold_vs_full"]
                    else f"{'n/a':>8}")
         print(f"{name:8} {row['plain_ops_per_s']:10.0f} {row['ops_per_s']:9.0f} "
-              f"{row['ratio']:5.2f}x {row['calls_per_op']:9.3f} "
+              f"{row['ratio']:5.2f}x {row['calls_per_s']:9.0f} "
               f"{row['calls_vs_full']:7.3f}x {row['hold_mean_ns'] or 0:8.0f} "
               f"{hold_vs} {on}")
     out["load_after"] = loadavg()
-    print(f"(calls/op: lock calls counted, --duty's estimated, per memcaslap "
-          f"operation; hold ns: mean hold; load average "
+    print(f"(calls/s: lock calls counted, --duty's estimated, per second of "
+          f"the report; hold ns: mean hold; load average "
           f"{out['load_after']:.1f} at the end)")
     print()
