@@ -314,6 +314,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	call = call_slot(st, depth - 1);
 	if (sp != call->sp + 8)
 		return 0;	/* a call whose entry was not seen returns */
+	if (call->epoch != duty_epoch) {
+		/* --duty: entered before the probes went off; its wait
+		 * spans the time off, not measured (dropped, counted). */
+		st->depth = depth - 1;
+		counter_bump(SP_CNT_DUTY_CUT);
+		return 0;
+	}
 	key.object = call->object;
 	key.callsite = call->callsite;
 	key.stack_id = call->stack_id;
