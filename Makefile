@@ -655,7 +655,7 @@ plan:
 # beside LOADED_HOGS busy loops on the machine's CPUs (a shared CI host, a
 # build next door); CI runs it.  A test that needs the re-run is named.
 LOADED_HOGS  ?= 4
-LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_states.py,test_runtimes.py,test_lifecycle.py
+LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_duty.py,test_states.py,test_runtimes.py,test_lifecycle.py
 test-loaded:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
