@@ -15,7 +15,7 @@
 
 #include "array.h"
 #include "fold.h"
-#include "order.h"
+#include "sortorder.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "waiting.h"

@@ -67,7 +67,7 @@
 #include "live.h"
 #include "liveimpl.h"
 #include "log.h"
-#include "order.h"
+#include "sortorder.h"
 #include "statepanel.h"
 #include "text.h"
 #include "why.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "order.h"
+#include "sortorder.h"
 #include "why.h"
 
 struct why_entry {

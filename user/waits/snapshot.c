@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order.h"
+#include "sortorder.h"
 #include "snapshot.h"
 #include "array.h"
 

@@ -16,7 +16,7 @@
 
 #include "array.h"
 #include "locktype.h"
-#include "order.h"
+#include "sortorder.h"
 #include "report.h"
 #include "stacktab.h"
 
