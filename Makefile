@@ -570,7 +570,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     text/utf8 text/text target/readiness report/table/callgraph \
                     report/export/folded probes/fold report/export/pprof report/table/rowstacks \
                     report/table/why report/export/rootsplit report/table/names report/table/stateformat \
-                    symbols/srcpath outfile options locktype log array \
+                    symbols/srcpath outfile options optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
