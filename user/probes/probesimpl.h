@@ -191,10 +191,14 @@ bool probes__is_sched_prog(struct probes *p,
 int probes__attach_tracepoints(struct probes *p);
 int probes__attach_exec(struct probes *p);
 
-/* following.c */
+/* procevents.c */
 bool probes__thread_alive_in(pid_t pid, pid_t tid);
 bool probes__thread_alive(const struct probes *p, pid_t tid);
 int probes__open_events(struct probes *p);
+/* pid among the processes followed: 0, or -ENOMEM. */
+int probes__note_pid(struct probes *p, pid_t pid);
+
+/* following.c */
 int probes__attach_follow(struct probes *p);
 pid_t probes__live_thread(const struct probes *p, pid_t not);
 

@@ -153,9 +153,9 @@ void session__rekey(struct session *s, struct snapshot *snap)
  * lock activity itself: the work is likely in the children.  Said once
  * on stderr, and in the JSON reports from then on.
  */
-void session__notice_children(struct session *s)
+void session__notice_children(struct session *s,
+			      const struct snapshot *totals)
 {
-	const struct snapshot *totals = session__totals(s);
 	const struct snapshot_entry *e;
 	const char *text;
 	pid_t *kids = NULL;

@@ -377,11 +377,11 @@ static int session__print(struct session *s, const struct session_views *v,
 	size_t n_notices = 0;
 	size_t n_procs = 0;
 	const struct procset_entry *procs = session__processes(s, &n_procs);
-	const struct session_calibration *cal = session__calibration(s);
+	const struct session_calibration *cal = &s->calibration;
 	struct probes_late_stats late;
 
 	probes__late_stats(s->probes, &late);
-	session__notice_children(s);
+	session__notice_children(s, session__totals(s));
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),

@@ -21,6 +21,12 @@ struct procset_entry;
 struct snapshot;
 struct target;
 
+/* The probes' own time, taken out of each call (full mode). */
+struct session_calibration {
+	uint64_t ns;
+	uint64_t site_ns[SP_SITE__COUNT];	/* by kind of site */
+};
+
 /*
  * A run: what every stage reads (the options, the target, the probes,
  * its names), and each stage's own state, opaque to the others.
@@ -35,16 +41,12 @@ struct session {
 	struct notices *notices;	/* what syncprof cannot see in it */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	struct live *live;		/* the live screen, or NULL */
+	/* startup.c measures it; zero without calibration */
+	struct session_calibration calibration;
 	struct startup *startup;	/* startup.c: what the start made */
 	struct follow *follow;		/* follow.c: the processes followed */
 	struct reports *reports;	/* reports.c: windows and outputs */
 	struct serving *serving;	/* serving.c: --serve, or NULL */
-};
-
-/* The probes' own time, taken out of each call (full mode). */
-struct session_calibration {
-	uint64_t ns;
-	uint64_t site_ns[SP_SITE__COUNT];	/* by kind of site */
 };
 
 /*
@@ -57,7 +59,6 @@ struct session_calibration {
 /* startup.c */
 int session__start(struct session *s, char *library, size_t len,
 		   int argc, char **argv);
-const struct session_calibration *session__calibration(const struct session *s);
 void session__report_costs(struct session *s);
 void session__startup_free(struct session *s);
 
@@ -95,7 +96,9 @@ size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
 const char *session__comm(struct session *s);
 void session__rekey(struct session *s, struct snapshot *snap);
-void session__notice_children(struct session *s);
+/* totals: the waits since attach, as last read (session__totals). */
+void session__notice_children(struct session *s,
+			      const struct snapshot *totals);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
 void session__add_descendants(struct session *s, pid_t root);

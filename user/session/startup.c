@@ -36,7 +36,6 @@
 struct startup {
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
-	struct session_calibration calibration;
 };
 
 /* --states: threads the kernel's table holds, dead ones until read. */
@@ -113,8 +112,8 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 			"their own time", strerror(-err));
 		return;
 	}
-	s->startup->calibration.ns = cal.ns;
-	memcpy(s->startup->calibration.site_ns, cal.by_site,
+	s->calibration.ns = cal.ns;
+	memcpy(s->calibration.site_ns, cal.by_site,
 	       sizeof(cal.by_site));
 	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
 	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
@@ -187,7 +186,7 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
 /* --record, --chrome: the writer starts before the probes go live. */
 static int recording_start(struct session *s, int argc, char **argv)
 {
-	const struct session_calibration *cal = &s->startup->calibration;
+	const struct session_calibration *cal = &s->calibration;
 	char cmdline[4096];
 
 	command_line(argc, argv, cmdline, sizeof(cmdline));
@@ -208,13 +207,6 @@ static int recording_start(struct session *s, int argc, char **argv)
 	};
 
 	return recording__start(&cfg, &s->recording);
-}
-
-const struct session_calibration *session__calibration(const struct session *s)
-{
-	static const struct session_calibration none;
-
-	return s->startup ? &s->startup->calibration : &none;
 }
 
 void session__startup_free(struct session *s)

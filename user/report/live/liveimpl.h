@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Private to the live screen's files (live.c, livekeys.c, livedraw.c,
- * livepanes.c): the state they share (struct live) and the functions one
- * of them defines for the others.  Everything else uses live.h.
+ * Private to the live screen's files (live.c, livekeys.c, liveput.c,
+ * livedraw.c, livepanes.c): the state they share (struct live) and the
+ * functions one of them defines for the others.  Everything else uses live.h.
  */
 #ifndef SYNCPROF_LIVEIMPL_H
 #define SYNCPROF_LIVEIMPL_H
@@ -92,12 +92,15 @@ struct live {
 	int held_stderr;		/* a memfd */
 };
 
-/* ---- livedraw.c ---------------------------------------------------------- */
+/* ---- liveput.c ----------------------------------------------------------- */
 
 /* One line at y, cut to the window's width. */
 void live__put_line(int y, const char *text, attr_t attr);
 /* A line in reverse video across the whole width. */
 void live__put_bar(int y, const char *text);
+
+/* ---- livedraw.c ---------------------------------------------------------- */
+
 /* Whether a pane (stacks, histogram, roots) shares the screen. */
 bool live__pane_open(const struct live_state *st);
 /* The thread states the panel shows: the last window's or the totals. */
