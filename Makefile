@@ -569,7 +569,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     waits/snapshot report/table/hist report/table/columns text/jsonout \
                     text/utf8 text/text target/readiness report/table/callgraph \
                     report/export/folded probes/fold report/export/pprof report/table/rowstacks \
-                    report/table/why report/export/rootsplit report/table/names report/table/stateformat \
+                    report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \
                     symbols/srcpath outfile options optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)

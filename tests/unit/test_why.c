@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "why.h"
+#include "whyrows.h"
 
 #define UNUSED __attribute__((unused))
 

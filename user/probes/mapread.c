@@ -19,7 +19,7 @@
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "waiting.h"
-#include "why.h"
+#include "whycharges.h"
 
 void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,

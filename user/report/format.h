@@ -17,7 +17,7 @@
 #include "names.h"
 #include "options.h"
 #include "report.h"
-#include "why.h"
+#include "whyrows.h"
 #include "stacktab.h"
 #include "symbolizer.h"
 #include "threadstates.h"

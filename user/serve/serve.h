@@ -21,7 +21,7 @@
 #include "snapshot.h"
 #include "stacktab.h"
 #include "symbolizer.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* The run as a scrape sees it, just read (the caller's, valid until the next read). */
 struct serve_view {

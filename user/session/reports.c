@@ -32,7 +32,7 @@
 #include "target.h"
 #include "threadstates.h"
 #include "threadtable.h"
-#include "why.h"
+#include "whyrows.h"
 #include "session.h"
 
 /* The windows a session reports, and where they go. */

@@ -13,7 +13,7 @@
 #include "serve.h"
 #include "snapshot.h"
 #include "target.h"
-#include "why.h"
+#include "whyrows.h"
 #include "session.h"
 
 /* The server, and the last reads of --blame's and --why's charges. */

@@ -21,7 +21,7 @@
 #include "names.h"
 #include "rowstacks.h"
 #include "stacktab.h"
-#include "why.h"
+#include "whyrows.h"
 
 struct pprof;
 

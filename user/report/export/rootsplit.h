@@ -13,7 +13,7 @@
 
 #include "report.h"
 #include "rowstacks.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* One part of a stack's sample. */
 struct rootsplit_part {

@@ -70,7 +70,7 @@
 #include "sortorder.h"
 #include "statepanel.h"
 #include "text.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* ---- data --------------------------------------------------------------- */
 

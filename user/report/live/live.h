@@ -21,7 +21,7 @@
 #include "snapshot.h"
 #include "symbolizer.h"
 #include "threadstates.h"
-#include "why.h"
+#include "whyrows.h"
 
 struct live;
 

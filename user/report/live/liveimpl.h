@@ -22,7 +22,7 @@
 #include "rowstacks.h"
 #include "snapshot.h"
 #include "threadstates.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* Summary lines, a blank line, titles and rule, the key line. */
 #define HEADER_LINES	3

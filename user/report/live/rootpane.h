@@ -15,7 +15,7 @@
 #include "options.h"
 #include "report.h"
 #include "symbolizer.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* What the pane shows. */
 struct rootpane_input {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --why's charges in user space (see why.h): a flat array of the map's
- * entries, sorted by key.  Rows and roots are found by a pass over it:
- * the map holds one entry per (row, root), a few per row, so a report's
- * rows times entries stays small next to symbolizing them.
+ * --why's charges by report row (see whyrows.h): the charges
+ * (waits/whycharges.c) are a flat array of the map's entries, sorted by
+ * key; rows and roots are found by a pass over it: the map holds one
+ * entry per (row, root), a few per row, so a report's rows times entries
+ * stays small next to symbolizing them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,105 +12,7 @@
 
 #include "array.h"
 #include "sortorder.h"
-#include "why.h"
-
-struct why_entry {
-	struct sp_why_key key;
-	struct sp_why_value value;
-};
-
-struct why {
-	struct why_entry *items;
-	size_t n, cap;
-	uint64_t cut, dropped;
-};
-
-int why__new(struct why **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void why__free(struct why *w)
-{
-	if (!w)
-		return;
-	free(w->items);
-	free(w);
-}
-
-int why__add(struct why *w, const struct sp_why_key *key,
-	     const struct sp_why_value *value)
-{
-	int err = array__grow(&w->items, &w->cap, w->n + 1, sizeof(*w->items));
-
-	if (err)
-		return err;
-	w->items[w->n++] = (struct why_entry){ *key, *value };
-	return 0;
-}
-
-void why__set_counts(struct why *w, uint64_t cut, uint64_t dropped)
-{
-	w->cut = cut;
-	w->dropped = dropped;
-}
-
-void why__counts(const struct why *w, uint64_t *cut, uint64_t *dropped)
-{
-	*cut = w ? w->cut : 0;
-	*dropped = w ? w->dropped : 0;
-}
-
-/* The key has no padding (syncprof.h): bytes order it. */
-static int why__key_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct sp_why_key));
-}
-
-void why__seal(struct why *w)
-{
-	if (w->n)
-		qsort(w->items, w->n, sizeof(*w->items), why__key_cmp);
-}
-
-int why__delta(const struct why *cur, const struct why *prev,
-	       struct why **out)
-{
-	struct why *d;
-	int err = why__new(&d);
-
-	for (size_t i = 0; !err && i < cur->n; i++) {
-		const struct why_entry *e = &cur->items[i], *p = NULL;
-		struct sp_why_value v = e->value;
-		bool any = false;
-
-		if (prev && prev->n)
-			p = bsearch(&e->key, prev->items, prev->n,
-				    sizeof(*prev->items), why__key_cmp);
-		for (size_t k = 0; k < SP_WHY__COUNT; k++) {
-			uint64_t was = p ? p->value.ns[k] : 0;
-
-			v.ns[k] = v.ns[k] > was ? v.ns[k] - was : 0;
-			any |= v.ns[k] != 0;
-		}
-		for (size_t k = 0; k < SP_WHY__COUNT; k++)
-			v.waits[k] -= p && p->value.waits[k] <= v.waits[k]
-				      ? p->value.waits[k] : 0;
-		if (any)
-			err = why__add(d, &e->key, &v);
-	}
-	if (err) {
-		why__free(d);
-		return err;
-	}
-	d->cut = cur->cut - (prev && prev->cut <= cur->cut ? prev->cut : 0);
-	d->dropped = cur->dropped -
-		     (prev && prev->dropped <= cur->dropped ? prev->dropped : 0);
-	why__seal(d);
-	*out = d;
-	return 0;
-}
+#include "whyrows.h"
 
 /* Whether report__build put an entry with this key into row. */
 static bool why__in_row(const struct sp_key *k, const struct report_row *row,
@@ -188,8 +91,11 @@ static int why__collect(const struct why *w, const struct report_row *row,
 	int err = 0;
 
 	*out = (struct why_row){ 0 };
-	for (size_t i = 0; !err && w && i < w->n; i++) {
-		const struct why_entry *e = &w->items[i];
+	size_t n = 0;
+	const struct why_entry *items = w ? why__entries(w, &n) : NULL;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct why_entry *e = &items[i];
 
 		if (!why__in_row(&e->key.row, row, settings) ||
 		    (by_stack && e->key.row.stack_id != stack_id))

@@ -1,21 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --why: the charges the programs keep (bpf/measure/why.bpf.h), by the waiter's
- * row: what the holder did during the row's waits, and the roots of the
- * chains (a release site, its process, the last holder's state).  Read
- * from the map as totals since attach; a window is the difference of two
- * reads.  A report row finds its charges by the grouping that built it.
+ * --why by report row: what the holder did during the row's waits, and
+ * the roots of the chains (a release site, its process, the last
+ * holder's state), from the charges (whycharges.h).  A report row finds
+ * its charges by the grouping that built it.
  */
-#ifndef SYNCPROF_WHY_H
-#define SYNCPROF_WHY_H
+#ifndef SYNCPROF_WHYROWS_H
+#define SYNCPROF_WHYROWS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "syncprof.h"
 #include "report.h"
-
-struct why;
+#include "whycharges.h"
 
 /* One root of a row's chains. */
 struct why_root {
@@ -32,18 +30,6 @@ struct why_row {
 	size_t n_roots;
 };
 
-int why__new(struct why **out);
-void why__free(struct why *w);
-int why__add(struct why *w, const struct sp_why_key *key,
-	     const struct sp_why_value *value);
-/* Chains cut short and charges lost, since attach (SP_CNT_WHY_*). */
-void why__set_counts(struct why *w, uint64_t cut, uint64_t dropped);
-void why__counts(const struct why *w, uint64_t *cut, uint64_t *dropped);
-/* After the adds: sorted for why__delta's lookups. */
-void why__seal(struct why *w);
-/* cur - prev (prev NULL: cur), key by key, into a new sealed *out. */
-int why__delta(const struct why *cur, const struct why *prev,
-	       struct why **out);
 /* The charges of the rows grouped into row by settings. */
 int why__row(const struct why *w, const struct report_row *row,
 	     const struct report_settings *settings, struct why_row *out);
