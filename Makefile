@@ -566,7 +566,7 @@ FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/table/report \
-                    waits/snapshot report/table/hist report/table/columns text/jsonout \
+                    waits/snapshot waits/waitstats report/table/hist report/table/columns text/jsonout \
                     text/utf8 text/text target/readiness report/table/callgraph \
                     report/export/folded probes/fold report/export/pprof report/table/rowstacks \
                     report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \

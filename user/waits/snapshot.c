@@ -221,23 +221,7 @@ void snapshot__seal(struct snapshot *snap)
 		struct snapshot_entry *last = out ? &snap->entries[out - 1] : NULL;
 
 		if (last && !snapshot__key_cmp(&last->key, &e->key)) {
-			last->count += e->count;
-			last->wait_ns += e->wait_ns;
-			last->failed += e->failed;
-			last->failed_ns += e->failed_ns;
-			last->futile += e->futile;
-			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
-				last->hist[k] += e->hist[k];
-			if (e->max_ns > last->max_ns)
-				last->max_ns = e->max_ns;
-			if (e->window_max_ns > last->window_max_ns)
-				last->window_max_ns = e->window_max_ns;
-			last->hold_count += e->hold_count;
-			last->hold_ns += e->hold_ns;
-			if (e->hold_max_ns > last->hold_max_ns)
-				last->hold_max_ns = e->hold_max_ns;
-			if (e->hold_window_max_ns > last->hold_window_max_ns)
-				last->hold_window_max_ns = e->hold_window_max_ns;
+			wait_stats__add(&last->stats, &e->stats);
 			continue;
 		}
 		snap->entries[out++] = *e;

@@ -10,22 +10,14 @@
 #include <stdint.h>
 
 #include "syncprof.h"
+#include "waitstats.h"
 
 struct snapshot_entry {
 	struct sp_key key;
-	uint64_t count;
-	uint64_t wait_ns;
-	uint64_t failed;
-	uint64_t failed_ns;	/* the part of wait_ns that failed */
-	uint64_t futile;	/* futile wakeups (bpf/measure/futile.bpf.h) */
-	uint64_t max_ns;	/* since attach; in a delta: in the window */
-	uint64_t window_max_ns;	/* in the window this snapshot closed */
-	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
-	/* --hold: holds of the locks this row took, ended by their unlock */
-	uint64_t hold_count;
-	uint64_t hold_ns;
-	uint64_t hold_max_ns;		/* as max_ns */
-	uint64_t hold_window_max_ns;	/* as window_max_ns */
+	union {
+		struct wait_stats stats;
+		struct { WAIT_STATS_FIELDS };
+	};
 };
 
 struct snapshot;

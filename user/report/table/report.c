@@ -276,19 +276,7 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 					 ? (int64_t)e->key.owner_tid
 					 : REPORT_NO_TID;
 		}
-		row->count += e->count;
-		row->wait_ns += e->wait_ns;
-		row->failed += e->failed;
-		row->failed_ns += e->failed_ns;
-		row->futile += e->futile;
-		for (size_t k = 0; k < SP_HIST_SLOTS; k++)
-			row->hist[k] += e->hist[k];
-		if (e->max_ns > row->max_ns)
-			row->max_ns = e->max_ns;
-		row->hold_count += e->hold_count;
-		row->hold_ns += e->hold_ns;
-		if (e->hold_max_ns > row->hold_max_ns)
-			row->hold_max_ns = e->hold_max_ns;
+		wait_stats__add(&row->stats, &e->stats);
 		if (!e->key.stack_id)
 			continue;
 		if (array__grow(&parts, &parts_cap, n_parts + 1,

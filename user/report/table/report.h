@@ -38,16 +38,11 @@ struct report_row {
 				   (--per-process; --per-thread too) */
 	int64_t owner_tid;	/* split by thread: the holder it waited
 				   for, REPORT_NO_TID if not known */
-	uint64_t count;
-	uint64_t wait_ns;
-	uint64_t max_ns;
-	uint64_t failed;
-	uint64_t failed_ns;	/* the part of wait_ns that failed */
-	uint64_t futile;	/* futile wakeups (bpf/measure/futile.bpf.h) */
-	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
-	uint64_t hold_count;	/* --hold: holds of the locks the row took */
-	uint64_t hold_ns;
-	uint64_t hold_max_ns;
+	/* The waits of its entries, added up (waitstats.h). */
+	union {
+		struct wait_stats stats;
+		struct { WAIT_STATS_FIELDS };
+	};
 	/* The row's distinct stacks, largest wait first (none kept: 0). */
 	struct report_stack *stacks;
 	size_t n_stacks;
