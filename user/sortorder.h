@@ -4,8 +4,8 @@
  * comparators), and QSP's order of ties, so that rows and keys that tie
  * come out in one order in the reports, the snapshots and the recording.
  */
-#ifndef SYNCPROF_ORDER_H
-#define SYNCPROF_ORDER_H
+#ifndef SYNCPROF_SORTORDER_H
+#define SYNCPROF_SORTORDER_H
 
 #include <stdint.h>
 

@@ -170,26 +170,26 @@ static int replay__read(struct replay *r)
 	return err;
 }
 
+static void replay__callsite(void *ctx, uint64_t addr,
+			     struct symbol_info *out)
+{
+	recnames__callsite(ctx, addr, out);
+}
+
+static const char *replay__object(void *ctx, const struct report_row *row)
+{
+	return recnames__object(ctx, row->object);
+}
+
+/* The rows named from the recording, as names__rows names a live run's. */
 static int replay__names(struct replay *r, const struct report_rows *rows,
 			 struct row_names **out)
 {
-	struct row_names *names = NULL;
+	const struct names_source src = {
+		replay__callsite, replay__object, r->names,
+	};
 
-	*out = NULL;
-	if (!rows->count)
-		return 0;
-	names = calloc(rows->count, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < rows->count; i++) {
-		recnames__callsite(r->names, rows->rows[i].callsite,
-				   &names[i].callsite);
-		if (rows->rows[i].n_objects == 1)
-			names[i].object_symbol = recnames__object(
-				r->names, rows->rows[i].object);
-	}
-	*out = names;
-	return 0;
+	return names__rows_from(&src, rows, out);
 }
 
 static int replay__print(struct replay *r, FILE *out,

@@ -72,11 +72,13 @@ static json_t *json_row_head(const struct report_row *r,
 }
 
 /*
- * --blame: the waits each release ended.  A release syncprof did not see
- * (release 0) is null.
+ * Rows beside the report's: --blame's, the waits each release ended
+ * ("release": null for a release syncprof did not see, and avg_ns), or
+ * the waits in progress (where they wait, how many, their time so far).
  */
-static json_t *json_blame(const struct report_rows *rows,
-			  const struct row_names *names, int *err)
+static json_t *json_side_rows(const struct report_rows *rows,
+			      const struct row_names *names, bool blame,
+			      int *err)
 {
 	json_t *list = json_array();
 
@@ -87,38 +89,21 @@ static json_t *json_blame(const struct report_rows *rows,
 		jsonout__append(list, o, err);
 		if (!o)
 			break;
-		jsonout__set(o, "release", r->callsite ?
-			     json_site(r->callsite, &names[i].callsite, true,
-				       false, err) : json_null(), err);
-		jsonout__set(o, "tid", json_tid(r->callsite ? r->tid
-						: REPORT_NO_TID), err);
+		if (blame)
+			jsonout__set(o, "release", r->callsite ?
+				     json_site(r->callsite, &names[i].callsite,
+					       true, false, err) : json_null(),
+				     err);
+		else
+			jsonout__set(o, "callsite", json_site(r->callsite,
+				     &names[i].callsite, false, false, err), err);
+		jsonout__set(o, "tid", json_tid(blame && !r->callsite ?
+						REPORT_NO_TID : r->tid), err);
 		jsonout__set(o, "count", jsonout__uint(r->count), err);
 		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
-		jsonout__set(o, "avg_ns", jsonout__uint(r->count ?
+		if (blame)
+			jsonout__set(o, "avg_ns", jsonout__uint(r->count ?
 					r->wait_ns / r->count : 0), err);
-		jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
-	}
-	return list;
-}
-
-/* The waits in progress: per row, how many and their time so far. */
-static json_t *json_waiting(const struct report_rows *rows,
-			    const struct row_names *names, int *err)
-{
-	json_t *list = json_array();
-
-	for (size_t i = 0; list && i < rows->count; i++) {
-		const struct report_row *r = &rows->rows[i];
-		json_t *o = json_row_head(r, &names[i], err);
-
-		jsonout__append(list, o, err);
-		if (!o)
-			break;
-		jsonout__set(o, "callsite", json_site(r->callsite,
-			     &names[i].callsite, false, false, err), err);
-		jsonout__set(o, "tid", json_tid(r->tid), err);
-		jsonout__set(o, "count", jsonout__uint(r->count), err);
-		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
 		jsonout__set(o, "max_ns", jsonout__uint(r->max_ns), err);
 	}
 	return list;
@@ -350,7 +335,7 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "blame_total", meta->blame ?
 		     jsonout__uint(meta->blame->total) : json_null(), err);
 	jsonout__set(o, "blame", meta->blame ?
-		     json_blame(meta->blame, meta->blame_names, err) :
+		     json_side_rows(meta->blame, meta->blame_names, true, err) :
 		     json_null(), err);
 	/* --why: chains cut short, charges lost; null without. */
 	{
@@ -373,7 +358,8 @@ json_t *format__json_report(const struct format_config *cfg,
 		     json_null(), err);
 	/* null when none were read (a replayed recording has none). */
 	jsonout__set(o, "waiting", meta->waiting ?
-		     json_waiting(meta->waiting, meta->waiting_names, err) :
+		     json_side_rows(meta->waiting, meta->waiting_names,
+				    false, err) :
 		     json_null(), err);
 	return o;
 }

@@ -97,8 +97,8 @@ static const char *names__argument_lock(struct symbolizer *sym,
 	return NULL;
 }
 
-int names__rows(struct symbolizer *sym, const struct report_rows *rows,
-		  struct row_names **out)
+int names__rows_from(const struct names_source *src,
+		     const struct report_rows *rows, struct row_names **out)
 {
 	struct row_names *names = NULL;
 
@@ -109,22 +109,43 @@ int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 	if (!names)
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->count; i++) {
-		symbolizer__callsite(sym, rows->rows[i].callsite,
-				     &names[i].callsite);
-		if (rows->rows[i].n_objects != 1)
-			continue;
-		if (offcalls__is_offcpu(rows->rows[i].type))
-			names[i].object_symbol = offcalls__object_name(
-				rows->rows[i].object);
-		else
-			names[i].object_symbol = symbolizer__object(
-				sym, rows->rows[i].object);
-		if (!names[i].object_symbol)
-			names[i].object_symbol = names__argument_lock(
-				sym, &rows->rows[i]);
+		src->callsite(src->ctx, rows->rows[i].callsite,
+			      &names[i].callsite);
+		if (rows->rows[i].n_objects == 1)
+			names[i].object_symbol = src->object(src->ctx,
+							     &rows->rows[i]);
 	}
 	*out = names;
 	return 0;
+}
+
+static void names__symbolizer_callsite(void *ctx, uint64_t addr,
+				       struct symbol_info *out)
+{
+	symbolizer__callsite(ctx, addr, out);
+}
+
+/* An off-CPU call's name, the object's symbol, or the lock argument's. */
+static const char *names__symbolizer_object(void *ctx,
+					    const struct report_row *r)
+{
+	struct symbolizer *sym = ctx;
+	const char *name;
+
+	if (offcalls__is_offcpu(r->type))
+		return offcalls__object_name(r->object);
+	name = symbolizer__object(sym, r->object);
+	return name ? name : names__argument_lock(sym, r);
+}
+
+int names__rows(struct symbolizer *sym, const struct report_rows *rows,
+		struct row_names **out)
+{
+	const struct names_source src = {
+		names__symbolizer_callsite, names__symbolizer_object, sym,
+	};
+
+	return names__rows_from(&src, rows, out);
 }
 
 size_t names__source_root(const struct report_rows *rows,

@@ -28,6 +28,19 @@ struct row_names {
 int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 		struct row_names **out);
 /*
+ * Where rows' names come from when not from a symbolizer (--replay: the
+ * recording's names): a call site's, and the symbol of a row's single
+ * object (NULL: none).
+ */
+struct names_source {
+	void (*callsite)(void *ctx, uint64_t addr, struct symbol_info *out);
+	const char *(*object)(void *ctx, const struct report_row *row);
+	void *ctx;
+};
+/* names__rows through src. */
+int names__rows_from(const struct names_source *src,
+		     const struct report_rows *rows, struct row_names **out);
+/*
  * The call site as the table shows it, in style; strip: how many leading
  * bytes of info->file are the common source root, left out.
  */
