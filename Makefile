@@ -652,15 +652,18 @@ test:
 plan:
 	$(Q)$(PYTHON) tests/tools/includeplan.py user
 
-# make test-loaded: the integration modules whose checks lean on timing,
-# beside LOADED_HOGS busy loops on the machine's CPUs (a shared CI host, a
-# build next door); CI runs it.  A test that needs the re-run is named.
+# make test-loaded: what make test runs (the include check, the unit
+# tests, every integration module) beside LOADED_HOGS busy loops on the
+# machine's CPUs (a shared CI host, a build next door); CI runs it in make
+# test's place.  A test that needs the re-run is named.  LOADED_TESTS
+# narrows it to some modules.
 LOADED_HOGS  ?= 4
-LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_states.py,test_runtimes.py,test_lifecycle.py
+LOADED_TESTS ?= test_*.py
 test-loaded:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
-	$(Q)$(PYTHON) tests/run.py --build $(OUT) --no-unit --hogs $(LOADED_HOGS) \
+	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
+	$(Q)$(PYTHON) tests/run.py --build $(OUT) --hogs $(LOADED_HOGS) \
 		--pattern '$(LOADED_TESTS)'
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page,
