@@ -94,6 +94,11 @@ const struct procset_entry *session__processes(const struct session *s,
 size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
 const char *session__comm(struct session *s);
+/*
+ * What the run follows, for a profile's header: "--all (every process
+ * of the host)", "pids 12 34 and their children", "pid 12 (name)".
+ */
+void session__scope(struct session *s, char *buf, size_t len);
 void session__rekey(struct session *s, struct snapshot *snap);
 void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
