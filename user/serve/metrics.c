@@ -10,25 +10,29 @@
  * now cannot.
  *
  * Cardinality: at most max_series series in all, the "other" ones
- * included.  The "other" series are one per class ({process="other",
- * class, type="other", object="other", callsite="other"}), so a query by
- * class still sums every wait of it; they take their room from the
- * smallest series when they are first needed.  Label sets have series of
- * their own while there is room, the top ones by wait time since first
- * seen.  A label set with no room is a candidate: its waits go to its
- * class's "other" at once, and its wait is tallied; when its tally passes
- * the smallest series', that series is evicted (its counters added to
- * its class's "other", so no sum goes down) and the candidate gets a
- * series of its own, from 0.  An evicted label set never comes back (it
- * would restart from 0, which Prometheus reads as a reset): its 64-bit
- * hash is kept, and its waits go to "other".  Candidates are at most
- * max_series too; the smallest is forgotten for a new one.  Waits summed
- * under "other" this way are counted (syncprof_series_dropped_waits_total),
- * and so are evictions.  Rejected: keeping the first max_series seen (a
- * run's early, small label sets hid a later hot lock for good);
- * recomputing the top from totals at each scrape ("other" would go down
- * as a series left it); an "other" per process and type (outside the
- * bound, one per program of a busy host: 916 series under a bound of 500).
+ * included.  A tenth of them (at least 2) is kept for "other" series:
+ * one per process, class and type ({process, class, type,
+ * object="other", callsite="other"}) while that room lasts, so a sum by
+ * program or type still holds every wait, and then one per class
+ * ({process="other", class, type="other", ...}, the last two slots), so
+ * a sum by class always does.  The rest have labels of their own, the
+ * top label sets by wait time since first seen.  A label set with no
+ * room is a candidate: its waits go to "other" at once, and its wait is
+ * tallied; when its tally passes the smallest series', that series is
+ * evicted (its counters added to its "other", so no sum goes down) and
+ * the candidate gets a series of its own, from 0.  An evicted label set
+ * never comes back (it would restart from 0, which Prometheus reads as a
+ * reset): its 64-bit hash is kept, and its waits go to "other".
+ * Candidates are at most max_series too; the smallest is forgotten for a
+ * new one.  Waits summed under "other" this way are counted
+ * (syncprof_series_dropped_waits_total), and so are evictions.
+ * Rejected: keeping the first max_series seen (a run's early, small
+ * label sets hid a later hot lock for good); recomputing the top from
+ * totals at each scrape ("other" would go down as a series left it);
+ * "other" series outside the bound (one per program of a busy host: 916
+ * series under a bound of 500); only one "other" per class (a program
+ * whose first waits came before its series had room lost them from its
+ * sums).
  *
  * The histogram keeps every other log2 bucket from 1 us to 17 s (le =
  * 2^10 .. 2^34 ns, 13 buckets and +Inf): a quarter of the kernel's
@@ -79,8 +83,12 @@ struct metrics_series {
 
 struct metrics {
 	unsigned int max_series;
+	size_t own_max;		/* series with labels of their own */
+	size_t other_max;	/* "other" ones of a process, class and type */
 	struct metrics_series **series;	/* exposed, in the order they came */
 	size_t n_series, cap;
+	size_t n_own, n_other;	/* with labels of their own; "other" of a
+				   process (the rest: of a class) */
 	struct metrics_series **cands;	/* candidates */
 	size_t n_cands, cands_cap;
 	htab_t index;		/* of struct metrics_series, by labels */
@@ -143,6 +151,9 @@ int metrics__new(unsigned int max_series, struct metrics **out)
 		return -ENOMEM;
 	m->max_series = max_series < METRICS_MIN_SERIES ? METRICS_MIN_SERIES
 							: max_series;
+	/* A tenth for "other", two of it for the classes' own. */
+	m->other_max = m->max_series / 10 > 2 ? m->max_series / 10 - 2 : 0;
+	m->own_max = m->max_series - m->other_max - 2;
 	m->index = htab_create_alloc(64, series_hash, series_eq, NULL, calloc,
 				     free);
 	m->evicted = htab_create_alloc(16, evicted_hash, evicted_eq, NULL,
@@ -324,12 +335,17 @@ static struct metrics_series *metrics__smallest(struct metrics_series **list,
 	return min;
 }
 
-/* The labels of class's "other" series. */
-static void other_labels(const char *class, const char *v[METRICS_LABELS])
+/*
+ * The labels of the "other" series of v's process, class and type, or
+ * (process NULL) of its class.
+ */
+static void other_labels(const char *const v[METRICS_LABELS], bool process,
+			 const char *out[METRICS_LABELS])
 {
-	v[0] = "other";
-	v[1] = class;
-	v[2] = v[3] = v[4] = "other";
+	out[0] = process ? v[0] : "other";
+	out[1] = v[1];
+	out[2] = process ? v[2] : "other";
+	out[3] = out[4] = "other";
 }
 
 /* Adds from's counters to s's. */
@@ -345,20 +361,39 @@ static void series__add(struct metrics_series *s,
 }
 
 /*
- * A series out for room: its counters into its class's "other" (which
- * only grows; made in its place if there is none yet), its label set
- * never exposed again.  The series held then: one fewer, or as many when
- * the "other" was made.  0 or -ENOMEM.
+ * The "other" series of a label set v: of its process, class and type
+ * while there is room for those, else of its class (always: two at
+ * most).  NULL only with *err set.
+ */
+static struct metrics_series *metrics__other(struct metrics *m,
+					     const char *const v[METRICS_LABELS],
+					     int *err)
+{
+	const char *o[METRICS_LABELS];
+	size_t before = m->n_series;
+	struct metrics_series *s;
+
+	other_labels(v, true, o);
+	s = metrics__find(m, o, m->n_other < m->other_max, SERIES_OTHER, err);
+	if (s && m->n_series > before)
+		m->n_other++;
+	if (s || *err)
+		return s;
+	other_labels(v, false, o);
+	return metrics__find(m, o, true, SERIES_OTHER, err);
+}
+
+/*
+ * A series out for room: its counters into its "other" (which only
+ * grows), its label set never exposed again.  0 or -ENOMEM.
  */
 static int metrics__evict(struct metrics *m, struct metrics_series *s)
 {
-	const char *v[METRICS_LABELS];
 	struct metrics_series *other;
 	void **slot;
 	int err = 0;
 
-	other_labels(s->label[1], v);
-	other = metrics__find(m, v, true, SERIES_OTHER, &err);
+	other = metrics__other(m, s->label, &err);
 	if (!other)
 		return err;
 	slot = htab_find_slot(m->evicted, evicted_key(s->labels,
@@ -369,36 +404,9 @@ static int metrics__evict(struct metrics *m, struct metrics_series *s)
 	series__add(other, s);
 	m->dropped_waits += s->count + s->failed;
 	m->evictions++;
+	m->n_own--;
 	metrics__drop(m, s, m->series, &m->n_series);
 	return 0;
-}
-
-/*
- * The "other" series of class, made if need be: from the room left, else
- * from the smallest series' (evicted for it).  NULL only with *err set.
- */
-static struct metrics_series *metrics__other(struct metrics *m,
-					     const char *class, int *err)
-{
-	const char *v[METRICS_LABELS];
-
-	other_labels(class, v);
-	for (;;) {
-		struct metrics_series *s = metrics__find(m, v,
-				m->n_series < m->max_series, SERIES_OTHER, err);
-		struct metrics_series *min;
-
-		if (s || *err)
-			return s;
-		/* Full: each turn frees a series or makes an "other";
-		   there are at most METRICS_MIN_SERIES of those. */
-		min = metrics__smallest(m->series, m->n_series, SERIES_OWN);
-		if (!min)
-			return metrics__find(m, v, true, SERIES_OTHER, err);
-		*err = metrics__evict(m, min);
-		if (*err)
-			return NULL;
-	}
 }
 
 /* Whether the label set v lost its series for good. */
@@ -439,10 +447,14 @@ static struct metrics_series *metrics__series_of(struct metrics *m,
 			return NULL;
 		if (gone) {
 			*dropped = true;
-			return metrics__other(m, v[1], err);
+			return metrics__other(m, v, err);
 		}
-		if (m->n_series < m->max_series)
-			return metrics__find(m, v, true, SERIES_OWN, err);
+		if (m->n_own < m->own_max) {
+			s = metrics__find(m, v, true, SERIES_OWN, err);
+			if (s)
+				m->n_own++;
+			return s;
+		}
 		if (m->n_cands >= m->max_series)
 			metrics__drop(m, metrics__smallest(m->cands, m->n_cands,
 							   SERIES_CANDIDATE),
@@ -452,18 +464,13 @@ static struct metrics_series *metrics__series_of(struct metrics *m,
 			return NULL;
 	}
 	s->rank_ns += wait_ns;
-	/* Room from the series it outranks: the first one evicted may
-	   only make its class's "other". */
-	while (m->n_series >= m->max_series &&
-	       (min = metrics__smallest(m->series, m->n_series, SERIES_OWN)) &&
-	       s->rank_ns > min->rank_ns) {
+	min = metrics__smallest(m->series, m->n_series, SERIES_OWN);
+	if (min && s->rank_ns > min->rank_ns &&
+	    !array__grow(&m->series, &m->cap, m->n_series + 2,
+			 sizeof(*m->series))) {
 		*err = metrics__evict(m, min);
 		if (*err)
 			return NULL;
-	}
-	if (m->n_series < m->max_series &&
-	    !array__grow(&m->series, &m->cap, m->n_series + 1,
-			 sizeof(*m->series))) {
 		/* From the candidates to the series, from 0. */
 		for (size_t i = 0; i < m->n_cands; i++) {
 			if (m->cands[i] == s) {
@@ -473,12 +480,13 @@ static struct metrics_series *metrics__series_of(struct metrics *m,
 		}
 		s->state = SERIES_OWN;
 		m->series[m->n_series++] = s;
+		m->n_own++;
 		/* Its rank counted this row already. */
 		s->rank_ns -= wait_ns;
 		return s;
 	}
 	*dropped = true;
-	return metrics__other(m, v[1], err);
+	return metrics__other(m, v, err);
 }
 
 int metrics__add(struct metrics *m, const struct metrics_row *row)
@@ -520,19 +528,86 @@ int metrics__add(struct metrics *m, const struct metrics_row *row)
 	return 0;
 }
 
-/* name{labels[,le="le"]} value-to-come */
-static void write_head(FILE *out, const char *name,
-		       const struct metrics_series *s, const char *le)
+/*
+ * A scrape's lines, built in memory and written a chunk at a time: the
+ * exposition is ~20 lines per series, and stdio's formatting per number
+ * was most of a scrape's cost.
+ */
+struct metrics_out {
+	FILE *out;
+	char *data;
+	size_t len, cap;
+	int err;
+};
+
+#define METRICS_FLUSH	(64 * 1024)
+
+static void out__put(struct metrics_out *o, const char *text, size_t n)
 {
-	fputs(name, out);
-	fputc('{', out);
-	fwrite(s->text, 1, s->text_len, out);
-	if (le) {
-		fputs(",le=\"", out);
-		fputs(le, out);
-		fputc('"', out);
+	if (o->err)
+		return;
+	if (array__grow(&o->data, &o->cap, o->len + n, 1)) {
+		o->err = -ENOMEM;
+		return;
 	}
-	fputs("} ", out);
+	memcpy(o->data + o->len, text, n);
+	o->len += n;
+}
+
+static void out__str(struct metrics_out *o, const char *text)
+{
+	out__put(o, text, strlen(text));
+}
+
+/* v in decimal, at least width digits (leading zeros). */
+static void out__u64(struct metrics_out *o, uint64_t v, int width)
+{
+	char digits[24];
+	size_t at = sizeof(digits);
+
+	do {
+		digits[--at] = (char)('0' + v % 10);
+		v /= 10;
+		width--;
+	} while (v || width > 0);
+	out__put(o, digits + at, sizeof(digits) - at);
+}
+
+static void out__flush(struct metrics_out *o)
+{
+	if (!o->err && o->len && fwrite(o->data, 1, o->len, o->out) != o->len)
+		o->err = -EIO;
+	o->len = 0;
+}
+
+/* name{labels[,le="le"]} */
+static void out__head(struct metrics_out *o, const char *name,
+		      const struct metrics_series *s, const char *le)
+{
+	out__str(o, name);
+	out__put(o, "{", 1);
+	out__put(o, s->text, s->text_len);
+	if (le) {
+		out__put(o, ",le=\"", 5);
+		out__str(o, le);
+		out__put(o, "\"", 1);
+	}
+	out__put(o, "} ", 2);
+}
+
+static void out__u64_line(struct metrics_out *o, uint64_t v)
+{
+	out__u64(o, v, 1);
+	out__put(o, "\n", 1);
+}
+
+/* ns as seconds, to the nanosecond. */
+static void out__seconds_line(struct metrics_out *o, uint64_t ns)
+{
+	out__u64(o, ns / UINT64_C(1000000000), 1);
+	out__put(o, ".", 1);
+	out__u64(o, ns % UINT64_C(1000000000), 9);
+	out__put(o, "\n", 1);
 }
 
 static void write_family(FILE *out, const char *name, const char *type,
@@ -541,65 +616,78 @@ static void write_family(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void write_seconds(FILE *out, uint64_t ns)
-{
-	fprintf(out, "%" PRIu64 ".%09" PRIu64 "\n", ns / UINT64_C(1000000000),
-		ns % UINT64_C(1000000000));
-}
+/* Which value of a series a counter family shows. */
+enum metrics_value {
+	VALUE_WAIT,
+	VALUE_COUNT,
+	VALUE_FAILED,
+};
 
-static void write_u64(FILE *out, uint64_t v)
+static void metrics__write_counter(const struct metrics *m,
+				   struct metrics_out *o, const char *name,
+				   enum metrics_value value)
 {
-	fprintf(out, "%" PRIu64 "\n", v);
+	for (size_t i = 0; i < m->n_series; i++) {
+		const struct metrics_series *s = m->series[i];
+
+		out__head(o, name, s, NULL);
+		if (value == VALUE_WAIT)
+			out__seconds_line(o, s->wait_ns);
+		else
+			out__u64_line(o, value == VALUE_COUNT ? s->count
+							      : s->failed);
+		if (o->len >= METRICS_FLUSH)
+			out__flush(o);
+	}
+	out__flush(o);
 }
 
 static void metrics__write_histogram(const struct metrics_series *s,
-				     FILE *out)
+				     struct metrics_out *o)
 {
 	uint64_t cum = 0;
 
 	for (int b = 0; b <= METRICS_BUCKETS; b++) {
 		cum += s->buckets[b];
-		write_head(out, "syncprof_lock_wait_seconds_bucket", s,
-			   b < METRICS_BUCKETS ? bucket_le[b] : "+Inf");
-		write_u64(out, cum);
+		out__head(o, "syncprof_lock_wait_seconds_bucket", s,
+			  b < METRICS_BUCKETS ? bucket_le[b] : "+Inf");
+		out__u64_line(o, cum);
 	}
-	write_head(out, "syncprof_lock_wait_seconds_sum", s, NULL);
-	write_seconds(out, s->wait_ns);
-	write_head(out, "syncprof_lock_wait_seconds_count", s, NULL);
-	write_u64(out, s->hist_total);
+	out__head(o, "syncprof_lock_wait_seconds_sum", s, NULL);
+	out__seconds_line(o, s->wait_ns);
+	out__head(o, "syncprof_lock_wait_seconds_count", s, NULL);
+	out__u64_line(o, s->hist_total);
+	if (o->len >= METRICS_FLUSH)
+		out__flush(o);
 }
 
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		   FILE *out)
 {
+	struct metrics_out o = { .out = out };
+
 	write_family(out, "syncprof_lock_wait_seconds_total", "counter",
 		     "Time threads spent blocked waiting on the lock "
 		     "(class=\"lock\") or for the event (class=\"event\").");
-	for (size_t i = 0; i < m->n_series; i++) {
-		write_head(out, "syncprof_lock_wait_seconds_total",
-			   m->series[i], NULL);
-		write_seconds(out, m->series[i]->wait_ns);
-	}
+	metrics__write_counter(m, &o, "syncprof_lock_wait_seconds_total",
+			       VALUE_WAIT);
 	write_family(out, "syncprof_lock_waits_total", "counter",
 		     "Waits that ended with the lock (contended acquisitions).");
-	for (size_t i = 0; i < m->n_series; i++) {
-		write_head(out, "syncprof_lock_waits_total", m->series[i],
-			   NULL);
-		write_u64(out, m->series[i]->count);
-	}
+	metrics__write_counter(m, &o, "syncprof_lock_waits_total", VALUE_COUNT);
 	write_family(out, "syncprof_lock_failed_total", "counter",
 		     "Waits that ended without the lock (timeouts, failed "
 		     "trylocks, errors).");
-	for (size_t i = 0; i < m->n_series; i++) {
-		write_head(out, "syncprof_lock_failed_total", m->series[i],
-			   NULL);
-		write_u64(out, m->series[i]->failed);
-	}
+	metrics__write_counter(m, &o, "syncprof_lock_failed_total",
+			       VALUE_FAILED);
 	write_family(out, "syncprof_lock_wait_seconds", "histogram",
 		     "Single waits by duration (the kernel's log2 buckets, "
 		     "every other one).");
 	for (size_t i = 0; i < m->n_series; i++)
-		metrics__write_histogram(m->series[i], out);
+		metrics__write_histogram(m->series[i], &o);
+	out__flush(&o);
+	free(o.data);
+	if (o.err)
+		return o.err;
 	write_family(out, "syncprof_dropped_total", "counter",
 		     "Waits and events syncprof could not count, by cause.");
 	for (size_t i = 0; i < h->n_drops; i++)

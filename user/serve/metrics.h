@@ -5,9 +5,9 @@
  * change of every read of the probes, and written in the text exposition
  * format.  At most max_series series in all, the "other" ones included:
  * the top label sets by wait time have series of their own, and the
- * waits of the rest go to the "other" series of their class
- * ({process="other", class, type="other", object="other",
- * callsite="other"}), and are counted.
+ * waits of the rest go to an "other" series ({process, class, type,
+ * object="other", callsite="other"} while a tenth of the bound lasts,
+ * then {process="other", class, type="other", ...}), and are counted.
  */
 #ifndef SYNCPROF_METRICS_H
 #define SYNCPROF_METRICS_H
@@ -18,8 +18,8 @@
 
 #include "syncprof.h"
 
-/* The fewest series a bound allows: one "other" series per class. */
-#define METRICS_MIN_SERIES	2
+/* The fewest series a bound allows: a class's "other" each, and one. */
+#define METRICS_MIN_SERIES	3
 
 struct metrics;
 
