@@ -8,7 +8,9 @@ series per object, 2 x N in all (default N 250: ~500 series, the default
 times: syncprof's CPU per scrape (the sum of its threads' run time from
 /proc/PID/task/*/schedstat, in ns), the wall time per scrape and the
 bytes.  The first scrape of each is given apart: it names the programs'
-call sites and stacks (DWARF), which later scrapes find cached.
+call sites and stacks (DWARF), which later scrapes find cached; in full
+mode that first naming is slow, as syncprof's own DWARF reader takes
+rwlocks that full mode's uprobes on libc trap.
 
 With --postgres: Debian's PostgreSQL 15 under pgbench -c 32 instead,
 syncprof --serve --pid <postmaster> --children in its default mode, the
@@ -143,7 +145,8 @@ def main():
                 targets.append(p)
             cmd = [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
                    "--mode", "full", "--no-coalesce", "--max-series",
-                   str(2 * args.objects + 10)]
+                   # room for every object: a tenth is for "other"
+                   str((2 * args.objects + 2) * 10 // 9 + 3)]
             for p in targets:
                 cmd += ["--pid", str(p.pid)]
         prof = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
