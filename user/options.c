@@ -137,8 +137,9 @@ static const struct argp_option option_table[] = {
 	  "/debug/pprof/mutex (?seconds=N) for pprof scrapers; implies --blame",
 	  0 },
 	{ "max-series", OPT_MAX_SERIES, "N", 0,
-	  "--serve: series per metric (default 500); waits of the others are "
-	  "summed under callsite=\"other\"", 0 },
+	  "--serve: series per metric, the \"other\" ones included (default "
+	  "500, at least 3); waits of the rest are summed under "
+	  "callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
 	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
@@ -559,7 +560,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->serve = arg;
 		break;
 	case OPT_MAX_SERIES:
-		err = parse_uint("--max-series", arg, 1, 100000, &n);
+		err = parse_uint("--max-series", arg, 3, 100000, &n);
 		opts->max_series = (unsigned int)n;
 		break;
 	case 'd':

@@ -76,6 +76,8 @@ struct format_lock_order {
 struct format_meta {
 	pid_t pid;
 	const char *comm;
+	const char *scope;	/* what the run follows (pprof's header);
+				   NULL: pid and comm */
 	/*
 	 * Several processes (several --pid, --children): every process
 	 * followed in the window (JSON "processes"); NULL: one, pid.

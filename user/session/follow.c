@@ -149,6 +149,35 @@ const char *session__comm(struct session *s)
 	return list && n ? list[0].comm : target__comm(s->target);
 }
 
+void session__scope(struct session *s, char *buf, size_t len)
+{
+	const struct options *o = s->opts;
+	const char *children = o->children ? " and their children" : "";
+	size_t at;
+
+	if (o->all) {
+		snprintf(buf, len, "--all (every process of the host)");
+		return;
+	}
+	if (o->n_pids <= 1) {
+		snprintf(buf, len, "pid %d (%s)%s", (int)target__pid(s->target),
+			 session__comm(s), o->children ? " and its children" : "");
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "pids");
+	for (size_t i = 0; i < o->n_pids && at < len; i++) {
+		/* Room for " ...": a long list is cut, and says so. */
+		if (at + 16 + strlen(children) >= len) {
+			at += (size_t)snprintf(buf + at, len - at, " ...");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, len - at, " %d",
+				       (int)o->pids[i]);
+	}
+	if (at < len)
+		snprintf(buf + at, len - at, "%s", children);
+}
+
 /* A snapshot's rows of several processes, merged by module and offset. */
 void session__rekey(struct session *s, struct snapshot *snap)
 {

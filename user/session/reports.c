@@ -385,11 +385,15 @@ static int session__print(struct session *s, const struct session_views *v,
 	const struct session_calibration *cal = session__calibration(s);
 	struct probes_late_stats late;
 
+	char scope[256];
+
 	probes__late_stats(s->probes, &late);
 	session__notice_children(s);
+	session__scope(s, scope, sizeof(scope));
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
+		.scope = scope,
 		.processes = procs,
 		.n_processes = n_procs,
 		.mode = options__mode_name(s->opts->mode),

@@ -99,6 +99,11 @@ const char *session__comm(struct session *s);
  * before they were in or as it exited): the reports name it so.
  */
 void session__rename(struct session *s);
+/*
+ * What the run follows, for a profile's header: "--all (every process
+ * of the host)", "pids 12 34 and their children", "pid 12 (name)".
+ */
+void session__scope(struct session *s, char *buf, size_t len);
 void session__rekey(struct session *s, struct snapshot *snap);
 void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
