@@ -880,10 +880,10 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
 		return -EINVAL;
 	}
-	if (opts->why && options__several(opts)) {
-		pr_err("--why follows one process: not with several --pid, "
-		       "--children or --all (--serve PORT --pid PID --why "
-		       "serves one)");
+	/* The holders' states of every thread of the machine: too much. */
+	if (opts->why && opts->all) {
+		pr_err("--why follows the processes given: not with --all "
+		       "(give --pid PID,... or --children)");
 		return -EINVAL;
 	}
 	/*

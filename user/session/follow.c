@@ -26,6 +26,7 @@
 #include "snapshot.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "why.h"
 #include "session.h"
 
 /* The processes a session follows, and what is pending about them. */
@@ -131,6 +132,22 @@ static void session__rekey_one(void *ctx, struct sp_key *key)
 	key->object = procspace__canonical(space, pid, key->object);
 }
 
+/*
+ * A --blame charge: the release's site and stack are in its process
+ * (key->pid), the object in the waiter's, which owner_tid names when it
+ * is another (bpf/measure/blame.bpf.h).
+ */
+static void session__rekey_release(void *ctx, struct sp_key *key)
+{
+	struct procspace *space = ctx;
+	pid_t waiter = key->owner_tid ? (pid_t)key->owner_tid : (pid_t)key->pid;
+
+	key->callsite = procspace__canonical(space, (pid_t)key->pid,
+					     key->callsite);
+	key->object = procspace__canonical(space, waiter, key->object);
+	key->owner_tid = 0;
+}
+
 /* The first target's name now: after an exec, its new program's. */
 const char *session__comm(struct session *s)
 {
@@ -146,6 +163,19 @@ void session__rekey(struct session *s, struct snapshot *snap)
 {
 	if (session__space(s) && snap)
 		snapshot__rekey(snap, session__rekey_one, session__space(s));
+}
+
+void session__rekey_blame(struct session *s, struct snapshot *snap)
+{
+	if (session__space(s) && snap)
+		snapshot__rekey(snap, session__rekey_release,
+				session__space(s));
+}
+
+void session__rekey_why(struct session *s, struct why *w)
+{
+	if (session__space(s) && w)
+		why__rekey(w, session__rekey_one, session__space(s));
 }
 
 /*

@@ -20,6 +20,7 @@ struct format_drops;
 struct procset_entry;
 struct snapshot;
 struct target;
+struct why;
 
 /*
  * A run: what every stage reads (the options, the target, the probes,
@@ -95,6 +96,10 @@ size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
 const char *session__comm(struct session *s);
 void session__rekey(struct session *s, struct snapshot *snap);
+/* --blame's charges: objects by the waiter's process. */
+void session__rekey_blame(struct session *s, struct snapshot *snap);
+/* --why's charges: rows and roots' sites merged the same way. */
+void session__rekey_why(struct session *s, struct why *w);
 void session__notice_children(struct session *s);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
