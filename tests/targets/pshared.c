@@ -160,8 +160,8 @@ __attribute__((noinline)) static void parent_hold(struct board *b, int c,
 	held.cpu_ns += thread_cpu_ns() - cpu;
 	held.run_delay_ns += run_delay_ns() - delay;
 	held.wall_ns += now_ns() - wall;
-	held.holds++;
 	pthread_mutex_unlock(&b->lock); /* RELEASE:pshared_unlock */
+	held.holds++;		/* after: the unlock is not a tail call */
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,159 @@
+"""Waits across processes, against tests/targets/pshared: a parent holds a
+process-shared mutex in shared anonymous memory while its forked
+children wait for it, one at a time; each hold computes, then sleeps, and
+ends at a known unlock line.  The children time their waits, the parent
+its holds' clocks (CPU time, wait for a CPU, wall).  --blame must charge
+the children's waits to the parent's unlock line, --why --children must
+split them by the parent's own clocks, and /debug/pprof/mutex, read by go
+tool pprof, must name the parent's function."""
+import json
+import os
+import signal
+import subprocess
+
+from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, source_marker
+from test_profiles import GO
+from test_serve import SERVING
+
+PSHARED = os.path.join(BUILD, "tests", "targets", "pshared")
+SOURCE = os.path.join(ROOT, "tests", "targets", "pshared.c")
+CHILDREN = 2
+ITERS = 10
+# The parent's clocks start once it saw the child in its futex wait (it
+# polls for that) and end at its unlock; the child's wait starts as it
+# enters the futex and ends when it runs again: the stretches differ by
+# that polling and the wakeup, which a loaded machine stretches.
+TOLERANCE = 0.10
+BLAMED = 0.90
+LOCK_NAME = "(struct board *)->lock"
+
+
+def line_of(kind, name):
+    return source_marker(SOURCE, kind, name)
+
+
+class SharedMemory(SyncprofTestCase):
+
+    def pshared(self, *args):
+        return [PSHARED, "--children", str(CHILDREN), "--iters", str(ITERS),
+                "--spin-us", "3000", "--sleep-us", "3000",
+                "--truth", self.tmp.name, *args]
+
+    def read(self, name):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    def children_wait(self):
+        kids = [self.read(f"child-{c}.json") for c in range(CHILDREN)]
+        self.assertEqual([k["count"] for k in kids], [ITERS] * CHILDREN)
+        return sum(k["wait_ns"] for k in kids)
+
+    def attach(self, *args):
+        target = self.start_waiting_target(self.pshared("--wait-signal"))
+        run = self.profile_to_the_end(target, "--children", "--top", "0",
+                                      *args)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0, run.stderr)
+        return report
+
+    def waiters_row(self, report):
+        line = line_of("CALLSITE", "pshared_wait")
+        rows = [r for r in report["rows"] if r["callsite"]["line"] == line]
+        self.assertEqual(len(rows), 1, report["rows"])
+        row = rows[0]
+        self.assertEqual(row["type"], "mutex")
+        self.assertEqual(row["count"], CHILDREN * ITERS)
+        self.assertEqual(row["callsite"]["function"], "child_wait")
+        return row
+
+    def assertNear(self, measured, truth, what, scale):
+        """|measured - truth| within TOLERANCE of scale (the clock)."""
+        self.assertGreater(truth, 0, f"{what}: the target measured nothing")
+        self.assertLessEqual(abs(measured - truth), TOLERANCE * scale,
+                             f"{what}: syncprof {measured} vs the holder's "
+                             f"{truth}")
+
+    def test_blame_charges_the_children_to_the_parents_unlock(self):
+        report = self.attach("--blame")
+        truth = self.read("parent.json")
+        row = self.waiters_row(report)
+        # The waits are the children's own; one name for the lock.
+        self.assertWithin(row["wait_ns"], self.children_wait(), TOLERANCE)
+        self.assertEqual(row["object_symbol"], LOCK_NAME)
+        unlock = line_of("RELEASE", "pshared_unlock")
+        ours = [b for b in report["blame"]
+                if b["release"] and b["release"]["line"] == unlock]
+        self.assertTrue(ours, report["blame"])
+        for b in ours:
+            self.assertEqual(b["release"]["function"], "parent_hold")
+            self.assertEqual(b["object"], row["object"])
+            self.assertEqual(b["object_symbol"], LOCK_NAME)
+        blamed = sum(b["wait_ns"] for b in ours)
+        self.assertGreaterEqual(blamed, BLAMED * self.children_wait(),
+                                report["blame"])
+        self.assertEqual(sum(b["count"] for b in ours), CHILDREN * ITERS)
+        # Released by the parent: its process, not the waiters'.
+        self.assertIn(truth["pid"], {p["pid"] for p in report["processes"]})
+
+    def test_why_splits_the_childrens_wait_by_the_parents_clocks(self):
+        report = self.attach("--why")
+        truth = self.read("parent.json")
+        row = self.waiters_row(report)
+        holder = row["why"]["holder"]
+        self.assertEqual(sum(holder.values()), row["wait_ns"])
+        cpu, delay = truth["holder_cpu_ns"], truth["holder_run_delay_ns"]
+        asleep = truth["holder_wall_ns"] - cpu - delay
+        self.assertNear(holder["running_ns"], cpu, "running", cpu)
+        self.assertNear(holder["sleep_ns"], asleep, "asleep", asleep)
+        self.assertNear(holder["running_ns"] + holder["runnable_ns"] +
+                        holder["sleep_ns"], truth["holder_wall_ns"], "held",
+                        truth["holder_wall_ns"])
+        # The chains end at the parent's unlock, in the parent's states.
+        unlock = line_of("RELEASE", "pshared_unlock")
+        at_unlock = [r for r in row["why"]["roots"]
+                     if r["frame"] and r["frame"]["line"] == unlock]
+        self.assertGreaterEqual(sum(r["wait_ns"] for r in at_unlock),
+                                BLAMED * row["wait_ns"], row["why"])
+        by_state = {r["state"]: r["wait_ns"] for r in at_unlock}
+        self.assertNear(by_state.get("running", 0), cpu, "root running", cpu)
+        self.assertNear(by_state.get("sleep", 0), asleep, "root asleep",
+                        asleep)
+
+    def test_mutex_profile_names_the_parents_function(self):
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        target = self.start_waiting_target(self.pshared("--wait-signal"))
+        proc = subprocess.Popen(
+            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
+             "--pid", str(target.pid), "--children"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        text = self.read_stderr_until(proc, "serving on",
+                                      "syncprof did not serve", timeout=120)
+        m = SERVING.search(text)
+        self.assertTrue(m, text)
+        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
+                               timeout=120)
+        base = f"http://{m.group(1)}:{m.group(2)}"
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        waited = self.children_wait()
+        env = dict(os.environ, PPROF_TMPDIR=self.tmp.name, HOME=self.tmp.name)
+        top = subprocess.run(
+            [GO, "tool", "pprof", "-timeout", "120", "-top", "-cum",
+             "-unit", "ns", base + "/debug/pprof/mutex"],
+            capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(top.returncode, 0, top.stderr)
+        # -top's rows: flat flat% sum% cum cum% name; the parent's
+        # function holds (almost) the whole of the children's wait.
+        cum = {}
+        for line in top.stdout.splitlines():
+            fields = line.split()
+            if len(fields) >= 6 and fields[3].endswith("ns"):
+                cum[" ".join(fields[5:])] = float(fields[3][:-2])
+        self.assertIn("parent_hold", cum, top.stdout)
+        self.assertGreaterEqual(cum["parent_hold"], BLAMED * waited,
+                                top.stdout)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
