@@ -21,6 +21,7 @@ from harness import HANG_S, SyncprofTestCase
 PG_BIN = "/usr/lib/postgresql/15/bin"
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
             "LWLockWaitForVar"}
+LATCH = {"WaitEventSetWait", "WaitLatch", "WaitLatchOrSocket"}
 # Every client updates one row and holds it 5 ms: each waits for the
 # transactions before it, tens of ms, in ProcSleep.
 HOT_ROW = ("BEGIN;\n"
@@ -162,9 +163,13 @@ class Postgres(SyncprofTestCase):
         self.assertEqual(report["dropped"], 0, report["dropped_causes"])
         logged, truth_ns = self.logged_lock_waits(offset)
         self.assertGreater(logged, 100, "the hot row made few waits")
-        # The heavyweight waits: every sleep under ProcSleep, mostly the
-        # latch's epoll_wait (WaitLatch), class event, type poll; the
-        # rest the lock manager's partition LWLocks (lock rows).
+        # The heavyweight waits: ProcSleep is a lock function (a
+        # heavyweight lock's whole wait) and the latch's WaitLatch and
+        # WaitEventSetWait its wrappers, so the sleep in epoll_wait is a
+        # lock wait (class lock, type mutex, named by its system call) at
+        # ProcSleep's caller (the lock manager's WaitOnLock, a static
+        # function Debian's binary has no symbol for); the rest of the
+        # time under ProcSleep is its partition LWLocks' (sem rows).
         heavy = latch = 0
         for row in report["rows"]:
             for stack in row["stacks"]:
@@ -172,14 +177,19 @@ class Postgres(SyncprofTestCase):
                 if "ProcSleep" not in names:
                     continue
                 heavy += stack["wait_ns"]
-                if row["type"] != "poll":
+                at = names.index("ProcSleep")
+                if not set(names[:at]) <= WRAPPERS | LATCH:
+                    continue    # log_lock_waits' own write, and such
+                # The row's call site: ProcSleep's caller, past the
+                # latch's and the semaphore's wrappers.
+                self.assertEqual(row["callsite"]["address"],
+                                 stack["frames"][at + 1]["address"], names)
+                if names[:at] != ["WaitEventSetWait", "WaitLatch"]:
                     continue
-                self.assertEqual(row["class"], "event")
-                self.assertEqual(row["object_symbol"], "epoll_wait")
-                self.assertEqual(names[names.index("ProcSleep") - 1],
-                                 "WaitLatch", names)
+                self.assertEqual(row["class"], "lock", row)
+                self.assertEqual(row["type"], "mutex", row)
+                self.assertEqual(row["object_symbol"], "epoll_wait", row)
                 latch += stack["wait_ns"]
-        self.assertGreater(latch, heavy / 2)
         ratio = heavy / truth_ns
         print(f"heavyweight lock waits: syncprof {heavy / 1e9:.2f} s under "
               f"ProcSleep ({latch / 1e9:.2f} s in WaitLatch), PostgreSQL "

@@ -115,7 +115,8 @@ int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 				     &names[i].callsite);
 		if (rows->rows[i].n_objects != 1)
 			continue;
-		if (offcalls__is_offcpu(rows->rows[i].type))
+		if (offcalls__is_offcpu(rows->rows[i].type) ||
+		    offcalls__is_call_object(rows->rows[i].object))
 			names[i].object_symbol = offcalls__object_name(
 				rows->rows[i].object);
 		else
