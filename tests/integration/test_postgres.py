@@ -117,6 +117,7 @@ class Postgres(SyncprofTestCase):
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         report = run.reports[-1]
+        self.last_report = report
         self.assertEqual(report["dropped"], 0, report["dropped_causes"])
         # Every backend pgbench connected to was followed from its fork.
         self.assertGreaterEqual(len(report["processes"]), transactions)
@@ -127,6 +128,10 @@ class Postgres(SyncprofTestCase):
 
     def test_backends_wait_in_postgres_code_past_its_wrappers(self):
         sems = self.profile_pgbench()
+        # Its heavyweight locks sleep outside futexes: said once.
+        report = self.last_report
+        said = [n for n in report["notices"] if "--off-cpu sees them" in n]
+        self.assertEqual(len(said), 1, report["notices"])
         for row in sems:
             self.assertNotIn(row["callsite"]["function"], WRAPPERS, row)
         self.assertTrue(any((r["callsite"]["module"] or "").endswith("/postgres")
@@ -161,6 +166,8 @@ class Postgres(SyncprofTestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         report = run.reports[-1]
         self.assertEqual(report["dropped"], 0, report["dropped_causes"])
+        self.assertFalse([n for n in report["notices"]
+                          if "--off-cpu sees them" in n], report["notices"])
         logged, truth_ns = self.logged_lock_waits(offset)
         self.assertGreater(logged, 100, "the hot row made few waits")
         # The heavyweight waits: ProcSleep is a lock function (a
@@ -197,6 +204,28 @@ class Postgres(SyncprofTestCase):
               file=sys.stderr)
         self.assertGreaterEqual(ratio, HEAVY_RATIO[0])
         self.assertLessEqual(ratio, HEAVY_RATIO[1])
+
+    def test_lock_order_says_it_cannot_see_lwlocks(self):
+        """Full mode's --lock-order follows pthread locks; PostgreSQL's
+        LWLocks and heavyweight locks are not: the report says so rather
+        than an empty list alone."""
+        prof = self.start_syncprof(["--pid", str(self.postmaster()),
+                                    "--children", "--mode", "full",
+                                    "--lock-order", "--top", "0"])
+        bench = self.pgbench("-c", "4", "-j", "2", "-T", "2")
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        prof.send_signal(2)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[-1]
+        self.assertEqual(report["lock_order"], [])
+        said = [n for n in report["notices"] if "LWLocks" in n and
+                "--lock-order" in n]
+        self.assertEqual(len(said), 1, report["notices"])
+        self.assertIn("LWLocks", run.stderr)
+        # --off-cpu was not asked for either: said once too.
+        self.assertEqual(len([n for n in report["notices"]
+                              if "--off-cpu sees them" in n]), 1)
 
     def test_no_skip_gives_the_wrapper_back(self):
         sites = {r["callsite"]["function"] for r in self.profile_pgbench("--no-skip")}

@@ -359,10 +359,17 @@ int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__new(opts->skip, opts->n_skip, &s->startup->skip);
 	if (!err && !opts->no_skip)
 		err = skiplist__add_wrappers(s->startup->skip);
-	if (!err)
-		err = notices__detect(target__pid(s->target),
-				      opts->mode != MODE_CONTENDED, several,
+	if (!err) {
+		const struct notices_run run = {
+			.full = opts->mode != MODE_CONTENDED,
+			.several = several,
+			.off_cpu = opts->off_cpu,
+			.lock_order = opts->lock_order,
+		};
+
+		err = notices__detect(target__pid(s->target), &run,
 				      &s->notices);
+	}
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;

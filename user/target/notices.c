@@ -27,6 +27,8 @@ enum notice_id {
 	NOTICE_MUSL,
 	NOTICE_CHILDREN,
 	NOTICE_FULL_EVERYWHERE,
+	NOTICE_OFF_FUTEX,
+	NOTICE_LOCK_ORDER,
 	NOTICE_OFFSETS,
 	NOTICE_DEBUGINFOD,
 	NOTICE__COUNT,
@@ -45,6 +47,7 @@ struct notices {
 
 struct exe_facts {
 	bool go, rust, innodb;
+	bool lwlock, proc_sleep;	/* PostgreSQL's lock functions */
 };
 
 static bool has_section(Elf *elf, const char *name)
@@ -105,6 +108,10 @@ static int on_func(void *ctx, const char *name, uint64_t vaddr, uint64_t size)
 		f->innodb = true;
 	if (!strcmp(name, "runtime.main"))
 		f->go = true;
+	if (!strcmp(name, "LWLockAcquire"))
+		f->lwlock = true;
+	if (!strcmp(name, "ProcSleep"))
+		f->proc_sleep = true;
 	return 0;
 }
 
@@ -157,9 +164,10 @@ static int notices__add(struct notices *n, enum notice_id id, char *text)
 	return 0;
 }
 
-int notices__detect(pid_t pid, bool full, bool several,
+int notices__detect(pid_t pid, const struct notices_run *run,
 		    struct notices **out)
 {
+	bool full = run->full, several = run->several;
 	struct notices *n = calloc(1, sizeof(*n));
 	struct exe_facts f = { 0 };
 	bool glib = false, jvm = false, musl = false;
@@ -232,6 +240,25 @@ int notices__detect(pid_t pid, bool full, bool several,
 			"them, filtered in the kernel: other processes pay a "
 			"probe hit on each of their lock calls while syncprof "
 			"runs (contended mode, the default, costs them nothing)"));
+	/*
+	 * PostgreSQL: a heavyweight (row, table) lock's backend sleeps on
+	 * its latch, in epoll_wait, as its idle backends do; its LWLocks on
+	 * its own semaphores.  Neither is a futex wait nor a pthread call.
+	 */
+	if (!err && f.proc_sleep && !run->off_cpu)
+		err = notices__add(n, NOTICE_OFF_FUTEX, strdup(
+			"PostgreSQL: its heavyweight (row and table) locks wait "
+			"on a latch in epoll_wait, not on a futex, and are not "
+			"in these rows: --off-cpu sees them, as lock waits at "
+			"ProcSleep's caller"));
+	if (!err && f.lwlock && run->lock_order)
+		err = notices__add(n, NOTICE_LOCK_ORDER, strdup(
+			"PostgreSQL: --lock-order follows the pthread locks, and "
+			"PostgreSQL takes none of its own: its LWLocks (atomics "
+			"and semaphores) and heavyweight locks (the lock "
+			"manager) are not in the order, so no cycle among them "
+			"is reported (PostgreSQL's own deadlock detector "
+			"watches the heavyweight ones)"));
 	if (err) {
 		notices__free(n);
 		return err;

@@ -14,11 +14,16 @@
 
 struct notices;
 
-/*
- * Looks at the process; full: full mode was asked for; several: more
- * processes than one are followed.
- */
-int notices__detect(pid_t pid, bool full, bool several,
+/* What the run measures, as far as the notices care. */
+struct notices_run {
+	bool full;		/* full mode was asked for */
+	bool several;		/* more processes than one are followed */
+	bool off_cpu;		/* --off-cpu */
+	bool lock_order;	/* --lock-order */
+};
+
+/* Looks at the process, for a run that measures what run says. */
+int notices__detect(pid_t pid, const struct notices_run *run,
 		    struct notices **out);
 void notices__free(struct notices *n);
 /* Whether process pid's executable was built by Go's toolchain. */
