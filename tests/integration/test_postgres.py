@@ -22,6 +22,8 @@ PG_BIN = "/usr/lib/postgresql/15/bin"
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
             "LWLockWaitForVar"}
 LATCH = {"WaitEventSetWait", "WaitLatch", "WaitLatchOrSocket"}
+RELEASE_WRAPPERS = {"LWLockRelease", "LWLockReleaseAll", "LWLockWakeup",
+                    "PGSemaphoreUnlock", "LWLockUpdateVar"}
 # Every client updates one row and holds it 5 ms: each waits for the
 # transactions before it, tens of ms, in ProcSleep.
 HOT_ROW = ("BEGIN;\n"
@@ -226,6 +228,52 @@ class Postgres(SyncprofTestCase):
         # --off-cpu was not asked for either: said once too.
         self.assertEqual(len([n for n in report["notices"]
                               if "--off-cpu sees them" in n]), 1)
+
+    def test_blame_charges_lwlock_waits_to_other_backends(self):
+        """pgbench -c 32: a backend waits for an LWLock on its own
+        semaphore (PGSemaphoreLock), which the backend that releases the
+        LWLock posts (LWLockRelease -> LWLockWakeup -> PGSemaphoreUnlock):
+        --blame must charge those waits to release sites in the other
+        backends, named by function past the wrappers."""
+        prof = self.start_syncprof(["--pid", str(self.postmaster()),
+                                    "--children", "--mode", "contended",
+                                    "--blame", "--per-process",
+                                    "--no-coalesce", "--top", "0"])
+        bench = self.pgbench("-c", "32", "-j", "2", "-T", "10")
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        prof.send_signal(2)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[-1]
+        self.assertEqual(report["dropped"], 0, report["dropped_causes"])
+        # The waiters: each semaphore is one backend's (its PGPROC's).
+        waiters = {}
+        lwlock_ns = 0
+        for row in report["rows"]:
+            if row["type"] != "sem":
+                continue
+            waiters.setdefault(row["object"], set()).add(row["pid"])
+            lwlock_ns += row["wait_ns"]
+        self.assertGreater(lwlock_ns, 0, "no backend waited on an LWLock")
+        other = named = 0
+        sites = {}
+        for b in report["blame"]:
+            if b["type"] != "sem" or not b["release"]:
+                continue
+            if b["pid"] in waiters.get(b["object"], ()):
+                continue        # released by its own backend
+            other += b["wait_ns"]
+            fn = b["release"]["function"]
+            if fn and fn not in RELEASE_WRAPPERS:
+                named += b["wait_ns"]
+                sites[fn] = sites.get(fn, 0) + b["wait_ns"]
+        top = sorted(sites.items(), key=lambda kv: -kv[1])[:5]
+        print(f"LWLock waits: {lwlock_ns / 1e9:.2f} s, released in other "
+              f"backends {other / lwlock_ns:.1%}, named {named / lwlock_ns:.1%}:"
+              f" {[(f, round(ns / 1e9, 3)) for f, ns in top]}",
+              file=sys.stderr)
+        self.assertGreaterEqual(other, 0.8 * lwlock_ns)
+        self.assertGreaterEqual(named, 0.8 * lwlock_ns)
 
     def test_no_skip_gives_the_wrapper_back(self):
         sites = {r["callsite"]["function"] for r in self.profile_pgbench("--no-skip")}
