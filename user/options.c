@@ -152,9 +152,9 @@ static const struct argp_option option_table[] = {
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
 	{ "why", OPT_WHY, NULL, 0,
-	  "One process, either mode: for each row, what the holders did "
-	  "while its "
-	  "waiters waited (running, runnable, lock wait, sleep) and where "
+	  "Either mode, across processes too (not --all): for each row, "
+	  "what the holders did while its waiters waited (running, "
+	  "runnable, lock wait, sleep) and where "
 	  "each chain of waits ends (the last holder's release site); "
 	  "runs --blame's and --states' probes", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
