@@ -50,6 +50,8 @@ class SharedMemory(SyncprofTestCase):
 
     def attach(self, *args):
         target = self.start_waiting_target(self.pshared("--wait-signal"))
+        if "--mode" not in args:
+            args = ("--mode", "contended", *args)
         run = self.profile_to_the_end(target, "--children", "--top", "0",
                                       *args)
         self.assertEqual(len(run.reports), 1, run.stderr)
@@ -75,7 +77,15 @@ class SharedMemory(SyncprofTestCase):
                              f"{truth}")
 
     def test_blame_charges_the_children_to_the_parents_unlock(self):
-        report = self.attach("--blame")
+        self.check_blame("contended")
+
+    def test_full_mode_blame_charges_the_parents_unlock(self):
+        """Full mode finds the release by the lock's address: the page
+        was mapped before the fork, so it is the same in every process."""
+        self.check_blame("full")
+
+    def check_blame(self, mode):
+        report = self.attach("--blame", "--mode", mode)
         truth = self.read("parent.json")
         row = self.waiters_row(report)
         # The waits are the children's own; one name for the lock.
@@ -95,6 +105,42 @@ class SharedMemory(SyncprofTestCase):
         self.assertEqual(sum(b["count"] for b in ours), CHILDREN * ITERS)
         # Released by the parent: its process, not the waiters'.
         self.assertIn(truth["pid"], {p["pid"] for p in report["processes"]})
+
+    def test_one_lock_at_different_addresses_is_one_object(self):
+        """--remap: each child maps the shared page again (a memfd) at
+        another address than the parent's; the kernel keys the futex by
+        the page, and so must syncprof: one object, named once, from
+        every process, its waits charged to the parent's unlock."""
+        target = self.start_waiting_target(self.pshared("--remap",
+                                                        "--wait-signal"))
+        run = self.profile_to_the_end(target, "--children", "--top", "0",
+                                      "--mode", "contended", "--blame",
+                                      "--per-process", "--no-coalesce")
+        report = run.reports[0]
+        self.assertEqual(report["dropped"], 0, run.stderr)
+        parent = self.read("parent.json")
+        kids = [self.read(f"child-{c}.json") for c in range(CHILDREN)]
+        for kid in kids:
+            self.assertNotEqual(kid["lock"], parent["lock"])
+        line = line_of("CALLSITE", "pshared_wait")
+        rows = [r for r in report["rows"] if r["callsite"]["line"] == line]
+        self.assertEqual(sorted(r["pid"] for r in rows),
+                         sorted(k["pid"] for k in kids), report["rows"])
+        # The first process to map the page keeps its addresses.
+        self.assertEqual({r["object"] for r in rows}, {parent["lock"]})
+        self.assertEqual({r["object_symbol"] for r in rows}, {LOCK_NAME})
+        for kid in kids:
+            mine = [r for r in rows if r["pid"] == kid["pid"]][0]
+            self.assertEqual(mine["count"], kid["count"])
+            self.assertWithin(mine["wait_ns"], kid["wait_ns"], TOLERANCE)
+        unlock = line_of("RELEASE", "pshared_unlock")
+        ours = [b for b in report["blame"]
+                if b["release"] and b["release"]["line"] == unlock]
+        self.assertEqual({b["object"] for b in ours}, {parent["lock"]})
+        self.assertEqual({b["pid"] for b in ours}, {parent["pid"]})
+        self.assertGreaterEqual(sum(b["wait_ns"] for b in ours),
+                                BLAMED * self.children_wait(),
+                                report["blame"])
 
     def test_why_splits_the_childrens_wait_by_the_parents_clocks(self):
         report = self.attach("--why")

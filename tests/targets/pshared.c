@@ -10,7 +10,11 @@
  * the holder was running, then asleep.
  *
  *   pshared [--children N] [--iters N] [--spin-us N] [--sleep-us N]
- *           [--truth DIR] [--wait-signal]
+ *           [--remap] [--truth DIR] [--wait-signal]
+ *
+ * --remap: the shared page is a memfd, and each child maps it again at
+ * another address (and unmaps the parent's): one lock, a different
+ * address in every process, as with shm_open after a fork.
  *
  * Truth: each child writes DIR/child-N.json (its waits, timed around
  * pthread_mutex_lock with clock_gettime); the parent writes
@@ -19,6 +23,7 @@
  * a CPU (run_delay of /proc/thread-self/schedstat) and wall time (the
  * rest is asleep).
  */
+#define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -47,6 +52,7 @@ struct board {
 };
 
 static int children = 2, iters = 10, spin_us = 3000, sleep_us_hold = 3000;
+static int memfd = -1;		/* --remap: the shared page's file */
 static const char *truth_dir;
 
 static struct {
@@ -118,11 +124,27 @@ __attribute__((noinline)) static uint64_t child_wait(struct board *b)
 	return now_ns() - t0;
 }
 
+/* --remap: the page again, at an address the parent's is not. */
+static struct board *remap(struct board *b)
+{
+	void *pad = mmap(NULL, 1 << 20, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct board *mine = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+				  MAP_SHARED, memfd, 0);
+
+	if (pad == MAP_FAILED || mine == MAP_FAILED || mine == b)
+		_exit(3);
+	munmap(b, sizeof(*b));
+	return mine;
+}
+
 static void child(struct board *b, int c)
 {
 	uint64_t wait_ns = 0, count = 0;
 	char body[256], name[32];
 
+	if (memfd >= 0)
+		b = remap(b);
 	atomic_store(&b->pid[c], (int)getpid());
 	for (int i = 1; i <= iters; i++) {
 		wait_until(&b->held[c], i);
@@ -133,7 +155,8 @@ static void child(struct board *b, int c)
 	}
 	snprintf(body, sizeof(body),
 		 "{\"pid\": %d, \"count\": %" PRIu64 ", \"wait_ns\": %" PRIu64
-		 "}\n", (int)getpid(), count, wait_ns);
+		 ", \"lock\": \"0x%llx\"}\n", (int)getpid(), count, wait_ns,
+		 (unsigned long long)(uintptr_t)&b->lock);
 	snprintf(name, sizeof(name), "child-%d.json", c);
 	write_truth(name, body);
 	_exit(0);
@@ -173,8 +196,10 @@ int main(int argc, char **argv)
 		{ "sleep-us", required_argument, NULL, 's' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "remap", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool remapped = false;
 	pthread_mutexattr_t attr;
 	bool wait_signal = false;
 	pid_t kids[MAX_CHILDREN];
@@ -190,13 +215,22 @@ int main(int argc, char **argv)
 		case 's': sleep_us_hold = atoi(optarg); break;
 		case 't': truth_dir = optarg; break;
 		case 'w': wait_signal = true; break;
+		case 'r': remapped = true; break;
 		default: return 2;
 		}
 	}
 	if (children < 1 || children > MAX_CHILDREN || iters < 1)
 		return 2;
-	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (remapped) {
+		memfd = memfd_create("pshared", MFD_CLOEXEC);
+		if (memfd < 0 || ftruncate(memfd, sizeof(*b)))
+			return 1;
+		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED,
+			 memfd, 0);
+	} else {
+		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	}
 	if (b == MAP_FAILED)
 		return 1;
 	pthread_mutexattr_init(&attr);
@@ -224,11 +258,13 @@ int main(int argc, char **argv)
 		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
 	}
 	len = snprintf(body, sizeof(body),
-		       "{\"pid\": %d, \"offset\": %zu, \"holds\": %" PRIu64
+		       "{\"pid\": %d, \"lock\": \"0x%llx\", \"offset\": %zu, "
+		       "\"holds\": %" PRIu64
 		       ", \"holder_cpu_ns\": %" PRIu64
 		       ", \"holder_run_delay_ns\": %" PRIu64
 		       ", \"holder_wall_ns\": %" PRIu64 ", \"children\": [",
-		       (int)getpid(), offsetof(struct board, lock), held.holds,
+		       (int)getpid(), (unsigned long long)(uintptr_t)&b->lock,
+		       offsetof(struct board, lock), held.holds,
 		       held.cpu_ns, held.run_delay_ns, held.wall_ns);
 	for (int c = 0; c < children && len < (int)sizeof(body) - 16; c++)
 		len += snprintf(body + len, sizeof(body) - (size_t)len, "%s%d",
