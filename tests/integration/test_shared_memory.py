@@ -143,7 +143,9 @@ class SharedMemory(SyncprofTestCase):
                                 report["blame"])
 
     def test_why_splits_the_childrens_wait_by_the_parents_clocks(self):
-        report = self.attach("--why")
+        self.check_why(self.attach("--why"))
+
+    def check_why(self, report):
         truth = self.read("parent.json")
         row = self.waiters_row(report)
         holder = row["why"]["holder"]
@@ -165,6 +167,26 @@ class SharedMemory(SyncprofTestCase):
         self.assertNear(by_state.get("running", 0), cpu, "root running", cpu)
         self.assertNear(by_state.get("sleep", 0), asleep, "root asleep",
                         asleep)
+
+    def test_why_follows_several_pids(self):
+        """--why --pid PARENT,CHILD,CHILD: processes that exist at attach,
+        their threads' states read from /proc, the same split."""
+        target = self.start_waiting_target(self.pshared("--fork-first",
+                                                        "--wait-signal"))
+        with open(f"/proc/{target.pid}/task/{target.pid}/children") as f:
+            kids = f.read().split()
+        self.assertEqual(len(kids), CHILDREN)
+        prof = self.start_syncprof(["--pid", ",".join([str(target.pid)] +
+                                                      kids),
+                                    "--mode", "contended", "--why",
+                                    "--top", "0"])
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = run.reports[-1]
+        self.assertEqual(report["dropped"], 0, run.stderr)
+        self.check_why(report)
 
     def test_mutex_profile_names_the_parents_function(self):
         self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")

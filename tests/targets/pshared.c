@@ -10,7 +10,10 @@
  * the holder was running, then asleep.
  *
  *   pshared [--children N] [--iters N] [--spin-us N] [--sleep-us N]
- *           [--remap] [--truth DIR] [--wait-signal]
+ *           [--remap] [--fork-first] [--truth DIR] [--wait-signal]
+ *
+ * --fork-first: the children are forked before --wait-signal's wait, so
+ * a profiler can be given their PIDs.
  *
  * --remap: the shared page is a memfd, and each child maps it again at
  * another address (and unmaps the parent's): one lock, a different
@@ -197,9 +200,10 @@ int main(int argc, char **argv)
 		{ "truth", required_argument, NULL, 't' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "remap", no_argument, NULL, 'r' },
+		{ "fork-first", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool remapped = false;
+	bool remapped = false, fork_first = false;
 	pthread_mutexattr_t attr;
 	bool wait_signal = false;
 	pid_t kids[MAX_CHILDREN];
@@ -216,6 +220,7 @@ int main(int argc, char **argv)
 		case 't': truth_dir = optarg; break;
 		case 'w': wait_signal = true; break;
 		case 'r': remapped = true; break;
+		case 'f': fork_first = true; break;
 		default: return 2;
 		}
 	}
@@ -236,7 +241,7 @@ int main(int argc, char **argv)
 	pthread_mutexattr_init(&attr);
 	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	pthread_mutex_init(&b->lock, &attr);
-	if (wait_signal)
+	if (wait_signal && !fork_first)
 		wait_for_go();
 	for (int c = 0; c < children; c++) {
 		kids[c] = fork();
@@ -245,6 +250,10 @@ int main(int argc, char **argv)
 		if (!kids[c])
 			child(b, c);
 	}
+	/* --fork-first: the children exist before the profiler attaches
+	   (they wait for the parent's first hold). */
+	if (wait_signal && fork_first)
+		wait_for_go();
 	for (int c = 0; c < children; c++)
 		while (!atomic_load(&b->pid[c]))
 			sleep_us(50);
