@@ -10,13 +10,16 @@ PostgreSQL's own timing of each wait (log_lock_waits)."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from harness import HANG_S, SyncprofTestCase
+from harness import HANG_S, SYNCPROF, SyncprofTestCase
+from test_profiles import GO
+from test_serve import SERVING
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
@@ -274,6 +277,45 @@ class Postgres(SyncprofTestCase):
               file=sys.stderr)
         self.assertGreaterEqual(other, 0.8 * lwlock_ns)
         self.assertGreaterEqual(named, 0.8 * lwlock_ns)
+
+    def test_mutex_profile_charges_the_releasing_backends(self):
+        """--serve: /debug/pprof/mutex, read by go tool pprof, holds the
+        LWLock waits at the functions of the backends that released
+        them (it read 0 s while a release in another process went
+        unseen)."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        proc = subprocess.Popen(
+            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
+             "--pid", str(self.postmaster()), "--children"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        text = self.read_stderr_until(proc, "serving on",
+                                      "syncprof did not serve", timeout=120)
+        m = SERVING.search(text)
+        self.assertTrue(m, text)
+        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
+                               timeout=120)
+        bench = self.pgbench("-c", "32", "-j", "2", "-T", "6")
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        env = dict(os.environ, PPROF_TMPDIR=self.dir, HOME=self.dir)
+        top = subprocess.run(
+            [GO, "tool", "pprof", "-timeout", "120", "-top", "-unit", "ns",
+             f"http://{m.group(1)}:{m.group(2)}/debug/pprof/mutex"],
+            capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(top.returncode, 0, top.stderr)
+        flat = {}
+        for line in top.stdout.splitlines():
+            fields = line.split()
+            if len(fields) >= 6 and fields[0].endswith("ns"):
+                flat[" ".join(fields[5:])] = float(fields[0][:-2])
+        total = sum(flat.values())
+        self.assertGreater(total, 0, top.stdout)
+        named = sum(ns for fn, ns in flat.items()
+                    if not fn.startswith("[") and fn not in RELEASE_WRAPPERS)
+        self.assertGreaterEqual(named, 0.8 * total, top.stdout)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
 
     def test_no_skip_gives_the_wrapper_back(self):
         sites = {r["callsite"]["function"] for r in self.profile_pgbench("--no-skip")}
