@@ -583,6 +583,8 @@ int session__report(struct session *s, bool final)
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
+	if (final)
+		session__notice_off_cpu(s, waiting);
 	if (s->opts->cumulative) {
 		views = (struct session_views){ r->prev, blame, why, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,

@@ -453,6 +453,7 @@ int session__start(struct session *s, char *library, size_t len,
 		err = session__states_start(s);
 	if (err)
 		return err;
+	session__blocked_start(s);
 	/* With --states, the first read of the threads map is the origin. */
 	err = session__open_window(s, &origin_ns);
 	if (err) {

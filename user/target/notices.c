@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ enum notice_id {
 	NOTICE_CHILDREN,
 	NOTICE_FULL_EVERYWHERE,
 	NOTICE_OFF_FUTEX,
+	NOTICE_OFF_CPU,
 	NOTICE_LOCK_ORDER,
 	NOTICE_OFFSETS,
 	NOTICE_DEBUGINFOD,
@@ -277,6 +279,25 @@ const char *notices__children(struct notices *n)
 		"processes: --children follows them (and future ones)");
 	notices__relist(n);
 	return n->text[NOTICE_CHILDREN];
+}
+
+const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
+			     uint64_t lock_ns)
+{
+	char *text;
+
+	/* Said already, or PostgreSQL's own sentence says it. */
+	if (!n || n->text[NOTICE_OFF_CPU] || n->text[NOTICE_OFF_FUTEX])
+		return NULL;
+	if (asprintf(&text, "the target's threads were blocked %.3f s, and "
+		     "%.3f s of it outside the lock waits counted here (poll, "
+		     "reads, sleeps, ...): --off-cpu sees those waits too, "
+		     "at their call sites", (double)blocked_ns * 1e-9,
+		     (double)(blocked_ns - lock_ns) * 1e-9) < 0)
+		return NULL;
+	n->text[NOTICE_OFF_CPU] = text;
+	notices__relist(n);
+	return text;
 }
 
 const char *notices__offsets(struct notices *n, const char *module)

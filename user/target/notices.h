@@ -9,6 +9,7 @@
 #define SYNCPROF_NOTICES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,6 +35,14 @@ bool notices__go_executable(pid_t pid);
  * first time; else NULL.
  */
 const char *notices__children(struct notices *n);
+/*
+ * The followed threads were blocked blocked_ns over the run, lock_ns of
+ * it in the lock waits counted, and most of it elsewhere: --off-cpu
+ * would show where.  The sentence, the first time (and not after
+ * PostgreSQL's own); else NULL.
+ */
+const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
+			     uint64_t lock_ns);
 /*
  * A call site in module was named by offset only (no symbol, no debug
  * file): module joins the stripped modules' notice.  The sentence when it
