@@ -235,6 +235,8 @@ void session__notice_off_cpu(struct session *s, const struct snapshot *waiting)
 
 	if (!s->follow || !s->follow->blocked || !s->notices)
 		return;
+	/* Work in children not followed: that notice, not this one. */
+	session__notice_children(s);
 	session__blocked_sample(s);
 	blocked = blockedtime__blocked_ns(s->follow->blocked);
 	e = totals ? snapshot__entries(totals) : NULL;

@@ -286,8 +286,10 @@ const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
 {
 	char *text;
 
-	/* Said already, or PostgreSQL's own sentence says it. */
-	if (!n || n->text[NOTICE_OFF_CPU] || n->text[NOTICE_OFF_FUTEX])
+	/* Said already; PostgreSQL's own sentence says it; or the work is
+	   in children not followed, which is the thing to say. */
+	if (!n || n->text[NOTICE_OFF_CPU] || n->text[NOTICE_OFF_FUTEX] ||
+	    n->text[NOTICE_CHILDREN])
 		return NULL;
 	if (asprintf(&text, "the target's threads were blocked %.3f s, and "
 		     "%.3f s of it outside the lock waits counted here (poll, "
