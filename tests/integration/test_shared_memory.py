@@ -8,11 +8,13 @@ split them by the parent's own clocks, and /debug/pprof/mutex, read by go
 tool pprof, must name the parent's function."""
 import json
 import os
+import re
 import signal
 import subprocess
 
 from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, source_marker
 from test_profiles import GO
+from test_why import root_share
 from test_serve import SERVING
 
 PSHARED = os.path.join(BUILD, "tests", "targets", "pshared")
@@ -188,12 +190,12 @@ class SharedMemory(SyncprofTestCase):
         self.assertEqual(report["dropped"], 0, run.stderr)
         self.check_why(report)
 
-    def test_mutex_profile_names_the_parents_function(self):
+    def test_served_profiles_name_the_parents_function(self):
         self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
         target = self.start_waiting_target(self.pshared("--wait-signal"))
         proc = subprocess.Popen(
             [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
-             "--pid", str(target.pid), "--children"],
+             "--pid", str(target.pid), "--children", "--why"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.children.append(proc)
         text = self.read_stderr_until(proc, "serving on",
@@ -222,6 +224,17 @@ class SharedMemory(SyncprofTestCase):
         self.assertIn("parent_hold", cum, top.stdout)
         self.assertGreaterEqual(cum["parent_hold"], BLAMED * waited,
                                 top.stdout)
+        # --why served: the children's block profile has its chains end
+        # at the parent's unlock.
+        tags = subprocess.run(
+            [GO, "tool", "pprof", "-timeout", "120", "-tags",
+             base + "/debug/pprof/block"],
+            capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(tags.returncode, 0, tags.stderr)
+        unlock = re.compile(r"^parent_hold \((.*/)?pshared\.c:%d\)$" %
+                            line_of("RELEASE", "pshared_unlock"))
+        self.assertGreaterEqual(root_share(tags.stdout, unlock),
+                                BLAMED * 100, tags.stdout)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 0, err)
