@@ -19,6 +19,13 @@
  * The cost: a program on every wakeup of the machine while --blame runs,
  * which returns after the process filter for any other process.
  *
+ * Across processes (several --pid, --children), a release in one ends a
+ * wait in another: a lock in shared memory, one futex to the kernel
+ * whatever address each process maps it at.  sched_waking takes any
+ * followed process's waiter, and the charge keeps the waiter's process
+ * beside the releaser's (blame_charge): the loader names each address
+ * in its own process, and both by the backing object and offset.
+ *
  * Full mode.  Uprobes on pthread_mutex_unlock and pthread_cond_signal /
  * _broadcast record each release per object (releases); a lock or wait
  * call that returns after another thread released its object during the
