@@ -192,6 +192,7 @@ static void session__blocked_sample(struct session *s)
 
 	if (!s->follow || !s->follow->blocked)
 		return;
+	blockedtime__round_begin(s->follow->blocked);
 	if (!procs)
 		blockedtime__sample(s->follow->blocked, target__pid(s->target),
 				    now);
@@ -199,19 +200,22 @@ static void session__blocked_sample(struct session *s)
 		if (!procs[i].exited)
 			blockedtime__sample(s->follow->blocked, procs[i].pid,
 					    now);
+	blockedtime__round_end(s->follow->blocked);
 }
 
 /*
  * Without --off-cpu (and without filters, which leave lock waits out;
- * not with --all): the processes' threads' blocked time from now on,
+ * not with --all, nor --serve, whose scrapes say what there is): the
+ * processes' threads' blocked time from now on,
  * sampled each housekeeping period, for session__notice_off_cpu.
  */
 void session__blocked_start(struct session *s)
 {
 	const struct options *o = s->opts;
 
-	if (o->off_cpu || o->all || o->n_tids || o->types || o->min_wait_ns ||
-	    o->object || !s->follow || blockedtime__new(&s->follow->blocked))
+	if (o->off_cpu || o->all || o->serve || o->n_tids || o->types ||
+	    o->min_wait_ns || o->object || !s->follow ||
+	    blockedtime__new(&s->follow->blocked))
 		return;
 	session__blocked_sample(s);
 }

@@ -7,11 +7,14 @@
  * for a hint given once per run: each thread's schedstat read once per
  * housekeeping period costs the target nothing.  A thread is matched by
  * its TID and its process, by a linear search (a hint for the processes
- * given, not --all's thousands).
+ * given, not --all's thousands); a round of samples drops the threads
+ * it did not see, their time kept in one sum, so a server whose
+ * processes come and go costs its live threads only.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +28,13 @@ struct thread_mark {
 	uint64_t at_ns;		/* first seen */
 	uint64_t busy_ns;	/* CPU time + run-queue wait then */
 	uint64_t blocked_ns;	/* since, by the last sample */
+	bool seen;		/* in this round */
 };
 
 struct blockedtime {
-	struct thread_mark *marks;
+	struct thread_mark *marks;	/* the threads alive at the last round */
 	size_t n, cap;
+	uint64_t gone_ns;	/* the threads that have ended since */
 };
 
 int blockedtime__new(struct blockedtime **out)
@@ -94,6 +99,7 @@ static int blockedtime__thread(struct blockedtime *b, pid_t pid, pid_t tid,
 		wall = now_ns - m->at_ns;
 		ran = busy - m->busy_ns;
 		m->blocked_ns = wall > ran ? wall - ran : 0;
+		m->seen = true;
 		return 0;
 	}
 	err = array__grow(&b->marks, &b->cap, b->n + 1, sizeof(*b->marks));
@@ -101,7 +107,8 @@ static int blockedtime__thread(struct blockedtime *b, pid_t pid, pid_t tid,
 		return err;
 	b->marks[b->n++] = (struct thread_mark){ .pid = pid, .tid = tid,
 						 .at_ns = now_ns,
-						 .busy_ns = busy };
+						 .busy_ns = busy,
+						 .seen = true };
 	return 0;
 }
 
@@ -127,9 +134,29 @@ int blockedtime__sample(struct blockedtime *b, pid_t pid, uint64_t now_ns)
 	return err;
 }
 
+void blockedtime__round_begin(struct blockedtime *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		b->marks[i].seen = false;
+}
+
+void blockedtime__round_end(struct blockedtime *b)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (!b->marks[i].seen) {
+			b->gone_ns += b->marks[i].blocked_ns;
+			continue;
+		}
+		b->marks[kept++] = b->marks[i];
+	}
+	b->n = kept;
+}
+
 uint64_t blockedtime__blocked_ns(const struct blockedtime *b)
 {
-	uint64_t blocked = 0;
+	uint64_t blocked = b ? b->gone_ns : 0;
 
 	for (size_t i = 0; b && i < b->n; i++)
 		blocked += b->marks[i].blocked_ns;

@@ -25,6 +25,12 @@ void blockedtime__free(struct blockedtime *b);
  * apart: the end of its life is lost, an underestimate).
  */
 int blockedtime__sample(struct blockedtime *b, pid_t pid, uint64_t now_ns);
+/*
+ * A round: samples of every process followed between begin and end;
+ * end drops the threads no sample saw (ended), their time kept.
+ */
+void blockedtime__round_begin(struct blockedtime *b);
+void blockedtime__round_end(struct blockedtime *b);
 /* The blocked time of every thread sampled, by its last sample. */
 uint64_t blockedtime__blocked_ns(const struct blockedtime *b);
 
