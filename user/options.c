@@ -161,9 +161,9 @@ static const struct argp_option option_table[] = {
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
 	{ "why", OPT_WHY, NULL, 0,
-	  "One process, either mode: for each row, what the holders did "
-	  "while its "
-	  "waiters waited (running, runnable, lock wait, sleep) and where "
+	  "Either mode, across processes too (not --all): for each row, "
+	  "what the holders did while its waiters waited (running, "
+	  "runnable, lock wait, sleep) and where "
 	  "each chain of waits ends (the last holder's release site); "
 	  "runs --blame's and --states' probes", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
@@ -894,10 +894,10 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
 		return -EINVAL;
 	}
-	if (opts->why && options__several(opts)) {
-		pr_err("--why follows one process: not with several --pid, "
-		       "--children or --all (--serve PORT --pid PID --why "
-		       "serves one)");
+	/* The holders' states of every thread of the machine: too much. */
+	if (opts->why && opts->all) {
+		pr_err("--why follows the processes given: not with --all "
+		       "(give --pid PID,... or --children)");
 		return -EINVAL;
 	}
 	/*

@@ -161,11 +161,14 @@ static void test_states_options(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
 			       "--format", "pprof", "-o", "p.pb.gz", NULL),
 			 -EINVAL);
-	/* Both modes; one process only. */
+	/* Both modes; several processes, but not the whole machine. */
 	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--why",
 			       NULL), 0);
 	assert_int_equal(parse(&o, &a, "--children", "--why", "--", "true",
-			       NULL), -EINVAL);
+			       NULL), 0);
+	assert_true(o.why && o.states);
+	assert_int_equal(parse(&o, &a, "-p", "1,2", "--why", NULL), 0);
+	assert_int_equal(parse(&o, &a, "--all", "--why", NULL), -EINVAL);
 	/* Served for one process (its block profile split by root), not
 	   for the host. */
 	assert_int_equal(parse(&o, &a, "--serve", "0", "-p", "1", "--why",

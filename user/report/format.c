@@ -628,6 +628,10 @@ static json_t *json_blame(const struct report_rows *rows,
 				       false, err) : json_null(), err);
 		jsonout__set(o, "tid", json_tid(r->callsite ? r->tid
 						: REPORT_NO_TID), err);
+		/* The releaser's process (--per-process, -T): across
+		   processes, another than the waiters'. */
+		jsonout__set(o, "pid", json_tid(r->callsite ? r->pid
+						: REPORT_NO_TID), err);
 		jsonout__set(o, "count", jsonout__uint(r->count), err);
 		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
 		jsonout__set(o, "avg_ns", jsonout__uint(r->count ?

@@ -192,9 +192,17 @@ int session__states_start(struct session *s)
 		      live__applies(s->opts, isatty(STDOUT_FILENO));
 	int err = threadstates__new(totals, &r->states);
 
+	size_t n_procs = 0;
+	const struct procset_entry *procs = session__processes(s, &n_procs);
+
 	if (!err)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
+	/* Several (--why): every process followed so far; forks later are
+	   added by the programs as they fork. */
+	for (size_t i = 0; !err && i < n_procs; i++)
+		if (!procs[i].exited)
+			err = threadtable__add_pid(r->threads, procs[i].pid);
 	if (!err)
 		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
@@ -577,7 +585,8 @@ int session__report(struct session *s, bool final)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->probes && s->opts->why)
 		err = probes__read_why(s->probes, &why);
-	session__rekey(s, blame);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
 	if (err) {
 		snapshot__free(blame);
 		return err;
@@ -585,6 +594,8 @@ int session__report(struct session *s, bool final)
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
+	if (final)
+		session__notice_off_cpu(s, waiting);
 	if (s->opts->cumulative) {
 		views = (struct session_views){ r->prev, blame, why, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,
@@ -650,6 +661,7 @@ int session__refresh(struct session *s)
 		struct why *why = NULL;
 
 		err = probes__read_why(s->probes, &why);
+		session__rekey_why(s, why);
 		if (err) {
 			snapshot__free(delta);
 			return err;
@@ -680,7 +692,8 @@ int session__live_end(struct session *s)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->opts->why)
 		err = probes__read_why(s->probes, &why);
-	session__rekey(s, blame);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
 	if (err) {
 		snapshot__free(blame);
 		return err;

@@ -39,12 +39,13 @@ static int session__serve_read(void *ctx, struct serve_view *v)
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
-		session__rekey(s, g->blame);
+		session__rekey_blame(s, g->blame);
 	}
 	if (!err && s->probes && s->opts->why) {
 		why__free(g->why);
 		g->why = NULL;
 		err = probes__read_why(s->probes, &g->why);
+		session__rekey_why(s, g->why);
 	}
 	if (err)
 		return err;

@@ -20,6 +20,7 @@ struct format_drops;
 struct procset_entry;
 struct snapshot;
 struct target;
+struct why;
 
 /*
  * A run: what every stage reads (the options, the target, the probes,
@@ -105,7 +106,18 @@ void session__rename(struct session *s);
  */
 void session__scope(struct session *s, char *buf, size_t len);
 void session__rekey(struct session *s, struct snapshot *snap);
+/* --blame's charges: objects by the waiter's process. */
+void session__rekey_blame(struct session *s, struct snapshot *snap);
+/* --why's charges: rows and roots' sites merged the same way. */
+void session__rekey_why(struct session *s, struct why *w);
 void session__notice_children(struct session *s);
+/* The --off-cpu notice's samples: the first (startup), one per
+   housekeeping period, and its check (the last report, with the waits
+   still in progress). */
+void session__blocked_start(struct session *s);
+void session__blocked_housekeep(struct session *s);
+void session__notice_off_cpu(struct session *s,
+			     const struct snapshot *waiting);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
 void session__add_descendants(struct session *s, pid_t root);

@@ -360,10 +360,17 @@ int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__new(opts->skip, opts->n_skip, &s->startup->skip);
 	if (!err && !opts->no_skip)
 		err = skiplist__add_wrappers(s->startup->skip);
-	if (!err)
-		err = notices__detect(target__pid(s->target),
-				      opts->mode != MODE_CONTENDED, several,
+	if (!err) {
+		const struct notices_run run = {
+			.full = opts->mode != MODE_CONTENDED,
+			.several = several,
+			.off_cpu = opts->off_cpu,
+			.lock_order = opts->lock_order,
+		};
+
+		err = notices__detect(target__pid(s->target), &run,
 				      &s->notices);
+	}
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;
@@ -450,6 +457,7 @@ int session__start(struct session *s, char *library, size_t len,
 		err = session__states_start(s);
 	if (err)
 		return err;
+	session__blocked_start(s);
 	/* With --states, the first read of the threads map is the origin. */
 	err = session__open_window(s, &origin_ns);
 	if (err) {
