@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "dwflfile.h"
+#include "elfshare.h"
 
 #define UNUSED __attribute__((unused))
 #define BASE 0x7f0000000000ull
@@ -67,14 +68,22 @@ static void test_report_then_truncate(void **state UNUSED)
 	int fd = fixture_copy(path), mine = open(path, O_RDONLY);
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	Dwarf_Addr start, end, bias;
+	struct elfshare_file *share, *again;
 	Dwfl_Module *mod;
 	uint64_t now;
 	struct stat st;
 
 	assert_non_null(dwfl);
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(dwflfile__open(mine, BASE, path, &pending), 0);
-	assert_int_equal(dwflfile__size(pending), (uint64_t)st.st_size);
+	assert_int_equal(elfshare__get(mine, &share), 0);
+	/* The same file again: the same entry, the new descriptor closed. */
+	mine = open(path, O_RDONLY);
+	assert_int_equal(elfshare__get(mine, &again), 0);
+	assert_ptr_equal(share, again);
+	assert_int_equal(fcntl(mine, F_GETFD), -1);
+	elfshare__put(again);
+	assert_int_equal(dwflfile__open(share, BASE, path, &pending), 0);
+	assert_int_equal(elfshare__size(share), (uint64_t)st.st_size);
 	dwfl_report_begin(dwfl);
 	mod = dwflfile__report(pending, dwfl, "libversioned.so");
 	assert_non_null(mod);
@@ -86,14 +95,15 @@ static void test_report_then_truncate(void **state UNUSED)
 	assert_non_null(dwfl_module_getelf(mod, &bias));
 	assert_int_equal(bias, BASE);
 	assert_null(pending);
-	assert_false(dwflfile__shrank(mine, (uint64_t)st.st_size, &now));
+	assert_false(elfshare__shrank(share, &now));
 	/* Cut short under libdwfl: nothing past the end, and no signal. */
 	assert_int_equal(ftruncate(fd, 4096), 0);
 	dwfl_module_getsymtab(mod);
 	dwfl_module_getdwarf(mod, &bias);
-	assert_true(dwflfile__shrank(mine, (uint64_t)st.st_size, &now));
+	assert_true(elfshare__shrank(share, &now));
 	assert_int_equal(now, 4096);
 	dwfl_end(dwfl);
+	elfshare__put(share);
 	close(fd);
 	unlink(path);
 }
@@ -102,12 +112,12 @@ static void test_not_elf(void **state UNUSED)
 {
 	char path[] = "/tmp/syncprof-dwflfile-XXXXXX";
 	int fd = mkstemp(path);
-	struct dwflfile *f = (struct dwflfile *)0x1;
+	struct elfshare_file *share = (struct elfshare_file *)0x1;
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
-	assert_int_equal(dwflfile__open(fd, BASE, path, &f), -ENOEXEC);
-	assert_ptr_equal(f, (struct dwflfile *)0x1);
+	assert_int_equal(elfshare__get(fd, &share), -ENOEXEC);
+	assert_ptr_equal(share, (struct elfshare_file *)0x1);
 	/* fd was taken over and closed. */
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
 	unlink(path);

@@ -285,6 +285,8 @@ int procspace__exec(struct procspace *ps, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	/* The old image's regions keep their symbolizer; this one is new. */
+	if (p->sym)
+		symbolizer__freeze(p->sym);
 	p->sym = NULL;
 	p->image_named = false;
 	return procspace__update(ps, pid, 0);
