@@ -258,6 +258,7 @@ static int dwflsession__find_debuginfo(Dwfl_Module *mod, void **userdata,
 		return fd;
 	fd = debugfetch__find(session_fetch, id, (size_t)len,
 			      file_name ? file_name : modname,
+			      slot ? elfshare__size(slot->share) : 0,
 			      debuginfo_file_name);
 	return fd >= 0 ? dwflsession__debug_copy(fd, *debuginfo_file_name) : -1;
 }
