@@ -110,7 +110,9 @@ int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
 		       const struct symbol_frame **frames, size_t *n);
 /*
  * The mapping holding addr, with its file's build ID; -ENOENT if none.
- * Strings and bytes stay valid until symbolizer__free.
+ * The path stays valid until symbolizer__free; the build ID's bytes
+ * until the next lookup (a module no process maps may be released then:
+ * dwflsession.c).
  */
 int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 		       struct symbol_module *out);
