@@ -39,8 +39,8 @@
 #include <libiberty/hashtab.h>
 
 #include "array.h"
+#include "cachemetrics.h"
 #include "metrics.h"
-#include "symbolizer.h"
 
 /* le = 2^(METRICS_FIRST_LOG2 + METRICS_STEP * i) ns. */
 #define METRICS_FIRST_LOG2	10
@@ -467,40 +467,6 @@ static void write_family(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* What syncprof holds of the files it names (docs/fleet.md, "Bounds"). */
-static void metrics__write_cache(FILE *out)
-{
-	struct symbolizer_cache_stats c;
-	const struct {
-		const char *name, *type, *help;
-	} rows[] = {
-		{ "syncprof_cache_modules", "gauge", "ELF modules held for "
-		  "naming, in every process's session." },
-		{ "syncprof_cache_modules_unmapped", "gauge", "Of which no "
-		  "followed process maps any more (kept, bounded)." },
-		{ "syncprof_cache_evictions_total", "counter", "Modules let "
-		  "go: unmapped beyond the bound, or of a deleted file." },
-		{ "syncprof_cache_files", "gauge", "Distinct ELF files behind "
-		  "the modules (shared by identity)." },
-		{ "syncprof_cache_open_files", "gauge", "Of which held open." },
-		{ "syncprof_cache_memory_bytes", "gauge", "Deleted files no "
-		  "process maps, read into memory instead of held open." },
-	};
-	uint64_t values[ARRAY_SIZE(rows)];
-
-	symbolizer__cache_stats(&c);
-	values[0] = c.modules;
-	values[1] = c.gone;
-	values[2] = c.evictions;
-	values[3] = c.files;
-	values[4] = c.open_files;
-	values[5] = c.memory_bytes;
-	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		write_family(out, rows[i].name, rows[i].type, rows[i].help);
-		fprintf(out, "%s %" PRIu64 "\n", rows[i].name, values[i]);
-	}
-}
-
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		   FILE *out)
 {
@@ -581,6 +547,6 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",
 		h->resident_bytes);
-	metrics__write_cache(out);
+	cachemetrics__write(out);
 	return ferror(out) ? -EIO : 0;
 }
