@@ -13,8 +13,10 @@
  *   - a module's own file is opened with ELF_C_READ (headers now, each
  *     section read with pread when first asked for: a short read is a
  *     libelf error, not a signal) and reported with dwfl_report_module
- *     at the range dwfl_report_elf would compute; libdwfl gets the Elf
- *     through the find_elf callback, which it takes as it is;
+ *     at the range dwfl_report_elf would compute; libdwfl gets a
+ *     reference to the Elf through the find_elf callback, which it takes
+ *     as it is, and no descriptor: the file is elfshare.c's, one for
+ *     every session that maps it;
  *   - a separate debug file, which libdwfl opens and maps itself from the
  *     descriptor it is given, is given as a copy in sealed memory
  *     (memfd, F_SEAL_SHRINK | F_SEAL_WRITE): nobody can shrink it.
