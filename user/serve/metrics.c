@@ -52,6 +52,7 @@
 #include <libiberty/hashtab.h>
 
 #include "array.h"
+#include "cachemetrics.h"
 #include "metrics.h"
 
 /* le = 2^(METRICS_FIRST_LOG2 + METRICS_STEP * i) ns. */
@@ -719,5 +720,6 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",
 		h->resident_bytes);
+	cachemetrics__write(out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -215,6 +215,22 @@ int symbolizer__new_file(const char *path, uint64_t base,
 void symbolizer__freeze(struct symbolizer *sym)
 {
 	sym->frozen = true;
+	/* Its process is gone: its modules join the bounded list. */
+	if (!sym->space && sym->pid > 0 && sym->session)
+		dwflsession__gone(sym->session);
+}
+
+void symbolizer__cache_stats(struct symbolizer_cache_stats *out)
+{
+	struct dwflsession_stats st;
+
+	dwflsession__stats(&st);
+	*out = (struct symbolizer_cache_stats){
+		.modules = st.modules, .gone = st.gone,
+		.evictions = st.evictions, .files = st.files,
+		.open_files = st.open_files, .memory_bytes = st.memory_bytes,
+		.shared = st.shared,
+	};
 }
 
 void symbolizer__free(struct symbolizer *sym)

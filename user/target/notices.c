@@ -305,6 +305,7 @@ const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
 const char *notices__offsets(struct notices *n, const char *module)
 {
 	char list[1024] = "", *text;
+	const char *urls;
 	size_t at = 0;
 
 	if (!n || !module || n->n_stripped == OFFSETS_MAX)
@@ -319,10 +320,14 @@ const char *notices__offsets(struct notices *n, const char *module)
 	for (size_t i = 0; i < n->n_stripped && at < sizeof(list); i++)
 		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
 				       i ? ", " : "", n->stripped[i]);
+	/* With DEBUGINFOD_URLS set, its own notice says what it answered. */
+	urls = getenv("DEBUGINFOD_URLS");
 	if (asprintf(&text, "call sites in %s are offsets (module+0xoff): "
-		     "stripped, and no debug file was found (install the "
-		     "debug symbols package, or set DEBUGINFOD_URLS to a "
-		     "debuginfod server)", list) < 0)
+		     "stripped, and no debug file was found %s", list,
+		     urls && urls[0] ? "here or through debuginfod (install "
+		     "the debug symbols package)" : "(install the debug "
+		     "symbols package, or set DEBUGINFOD_URLS to a "
+		     "debuginfod server)") < 0)
 		return NULL;
 	free(n->text[NOTICE_OFFSETS]);
 	n->text[NOTICE_OFFSETS] = text;
