@@ -559,7 +559,7 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
                         symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
-                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch \
+                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch symbols/elfshare \
                         files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The values of the command line's options: a number of seconds, an
- * integer in a range, one of a list of names.  Each bad value is said on
+ * The values of the command line's options: a duration (one rule for
+ * every DURATION option), an integer in a range, one of a list of names.  Each bad value is said on
  * stderr with what was expected, as every option says it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,20 +14,60 @@
 #include "log.h"
 #include "optvalue.h"
 
-int optvalue__seconds(const char *name, const char *arg, double *out)
+/*
+ * Every DURATION (--duration, --interval, --min-wait), one rule: a
+ * number (decimals allowed) and a unit, ns, us, ms, s, m or h; a number
+ * alone is seconds.
+ */
+int optvalue__duration_ns(const char *arg, uint64_t *out_ns)
 {
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "", 1e9 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+		{ "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
+	};
 	char *end;
 	double v;
 
 	errno = 0;
+	if (!isdigit((unsigned char)*arg) && *arg != '.')
+		return -EINVAL;
 	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
-	    v > 365.0 * 24 * 3600) {
-		pr_err("invalid %s '%s': expected a positive number of seconds",
-		       name, arg);
+	if (errno || end == arg || !isfinite(v))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double ns = v * units[i].ns;
+
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (ns < 0 || ns > 1e18)
+			return -EINVAL;
+		*out_ns = (uint64_t)(ns + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int optvalue__duration(const char *name, const char *arg, uint64_t *out_ns)
+{
+	int err = optvalue__duration_ns(arg, out_ns);
+
+	if (err)
+		pr_err("invalid %s '%s': expected a duration: %s", name, arg,
+		       OPTVALUE_DURATION_RULE);
+	return err;
+}
+
+int optvalue__seconds(const char *name, const char *arg, double *out)
+{
+	uint64_t ns;
+
+	if (optvalue__duration_ns(arg, &ns) || !ns ||
+	    ns > OPTVALUE_LONGEST_S * 1e9) {
+		pr_err("invalid %s '%s': expected a duration above 0 and at "
+		       "most a year: %s", name, arg, OPTVALUE_DURATION_RULE);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (double)ns / 1e9;
 	return 0;
 }
 

@@ -48,6 +48,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 				   &(const struct pprof_window){
 					   .pid = meta->pid,
 					   .comm = meta->comm,
+					   .scope = meta->scope,
 					   .mode = meta->mode,
 					   .start_ns = meta->start_ns,
 					   .end_ns = meta->end_ns,

@@ -99,6 +99,11 @@ static json_t *json_side_rows(const struct report_rows *rows,
 				     &names[i].callsite, false, false, err), err);
 		jsonout__set(o, "tid", json_tid(blame && !r->callsite ?
 						REPORT_NO_TID : r->tid), err);
+		/* The releaser's process (--per-process, -T): across
+		   processes, another than the waiters'. */
+		if (blame)
+			jsonout__set(o, "pid", json_tid(r->callsite ? r->pid
+							: REPORT_NO_TID), err);
 		jsonout__set(o, "count", jsonout__uint(r->count), err);
 		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
 		if (blame)

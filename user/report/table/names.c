@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,17 +126,30 @@ static void names__symbolizer_callsite(void *ctx, uint64_t addr,
 	symbolizer__callsite(ctx, addr, out);
 }
 
-/* An off-CPU call's name, the object's symbol, or the lock argument's. */
+/*
+ * An off-CPU call's name, the object's symbol, or the lock argument's;
+ * shared memory: the type the code took it through first (remembered
+ * for the mapping's other rows).
+ */
 static const char *names__symbolizer_object(void *ctx,
 					    const struct report_row *r)
 {
 	struct symbolizer *sym = ctx;
-	const char *name;
+	const char *name, *typed;
+	bool shared;
 
-	if (offcalls__is_offcpu(r->type))
-		return offcalls__object_name(r->object);
-	name = symbolizer__object(sym, r->object);
-	return name ? name : names__argument_lock(sym, r);
+	if (offcalls__is_offcpu(r->type) ||
+	    offcalls__is_call_object(r->object))
+		name = offcalls__object_name(r->object);
+	else
+		name = symbolizer__object(sym, r->object);
+	shared = symbolizer__shared(sym, r->object);
+	if (name && !shared)
+		return name;
+	typed = names__argument_lock(sym, r);
+	if (typed && shared)
+		symbolizer__name_shared(sym, r->object, typed);
+	return typed ? typed : name;
 }
 
 int names__rows(struct symbolizer *sym, const struct report_rows *rows,
