@@ -211,7 +211,8 @@ static int session__loop(struct session *s, int signal_fd)
 				session__take_events(s);
 			err = session__read_between(s);
 			if (!err)
-				session__notice_children(s);
+				session__notice_children(s, session__totals(s));
+			session__blocked_housekeep(s);
 			if (!err && s->recording)
 				err = recording__checkpoint(s->recording,
 							    s->symbolizer);

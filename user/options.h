@@ -122,12 +122,6 @@ const char *options__mode_name(enum measure_mode mode);
  */
 int options__parse_size(const char *arg, unsigned long page_size,
 			uint32_t *out);
-/*
- * A DURATION (--duration, --interval, --min-wait), in ns: a number and a
- * unit, ns, us, ms, s, m or h; a number alone is seconds.  0 or -EINVAL
- * (nothing printed).
- */
-int options__parse_duration(const char *arg, uint64_t *out_ns);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */
 bool options__recording(const struct options *opts);
 /* Several processes: more than one --pid, or --children. */

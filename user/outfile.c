@@ -32,6 +32,7 @@
 struct outdir {
 	int fd;
 	char *path;
+	bool quiet;	/* its owner says its write errors */
 };
 
 struct outfile {
@@ -48,6 +49,7 @@ struct outfile {
 	enum outfile_kind kind;
 	int err;		/* the first error of any write */
 	bool reported;
+	const bool *quiet;	/* its directory's: errors said by its owner */
 };
 
 static bool outfile__trusted_owner(uid_t uid)
@@ -60,7 +62,7 @@ static int outfile__fail(struct outfile *f, int err)
 {
 	if (!f->err)
 		f->err = err;
-	if (!f->reported) {
+	if (!f->reported && !(f->quiet && *f->quiet)) {
 		pr_err("cannot write %s: %s", f->path, strerror(-f->err));
 		f->reported = true;
 	}
@@ -251,6 +253,7 @@ int outfile__open(struct outdir *dir, const char *path,
 			f->path = NULL;
 		f->base = strdup(path);
 		f->dirfd = dir->fd;
+		f->quiet = &dir->quiet;
 		err = f->path && f->base ? 0 : -ENOMEM;
 	} else {
 		f->path = strdup(path);
@@ -279,7 +282,7 @@ int outfile__open(struct outdir *dir, const char *path,
 	if (!err)
 		err = outfile__stream_new(f);
 	if (err) {
-		if (f->path)
+		if (f->path && !(dir && dir->quiet))
 			pr_err("cannot write %s: %s", f->path, refusal(err));
 		outfile__discard(f);
 		return err;
@@ -470,6 +473,11 @@ int outdir__fd(const struct outdir *d)
 const char *outdir__path(const struct outdir *d)
 {
 	return d->path;
+}
+
+void outdir__quiet(struct outdir *d)
+{
+	d->quiet = true;
 }
 
 void outdir__free(struct outdir *d)

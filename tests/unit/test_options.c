@@ -19,6 +19,7 @@
 
 #include "locktype.h"
 #include "options.h"
+#include "optvalue.h"
 #include "syncprof.h"
 
 #define UNUSED __attribute__((unused))
@@ -161,11 +162,14 @@ static void test_states_options(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
 			       "--format", "pprof", "-o", "p.pb.gz", NULL),
 			 -EINVAL);
-	/* Both modes; one process only. */
+	/* Both modes; several processes, but not the whole machine. */
 	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--why",
 			       NULL), 0);
 	assert_int_equal(parse(&o, &a, "--children", "--why", "--", "true",
-			       NULL), -EINVAL);
+			       NULL), 0);
+	assert_true(o.why && o.states);
+	assert_int_equal(parse(&o, &a, "-p", "1,2", "--why", NULL), 0);
+	assert_int_equal(parse(&o, &a, "--all", "--why", NULL), -EINVAL);
 	/* Served for one process (its block profile split by root), not
 	   for the host. */
 	assert_int_equal(parse(&o, &a, "--serve", "0", "-p", "1", "--why",
@@ -395,19 +399,19 @@ static void test_filters(void **state UNUSED)
 			 (1u << SP_TYPE_RWLOCK_R) | (1u << SP_TYPE_JOIN));
 	assert_string_equal(o.object, "big_lock");
 	assert_int_equal(o.min_wait_ns, 1500000);
-	assert_int_equal(options__parse_duration("500ns", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("500ns", &ns), 0);
 	assert_int_equal(ns, 500);
-	assert_int_equal(options__parse_duration("10us", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("10us", &ns), 0);
 	assert_int_equal(ns, 10000);
-	assert_int_equal(options__parse_duration("2s", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("2s", &ns), 0);
 	assert_int_equal(ns, 2000000000);
-	assert_int_equal(options__parse_duration("2", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("2", &ns), 0);
 	assert_int_equal(ns, 2000000000);
-	assert_int_equal(options__parse_duration("0", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("0", &ns), 0);
 	assert_int_equal(ns, 0);
-	assert_int_equal(options__parse_duration("1.5m", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("1.5m", &ns), 0);
 	assert_int_equal(ns, 90000000000ull);
-	assert_int_equal(options__parse_duration("1h", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("1h", &ns), 0);
 	assert_int_equal(ns, 3600000000000ull);
 	assert_string_equal(first_accepted("--min-wait", bad_durations,
 					   ARRAY_SIZE(bad_durations)), "(none)");

@@ -337,9 +337,9 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
 		}
-	} else {
-		p->skel->bss->anchor_tid = (__u32)p->anchor;
 	}
+	/* With or without stacks: thread_exit tells when this one exits. */
+	p->skel->bss->anchor_tid = (__u32)p->anchor;
 	*out = p;
 	return 0;
 fail:
@@ -433,6 +433,11 @@ void probes__free(struct probes *p)
 	free(p->pids);
 	probes__destroy_links(p->retired, p->n_retired);
 	free(p->retired);
+	probes__destroy_links(&p->guard_links[0][0][0],
+			      PROBES_GUARDS * N_PROBES * 2);
+	for (size_t i = 0; i < p->n_retired_multi; i++)
+		close(p->retired_multi[i]);
+	free(p->retired_multi);
 	probes__forget_file(&p->library);
 	probes__forget_file(&p->loader);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)

@@ -17,7 +17,7 @@
 #include "names.h"
 #include "options.h"
 #include "report.h"
-#include "why.h"
+#include "whyrows.h"
 #include "stacktab.h"
 #include "symbolizer.h"
 #include "threadstates.h"
@@ -87,6 +87,8 @@ struct format_duty {
 struct format_meta {
 	pid_t pid;
 	const char *comm;
+	const char *scope;	/* what the run follows (pprof's header);
+				   NULL: pid and comm */
 	/*
 	 * Several processes (several --pid, --children): every process
 	 * followed in the window (JSON "processes"); NULL: one, pid.

@@ -33,7 +33,7 @@
 #include "target.h"
 #include "threadstates.h"
 #include "threadtable.h"
-#include "why.h"
+#include "whyrows.h"
 #include "session.h"
 
 /* The windows a session reports, and where they go. */
@@ -193,9 +193,17 @@ int session__states_start(struct session *s)
 		      live__applies(s->opts, isatty(STDOUT_FILENO));
 	int err = threadstates__new(totals, &r->states);
 
+	size_t n_procs = 0;
+	const struct procset_entry *procs = session__processes(s, &n_procs);
+
 	if (!err)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
+	/* Several (--why): every process followed so far; forks later are
+	   added by the programs as they fork. */
+	for (size_t i = 0; !err && i < n_procs; i++)
+		if (!procs[i].exited)
+			err = threadtable__add_pid(r->threads, procs[i].pid);
 	if (!err)
 		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
@@ -383,11 +391,13 @@ static int session__print(struct session *s, const struct session_views *v,
 	size_t n_notices = 0;
 	size_t n_procs = 0;
 	const struct procset_entry *procs = session__processes(s, &n_procs);
-	const struct session_calibration *cal = session__calibration(s);
+	const struct session_calibration *cal = &s->calibration;
 	struct probes_late_stats late;
+	char scope[256];
 
 	probes__late_stats(s->probes, &late);
-	session__notice_children(s);
+	session__notice_children(s, session__totals(s));
+	session__scope(s, scope, sizeof(scope));
 	struct format_duty duty = { 0 };
 
 	if (s->duty) {
@@ -399,6 +409,7 @@ static int session__print(struct session *s, const struct session_views *v,
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
+		.scope = scope,
 		.processes = procs,
 		.n_processes = n_procs,
 		.mode = options__mode_name(s->opts->mode),
@@ -590,7 +601,8 @@ int session__report(struct session *s, bool final)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->probes && s->opts->why)
 		err = probes__read_why(s->probes, &why);
-	session__rekey(s, blame);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
 	if (err) {
 		snapshot__free(blame);
 		return err;
@@ -598,6 +610,8 @@ int session__report(struct session *s, bool final)
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
+	if (final)
+		session__notice_off_cpu(s, session__totals(s), waiting);
 	if (s->opts->cumulative) {
 		views = (struct session_views){ r->prev, blame, why, waiting };
 		err = session__print(s, &views, &settings, s->opts->stacks,
@@ -663,6 +677,7 @@ int session__refresh(struct session *s)
 		struct why *why = NULL;
 
 		err = probes__read_why(s->probes, &why);
+		session__rekey_why(s, why);
 		if (err) {
 			snapshot__free(delta);
 			return err;
@@ -693,7 +708,8 @@ int session__live_end(struct session *s)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->opts->why)
 		err = probes__read_why(s->probes, &why);
-	session__rekey(s, blame);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
 	if (err) {
 		snapshot__free(blame);
 		return err;
