@@ -178,6 +178,8 @@ static int session__loop(struct session *s, int signal_fd)
 				session__take_events(s);
 			err = session__read_between(s);
 			if (!err)
+				err = session__serve_publish(s);
+			if (!err)
 				session__notice_children(s);
 			if (!err && s->recording)
 				err = recording__checkpoint(s->recording,
