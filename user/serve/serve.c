@@ -9,12 +9,15 @@
  *   read's named change (feed.h) the loop publishes, and renders a scrape.
  *
  * The loop only hands over data.  A scrape asks it for a fresh read
- * (serve__fd, serve__wants) and waits for it at most SERVE_READ_WAIT_MS;
- * a busy loop makes the answer older (by at most HOUSEKEEPING_S, its
- * own reads), never later.  The profiles are made on the loop
+ * (serve__fd, serve__wants) and waits for it at most
+ * METRICS_WORKER_READ_WAIT_MS: a busy loop makes the answer older (by
+ * at most HOUSEKEEPING_S, its own reads), never later.  The profiles are made on the loop
  * (profile.h: the symbolizer is the loop's, and libdwfl is not
  * thread-safe) and handed back by serve__answer; meanwhile the HTTP
  * thread and the worker go on serving the others.
+ *
+ * A request of only empty lines gets no 400: MHD 0.9.75 skips any number
+ * of them before a request line, so the header bound shuts it.
  *
  * Rejected: MHD's handler in the loop (a scrape of a large host held the
  * probes' reader for seconds, and a loop busy with events left every
@@ -32,7 +35,9 @@
  * - a client address has at most SERVE_MAX_PER_CLIENT requests in
  *   progress, SERVE_MAX_WINDOWS_PER_CLIENT of them ?seconds=N windows,
  *   and SERVE_MAX_WINDOWS in all: beyond, 503 at once;
- * - a window whose client closed ends at once (EPOLLRDHUP on its socket);
+ * - a window whose client closed ends at once: a waiting request's
+ *   socket is watched for EPOLLRDHUP (MHD watches a suspended one no
+ *   more), so a client that shuts its sending side is taken as gone;
  * - SERVE_REQUEST_BYTES per request (larger headers: 431),
  *   SERVE_IDLE_S without progress while answering closes it;
  * - the query is parsed strictly (request.c): 400 at once; only GET, HEAD.
