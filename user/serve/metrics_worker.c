@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "clock.h"
 #include "log.h"
 #include "metrics_worker.h"
 
@@ -46,14 +47,6 @@ struct metrics_worker {
 	struct metrics_page *done;
 	size_t n_done, done_cap;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void worker__health(struct metrics_worker *w, double *cpu,
 			   uint64_t *rss)
@@ -159,7 +152,7 @@ static void *worker__main(void *arg)
 			pthread_mutex_lock(&w->lock);
 			continue;
 		}
-		at = worker__ready(w, monotonic_ns(), &next);
+		at = worker__ready(w, clock__monotonic_ns(), &next);
 		if (at < 0) {
 			struct timespec ts = {
 				.tv_sec = (time_t)(next / 1000000000ull),
@@ -253,7 +246,7 @@ void metrics_worker__feed(struct metrics_worker *w, struct feed *feed)
 			  sizeof(*w->feeds));
 	if (!err) {
 		w->feeds[w->n_feeds++] = feed;
-		w->fed_ns = monotonic_ns();
+		w->fed_ns = clock__monotonic_ns();
 		w->read_asked = false;
 		pthread_cond_signal(&w->cond);
 	}
@@ -268,7 +261,7 @@ void metrics_worker__feed(struct metrics_worker *w, struct feed *feed)
 int metrics_worker__want(struct metrics_worker *w, unsigned long id,
 			 bool *read)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 	bool fresh;
 	int err;
 

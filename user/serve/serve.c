@@ -26,11 +26,11 @@
  * connection (a slow client would cost a thread).
  *
  * Bounds (each a constant below, stated in docs/fleet.md):
- * - a request must arrive whole within SERVE_HEADER_S of its
+ * - a request must arrive whole within CONNS_HEADER_S of its
  *   connection's start (or of the answer before it): else the
- *   connection is shut down, whatever it trickles;
+ *   connection is shut down, whatever it trickles (conns.c);
  * - SERVE_MAX_CONNECTIONS in all; connections without a whole request
- *   take at most SERVE_MAX_PARTIAL of them (the oldest is shut down for
+ *   take at most CONNS_MAX_PARTIAL of them (the oldest is shut down for
  *   a newcomer), so a scraper always finds one;
  * - a client address has at most SERVE_MAX_PER_CLIENT requests in
  *   progress, SERVE_MAX_WINDOWS_PER_CLIENT of them ?seconds=N windows,
@@ -52,22 +52,21 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
 #include "array.h"
+#include "clock.h"
+#include "conns.h"
 #include "listen.h"
 #include "log.h"
 #include "metrics_worker.h"
 #include "serve.h"
 
 #define SERVE_MAX_CONNECTIONS		128
-#define SERVE_MAX_PARTIAL		96
 #define SERVE_MAX_PER_CLIENT		8
 #define SERVE_MAX_WINDOWS		16
 #define SERVE_MAX_WINDOWS_PER_CLIENT	4
-#define SERVE_HEADER_S			3
 #define SERVE_IDLE_S			10
 #define SERVE_REQUEST_BYTES		(16 * 1024)
 #define NS				1000000000ull
@@ -76,15 +75,6 @@
 #define TAG_MHD		1ull
 #define TAG_WAKE	2ull
 #define TAG_REQUEST	(1ull << 32)
-
-/* One TCP connection, from MHD's connection notice to its close. */
-struct serve_conn {
-	int fd;
-	unsigned char addr[16];	/* the client's address, v4 or v6 */
-	uint64_t since_ns;	/* its start, or its last answer's end */
-	bool busy;		/* a request whole, being answered */
-	bool cut;		/* shut down: its request came too slowly */
-};
 
 enum serve_phase {
 	PHASE_NEW,		/* the request line read */
@@ -98,7 +88,7 @@ enum serve_phase {
 struct serve_request {
 	struct serve *s;
 	struct MHD_Connection *conn;
-	struct serve_conn *c;
+	struct conn *c;		/* NULL: untracked */
 	unsigned long id;
 	char *target;		/* as sent, undecoded */
 	struct request_target t;
@@ -132,8 +122,7 @@ struct serve {
 	bool started;
 
 	/* The HTTP thread's alone. */
-	struct serve_conn **conns;
-	size_t n_conns, conns_cap;
+	struct conns *conns;
 	struct serve_request **reqs;
 	size_t n_reqs, reqs_cap;
 	unsigned long next_id;
@@ -147,14 +136,6 @@ struct serve {
 	struct serve_done *done;
 	size_t n_done, done_cap;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 static void serve__kick(int fd)
 {
@@ -224,92 +205,17 @@ void serve__answer(struct serve *s, unsigned long id, int err, char *data,
 
 /* ---- connections ------------------------------------------------------- */
 
-static void serve__addr_key(const struct sockaddr *sa, unsigned char key[16])
-{
-	memset(key, 0, 16);
-	if (sa && sa->sa_family == AF_INET)
-		memcpy(key, &((const struct sockaddr_in *)(const void *)sa)
-			->sin_addr, 4);
-	else if (sa && sa->sa_family == AF_INET6)
-		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)
-			->sin6_addr, 16);
-}
-
-/* Shuts a connection down: MHD reads its end and closes it. */
-static void serve__cut(struct serve_conn *c)
-{
-	if (c->cut)
-		return;
-	c->cut = true;
-	shutdown(c->fd, SHUT_RDWR);
-}
-
 static void serve__connection(void *cls, struct MHD_Connection *conn,
 			      void **socket_ctx,
 			      enum MHD_ConnectionNotificationCode code)
 {
 	struct serve *s = cls;
-	struct serve_conn *c = *socket_ctx, *oldest = NULL;
-	const union MHD_ConnectionInfo *info;
-	size_t partial = 0;
 
-	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		for (size_t i = 0; c && i < s->n_conns; i++)
-			if (s->conns[i] == c)
-				s->conns[i] = s->conns[--s->n_conns];
-		free(c);
-		*socket_ctx = NULL;
-		return;
-	}
-	/* Room for a newcomer: the oldest partial request goes. */
-	for (size_t i = 0; i < s->n_conns; i++) {
-		struct serve_conn *o = s->conns[i];
-
-		if (o->busy || o->cut)
-			continue;
-		partial++;
-		if (!oldest || o->since_ns < oldest->since_ns)
-			oldest = o;
-	}
-	if (oldest && partial >= SERVE_MAX_PARTIAL)
-		serve__cut(oldest);
-	c = calloc(1, sizeof(*c));
-	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	if (!c || !info || array__grow(&s->conns, &s->conns_cap,
-				       s->n_conns + 1, sizeof(*s->conns))) {
-		/* Untracked: MHD's own timeout bounds it. */
-		free(c);
-		return;
-	}
-	c->fd = info->connect_fd;
-	c->since_ns = monotonic_ns();
-	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	serve__addr_key(info ? info->client_addr : NULL, c->addr);
-	s->conns[s->n_conns++] = c;
-	*socket_ctx = c;
-}
-
-/* The earliest header deadline after cutting the ones passed. */
-static uint64_t serve__sweep(struct serve *s, uint64_t now)
-{
-	uint64_t next = UINT64_MAX;
-
-	for (size_t i = 0; i < s->n_conns; i++) {
-		struct serve_conn *c = s->conns[i];
-		uint64_t due = c->since_ns + SERVE_HEADER_S * NS;
-
-		if (c->busy || c->cut)
-			continue;
-		if (due <= now)
-			serve__cut(c);
-		else if (due < next)
-			next = due;
-	}
-	return next;
+	conns__notify(s->conns, conn, socket_ctx, code);
 }
 
 /* Requests in progress from c's address: all of them, and windows. */
-static void serve__client_load(struct serve *s, const struct serve_conn *c,
+static void serve__client_load(struct serve *s, const struct conn *c,
 			       size_t *busy, size_t *windows,
 			       size_t *all_windows)
 {
@@ -321,7 +227,7 @@ static void serve__client_load(struct serve *s, const struct serve_conn *c,
 			       r->t.page == REQUEST_MUTEX);
 
 		*all_windows += window;
-		if (!r->c || !c || memcmp(r->c->addr, c->addr, 16))
+		if (!conn__same_client(r->c, c))
 			continue;
 		*busy += r->started;
 		*windows += window;
@@ -352,7 +258,7 @@ static void serve__suspend(struct serve_request *req, enum serve_phase phase)
 	req->suspended = true;
 	MHD_suspend_connection(req->conn);
 	/* A peer that closes ends it: a suspended socket is MHD's no more. */
-	if (req->c && epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, req->c->fd, &ev))
+	if (req->c && epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, conn__fd(req->c), &ev))
 		pr_debug("--serve: cannot watch a request: %s", strerror(errno));
 }
 
@@ -362,7 +268,8 @@ static void serve__resume(struct serve_request *req)
 		return;
 	req->suspended = false;
 	if (req->c)
-		epoll_ctl(req->s->epoll_fd, EPOLL_CTL_DEL, req->c->fd, NULL);
+		epoll_ctl(req->s->epoll_fd, EPOLL_CTL_DEL, conn__fd(req->c),
+			  NULL);
 	MHD_resume_connection(req->conn);
 }
 
@@ -472,7 +379,7 @@ static void serve__take_done(struct serve *s)
 			profile__start_free(d->start);
 		} else if (d->start) {
 			req->start = d->start;
-			req->deadline_ns = monotonic_ns() +
+			req->deadline_ns = clock__monotonic_ns() +
 					   (uint64_t)req->t.seconds * NS;
 			req->phase = PHASE_WINDOW;
 			pr_info("--serve: %s: the next %u s from now",
@@ -604,7 +511,7 @@ static enum MHD_Result serve__start(struct serve *s, struct serve_request *req,
 
 	req->started = true;
 	if (req->c)
-		req->c->busy = true;
+		conn__busy(req->c, true, 0);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return serve__text(req->conn, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -713,10 +620,8 @@ static void serve__completed(void *cls, struct MHD_Connection *conn,
 	for (size_t i = 0; i < s->n_reqs; i++)
 		if (s->reqs[i] == req)
 			s->reqs[i] = s->reqs[--s->n_reqs];
-	if (req->c) {
-		req->c->busy = false;
-		req->c->since_ns = monotonic_ns();
-	}
+	if (req->c)
+		conn__busy(req->c, false, clock__monotonic_ns());
 	profile__start_free(req->start);
 	free(req->data);
 	free(req->target);
@@ -767,7 +672,7 @@ static void *serve__main(void *arg)
 
 	for (;;) {
 		struct epoll_event ev[32];
-		uint64_t now = monotonic_ns();
+		uint64_t now = clock__monotonic_ns();
 		int n = epoll_wait(s->epoll_fd, ev, 32,
 				   serve__timeout_ms(s, now, next));
 		bool stopping;
@@ -785,8 +690,8 @@ static void *serve__main(void *arg)
 		if (stopping)
 			break;
 		serve__take_done(s);
-		now = monotonic_ns();
-		next = serve__sweep(s, now);
+		now = clock__monotonic_ns();
+		next = conns__sweep(s->conns, now);
 		now = serve__windows(s, now);	/* the next window's end */
 		if (now < next)
 			next = now;
@@ -864,7 +769,9 @@ int serve__new(const struct serve_config *cfg, struct serve **out)
 		err = -errno;
 		goto fail;
 	}
-	err = serve__watch(s, s->wake_fd, TAG_WAKE);
+	err = conns__new(&s->conns);
+	if (!err)
+		err = serve__watch(s, s->wake_fd, TAG_WAKE);
 	if (!err)
 		err = serve__listen(s, (struct sockaddr *)&addr);
 	if (!err)
@@ -912,8 +819,7 @@ void serve__free(struct serve *s)
 		free(s->done[i].data);
 		profile__start_free(s->done[i].start);
 	}
-	for (size_t i = 0; i < s->n_conns; i++)
-		free(s->conns[i]);
+	conns__free(s->conns);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
 	if (s->wake_fd >= 0)
@@ -923,7 +829,6 @@ void serve__free(struct serve *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->wants);
 	free(s->done);
-	free(s->conns);
 	free(s->reqs);
 	free(s);
 }
