@@ -89,7 +89,12 @@ static const char doc[] =
 "inferno): one line per distinct stack, frames outermost first joined "
 "by ';', the lock last, then the wait in ns. --format pprof -o FILE "
 "writes a gzipped profile.proto (contentions/count, delay/nanoseconds) "
-"for go tool pprof. Both hold every row unless --top is given."
+"for go tool pprof. Both hold every row unless --top is given.\n\n"
+"A DURATION (--duration, --interval, --min-wait) is a number of seconds, "
+"or a number and a unit: ns, us, ms, s, m or h (2, 1.5s, 500ms, 10us, 2m). "
+"A report's elapsed is its window: from when the probes were in (or the "
+"report before) to the report. "
+"The columns of the table are explained after the options."
 "\v"
 "Examples:\n"
 "  syncprof --pid 4242                     report on Ctrl-C\n"
@@ -116,21 +121,25 @@ static const struct argp_option option_table[] = {
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 0 },
 	{ NULL, 0, NULL, 0, "When to report:", 0 },
-	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 0 },
-	{ "interval", 'i', "SECS", 0,
-	  "Report every SECS; on a terminal, a live screen that refreshes every SECS "
-	  "(keys: ? for help, q to quit)", 0 },
+	{ "duration", 'd', "DURATION", 0,
+	  "Stop after DURATION (default: Ctrl-C or target exit), counted "
+	  "from when the probes are in", 0 },
+	{ "interval", 'i', "DURATION", 0,
+	  "Report every DURATION; on a terminal, a live screen that "
+	  "refreshes every DURATION (keys: ? for help, q to quit)", 0 },
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 0 },
 	{ "batch", OPT_BATCH, NULL, 0,
 	  "With --interval: plain reports even on a terminal, no live screen", 0 },
+	{ NULL, 0, NULL, 0, "Serving (Prometheus, pprof):", 0 },
 	{ "serve", OPT_SERVE, "[HOST:]PORT", 0,
 	  "Run until SIGINT or SIGTERM and serve over HTTP (default host "
 	  "127.0.0.1): /metrics for Prometheus, /debug/pprof/block and "
 	  "/debug/pprof/mutex (?seconds=N) for pprof scrapers; implies --blame",
 	  0 },
 	{ "max-series", OPT_MAX_SERIES, "N", 0,
-	  "--serve: series per metric (default 500); waits of the others are "
-	  "summed under callsite=\"other\"", 0 },
+	  "--serve: series per metric, the \"other\" ones included (default "
+	  "500, at least 3); waits of the rest are summed under "
+	  "callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
 	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
@@ -152,9 +161,9 @@ static const struct argp_option option_table[] = {
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
 	{ "why", OPT_WHY, NULL, 0,
-	  "One process, either mode: for each row, what the holders did "
-	  "while its "
-	  "waiters waited (running, runnable, lock wait, sleep) and where "
+	  "Either mode, across processes too (not --all): for each row, "
+	  "what the holders did while its waiters waited (running, "
+	  "runnable, lock wait, sleep) and where "
 	  "each chain of waits ends (the last holder's release site); "
 	  "runs --blame's and --states' probes", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
@@ -186,7 +195,7 @@ static const struct argp_option option_table[] = {
 	  "variable SYMBOL or its member (queue.not_empty, table[3].lock)", 0 },
 	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
 	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
-	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "
+	  "1): it adds nothing to Count, Failed, Wait Time or the histograms; "
 	  "idle workers' short naps, or everything but the long stalls", 0 },
 	{ NULL, 0, NULL, 0, "Timeline:", 0 },
 	{ "record", OPT_RECORD, "DIR", 0,
@@ -248,20 +257,24 @@ static const struct argp_option option_table[] = {
 	{ 0 },
 };
 
+/* What every DURATION option says when its value is not one. */
+#define DURATION_RULE "a number of seconds, or a number and a unit: ns, " \
+	"us, ms, s, m or h (e.g. 2, 1.5s, 500ms, 10us, 2m)"
+
+/* The longest --duration or --interval: a year. */
+#define LONGEST_S (365.0 * 24 * 3600)
+
+/* --duration, --interval: a DURATION above 0, in seconds. */
 static int parse_seconds(const char *name, const char *arg, double *out)
 {
-	char *end;
-	double v;
+	uint64_t ns;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
-	    v > 365.0 * 24 * 3600) {
-		pr_err("invalid %s '%s': expected a positive number of seconds",
-		       name, arg);
+	if (options__parse_duration(arg, &ns) || !ns || ns > LONGEST_S * 1e9) {
+		pr_err("invalid %s '%s': expected a duration above 0 and at "
+		       "most a year: %s", name, arg, DURATION_RULE);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (double)ns / 1e9;
 	return 0;
 }
 
@@ -380,13 +393,15 @@ bool options__recording(const struct options *opts)
 }
 
 /*
- * --min-wait's DURATION: a number (decimals allowed) and a unit, ns, us,
- * ms or s; 0 or -EINVAL (nothing printed).
+ * Every DURATION (--duration, --interval, --min-wait), one rule: a
+ * number (decimals allowed) and a unit, ns, us, ms, s, m or h; a number
+ * alone is seconds.  0 or -EINVAL (nothing printed).
  */
 int options__parse_duration(const char *arg, uint64_t *out_ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "", 1e9 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+		{ "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
 	};
 	char *end;
 	double v;
@@ -545,7 +560,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		opts->serve = arg;
 		break;
 	case OPT_MAX_SERIES:
-		err = parse_uint("--max-series", arg, 1, 100000, &n);
+		err = parse_uint("--max-series", arg, 3, 100000, &n);
 		opts->max_series = (unsigned int)n;
 		break;
 	case 'd':
@@ -704,9 +719,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_MIN_WAIT:
 		err = options__parse_duration(arg, &opts->min_wait_ns);
 		if (err)
-			pr_err("invalid --min-wait '%s': expected a duration with "
-			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
-			       arg);
+			pr_err("invalid --min-wait '%s': expected a duration: %s",
+			       arg, DURATION_RULE);
 		break;
 	case OPT_READY_FD:
 		err = parse_uint("--ready-fd", arg, 0, INT_MAX, &n);
@@ -723,7 +737,7 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		opts->help_shown = true;
+		opts->help_shown = opts->help_full = true;
 		state->next = state->argc;
 		break;
 	case OPT_USAGE:
@@ -880,10 +894,10 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
 		return -EINVAL;
 	}
-	if (opts->why && options__several(opts)) {
-		pr_err("--why follows one process: not with several --pid, "
-		       "--children or --all (--serve PORT --pid PID --why "
-		       "serves one)");
+	/* The holders' states of every thread of the machine: too much. */
+	if (opts->why && opts->all) {
+		pr_err("--why follows the processes given: not with --all "
+		       "(give --pid PID,... or --children)");
 		return -EINVAL;
 	}
 	/*

@@ -105,6 +105,7 @@ struct options {
 	int ready_fd;		/* --ready-fd: "ready PID" once attached; or -1 */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
+	bool help_full;		/* --help: the columns follow the options */
 };
 
 /* Fills *opts from argv; 0, or -EINVAL after printing why. */
@@ -120,8 +121,9 @@ const char *options__mode_name(enum measure_mode mode);
 int options__parse_size(const char *arg, unsigned long page_size,
 			uint32_t *out);
 /*
- * A DURATION (--min-wait): a number and a unit, ns, us, ms or s, in ns;
- * 0 or -EINVAL (nothing printed).
+ * A DURATION (--duration, --interval, --min-wait), in ns: a number and a
+ * unit, ns, us, ms, s, m or h; a number alone is seconds.  0 or -EINVAL
+ * (nothing printed).
  */
 int options__parse_duration(const char *arg, uint64_t *out_ns);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -479,4 +480,14 @@ void outdir__free(struct outdir *d)
 		close(d->fd);
 	free(d->path);
 	free(d);
+}
+
+int outfile__terminal_cols(FILE *stream)
+{
+	struct winsize ws;
+	int fd = stream ? fileno(stream) : -1;
+
+	if (fd < 0 || !isatty(fd) || ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	return ws.ws_col;
 }

@@ -79,4 +79,10 @@ int outdir__fd(const struct outdir *d);
 const char *outdir__path(const struct outdir *d);
 void outdir__free(struct outdir *d);
 
+/*
+ * The width of the terminal stream writes to, in columns; 0 when it is
+ * not a terminal (a pipe, a file: no limit).
+ */
+int outfile__terminal_cols(FILE *stream);
+
 #endif

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import time
 
+from columnmodel import help_lines
 from harness import (BUILD, HANG_S, ROOT, SYNCPROF, WORKLOAD,
                      SyncprofTestCase, source_marker)
 
@@ -600,9 +601,12 @@ class Live(SyncprofTestCase):
         # failed: the housekeeper's timed waits), the numbers narrow.
         tmux.keys("s")
         tmux.resize(80, 24)
+        # Redrawn for the new width (compact titles), not the old lines
+        # tmux cut to it.
         screen = self.wait_for(
             tmux, lambda s: len(s.lines) == 24 and s.setting("sort") == "total"
-            and s.title and len(s.title) <= 80 and len(s.rows) >= 4,
+            and s.title and len(s.title) <= 80 and len(s.rows) >= 4
+            and "Wait Time (s)" not in s.title,
             "the layout for 80x24")
         self.assertIn("Thread", screen.title)
         self.assertNotIn("Wait Time (s)", screen.title)
@@ -671,12 +675,20 @@ class Live(SyncprofTestCase):
         target = self.start_mutex_target()
         tmux = self.start_live(target.pid)
         tmux.literal("?")
-        screen = self.wait_for(tmux, lambda s: "Any key closes this help." in s.text,
-                               "the help")
+        screen = self.wait_for(tmux, lambda s: "Any other key closes this help."
+                               in s.text, "the help")
         for key in ("s ", "c ", "t ", "d ", "l ", "r ", "p ", "+ -", "q ",
                     "Up Down", "g Enter", "PgUp PgDn"):
             self.assertTrue(any(line.startswith("  " + key) for line in screen.lines),
                             f"{key!r} missing from the help")
+        # ? again: every column in its one line, the model's.
+        tmux.literal("?")
+        screen = self.wait_for(tmux, lambda s: "Any key closes this help."
+                               in s.text, "the columns' help")
+        for titles, about in help_lines():
+            line = re.compile(rf"^  {re.escape(titles)} +{re.escape(about)}\s*$")
+            self.assertTrue(any(line.match(l) for l in screen.lines),
+                            f"{titles!r} missing from the help:\n{screen.text}")
         tmux.keys("x")
         self.wait_for(tmux, lambda s: s.title is not None, "the table again")
 

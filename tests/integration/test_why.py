@@ -283,9 +283,10 @@ class Why(SyncprofTestCase):
         self.assertRegex(proc.stdout, rf"Chain ends at.*\n-+\nmutex .*convoy\.c:"
                          rf"{marker_line('RELEASE', 'c_unlock')}")
 
-    def test_several_processes_are_refused(self):
-        proc = subprocess.run(
-            [SYNCPROF, "--why", "--children", "--", CONVOY, "convoy"],
-            capture_output=True, text=True, timeout=HANG_S)
+    def test_the_whole_machine_is_refused(self):
+        """Several processes are followed (test_shared_memory.py); every
+        thread of the machine is not."""
+        proc = subprocess.run([SYNCPROF, "--why", "--all"],
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--why follows one process", proc.stderr)
+        self.assertIn("--why follows the processes given", proc.stderr)

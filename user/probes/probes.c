@@ -353,18 +353,21 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err && p->mode == PROBES_CONTENDED)
+		err = probes__attach_tracepoints(p);
+	/* Releases first: a hold begun with no unlock probe would not end. */
+	if (!err && p->mode == PROBES_FULL && p->releases)
+		err = probes__attach_releases(p, library);
+	if (!err && p->mode == PROBES_FULL)
+		err = probes__attach_table(p, library, NULL, false);
 	if (!err)
 		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
+	/* Every probe that counts a wait is in: the window opens. */
+	probes__going_live(p);
 	if (p->mode == PROBES_CONTENDED)
-		return probes__attach_tracepoints(p);
-	/* Releases first: a hold begun with no unlock probe would not end. */
-	err = p->releases ? probes__attach_releases(p, library) : 0;
-	if (!err)
-		err = probes__attach_table(p, library, NULL, false);
-	if (err)
-		return err;
+		return 0;
 	/* Without it, a main thread's exit is noticed within a second. */
 	if (probes__open_events(p))
 		return 0;

@@ -105,6 +105,7 @@ struct probes {
 	bool recording;
 	int ncpus;
 	uint64_t window;
+	uint64_t live_ns;	/* every counting probe in place; 0: not yet */
 	unsigned int map_size;
 	struct sp_key *keys;		/* map_size slots for one read */
 	struct sp_value *values;
@@ -182,6 +183,8 @@ void probes__drain_late(void *p);
 
 /* counters.c */
 uint64_t probes__counter(struct probes *p, __u32 which);
+/* Every probe that counts waits is in place now (probes__live_ns). */
+void probes__going_live(struct probes *p);
 
 /* tracepoints.c */
 struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i);

@@ -38,6 +38,7 @@ struct replay {
 	int log_fd;
 	struct snapshot **windows;	/* per report: its own waits */
 	size_t *unsealed;
+	unsigned int explained;	/* the columns the table's legend gave */
 };
 
 static int replay__open(struct replay *r, const char *dir)
@@ -235,6 +236,8 @@ static int replay__print(struct replay *r, FILE *out,
 	const struct format_config cfg = {
 		.format = r->opts->format,
 		.callsite = r->opts->callsite,
+		.width = outfile__terminal_cols(out),
+		.explained = &r->explained,
 	};
 
 	if (!err)

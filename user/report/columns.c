@@ -23,6 +23,13 @@
  * drifted from the table's); cutting every text in proportion (a
  * 9-column call site says nothing); dropping Thread at 80 columns, as
  * before (per-thread rows then read as identical).
+ *
+ * What a column says is here too, one line each, and every place that
+ * explains the columns prints these lines: --help, the live screen's ?,
+ * the legend under a table (the man page holds a copy the tests compare).
+ * Rejected: a paragraph per column in each place (they said different
+ * things, and --help said nothing of Futile); a legend under every table
+ * (an interval report a second would repeat it): once a run.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -65,6 +72,97 @@ static const char *col_title(const struct columns_layout *lay, int c)
 		return lay->site_title;
 	return lay->compact && cols_def[c].compact ? cols_def[c].compact
 						   : cols_def[c].title;
+}
+
+/*
+ * What each column says, one line: --help, the man page, the live
+ * screen's ? and the legend under a table read these (test_help.py holds
+ * them to it).  Each fits an 80-column line after its titles
+ * (COLUMNS_HELP_TITLE_W): at most COLUMNS_ABOUT_W columns.
+ */
+static const char *const cols_about[COL__COUNT] = {
+	[COL_TYPE] = "kind of lock or wait: mutex, condvar, ... (--type)",
+	[COL_OBJECT] = "the lock: variable, member or address; [N]: merged",
+	[COL_SITE] = "where the program called the lock function",
+	[COL_WAIT] = "time waited (contended: blocked in the kernel)",
+	[COL_COUNT] = "acquisitions (contended: those that blocked)",
+	[COL_AVG] = "wait per acquisition: counted waits / Count",
+	[COL_MAX] = "the longest single wait",
+	[COL_FAILED] = "waits ended without the lock: trylock, timeout",
+	[COL_FUTILE] = "wakeups that only led to another wait",
+	[COL_HOLD] = "--hold: time held, from acquisition to unlock",
+	[COL_HOLD_AVG] = "--hold: Hold Time / the holds",
+	[COL_THREAD] = "--per-thread: the waiting thread, TID and name",
+	[COL_OWNER] = "--per-thread: the holder the thread waited for",
+	[COL_PROCESS] = "--per-process: the waiting process's PID",
+};
+
+/* Columns whose title alone does not say: a legend the first time shown. */
+static const bool cols_legend[COL__COUNT] = {
+	[COL_FUTILE] = true, [COL_OWNER] = true,
+};
+
+static const char cols_mark_about[] =
+	"before a title: the sort's column (s cycles it)";
+
+const char *columns__title_of(enum column_id c)
+{
+	return c < COL__COUNT ? cols_def[c].title : "";
+}
+
+const char *columns__about(enum column_id c)
+{
+	return c < COL__COUNT ? cols_about[c] : "";
+}
+
+void columns__help_line(int c, char *buf, size_t len)
+{
+	const char *title = c == COLUMNS_SORT_MARK ? "*" : columns__title_of(c);
+	const char *about = c == COLUMNS_SORT_MARK ? cols_mark_about
+						   : columns__about(c);
+	const char *compact = c >= 0 && c < COL__COUNT ? cols_def[c].compact
+						       : NULL;
+	char titles[64];
+
+	/* A number's short title, as a narrow screen writes it, beside. */
+	if (compact && strcmp(compact, title))
+		snprintf(titles, sizeof(titles), "%s, %s", title, compact);
+	else
+		snprintf(titles, sizeof(titles), "%s", title);
+	snprintf(buf, len, "  %-*s%s", COLUMNS_HELP_TITLE_W, titles, about);
+}
+
+void columns__help(FILE *out)
+{
+	char line[256];
+
+	fputs("Columns of the table (the live screen's ? shows them too):\n",
+	      out);
+	for (int c = 0; c < COL__COUNT; c++) {
+		columns__help_line(c, line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
+	columns__help_line(COLUMNS_SORT_MARK, line, sizeof(line));
+	fprintf(out, "%s\n", line);
+}
+
+void columns__legend(const struct columns_layout *lay, unsigned int *explained,
+		     char *buf, size_t len)
+{
+	char *pos = buf, *end = buf + len;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (int c = 0; c < COL__COUNT; c++) {
+		if (!lay->shown[c] || !cols_legend[c] ||
+		    (explained && (*explained & 1u << c)))
+			continue;
+		if (explained)
+			*explained |= 1u << c;
+		text__append(&pos, end, "%s%s: %s", buf[0] ? "\n" : "",
+			     col_title(lay, c), cols_about[c]);
+	}
 }
 
 static int max_int(int a, int b)
@@ -150,6 +248,7 @@ void columns__layout(const struct columns_spec *spec, int cols,
 	    compact(lay, cols, spec->object_need) ||
 	    drop(lay, cols, COL_FUTILE) ||
 	    drop(lay, cols, COL_MAX) ||
+	    drop(lay, cols, COL_HOLD_AVG) ||
 	    (!spec->owner_apart && drop(lay, cols, COL_OWNER)) ||
 	    narrow(lay, cols, COL_OBJECT,
 		   max_int(COLUMNS_OBJECT_MIN, spec->object_apart)) ||
@@ -265,6 +364,44 @@ int columns__apart(const char *const *texts, size_t n, bool site, int from,
 	}
 	free(cut);
 	return w;
+}
+
+bool columns__owners_apart(const struct report_rows *view)
+{
+	for (size_t i = 0; i < view->count; i++) {
+		const struct report_row *a = &view->rows[i];
+
+		for (size_t j = i + 1; j < view->count; j++) {
+			const struct report_row *b = &view->rows[j];
+
+			if (a->type == b->type && a->object == b->object &&
+			    a->n_objects == b->n_objects &&
+			    a->callsite == b->callsite && a->tid == b->tid &&
+			    a->owner_tid != b->owner_tid)
+				return true;
+		}
+	}
+	return false;
+}
+
+void columns__fit(struct columns_spec *want, const struct report_rows *rows,
+		  char (*object)[TEXT_MAX], char (*site)[TEXT_MAX])
+{
+	const char **texts = rows->count ? calloc(2 * rows->count,
+						  sizeof(*texts)) : NULL;
+
+	want->owner_apart = want->owner && columns__owners_apart(rows);
+	if (!texts)
+		return;		/* then cut as far as it takes */
+	for (size_t i = 0; i < rows->count; i++) {
+		texts[i] = object[i];
+		texts[rows->count + i] = site[i];
+	}
+	want->object_apart = columns__apart(texts, rows->count, false,
+					    COLUMNS_OBJECT_MIN, COLUMNS_OBJECT_CAP);
+	want->site_apart = columns__apart(texts + rows->count, rows->count,
+					  true, 1, COLUMNS_SITE_CAP);
+	free(texts);
 }
 
 void columns__events_line(const struct columns_layout *lay, char *buf,

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The report's columns, once: which a section has, how wide each is, how
- * titles and rows are written, and what gives way on a narrow screen.
- * The table (format.c) lays them out with no width limit; the live
- * screen (livedraw.c) with its window's.
+ * titles and rows are written, what gives way on a narrow screen, and
+ * what each says in one line.  The table (format.c) lays them out with
+ * no width limit, or a terminal's; the live screen (livedraw.c) with its
+ * window's.
  */
 #ifndef SYNCPROF_COLUMNS_H
 #define SYNCPROF_COLUMNS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "options.h"
 #include "report.h"
+#include "text.h"
 
 enum column_id {
 	COL_TYPE = 0,
@@ -77,7 +80,8 @@ struct columns_layout {
  * COLUMNS_OBJECT_CAP, the call site to COLUMNS_SITE_CAP, Thread to
  * COLUMNS_THREAD_CAP; Failed goes unless a row failed; the numbers go
  * compact (units, fewer digits, short titles) and Object loses its
- * padding; Futile goes, then Max, then Owner unless it tells rows apart;
+ * padding; Futile goes, then Max, Average Hold, then Owner unless it
+ * tells rows apart;
  * Object narrows to COLUMNS_OBJECT_MIN (not below object_apart), Thread
  * to its minimum (the TID alone); Owner goes; the call site narrows to
  * its title's width (not below site_apart), Object to its minimum
@@ -86,6 +90,32 @@ struct columns_layout {
  */
 void columns__layout(const struct columns_spec *spec, int cols,
 		     struct columns_layout *out);
+/*
+ * What a column says, in one line (--help, the man page, the live
+ * screen's ?, the legend), and its full title.
+ */
+const char *columns__about(enum column_id c);
+const char *columns__title_of(enum column_id c);
+/* columns__help_line's column for the sort's mark, '*'. */
+#define COLUMNS_SORT_MARK	(-1)
+/* The titles' width in a help line, before the text, and the text's. */
+#define COLUMNS_HELP_TITLE_W	27
+#define COLUMNS_ABOUT_W		50
+/*
+ * One help line: "  Title[, Short]  what it says", for column c of
+ * enum column_id, or COLUMNS_SORT_MARK.
+ */
+void columns__help_line(int c, char *buf, size_t len);
+/* --help's last part: a title line, then a help line per column. */
+void columns__help(FILE *out);
+/*
+ * The legend under a table: "Title: what it says" for each shown column
+ * whose title alone does not say (Futile, Owner), one a line;
+ * explained (NULL: none): the columns already given, each added as it
+ * is given, so a run says it once.  "" when none is left.
+ */
+void columns__legend(const struct columns_layout *lay, unsigned int *explained,
+		     char *buf, size_t len);
 /* The column a sort key orders by. */
 enum column_id columns__sort_column(enum sort_key key);
 /* The titles line, lay->width columns wide (one more with a mark). */
@@ -114,6 +144,14 @@ void columns__cut(const char *s, int w, bool site, char *buf, size_t len);
  */
 int columns__apart(const char *const *texts, size_t n, bool site, int from,
 		   int to);
+/*
+ * For a width limit: what tells the rows apart (Owner, the objects' and
+ * call sites' widths at which they stay apart), from their texts.
+ */
+void columns__fit(struct columns_spec *want, const struct report_rows *rows,
+		  char (*object)[TEXT_MAX], char (*site)[TEXT_MAX]);
+/* Whether two rows differ only by their holder (Owner tells them apart). */
+bool columns__owners_apart(const struct report_rows *rows);
 /*
  * The line before a section's first event row (report__first_event):
  * those rows wait for something to happen, not for a lock; as wide as

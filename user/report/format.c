@@ -46,9 +46,10 @@ void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
  * a window without waits is this line alone, ending "no waits".
  */
 static void print_summary(FILE *out, const struct format_meta *meta,
-			  const struct report_rows *rows)
+			  const struct report_rows *rows, int width)
 {
-	char comm[64], when[48];
+	char comm[64], when[48], line[1024];
+	char *pos = line, *end = line + sizeof(line);
 
 	text__sanitize(meta->comm ? meta->comm : "?", comm, sizeof(comm));
 	if (meta->processes) {
@@ -67,24 +68,26 @@ static void print_summary(FILE *out, const struct format_meta *meta,
 		}
 		if (meta->n_processes > 8)
 			fprintf(out, " ...");
-		fprintf(out, "\nsyncprof: mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
-			meta->mode, meta->elapsed_s, rows->count, rows->total,
-			meta->dropped);
+		fputc('\n', out);
+		text__append(&pos, end, "syncprof: mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			     meta->mode, meta->elapsed_s, rows->count, rows->total,
+			     meta->dropped);
 	} else {
-		fprintf(out, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
-			(int)meta->pid, comm, meta->mode, meta->elapsed_s,
-			rows->count, rows->total, meta->dropped);
+		text__append(&pos, end, "syncprof: pid %d (%s)  mode %s  elapsed %.2f s  rows %zu/%zu  dropped %" PRIu64,
+			     (int)meta->pid, comm, meta->mode, meta->elapsed_s,
+			     rows->count, rows->total, meta->dropped);
 	}
 	if (meta->unwind_stopped)
-		fprintf(out, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
+		text__append(&pos, end, "  unwind-stopped %" PRIu64, meta->unwind_stopped);
 	if (meta->abandoned)
-		fprintf(out, "  abandoned %" PRIu64, meta->abandoned);
+		text__append(&pos, end, "  abandoned %" PRIu64, meta->abandoned);
 	format__wall_text(meta->wall_ns, when, sizeof(when));
 	if (when[0])
-		fprintf(out, "  at %s", when);
+		text__append(&pos, end, "  at %s", when);
 	if (!rows->count)
-		fputs("  no waits", out);
-	fputc('\n', out);
+		text__append(&pos, end, "  no waits");
+	/* A terminal's width: the fields on as many lines as it takes. */
+	text__print_folded(out, line, width, "  ");
 }
 
 uint64_t format__drops_total(const struct format_drops *d)
@@ -240,8 +243,11 @@ static int table_section(FILE *out, const struct format_config *cfg,
 		want.owner |= want.thread &&
 			      rows->rows[i].owner_tid != REPORT_NO_TID;
 		want.futile |= spec->futile && rows->rows[i].futile;
+		want.failed_seen |= rows->rows[i].failed != 0;
 	}
-	columns__layout(&want, 0, &lay);
+	if (cfg->width > 0)
+		columns__fit(&want, rows, object, text);
+	columns__layout(&want, cfg->width, &lay);
 	line_len = (size_t)lay.width * 4 + 64;
 	line = malloc(line_len);
 	if (!line) {
@@ -282,6 +288,10 @@ static int table_section(FILE *out, const struct format_config *cfg,
 	if (events == rows->count)
 		table_hidden_events(out, rows);
 	print_rule(out, lay.width);
+	/* What the titles do not say, the first time they are shown. */
+	columns__legend(&lay, cfg->explained, line, line_len);
+	if (line[0])
+		fprintf(out, "%s\n", line);
 	free(line);
 	free(text);
 	free(object);
@@ -498,7 +508,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	const struct table_spec waiting = { .site_title = "Call site" };
 	int err;
 
-	print_summary(out, meta, rows);
+	print_summary(out, meta, rows, cfg->width);
 	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
 	if (!err && meta->dropped) {
 		char drops[512];
@@ -510,7 +520,7 @@ static int format__table(FILE *out, const struct format_config *cfg,
 		else
 			snprintf(drops, sizeof(drops), "DROPPED %" PRIu64
 				 " events.", meta->dropped);
-		fprintf(out, "%s\n", drops);
+		text__print_folded(out, drops, cfg->width, " ");
 	}
 	if (!err && meta->blame && meta->blame->count) {
 		fputs("\nWho made them wait: where the lock was released when "
@@ -521,8 +531,10 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	if (!err && meta->why)
 		err = table_why(out, cfg, meta, rows, names);
 	if (!err && meta->waiting && meta->waiting->count) {
-		fputs("\nWaiting now: waits in progress when the report was "
-		      "made (Count: threads, Wait Time: so far)\n", out);
+		fputc('\n', out);
+		text__print_folded(out, "Waiting now: waits in progress when "
+				   "the report was made (Count: threads, Wait "
+				   "Time: so far)", cfg->width, " ");
 		err = table_section(out, cfg, &waiting, meta->waiting,
 				    meta->waiting_names);
 	}
@@ -615,6 +627,10 @@ static json_t *json_blame(const struct report_rows *rows,
 			     json_site(r->callsite, &names[i].callsite, true,
 				       false, err) : json_null(), err);
 		jsonout__set(o, "tid", json_tid(r->callsite ? r->tid
+						: REPORT_NO_TID), err);
+		/* The releaser's process (--per-process, -T): across
+		   processes, another than the waiters'. */
+		jsonout__set(o, "pid", json_tid(r->callsite ? r->pid
 						: REPORT_NO_TID), err);
 		jsonout__set(o, "count", jsonout__uint(r->count), err);
 		jsonout__set(o, "wait_ns", jsonout__uint(r->wait_ns), err);
@@ -1169,6 +1185,7 @@ int format__report(FILE *out, const struct format_config *cfg,
 				   &(const struct pprof_window){
 					   .pid = meta->pid,
 					   .comm = meta->comm,
+					   .scope = meta->scope,
 					   .mode = meta->mode,
 					   .start_ns = meta->start_ns,
 					   .end_ns = meta->end_ns,

@@ -128,6 +128,7 @@ struct live_state {
 	bool cumulative;
 	bool paused;
 	bool help;
+	bool help_columns;	/* the help's second page: the columns */
 	bool reset;		/* a reset waits for the next snapshot */
 	double interval_s;
 	bool stacks;		/* the stack pane is open */

@@ -119,6 +119,7 @@ static void live__draw_header(struct live *l)
 		 (double)(l->prev_ns - l->attach_ns) * 1e-9, l->mode,
 		 st->interval_s, l->threads, l->events_per_s, l->dropped,
 		 l->updated_at);
+	text__fit_fields(line, COLS);
 	live__put_line(1, line, A_NORMAL);
 	window_s = (double)(st->cumulative ? l->prev_ns - l->since_ns
 					   : l->delta_ns) * 1e-9;
@@ -174,10 +175,24 @@ static void live__draw_help(const struct live *l)
 		"  Ctrl-L  repaint",
 		"  q       quit (Ctrl-C too), printing the final report",
 		"",
-		"Any key closes this help.",
+		"? again: what the columns say. Any other key closes this help.",
 	};
 
 	int y = HEADER_LINES + 1;
+
+	if (l->state.help_columns) {
+		char line[LINE_MAX_BYTES];
+
+		live__put_line(y++, "Columns", A_BOLD);
+		for (int c = 0; c < COL__COUNT; c++) {
+			columns__help_line(c, line, sizeof(line));
+			live__put_line(y++, line, A_NORMAL);
+		}
+		columns__help_line(COLUMNS_SORT_MARK, line, sizeof(line));
+		live__put_line(y++, line, A_NORMAL);
+		live__put_line(++y, "Any key closes this help.", A_NORMAL);
+		return;
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(text); i++) {
 		char line[LINE_MAX_BYTES];
@@ -244,25 +259,6 @@ static size_t live__scroll(struct live_state *st, size_t total, size_t fit)
 		top = total > fit ? total - fit : 0;
 	st->top = (int)top;
 	return top;
-}
-
-/* Whether two rows differ only by their holder (Owner tells them apart). */
-static bool owners_apart(const struct report_rows *view)
-{
-	for (size_t i = 0; i < view->count; i++) {
-		const struct report_row *a = &view->rows[i];
-
-		for (size_t j = i + 1; j < view->count; j++) {
-			const struct report_row *b = &view->rows[j];
-
-			if (a->type == b->type && a->object == b->object &&
-			    a->n_objects == b->n_objects &&
-			    a->callsite == b->callsite && a->tid == b->tid &&
-			    a->owner_tid != b->owner_tid)
-				return true;
-		}
-	}
-	return false;
 }
 
 static int live__draw_table(struct live *l)
@@ -341,7 +337,7 @@ static int live__draw_table(struct live *l)
 	/* Futile, when any row (shown or not) has futile wakeups. */
 	for (size_t i = 0; i < l->rows.count && !want.futile; i++)
 		want.futile = l->rows.rows[i].futile != 0;
-	want.owner_apart = want.owner && owners_apart(&view);
+	want.owner_apart = want.owner && columns__owners_apart(&view);
 	/* A narrow screen cuts no further than the rows stay apart. */
 	want.object_apart = columns__apart(texts, n, false, COLUMNS_OBJECT_MIN,
 					   COLUMNS_OBJECT_CAP);
@@ -401,10 +397,26 @@ const struct states_report *live__states_view(const struct live *l)
 	return &l->states_delta[l->state.group];
 }
 
-/* The key line: the class shown in brackets among its choices. */
+/*
+ * The key line: the class shown in brackets among its choices.  A narrow
+ * screen leaves keys out whole, never cut: the ones ? explains and the
+ * table's own settings first, so q, ?, the panes (g, H, G, w) and s stay.
+ */
 static void live__draw_keys(const struct live *l)
 {
 	char classes[64] = "", line[LINE_MAX_BYTES];
+	struct {
+		const char *text;
+		int gives_way;	/* order in which it goes; 0: stays */
+	} keys[] = {
+		{ "q quit", 0 }, { "? help", 0 },
+		{ l->state.why ? "w roots" : NULL, 0 },
+		{ classes, 6 }, { "s sort", 0 }, { "c coalesce", 3 },
+		{ "t threads", 4 }, { "d deltas/totals", 5 },
+		{ "r reset", 2 }, { "p pause", 7 }, { "+/- interval", 1 },
+		{ "g stacks", 0 }, { l->states ? "G group" : "H hist", 0 },
+	};
+	size_t n = ARRAY_SIZE(keys);
 
 	for (int c = 0; c < REPORT_CLASSES__COUNT; c++) {
 		const char *name = report__classes_name((enum report_classes)c);
@@ -412,16 +424,28 @@ static void live__draw_keys(const struct live *l)
 
 		snprintf(classes + at, sizeof(classes) - at,
 			 (int)l->state.classes == c ? "%s[%s]" : "%s%s",
-			 c ? "/" : "", name);
+			 c ? "/" : "l ", name);
 	}
-	if (l->state.paused)
-		snprintf(line, sizeof(line), "PAUSED: p resume  q quit  ? help");
-	else
-		snprintf(line, sizeof(line), "q quit  ? help  %sl %s  s sort  "
-			 "c coalesce  t threads  d deltas/totals  r reset  "
-			 "p pause  +/- interval  g stacks  %s",
-			 l->state.why ? "w roots  " : "", classes,
-			 l->states ? "G group" : "H hist");
+	if (l->state.paused) {
+		live__put_bar(LINES - 1, "PAUSED: p resume  q quit  ? help");
+		return;
+	}
+	for (int drop = 1;; drop++) {
+		char *pos = line, *end = line + sizeof(line);
+		int left = 0;
+
+		line[0] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			if (!keys[i].text || (keys[i].gives_way &&
+					      keys[i].gives_way < drop))
+				continue;
+			text__append(&pos, end, "%s%s", line[0] ? "  " : "",
+				     keys[i].text);
+			left += keys[i].gives_way >= drop;
+		}
+		if (text__width(line) <= COLS || !left)
+			break;
+	}
 	live__put_bar(LINES - 1, line);
 }
 

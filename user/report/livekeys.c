@@ -45,8 +45,9 @@ int live__key(struct live_state *st, int key)
 	if (key == 'q' || key == 'Q')
 		return LIVE_QUIT;
 	if (st->help) {
-		/* Any other key closes the help. */
-		st->help = false;
+		/* ? again turns to the columns; any other key closes it. */
+		st->help_columns = !st->help_columns && (key == '?' || key == 'h');
+		st->help = st->help_columns;
 		return LIVE_REDRAW;
 	}
 	switch (key) {

@@ -109,19 +109,32 @@ int names__rows(struct symbolizer *sym, const struct report_rows *rows,
 	if (!names)
 		return -ENOMEM;
 	for (size_t i = 0; i < rows->count; i++) {
+		bool shared;
+
 		symbolizer__callsite(sym, rows->rows[i].callsite,
 				     &names[i].callsite);
 		if (rows->rows[i].n_objects != 1)
 			continue;
-		if (offcalls__is_offcpu(rows->rows[i].type))
+		if (offcalls__is_offcpu(rows->rows[i].type) ||
+		    offcalls__is_call_object(rows->rows[i].object))
 			names[i].object_symbol = offcalls__object_name(
 				rows->rows[i].object);
 		else
 			names[i].object_symbol = symbolizer__object(
 				sym, rows->rows[i].object);
-		if (!names[i].object_symbol)
-			names[i].object_symbol = names__argument_lock(
+		/* Shared memory: the type the code took it through first. */
+		shared = symbolizer__shared(sym, rows->rows[i].object);
+		if (!names[i].object_symbol || shared) {
+			const char *typed = names__argument_lock(
 				sym, &rows->rows[i]);
+
+			if (typed)
+				names[i].object_symbol = typed;
+			if (typed && shared)
+				symbolizer__name_shared(sym,
+							rows->rows[i].object,
+							typed);
+		}
 	}
 	*out = names;
 	return 0;

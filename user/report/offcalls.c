@@ -137,6 +137,11 @@ uint8_t offcalls__value(uint32_t nr)
 	return (uint8_t)(c->type + 1);
 }
 
+bool offcalls__is_call_object(uint64_t object)
+{
+	return object < SP_OFFCPU_CALLS_MAX || object == SP_OFFCPU_FAULT_OBJECT;
+}
+
 const char *offcalls__object_name(uint64_t object)
 {
 	const struct offcall *c;

@@ -19,6 +19,13 @@ bool offcalls__is_offcpu(uint32_t type);
  */
 uint8_t offcalls__value(uint32_t nr);
 /*
+ * Whether an object is a system call's number (or the page fault's),
+ * not a lock's address: no lock lives in the first page.  An off-CPU
+ * wait a runtime's lock function typed (PostgreSQL's ProcSleep) keeps
+ * its system call as its object.
+ */
+bool offcalls__is_call_object(uint64_t object);
+/*
  * The name of an off-CPU row's object: the system call's ("epoll_wait"),
  * "page fault", or NULL for a call the table does not list (the object
  * is its number).

@@ -60,7 +60,7 @@ struct pprof {
 	ValueType sample_types[2];
 	ValueType *sample_type_ptrs[2];
 	ValueType period_type;
-	int64_t comment;
+	int64_t comments[2];	/* the run's scope; the class label */
 	size_t strings_cap, samples_cap, mappings_cap, locations_cap,
 	       functions_cap;
 	htab_t strings;		/* of struct pprof_string */
@@ -353,14 +353,30 @@ static void pprof__label(struct pprof_sample *s, size_t *n, int64_t key,
 	s->labels[(*n)++].num = num;
 }
 
+/*
+ * Where a stack's sample starts: at the row's call site, the frames
+ * inside the lock's wrappers (the runtimes' built-in ones, --skip) left
+ * out, as the table's Call site column leaves them; the whole stack when
+ * the call site is not one of its frames.
+ */
+static size_t pprof__first_pc(const struct report_row *row,
+			      const struct rowstacks_stack *st)
+{
+	for (size_t i = 0; row->callsite && i < st->n_pcs; i++)
+		if (st->pcs[i].pc == row->callsite)
+			return i;
+	return 0;
+}
+
 static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 			 const struct report_row *row, int64_t object,
 			 const struct rowstacks_stack *st,
 			 const struct pprof_values *v)
 {
 	Profile *pr = &p->profile;
+	size_t first = pprof__first_pc(row, st), n_pcs = st->n_pcs - first;
 	struct pprof_sample *s = calloc(1, sizeof(*s));
-	uint64_t *ids = calloc(st->n_pcs, sizeof(*ids));
+	uint64_t *ids = calloc(n_pcs, sizeof(*ids));
 	size_t n_labels = 0;
 	int64_t type, class;
 
@@ -368,8 +384,8 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 	    array__grow(&pr->sample, &p->samples_cap, pr->n_sample + 1,
 			sizeof(*pr->sample)))
 		goto nomem;
-	for (size_t i = 0; i < st->n_pcs; i++) {
-		ids[i] = pprof__location(p, sym, &st->pcs[i]);
+	for (size_t i = 0; i < n_pcs; i++) {
+		ids[i] = pprof__location(p, sym, &st->pcs[first + i]);
 		if (!ids[i])
 			goto nomem;
 	}
@@ -379,7 +395,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 		goto nomem;
 	s->sample = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 	s->sample.location_id = ids;
-	s->sample.n_location_id = st->n_pcs;
+	s->sample.n_location_id = n_pcs;
 	s->values[0] = (int64_t)v->count;
 	s->values[1] = (int64_t)v->ns;
 	s->sample.value = s->values;
@@ -560,18 +576,27 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->process_name = window->process_name;
 	p->process_ctx = window->process_ctx;
 	p->symbolized = window->symbolized;
-	snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
-		 (int)window->pid, window->comm ? window->comm : "?",
-		 window->mode ? window->mode : "?");
-	p->comment = pprof__string(p, comment);
+	if (window->scope)
+		snprintf(comment, sizeof(comment), "syncprof: %s, mode %s",
+			 window->scope, window->mode ? window->mode : "?");
+	else
+		snprintf(comment, sizeof(comment), "syncprof: pid %d (%s), mode %s",
+			 (int)window->pid, window->comm ? window->comm : "?",
+			 window->mode ? window->mode : "?");
+	p->comments[0] = pprof__string(p, comment);
+	p->comments[1] = pprof__string(p, "class=event samples are waits for "
+				       "an event (an idle worker's condvar, a "
+				       "join); -tagfocus=class=lock keeps the "
+				       "lock waits");
 	if (p->sample_types[0].type < 0 || p->sample_types[0].unit < 0 ||
 	    p->sample_types[1].type < 0 || p->sample_types[1].unit < 0 ||
 	    p->key_type < 0 || p->key_class < 0 || p->key_object < 0 ||
 	    p->key_tid < 0 || p->key_process < 0 || p->key_pid < 0 ||
-	    p->key_root < 0 || p->key_root_state < 0 || p->comment < 0)
+	    p->key_root < 0 || p->key_root_state < 0 || p->comments[0] < 0 ||
+	    p->comments[1] < 0)
 		goto nomem;
-	pr->comment = &p->comment;
-	pr->n_comment = 1;
+	pr->comment = p->comments;
+	pr->n_comment = 2;
 	/* The window's start, from CLOCK_MONOTONIC to the epoch. */
 	mono = clock_ns(CLOCK_MONOTONIC);
 	real = clock_ns(CLOCK_REALTIME);

@@ -29,6 +29,8 @@ struct pprof;
 struct pprof_window {
 	pid_t pid;
 	const char *comm;
+	/* What the run follows (session__scope); NULL: pid and comm. */
+	const char *scope;
 	const char *mode;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;

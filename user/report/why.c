@@ -69,8 +69,41 @@ static int why__key_cmp(const void *a, const void *b)
 
 void why__seal(struct why *w)
 {
+	size_t out = 0;
+
 	if (w->n)
 		qsort(w->items, w->n, sizeof(*w->items), why__key_cmp);
+	/* Keys a rekey made equal: one entry. */
+	for (size_t i = 0; i < w->n; i++) {
+		struct why_entry *e = &w->items[i];
+		struct why_entry *last = out ? &w->items[out - 1] : NULL;
+
+		if (last && !why__key_cmp(&last->key, &e->key)) {
+			for (size_t k = 0; k < SP_WHY__COUNT; k++) {
+				last->value.ns[k] += e->value.ns[k];
+				last->value.waits[k] += e->value.waits[k];
+			}
+			continue;
+		}
+		w->items[out++] = *e;
+	}
+	w->n = out;
+}
+
+void why__rekey(struct why *w, void (*fn)(void *ctx, struct sp_key *key),
+		void *ctx)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct sp_why_key *k = &w->items[i].key;
+		struct sp_key site = { .callsite = k->site, .pid = k->pid };
+
+		fn(ctx, &k->row);
+		if (k->site) {
+			fn(ctx, &site);
+			k->site = site.callsite;
+		}
+	}
+	why__seal(w);
 }
 
 int why__delta(const struct why *cur, const struct why *prev,

@@ -41,6 +41,12 @@ void why__set_counts(struct why *w, uint64_t cut, uint64_t dropped);
 void why__counts(const struct why *w, uint64_t *cut, uint64_t *dropped);
 /* After the adds: sorted for why__delta's lookups. */
 void why__seal(struct why *w);
+/*
+ * Several processes: fn turns each key's addresses (the row's, and the
+ * root's site in its process) into canonical ones; equal keys merge.
+ */
+void why__rekey(struct why *w, void (*fn)(void *ctx, struct sp_key *key),
+		void *ctx);
 /* cur - prev (prev NULL: cur), key by key, into a new sealed *out. */
 int why__delta(const struct why *cur, const struct why *prev,
 	       struct why **out);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A read's change, named on the loop and carried to the server's worker
- * as plain strings and numbers.  The rows are keyed as the reports key
- * them (report__build with serve_settings), so /metrics, the profiles
- * and the reports count the same waits.
+ * as plain strings and numbers.  The rows are built as the reports build
+ * them (report__build with feed_rows_by: per process and object, never
+ * coalesced there), so /metrics, the profiles and the reports count the
+ * same waits; their labels are metricnames', so that rows of objects
+ * that are instances of one thing add to one series.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +16,7 @@
 #include "array.h"
 #include "feed.h"
 #include "locktype.h"
+#include "metricnames.h"
 #include "names.h"
 #include "procset.h"
 #include "report.h"
@@ -26,30 +29,9 @@ const struct report_settings feed_rows_by = {
 	.top = 0,
 };
 
-/* The call site as the contract names it: "function file:line", "function+0xoff". */
-static void feed__callsite(const struct symbol_info *info, uint64_t addr,
-			   char *buf, size_t len)
-{
-	char raw[TEXT_MAX];
-	const char *module = info->module ? strrchr(info->module, '/') : NULL;
-
-	module = module ? module + 1 : info->module;
-	if (info->function && info->file && info->line)
-		snprintf(raw, sizeof(raw), "%s %s:%u", info->function,
-			 info->file, info->line);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, info->function,
-			 info->function_offset);
-	else if (module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, module,
-			 info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
-	text__sanitize(raw, buf, len);
-}
-
 struct feed_row {
 	char *process, *object, *callsite;
+	const char *class;	/* locktype__class's, static */
 	const char *type;	/* locktype__name's, static */
 	uint64_t count, wait_ns, failed;
 	uint64_t hist[SP_HIST_SLOTS];
@@ -71,7 +53,8 @@ static const char *feed__comm(const struct procset_entry *procs, size_t n,
 }
 
 static int feed__add(struct feed *f, const struct report_row *r,
-		     const char *comm, const struct row_names *names)
+		     const char *comm, const struct row_names *names,
+		     bool coalesce)
 {
 	char process[64], object[TEXT_MAX], site[TEXT_MAX];
 	struct feed_row *row;
@@ -81,16 +64,16 @@ static int feed__add(struct feed *f, const struct report_row *r,
 	if (err)
 		return err;
 	text__sanitize(comm, process, sizeof(process));
-	if (names->object_symbol)
-		text__sanitize(names->object_symbol, object, sizeof(object));
-	else
-		snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
-	feed__callsite(&names->callsite, r->callsite, site, sizeof(site));
+	metricnames__object(names->object_symbol, r->object, coalesce, object,
+			    sizeof(object));
+	metricnames__callsite(&names->callsite, r->callsite, site,
+			      sizeof(site));
 	row = &f->rows[f->n_rows];
 	*row = (struct feed_row){
 		.process = strdup(process),
 		.object = strdup(object),
 		.callsite = strdup(site),
+		.class = locktype__class(r->type),
 		.type = locktype__name(r->type),
 		.count = r->count,
 		.wait_ns = r->wait_ns,
@@ -105,7 +88,8 @@ static int feed__add(struct feed *f, const struct report_row *r,
 
 int feed__new(struct symbolizer *sym, const struct snapshot *delta,
 	      const struct procset_entry *procs, size_t n_procs,
-	      const struct feed_health *health, struct feed **out)
+	      bool coalesce, const struct feed_health *health,
+	      struct feed **out)
 {
 	struct report_rows rows = { 0 };
 	struct row_names *names = NULL;
@@ -126,7 +110,7 @@ int feed__new(struct symbolizer *sym, const struct snapshot *delta,
 			err = feed__add(f, &rows.rows[i],
 					feed__comm(procs, n_procs,
 						   rows.rows[i].pid),
-					&names[i]);
+					&names[i], coalesce);
 		free(names);
 		report__free(&rows);
 	}
@@ -159,6 +143,7 @@ int feed__apply(const struct feed *f, struct metrics *m)
 		const struct feed_row *r = &f->rows[i];
 		const struct metrics_row row = {
 			.process = r->process,
+			.class = r->class,
 			.type = r->type,
 			.object = r->object,
 			.callsite = r->callsite,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the loop that reads the probes hands the server after a read: the
- * read's change, its rows named (process, type, object, callsite) into
- * strings of their own, and syncprof's health then.  Made on the loop
+ * read's change, its rows named (process, class, type, object, callsite)
+ * into strings of their own, and syncprof's health then.  Made on the loop
  * (the symbolizer is the loop's), immutable once made, applied to the
  * counters of /metrics by the server's worker: nothing in it points back
  * into the loop's state.
@@ -10,6 +10,7 @@
 #ifndef SYNCPROF_FEED_H
 #define SYNCPROF_FEED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,10 +32,15 @@ struct feed_health {
 	size_t followed;	/* processes followed now */
 };
 
-/* delta (NULL: no change) named; 0 or -errno. */
+/*
+ * delta (NULL: no change) named as metricnames names a series' labels
+ * (coalesce: a program's objects of one kind share a name; --no-coalesce:
+ * not); 0 or -errno.
+ */
 int feed__new(struct symbolizer *sym, const struct snapshot *delta,
 	      const struct procset_entry *procs, size_t n_procs,
-	      const struct feed_health *health, struct feed **out);
+	      bool coalesce, const struct feed_health *health,
+	      struct feed **out);
 void feed__free(struct feed *f);
 /* Adds the change to m's counters; 0 or -ENOMEM. */
 int feed__apply(const struct feed *f, struct metrics *m);

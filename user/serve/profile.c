@@ -102,6 +102,7 @@ static int profile__print(struct symbolizer *sym, const struct stacktab *stacks,
 		const struct pprof_window window = {
 			.pid = v->pid,
 			.comm = v->comm,
+			.scope = v->scope,
 			.process_name = profile__process_name,
 			.process_ctx = v,
 			.mode = v->mode,

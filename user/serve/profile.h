@@ -33,6 +33,8 @@ struct profile_view {
 	uint64_t now_ns;
 	pid_t pid;			/* the first target */
 	const char *comm;
+	const char *scope;		/* what the run follows (the header;
+					   session__scope) */
 	const char *mode;
 	const struct procset_entry *processes;	/* NULL: pid alone */
 	size_t n_processes;

@@ -24,6 +24,7 @@ struct serving {
 	struct serve *serve;
 	struct snapshot *blame;
 	struct why *why;
+	char scope[256];	/* the profiles' header (session__scope) */
 };
 
 int session__serve_start(struct session *s)
@@ -78,7 +79,8 @@ int session__serve_publish(struct session *s)
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
-	err = feed__new(s->symbolizer, changes, procs, n, &health, &feed);
+	err = feed__new(s->symbolizer, changes, procs, n, s->opts->coalesce,
+			&health, &feed);
 	snapshot__free(changes);
 	if (!err)
 		serve__publish(s->serving->serve, feed);
@@ -95,12 +97,13 @@ static int session__serve_charges(struct session *s)
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
-		session__rekey(s, g->blame);
+		session__rekey_blame(s, g->blame);
 	}
 	if (!err && s->probes && s->opts->why) {
 		why__free(g->why);
 		g->why = NULL;
 		err = probes__read_why(s->probes, &g->why);
+		session__rekey_why(s, g->why);
 	}
 	return err;
 }
@@ -146,12 +149,14 @@ int session__serve_dispatch(struct session *s)
 	/* Said to the clients that asked; the run goes on. */
 	if (err)
 		pr_warn("--serve: cannot read the probes: %s", strerror(-err));
+	session__scope(s, g->scope, sizeof(g->scope));
 	v = (struct profile_view){
 		.waits = session__totals(s),
 		.blame = g->blame,
 		.why = g->why,
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
+		.scope = g->scope,
 		.mode = options__mode_name(s->opts->mode),
 	};
 	session__read_span(s, &v.start_ns, &v.now_ns);

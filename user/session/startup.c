@@ -321,8 +321,9 @@ static void all_library_path(char *library)
 
 /*
  * Finds the target's libc, names its modules, loads and attaches the
- * probes and lets a launched target go.  attach_ns is taken before the
- * probes go live: the first window holds what they count meanwhile.
+ * probes and lets a launched target go.  attach_ns is when every probe
+ * that counts was in, after their load and placing: the first window
+ * holds what they count from then on, not the time they took.
  */
 int session__start(struct session *s, char *library, size_t len,
 		   int argc, char **argv)
@@ -359,10 +360,17 @@ int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__new(opts->skip, opts->n_skip, &s->startup->skip);
 	if (!err && !opts->no_skip)
 		err = skiplist__add_wrappers(s->startup->skip);
-	if (!err)
-		err = notices__detect(target__pid(s->target),
-				      opts->mode != MODE_CONTENDED, several,
+	if (!err) {
+		const struct notices_run run = {
+			.full = opts->mode != MODE_CONTENDED,
+			.several = several,
+			.off_cpu = opts->off_cpu,
+			.lock_order = opts->lock_order,
+		};
+
+		err = notices__detect(target__pid(s->target), &run,
 				      &s->notices);
+	}
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;
@@ -439,6 +447,9 @@ int session__start(struct session *s, char *library, size_t len,
 		probes__set_translate(s->probes, session__translate, s);
 	report_unwind_tables(s);
 	err = probes__attach(s->probes, library);
+	/* The report's window: from the probes live, not their load. */
+	if (probes__live_ns(s->probes))
+		session__set_origin(s, probes__live_ns(s->probes));
 	/* After the fork watch is on: none slips between. */
 	for (size_t i = 0; !err && opts->children && i < cfg.n_pids; i++)
 		session__add_descendants(s, cfg.pids[i]);
@@ -446,6 +457,7 @@ int session__start(struct session *s, char *library, size_t len,
 		err = session__states_start(s);
 	if (err)
 		return err;
+	session__blocked_start(s);
 	/* With --states, the first read of the threads map is the origin. */
 	err = session__open_window(s, &origin_ns);
 	if (err) {

@@ -107,6 +107,18 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
  */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
 /*
+ * Several processes: whether addr (canonical) lies in shared memory,
+ * which symbolizer__object names by its mapping ("shared memory+0x40").
+ */
+bool symbolizer__shared(struct symbolizer *sym, uint64_t addr);
+/*
+ * Remembers name (from symbolizer__argument_lock, kept as long as sym)
+ * for the lock in shared memory at addr: symbolizer__object says it from
+ * then on, for every row of that lock (a release site's too).
+ */
+void symbolizer__name_shared(struct symbolizer *sym, uint64_t addr,
+			     const char *name);
+/*
  * A lock with no symbol (heap), by the type of the pointer the call
  * returning to ret_addr was passed it through: "(struct queue *)->lock"
  * (callarg.h), or NULL if the call site's DWARF does not say.  condvar:

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The labels of /metrics' series, from a read's rows: the program's
+ * name, the class and type, the lock and the call site, as text that
+ * stays the same from one process of a program to the next and from one
+ * build machine to another.
+ */
+#ifndef SYNCPROF_METRICNAMES_H
+#define SYNCPROF_METRICNAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolinfo.h"
+
+/*
+ * The call site as a label: "function file:line" with the file's base
+ * name (no build machine's directories), else "function+0xoff",
+ * "module+0xoff" or "0xaddr".
+ */
+void metricnames__callsite(const struct symbol_info *info, uint64_t addr,
+			   char *buf, size_t len);
+/*
+ * The object as a label.  Coalesced (the default): a name shared by
+ * every instance of one thing, "(unnamed)" for a lock with no name, and
+ * a name's per-instance parts left out ("table[3].lock" -> "table[].lock",
+ * "shared memory+0x40" -> "shared memory"); else (--no-coalesce) the
+ * name or the address, one series per object.
+ */
+void metricnames__object(const char *name, uint64_t addr, bool coalesce,
+			 char *buf, size_t len);
+
+#endif
