@@ -49,6 +49,7 @@ struct duty {
 	uint64_t on_ns;		/* the slices on before the current one */
 	uint64_t switches;
 	uint64_t end_ns;	/* the probes could not come back: 0, or when */
+	uint64_t switch_ns;	/* the entry links' closes, summed */
 };
 
 /* Arms the timer for abs_ns (CLOCK_MONOTONIC). */
@@ -66,14 +67,19 @@ static int duty__arm(struct duty *d, uint64_t abs_ns)
 
 /*
  * Entry links first, then returns, then the unlocks' (see above).  The
- * breakpoints leave as each close begins (its time is the wait for the
- * programs running to end): the slice on ends before it.
+ * breakpoints leave somewhere inside the entry link's close (it walks
+ * every process mapping the library, then waits for the programs
+ * running): the slice on ends halfway through it, known to within half
+ * of it (*entries_ns, reported as switch_ns).
  */
-static void duty__detach(struct probes *p)
+static void duty__detach(struct probes *p, uint64_t *entries_ns)
 {
+	uint64_t t0 = clock__monotonic_ns();
+
 	/* probes__attach_sites puts each pair's return link first. */
 	for (size_t i = 1; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
+	*entries_ns = clock__monotonic_ns() - t0;
 	for (size_t i = 0; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
 	p->n_multi_links = 0;
@@ -150,11 +156,16 @@ int duty__tick(struct duty *d)
 	if (d->end_ns)
 		return 0;
 	if (d->on) {
+		uint64_t entries_ns;
+
 		now = clock__monotonic_ns();
-		duty__detach(d->probes);
-		pr_debug("--duty: off at %llu ns in %.1f ms",
+		duty__detach(d->probes, &entries_ns);
+		pr_debug("--duty: off at %llu ns in %.1f ms (entries %.1f ms)",
 			 (unsigned long long)now,
-			 (double)(clock__monotonic_ns() - now) * 1e-6);
+			 (double)(clock__monotonic_ns() - now) * 1e-6,
+			 (double)entries_ns * 1e-6);
+		now += entries_ns / 2;
+		d->switch_ns += entries_ns;
 		d->on_ns += now - d->slice_ns;
 		d->on = false;
 		d->switches++;
@@ -197,6 +208,7 @@ void duty__times(const struct duty *d, uint64_t now_ns, struct duty_times *out)
 		.on_ns = on,
 		.off_ns = all > on ? all - on : 0,
 		.switches = d->switches,
+		.switch_ns = d->switch_ns,
 		.cut = probes__counter(d->probes, SP_CNT_DUTY_CUT),
 	};
 }

@@ -82,6 +82,7 @@ struct format_duty {
 	uint64_t on_ns;		/* since attach */
 	uint64_t off_ns;
 	uint64_t cut;		/* calls and holds cut by a switch off */
+	uint64_t switch_ns;	/* the removals of the entry probes, summed */
 };
 
 struct format_meta {

@@ -319,11 +319,13 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "unwind_stopped", jsonout__uint(meta->unwind_stopped), err);
 	jsonout__set(o, "abandoned", jsonout__uint(meta->abandoned), err);
 	/* --duty: the cycle; null when the probes were on all along. */
-	jsonout__set(o, "duty", meta->duty ? json_pack("{sIsIsIsI}",
+	jsonout__set(o, "duty", meta->duty ? json_pack("{sIsIsIsIsI}",
 		"pct", (json_int_t)meta->duty->pct,
 		"on_ns", (json_int_t)meta->duty->on_ns,
 		"off_ns", (json_int_t)meta->duty->off_ns,
-		"cut", (json_int_t)meta->duty->cut) : json_null(), err);
+		"cut", (json_int_t)meta->duty->cut,
+		"switch_ns", (json_int_t)meta->duty->switch_ns) : json_null(),
+		err);
 	jsonout__set(o, "stacks_late", json_pack("{sIsI}",
 		"finished", (json_int_t)meta->late_finished,
 		"cut", (json_int_t)meta->late_cut), err);

@@ -420,7 +420,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		struct duty_times t;
 
 		duty__times(s->duty, end_ns, &t);
-		duty = (struct format_duty){ t.pct, t.on_ns, t.off_ns, t.cut };
+		duty = (struct format_duty){ t.pct, t.on_ns, t.off_ns, t.cut,
+					     t.switch_ns };
 	}
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
