@@ -4,14 +4,15 @@ The targets time every call (workload --log-calls) and every hold
 (releaser hold) themselves; syncprof's estimates (what the slices on saw,
 scaled by all the time over the time on) must come within 5% of those
 truths, plus what the target's own figures say the sampling cannot do
-better than: a count sampled in n slices on is off by about cv / sqrt(n)
-(cv: how much the target's own rate varies from one half-second to the
-next), and a mean of n calls moves by one preempted call's length / n.
+better than: a count or a mean sampled in n slices on is off by about
+cv / sqrt(n) (cv: how much the target's own rate, or its own mean wait,
+varies from one half-second to the next), and a mean of n calls moves by
+one preempted call's length / n.
 """
 import statistics
 import subprocess
 
-from harness import SYNCPROF, SyncprofTestCase
+from harness import SYNCPROF, UNDER_TOLERANCE, SyncprofTestCase
 from test_waits import RELEASER, marker_line
 
 GOAL = 0.05
@@ -30,6 +31,21 @@ def rate_spread(starts):
             buckets[i] += 1
     mean = statistics.mean(buckets)
     return statistics.pstdev(buckets) / mean if mean else 1.0
+
+
+def wait_spread(calls):
+    """How much the target's own mean wait varies between half-seconds:
+    the coefficient of variation of its per-SLICE_S means."""
+    first = min(c[0] for c in calls)
+    sums, counts = {}, {}
+    for t0, t1 in calls:
+        i = int((t0 - first) / (SLICE_S * 1e9))
+        sums[i] = sums.get(i, 0) + (t1 - t0)
+        counts[i] = counts.get(i, 0) + 1
+    means = [sums[i] / counts[i] for i in sums]
+    if len(means) < 2:
+        return 1.0
+    return statistics.pstdev(means) / statistics.mean(means)
 
 
 class Duty(SyncprofTestCase):
@@ -74,9 +90,9 @@ class Duty(SyncprofTestCase):
         span_s = (max(starts) - min(starts)) / 1e9
         n_on = max(1.0, span_s * on_share / SLICE_S)
         seen = row["count"] * on_share     # the calls the probes timed
-        # Each slice's end is known to within half of its switch (the
-        # entry probes' removal): duty.switch_ns, summed.
-        switch = report["duty"]["switch_ns"] / 2 / report["duty"]["on_ns"]
+        # A slice ends as its entry probes' close begins, and calls
+        # entering during the close still count: duty.switch_ns, summed.
+        switch = report["duty"]["switch_ns"] / report["duty"]["on_ns"]
         allowed = GOAL + 3 * rate_spread(starts) / n_on ** 0.5 + switch
         # The acquisitions: scaled up to the whole run, within the
         # sampling's reach of the target's own count (the rate: the same
@@ -84,11 +100,17 @@ class Duty(SyncprofTestCase):
         self.assertEstimate(row["count"], truth["count"], allowed, "count")
         self.assertLess(row["count"] * on_share, truth["count"] * 0.8,
                         "the probes were off half the time: fewer calls seen")
-        # The mean wait: measured in the slices on.
-        self.assertEstimate(row["wait_ns"] / row["count"],
-                            truth["wait_ns"] / truth["count"],
-                            GOAL + row["max_ns"] / (row["wait_ns"] / row["count"])
-                            / seen, "mean wait")
+        # The mean wait: measured in the slices on.  Below the target's by
+        # up to UNDER_TOLERANCE too, as every wait test allows: the
+        # target's clock also runs while its waiter is preempted around
+        # the futex wait.
+        mean = row["wait_ns"] / row["count"]
+        truth_mean = truth["wait_ns"] / truth["count"]
+        allowed = (GOAL + row["max_ns"] / mean / seen +
+                   3 * wait_spread(truth["calls"]) / n_on ** 0.5)
+        if mean < truth_mean:
+            allowed = max(allowed, UNDER_TOLERANCE)
+        self.assertEstimate(mean, truth_mean, allowed, "mean wait")
 
     def test_holds_within_the_holders_own(self):
         report, on_share = self.run_duty(
@@ -106,7 +128,7 @@ class Duty(SyncprofTestCase):
         # A hold per switch may be cut (counted in duty.cut), and each
         # slice's edge is one iteration.
         switches = report["duty"]["cut"] + 2 * (report["elapsed_s"] + 1)
-        switch = report["duty"]["switch_ns"] / 2 / report["duty"]["on_ns"]
+        switch = report["duty"]["switch_ns"] / report["duty"]["on_ns"]
         self.assertEstimate(row["holds"], expected["count"],
                             GOAL + switches / seen + switch, "holds")
         mean = expected["ns"] / expected["count"]

@@ -67,10 +67,13 @@ static int duty__arm(struct duty *d, uint64_t abs_ns)
 
 /*
  * Entry links first, then returns, then the unlocks' (see above).  The
- * breakpoints leave somewhere inside the entry link's close (it walks
- * every process mapping the library, then waits for the programs
- * running): the slice on ends halfway through it, known to within half
- * of it (*entries_ns, reported as switch_ns).
+ * breakpoints leave in the first part of the entry link's close (it
+ * walks every process mapping the library, then waits for the programs
+ * running): the slice on ends as the close begins, and calls entering
+ * while it walks are counted beyond that time, at most *entries_ns
+ * (reported as switch_ns) each switch.  Measured on workload (make
+ * bench's targets): counting the whole close as on read 5-8% under the
+ * target's own count, its half 4.5-7.6% under, its start 2.6-8% over.
  */
 static void duty__detach(struct probes *p, uint64_t *entries_ns)
 {
@@ -164,7 +167,6 @@ int duty__tick(struct duty *d)
 			 (unsigned long long)now,
 			 (double)(clock__monotonic_ns() - now) * 1e-6,
 			 (double)entries_ns * 1e-6);
-		now += entries_ns / 2;
 		d->switch_ns += entries_ns;
 		d->on_ns += now - d->slice_ns;
 		d->on = false;

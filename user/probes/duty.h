@@ -17,9 +17,8 @@ struct duty_times {
 	uint64_t on_ns;		/* the probes attached, since the start */
 	uint64_t off_ns;	/* detached */
 	uint64_t switches;	/* times detached */
-	uint64_t switch_ns;	/* the entry probes' removals, summed: each
-				   slice's end is known to within half of
-				   its own */
+	uint64_t switch_ns;	/* the entry links' closes, summed: calls
+				   entering during one still count */
 	uint64_t cut;		/* calls and holds in progress at a switch
 				   off whose end was not seen: not counted */
 };
