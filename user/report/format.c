@@ -21,6 +21,7 @@
 #include "stateformat.h"
 #include "text.h"
 #include "utf8.h"
+#include "whatifout.h"
 #include "why.h"
 
 void format__wall_text(uint64_t wall_ns, char *buf, size_t len)
@@ -535,6 +536,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	}
 	if (!err && meta->states)
 		stateformat__table(out, meta->states);
+	if (!err && meta->what_if)
+		whatifout__table(out, meta->what_if);
 	return err;
 }
 
@@ -895,6 +898,9 @@ json_t *format__json_report(const struct format_config *cfg,
 			       "pairs", (json_int_t)meta->lock_order->pairs_dropped,
 			       "untracked", (json_int_t)meta->lock_order->untracked) :
 		     json_null(), err);
+	/* --what-if: null without. */
+	jsonout__set(o, "what_if", meta->what_if ?
+		     whatifout__json(meta->what_if, err) : json_null(), err);
 	/* null when none were read (a replayed recording has none). */
 	jsonout__set(o, "waiting", meta->waiting ?
 		     json_waiting(meta->waiting, meta->waiting_names, err) :
