@@ -298,7 +298,8 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
 		};
 
-		whatifmodel__predict(&fit, shorter[i], &r.cpu, &w.p);
+		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
+				     &r.cpu, &w.p);
 		if (l->site)
 			symbolizer__callsite(s->symbolizer, l->site,
 					     &w.site_info);
@@ -321,8 +322,6 @@ int session__what_if(struct session *s, int stop_fd)
 	struct experiment_config cfg = {
 		.pid = target__pid(s->target),
 		.libc_path = libc_path,
-		.progress_path = s->opts->progress ? setup->exe : NULL,
-		.progress_offset = setup->progress_offset,
 		.stop_fds = { stop_fd, target__pidfd(s->target) },
 	};
 	struct seen_lock *seen = NULL, *chosen = NULL;
@@ -331,8 +330,10 @@ int session__what_if(struct session *s, int stop_fd)
 	char measure[256];
 	int err;
 
-	if (!s->what_if)
+	if (!s->what_if || !setup)
 		return 0;
+	cfg.progress_path = s->opts->progress ? setup->exe : NULL;
+	cfg.progress_offset = setup->progress_offset;
 	err = target__pthread_library(s->target, libc_path, sizeof(libc_path));
 	if (err)
 		return err;

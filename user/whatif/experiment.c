@@ -301,7 +301,8 @@ int experiment__run(struct experiment *e, uint64_t object,
 	uint64_t injected = counts(e)->injected;
 	uint64_t injected_ns = counts(e)->injected_ns;
 	uint64_t over = counts(e)->over_budget;
-	double rate = 0, window_s, delayed = 0;
+	double rate = 0, window_s, delayed = 0, used = 0, capacity = 0;
+	double most = 0;
 	struct taskcpu *cpu = NULL;
 	size_t n_delayed = 0;
 	int err;
@@ -317,6 +318,11 @@ int experiment__run(struct experiment *e, uint64_t object,
 	window_s = err ? 0 : MIN_UNITS / rate;
 	window_s = window_s < WINDOW_MIN_S ? WINDOW_MIN_S :
 		   window_s > WINDOW_MAX_S ? WINDOW_MAX_S : window_s;
+	if (!err)
+		pr_info("--what-if: delays begin: mean hold %.1f us (%.1f us on "
+			"a CPU), %d windows of %.2f s", (double)r->hold_ns / 1e3,
+			(double)r->hold_cpu_ns / 1e3, EXPERIMENT_WINDOWS,
+			window_s);
 	/* Budget per experiment: what the earlier ones spent is not ours. */
 	e->skel->bss->budget_ns = counts(e)->injected_ns + EXPERIMENT_BUDGET_NS;
 	for (size_t i = 0; !err && i < EXPERIMENT_WINDOWS; i++) {
@@ -335,6 +341,9 @@ int experiment__run(struct experiment *e, uint64_t object,
 			err = wait_window(e, window_s);
 		if (!err && !frac)
 			err = taskcpu__end(cpu);
+		if (!err && !frac)
+			taskcpu__window(cpu, clock__monotonic_ns() - start,
+					MIN_RUN_SHARE, &used, &capacity, &most);
 		e->skel->bss->delay_ns = 0;
 		if (err)
 			break;
@@ -343,6 +352,9 @@ int experiment__run(struct experiment *e, uint64_t object,
 			.delay = (double)delay / (double)r->hold_ns,
 			.rate = (double)(progress_now(e) - units) /
 				((double)spent * 1e-9),
+			.used = frac ? 0 : used,
+			.capacity = frac ? 0 : capacity,
+			.most = frac ? 0 : most,
 		};
 		r->n_windows = i + 1;
 		pr_debug("--what-if: window %zu: delay %" PRIu64 " ns, %.0f "
@@ -363,24 +375,11 @@ int experiment__run(struct experiment *e, uint64_t object,
 	}
 	e->skel->bss->delay_ns = 0;
 	if (!err && r->n_windows) {
-		double ref_rate = 0, n_ref = 0, capacity[3];
-
-		taskcpu__usage(cpu, ref_ns, MIN_RUN_SHARE, &r->cpu.used,
-			       capacity);
-		r->cpu.capacity = capacity[0];
-		r->cpu.capacity_low = capacity[1];
-		r->cpu.capacity_high = capacity[2];
-
-		for (size_t i = 0; i < r->n_windows; i++)
-			if (r->windows[i].delay == 0) {
-				ref_rate += r->windows[i].rate;
-				n_ref++;
-			}
-		/* The holds' CPU at the reference windows' rate: holds per
-		   unit of progress (hold phase) x mean hold on a CPU. */
-		ref_rate = n_ref ? ref_rate / n_ref : 0;
-		r->cpu.holds = r->holds_per_s / rate * ref_rate *
-			       (double)r->hold_cpu_ns * 1e-9;
+		taskcpu__usage(cpu, ref_ns, MIN_RUN_SHARE, &r->used,
+			       &r->capacity);
+		/* Holds per unit of progress (hold phase) x mean on a CPU. */
+		r->cpu.hold_cpu_per_unit = r->holds_per_s / rate *
+					   (double)r->hold_cpu_ns * 1e-9;
 		r->rate_delayed = n_delayed ? delayed / (double)n_delayed : 0;
 		r->rate_after = r->windows[r->n_windows - 1].delay == 0 ?
 				r->windows[r->n_windows - 1].rate : 0;
@@ -390,10 +389,10 @@ int experiment__run(struct experiment *e, uint64_t object,
 	r->over_budget = counts(e)->over_budget - over;
 	r->elapsed_ns = clock__monotonic_ns() - begin;
 	pr_debug("--what-if: %" PRIu64 " releases delayed, %.1f us each; "
-		 "CPUs used %.2f, could %.2f, holds %.2f", r->injected,
-		 r->injected ? (double)r->injected_ns / (double)r->injected /
-			       1e3 : 0.0,
-		 r->cpu.used, r->cpu.capacity, r->cpu.holds);
+		 "CPUs used %.2f, could %.2f, holds' CPU %.1f us a unit",
+		 r->injected, r->injected ? (double)r->injected_ns /
+			       (double)r->injected / 1e3 : 0.0,
+		 r->used, r->capacity, r->cpu.hold_cpu_per_unit * 1e6);
 	taskcpu__free(cpu);
 	return err;
 }

@@ -35,7 +35,8 @@ struct experiment_result {
 	double holds_per_s;
 	struct whatif_window windows[EXPERIMENT_WINDOWS];
 	size_t n_windows;
-	struct whatif_cpu cpu;		/* over the reference windows */
+	struct whatif_cpu cpu;		/* the holds' CPU */
+	double used, capacity;		/* CPUs, reference windows in all */
 	double rate_delayed;		/* progress/s, delayed windows */
 	double rate_after;		/* the last window, no delay */
 	uint64_t injected_ns;		/* delay injected in all */

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Threads' CPU time by schedstat (ns, unlike /proc/PID/stat's ticks),
- * kept per thread, and the machine's runnable tasks (/proc/stat's
- * procs_running) at each window's ends: what the process's threads could
- * have had is the CPUs' fair share of its threads among the others that
- * wanted one.  Rejected: each thread's own share of its runnable time
- * (run / (run + runqueue wait)): a thread that mostly sleeps on a lock
- * waits long for a CPU when woken on a busy machine, yet gets more of
- * one once it runs more (the scheduler's credit for its sleep), so that
- * share read far below what a shorter lock let the process use.
+ * kept per thread, and the machine's idle CPU time (/proc/stat): what
+ * the process's threads could have had is what they used plus what no
+ * one used, at most one CPU per thread and the CPUs it may run on.  A
+ * saturated machine gives a process no more than it gets.
+ *
+ * Rejected, both measured against the shorter version run for real
+ * beside other builds: each thread's own share of its runnable time
+ * (run / (run + runqueue wait)), which read far below what a shorter
+ * lock let the process use (a thread that mostly sleeps on a lock waits
+ * long for a CPU when woken, yet gets more once it runs more); and the
+ * fair share of its threads among the machine's runnable tasks
+ * (procs_running), far above it (the scheduler shares between groups of
+ * tasks, not between threads).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "taskcpu.h"
@@ -27,15 +33,17 @@ struct taskcpu_thread {
 	pid_t tid;
 	uint64_t run_begin, wait_begin;	/* at the window's begin */
 	uint64_t run, wait;		/* summed over the windows */
+	uint64_t last_run;		/* in the last window */
 	int seen;			/* read at the window's begin */
 };
 
 struct taskcpu {
 	pid_t pid;
 	int cpus;
-	double running;			/* procs_running, summed */
-	double running_sq;		/* and its squares */
-	size_t samples;
+	long hz;			/* /proc/stat's ticks per second */
+	uint64_t idle_begin;		/* idle ticks at the window's begin */
+	uint64_t idle;			/* idle ticks in the windows */
+	uint64_t last_idle;		/* in the last window */
 	struct taskcpu_thread *threads;
 	size_t n, cap;
 };
@@ -49,6 +57,9 @@ int taskcpu__new(pid_t pid, struct taskcpu **out)
 		return -ENOMEM;
 	t->pid = pid;
 	t->cpus = sched_getaffinity(pid, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
+	t->hz = sysconf(_SC_CLK_TCK);
+	if (t->hz <= 0)
+		t->hz = 100;
 	if (t->cpus <= 0)
 		t->cpus = 1;
 	*out = t;
@@ -115,6 +126,7 @@ static int read_all(struct taskcpu *t, bool begin)
 			th->seen = 1;
 		} else if (th->seen) {
 			th->run += run - th->run_begin;
+			th->last_run = run - th->run_begin;
 			th->wait += wait - th->wait_begin;
 			th->seen = 0;
 		}
@@ -123,57 +135,74 @@ static int read_all(struct taskcpu *t, bool begin)
 	return 0;
 }
 
-/* The machine's tasks running or runnable now, this reader included. */
-static void sample_running(struct taskcpu *t)
+static double share_of(const struct taskcpu *t, double active, double used,
+		       uint64_t idle, uint64_t window_ns);
+
+/* The machine's idle and I/O wait ticks since boot, all CPUs. */
+static uint64_t idle_ticks(void)
 {
-	char line[256];
+	unsigned long long v[5] = { 0 };
 	FILE *f = fopen("/proc/stat", "r");
 
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "procs_running ", 14)) {
-			double v = atof(line + 14);
-
-			t->running += v;
-			t->running_sq += v * v;
-			t->samples++;
-			break;
-		}
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4]) != 5)
+		v[3] = v[4] = 0;
 	fclose(f);
+	return v[3] + v[4];
 }
 
 int taskcpu__begin(struct taskcpu *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		t->threads[i].seen = 0;
-	sample_running(t);
+		t->threads[i].seen = t->threads[i].last_run = 0;
+	t->idle_begin = idle_ticks();
 	return read_all(t, true);
 }
 
 int taskcpu__end(struct taskcpu *t)
 {
-	sample_running(t);
+	uint64_t now = idle_ticks();
+
+	t->last_idle = now > t->idle_begin ? now - t->idle_begin : 0;
+	t->idle += t->last_idle;
 	return read_all(t, false);
 }
 
-/* The fair share of active threads beside `others`, within bounds. */
-static double share_of(const struct taskcpu *t, double active, double others)
+void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
+		     double min_share, double *used, double *capacity,
+		     double *most)
 {
-	double share;
+	double run = 0, active = 0;
 
-	if (others < 0)
-		others = 0;
-	share = active ? t->cpus * active / (active + others) : 0;
-	if (share > active)
-		share = active;
-	return share > t->cpus ? t->cpus : share;
+	for (size_t i = 0; i < t->n; i++) {
+		run += (double)t->threads[i].last_run;
+		if (window_ns && (double)t->threads[i].last_run >=
+				 min_share * (double)window_ns)
+			active++;
+	}
+	*used = window_ns ? run / (double)window_ns : 0;
+	*capacity = share_of(t, active, *used, t->last_idle, window_ns);
+	*most = active < t->cpus ? active : t->cpus;
+}
+
+/* What active threads that used `used` CPUs could have had. */
+static double share_of(const struct taskcpu *t, double active, double used,
+		       uint64_t idle, uint64_t window_ns)
+{
+	double could = used + (window_ns ? (double)idle / (double)t->hz /
+					   ((double)window_ns * 1e-9) : 0);
+
+	if (could > active)
+		could = active;
+	return could > t->cpus ? t->cpus : could;
 }
 
 void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
-		    double min_share, double *used, double capacity[3])
+		    double min_share, double *used, double *capacity)
 {
-	double run = 0, active = 0, others, spread = 0;
+	double run = 0, active = 0;
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct taskcpu_thread *th = &t->threads[i];
@@ -183,17 +212,5 @@ void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
 			active++;
 	}
 	*used = window_ns ? run / (double)window_ns : 0;
-	/* The others: the runnable tasks less this reader and the
-	   process's own running threads. */
-	others = t->samples ? t->running / (double)t->samples - 1 - *used : 0;
-	/* The samples' spread, as a 95% interval of their mean. */
-	if (t->samples > 1) {
-		double n = (double)t->samples, m = t->running / n;
-		double var = (t->running_sq - n * m * m) / (n - 1);
-
-		spread = var > 0 ? 2 * sqrt(var / n) : 0;
-	}
-	capacity[0] = share_of(t, active, others);
-	capacity[1] = share_of(t, active, others + spread);
-	capacity[2] = share_of(t, active, others - spread);
+	*capacity = share_of(t, active, *used, t->idle, window_ns);
 }

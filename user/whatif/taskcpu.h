@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPU time of a process's threads, from /proc/PID/task/TID/schedstat:
- * on CPU, and runnable but waiting for one, summed over the windows it is
- * told of, thread by thread.
+ * The CPU time of a process's threads, from /proc/PID/task/TID/schedstat,
+ * and the machine's idle time, from /proc/stat, summed over the windows
+ * it is told of.
  */
 #ifndef SYNCPROF_TASKCPU_H
 #define SYNCPROF_TASKCPU_H
@@ -21,12 +21,20 @@ int taskcpu__end(struct taskcpu *t);
 /*
  * Over the windows so far, window_ns of them in all: the CPUs the
  * threads used, and the CPUs they could have used had every thread that
- * ran (min_share of the time or more) stayed runnable: their fair share
- * of the CPUs the process may run on, beside the machine's other
- * runnable tasks; at most one CPU per thread.  capacity: that share,
- * then its low and high ends (the spread of the others' count).
+ * ran (min_share of the time or more) stayed runnable: what they used
+ * and what the machine left idle, at most one CPU per thread and the
+ * CPUs the process may run on.
  */
 void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
-		    double min_share, double *used, double capacity[3]);
+		    double min_share, double *used, double *capacity);
+
+/*
+ * The same for the last window alone (between the last begin and end),
+ * and the most the threads could use: a CPU each, within the CPUs the
+ * process may run on.
+ */
+void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
+		     double min_share, double *used, double *capacity,
+		     double *most);
 
 #endif

@@ -18,11 +18,17 @@
  * window is paired with the reference windows beside it instead.
  *
  * Where shortening the lock moves the bottleneck to the CPUs, the line
- * no longer holds: the target's threads used `used` CPUs for T0's rate
- * and could have had `capacity`; shorter holds free `holds` x s of their
- * CPU per unit of time, so the rate can grow at most to
- * capacity / (used - holds x s) of what it was.  The prediction is the
- * lower of the two, and says which.
+ * no longer holds: in a reference window the target's threads used
+ * `used` CPUs at its rate and could have had `capacity`; shorter holds
+ * free s of their CPU time per unit, so the rate can grow at most to
+ * capacity / (used - freed) of what it was.  One such bound per window,
+ * their mean and its interval (the machine's load moves it); the
+ * prediction is the lower of the lock's and the CPUs', and says which.
+ * On a machine others keep busy, capacity is what the target gets now
+ * plus the idle CPUs; a target that needs more may take some from the
+ * others, which no measurement of the present shows: the interval's high
+ * end is then the bound with every CPU the target's threads could run
+ * on (`most`).
  */
 #include <errno.h>
 #include <math.h>
@@ -148,13 +154,49 @@ static double lock_gain(double slope, double shorter)
 	return (1 / (1 - cut) - 1) * 100;
 }
 
-/* The gain the CPUs allow: capacity for what used did, less the holds'. */
-static double cap(double capacity, double used, double left)
+/*
+ * The CPUs' bound, in %, over the reference windows that know their
+ * CPUs: mean and 95% interval; -1 when none does.
+ */
+static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
+		    const struct whatif_cpu *cpu, struct whatif_prediction *out)
 {
-	return (fmax(capacity, used) / left - 1) * 100;
+	double sum = 0, sq = 0, most = 0;
+	size_t m = 0;
+
+	out->cap_pct = -1;
+	for (size_t i = 0; cpu && i < n; i++) {
+		double holds, left, c;
+
+		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0)
+			continue;
+		holds = fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
+		left = w[i].used - holds * shorter;
+		if (left <= 0)
+			continue;
+		c = (fmax(w[i].capacity, w[i].used) / left - 1) * 100;
+		most += (fmax(w[i].most, w[i].capacity) / left - 1) * 100;
+		sum += c;
+		sq += c * c;
+		m++;
+	}
+	if (!m)
+		return;
+	out->cap_pct = sum / (double)m;
+	out->cap_low_pct = out->cap_high_pct = out->cap_pct;
+	if (m > 1) {
+		double var = (sq - sum * sum / (double)m) / (double)(m - 1);
+		double half = t95(m - 1) * sqrt(var > 0 ? var : 0) /
+			      sqrt((double)m);
+
+		out->cap_low_pct = fmax(out->cap_pct - half, 0);
+		out->cap_high_pct = out->cap_pct + half;
+	}
+	out->cap_high_pct = fmax(out->cap_high_pct, most / (double)m);
 }
 
 void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
+			  const struct whatif_window *w, size_t n,
 			  const struct whatif_cpu *cpu,
 			  struct whatif_prediction *out)
 {
@@ -163,17 +205,7 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	out->gain_pct = out->lock_gain_pct;
 	out->low_pct = lock_gain(fit->low, shorter);
 	out->high_pct = lock_gain(fit->high, shorter);
-	if (cpu && cpu->used > 0 && cpu->capacity > 0) {
-		double left = cpu->used - fmin(cpu->holds, cpu->used) * shorter;
-
-		if (left > 0) {
-			out->cap_pct = cap(cpu->capacity, cpu->used, left);
-			out->cap_low_pct = cap(cpu->capacity_low, cpu->used,
-					       left);
-			out->cap_high_pct = cap(cpu->capacity_high, cpu->used,
-						left);
-		}
-	}
+	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)
 		return;
 	if (out->gain_pct > out->cap_pct) {

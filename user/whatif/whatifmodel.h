@@ -17,6 +17,13 @@ struct whatif_window {
 	double delay;		/* delay per hold, as a fraction of the mean
 				   hold; 0: a reference window */
 	double rate;		/* progress per second in it */
+	/* Reference windows: the CPUs the target's threads used in it,
+	   the CPUs they could have had (theirs and the idle ones), and at
+	   most (a CPU per thread, within the CPUs it may run on); 0: not
+	   known. */
+	double used;
+	double capacity;
+	double most;
 };
 
 /*
@@ -31,17 +38,9 @@ struct whatif_fit {
 	double base_rate;	/* progress per second, reference windows */
 };
 
-/*
- * What the CPUs allow, over the reference windows: the target's CPU
- * use, the CPUs its threads could have had, and the share of a CPU the
- * lock's holds take.  All in CPUs (seconds per second).
- */
+/* What the lock's holds cost the CPUs: seconds on a CPU per unit. */
 struct whatif_cpu {
-	double used;		/* the target's threads, on CPU */
-	double capacity;	/* theirs if all stayed runnable */
-	double capacity_low;	/* its interval */
-	double capacity_high;
-	double holds;		/* the lock's holds (count x mean hold) */
+	double hold_cpu_per_unit;
 };
 
 struct whatif_prediction {
@@ -66,10 +65,12 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		     struct whatif_fit *out);
 /*
  * The gain of holds `shorter` (0.25: 25%) shorter: the time a unit takes
- * falls by slope x shorter; capped by the CPUs (cpu may be NULL: none
- * known).  A shorter hold never predicts a loss: negatives read 0.
+ * falls by slope x shorter; capped by the CPUs, one bound per reference
+ * window of w that knows its CPUs (cpu may be NULL: no cap).  A shorter
+ * hold never predicts a loss: negatives read 0.
  */
 void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
+			  const struct whatif_window *w, size_t n,
 			  const struct whatif_cpu *cpu,
 			  struct whatif_prediction *out);
 
