@@ -6,7 +6,10 @@
  * the start, so that being preempted does not shorten it) and --work-us
  * of the same work outside it; item_done() is called per item
  * (the progress function).  It measures its own progress: every
- * --window-ms it prints "rate R" (items per second in that window).
+ * --window-ms it prints "rate R" (items per second in that window), and
+ * after it "slow F": the share of its unlock calls that took a quarter
+ * of the critical section or more of the thread's CPU time (a delay
+ * syncprof put there spins on the CPU; being preempted takes none).
  *
  * --ab FRAC runs the shorter version for real: windows alternate between
  * holds of --hold-us and of --hold-us x (1 - FRAC), printed "base R" and
@@ -25,7 +28,7 @@
 pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t decoy_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static atomic_ulong items;
+static atomic_ulong items, unlocks, slow_unlocks;
 static atomic_uint hold_ns;		/* the critical section, now */
 static unsigned int work_ns, decoy_ns;
 static atomic_bool stop;
@@ -81,9 +84,16 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		unsigned int hold = atomic_load(&hold_ns);
+		uint64_t t0;
+
 		pthread_mutex_lock(&work_lock);
-		spin_ns(atomic_load(&hold_ns));
+		spin_ns(hold);
+		t0 = thread_cpu_ns();
 		pthread_mutex_unlock(&work_lock);
+		if (thread_cpu_ns() - t0 >= hold / 4)
+			atomic_fetch_add(&slow_unlocks, 1);
+		atomic_fetch_add(&unlocks, 1);
 		item_done();
 		spin_ns(work_ns);
 	}
@@ -150,6 +160,7 @@ int main(int argc, char **argv)
 	{
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 		unsigned long before = atomic_load(&items);
+		unsigned long unlocked = 0, slow = 0;
 		uint64_t t0 = now_ns();
 		int w = 0;
 
@@ -163,9 +174,18 @@ int main(int argc, char **argv)
 			sleep_us(window_ms * 1000);
 			after = atomic_load(&items);
 			t1 = now_ns();
-			printf("%s %.1f\n", ab > 0 ? (shorter ? "short" : "base")
-						   : "rate",
+			printf("%s %.1f", ab > 0 ? (shorter ? "short" : "base")
+						 : "rate",
 			       (double)(after - before) / ((double)(t1 - t0) * 1e-9));
+			{
+				unsigned long u = atomic_load(&unlocks);
+				unsigned long sl = atomic_load(&slow_unlocks);
+
+				printf(" slow %.3f\n", u > unlocked ?
+				       (double)(sl - slow) / (double)(u - unlocked) : 0.0);
+				unlocked = u;
+				slow = sl;
+			}
 			fflush(stdout);
 			before = after;
 			t0 = t1;
