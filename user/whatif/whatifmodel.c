@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "whatifmodel.h"
 
@@ -154,21 +155,32 @@ static double lock_gain(double slope, double shorter)
 	return (1 / (1 - cut) - 1) * 100;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The CPUs' bound, in %, over the reference windows that know their
- * CPUs: mean and 95% interval; -1 when none does.
+ * CPUs: their mean, and as its interval the range the middle 80% of the
+ * windows' bounds lay in (the machine's load moves the bound from one
+ * window to the next, and the real run sees other windows); -1 when no
+ * window knows.
  */
 static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		    const struct whatif_cpu *cpu, struct whatif_prediction *out)
 {
-	double sum = 0, sq = 0, most = 0;
+	double sum = 0, most = 0, caps[WHATIF_MAX_WINDOWS];
 	size_t m = 0;
 
 	out->cap_pct = -1;
 	for (size_t i = 0; cpu && i < n; i++) {
 		double holds, left, c;
 
-		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0)
+		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0 ||
+		    m == WHATIF_MAX_WINDOWS)
 			continue;
 		holds = fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
 		left = w[i].used - holds * shorter;
@@ -177,21 +189,14 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		c = (fmax(w[i].capacity, w[i].used) / left - 1) * 100;
 		most += (fmax(w[i].most, w[i].capacity) / left - 1) * 100;
 		sum += c;
-		sq += c * c;
-		m++;
+		caps[m++] = c;
 	}
 	if (!m)
 		return;
 	out->cap_pct = sum / (double)m;
-	out->cap_low_pct = out->cap_high_pct = out->cap_pct;
-	if (m > 1) {
-		double var = (sq - sum * sum / (double)m) / (double)(m - 1);
-		double half = t95(m - 1) * sqrt(var > 0 ? var : 0) /
-			      sqrt((double)m);
-
-		out->cap_low_pct = fmax(out->cap_pct - half, 0);
-		out->cap_high_pct = out->cap_pct + half;
-	}
+	qsort(caps, m, sizeof(*caps), cmp_double);
+	out->cap_low_pct = fmin(caps[m / 10], out->cap_pct);
+	out->cap_high_pct = fmax(caps[m - 1 - m / 10], out->cap_pct);
 	out->cap_high_pct = fmax(out->cap_high_pct, most / (double)m);
 }
 

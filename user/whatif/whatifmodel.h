@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The windows one fit reads at most. */
+#define WHATIF_MAX_WINDOWS	256
+
 /* One window of the experiment. */
 struct whatif_window {
 	double delay;		/* delay per hold, as a fraction of the mean
