@@ -38,7 +38,7 @@ void whatifout__table(FILE *out, const struct whatif *w)
 		return;
 	}
 	fprintf(out, "%-24s %-22s %7s %10s %19s %5s %10s %10s\n", "Lock",
-		"Site", "Shorter", "Gain", "Interval (95%)", "Bound",
+		"Site", "Shorter", "Gain", "Interval", "Bound",
 		"Mean hold", "Experiment");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct whatif_entry *e = &w->entries[i];
