@@ -898,13 +898,13 @@ json_t *format__json_report(const struct format_config *cfg,
 			       "pairs", (json_int_t)meta->lock_order->pairs_dropped,
 			       "untracked", (json_int_t)meta->lock_order->untracked) :
 		     json_null(), err);
-	/* --what-if: null without. */
-	jsonout__set(o, "what_if", meta->what_if ?
-		     whatifout__json(meta->what_if, err) : json_null(), err);
 	/* null when none were read (a replayed recording has none). */
 	jsonout__set(o, "waiting", meta->waiting ?
 		     json_waiting(meta->waiting, meta->waiting_names, err) :
 		     json_null(), err);
+	/* --what-if: null without. */
+	jsonout__set(o, "what_if", meta->what_if ?
+		     whatifout__json(meta->what_if, err) : json_null(), err);
 	return o;
 }
 
