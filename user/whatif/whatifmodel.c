@@ -166,13 +166,15 @@ static int cmp_double(const void *a, const void *b)
  * The CPUs' bound, in %, over the reference windows that know their
  * CPUs: their mean, and as its interval the range the middle 80% of the
  * windows' bounds lay in (the machine's load moves the bound from one
- * window to the next, and the real run sees other windows); -1 when no
- * window knows.
+ * window to the next, and the real run sees other windows), widened
+ * down to the bound with no more CPU than the target used (idle CPUs
+ * others may take first) and up to a CPU per thread; -1 when no window
+ * knows.
  */
 static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		    const struct whatif_cpu *cpu, struct whatif_prediction *out)
 {
-	double sum = 0, most = 0, caps[WHATIF_MAX_WINDOWS];
+	double sum = 0, most = 0, least = 0, caps[WHATIF_MAX_WINDOWS];
 	size_t m = 0;
 
 	out->cap_pct = -1;
@@ -188,6 +190,7 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 			continue;
 		c = (fmax(w[i].capacity, w[i].used) / left - 1) * 100;
 		most += (fmax(w[i].most, w[i].capacity) / left - 1) * 100;
+		least += (w[i].used / left - 1) * 100;
 		sum += c;
 		caps[m++] = c;
 	}
@@ -195,7 +198,8 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		return;
 	out->cap_pct = sum / (double)m;
 	qsort(caps, m, sizeof(*caps), cmp_double);
-	out->cap_low_pct = fmin(caps[m / 10], out->cap_pct);
+	out->cap_low_pct = fmin(fmin(caps[m / 10], out->cap_pct),
+				least / (double)m);
 	out->cap_high_pct = fmax(caps[m - 1 - m / 10], out->cap_pct);
 	out->cap_high_pct = fmax(out->cap_high_pct, most / (double)m);
 }
