@@ -491,7 +491,8 @@ BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost 
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps BENCH=1
-	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS)
+	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS) \
+		$(OUT)/tests/targets/whatif
 	$(Q)$(PYTHON) tests/bench/run.py
 
 # --- unwind fixtures: begin
