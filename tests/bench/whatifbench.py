@@ -197,7 +197,9 @@ def whatif_accuracy(results):
     capped = [r for r in res["rows"] if r["case"] == "cpu"]
     for r in capped:
         below = r["predicted_pct"] < r["lock_gain_pct"]
-        print(f"cpu: bound {r['bound']}, cap {r['cpu_cap_pct']}, lock's "
+        cap = r["cpu_cap_pct"]
+        caps = f"{cap:.1f}%" if cap is not None else "none"
+        print(f"cpu: bound {r['bound']}, cap {caps}, lock's "
               f"own arithmetic {r['lock_gain_pct']:.1f}%: "
               f"{'capped below it' if below else 'not capped'}")
     res["load_after"] = load_average()
