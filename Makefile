@@ -409,9 +409,13 @@ $(SYMFIX)/callsites-stripped: $(SYMFIX)/callsites
 	$(call msg,STRIP,$@)
 	$(Q)strip --strip-all -o $@ $<
 
-$(SYMFIX)/callsites-debuglink: $(SYMFIX)/callsites
+# The debug file is a target of its own: make fuzz copies it as a seed.
+$(SYMFIX)/callsites-debuglink.debug: $(SYMFIX)/callsites
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --only-keep-debug $< $@
+
+$(SYMFIX)/callsites-debuglink: $(SYMFIX)/callsites $(SYMFIX)/callsites-debuglink.debug
 	$(call msg,STRIP,$@)
-	$(Q)objcopy --only-keep-debug $< $@.debug
 	$(Q)strip --strip-debug -o $@ $<
 	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
 
@@ -559,7 +563,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CC       ?= clang
 FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
-FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay
+FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay request
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
 FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
 FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
@@ -571,6 +575,9 @@ FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines 
                         files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
+# --serve's requests: libmicrohttpd's parser, then the target's (request.c).
+FUZZ_MODS_request    := serve/request
+FUZZ_LIBS_request    := -lmicrohttpd
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
                     record/evlog record/chrome report/format report/table/report \

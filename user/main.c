@@ -209,6 +209,8 @@ static int session__loop(struct session *s, int signal_fd)
 				session__take_events(s);
 			err = session__read_between(s);
 			if (!err)
+				err = session__serve_publish(s);
+			if (!err)
 				session__notice_children(s, session__totals(s));
 			session__blocked_housekeep(s);
 			if (!err && s->recording)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs each libFuzzer harness for a bounded time: run.sh OUT SECONDS NAME...
 # FUZZ_JOBS harnesses at once (default: one per CPU), each for SECONDS.
-# Seeds: tests/fuzz/corpus/<name>/ (procmaps, perfmap) or tests/fuzz/corpus/elf/
+# Seeds: tests/fuzz/corpus/<name>/ (procmaps, perfmap, replay, request) or tests/fuzz/corpus/elf/
 # and OUT/seeds/elf/ (the ELF harnesses).  New inputs go to
 # OUT/corpus/<name>/, so later runs start from what earlier ones found;
 # a crash, leak, sanitizer report or hang stops that harness, leaves its
@@ -16,7 +16,7 @@ mkdir -p "$out/crashes" "$out/logs" "$out/status"
 fuzz_one() {
 	local name=$1 seeds log rc runs cov
 	case $name in
-	procmaps | perfmap | replay) seeds="$root/tests/fuzz/corpus/$name" ;;
+	procmaps | perfmap | replay | request) seeds="$root/tests/fuzz/corpus/$name" ;;
 	*) seeds="$root/tests/fuzz/corpus/elf $out/seeds/elf" ;;
 	esac
 	mkdir -p "$out/corpus/$name"

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -52,6 +53,55 @@ def of_process(metrics, name, process, **want):
     return total
 
 
+class StderrLog:
+    """syncprof's stderr read on a thread as it comes.  With --all and -v
+    it says a line for every process the host forks and ends: a pipe
+    nobody reads fills, and syncprof's loop, blocked writing to it, would
+    make no more profiles."""
+
+    def __init__(self, proc, text):
+        self.proc = proc
+        self.text = text
+        self.seen = 0		# the end of what wait_for has matched
+        self.ended = False
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        fd = self.proc.stderr.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            with self.cond:
+                if not chunk:
+                    self.ended = True
+                    self.cond.notify_all()
+                    return
+                self.text += chunk.decode(errors="replace")
+                self.cond.notify_all()
+
+    def wait_for(self, needle, timeout):
+        """Whether a line holding needle came after the last one matched."""
+        with self.cond:
+            self.cond.wait_for(lambda: needle in self.text[self.seen:]
+                               or self.ended, timeout)
+            at = self.text.find(needle, self.seen)
+            if at < 0:
+                return False
+            end = self.text.find("\n", at)
+            self.seen = len(self.text) if end < 0 else end + 1
+            return True
+
+    def finish(self, timeout):
+        """The whole of stderr once syncprof has exited."""
+        self.thread.join(timeout)
+        with self.cond:
+            return self.text
+
+
 class Serve(SyncprofTestCase):
 
     def start_serve(self, *args):
@@ -68,11 +118,19 @@ class Serve(SyncprofTestCase):
         self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
                                timeout=120)
         proc.report_path = os.devnull
+        proc.stderr_log = StderrLog(proc, getattr(proc, "unread_stderr", ""))
+        proc.unread_stderr = ""
         return proc, f"http://{m.group(1)}:{m.group(2)}"
+
+    def wait_stderr(self, proc, needle, what, timeout):
+        """Until syncprof says needle (read by its StderrLog)."""
+        if not proc.stderr_log.wait_for(needle, timeout):
+            self.fail(f"{what}: {proc.stderr_log.text[-4000:]}")
 
     def stop_serve(self, proc):
         proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        stderr = proc.stderr_log.finish(60)
         self.assertEqual(proc.returncode, 0, stderr)
         return stderr
 
@@ -382,8 +440,8 @@ class Serve(SyncprofTestCase):
         self.children.append(fetch)
         # The window opens when syncprof has read the totals it starts
         # from (it says so).
-        self.read_stderr_until(proc, f"/debug/pprof/block: the next {seconds} s",
-                               "syncprof did not take the request", timeout=120)
+        self.wait_stderr(proc, f"/debug/pprof/block: the next {seconds} s",
+                         "syncprof did not take the request", timeout=120)
         return fetch, out
 
     def pprof_over_http(self, url, *args):

@@ -5,9 +5,9 @@
 #include "cachemetrics.h"
 #include "symbolizer.h"
 
-void cachemetrics__write(FILE *out)
+void cachemetrics__write(FILE *out, const struct symbolizer_cache_stats *stats)
 {
-	struct symbolizer_cache_stats c;
+	const struct symbolizer_cache_stats c = *stats;
 	const struct {
 		const char *name, *type, *help;
 		const uint64_t *value;
@@ -28,7 +28,6 @@ void cachemetrics__write(FILE *out)
 		  &c.memory_bytes },
 	};
 
-	symbolizer__cache_stats(&c);
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
 		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n",
 			rows[i].name, rows[i].help, rows[i].name,

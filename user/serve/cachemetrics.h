@@ -8,7 +8,12 @@
 
 #include <stdio.h>
 
-/* Their families and values, in the text exposition format. */
-void cachemetrics__write(FILE *out);
+#include "symbolizer.h"
+
+/*
+ * Their families and values, in the text exposition format, from stats
+ * taken on the loop that owns the symbolizers (symbolizer__cache_stats).
+ */
+void cachemetrics__write(FILE *out, const struct symbolizer_cache_stats *c);
 
 #endif

@@ -3,8 +3,9 @@
  * A series is keyed by program and call site: the labels never hold a
  * pid, an address that differs from one process of a program to the
  * next, or a build machine's directories.  Rows are built per process
- * (report__build's per_process, for the program's name) and by object;
- * with coalescing (the default, as the table's) objects that are
+ * (report__build's per_process, for the program's name) and by object,
+ * on the loop that reads the probes (feed.c, with these names); with
+ * coalescing (the default, as the table's) objects that are
  * instances of one thing get one name, so their rows add to one series:
  * each PostgreSQL backend's own semaphore is not a series of its own.
  * Rejected: rows coalesced by report__build (a row's "N objects" changes
@@ -13,26 +14,12 @@
  * with the rows, a label may not).
  */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "locktype.h"
 #include "metricnames.h"
-#include "names.h"
-#include "procset.h"
-#include "report.h"
 #include "text.h"
-
-/* Rows as the series key them: by process (its name) and object. */
-static const struct report_settings metricnames_rows = {
-	.coalesce = false,
-	.per_process = true,
-	.sort = SORT_TOTAL,
-	.top = 0,
-};
 
 static const char *base_name(const char *path)
 {
@@ -113,57 +100,4 @@ void metricnames__object(const char *name, uint64_t addr, bool coalesce,
 	}
 	raw[at] = '\0';
 	text__sanitize(raw, buf, len);
-}
-
-static const char *metricnames__comm(const struct procset_entry *procs,
-				     size_t n, int64_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (procs[i].pid == pid)
-			return procs[i].comm ? procs[i].comm : "?";
-	return "?";
-}
-
-int metricnames__add(struct metrics *m, struct symbolizer *sym,
-		     const struct snapshot *delta,
-		     const struct procset_entry *procs, size_t n_procs,
-		     bool coalesce)
-{
-	struct report_rows rows = { 0 };
-	struct row_names *names = NULL;
-	int err;
-
-	if (!delta || !snapshot__count(delta))
-		return 0;
-	err = report__build(snapshot__entries(delta), snapshot__count(delta),
-			    &metricnames_rows, &rows);
-	if (!err)
-		err = names__rows(sym, &rows, &names);
-	for (size_t i = 0; !err && i < rows.count; i++) {
-		const struct report_row *r = &rows.rows[i];
-		char process[64], object[TEXT_MAX], site[TEXT_MAX];
-		struct metrics_row row;
-
-		text__sanitize(metricnames__comm(procs, n_procs, r->pid),
-			       process, sizeof(process));
-		metricnames__object(names[i].object_symbol, r->object,
-				    coalesce, object, sizeof(object));
-		metricnames__callsite(&names[i].callsite, r->callsite, site,
-				      sizeof(site));
-		row = (struct metrics_row){
-			.process = process,
-			.class = locktype__class(r->type),
-			.type = locktype__name(r->type),
-			.object = object,
-			.callsite = site,
-			.count = r->count,
-			.wait_ns = r->wait_ns,
-			.failed = r->failed,
-			.hist = r->hist,
-		};
-		err = metrics__add(m, &row);
-	}
-	free(names);
-	report__free(&rows);
-	return err;
 }

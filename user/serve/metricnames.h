@@ -12,12 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
-#include "snapshot.h"
 #include "symbolinfo.h"
-#include "symbolizer.h"
-
-struct procset_entry;
 
 /*
  * The call site as a label: "function file:line" with the file's base
@@ -35,13 +30,5 @@ void metricnames__callsite(const struct symbol_info *info, uint64_t addr,
  */
 void metricnames__object(const char *name, uint64_t addr, bool coalesce,
 			 char *buf, size_t len);
-/*
- * Adds every row of delta (a read's change) to m under its labels;
- * processes name the rows' pids.  0 or -errno.
- */
-int metricnames__add(struct metrics *m, struct symbolizer *sym,
-		     const struct snapshot *delta,
-		     const struct procset_entry *processes, size_t n_processes,
-		     bool coalesce);
 
 #endif

@@ -720,6 +720,7 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",
 		h->resident_bytes);
-	cachemetrics__write(out);
+	if (h->cache)
+		cachemetrics__write(out, h->cache);
 	return ferror(out) ? -EIO : 0;
 }

@@ -18,6 +18,8 @@
 
 #include "syncprof.h"
 
+struct symbolizer_cache_stats;
+
 /* The fewest series a bound allows: a class's "other" each, and one. */
 #define METRICS_MIN_SERIES	3
 
@@ -44,6 +46,7 @@ struct metrics_health {
 	size_t processes_followed;
 	double cpu_seconds;		/* syncprof's own, user + system */
 	uint64_t resident_bytes;
+	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

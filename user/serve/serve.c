@@ -1,265 +1,418 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * HTTP by libmicrohttpd, in the loop that reads the probes: MHD's epoll
- * fd and a timerfd sit in one epoll fd the loop polls, MHD_run serves
- * what is ready, nothing blocks.  A scrape reads the probes itself
- * (serve_config.read), so it sees the waits up to the moment it came, and
- * it is served by the same code as a report: report__build, the
- * symbolizer's names, pprof.c's encoder.  ?seconds=N takes a copy of the
- * totals, suspends the connection (MHD_suspend_connection) and resumes
- * it when the timer says N seconds have passed; the answer is the
- * difference.
+ * HTTP by libmicrohttpd, on two threads of the server's own, apart from
+ * the loop that reads the probes:
  *
- * Rejected: MHD's own thread (the symbolizer, the stacks and the
- * snapshots are the loop's; a second thread would need locks around
- * every one of them, or a copy of everything per scrape); a thread per
- * connection (a slow client would cost a thread, and a scrape cannot go
- * faster than the loop's read anyway).
+ * - the HTTP thread drives MHD (its epoll fd, in MHD's external mode)
+ *   and keeps the bounds below; every MHD call is made on it;
+ * - the worker (metrics_worker.c) owns /metrics' counters: it adds each
+ *   read's named change (feed.h) the loop publishes, and renders a scrape.
  *
- * Bounds: 32 connections (8 per client address), 16 KiB per request
- * (larger headers get 431 from MHD), 10 s without progress closes a
- * connection, ?seconds at most 3600; only GET and HEAD.
+ * The loop only hands over data.  A scrape asks it for a fresh read
+ * (serve__fd, serve__wants) and waits for it at most
+ * METRICS_WORKER_READ_WAIT_MS: a busy loop makes the answer older (by
+ * at most HOUSEKEEPING_S, its own reads), never later.  The profiles are made on the loop
+ * (profile.h: the symbolizer is the loop's, and libdwfl is not
+ * thread-safe) and handed back by serve__answer; meanwhile the HTTP
+ * thread and the worker go on serving the others.
+ *
+ * A request of only empty lines gets no 400: MHD 0.9.75 skips any number
+ * of them before a request line, so the header bound shuts it.
+ *
+ * Rejected: MHD's handler in the loop (a scrape of a large host held the
+ * probes' reader for seconds, and a loop busy with events left every
+ * client unanswered: no timeout was kept meanwhile); locks around the
+ * counters (a render would hold the loop's next read); a thread per
+ * connection (a slow client would cost a thread).
+ *
+ * Bounds (each a constant below, stated in docs/fleet.md):
+ * - a request must arrive whole within CONNS_HEADER_S of its
+ *   connection's start (or of the answer before it): else the
+ *   connection is shut down, whatever it trickles (conns.c);
+ * - SERVE_MAX_CONNECTIONS in all; connections without a whole request
+ *   take at most CONNS_MAX_PARTIAL of them (the oldest is shut down for
+ *   a newcomer), so a scraper always finds one;
+ * - a client address has at most SERVE_MAX_PER_CLIENT requests in
+ *   progress, SERVE_MAX_WINDOWS_PER_CLIENT of them ?seconds=N windows,
+ *   and SERVE_MAX_WINDOWS in all: beyond, 503 at once;
+ * - a window whose client closed ends at once: a waiting request's
+ *   socket is watched for EPOLLRDHUP (MHD watches a suspended one no
+ *   more), so a client that shuts its sending side is taken as gone;
+ * - SERVE_REQUEST_BYTES per request (larger headers: 431),
+ *   SERVE_IDLE_S without progress while answering closes it;
+ * - the query is parsed strictly (request.c): 400 at once; only GET, HEAD.
  */
 #include <errno.h>
-#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/timerfd.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
 #include "array.h"
+#include "clock.h"
+#include "conns.h"
 #include "listen.h"
-#include "locktype.h"
 #include "log.h"
-#include "metricnames.h"
-#include "metrics.h"
-#include "names.h"
-#include "pprof.h"
-#include "report.h"
+#include "metrics_worker.h"
 #include "serve.h"
-#include "text.h"
 
-#define SERVE_MAX_CONNECTIONS	32
-#define SERVE_MAX_PER_CLIENT	8
-#define SERVE_REQUEST_BYTES	(16 * 1024)
-#define SERVE_IDLE_S		10
-#define SERVE_MAX_SECONDS	3600
-/* MHD's own timeouts are checked at least this often. */
-#define SERVE_TICK_NS		1000000000ull
+#define SERVE_MAX_CONNECTIONS		128
+#define SERVE_MAX_PER_CLIENT		8
+#define SERVE_MAX_WINDOWS		16
+#define SERVE_MAX_WINDOWS_PER_CLIENT	4
+#define SERVE_IDLE_S			10
+#define SERVE_REQUEST_BYTES		(16 * 1024)
+#define NS				1000000000ull
 
-enum serve_page {
-	PAGE_INDEX,
-	PAGE_METRICS,
-	PAGE_BLOCK,
-	PAGE_MUTEX,
-	PAGE_NONE,
+/* epoll tags: MHD's fd, the wake-up, or a suspended request's socket. */
+#define TAG_MHD		1ull
+#define TAG_WAKE	2ull
+#define TAG_REQUEST	(1ull << 32)
+
+enum serve_phase {
+	PHASE_NEW,		/* the request line read */
+	PHASE_LOOP,		/* waits for the loop: a profile, a start */
+	PHASE_WORKER,		/* waits for the worker: /metrics */
+	PHASE_WINDOW,		/* ?seconds=N: waits for its end */
+	PHASE_READY,		/* the answer is in: resumed */
 };
 
-/* One request, from its first call of the handler to its end. */
+/* One request, from its request line to its end. */
 struct serve_request {
 	struct serve *s;
 	struct MHD_Connection *conn;
-	bool has_body;		/* a GET with a body: refused */
-	bool waiting;		/* ?seconds=N: suspended until deadline_ns */
-	bool due;		/* the N seconds have passed: answer */
-	uint64_t deadline_ns;
-	uint64_t start_ns;
-	struct snapshot *start;	/* the totals when it came, by process */
-	struct why *start_why;	/* --why's, then */
+	struct conn *c;		/* NULL: untracked */
+	unsigned long id;
+	char *target;		/* as sent, undecoded */
+	struct request_target t;
+	enum serve_phase phase;
+	bool suspended, gone, has_body, started;
+	uint64_t deadline_ns;	/* the end of its window */
+	struct profile_start *start;
+	unsigned int status;
+	char *data;
+	size_t len;
+	const char *type;
+};
+
+/* An answer from the loop, to the HTTP thread. */
+struct serve_done {
+	unsigned long id;
+	int err;
+	char *data;
+	size_t len;
+	struct profile_start *start;
 };
 
 struct serve {
 	struct serve_config cfg;
 	struct MHD_Daemon *mhd;
-	int epoll_fd;
-	int timer_fd;
-	struct metrics *metrics;
-	struct serve_request **waiting;	/* ?seconds=N, suspended */
-	size_t n_waiting, waiting_cap;
-	bool stopping;		/* serve__free: close, do not answer */
+	struct metrics_worker *worker;
+	int epoll_fd;		/* the HTTP thread's */
+	int wake_fd;		/* eventfd: answers for the HTTP thread */
+	int loop_fd;		/* eventfd: wants for the loop */
+	pthread_t thread;
+	bool started;
+
+	/* The HTTP thread's alone. */
+	struct conns *conns;
+	struct serve_request **reqs;
+	size_t n_reqs, reqs_cap;
+	unsigned long next_id;
+	bool closing;		/* stopping: no request goes on */
+
+	pthread_mutex_t lock;	/* the rest */
+	bool stopping;
+	bool read_wanted;
+	struct serve_want *wants;
+	size_t n_wants, wants_cap;
+	struct serve_done *done;
+	size_t n_done, done_cap;
 };
 
-static uint64_t monotonic_ns(void)
+static void serve__kick(int fd)
 {
-	struct timespec ts;
+	uint64_t one = 1;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_debug("--serve: eventfd: %s", strerror(errno));
 }
 
-/* ---- rows, named as the reports name them ------------------------------ */
-
-static const struct report_settings serve_settings = {
-	.coalesce = false,	/* a label per object */
-	.per_process = true,	/* labels process and pid */
-	.sort = SORT_TOTAL,
-	.top = 0,
-};
-
-/* pprof's "process" label. */
-static const char *serve__process_name(const void *ctx, pid_t pid)
+static void serve__drain(int fd)
 {
-	const struct serve_view *v = ctx;
+	uint64_t n;
 
-	for (size_t i = 0; i < v->n_processes; i++)
-		if (v->processes[i].pid == pid)
-			return v->processes[i].comm;
+	while (read(fd, &n, sizeof(n)) > 0)
+		;
+}
+
+/* ---- the loop's side --------------------------------------------------- */
+
+int serve__fd(const struct serve *s)
+{
+	return s->loop_fd;
+}
+
+int serve__wants(struct serve *s, bool *read, struct serve_want **wants,
+		 size_t *n)
+{
+	serve__drain(s->loop_fd);
+	pthread_mutex_lock(&s->lock);
+	*read = s->read_wanted;
+	s->read_wanted = false;
+	*wants = s->wants;
+	*n = s->n_wants;
+	s->wants = NULL;
+	s->n_wants = s->wants_cap = 0;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void serve__publish(struct serve *s, struct feed *feed)
+{
+	metrics_worker__feed(s->worker, feed);
+}
+
+void serve__answer(struct serve *s, unsigned long id, int err, char *data,
+		   size_t len, struct profile_start *start)
+{
+	int grown;
+
+	pthread_mutex_lock(&s->lock);
+	grown = array__grow(&s->done, &s->done_cap, s->n_done + 1,
+			    sizeof(*s->done));
+	if (!grown)
+		s->done[s->n_done++] = (struct serve_done){
+			.id = id, .err = err, .data = data, .len = len,
+			.start = start,
+		};
+	pthread_mutex_unlock(&s->lock);
+	if (grown) {
+		/* The request ends in its window's bound, or its idle one. */
+		free(data);
+		profile__start_free(start);
+		return;
+	}
+	serve__kick(s->wake_fd);
+}
+
+/* ---- connections ------------------------------------------------------- */
+
+static void serve__connection(void *cls, struct MHD_Connection *conn,
+			      void **socket_ctx,
+			      enum MHD_ConnectionNotificationCode code)
+{
+	struct serve *s = cls;
+
+	conns__notify(s->conns, conn, socket_ctx, code);
+}
+
+/* Requests in progress from c's address: all of them, and windows. */
+static void serve__client_load(struct serve *s, const struct conn *c,
+			       size_t *busy, size_t *windows,
+			       size_t *all_windows)
+{
+	*busy = *windows = *all_windows = 0;
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		const struct serve_request *r = s->reqs[i];
+		bool window = r->started && r->t.seconds &&
+			      (r->t.page == REQUEST_BLOCK ||
+			       r->t.page == REQUEST_MUTEX);
+
+		*all_windows += window;
+		if (!conn__same_client(r->c, c))
+			continue;
+		*busy += r->started;
+		*windows += window;
+	}
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static struct serve_request *serve__find(struct serve *s, unsigned long id)
+{
+	for (size_t i = 0; i < s->n_reqs; i++)
+		if (s->reqs[i]->id == id)
+			return s->reqs[i];
 	return NULL;
 }
 
-int serve__add_delta(struct serve *s, const struct snapshot *delta,
-		     const struct procset_entry *procs, size_t n_procs)
+static void serve__suspend(struct serve_request *req, enum serve_phase phase)
 {
-	if (!s)
-		return 0;
-	return metricnames__add(s->metrics, s->cfg.symbolizer, delta, procs,
-				n_procs, s->cfg.coalesce);
-}
-
-/* ---- pages ------------------------------------------------------------- */
-
-/* A page in memory: open_memstream's buffer. */
-struct serve_page_buf {
-	char *data;
-	size_t len;
-	FILE *f;
-};
-
-static int page__open(struct serve_page_buf *p)
-{
-	*p = (struct serve_page_buf){ 0 };
-	p->f = open_memstream(&p->data, &p->len);
-	return p->f ? 0 : -ENOMEM;
-}
-
-/* Closes the stream; 0 with the data the caller's to free, or -errno. */
-static int page__close(struct serve_page_buf *p, int err)
-{
-	if (fclose(p->f) && !err)
-		err = -ENOMEM;
-	if (err) {
-		free(p->data);
-		p->data = NULL;
-	}
-	return err;
-}
-
-static void serve__health(const struct serve_view *v, double *cpu,
-			  uint64_t *rss)
-{
-	struct rusage ru;
-	unsigned long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-
-	*cpu = 0;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-		       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-	if (f) {
-		if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
-			resident = 0;
-		fclose(f);
-	}
-	*rss = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-static int serve__metrics_page(struct serve *s, const struct serve_view *v,
-			       FILE *out)
-{
-	static const char *const causes[] = {
-		"map_full", "no_storage", "nested", "skipped", "ring",
-	};
-	const uint64_t drops[] = {
-		v->drops.map_full, v->drops.no_storage, v->drops.nested,
-		v->drops.skipped, v->drops.ring,
-	};
-	struct metrics_health h = {
-		.drop_causes = causes,
-		.drops = drops,
-		.n_drops = sizeof(drops) / sizeof(drops[0]),
-		.processes_followed = v->followed,
+	struct serve *s = req->s;
+	struct epoll_event ev = {
+		.events = EPOLLRDHUP,
+		.data.u64 = TAG_REQUEST | req->id,
 	};
 
-	serve__health(v, &h.cpu_seconds, &h.resident_bytes);
-	return metrics__write(s->metrics, &h, out);
+	req->phase = phase;
+	if (req->suspended)
+		return;
+	req->suspended = true;
+	MHD_suspend_connection(req->conn);
+	/* A peer that closes ends it: a suspended socket is MHD's no more. */
+	if (req->c && epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, conn__fd(req->c), &ev))
+		pr_debug("--serve: cannot watch a request: %s", strerror(errno));
 }
 
-/* A copy of snap keyed as a profile groups it: no thread, no holder. */
-static void serve__no_thread(void *ctx, struct sp_key *key)
+static void serve__resume(struct serve_request *req)
 {
-	key->tid = 0;
-	key->owner_tid = 0;
+	if (!req->suspended)
+		return;
+	req->suspended = false;
+	if (req->c)
+		epoll_ctl(req->s->epoll_fd, EPOLL_CTL_DEL, conn__fd(req->c),
+			  NULL);
+	MHD_resume_connection(req->conn);
 }
 
-static int serve__by_process(const struct snapshot *snap,
-			     struct snapshot **out)
+static void serve__set_answer(struct serve_request *req, unsigned int status,
+			      const char *type, char *data, size_t len)
 {
-	int err = snapshot__merge(snap, NULL, out);
-
-	if (!err)
-		snapshot__rekey(*out, serve__no_thread, NULL);
-	return err;
+	free(req->data);
+	req->status = status;
+	req->type = type;
+	req->data = data;
+	req->len = len;
+	req->phase = PHASE_READY;
+	serve__resume(req);
 }
 
-/*
- * A profile of snap (totals), or of its change since since (NULL: since
- * the start), as go tool pprof reads it; why (NULL: none): --why's
- * charges over the same window, which split each row's samples by root.
- */
-static int serve__profile_page(struct serve *s, const struct serve_view *v,
-			       const struct snapshot *snap,
-			       const struct snapshot *since,
-			       const struct why *why,
-			       uint64_t start_ns, FILE *out)
+static void serve__text_answer(struct serve_request *req, unsigned int status,
+			       const char *fmt, ...)
 {
-	struct snapshot *now = NULL, *delta = NULL;
-	const struct snapshot *view = snap;
-	struct report_rows rows = { 0 };
-	struct row_names *names = NULL;
-	int err = 0;
+	char *text = NULL;
+	va_list ap;
+	int n;
 
-	if (since && snap) {
-		err = serve__by_process(snap, &now);
-		if (!err)
-			err = snapshot__delta(now, since, &delta);
-		view = delta;
-	}
-	if (!err && view)
-		err = report__build(snapshot__entries(view),
-				    snapshot__count(view), &serve_settings,
-				    &rows);
-	if (!err)
-		err = names__rows(s->cfg.symbolizer, &rows, &names);
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	serve__set_answer(req, status, "text/plain; charset=utf-8",
+			  n < 0 ? NULL : text, n < 0 ? 0 : (size_t)n);
+}
+
+/* Asks the loop for a profile: now, a window's start, or its end. */
+static int serve__want(struct serve_request *req, bool open)
+{
+	struct serve *s = req->s;
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	err = array__grow(&s->wants, &s->wants_cap, s->n_wants + 1,
+			  sizeof(*s->wants));
 	if (!err) {
-		const struct pprof_window window = {
-			.pid = v->pid,
-			.comm = v->comm,
-			.scope = v->scope,
-			.process_name = serve__process_name,
-			.process_ctx = v,
-			.mode = v->mode,
-			.start_ns = start_ns,
-			.end_ns = v->now_ns,
-			.symbolized = true,
-			/* The rows' grouping: a row finds its charges by it. */
-			.why = why,
-			.why_rows_by = &serve_settings,
+		s->wants[s->n_wants++] = (struct serve_want){
+			.id = req->id,
+			.mutex = req->t.page == REQUEST_MUTEX,
+			.open = open,
+			.start = req->start,
 		};
-
-		err = pprof__print(out, s->cfg.symbolizer, s->cfg.stacks,
-				   &window, &rows, names);
+		req->start = NULL;
 	}
-	free(names);
-	report__free(&rows);
-	snapshot__free(delta);
-	snapshot__free(now);
-	return err;
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		return err;
+	serve__kick(s->loop_fd);
+	serve__suspend(req, PHASE_LOOP);
+	return 0;
+}
+
+/* A fresh read for a scrape. */
+static void serve__want_read(struct serve *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->read_wanted = true;
+	pthread_mutex_unlock(&s->lock);
+	serve__kick(s->loop_fd);
+}
+
+/* The loop's answers, and the worker's renders, to their requests. */
+static void serve__take_done(struct serve *s)
+{
+	struct serve_done *done;
+	size_t n;
+	struct metrics_page page;
+
+	while (metrics_worker__take(s->worker, &page)) {
+		struct serve_request *req = serve__find(s, page.id);
+
+		if (!req) {
+			free(page.data);
+			continue;
+		}
+		if (page.err)
+			serve__text_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "cannot make the metrics: %s\n",
+					   strerror(-page.err));
+		else
+			serve__set_answer(req, MHD_HTTP_OK,
+					  "text/plain; version=0.0.4; charset=utf-8",
+					  page.data, page.len);
+	}
+	pthread_mutex_lock(&s->lock);
+	done = s->done;
+	n = s->n_done;
+	s->done = NULL;
+	s->n_done = s->done_cap = 0;
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct serve_done *d = &done[i];
+		struct serve_request *req = serve__find(s, d->id);
+
+		if (!req || req->gone) {
+			free(d->data);
+			profile__start_free(d->start);
+		} else if (d->err) {
+			pr_warn("--serve: cannot make the profile: %s",
+				strerror(-d->err));
+			serve__text_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "cannot make the profile: %s\n",
+					   strerror(-d->err));
+			profile__start_free(d->start);
+		} else if (d->start) {
+			req->start = d->start;
+			req->deadline_ns = clock__monotonic_ns() +
+					   (uint64_t)req->t.seconds * NS;
+			req->phase = PHASE_WINDOW;
+			pr_info("--serve: %s: the next %u s from now",
+				request__path(req->t.page), req->t.seconds);
+		} else {
+			serve__set_answer(req, MHD_HTTP_OK,
+					  "application/octet-stream", d->data,
+					  d->len);
+		}
+	}
+	free(done);
+}
+
+/* Windows that ended go to the loop; the earliest end still to come. */
+static uint64_t serve__windows(struct serve *s, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		struct serve_request *req = s->reqs[i];
+
+		if (req->phase != PHASE_WINDOW)
+			continue;
+		if (req->deadline_ns > now) {
+			if (req->deadline_ns < next)
+				next = req->deadline_ns;
+			continue;
+		}
+		if (serve__want(req, false))
+			serve__text_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "out of memory\n");
+	}
+	return next;
 }
 
 static const char index_page[] =
@@ -277,8 +430,6 @@ static const char index_page[] =
 	"releasers' stacks (who made them wait), the same protocol</li>\n"
 	"</ul>\n</body></html>\n";
 
-/* ---- HTTP -------------------------------------------------------------- */
-
 static enum MHD_Result serve__reply(struct MHD_Connection *conn,
 				    unsigned int status, const char *type,
 				    char *data, size_t len, bool owned)
@@ -295,6 +446,8 @@ static enum MHD_Result serve__reply(struct MHD_Connection *conn,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (!strcmp(type, "application/octet-stream"))
 		MHD_add_response_header(r, "Content-Disposition",
 					"attachment; filename=\"profile\"");
@@ -319,155 +472,68 @@ static enum MHD_Result serve__text(struct MHD_Connection *conn,
 			    (size_t)n, true);
 }
 
-static enum serve_page serve__page(const char *url)
+/* The request line is in: a request of ours from now on. */
+static void *serve__begin(void *cls, const char *uri,
+			  struct MHD_Connection *conn)
 {
-	if (!strcmp(url, "/"))
-		return PAGE_INDEX;
-	if (!strcmp(url, "/metrics"))
-		return PAGE_METRICS;
-	if (!strcmp(url, "/debug/pprof/block"))
-		return PAGE_BLOCK;
-	if (!strcmp(url, "/debug/pprof/mutex"))
-		return PAGE_MUTEX;
-	return PAGE_NONE;
+	struct serve *s = cls;
+	struct serve_request *req = calloc(1, sizeof(*req));
+	const union MHD_ConnectionInfo *info;
+
+	if (!req)
+		return NULL;
+	req->target = strdup(uri);
+	if (!req->target || array__grow(&s->reqs, &s->reqs_cap, s->n_reqs + 1,
+					sizeof(*s->reqs))) {
+		free(req->target);
+		free(req);
+		return NULL;
+	}
+	req->s = s;
+	req->conn = conn;
+	/* Ids fit the epoll tag's low 32 bits; 0 is none. */
+	s->next_id = (s->next_id + 1) & 0xffffffffu;
+	req->id = s->next_id ? s->next_id : ++s->next_id;
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	req->c = info ? info->socket_context : NULL;
+	s->reqs[s->n_reqs++] = req;
+	return req;
 }
 
-/* ?seconds=N: 0 when absent, N, or -EINVAL. */
-static long serve__seconds(struct MHD_Connection *conn)
+/* The headers are in: parse, bound, and start on the answer. */
+static enum MHD_Result serve__start(struct serve *s, struct serve_request *req,
+				    const char *method, bool *answered)
 {
-	const char *arg = MHD_lookup_connection_value(conn,
-			MHD_GET_ARGUMENT_KIND, "seconds");
-	unsigned long n;
-	char *end;
+	const char *why = NULL;
+	size_t busy, windows, all_windows;
 
-	if (!arg)
-		return 0;
-	errno = 0;
-	n = strtoul(arg, &end, 10);
-	if (!*arg || *end || errno || arg[0] == '-' || arg[0] == '+' || !n ||
-	    n > SERVE_MAX_SECONDS)
-		return -EINVAL;
-	return (long)n;
-}
+	*answered = true;
 
-/* Arms the timer for the first deadline, or MHD's next tick. */
-static void serve__arm(struct serve *s)
-{
-	uint64_t now = monotonic_ns(), next = now + SERVE_TICK_NS;
-	struct itimerspec its = { 0 };
-	MHD_UNSIGNED_LONG_LONG ms;
-
-	/* MHD's next job: a timeout to check, work left (0: at once). */
-	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES &&
-	    ms * 1000000ull < SERVE_TICK_NS)
-		next = now + (ms ? ms * 1000000ull : 1);
-
-	for (size_t i = 0; i < s->n_waiting; i++)
-		if (!s->waiting[i]->due && s->waiting[i]->deadline_ns < next)
-			next = s->waiting[i]->deadline_ns;
-	its.it_value.tv_sec = (time_t)(next / 1000000000ull);
-	its.it_value.tv_nsec = (long)(next % 1000000000ull);
-	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-static void serve__forget(struct serve *s, struct serve_request *req)
-{
-	for (size_t i = 0; i < s->n_waiting; i++) {
-		if (s->waiting[i] == req) {
-			s->waiting[i] = s->waiting[--s->n_waiting];
-			return;
-		}
-	}
-}
-
-/* A profile: now, or the start of ?seconds=N (suspended until then). */
-static enum MHD_Result serve__profile(struct serve *s,
-				      struct serve_request *req,
-				      enum serve_page page)
-{
-	struct serve_view v = { 0 };
-	struct serve_page_buf buf;
-	const struct snapshot *snap;
-	const struct why *why;
-	struct why *why_delta = NULL;
-	long seconds = serve__seconds(req->conn);
-	int err;
-
-	if (seconds < 0)
-		return serve__text(req->conn, MHD_HTTP_BAD_REQUEST,
-				   "seconds: a whole number from 1 to %d\n",
-				   SERVE_MAX_SECONDS);
-	err = s->cfg.read(s->cfg.ctx, &v);
-	if (err)
-		goto fail;
-	snap = page == PAGE_BLOCK ? v.waits : v.blame;
-	/* --why splits the waiters' profile: its rows are the why map's. */
-	why = page == PAGE_BLOCK ? v.why : NULL;
-	if (seconds && !req->due) {
-		err = array__grow(&s->waiting, &s->waiting_cap,
-				  s->n_waiting + 1, sizeof(*s->waiting));
-		if (!err && snap)
-			err = serve__by_process(snap, &req->start);
-		if (!err && why)
-			err = why__delta(why, NULL, &req->start_why);
-		if (err)
-			goto fail;
-		req->start_ns = v.now_ns;
-		req->deadline_ns = monotonic_ns() + (uint64_t)seconds * 1000000000ull;
-		req->waiting = true;
-		s->waiting[s->n_waiting++] = req;
-		MHD_suspend_connection(req->conn);
-		serve__arm(s);
-		pr_info("--serve: %s: the next %ld s from now",
-			page == PAGE_BLOCK ? "/debug/pprof/block"
-					   : "/debug/pprof/mutex", seconds);
-		return MHD_YES;
-	}
-	if (why && req->due) {
-		err = why__delta(why, req->start_why, &why_delta);
-		if (err)
-			goto fail;
-		why = why_delta;
-	}
-	err = page__open(&buf);
-	if (!err) {
-		err = serve__profile_page(s, &v, snap,
-					  req->due ? req->start : NULL, why,
-					  req->due ? req->start_ns : v.start_ns,
-					  buf.f);
-		err = page__close(&buf, err);
-	}
-	why__free(why_delta);
-	if (err)
-		goto fail;
-	return serve__reply(req->conn, MHD_HTTP_OK, "application/octet-stream",
-			    buf.data, buf.len, true);
-fail:
-	pr_warn("--serve: cannot make the profile: %s", strerror(-err));
-	return serve__text(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			   "cannot make the profile: %s\n", strerror(-err));
-}
-
-static enum MHD_Result serve__metrics(struct serve *s,
-				      struct serve_request *req)
-{
-	struct serve_view v = { 0 };
-	struct serve_page_buf buf;
-	int err = s->cfg.read(s->cfg.ctx, &v);
-
-	if (!err)
-		err = page__open(&buf);
-	if (!err)
-		err = page__close(&buf, serve__metrics_page(s, &v, buf.f));
-	if (err) {
-		pr_warn("--serve: cannot make the metrics: %s", strerror(-err));
-		return serve__text(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				   "cannot make the metrics: %s\n",
-				   strerror(-err));
-	}
-	return serve__reply(req->conn, MHD_HTTP_OK,
-			    "text/plain; version=0.0.4; charset=utf-8",
-			    buf.data, buf.len, true);
+	req->started = true;
+	if (req->c)
+		conn__busy(req->c, true, 0);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return serve__text(req->conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				   "only GET\n");
+	if (request__parse(req->target, strlen(req->target), &req->t, &why))
+		return serve__text(req->conn, MHD_HTTP_BAD_REQUEST, "%s\n", why);
+	serve__client_load(s, req->c, &busy, &windows, &all_windows);
+	if (busy > SERVE_MAX_PER_CLIENT)
+		return serve__text(req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				   "at most %d requests at once from an "
+				   "address\n", SERVE_MAX_PER_CLIENT);
+	if (req->t.seconds && (req->t.page == REQUEST_BLOCK ||
+			       req->t.page == REQUEST_MUTEX) &&
+	    (windows > SERVE_MAX_WINDOWS_PER_CLIENT ||
+	     all_windows > SERVE_MAX_WINDOWS))
+		return serve__text(req->conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				   "at most %d ?seconds=N windows at once "
+				   "from an address, %d in all\n",
+				   SERVE_MAX_WINDOWS_PER_CLIENT,
+				   SERVE_MAX_WINDOWS);
+	*answered = false;
+	return MHD_YES;
 }
 
 static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn,
@@ -478,23 +544,16 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn,
 {
 	struct serve *s = cls;
 	struct serve_request *req = *req_cls;
-	enum serve_page page;
+	int err = 0;
 
-	if (s->stopping)
+	if (!req || req->gone || s->closing)
 		return MHD_NO;
-	if (!req) {
-		/* The headers are in: a request of ours from now on. */
-		if (strcmp(method, MHD_HTTP_METHOD_GET) &&
-		    strcmp(method, MHD_HTTP_METHOD_HEAD))
-			return serve__text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-					   "only GET\n");
-		req = calloc(1, sizeof(*req));
-		if (!req)
-			return MHD_NO;
-		req->s = s;
-		req->conn = conn;
-		*req_cls = req;
-		return MHD_YES;
+	if (!req->started) {
+		bool answered = false;
+		enum MHD_Result ret = serve__start(s, req, method, &answered);
+
+		/* Answered at once (an error), or on to the body, if any. */
+		return answered ? ret : MHD_YES;
 	}
 	if (*upload_data_size) {
 		req->has_body = true;
@@ -504,19 +563,45 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn,
 	if (req->has_body)
 		return serve__text(conn, MHD_HTTP_BAD_REQUEST,
 				   "a GET has no body\n");
-	if (req->waiting && !req->due)
+	switch (req->phase) {
+	case PHASE_READY: {
+		char *data = req->data;
+
+		req->data = NULL;
+		if (!data)
+			return MHD_NO;
+		return serve__reply(conn, req->status, req->type, data,
+				    req->len, true);
+	}
+	case PHASE_NEW:
+		break;
+	default:
 		return MHD_YES;	/* resumed early: not yet */
-	page = serve__page(url);
-	switch (page) {
-	case PAGE_INDEX:
+	}
+	switch (req->t.page) {
+	case REQUEST_INDEX:
 		return serve__reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
 				    (char *)index_page, sizeof(index_page) - 1,
 				    false);
-	case PAGE_METRICS:
-		return serve__metrics(s, req);
-	case PAGE_BLOCK:
-	case PAGE_MUTEX:
-		return serve__profile(s, req, page);
+	case REQUEST_METRICS: {
+		bool read;
+
+		err = metrics_worker__want(s->worker, req->id, &read);
+		if (err)
+			return serve__text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "%s\n", strerror(-err));
+		if (read)
+			serve__want_read(s);
+		serve__suspend(req, PHASE_WORKER);
+		return MHD_YES;
+	}
+	case REQUEST_BLOCK:
+	case REQUEST_MUTEX:
+		err = serve__want(req, req->t.seconds != 0);
+		if (err)
+			return serve__text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "%s\n", strerror(-err));
+		return MHD_YES;
 	default:
 		return serve__text(conn, MHD_HTTP_NOT_FOUND,
 				   "not found; see / for the endpoints\n");
@@ -527,13 +612,19 @@ static void serve__completed(void *cls, struct MHD_Connection *conn,
 			     void **req_cls,
 			     enum MHD_RequestTerminationCode why)
 {
+	struct serve *s = cls;
 	struct serve_request *req = *req_cls;
 
 	if (!req)
 		return;
-	serve__forget(req->s, req);
-	snapshot__free(req->start);
-	why__free(req->start_why);
+	for (size_t i = 0; i < s->n_reqs; i++)
+		if (s->reqs[i] == req)
+			s->reqs[i] = s->reqs[--s->n_reqs];
+	if (req->c)
+		conn__busy(req->c, false, clock__monotonic_ns());
+	profile__start_free(req->start);
+	free(req->data);
+	free(req->target);
 	free(req);
 	*req_cls = NULL;
 }
@@ -547,49 +638,111 @@ static void serve__log(void *cls, const char *fmt, va_list ap)
 	pr_debug("--serve: %s", text);
 }
 
-int serve__dispatch(struct serve *s)
+/* ---- the HTTP thread --------------------------------------------------- */
+
+/* A suspended request whose client closed: closed too. */
+static void serve__gone(struct serve *s, unsigned long id)
 {
-	uint64_t ticks, now = monotonic_ns();
-	bool resumed = false;
+	struct serve_request *req = serve__find(s, id);
 
-	if (read(s->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		return -errno;
-	for (size_t i = 0; i < s->n_waiting; i++) {
-		struct serve_request *req = s->waiting[i];
+	if (!req || req->gone)
+		return;
+	req->gone = true;
+	if (req->phase == PHASE_WORKER)
+		metrics_worker__cancel(s->worker, id);
+	serve__resume(req);
+}
 
-		if (!req->due && req->deadline_ns <= now) {
-			req->due = true;
-			MHD_resume_connection(req->conn);
-			resumed = true;
+static int serve__timeout_ms(struct serve *s, uint64_t now, uint64_t next)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	if (MHD_get_timeout(s->mhd, &ms) == MHD_YES &&
+	    now + ms * 1000000ull < next)
+		next = now + ms * 1000000ull;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
+static void *serve__main(void *arg)
+{
+	struct serve *s = arg;
+	uint64_t next = UINT64_MAX;
+
+	for (;;) {
+		struct epoll_event ev[32];
+		uint64_t now = clock__monotonic_ns();
+		int n = epoll_wait(s->epoll_fd, ev, 32,
+				   serve__timeout_ms(s, now, next));
+		bool stopping;
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u64 == TAG_WAKE)
+				serve__drain(s->wake_fd);
+			else if (ev[i].data.u64 & TAG_REQUEST)
+				serve__gone(s, (unsigned long)(ev[i].data.u64 &
+							      (TAG_REQUEST - 1)));
 		}
-	}
-	/*
-	 * MHD's epoll is edge-triggered: work it has left for later (a
-	 * resumed connection, an answer to send) shows as a timeout of 0.
-	 */
-	for (int round = 0; round < 16; round++) {
-		MHD_UNSIGNED_LONG_LONG ms;
-
-		if (MHD_run(s->mhd) != MHD_YES)
-			return -EIO;
-		if (!resumed && (MHD_get_timeout(s->mhd, &ms) != MHD_YES || ms))
+		pthread_mutex_lock(&s->lock);
+		stopping = s->stopping;
+		pthread_mutex_unlock(&s->lock);
+		if (stopping)
 			break;
-		resumed = false;
+		serve__take_done(s);
+		now = clock__monotonic_ns();
+		next = conns__sweep(s->conns, now);
+		now = serve__windows(s, now);	/* the next window's end */
+		if (now < next)
+			next = now;
+		MHD_run(s->mhd);
 	}
-	serve__arm(s);
-	return 0;
+	/* MHD stops only with no connection suspended: these are closed. */
+	s->closing = true;
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		s->reqs[i]->gone = true;
+		serve__resume(s->reqs[i]);
+	}
+	MHD_run(s->mhd);
+	return NULL;
 }
 
-int serve__fd(const struct serve *s)
+static int serve__watch(struct serve *s, int fd, uint64_t tag)
 {
-	return s->epoll_fd;
-}
-
-static int serve__watch(struct serve *s, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
 
 	return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int serve__listen(struct serve *s, const struct sockaddr *addr)
+{
+	unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			     MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+	char where[96];
+
+	if (addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve__handle, s,
+		MHD_OPTION_EXTERNAL_LOGGER, serve__log, NULL,
+		MHD_OPTION_SOCK_ADDR, addr,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)SERVE_MAX_CONNECTIONS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_REQUEST_BYTES,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)SERVE_IDLE_S,
+		MHD_OPTION_NOTIFY_CONNECTION, serve__connection, s,
+		MHD_OPTION_URI_LOG_CALLBACK, serve__begin, s,
+		MHD_OPTION_NOTIFY_COMPLETED, serve__completed, s,
+		MHD_OPTION_END);
+	if (!s->mhd) {
+		listen__text(addr, listen__port(addr), where, sizeof(where));
+		pr_err("--serve: cannot listen on %s (in use, or not an "
+		       "address of this host)", where);
+		return -EADDRNOTAVAIL;
+	}
+	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info)
+		return -EIO;
+	return serve__watch(s, info->epoll_fd, TAG_MHD);
 }
 
 int serve__new(const struct serve_config *cfg, struct serve **out)
@@ -597,8 +750,6 @@ int serve__new(const struct serve_config *cfg, struct serve **out)
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-			     MHD_USE_ERROR_LOG;
 	struct serve *s;
 	char where[96];
 	int err = listen__parse(cfg->listen, &addr, &addr_len);
@@ -610,45 +761,27 @@ int serve__new(const struct serve_config *cfg, struct serve **out)
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
-	s->epoll_fd = s->timer_fd = -1;
-	err = metrics__new(cfg->max_series, &s->metrics);
-	if (err)
-		goto fail;
-	if (addr.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, serve__handle, s,
-		MHD_OPTION_EXTERNAL_LOGGER, serve__log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)SERVE_MAX_CONNECTIONS,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)SERVE_MAX_PER_CLIENT,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_REQUEST_BYTES,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)SERVE_IDLE_S,
-		MHD_OPTION_NOTIFY_COMPLETED, serve__completed, NULL,
-		MHD_OPTION_END);
-	if (!s->mhd) {
-		err = -EADDRNOTAVAIL;
-		listen__text((struct sockaddr *)&addr,
-			     listen__port((struct sockaddr *)&addr), where,
-			     sizeof(where));
-		pr_err("--serve: cannot listen on %s (in use, or not an "
-		       "address of this host)", where);
-		goto fail;
-	}
-	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	pthread_mutex_init(&s->lock, NULL);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	s->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-				     TFD_CLOEXEC | TFD_NONBLOCK);
-	if (!info || s->epoll_fd < 0 || s->timer_fd < 0) {
-		err = -EMFILE;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->loop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->wake_fd < 0 || s->loop_fd < 0) {
+		err = -errno;
 		goto fail;
 	}
-	err = serve__watch(s, info->epoll_fd);
+	err = conns__new(&s->conns);
 	if (!err)
-		err = serve__watch(s, s->timer_fd);
+		err = serve__watch(s, s->wake_fd, TAG_WAKE);
+	if (!err)
+		err = serve__listen(s, (struct sockaddr *)&addr);
+	if (!err)
+		err = metrics_worker__new(cfg->max_series, s->wake_fd,
+					  &s->worker);
+	if (!err)
+		err = -pthread_create(&s->thread, NULL, serve__main, s);
 	if (err)
 		goto fail;
-	serve__arm(s);
+	s->started = true;
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	listen__text((struct sockaddr *)&addr, info ? info->port : 0, where,
 		     sizeof(where));
@@ -670,20 +803,32 @@ void serve__free(struct serve *s)
 {
 	if (!s)
 		return;
-	/* MHD stops only with no connection suspended: these are closed. */
-	s->stopping = true;
-	for (size_t i = 0; s->mhd && i < s->n_waiting; i++)
-		if (!s->waiting[i]->due)
-			MHD_resume_connection(s->waiting[i]->conn);
-	if (s->mhd && s->n_waiting)
-		MHD_run(s->mhd);
+	if (s->started) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_mutex_unlock(&s->lock);
+		serve__kick(s->wake_fd);
+		pthread_join(s->thread, NULL);
+	}
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	metrics_worker__free(s->worker);
+	for (size_t i = 0; i < s->n_wants; i++)
+		profile__start_free(s->wants[i].start);
+	for (size_t i = 0; i < s->n_done; i++) {
+		free(s->done[i].data);
+		profile__start_free(s->done[i].start);
+	}
+	conns__free(s->conns);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
-	if (s->timer_fd >= 0)
-		close(s->timer_fd);
-	metrics__free(s->metrics);
-	free(s->waiting);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->loop_fd >= 0)
+		close(s->loop_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s->wants);
+	free(s->done);
+	free(s->reqs);
 	free(s);
 }

@@ -6,71 +6,57 @@
  * protocol: gzipped profile.proto, everything since start, or with
  * ?seconds=N the change over the next N seconds; / lists them.
  *
- * The server runs in the caller's poll loop (serve__fd, serve__dispatch):
- * a scrape reads the probes as a report does, between two of the loop's
- * other jobs, and never blocks the kernel side.
+ * The server runs on threads of its own; the loop that reads the probes
+ * only hands it data.  The loop polls serve__fd: when it is readable,
+ * serve__wants says what the server wants (a fresh read, profiles), and
+ * the loop hands it over with serve__publish (every read's change, named:
+ * feed.h) and serve__answer (the profiles: profile.h).  Nothing here
+ * calls back into the loop.
  */
 #ifndef SYNCPROF_SERVE_H
 #define SYNCPROF_SERVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <sys/types.h>
 
-#include "format.h"
-#include "snapshot.h"
-#include "stacktab.h"
-#include "symbolizer.h"
-#include "whyrows.h"
-
-/* The run as a scrape sees it, just read (the caller's, valid until the next read). */
-struct serve_view {
-	const struct snapshot *waits;	/* totals since start */
-	const struct snapshot *blame;	/* --blame's totals since start */
-	const struct why *why;		/* --why's totals since start, or NULL:
-					   /debug/pprof/block is split by the
-					   roots of its chains, as -f pprof */
-	uint64_t start_ns;		/* CLOCK_MONOTONIC */
-	uint64_t now_ns;
-	pid_t pid;			/* the first target */
-	const char *comm;
-	const char *scope;		/* what the run follows (pprof's
-					   header; session__scope) */
-	const char *mode;
-	const struct procset_entry *processes;	/* NULL: pid alone */
-	size_t n_processes;
-	size_t followed;		/* processes followed now */
-	struct format_drops drops;
-};
+#include "feed.h"
+#include "profile.h"
+#include "request.h"
 
 struct serve_config {
 	const char *listen;		/* [HOST:]PORT */
 	unsigned int max_series;	/* --max-series */
-	bool coalesce;			/* a program's objects of one kind
-					   share a series (--no-coalesce:
-					   not) */
-	struct symbolizer *symbolizer;	/* names rows and frames */
-	const struct stacktab *stacks;	/* the run's stacks; NULL: none */
-	/* Reads the probes now (through serve__add_delta) and fills *view. */
-	int (*read)(void *ctx, struct serve_view *view);
-	void *ctx;
+};
+
+/* A profile the server waits for. */
+struct serve_want {
+	unsigned long id;
+	bool mutex;			/* /debug/pprof/mutex, else /block */
+	bool open;			/* a window opens: profile__start */
+	struct profile_start *start;	/* a window ends (the loop's to free
+					   after profile__make), or NULL */
 };
 
 struct serve;
 
-/* Binds and listens; says where on stderr.  0 or -errno (said too). */
+/* Binds, listens and starts its threads; says where on stderr.  0 or -errno. */
 int serve__new(const struct serve_config *cfg, struct serve **out);
 void serve__free(struct serve *s);
-/* One fd to poll for input: requests, and the ends of ?seconds=N. */
+/* Readable when the server wants something of the loop. */
 int serve__fd(const struct serve *s);
-/* Serves what is ready, without blocking.  0 or -errno. */
-int serve__dispatch(struct serve *s);
 /*
- * A read's change (rows keyed as the reports key them), added to the
- * counters of /metrics.  Every read of the probes must come here once.
+ * What the server wants now: *read, a read of the probes (then
+ * serve__publish); *wants (malloc'd, *n of them), profiles (then
+ * serve__answer each).  0 or -errno.
  */
-int serve__add_delta(struct serve *s, const struct snapshot *delta,
-		     const struct procset_entry *processes,
-		     size_t n_processes);
+int serve__wants(struct serve *s, bool *read, struct serve_want **wants,
+		 size_t *n);
+/* A read's change (taken), for /metrics.  Every read must come here once. */
+void serve__publish(struct serve *s, struct feed *feed);
+/*
+ * The answer to want id: err (-errno, said to the client), or a profile
+ * (data, len: taken), or a window's start (start: taken).
+ */
+void serve__answer(struct serve *s, unsigned long id, int err, char *data,
+		   size_t len, struct profile_start *start);
 #endif

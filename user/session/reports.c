@@ -55,6 +55,8 @@ struct reports {
 	bool group_threads;	/* --states: by name (the live screen's g) */
 	struct lockorder *lock_order;	/* --lock-order, or NULL */
 	struct orderview_names order_names;	/* its classes' names */
+	bool keep_changes;	/* --serve: every read's change kept ... */
+	struct snapshot *changes;	/* ... until taken */
 };
 
 /*
@@ -107,6 +109,7 @@ int session__reports_close(struct session *s)
 	snapshot__free(r->prev_blame);
 	why__free(r->prev_why);
 	snapshot__free(r->pending);
+	snapshot__free(r->changes);
 	lockorder__free(r->lock_order);
 	err = outfile__close(r->out_file);
 	err2 = outfile__close(r->states_file);
@@ -173,6 +176,19 @@ void session__read_span(const struct session *s, uint64_t *start_ns,
  * Between reports: a read when the last is half a housekeeping period
  * old (exited threads' rows leave the kernel's map then).
  */
+void session__keep_changes(struct session *s)
+{
+	s->reports->keep_changes = true;
+}
+
+struct snapshot *session__take_changes(struct session *s)
+{
+	struct snapshot *changes = s->reports->changes;
+
+	s->reports->changes = NULL;
+	return changes;
+}
+
 int session__read_between(struct session *s)
 {
 	if (clock__monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
@@ -523,8 +539,15 @@ int session__read(struct session *s)
 		return err;
 	}
 	err = snapshot__delta(snap, r->prev, &delta);
-	if (!err)
-		err = session__serve_delta(s, delta);
+	if (!err && r->keep_changes) {
+		struct snapshot *changes = NULL;
+
+		err = snapshot__merge(r->changes, delta, &changes);
+		if (!err) {
+			snapshot__free(r->changes);
+			r->changes = changes;
+		}
+	}
 	if (!err)
 		err = snapshot__merge(r->pending, delta, &sum);
 	snapshot__free(delta);

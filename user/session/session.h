@@ -89,6 +89,9 @@ void session__read_span(const struct session *s, uint64_t *start_ns,
 			uint64_t *read_ns);
 void session__drops(struct session *s, struct format_drops *out);
 int session__read_between(struct session *s);
+/* --serve: every read's change kept from now on, until taken (NULL: none). */
+void session__keep_changes(struct session *s);
+struct snapshot *session__take_changes(struct session *s);
 int session__report(struct session *s, bool final);
 int session__refresh(struct session *s);
 int session__live_end(struct session *s);
@@ -149,8 +152,9 @@ int session__serve_start(struct session *s);
 void session__serve_free(struct session *s);
 bool session__serving(const struct session *s);
 int session__serve_fd(const struct session *s);
+/* What the server wants: a read, profiles; handed over.  0 or -errno. */
 int session__serve_dispatch(struct session *s);
-/* A read's change, into the metrics' counters; 0 when not serving. */
-int session__serve_delta(struct session *s, const struct snapshot *delta);
+/* The reads' change since the last, to the server; 0 when not serving. */
+int session__serve_publish(struct session *s);
 
 #endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the loop that reads the probes hands the server after a read: the
+ * read's change, its rows named (process, class, type, object, callsite)
+ * into strings of their own, and syncprof's health then.  Made on the loop
+ * (the symbolizer is the loop's), immutable once made, applied to the
+ * counters of /metrics by the server's worker: nothing in it points back
+ * into the loop's state.
+ */
+#ifndef SYNCPROF_FEED_H
+#define SYNCPROF_FEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "metrics.h"
+#include "report.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+
+struct procset_entry;
+struct feed;
+
+/* The rows' grouping for /metrics and the profiles: per process and object. */
+extern const struct report_settings feed_rows_by;
+
+/* syncprof's own figures at a read. */
+struct feed_health {
+	struct format_drops drops;
+	size_t followed;	/* processes followed now */
+	struct symbolizer_cache_stats cache;	/* the loop's, as read */
+};
+
+/*
+ * delta (NULL: no change) named as metricnames names a series' labels
+ * (coalesce: a program's objects of one kind share a name; --no-coalesce:
+ * not); 0 or -errno.
+ */
+int feed__new(struct symbolizer *sym, const struct snapshot *delta,
+	      const struct procset_entry *procs, size_t n_procs,
+	      bool coalesce, const struct feed_health *health,
+	      struct feed **out);
+void feed__free(struct feed *f);
+/* Adds the change to m's counters; 0 or -ENOMEM. */
+int feed__apply(const struct feed *f, struct metrics *m);
+const struct feed_health *feed__health(const struct feed *f);
+
+#endif
