@@ -75,6 +75,9 @@ struct options {
 	bool hold;		/* full mode: time how long locks are held */
 	bool lock_order;	/* full mode: cycles in the lock order */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */
+	bool what_if;		/* --what-if: experiment at the end */
+	const char *what_if_objects;	/* its OBJECT,... or NULL: the top */
+	const char *progress;	/* --progress FUNCTION, or NULL */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;

@@ -112,7 +112,12 @@ each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma
+Last, how close --what-if's predictions come (whatif,
+tests/bench/whatifbench.py): predicted against real gains of
+tests/targets/whatif's shorter version run for real, the decoy lock and
+the CPU cap, with the load average they were measured under.
+
+BENCH_ONLY=servers,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -131,6 +136,7 @@ import tempfile
 import time
 
 import servers
+import whatifbench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -1694,7 +1700,8 @@ def main():
                 ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
                 ("offcpu", offcpu_cost), ("serve", serve_cost),
-                ("targetfiles", targetfile_cost)]
+                ("targetfiles", targetfile_cost),
+                ("whatif", whatifbench.whatif_accuracy)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:
