@@ -79,7 +79,7 @@ endif
 
 # Recursive (=) so pkg-config runs only once the packages are there.
 LIB_CFLAGS   = $(shell pkg-config --cflags libbpf libdw libelf capstone 2>/dev/null)
-LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz
+LIB_LDLIBS   = $(shell pkg-config --libs libbpf libdw libelf capstone 2>/dev/null) -lz -lm
 # libiberty: the demangler of binutils (C++, legacy and v0 Rust), and
 # the hash tables pprof.c dedups with.
 LIB_LDLIBS  += -liberty
@@ -123,12 +123,15 @@ BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # loader loads the programs of the mode it runs.  probecost.bpf.c is make
 # bench's own.
 BPF_BENCH   := bpf/bench/probecost.bpf.c bpf/bench/recordbench.bpf.c
+# --what-if's experiment: a skeleton of its own, loaded only for it.
+BPF_APART   := $(BPF_BENCH) bpf/experiment/whatif.bpf.c
 # In the order of their names, whatever their folder: the link's order.
 BPF_ALL     := $(foreach n,$(sort $(notdir $(wildcard bpf/*.bpf.c bpf/*/*.bpf.c))),\
                  $(wildcard bpf/$(n) bpf/*/$(n)))
-BPF_SRCS    := $(filter-out $(BPF_BENCH),$(BPF_ALL))
-BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
-SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.h
+BPF_SRCS    := $(filter-out $(BPF_APART),$(BPF_ALL))
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_APART))
+SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.h \
+               skel/whatif.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
 # Code protoc-c generates from the .proto files in user/report/export/ (pprof's
@@ -219,6 +222,10 @@ $(BPF_OUT)/recordbench.o: $(BPF_MAPS) $(BPF_OUT)/bench/recordbench.bpf.o
 skel/recordbench.skel.h: $(BPF_OUT)/recordbench.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name recordbench_bpf > $@
+
+skel/whatif.skel.h: $(BPF_OUT)/experiment/whatif.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name whatif_bpf > $@
 
 skel/probecost.skel.h: $(BPF_OUT)/bench/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -488,7 +495,8 @@ BENCH_BINS  := $(OUT)/tests/bench/bench_symbolizer $(OUT)/tests/bench/probecost 
 
 bench:
 	$(Q)$(MAKE) --no-print-directory deps BENCH=1
-	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS)
+	$(Q)$(MAKE) --no-print-directory syncprof $(BENCH_BINS) \
+		$(OUT)/tests/targets/whatif
 	$(Q)$(PYTHON) tests/bench/run.py
 
 # --- unwind fixtures: begin

@@ -32,6 +32,7 @@
 #include "symbolizer.h"
 #include "target.h"
 #include "session.h"
+#include "whatifrun.h"
 
 static struct timespec timespec_of(double seconds)
 {
@@ -382,6 +383,8 @@ int main(int argc, char **argv)
 	}
 	if (!err && opts.serve && !target_gone)
 		err = session__serve_start(&s);
+	if (!err && !target_gone)
+		err = session__what_if_check(&s);
 	if (err)
 		goto cleanup;
 	/* What attaching freed (BTF, the tables' build) leaves the RSS. */
@@ -411,6 +414,8 @@ int main(int argc, char **argv)
 	/* Several: the last events too, so the report names every process. */
 	for (int i = 0; !err && session__space(&s) && s.probes && i < 8; i++)
 		session__take_events(&s);
+	if (!err && !target__exited(s.target))
+		err = session__what_if(&s, signal_fd);
 	if (!err)
 		err = s.live ? session__live_end(&s) : session__report(&s, true);
 	if (err) {
@@ -429,6 +434,7 @@ int main(int argc, char **argv)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
 	session__serve_free(&s);
+	session__what_if_free(&s);
 	recording__free(s.recording);
 	live__free(s.live);
 	stacktab__free(s.stacks);

@@ -53,6 +53,8 @@ enum {
 	OPT_READY_FD,
 	OPT_OFF_CPU,
 	OPT_WHY,
+	OPT_WHAT_IF,
+	OPT_PROGRESS,
 };
 
 static const char doc[] =
@@ -185,6 +187,14 @@ static const struct argp_option option_table[] = {
 	  "Also every other blocking wait of the target's threads, typed by "
 	  "the system call: poll, io, sleep, child, flock, sem, syscall, "
 	  "fault (docs/off-cpu.md)", 0 },
+	{ "what-if", OPT_WHAT_IF, "OBJECT,...", OPTION_ARG_OPTIONAL,
+	  "At the end, experiment on the running target: how much faster it "
+	  "would go if each lock's critical sections were 25% and 50% "
+	  "shorter (default: the locks with the most wait); a few seconds "
+	  "per lock, delays of at most 10 ms per hold (docs/what-if.md)", 0 },
+	{ "progress", OPT_PROGRESS, "FUNCTION", 0,
+	  "--what-if: the target's function whose calls count as progress "
+	  "(a request served); without it, lock acquisitions", 0 },
 	{ "hist", OPT_HIST, NULL, 0,
 	  "Table: each row's log2 histogram of single waits under it, in ns "
 	  "(JSON rows always have theirs)", 0 },
@@ -554,6 +564,23 @@ static int options__parse_switch(int key, struct options *opts)
 	return 0;
 }
 
+/* --what-if's experiment at the end: which locks, what counts as progress. */
+static int options__parse_experiment(int key, char *arg, struct options *opts)
+{
+	switch (key) {
+	case OPT_WHAT_IF:
+		opts->what_if = true;
+		opts->what_if_objects = arg && *arg ? arg : NULL;
+		break;
+	case OPT_PROGRESS:
+		opts->progress = arg;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return 0;
+}
+
 /* What to watch, for how long, and which waits (--pid, --tid, --type...). */
 static int options__parse_scope(int key, char *arg, struct options *opts)
 {
@@ -780,6 +807,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	if (err == OPT_NOT_MINE)
 		err = options__parse_probes(key, arg, opts);
 	if (err == OPT_NOT_MINE)
+		err = options__parse_experiment(key, arg, opts);
+	if (err == OPT_NOT_MINE)
 		err = options__parse_meta(key, state, opts);
 	if (err == OPT_NOT_MINE)
 		return ARGP_ERR_UNKNOWN;
@@ -876,6 +905,11 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (opts->help_shown)
 		return 0;
+	if (opts->replay_dir && (opts->what_if || opts->progress)) {
+		pr_err("--what-if experiments on a running process: not with "
+		       "--replay");
+		return -EINVAL;
+	}
 	if (opts->replay_dir)
 		return options__check_replay(opts);
 	if (opts->ring_size_given && !opts->record_dir && !opts->chrome) {
@@ -939,6 +973,17 @@ int options__parse(struct options *opts, int argc, char **argv)
 	err = options__check_duty(opts);
 	if (err)
 		return err;
+	if (opts->progress && !opts->what_if) {
+		pr_err("--progress names the unit of progress of --what-if's "
+		       "experiment: give --what-if too");
+		return -EINVAL;
+	}
+	if (opts->what_if && (options__several(opts) || opts->all ||
+			      opts->serve)) {
+		pr_err("--what-if experiments on one running process: not "
+		       "with several --pid, --children, --all or --serve");
+		return -EINVAL;
+	}
 	if (opts->cumulative && opts->interval_s == 0) {
 		pr_err("--cumulative needs --interval");
 		return -EINVAL;

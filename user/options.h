@@ -77,6 +77,9 @@ struct options {
 	unsigned int duty_pct;	/* --duty: full mode's probes on this % of
 				   each period; 0: not given (always on) */
 	bool off_cpu;		/* --off-cpu: other blocking waits too */
+	bool what_if;		/* --what-if: experiment at the end */
+	const char *what_if_objects;	/* its OBJECT,... or NULL: the top */
+	const char *progress;	/* --progress FUNCTION, or NULL */
 	enum output_format format;
 	bool stacks;		/* -g: each row's stacks under it */
 	enum callsite_style callsite;

@@ -111,11 +111,16 @@ BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
 each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
 duty (tests/bench/duty.py): memcached under continuous full mode and
---duty 50 and 20, paired, with the acquisitions per operation and mean
-holds set against continuous full mode's; then attach, with the CPU it takes and the verifier's
+--duty 50 and 20, paired, with the acquisition rates and mean holds set
+against continuous full mode's; then attach, with the CPU it takes and the verifier's
 instructions.
 
-BENCH_ONLY=servers,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles (comma
+Last, how close --what-if's predictions come (whatif,
+tests/bench/whatifbench.py): predicted against real gains of
+tests/targets/whatif's shorter version run for real, the decoy lock and
+the CPU cap, with the load average they were measured under.
+
+BENCH_ONLY=servers,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -135,6 +140,7 @@ import time
 
 import duty
 import servers
+import whatifbench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -1702,7 +1708,8 @@ def main():
                 ("lockorder", lock_order_cost),
                 ("kinds", kind_cost), ("processes", processes_cost),
                 ("offcpu", offcpu_cost), ("serve", serve_cost),
-                ("targetfiles", targetfile_cost)]
+                ("targetfiles", targetfile_cost),
+                ("whatif", whatifbench.whatif_accuracy)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

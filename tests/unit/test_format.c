@@ -891,6 +891,7 @@ static void test_json_same_keys_whatever_is_asked(void **state UNUSED)
 	assert_json_null(j, "lock_order");
 	assert_json_null(j, "lock_order_lost");
 	assert_json_null(j, "waiting");
+	assert_json_null(j, "what_if");
 	assert_json_null(j, "rows/0/owner_tid");
 	assert_json_null(j, "rows/0/hold_ns");
 	assert_json_null(j, "rows/0/stacks");

@@ -22,6 +22,8 @@
 #include "symbolizer.h"
 #include "threadstates.h"
 
+struct whatif;
+
 /* Events lost since attach, by cause. */
 struct format_drops {
 	uint64_t map_full;	/* new rows beyond the kernel's row table */
@@ -144,6 +146,8 @@ struct format_meta {
 	const struct report_settings *why_rows_by;
 	/* --lock-order: the cycles found since attach; NULL without. */
 	const struct format_lock_order *lock_order;
+	/* --what-if: its predictions (whatifout.h); NULL without. */
+	const struct whatif *what_if;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;

@@ -11,6 +11,7 @@
 #include "locktype.h"
 #include "stateformat.h"
 #include "text.h"
+#include "whatifout.h"
 
 #include "formatimpl.h"
 
@@ -376,6 +377,9 @@ json_t *format__json_report(const struct format_config *cfg,
 		     json_side_rows(meta->waiting, meta->waiting_names,
 				    false, err) :
 		     json_null(), err);
+	/* --what-if: null without. */
+	jsonout__set(o, "what_if", meta->what_if ?
+		     whatifout__json(meta->what_if, err) : json_null(), err);
 	return o;
 }
 

@@ -16,6 +16,7 @@
 #include "locktype.h"
 #include "stateformat.h"
 #include "text.h"
+#include "whatifout.h"
 
 #include "formatimpl.h"
 
@@ -489,5 +490,7 @@ int format__table(FILE *out, const struct format_config *cfg,
 	}
 	if (!err && meta->states)
 		stateformat__table(out, meta->states);
+	if (!err && meta->what_if)
+		whatifout__table(out, meta->what_if);
 	return err;
 }

@@ -456,6 +456,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
 		.lock_order = r->lock_order ? &order : NULL,
+		.what_if = s->what_if,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 		.duty = s->duty ? &duty : NULL,
@@ -579,6 +580,19 @@ int session__read(struct session *s)
 	/* The read's arrays go back: the RSS is what the rows need. */
 	malloc_trim(0);
 	return 0;
+}
+
+int session__read_apart(struct session *s)
+{
+	struct reports *r = s->reports;
+	struct snapshot *pending = r->pending;
+	int err;
+
+	r->pending = NULL;
+	err = session__read(s);
+	snapshot__free(r->pending);
+	r->pending = pending;
+	return err;
 }
 
 /*

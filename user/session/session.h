@@ -48,6 +48,9 @@ struct session {
 	struct follow *follow;		/* follow.c: the processes followed */
 	struct reports *reports;	/* reports.c: windows and outputs */
 	struct serving *serving;	/* serving.c: --serve, or NULL */
+	/* --what-if (user/whatif/whatifrun.c): its results, or NULL */
+	struct whatif *what_if;
+	struct whatif_setup *what_if_setup;
 	struct duty *duty;		/* --duty below 100, or NULL */
 };
 
@@ -77,6 +80,11 @@ const struct snapshot *session__totals(const struct session *s);
 int session__read_states(struct session *s, uint64_t *now_ns);
 int session__now(struct session *s, uint64_t *now_ns);
 int session__read(struct session *s);
+/*
+ * Reads the probes and leaves what they saw since the last read out of
+ * every report (--what-if: the waits its own delays made).
+ */
+int session__read_apart(struct session *s);
 /* When counting began and when the probes were last read. */
 void session__read_span(const struct session *s, uint64_t *start_ns,
 			uint64_t *read_ns);

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if's programs, a skeleton of their own (skel/whatif.skel.h),
+ * loaded only for the experiment and destroyed when it ends: the kernel
+ * removes a uprobe with its last link, so the target runs as before once
+ * syncprof's links are gone, SIGKILL included.
+ *
+ * whatif_release, on the unlock functions, lengthens the holds of one
+ * object: it spins for delay_ns on bpf_ktime_get_ns() (bpf_loop) before
+ * the release runs, so the holder keeps the lock that much longer.  A
+ * spin, not a sleep: a uprobe's program cannot sleep, and a spin keeps
+ * the holder on its CPU as a longer critical section would.  Bounded
+ * twice: WHATIF_MAX_DELAY_NS per release, budget_ns in all (then it
+ * counts over_budget and delays nothing).
+ *
+ * The hold phase times the object's holds (lock return to unlock) with
+ * whatif_lock/whatif_locked, attached for that phase only: a return probe
+ * costs every lock call, and the delay windows are better without it.
+ * whatif_switch, attached with them, counts the time holders spent off
+ * a CPU while holding (preempted on a busy machine, or asleep): the
+ * lock's arithmetic shortens the whole hold, the CPUs' bound only frees
+ * the part on a CPU.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "whatifbpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Written by user space between windows (the .bss is mapped). */
+__u64 object;		/* the lock whose holds are lengthened */
+__u64 delay_ns;		/* 0: none */
+__u64 budget_ns;	/* total delay allowed */
+struct whatif_counts counts;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} taking SEC(".maps");		/* tid -> 1: calling lock on the object */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} held_since SEC(".maps");	/* tid -> when it took the object */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} switched_out SEC(".maps");	/* tid -> when its holder left the CPU */
+
+static long spin_until(__u64 index, void *ctx)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)ctx;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(whatif_release, void *lock)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 want = delay_ns, start, end, *since;
+
+	if ((__u64)lock != object)
+		return 0;
+	start = bpf_ktime_get_ns();
+	since = bpf_map_lookup_elem(&held_since, &tid);
+	if (since) {
+		__sync_fetch_and_add(&counts.holds, 1);
+		__sync_fetch_and_add(&counts.hold_ns, start - *since);
+		bpf_map_delete_elem(&held_since, &tid);
+		bpf_map_delete_elem(&switched_out, &tid);
+	}
+	if (!want)
+		return 0;
+	if (want > WHATIF_MAX_DELAY_NS)
+		want = WHATIF_MAX_DELAY_NS;
+	if (counts.injected_ns + want > budget_ns) {
+		__sync_fetch_and_add(&counts.over_budget, 1);
+		return 0;
+	}
+	end = start + want;
+	bpf_loop(WHATIF_SPIN_LOOPS, spin_until, &end, 0);
+	__sync_fetch_and_add(&counts.injected, 1);
+	__sync_fetch_and_add(&counts.injected_ns, bpf_ktime_get_ns() - start);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(whatif_progress)
+{
+	__sync_fetch_and_add(&counts.progress, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(whatif_acquire)
+{
+	__sync_fetch_and_add(&counts.acquisitions, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(whatif_lock, void *lock)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 one = 1;
+
+	if ((__u64)lock == object)
+		bpf_map_update_elem(&taking, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(whatif_locked, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 now;
+
+	if (!bpf_map_lookup_elem(&taking, &tid))
+		return 0;
+	bpf_map_delete_elem(&taking, &tid);
+	if (ret)
+		return 0;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&held_since, &tid, &now, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(whatif_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+	__u64 now = bpf_ktime_get_ns(), *out;
+
+	if (bpf_map_lookup_elem(&held_since, &prev_tid))
+		bpf_map_update_elem(&switched_out, &prev_tid, &now, BPF_ANY);
+	out = bpf_map_lookup_elem(&switched_out, &next_tid);
+	if (out) {
+		__sync_fetch_and_add(&counts.hold_off_ns, now - *out);
+		bpf_map_delete_elem(&switched_out, &next_tid);
+	}
+	return 0;
+}

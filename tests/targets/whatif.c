@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if's target: workers that each make items, one at a time, with
+ * one critical section of work_lock per item (--hold-us of work on a
+ * CPU: a loop of so many iterations, timed by the thread's CPU clock at
+ * the start, so that being preempted does not shorten it) and --work-us
+ * of the same work outside it; item_done() is called per item
+ * (the progress function).  It measures its own progress: every
+ * --window-ms it prints "rate R" (items per second in that window), and
+ * after it "slow F": the share of its unlock calls that took a quarter
+ * of the critical section or more of the thread's CPU time (a delay
+ * syncprof put there spins on the CPU; being preempted takes none).
+ *
+ * --ab FRAC runs the shorter version for real: windows alternate between
+ * holds of --hold-us and of --hold-us x (1 - FRAC), printed "base R" and
+ * "short R", so that a test can pair each short window with the base
+ * windows beside it.
+ *
+ * --decoy-threads M: M threads that take decoy_lock and sleep
+ * --decoy-hold-us under it, in a loop, making nothing: more wait than
+ * work_lock, and no item needs it.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "lib/targetkit.h"
+
+pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t decoy_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static atomic_ulong items, unlocks, slow_unlocks;
+static atomic_uint hold_ns;		/* the critical section, now */
+static unsigned int work_ns, decoy_ns;
+static atomic_bool stop;
+
+/* Opens with a nop: x86 uprobes refuse a first instruction with a lock
+   prefix (the atomic add). */
+__attribute__((noinline)) void item_done(void)
+{
+	__asm__ volatile("nop" ::: "memory");
+	atomic_fetch_add_explicit(&items, 1, memory_order_relaxed);
+}
+
+static double iterations_per_ns;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void work(uint64_t iterations)
+{
+	for (volatile uint64_t i = 0; i < iterations; i++)
+		;
+}
+
+/* The loop's speed on a CPU, by this thread's CPU clock: the fastest of
+   a few tries (a cold cache or a migration only slows one down). */
+static void calibrate(void)
+{
+	const uint64_t n = 2000000;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = thread_cpu_ns(), t1;
+		double rate;
+
+		work(n);
+		t1 = thread_cpu_ns();
+		rate = (double)n / (double)(t1 - t0 ? t1 - t0 : 1);
+		if (rate > iterations_per_ns)
+			iterations_per_ns = rate;
+	}
+}
+
+static void spin_ns(uint64_t ns)
+{
+	work((uint64_t)((double)ns * iterations_per_ns));
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		unsigned int hold = atomic_load(&hold_ns);
+		uint64_t t0;
+
+		pthread_mutex_lock(&work_lock);
+		spin_ns(hold);
+		t0 = thread_cpu_ns();
+		pthread_mutex_unlock(&work_lock);
+		if (thread_cpu_ns() - t0 >= hold / 4)
+			atomic_fetch_add(&slow_unlocks, 1);
+		atomic_fetch_add(&unlocks, 1);
+		item_done();
+		spin_ns(work_ns);
+	}
+	return NULL;
+}
+
+static void *decoy(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		pthread_mutex_lock(&decoy_lock);
+		sleep_us((int)(decoy_ns / 1000));
+		pthread_mutex_unlock(&decoy_lock);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = 3, decoys = 0, window_ms = 250;
+	double seconds = 10, ab = 0;
+	unsigned int base_ns = 200000;
+	pthread_t t[64];
+	int n = 0;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *k = argv[i], *v = argv[i + 1];
+
+		if (!strcmp(k, "--threads"))
+			threads = atoi(v);
+		else if (!strcmp(k, "--hold-us"))
+			base_ns = (unsigned int)(atof(v) * 1000);
+		else if (!strcmp(k, "--work-us"))
+			work_ns = (unsigned int)(atof(v) * 1000);
+		else if (!strcmp(k, "--decoy-threads"))
+			decoys = atoi(v);
+		else if (!strcmp(k, "--decoy-hold-us"))
+			decoy_ns = (unsigned int)(atof(v) * 1000);
+		else if (!strcmp(k, "--seconds"))
+			seconds = atof(v);
+		else if (!strcmp(k, "--window-ms"))
+			window_ms = atoi(v);
+		else if (!strcmp(k, "--ab"))
+			ab = atof(v);
+		else {
+			fprintf(stderr, "whatif: unknown option %s\n", k);
+			return 2;
+		}
+	}
+	if (threads + decoys > 64 || threads < 1)
+		return 2;
+	calibrate();
+	atomic_store(&hold_ns, base_ns);
+	/* Each lock taken once before the threads start (a first probe
+	   hit may map its page with the address space's lock held). */
+	pthread_mutex_lock(&work_lock);
+	pthread_mutex_unlock(&work_lock);
+	pthread_mutex_lock(&decoy_lock);
+	pthread_mutex_unlock(&decoy_lock);
+	for (int i = 0; i < threads; i++)
+		pthread_create(&t[n++], NULL, worker, NULL);
+	for (int i = 0; i < decoys; i++)
+		pthread_create(&t[n++], NULL, decoy, NULL);
+	{
+		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+		unsigned long before = atomic_load(&items);
+		unsigned long unlocked = 0, slow = 0;
+		uint64_t t0 = now_ns();
+		int w = 0;
+
+		while (now_ns() < end) {
+			bool shorter = ab > 0 && (w & 1);
+			unsigned long after;
+			uint64_t t1;
+
+			atomic_store(&hold_ns, shorter ?
+				     (unsigned int)(base_ns * (1 - ab)) : base_ns);
+			sleep_us(window_ms * 1000);
+			after = atomic_load(&items);
+			t1 = now_ns();
+			printf("%s %.1f", ab > 0 ? (shorter ? "short" : "base")
+						 : "rate",
+			       (double)(after - before) / ((double)(t1 - t0) * 1e-9));
+			{
+				unsigned long u = atomic_load(&unlocks);
+				unsigned long sl = atomic_load(&slow_unlocks);
+
+				printf(" slow %.3f\n", u > unlocked ?
+				       (double)(sl - slow) / (double)(u - unlocked) : 0.0);
+				unlocked = u;
+				slow = sl;
+			}
+			fflush(stdout);
+			before = after;
+			t0 = t1;
+			w++;
+		}
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}

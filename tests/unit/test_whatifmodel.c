@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * whatifmodel: from windows' rates to the slope, and from the slope to
+ * the gain of shorter holds, capped by the CPUs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "whatifmodel.h"
+
+#define UNUSED __attribute__((unused))
+
+/*
+ * A lock that bounds progress: a unit takes hold + gap, the delay adds
+ * d x hold to each; drift multiplies every rate by a slow factor.
+ */
+static size_t lock_bound(struct whatif_window *w, size_t rounds, double hold,
+			 double gap, double drift)
+{
+	size_t n = 0;
+
+	for (size_t r = 0; r < rounds; r++) {
+		static const double d[4] = { 0, 0.25, 0, 0.5 };
+
+		for (int k = 0; k < 4; k++) {
+			double f = 1 + drift * (double)n;
+
+			w[n].delay = d[k];
+			w[n].rate = f / (hold * (1 + d[k]) + gap);
+			n++;
+		}
+	}
+	w[n].delay = 0;
+	w[n].rate = (1 + drift * (double)n) / (hold + gap);
+	return n + 1;
+}
+
+static void test_saturated_lock_gives_its_arithmetic(void **state UNUSED)
+{
+	struct whatif_window w[40];
+	struct whatif_fit fit;
+	struct whatif_prediction p;
+	size_t n = lock_bound(w, 8, 200e-6, 20e-6, 0);
+
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	assert_int_equal(fit.pairs, 16);
+	/* T = hold + gap: slope = hold / (hold + gap). */
+	assert_true(fabs(fit.slope - 200.0 / 220) < 1e-9);
+	whatifmodel__predict(&fit, 0.5, w, 0, NULL, &p);
+	/* 220 us -> 120 us a unit: 83.3% more. */
+	assert_true(fabs(p.gain_pct - (220.0 / 120 - 1) * 100) < 1e-6);
+	assert_false(p.capped);
+	assert_true(p.low_pct <= p.gain_pct && p.gain_pct <= p.high_pct);
+}
+
+static void test_drift_cancels_in_pairs(void **state UNUSED)
+{
+	struct whatif_window w[40];
+	struct whatif_fit fit;
+	size_t n = lock_bound(w, 8, 200e-6, 20e-6, 0.01);
+
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	/* 1% a window: a first-baseline comparison would be off by ~30%. */
+	assert_true(fabs(fit.slope - 200.0 / 220) < 0.02);
+}
+
+static void test_lock_nothing_needs_predicts_nothing(void **state UNUSED)
+{
+	struct whatif_window w[17];
+	struct whatif_fit fit;
+	struct whatif_prediction p;
+
+	for (size_t i = 0; i < 17; i++) {
+		w[i].delay = (i % 2) ? ((i % 4) == 1 ? 0.25 : 0.5) : 0;
+		/* noise of +-1%, none from the delay */
+		w[i].rate = 1000 * (1 + ((int)((i * 7) % 3) - 1) * 0.01);
+	}
+	assert_int_equal(whatifmodel__fit(w, 17, &fit), 0);
+	whatifmodel__predict(&fit, 0.5, w, 0, NULL, &p);
+	assert_true(p.gain_pct < 2);
+	assert_true(p.low_pct >= 0);	/* never a loss */
+}
+
+static void test_cpus_cap_where_the_bottleneck_moves(void **state UNUSED)
+{
+	struct whatif_window w[40];
+	struct whatif_fit fit;
+	struct whatif_prediction p;
+	size_t n = lock_bound(w, 8, 200e-6, 20e-6, 0);
+	/* 200 us of each unit's CPU is the hold's. */
+	struct whatif_cpu cpu = { .hold_cpu_per_unit = 200e-6 };
+	double rate = w[0].rate;	/* 1 / 220 us */
+
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	/* Used: rate x 240 us (20 us more outside); could: 2 CPUs. */
+	for (size_t i = 0; i < n; i++)
+		if (w[i].delay == 0) {
+			w[i].used = rate * 240e-6;
+			w[i].capacity = 2;
+		}
+	whatifmodel__predict(&fit, 0.5, w, n, &cpu, &p);
+	/* The lock says +83%; the CPUs allow 2 / (1.09 - 0.45): +212%. */
+	assert_false(p.capped);
+	assert_true(p.cap_pct > 200);
+	/* Could: 1.2 CPUs, of which 1.09 are used: 1.2 / 0.636, +88.6%;
+	   one window at 1.3, one at 1.1: an interval around it. */
+	for (size_t i = 0; i < n; i++)
+		if (w[i].delay == 0)
+			w[i].capacity = 1.2;
+	whatifmodel__predict(&fit, 0.5, w, n, &cpu, &p);
+	assert_false(p.capped);
+	whatifmodel__predict(&fit, 0.75, w, n, &cpu, &p);
+	/* 75% shorter: the lock +214%; the CPUs 1.2 / (1.09 - 0.68): +194%. */
+	assert_true(p.capped);
+	assert_true(fabs(p.gain_pct - (1.2 / (rate * 240e-6 - rate * 150e-6)
+				       - 1) * 100) < 1e-6);
+	assert_true(p.lock_gain_pct > p.gain_pct);
+	w[0].capacity = 1.3;
+	w[2].capacity = 1.1;
+	whatifmodel__predict(&fit, 0.75, w, n, &cpu, &p);
+	assert_true(p.capped);
+	assert_true(p.low_pct < p.gain_pct && p.gain_pct < p.high_pct);
+}
+
+static void test_too_few_windows_is_einval(void **state UNUSED)
+{
+	struct whatif_window w[3] = {
+		{ .delay = 0, .rate = 100 },
+		{ .delay = 0.25, .rate = 90 },
+		{ .delay = 0, .rate = 100 },
+	};
+	struct whatif_fit fit;
+
+	assert_int_equal(whatifmodel__fit(w, 3, &fit), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_saturated_lock_gives_its_arithmetic),
+		cmocka_unit_test(test_drift_cancels_in_pairs),
+		cmocka_unit_test(test_lock_nothing_needs_predicts_nothing),
+		cmocka_unit_test(test_cpus_cap_where_the_bottleneck_moves),
+		cmocka_unit_test(test_too_few_windows_is_einval),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

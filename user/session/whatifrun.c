@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if as a stage of the run: the progress function found when
+ * syncprof attaches (a wrong name fails then, not after the profile),
+ * the locks chosen from the profile at its end (the ones asked for, or
+ * the WHATIF_DEFAULT_LOCKS with the most wait), each one's experiment
+ * (experiment.c), its predictions (whatifmodel.c), kept in s->what_if
+ * for the final report.  The experiment's own waits (its delays lengthen
+ * the lock's holds) are read apart and left out of the report.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "array.h"
+#include "elfimage.h"
+#include "experiment.h"
+#include "log.h"
+#include "session.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+#include "target.h"
+#include "whatif.h"
+#include "whatifrun.h"
+
+#define WHATIF_DEFAULT_LOCKS	3
+/* Functions named when --progress names none of the target's. */
+#define WHATIF_CHOICES		12
+
+/* A lock of the profile: its wait, and the site most of it came from. */
+struct seen_lock {
+	uint64_t object;
+	uint64_t wait_ns;
+	uint64_t site;
+	uint64_t site_ns;
+};
+
+struct whatif_setup {
+	char exe[64];			/* /proc/PID/exe */
+	uint64_t progress_offset;
+};
+
+static bool delayable(uint32_t type)
+{
+	return type == SP_TYPE_MUTEX || type == SP_TYPE_REC_MUTEX ||
+	       type == SP_TYPE_RWLOCK_R || type == SP_TYPE_RWLOCK_W ||
+	       type == SP_TYPE_SPINLOCK;
+}
+
+struct choices {
+	const char *want;
+	char text[1024];
+	size_t len, matched, all;
+	bool by_match;			/* second pass: list any */
+};
+
+static int add_choice(void *ctx, const char *name, uint64_t vaddr,
+		      uint64_t size)
+{
+	struct choices *c = ctx;
+
+	(void)vaddr;
+	(void)size;
+	c->all++;
+	if (name[0] == '_' || c->matched >= WHATIF_CHOICES)
+		return 0;
+	if (c->by_match && !strcasestr(name, c->want))
+		return 0;
+	c->len += (size_t)snprintf(c->text + c->len, sizeof(c->text) - c->len,
+				   "%s%s", c->matched ? ", " : "", name);
+	if (c->len >= sizeof(c->text))
+		c->len = sizeof(c->text) - 1;
+	c->matched++;
+	return 0;
+}
+
+int session__what_if_check(struct session *s)
+{
+	const struct options *opts = s->opts;
+	struct whatif_setup *setup;
+	struct elfimage *image = NULL;
+	struct elfimage_func f;
+	int err;
+
+	if (!opts->what_if)
+		return 0;
+	s->what_if = calloc(1, sizeof(*s->what_if));
+	setup = calloc(1, sizeof(*setup));
+	if (!s->what_if || !setup) {
+		free(setup);
+		return -ENOMEM;
+	}
+	s->what_if_setup = setup;
+	snprintf(setup->exe, sizeof(setup->exe), "/proc/%d/exe",
+		 (int)target__pid(s->target));
+	if (!opts->progress)
+		return 0;
+	err = elfimage__open(setup->exe, &image);
+	if (err) {
+		pr_err("--progress: cannot read %s: %s", setup->exe,
+		       strerror(-err));
+		return err;
+	}
+	err = elfimage__find_func(image, opts->progress, &f);
+	if (err) {
+		struct choices c = { .want = opts->progress, .by_match = true };
+
+		elfimage__for_each_func(image, add_choice, &c);
+		if (!c.matched) {
+			c = (struct choices){ .want = opts->progress };
+			elfimage__for_each_func(image, add_choice, &c);
+		}
+		pr_err("--progress: no function '%s' in %s (%s); its "
+		       "functions include: %s (%zu in all)", opts->progress,
+		       target__comm(s->target), setup->exe,
+		       c.matched ? c.text : "none", c.all);
+		elfimage__close(image);
+		return -EINVAL;
+	}
+	elfimage__close(image);
+	setup->progress_offset = f.file_offset;
+	return 0;
+}
+
+/* The profile's locks that a delay can lengthen, most wait first. */
+static int seen_locks(const struct snapshot *snap, struct seen_lock **out,
+		      size_t *n)
+{
+	const struct snapshot_entry *e = snap ? snapshot__entries(snap) : NULL;
+	size_t count = snap ? snapshot__count(snap) : 0, cap = 0;
+	struct seen_lock *locks = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t at = e[i].hold_ns ? e[i].hold_ns : e[i].wait_ns;
+		size_t j;
+
+		if (!e[i].key.object || !delayable(e[i].key.type))
+			continue;
+		for (j = 0; j < *n && locks[j].object != e[i].key.object; j++)
+			;
+		if (j == *n) {
+			if (array__grow(&locks, &cap, *n + 1, sizeof(*locks))) {
+				free(locks);
+				return -ENOMEM;
+			}
+			locks[(*n)++] = (struct seen_lock){
+				.object = e[i].key.object };
+		}
+		locks[j].wait_ns += e[i].wait_ns;
+		if (at >= locks[j].site_ns) {
+			locks[j].site_ns = at;
+			locks[j].site = e[i].key.callsite;
+		}
+	}
+	for (size_t i = 1; i < *n; i++)
+		for (size_t j = i; j > 0 && locks[j].wait_ns >
+					    locks[j - 1].wait_ns; j--) {
+			struct seen_lock t = locks[j];
+
+			locks[j] = locks[j - 1];
+			locks[j - 1] = t;
+		}
+	*out = locks;
+	return 0;
+}
+
+static const char *lock_name(struct session *s, const struct seen_lock *l,
+			     char *buf, size_t len)
+{
+	const char *name = symbolizer__object(s->symbolizer, l->object);
+
+	if (!name && l->site)
+		name = symbolizer__argument_lock(s->symbolizer, l->site, false);
+	if (name)
+		return name;
+	snprintf(buf, len, "0x%" PRIx64, l->object);
+	return buf;
+}
+
+/* --what-if=OBJECT: its address among the profile's locks or symbols. */
+static int find_lock(struct session *s, const char *name,
+		     const struct seen_lock *seen, size_t n_seen,
+		     struct seen_lock *out)
+{
+	uint64_t addr = 0, size = 0;
+	char buf[32], list[1024] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n_seen; i++)
+		if (!strcmp(lock_name(s, &seen[i], buf, sizeof(buf)), name)) {
+			*out = seen[i];
+			return 0;
+		}
+	if (!strncmp(name, "0x", 2))
+		addr = strtoull(name, NULL, 16);
+	else if (symbolizer__find_object(s->symbolizer, name, &addr, &size))
+		addr = 0;
+	for (size_t i = 0; addr && i < n_seen; i++)
+		if (seen[i].object == addr) {
+			*out = seen[i];
+			return 0;
+		}
+	if (addr) {
+		*out = (struct seen_lock){ .object = addr };
+		return 0;
+	}
+	for (size_t i = 0; i < n_seen && len < sizeof(list) - 1; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i ? ", " : "",
+					lock_name(s, &seen[i], buf, sizeof(buf)));
+	pr_err("--what-if: no lock '%s' in %s; the locks it waited on: %s "
+	       "(or a variable's name, or 0xADDR)", name,
+	       target__comm(s->target), n_seen ? list : "none");
+	return -EINVAL;
+}
+
+/* The locks to experiment on, in *out. */
+static int choose(struct session *s, const struct seen_lock *seen,
+		  size_t n_seen, struct seen_lock **out, size_t *n)
+{
+	const char *objects = s->opts->what_if_objects;
+	size_t cap = 0;
+	char *copy, *save = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!objects) {
+		size_t k = n_seen < WHATIF_DEFAULT_LOCKS ? n_seen :
+			   WHATIF_DEFAULT_LOCKS;
+
+		if (!k)
+			return 0;
+		*out = calloc(k, sizeof(**out));
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, seen, k * sizeof(**out));
+		*n = k;
+		return 0;
+	}
+	copy = strdup(objects);
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
+		err = array__grow(out, &cap, *n + 1, sizeof(**out));
+		if (!err)
+			err = find_lock(s, tok, seen, n_seen, &(*out)[*n]);
+		if (!err)
+			(*n)++;
+	}
+	free(copy);
+	return err;
+}
+
+/* One lock's experiment, into its entries. */
+static int experiment_lock(struct session *s, struct experiment *e,
+			   const struct seen_lock *l)
+{
+	static const double shorter[] = { WHATIF_SHORTER_1, WHATIF_SHORTER_2 };
+	struct experiment_result r;
+	struct whatif_fit fit;
+	char buf[32];
+	const char *name = lock_name(s, l, buf, sizeof(buf));
+	int err;
+
+	pr_info("--what-if: experimenting on %s", name);
+	err = experiment__run(e, l->object, &r);
+	if (!err)
+		err = whatifmodel__fit(r.windows, r.n_windows, &fit);
+	if (err == -ENODATA || err == -EINVAL) {
+		pr_warn("--what-if: %s: %s; no prediction", name,
+			err == -EINVAL ? "too few windows (the target ended "
+					 "or the delay budget was spent)" :
+			"not held, or no progress, while it was timed");
+		return 0;
+	}
+	if (err)
+		return err;
+	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
+		"[%.3f, %.3f], %.2f s", name, r.hold_ns, fit.slope, fit.low,
+		fit.high, (double)r.elapsed_ns * 1e-9);
+	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
+		struct whatif_entry w = {
+			.object = l->object,
+			.site = l->site,
+			.shorter = shorter[i],
+			.hold_ns = r.hold_ns,
+			.hold_cpu_ns = r.hold_cpu_ns,
+			.base_rate = fit.base_rate,
+			.delayed_rate = r.rate_delayed,
+			.after_rate = r.rate_after,
+			.injected_ns = r.injected_ns,
+			.experiment_s = (double)r.elapsed_ns * 1e-9,
+		};
+
+		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
+				     &r.cpu, &w.p);
+		if (l->site)
+			symbolizer__callsite(s->symbolizer, l->site,
+					     &w.site_info);
+		w.object_name = strdup(name);
+		if (!w.object_name)
+			return -ENOMEM;
+		err = whatif__add(s->what_if, &w);
+		if (err) {
+			free(w.object_name);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int session__what_if(struct session *s, int stop_fd)
+{
+	char libc_path[4096];
+	struct whatif_setup *setup = s->what_if_setup;
+	struct experiment_config cfg = {
+		.pid = target__pid(s->target),
+		.libc_path = libc_path,
+		.stop_fds = { stop_fd, target__pidfd(s->target) },
+	};
+	struct seen_lock *seen = NULL, *chosen = NULL;
+	struct experiment *e = NULL;
+	size_t n_seen = 0, n = 0;
+	char measure[256];
+	int err;
+
+	if (!s->what_if || !setup)
+		return 0;
+	cfg.progress_path = s->opts->progress ? setup->exe : NULL;
+	cfg.progress_offset = setup->progress_offset;
+	err = target__pthread_library(s->target, libc_path, sizeof(libc_path));
+	if (err)
+		return err;
+	if (s->opts->progress)
+		snprintf(measure, sizeof(measure), "calls of %s()",
+			 s->opts->progress);
+	else
+		snprintf(measure, sizeof(measure), "lock acquisitions of all "
+			 "threads (no --progress given)");
+	s->what_if->progress = strdup(measure);
+	if (!s->what_if->progress)
+		return -ENOMEM;
+	/* The profile up to now; the experiment's waits read apart. */
+	err = session__read(s);
+	if (!err)
+		err = seen_locks(session__totals(s), &seen, &n_seen);
+	if (!err)
+		err = choose(s, seen, n_seen, &chosen, &n);
+	if (!err && !n)
+		pr_warn("--what-if: no lock was waited on; nothing to try");
+	if (!err && n) {
+		pr_info("--what-if: progress is %s", measure);
+		err = experiment__open(&cfg, &e);
+	}
+	for (size_t i = 0; !err && i < n; i++) {
+		err = experiment_lock(s, e, &chosen[i]);
+		if (err == -EINTR) {
+			pr_warn("--what-if: stopped before its end");
+			err = 0;
+			break;
+		}
+	}
+	experiment__free(e);
+	if (!err && n)
+		err = session__read_apart(s);
+	free(seen);
+	free(chosen);
+	return err;
+}
+
+void session__what_if_free(struct session *s)
+{
+	whatif__free(s->what_if);
+	s->what_if = NULL;
+	free(s->what_if_setup);
+	s->what_if_setup = NULL;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if's windows on one lock.  First the hold phase: the lock's
+ * holds timed for HOLD_PHASE_S (the lock return probes attached for it
+ * only).  Then EXPERIMENT_ROUNDS rounds of four windows, reference,
+ * +25% of the mean hold, reference, +50% (the delays' order swapped
+ * every other round), and a last reference: every delayed window has a
+ * reference on each side (whatifmodel.c), and the last one shows the
+ * rate once the delay is off.  The window's length gives each at least
+ * MIN_UNITS units of progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
+ *
+ * The delay is written into the programs' .bss between windows: no
+ * attach or detach while the target runs, only two stores.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "array.h"
+#include "clock.h"
+#include "elfimage.h"
+#include "experiment.h"
+#include "log.h"
+#include "taskcpu.h"
+#include "whatifbpf.h"
+#include "whatif.skel.h"
+
+/* The kernel's ENOTSUPP: an instruction uprobes cannot step. */
+#define ENOTSUPP_UPROBE	524
+
+#define HOLD_PHASE_S	0.5
+#define SETTLE_S	0.1
+#define WINDOW_MIN_S	0.08
+#define WINDOW_MAX_S	0.5
+#define MIN_UNITS	100.0
+/* A thread that ran less than this share of the time adds no capacity. */
+#define MIN_RUN_SHARE	0.02
+
+static const char *const unlock_funcs[] = {
+	"pthread_mutex_unlock", "pthread_rwlock_unlock", "pthread_spin_unlock",
+};
+static const char *const lock_funcs[] = {
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+	"pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+	"pthread_spin_lock",
+};
+
+struct experiment {
+	struct experiment_config cfg;
+	struct whatif_bpf *skel;
+	struct bpf_link **links;	/* for as long as the experiment */
+	size_t n_links, cap_links;
+	struct bpf_link **hold_links;	/* the hold phase's */
+	size_t n_hold, cap_hold;
+	uint64_t lock_offsets[ARRAY_SIZE(lock_funcs)];	/* 0: absent */
+};
+
+static int attach(struct bpf_program *prog, bool ret, pid_t pid,
+		  const char *path, uint64_t offset, struct bpf_link ***links,
+		  size_t *n, size_t *cap)
+{
+	struct bpf_link *link;
+	int err;
+
+	err = array__grow(links, cap, *n + 1, sizeof(**links));
+	if (err)
+		return err;
+	link = bpf_program__attach_uprobe(prog, ret, pid, path, (size_t)offset);
+	if (!link)
+		return -errno;	/* -ENOTSUPP (524): an instruction uprobes refuse */
+	(*links)[(*n)++] = link;
+	return 0;
+}
+
+static void detach(struct bpf_link **links, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++)
+		bpf_link__destroy(links[i]);
+	*n = 0;
+}
+
+static int attach_funcs(struct experiment *e, struct elfimage *libc,
+			struct bpf_program *prog, const char *const *names,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct elfimage_func f;
+		int err;
+
+		if (elfimage__find_func(libc, names[i], &f)) {
+			pr_debug("--what-if: no %s in %s", names[i],
+				 e->cfg.libc_path);
+			continue;	/* not in this libc: not used */
+		}
+		err = attach(prog, false, e->cfg.pid, e->cfg.libc_path,
+			     f.file_offset, &e->links, &e->n_links,
+			     &e->cap_links);
+		/* Only pthread_mutex_unlock is a must. */
+		if (err == -ENOTSUPP_UPROBE && i) {
+			pr_debug("--what-if: cannot probe %s", names[i]);
+			continue;
+		}
+		if (err) {
+			pr_err("--what-if: cannot attach to %s in %s: %s",
+			       names[i], e->cfg.libc_path, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int experiment__open(const struct experiment_config *cfg,
+		     struct experiment **out)
+{
+	struct experiment *e = calloc(1, sizeof(*e));
+	struct elfimage *libc = NULL;
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	e->cfg = *cfg;
+	e->skel = whatif_bpf__open_and_load();
+	if (!e->skel) {
+		err = -errno;
+		pr_err("--what-if: cannot load its BPF programs: %s",
+		       strerror(-err));
+		goto fail;
+	}
+	e->skel->bss->budget_ns = EXPERIMENT_BUDGET_NS;
+	err = elfimage__open(cfg->libc_path, &libc);
+	if (err) {
+		pr_err("--what-if: cannot read %s: %s", cfg->libc_path,
+		       strerror(-err));
+		goto fail;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lock_funcs); i++) {
+		struct elfimage_func f;
+
+		if (!elfimage__find_func(libc, lock_funcs[i], &f))
+			e->lock_offsets[i] = f.file_offset;
+	}
+	err = attach_funcs(e, libc, e->skel->progs.whatif_release,
+			   unlock_funcs, ARRAY_SIZE(unlock_funcs));
+	if (!err && !cfg->progress_path)
+		err = attach_funcs(e, libc, e->skel->progs.whatif_acquire,
+				   lock_funcs, ARRAY_SIZE(lock_funcs));
+	if (!err && cfg->progress_path) {
+		err = attach(e->skel->progs.whatif_progress, false, cfg->pid,
+			     cfg->progress_path, cfg->progress_offset,
+			     &e->links, &e->n_links, &e->cap_links);
+		if (err == -ENOTSUPP_UPROBE)
+			pr_err("--progress: uprobes cannot probe the first "
+			       "instruction of the function (a locked "
+			       "instruction?): name another");
+		else if (err)
+			pr_err("--progress: cannot attach to %s: %s",
+			       cfg->progress_path, strerror(-err));
+	}
+	elfimage__close(libc);
+	if (err)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	experiment__free(e);
+	return err;
+}
+
+void experiment__free(struct experiment *e)
+{
+	if (!e)
+		return;
+	if (e->skel)
+		e->skel->bss->delay_ns = 0;
+	detach(e->hold_links, &e->n_hold);
+	detach(e->links, &e->n_links);
+	free(e->hold_links);
+	free(e->links);
+	whatif_bpf__destroy(e->skel);
+	free(e);
+}
+
+static volatile struct whatif_counts *counts(struct experiment *e)
+{
+	return &e->skel->bss->counts;
+}
+
+static uint64_t progress_now(struct experiment *e)
+{
+	return e->cfg.progress_path ? counts(e)->progress
+				    : counts(e)->acquisitions;
+}
+
+/* Waits seconds, unless a stop fd fires first (-EINTR). */
+static int wait_window(struct experiment *e, double seconds)
+{
+	uint64_t end = clock__monotonic_ns() + (uint64_t)(seconds * 1e9);
+	struct pollfd fds[2];
+
+	for (int i = 0; i < 2; i++)
+		fds[i] = (struct pollfd){ .fd = e->cfg.stop_fds[i],
+					  .events = POLLIN };
+	for (;;) {
+		uint64_t now = clock__monotonic_ns();
+		int ms;
+
+		if (now >= end)
+			return 0;
+		ms = (int)((end - now + 999999) / 1000000);
+		if (poll(fds, 2, ms) > 0)
+			return -EINTR;
+	}
+}
+
+/* The hold phase: the lock's mean hold, its holds and progress per s. */
+static int hold_phase(struct experiment *e, struct experiment_result *r,
+		      double *rate)
+{
+	uint64_t holds = 0, hold_ns = 0, off_ns = 0, units = 0, start = 0;
+	struct bpf_link *sw;
+	size_t n_hold = 0;
+	double s;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < ARRAY_SIZE(lock_funcs); i++) {
+		if (!e->lock_offsets[i])
+			continue;
+		err = attach(e->skel->progs.whatif_lock, false, e->cfg.pid,
+			     e->cfg.libc_path, e->lock_offsets[i],
+			     &e->hold_links, &e->n_hold, &e->cap_hold);
+		if (!err)
+			err = attach(e->skel->progs.whatif_locked, true,
+				     e->cfg.pid, e->cfg.libc_path,
+				     e->lock_offsets[i], &e->hold_links,
+				     &e->n_hold, &e->cap_hold);
+		/* Not probed: its holds are not timed (the others are). */
+		if (err == -ENOTSUPP_UPROBE) {
+			pr_debug("--what-if: cannot probe %s", lock_funcs[i]);
+			err = 0;
+		}
+	}
+	sw = err ? NULL : bpf_program__attach(e->skel->progs.whatif_switch);
+	if (!err && !sw)
+		err = -errno;
+	/* Counted once the probes are in: installing them stalls the
+	   target a moment (its text pages are replaced). */
+	if (!err)
+		err = wait_window(e, SETTLE_S);
+	holds = counts(e)->holds;
+	hold_ns = counts(e)->hold_ns;
+	off_ns = counts(e)->hold_off_ns;
+	units = progress_now(e);
+	start = clock__monotonic_ns();
+	if (!err)
+		err = wait_window(e, HOLD_PHASE_S);
+	/* Read before the probes go: removing them takes a while. */
+	s = (double)(clock__monotonic_ns() - start) * 1e-9;
+	holds = counts(e)->holds - holds;
+	hold_ns = counts(e)->hold_ns - hold_ns;
+	off_ns = counts(e)->hold_off_ns - off_ns;
+	units = progress_now(e) - units;
+	n_hold = e->n_hold;
+	detach(e->hold_links, &e->n_hold);
+	bpf_link__destroy(sw);
+	if (err)
+		return err;
+	r->hold_ns = holds ? hold_ns / holds : 0;
+	/* Off-CPU time counted on a switch back in may end after the
+	   phase's last unlock: never more than the holds. */
+	hold_ns = off_ns < hold_ns ? hold_ns - off_ns : 0;
+	*rate = (double)units / s;
+	pr_debug("--what-if: hold phase of 0x%llx (%zu+%zu probes): %llu "
+		 "holds, %llu ns on a CPU, progress %.0f/s",
+		 (unsigned long long)e->skel->bss->object, e->n_links, n_hold,
+		 (unsigned long long)holds, (unsigned long long)hold_ns, *rate);
+	if (!holds)
+		return -ENODATA;
+	r->hold_cpu_ns = hold_ns / holds;
+	r->holds_per_s = (double)holds / s;
+	return r->hold_ns ? 0 : -ENODATA;
+}
+
+/* The delay of window i, as a fraction of the mean hold. */
+static double window_delay(size_t i)
+{
+	size_t round = i / 4, slot = i % 4;
+
+	if (i >= EXPERIMENT_ROUNDS * 4 || !(slot & 1))
+		return 0;
+	return (slot == 1) == !(round & 1) ? 0.25 : 0.5;
+}
+
+int experiment__run(struct experiment *e, uint64_t object,
+		    struct experiment_result *r)
+{
+	uint64_t begin = clock__monotonic_ns(), ref_ns = 0;
+	uint64_t injected = counts(e)->injected;
+	uint64_t injected_ns = counts(e)->injected_ns;
+	uint64_t over = counts(e)->over_budget;
+	double rate = 0, window_s, delayed = 0, used = 0, capacity = 0;
+	double most = 0;
+	struct taskcpu *cpu = NULL;
+	size_t n_delayed = 0;
+	int err;
+
+	*r = (struct experiment_result){ 0 };
+	e->skel->bss->delay_ns = 0;
+	e->skel->bss->object = object;
+	err = taskcpu__new(e->cfg.pid, &cpu);
+	if (!err)
+		err = hold_phase(e, r, &rate);
+	if (!err && rate <= 0)
+		err = -ENODATA;
+	window_s = err ? 0 : MIN_UNITS / rate;
+	window_s = window_s < WINDOW_MIN_S ? WINDOW_MIN_S :
+		   window_s > WINDOW_MAX_S ? WINDOW_MAX_S : window_s;
+	if (!err)
+		pr_info("--what-if: delays begin: mean hold %.1f us (%.1f us on "
+			"a CPU), %d windows of %.2f s", (double)r->hold_ns / 1e3,
+			(double)r->hold_cpu_ns / 1e3, EXPERIMENT_WINDOWS,
+			window_s);
+	/* Budget per experiment: what the earlier ones spent is not ours. */
+	e->skel->bss->budget_ns = counts(e)->injected_ns + EXPERIMENT_BUDGET_NS;
+	for (size_t i = 0; !err && i < EXPERIMENT_WINDOWS; i++) {
+		double frac = window_delay(i);
+		uint64_t delay = (uint64_t)(frac * (double)r->hold_ns);
+		uint64_t units, start, spent;
+
+		if (delay > WHATIF_MAX_DELAY_NS)
+			delay = WHATIF_MAX_DELAY_NS;
+		e->skel->bss->delay_ns = delay;
+		units = progress_now(e);
+		start = clock__monotonic_ns();
+		if (!frac)
+			err = taskcpu__begin(cpu);
+		if (!err)
+			err = wait_window(e, window_s);
+		if (!err && !frac)
+			err = taskcpu__end(cpu);
+		if (!err && !frac)
+			taskcpu__window(cpu, clock__monotonic_ns() - start,
+					MIN_RUN_SHARE, &used, &capacity, &most);
+		e->skel->bss->delay_ns = 0;
+		if (err)
+			break;
+		spent = clock__monotonic_ns() - start;
+		r->windows[i] = (struct whatif_window){
+			.delay = (double)delay / (double)r->hold_ns,
+			.rate = (double)(progress_now(e) - units) /
+				((double)spent * 1e-9),
+			.used = frac ? 0 : used,
+			.capacity = frac ? 0 : capacity,
+			.most = frac ? 0 : most,
+		};
+		r->n_windows = i + 1;
+		pr_debug("--what-if: window %zu: delay %" PRIu64 " ns, %.0f "
+			 "units/s, %.2f s", i, delay, r->windows[i].rate,
+			 (double)spent * 1e-9);
+		if (frac) {
+			delayed += r->windows[i].rate;
+			n_delayed++;
+		} else {
+			ref_ns += spent;
+		}
+		if (counts(e)->over_budget != over) {
+			pr_warn("--what-if: the delay budget (%.1f s) is spent; "
+				"the experiment stops early",
+				(double)EXPERIMENT_BUDGET_NS * 1e-9);
+			break;
+		}
+	}
+	e->skel->bss->delay_ns = 0;
+	if (!err && r->n_windows) {
+		taskcpu__usage(cpu, ref_ns, MIN_RUN_SHARE, &r->used,
+			       &r->capacity);
+		/* Holds per unit of progress (hold phase) x mean on a CPU. */
+		r->cpu.hold_cpu_per_unit = r->holds_per_s / rate *
+					   (double)r->hold_cpu_ns * 1e-9;
+		r->rate_delayed = n_delayed ? delayed / (double)n_delayed : 0;
+		r->rate_after = r->windows[r->n_windows - 1].delay == 0 ?
+				r->windows[r->n_windows - 1].rate : 0;
+	}
+	r->injected = counts(e)->injected - injected;
+	r->injected_ns = counts(e)->injected_ns - injected_ns;
+	r->over_budget = counts(e)->over_budget - over;
+	r->elapsed_ns = clock__monotonic_ns() - begin;
+	pr_debug("--what-if: %" PRIu64 " releases delayed, %.1f us each; "
+		 "CPUs used %.2f, could %.2f, holds' CPU %.1f us a unit",
+		 r->injected, r->injected ? (double)r->injected_ns /
+			       (double)r->injected / 1e3 : 0.0,
+		 r->used, r->capacity, r->cpu.hold_cpu_per_unit * 1e6);
+	taskcpu__free(cpu);
+	return err;
+}

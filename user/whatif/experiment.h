@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --what-if's experiment on a running process: the BPF programs of
+ * bpf/experiment/whatif.bpf.c attached to it, and the windows run on one
+ * lock at a time (its holds timed, then lengthened or not, window by
+ * window, with the progress counted in each).
+ */
+#ifndef SYNCPROF_EXPERIMENT_H
+#define SYNCPROF_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "whatifmodel.h"
+
+/* Reference, +25%, reference, +50%, ... and a last reference. */
+#define EXPERIMENT_ROUNDS	16
+#define EXPERIMENT_WINDOWS	(EXPERIMENT_ROUNDS * 4 + 1)
+/* Injected delay, summed over threads, one lock's experiment at most. */
+#define EXPERIMENT_BUDGET_NS	3000000000ull
+
+struct experiment_config {
+	pid_t pid;
+	const char *libc_path;		/* the unlock and lock functions */
+	/* --progress: its file and file offset; NULL: lock acquisitions */
+	const char *progress_path;
+	uint64_t progress_offset;
+	int stop_fds[2];		/* readable: end now (-1: none) */
+};
+
+struct experiment_result {
+	uint64_t hold_ns;		/* mean hold, hold phase */
+	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
+	double holds_per_s;
+	struct whatif_window windows[EXPERIMENT_WINDOWS];
+	size_t n_windows;
+	struct whatif_cpu cpu;		/* the holds' CPU */
+	double used, capacity;		/* CPUs, reference windows in all */
+	double rate_delayed;		/* progress/s, delayed windows */
+	double rate_after;		/* the last window, no delay */
+	uint64_t injected_ns;		/* delay injected in all */
+	uint64_t injected;		/* releases delayed */
+	uint64_t over_budget;		/* releases not delayed: budget spent */
+	uint64_t elapsed_ns;		/* the whole experiment */
+};
+
+struct experiment;
+
+/* Loads and attaches the unlock and progress probes; no delay yet. */
+int experiment__open(const struct experiment_config *cfg,
+		     struct experiment **out);
+/* Detaches everything (the target runs as before); NULL is fine. */
+void experiment__free(struct experiment *e);
+/*
+ * Runs one lock's experiment: -ENODATA when it was not held in the hold
+ * phase or nothing progressed, -EINTR when a stop fd fired.
+ */
+int experiment__run(struct experiment *e, uint64_t object,
+		    struct experiment_result *out);
+
+#endif

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Threads' CPU time by schedstat (ns, unlike /proc/PID/stat's ticks),
+ * kept per thread, and the machine's idle CPU time (/proc/stat): what
+ * the process's threads could have had is what they used plus what no
+ * one used, at most one CPU per thread and the CPUs it may run on.  A
+ * saturated machine gives a process no more than it gets.
+ *
+ * Rejected, both measured against the shorter version run for real
+ * beside other builds: each thread's own share of its runnable time
+ * (run / (run + runqueue wait)), which read far below what a shorter
+ * lock let the process use (a thread that mostly sleeps on a lock waits
+ * long for a CPU when woken, yet gets more once it runs more); and the
+ * fair share of its threads among the machine's runnable tasks
+ * (procs_running), far above it (the scheduler shares between groups of
+ * tasks, not between threads).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "taskcpu.h"
+
+struct taskcpu_thread {
+	pid_t tid;
+	uint64_t run_begin, wait_begin;	/* at the window's begin */
+	uint64_t run, wait;		/* summed over the windows */
+	uint64_t last_run;		/* in the last window */
+	int seen;			/* read at the window's begin */
+};
+
+struct taskcpu {
+	pid_t pid;
+	int cpus;
+	long hz;			/* /proc/stat's ticks per second */
+	uint64_t idle_begin;		/* idle ticks at the window's begin */
+	uint64_t idle;			/* idle ticks in the windows */
+	uint64_t last_idle;		/* in the last window */
+	struct taskcpu_thread *threads;
+	size_t n, cap;
+};
+
+int taskcpu__new(pid_t pid, struct taskcpu **out)
+{
+	struct taskcpu *t = calloc(1, sizeof(*t));
+	cpu_set_t set;
+
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->cpus = sched_getaffinity(pid, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
+	t->hz = sysconf(_SC_CLK_TCK);
+	if (t->hz <= 0)
+		t->hz = 100;
+	if (t->cpus <= 0)
+		t->cpus = 1;
+	*out = t;
+	return 0;
+}
+
+void taskcpu__free(struct taskcpu *t)
+{
+	if (!t)
+		return;
+	free(t->threads);
+	free(t);
+}
+
+static struct taskcpu_thread *thread_of(struct taskcpu *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	if (array__grow(&t->threads, &t->cap, t->n + 1, sizeof(*t->threads)))
+		return NULL;
+	t->threads[t->n] = (struct taskcpu_thread){ .tid = tid };
+	return &t->threads[t->n++];
+}
+
+/* Calls each thread's schedstat into fn. */
+static int read_all(struct taskcpu *t, bool begin)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		unsigned long long run, wait;
+		struct taskcpu_thread *th;
+		char file[128];
+		pid_t tid = (pid_t)atoi(d->d_name);
+		FILE *f;
+		int got;
+
+		if (tid <= 0)
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%d/schedstat",
+			 (int)t->pid, (int)tid);
+		f = fopen(file, "r");
+		if (!f)
+			continue;	/* exited meanwhile */
+		got = fscanf(f, "%llu %llu", &run, &wait);
+		fclose(f);
+		if (got != 2)
+			continue;
+		th = thread_of(t, tid);
+		if (!th) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+		if (begin) {
+			th->run_begin = run;
+			th->wait_begin = wait;
+			th->seen = 1;
+		} else if (th->seen) {
+			th->run += run - th->run_begin;
+			th->last_run = run - th->run_begin;
+			th->wait += wait - th->wait_begin;
+			th->seen = 0;
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+static double share_of(const struct taskcpu *t, double active, double used,
+		       uint64_t idle, uint64_t window_ns);
+
+/* The machine's idle and I/O wait ticks since boot, all CPUs. */
+static uint64_t idle_ticks(void)
+{
+	unsigned long long v[5] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4]) != 5)
+		v[3] = v[4] = 0;
+	fclose(f);
+	return v[3] + v[4];
+}
+
+int taskcpu__begin(struct taskcpu *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		t->threads[i].seen = t->threads[i].last_run = 0;
+	t->idle_begin = idle_ticks();
+	return read_all(t, true);
+}
+
+int taskcpu__end(struct taskcpu *t)
+{
+	uint64_t now = idle_ticks();
+
+	t->last_idle = now > t->idle_begin ? now - t->idle_begin : 0;
+	t->idle += t->last_idle;
+	return read_all(t, false);
+}
+
+void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
+		     double min_share, double *used, double *capacity,
+		     double *most)
+{
+	double run = 0, active = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		run += (double)t->threads[i].last_run;
+		if (window_ns && (double)t->threads[i].last_run >=
+				 min_share * (double)window_ns)
+			active++;
+	}
+	*used = window_ns ? run / (double)window_ns : 0;
+	*capacity = share_of(t, active, *used, t->last_idle, window_ns);
+	*most = active < t->cpus ? active : t->cpus;
+}
+
+/* What active threads that used `used` CPUs could have had. */
+static double share_of(const struct taskcpu *t, double active, double used,
+		       uint64_t idle, uint64_t window_ns)
+{
+	double could = used + (window_ns ? (double)idle / (double)t->hz /
+					   ((double)window_ns * 1e-9) : 0);
+
+	if (could > active)
+		could = active;
+	return could > t->cpus ? t->cpus : could;
+}
+
+void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
+		    double min_share, double *used, double *capacity)
+{
+	double run = 0, active = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct taskcpu_thread *th = &t->threads[i];
+
+		run += (double)th->run;
+		if (window_ns && (double)th->run >= min_share * (double)window_ns)
+			active++;
+	}
+	*used = window_ns ? run / (double)window_ns : 0;
+	*capacity = share_of(t, active, *used, t->idle, window_ns);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The CPU time of a process's threads, from /proc/PID/task/TID/schedstat,
+ * and the machine's idle time, from /proc/stat, summed over the windows
+ * it is told of.
+ */
+#ifndef SYNCPROF_TASKCPU_H
+#define SYNCPROF_TASKCPU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct taskcpu;
+
+int taskcpu__new(pid_t pid, struct taskcpu **out);
+void taskcpu__free(struct taskcpu *t);
+/* Reads every thread now: a window begins. */
+int taskcpu__begin(struct taskcpu *t);
+/* Reads them again: what each did since begin is added to its sums. */
+int taskcpu__end(struct taskcpu *t);
+/*
+ * Over the windows so far, window_ns of them in all: the CPUs the
+ * threads used, and the CPUs they could have used had every thread that
+ * ran (min_share of the time or more) stayed runnable: what they used
+ * and what the machine left idle, at most one CPU per thread and the
+ * CPUs the process may run on.
+ */
+void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
+		    double min_share, double *used, double *capacity);
+
+/*
+ * The same for the last window alone (between the last begin and end),
+ * and the most the threads could use: a CPU each, within the CPUs the
+ * process may run on.
+ */
+void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
+		     double min_share, double *used, double *capacity,
+		     double *most);
+
+#endif

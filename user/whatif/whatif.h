@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --what-if's results: one entry per lock and per shortening, what the
+ * table's "What if" section and JSON "what_if" print (whatifout.h).
+ */
+#ifndef SYNCPROF_WHATIF_RESULTS_H
+#define SYNCPROF_WHATIF_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolinfo.h"
+#include "whatifmodel.h"
+
+/* The shortenings predicted, as fractions of the mean hold. */
+#define WHATIF_SHORTER_1	0.25
+#define WHATIF_SHORTER_2	0.50
+
+struct whatif_entry {
+	uint64_t object;
+	char *object_name;		/* owned; NULL: none */
+	uint64_t site;			/* the holders' lock call: return address */
+	struct symbol_info site_info;	/* the symbolizer's strings */
+	double shorter;			/* 0.25, 0.5 */
+	struct whatif_prediction p;
+	uint64_t hold_ns;		/* mean hold measured */
+	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
+	double base_rate;		/* progress/s without delay */
+	double delayed_rate;		/* during the delayed windows */
+	double after_rate;		/* the last window, delay off */
+	uint64_t injected_ns;		/* delay injected */
+	double experiment_s;		/* the lock's experiment, in all */
+};
+
+struct whatif {
+	struct whatif_entry *entries;
+	size_t n, cap;
+	char *progress;			/* the measure of progress, named */
+};
+
+/* Appends a copy of e (its object_name becomes the results'). */
+int whatif__add(struct whatif *w, const struct whatif_entry *e);
+void whatif__free(struct whatif *w);
+
+#endif

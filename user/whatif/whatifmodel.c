@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if's model: a slowdown slope, extrapolated.
+ *
+ * While a lock bounds the progress, a unit of progress takes
+ * T = T0 + k x hold (k holds of it per unit, plus what overlaps), so T
+ * is a straight line in the hold, and lengthening every hold by d shows
+ * its slope: (T(d) - T0) / T0 per d.  Shortening by s of the mean hold h
+ * then gives T0 (1 - slope x s), a gain of 1 / (1 - slope x s) - 1.  A
+ * lock no progress needs has a flat line: its prediction is 0 whatever
+ * its waits.  The delays go as far up as the prediction goes down (25%
+ * and 50% of h): a lock with slack can turn into the bottleneck when
+ * lengthened a lot, which a small delay does not show.
+ *
+ * Rejected: comparing delayed windows against one baseline taken first
+ * (a busy machine drifts by more than the effect); fitting a line
+ * through all windows at once (one slow window tilts it).  Each delayed
+ * window is paired with the reference windows beside it instead.
+ *
+ * Where shortening the lock moves the bottleneck to the CPUs, the line
+ * no longer holds: in a reference window the target's threads used
+ * `used` CPUs at its rate and could have had `capacity`; shorter holds
+ * free s of their CPU time per unit, so the rate can grow at most to
+ * capacity / (used - freed) of what it was.  One such bound per window,
+ * their mean and its interval (the machine's load moves it); the
+ * prediction is the lower of the lock's and the CPUs', and says which.
+ * On a machine others keep busy, capacity is what the target gets now
+ * plus the idle CPUs; a target that needs more may take some from the
+ * others, which no measurement of the present shows: the interval's high
+ * end is then the bound with every CPU the target's threads could run
+ * on (`most`).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "whatifmodel.h"
+
+/* Student's t, two-sided 95%, by degrees of freedom (1..30; then 2.0). */
+static double t95(size_t df)
+{
+	static const double t[] = {
+		0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26,
+		2.23, 2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.10, 2.09,
+		2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05,
+		2.04,
+	};
+
+	return df < sizeof(t) / sizeof(t[0]) ? t[df] : 2.0;
+}
+
+/* The mean time per unit of the reference windows nearest i. */
+static double reference(const struct whatif_window *w, size_t n, size_t i)
+{
+	double sum = 0;
+	int got = 0;
+
+	for (size_t j = i; j-- > 0;)
+		if (w[j].delay == 0 && w[j].rate > 0) {
+			sum += 1 / w[j].rate;
+			got++;
+			break;
+		}
+	for (size_t j = i + 1; j < n; j++)
+		if (w[j].delay == 0 && w[j].rate > 0) {
+			sum += 1 / w[j].rate;
+			got++;
+			break;
+		}
+	return got ? sum / got : 0;
+}
+
+int whatifmodel__fit(const struct whatif_window *w, size_t n,
+		     struct whatif_fit *out)
+{
+	double sum = 0, sq = 0, base = 0, level_lo = INFINITY;
+	double level_hi = -INFINITY;
+	size_t pairs = 0, nbase = 0;
+
+	*out = (struct whatif_fit){ 0 };
+	for (size_t i = 0; i < n; i++) {
+		double ref, b;
+
+		if (w[i].delay == 0) {
+			if (w[i].rate > 0) {
+				base += w[i].rate;
+				nbase++;
+			}
+			continue;
+		}
+		ref = reference(w, n, i);
+		if (ref <= 0 || w[i].rate <= 0)
+			continue;
+		b = (1 / w[i].rate / ref - 1) / w[i].delay;
+		sum += b;
+		sq += b * b;
+		pairs++;
+	}
+	if (pairs < 2 || !nbase)
+		return -EINVAL;
+	out->pairs = pairs;
+	out->base_rate = base / (double)nbase;
+	out->slope = sum / (double)pairs;
+	{
+		double var = (sq - sum * sum / (double)pairs) /
+			     (double)(pairs - 1);
+		double half = t95(pairs - 1) * sqrt(var > 0 ? var : 0) /
+			      sqrt((double)pairs);
+
+		out->low = out->slope - half;
+		out->high = out->slope + half;
+	}
+	/* Each delay's own mean: a bend widens the interval. */
+	for (size_t pass = 0; pass < n; pass++) {
+		double d = w[pass].delay, s = 0;
+		size_t m = 0;
+		bool first = true;
+
+		if (d == 0)
+			continue;
+		for (size_t j = 0; j < pass; j++)
+			if (w[j].delay == d)
+				first = false;
+		if (!first)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			double ref = w[i].delay == d ? reference(w, n, i) : 0;
+
+			if (ref > 0 && w[i].rate > 0) {
+				s += (1 / w[i].rate / ref - 1) / d;
+				m++;
+			}
+		}
+		if (m) {
+			level_lo = fmin(level_lo, s / (double)m);
+			level_hi = fmax(level_hi, s / (double)m);
+		}
+	}
+	out->low = fmin(out->low, level_lo);
+	out->high = fmax(out->high, level_hi);
+	return 0;
+}
+
+/* The most a shorter hold can take off a unit's time, by the line. */
+#define WHATIF_MAX_CUT 0.95
+
+static double lock_gain(double slope, double shorter)
+{
+	double cut = slope * shorter;
+
+	if (cut <= 0)
+		return 0;
+	if (cut > WHATIF_MAX_CUT)
+		cut = WHATIF_MAX_CUT;
+	return (1 / (1 - cut) - 1) * 100;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The CPUs' bound, in %, over the reference windows that know their
+ * CPUs: their mean, and as its interval the range the middle 80% of the
+ * windows' bounds lay in (the machine's load moves the bound from one
+ * window to the next, and the real run sees other windows), widened
+ * down to the bound with no more CPU than the target used (idle CPUs
+ * others may take first) and up to a CPU per thread; -1 when no window
+ * knows.
+ */
+static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
+		    const struct whatif_cpu *cpu, struct whatif_prediction *out)
+{
+	double sum = 0, most = 0, least = 0, caps[WHATIF_MAX_WINDOWS];
+	size_t m = 0;
+
+	out->cap_pct = -1;
+	for (size_t i = 0; cpu && i < n; i++) {
+		double holds, left, c;
+
+		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0 ||
+		    m == WHATIF_MAX_WINDOWS)
+			continue;
+		holds = fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
+		left = w[i].used - holds * shorter;
+		if (left <= 0)
+			continue;
+		c = (fmax(w[i].capacity, w[i].used) / left - 1) * 100;
+		most += (fmax(w[i].most, w[i].capacity) / left - 1) * 100;
+		least += (w[i].used / left - 1) * 100;
+		sum += c;
+		caps[m++] = c;
+	}
+	if (!m)
+		return;
+	out->cap_pct = sum / (double)m;
+	qsort(caps, m, sizeof(*caps), cmp_double);
+	out->cap_low_pct = fmin(fmin(caps[m / 10], out->cap_pct),
+				least / (double)m);
+	out->cap_high_pct = fmax(caps[m - 1 - m / 10], out->cap_pct);
+	out->cap_high_pct = fmax(out->cap_high_pct, most / (double)m);
+}
+
+void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
+			  const struct whatif_window *w, size_t n,
+			  const struct whatif_cpu *cpu,
+			  struct whatif_prediction *out)
+{
+	*out = (struct whatif_prediction){ .cap_pct = -1 };
+	out->lock_gain_pct = lock_gain(fit->slope, shorter);
+	out->gain_pct = out->lock_gain_pct;
+	out->low_pct = lock_gain(fit->low, shorter);
+	out->high_pct = lock_gain(fit->high, shorter);
+	cpu_cap(w, n, shorter, cpu, out);
+	if (out->cap_pct < 0)
+		return;
+	if (out->gain_pct > out->cap_pct) {
+		out->capped = true;
+		out->gain_pct = out->cap_pct;
+	}
+	out->low_pct = fmin(out->low_pct, out->cap_low_pct);
+	out->high_pct = fmin(out->high_pct, out->cap_high_pct);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --what-if's arithmetic, without BPF: from the progress rates of the
+ * experiment's windows (holds lengthened by a delay, or not) to the
+ * slope of the time a unit of progress takes against the hold, and from
+ * the slope to the gain of shorter holds, capped where the CPUs would
+ * become the limit.
+ */
+#ifndef SYNCPROF_WHATIFMODEL_H
+#define SYNCPROF_WHATIFMODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The windows one fit reads at most. */
+#define WHATIF_MAX_WINDOWS	256
+
+/* One window of the experiment. */
+struct whatif_window {
+	double delay;		/* delay per hold, as a fraction of the mean
+				   hold; 0: a reference window */
+	double rate;		/* progress per second in it */
+	/* Reference windows: the CPUs the target's threads used in it,
+	   the CPUs they could have had (theirs and the idle ones), and at
+	   most (a CPU per thread, within the CPUs it may run on); 0: not
+	   known. */
+	double used;
+	double capacity;
+	double most;
+};
+
+/*
+ * The slope: how much longer (relative) a unit of progress takes per
+ * mean hold added to each hold, with its interval.
+ */
+struct whatif_fit {
+	double slope;
+	double low;
+	double high;
+	size_t pairs;		/* delayed windows with a reference */
+	double base_rate;	/* progress per second, reference windows */
+};
+
+/* What the lock's holds cost the CPUs: seconds on a CPU per unit. */
+struct whatif_cpu {
+	double hold_cpu_per_unit;
+};
+
+struct whatif_prediction {
+	double gain_pct;	/* predicted change in progress */
+	double low_pct;
+	double high_pct;
+	double lock_gain_pct;	/* the lock's arithmetic alone */
+	double cap_pct;		/* the CPUs' bound; < 0: none known */
+	double cap_low_pct;	/* its interval */
+	double cap_high_pct;
+	bool capped;		/* the CPUs, not the lock, would bound it */
+};
+
+/*
+ * Fits the slope: each delayed window against the reference windows on
+ * either side of it (drift cancels), one estimate per window; their mean,
+ * with an interval from their spread (Student's t, 95%) widened to hold
+ * the mean of each delay on its own (a slope that bends).  -EINVAL:
+ * fewer than two delayed windows with a reference.
+ */
+int whatifmodel__fit(const struct whatif_window *w, size_t n,
+		     struct whatif_fit *out);
+/*
+ * The gain of holds `shorter` (0.25: 25%) shorter: the time a unit takes
+ * falls by slope x shorter; capped by the CPUs, one bound per reference
+ * window of w that knows its CPUs (cpu may be NULL: no cap).  A shorter
+ * hold never predicts a loss: negatives read 0.
+ */
+void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
+			  const struct whatif_window *w, size_t n,
+			  const struct whatif_cpu *cpu,
+			  struct whatif_prediction *out);
+
+#endif

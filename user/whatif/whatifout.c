@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/* --what-if's predictions, as a table section and as JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonout.h"
+#include "whatifout.h"
+
+static const char *bound_of(const struct whatif_entry *e)
+{
+	return e->p.capped ? "cpu" : "lock";
+}
+
+static void site_text(const struct whatif_entry *e, char *buf, size_t len)
+{
+	const struct symbol_info *s = &e->site_info;
+	const char *file = s->file ? strrchr(s->file, '/') : NULL;
+
+	if (s->file && s->line)
+		snprintf(buf, len, "%s:%u", file ? file + 1 : s->file, s->line);
+	else if (s->function)
+		snprintf(buf, len, "%s", s->function);
+	else if (e->site)
+		snprintf(buf, len, "0x%" PRIx64, e->site);
+	else
+		snprintf(buf, len, "(not seen)");
+}
+
+void whatifout__table(FILE *out, const struct whatif *w)
+{
+	fprintf(out, "\nWhat if: each lock's critical sections shorter, "
+		"tried on the running target (progress: %s)\n",
+		w->progress ? w->progress : "not measured");
+	if (!w->n) {
+		fputs("(no prediction: no lock to try)\n", out);
+		return;
+	}
+	fprintf(out, "%-24s %-22s %7s %10s %19s %5s %10s %10s\n", "Lock",
+		"Site", "Shorter", "Gain", "Interval", "Bound",
+		"Mean hold", "Experiment");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct whatif_entry *e = &w->entries[i];
+		char site[64], interval[40];
+
+		site_text(e, site, sizeof(site));
+		snprintf(interval, sizeof(interval), "[%+.1f%%, %+.1f%%]",
+			 e->p.low_pct, e->p.high_pct);
+		fprintf(out, "%-24s %-22s %6.0f%% %+9.1f%% %19s %5s %7.1f us "
+			"%8.1f s\n", e->object_name ? e->object_name : "?",
+			site, e->shorter * 100, e->p.gain_pct, interval,
+			bound_of(e), (double)e->hold_ns / 1000.0,
+			e->experiment_s);
+	}
+	for (size_t i = 0; i < w->n; i++)
+		if (w->entries[i].p.capped) {
+			fputs("Bound cpu: shorter holds would make the CPUs the "
+			      "limit; the gain shown is what they allow, not "
+			      "the lock's arithmetic.\n", out);
+			break;
+		}
+	if (w->n)
+		fprintf(out, "Progress/s: %.0f before, %.0f while delayed, "
+			"%.0f after the last lock's experiment.\n",
+			w->entries[w->n - 1].base_rate,
+			w->entries[w->n - 1].delayed_rate,
+			w->entries[w->n - 1].after_rate);
+}
+
+static json_t *json_frame(const struct whatif_entry *e, int *err)
+{
+	const struct symbol_info *s = &e->site_info;
+	json_t *o;
+
+	if (!e->site)
+		return json_null();
+	o = json_object();
+	if (!o) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	jsonout__set(o, "address", jsonout__hex(true, e->site), err);
+	jsonout__set(o, "module", jsonout__string(s->module), err);
+	jsonout__set(o, "offset", jsonout__hex(s->module != NULL,
+					       s->module_offset), err);
+	jsonout__set(o, "function", jsonout__string(s->function), err);
+	jsonout__set(o, "file", jsonout__string(s->file), err);
+	jsonout__set(o, "line", jsonout__uint_or_null(s->line, s->line), err);
+	jsonout__set(o, "inline", json_false(), err);
+	return o;
+}
+
+json_t *whatifout__json(const struct whatif *w, int *err)
+{
+	json_t *list = json_array();
+
+	if (!list) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < w->n && !*err; i++) {
+		const struct whatif_entry *e = &w->entries[i];
+		json_t *o = json_object();
+
+		if (!o) {
+			*err = -ENOMEM;
+			break;
+		}
+		jsonout__set(o, "object", jsonout__string(e->object_name), err);
+		jsonout__set(o, "object_address", jsonout__hex(true, e->object),
+			     err);
+		jsonout__set(o, "site", json_frame(e, err), err);
+		jsonout__set(o, "shorter_pct", json_real(e->shorter * 100), err);
+		jsonout__set(o, "predicted_gain_pct", json_real(e->p.gain_pct),
+			     err);
+		jsonout__set(o, "low_pct", json_real(e->p.low_pct), err);
+		jsonout__set(o, "high_pct", json_real(e->p.high_pct), err);
+		jsonout__set(o, "progress", jsonout__string(w->progress), err);
+		jsonout__set(o, "bound", json_string(bound_of(e)), err);
+		jsonout__set(o, "lock_gain_pct", json_real(e->p.lock_gain_pct),
+			     err);
+		jsonout__set(o, "cpu_cap_pct", e->p.cap_pct >= 0 ?
+			     json_real(e->p.cap_pct) : json_null(), err);
+		jsonout__set(o, "hold_ns", jsonout__uint(e->hold_ns), err);
+		jsonout__set(o, "hold_cpu_ns", jsonout__uint(e->hold_cpu_ns),
+			     err);
+		jsonout__set(o, "experiment_s", json_real(e->experiment_s), err);
+		jsonout__set(o, "injected_ns", jsonout__uint(e->injected_ns),
+			     err);
+		jsonout__set(o, "rate_before", json_real(e->base_rate), err);
+		jsonout__set(o, "rate_during", json_real(e->delayed_rate), err);
+		jsonout__set(o, "rate_after", json_real(e->after_rate), err);
+		jsonout__append(list, o, err);
+	}
+	return list;
+}
