@@ -71,9 +71,10 @@ static int duty__arm(struct duty *d, uint64_t abs_ns)
  * walks every process mapping the library, then waits for the programs
  * running): the slice on ends as the close begins, and calls entering
  * while it walks are counted beyond that time, at most *entries_ns
- * (reported as switch_ns) each switch.  Measured on workload (make
- * bench's targets): counting the whole close as on read 5-8% under the
- * target's own count, its half 4.5-7.6% under, its start 2.6-8% over.
+ * (reported as switch_ns) each switch.  Measured on workload (the
+ * tests' target, its own call log): counting the whole close as on read
+ * 6% under the calls it made in the slices, its half 4.5-7.6% under the
+ * whole count, its start 2.6-8% over.
  */
 static void duty__detach(struct probes *p, uint64_t *entries_ns)
 {
