@@ -499,6 +499,8 @@ static int format__table(FILE *out, const struct format_config *cfg,
 	int err;
 
 	print_summary(out, meta, rows);
+	if (meta->findings_text && rows->count)
+		fputs(meta->findings_text, out);
 	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
 	if (!err && meta->dropped) {
 		char drops[512];
@@ -864,6 +866,8 @@ json_t *format__json_report(const struct format_config *cfg,
 	jsonout__set(o, "notices", json_notices(meta, err), err);
 	jsonout__set(o, "processes", meta->processes ?
 		     json_processes(meta, err) : json_null(), err);
+	jsonout__set(o, "findings", meta->findings_json ?
+		     json_incref(meta->findings_json) : json_null(), err);
 	jsonout__set(o, "rows", list, err);
 	for (size_t i = 0; i < rows->count && !*err; i++)
 		jsonout__append(list, json_row(cfg, meta, &rows->rows[i],

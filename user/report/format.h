@@ -130,6 +130,13 @@ struct format_meta {
 	const struct report_settings *why_rows_by;
 	/* --lock-order: the cycles found since attach; NULL without. */
 	const struct format_lock_order *lock_order;
+	/*
+	 * What to fix first (user/findings/): the table's opening block,
+	 * printed as it is, and JSON's "findings" list (borrowed); NULL:
+	 * not judged (JSON null).
+	 */
+	const char *findings_text;
+	json_t *findings_json;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "debugfetch.h"
+#include "findout.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
@@ -30,6 +31,7 @@
 #include "snapshot.h"
 #include "stateformat.h"
 #include "target.h"
+#include "threadrun.h"
 #include "threadstates.h"
 #include "threadtable.h"
 #include "why.h"
@@ -43,6 +45,8 @@ struct reports {
 	struct snapshot *prev;	/* the last read: totals since attach */
 	struct snapshot *pending; /* what changed since the last report */
 	struct snapshot *prev_blame;	/* --blame: the last read */
+	struct snapshot *prev_caused;	/* the holds' charges: the last read */
+	struct threadrun *run;		/* the threads' run times */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
 	uint64_t attach_ns;	/* when counting began */
@@ -104,6 +108,8 @@ int session__reports_close(struct session *s)
 	threadstates__free(r->states);
 	snapshot__free(r->prev);
 	snapshot__free(r->prev_blame);
+	snapshot__free(r->prev_caused);
+	threadrun__free(r->run);
 	why__free(r->prev_why);
 	snapshot__free(r->pending);
 	lockorder__free(r->lock_order);
@@ -124,6 +130,11 @@ void session__reports_begin(struct session *s)
 	if (r->states_csv)
 		stateformat__csv_header(r->states_csv);
 }
+
+struct session_views;
+static void session__findings(struct session *s,
+			      const struct session_views *v,
+			      uint64_t window_ns, struct findout *out);
 
 /* Counting begins now (before the probes: their first window). */
 void session__set_origin(struct session *s)
@@ -148,6 +159,7 @@ int session__open_window(struct session *s, uint64_t *origin_ns)
 		return err;
 	r->last_ns = r->read_ns = r->attach_ns;
 	*origin_ns = r->attach_ns;
+	session__findings(s, NULL, 0, NULL);	/* the threads' start */
 	return 0;
 }
 
@@ -308,7 +320,55 @@ struct session_views {
 	const struct snapshot *blame;	/* --blame's charges, or NULL */
 	const struct why *why;		/* --why's charges, or NULL */
 	const struct snapshot *waiting;	/* waits in progress at its end */
+	const struct snapshot *caused;	/* the holds' charges, or NULL */
 };
+
+/*
+ * What to fix first in the window v shows (window_ns long), weighing
+ * each thread by its run time since the last call (v NULL: only that
+ * sample, at the first window's start).  A failure leaves the findings
+ * out, with a warning.
+ */
+static void session__findings(struct session *s,
+			      const struct session_views *v,
+			      uint64_t window_ns, struct findout *out)
+{
+	struct reports *r = s->reports;
+	struct findings_thread *threads = NULL;
+	size_t n_threads = 0, alive = 0, n_procs = 0, n_pids = 1;
+	const struct procset_entry *procs = session__process_names(s, &n_procs);
+	pid_t one = target__pid(s->target), *pids = &one;
+	int err = 0;
+
+	if (!r->run && (err = threadrun__new(&r->run)))
+		goto out;
+	if (n_procs) {
+		pids = calloc(n_procs, sizeof(*pids));
+		if (!pids) {
+			err = -ENOMEM;
+			goto out;
+		}
+		n_pids = 0;
+		for (size_t i = 0; i < n_procs; i++)
+			if (!procs[i].exited)
+				pids[n_pids++] = procs[i].pid;
+	}
+	if (!v && out)	/* a poll between reports */
+		err = threadrun__poll(r->run, pids, n_pids);
+	else
+		err = threadrun__sample(r->run, pids, n_pids, window_ns,
+					&threads, &n_threads, &alive);
+	if (pids != &one)
+		free(pids);
+	if (!err && v && out)
+		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
+				     threads, n_threads, window_ns,
+				     s->symbolizer, out);
+	free(threads);
+out:
+	if (err)
+		pr_warn("cannot judge what to fix first: %s", strerror(-err));
+}
 
 /* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
 static uint64_t wall_of(uint64_t mono_ns)
@@ -343,10 +403,31 @@ static int session__print(struct session *s, const struct session_views *v,
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
 	struct format_lock_order order = { 0 };
+	struct findout findings = { 0 };
+	char *findings_text = NULL;
+	size_t findings_len = 0;
+	json_t *findings_json = NULL;
 	struct format_drops drops;
 	uint64_t dropped;
 	int err;
 
+	session__findings(s, v, end_ns - start_ns, &findings);
+	if (s->opts->format == FORMAT_JSON) {
+		int jerr = 0;
+
+		findings_json = findout__json(&findings, &jerr);
+		if (jerr) {
+			json_decref(findings_json);
+			findings_json = NULL;
+		}
+	} else {
+		FILE *text = open_memstream(&findings_text, &findings_len);
+
+		if (text) {
+			findout__table(text, &findings, s->opts->callsite);
+			fclose(text);
+		}
+	}
 	session__drops(s, &drops);
 	dropped = format__drops_total(&drops);
 	err = session__rows(s, v->rows, settings, &rows, &names);
@@ -372,6 +453,9 @@ static int session__print(struct session *s, const struct session_views *v,
 		threadstates__free_report(&states);
 		report__free(&rows);
 		report__free(&blame_rows);
+		findout__free(&findings);
+		free(findings_text);
+		json_decref(findings_json);
 		return err;
 	}
 	size_t n_notices = 0;
@@ -414,6 +498,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.waiting = v->waiting ? &waiting_rows : NULL,
 		.waiting_names = waiting_names,
 		.lock_order = r->lock_order ? &order : NULL,
+		.findings_text = findings_text,
+		.findings_json = findings_json,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 	};
@@ -465,6 +551,9 @@ static int session__print(struct session *s, const struct session_views *v,
 	threadstates__free_report(&states);
 	report__free(&blame_rows);
 	report__free(&waiting_rows);
+	findout__free(&findings);
+	free(findings_text);
+	json_decref(findings_json);
 	return err;
 }
 
@@ -517,6 +606,8 @@ int session__read(struct session *s)
 	r->pending = sum;
 	snapshot__free(r->prev);
 	r->prev = snap;
+	/* The threads' run times, read while they live. */
+	session__findings(s, NULL, 0, &(struct findout){ 0 });
 	/* The read's arrays go back: the RSS is what the rows need. */
 	malloc_trim(0);
 	return 0;
@@ -554,6 +645,7 @@ int session__report(struct session *s, bool final)
 		.stacks = s->stacks,
 	};
 	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting = NULL;
+	struct snapshot *caused = NULL, *caused_delta = NULL;
 	struct why *why = NULL, *why_delta = NULL;
 	struct session_views views;
 	uint64_t closed;
@@ -566,16 +658,21 @@ int session__report(struct session *s, bool final)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->probes && s->opts->why)
 		err = probes__read_why(s->probes, &why);
+	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
+		err = probes__read_caused(s->probes, &caused);
 	session__rekey(s, blame);
+	session__rekey(s, caused);
 	if (err) {
 		snapshot__free(blame);
+		snapshot__free(caused);
 		return err;
 	}
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ r->prev, blame, why, waiting };
+		views = (struct session_views){ r->prev, blame, why, waiting,
+						caused };
 		err = session__print(s, &views, &settings, s->opts->stacks,
 				     STATES_SINCE_ORIGIN, r->attach_ns,
 				     r->read_ns, 0, closed);
@@ -584,14 +681,19 @@ int session__report(struct session *s, bool final)
 			err = snapshot__delta(blame, r->prev_blame, &blame_delta);
 		if (!err && why)
 			err = why__delta(why, r->prev_why, &why_delta);
+		if (!err && caused)
+			err = snapshot__delta(caused, r->prev_caused,
+					      &caused_delta);
 		views = (struct session_views){ r->pending, blame_delta,
-						why_delta, waiting };
+						why_delta, waiting,
+						caused_delta };
 		if (!err)
 			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
 					     r->last_ns, r->read_ns,
 					     r->next_window, closed);
 		snapshot__free(blame_delta);
+		snapshot__free(caused_delta);
 		why__free(why_delta);
 	}
 	snapshot__free(waiting);
@@ -602,6 +704,8 @@ int session__report(struct session *s, bool final)
 	r->pending = NULL;
 	snapshot__free(r->prev_blame);
 	r->prev_blame = blame;
+	snapshot__free(r->prev_caused);
+	r->prev_caused = caused;
 	why__free(r->prev_why);
 	r->prev_why = why;
 	r->last_ns = r->read_ns;
@@ -658,7 +762,7 @@ int session__live_end(struct session *s)
 	struct reports *r = s->reports;
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
-	struct snapshot *blame = NULL, *waiting;
+	struct snapshot *blame = NULL, *waiting, *caused = NULL;
 	struct why *why = NULL;
 	struct session_views views;
 	uint64_t since_ns;
@@ -669,9 +773,13 @@ int session__live_end(struct session *s)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->opts->why)
 		err = probes__read_why(s->probes, &why);
+	if (!err && s->opts->mode == MODE_CONTENDED)
+		err = probes__read_caused(s->probes, &caused);
 	session__rekey(s, blame);
+	session__rekey(s, caused);
 	if (err) {
 		snapshot__free(blame);
+		snapshot__free(caused);
 		return err;
 	}
 	waiting = session__waiting(s, r->last_ns);
@@ -681,11 +789,12 @@ int session__live_end(struct session *s)
 	 * the blame covers the run since attach too.
 	 */
 	r->group_threads = live__group_threads(s->live);
-	views = (struct session_views){ totals, blame, why, waiting };
+	views = (struct session_views){ totals, blame, why, waiting, caused };
 	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
 			     STATES_SINCE_ORIGIN, since_ns, r->last_ns, 0,
 			     probes__window(s->probes) - 1);
 	snapshot__free(blame);
+	snapshot__free(caused);
 	why__free(why);
 	snapshot__free(waiting);
 	return err;

@@ -391,10 +391,10 @@ int session__start(struct session *s, char *library, size_t len,
 		.skip = s->startup->skip,
 		.follow_exec = true,
 		.wait_timing = opts->verbosity > 0,
-		.rows_by_thread = opts->per_thread || opts->blame || opts->hold ||
-				  opts->states ||
-				  live__applies(opts, isatty(STDOUT_FILENO)),
-		.blame = opts->blame,
+		/* The findings weigh each thread's waits, and charge a
+		 * contended mode's waits to the holds they overlapped. */
+		.rows_by_thread = true,
+		.blame = opts->blame || opts->mode == MODE_CONTENDED,
 		.why = opts->why,
 		.hold = opts->hold,
 		.lock_order = opts->lock_order,

@@ -1,0 +1,133 @@
+"""What to fix first, against tests/targets/findcorpus: each scenario
+writes its own truth (the category, the lock's name, the lines of the site
+to change by __LINE__, the waits it timed), and the first finding must
+name them; the tuned scenarios must give none; the decoy's background
+lock, with more wait in all, must rank below the workers' lock."""
+import os
+import subprocess
+
+from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
+
+FINDCORPUS = os.path.join(BUILD, "tests", "targets", "findcorpus")
+CATEGORIES = {"long-hold", "hot-stripe", "holder-preempted",
+              "blocking-under-lock", "futile-wakeups", "wrong-primitive"}
+FRAME_KEYS = {"address", "module", "offset", "function", "file", "line", "inline"}
+
+
+class Findings(SyncprofTestCase):
+
+    def run_scenario(self, scenario, *args, mode="contended"):
+        target = self.start_waiting_target(
+            [FINDCORPUS, scenario, "--wait-signal", "--seconds", "2",
+             "--truth", self.path("truth.json")])
+        run = self.profile_to_the_end(target, "--mode", mode, *args)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        report = run.reports[0]
+        findings = report["findings"]
+        self.assertIsInstance(findings, list, report)
+        for f in findings:
+            self.assertIn(f["category"], CATEGORIES, f)
+            self.assertEqual(set(f["site"]), FRAME_KEYS, f)
+            self.assertGreater(f["impact_pct"], 0, f)
+            self.assertLessEqual(f["wait_ns"], f["lock_wait_ns"], f)
+            self.assertTrue(f["evidence"] and f["fix"], f)
+        impacts = [f["impact_pct"] for f in findings]
+        self.assertEqual(impacts, sorted(impacts, reverse=True), findings)
+        return report, self.truth()
+
+    def assertFirst(self, report, truth):
+        findings = report["findings"]
+        self.assertTrue(findings, f"no finding: {report['rows']}")
+        first = findings[0]
+        self.assertEqual(first["category"], truth["category"], findings)
+        self.assertEqual(first["object"], truth["object"], findings)
+        self.assertIn(first["site"]["line"], truth["lines"], (first, truth))
+        self.assertTrue(first["site"]["file"].endswith("findcorpus.c"), first)
+        return first
+
+    def lock_wait(self, report, name):
+        return sum(r["wait_ns"] for r in report["rows"]
+                   if r["object_symbol"] == name)
+
+    # --- long-hold -------------------------------------------------------
+
+    def test_kvstore_reporter_unlock_is_the_first_finding(self):
+        report, truth = self.run_scenario("kvstore")
+        first = self.assertFirst(report, truth)
+        # The holder's unlock line, not the getters' lock line.
+        self.assertTrue(first["site_is_release"], first)
+        self.assertEqual(first["site"]["line"], truth["lines"][1], first)
+        self.assertEqual(first["site"]["function"], "kv_reporter", first)
+        # The evidence adds up: the charged waits are the lock's waits,
+        # which the getters timed themselves (the reporter's own few
+        # waits on top).
+        self.assertGreaterEqual(first["wait_ns"], first["lock_wait_ns"] // 2)
+        waited = self.lock_wait(report, "table_lock")
+        self.assertGreater(truth["waited_ns"], 0, truth)
+        self.assertLessEqual(first["lock_wait_ns"], waited * 1.05 + 1e6,
+                             (first, waited))
+        self.assertGreaterEqual(first["lock_wait_ns"], truth["waited_ns"] * 0.5,
+                                (first, truth))
+
+    def test_logger_compactor_is_the_first_finding(self):
+        report, truth = self.run_scenario("logger")
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["site"]["function"], "log_compactor", first)
+
+    def test_kvstore_in_full_mode_with_hold(self):
+        report, truth = self.run_scenario("kvstore", "--hold", mode="full")
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["site"]["function"], "kv_reporter", first)
+
+    # --- hot-stripe ------------------------------------------------------
+
+    def test_stripes_hot_stripe_is_named(self):
+        report, truth = self.run_scenario("stripes")
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["objects"], 8, first)
+        self.assertGreater(truth["hot_n"], truth["items"] // 2, truth)
+
+    def test_buckets_hot_bucket_is_named(self):
+        report, truth = self.run_scenario("buckets")
+        first = self.assertFirst(report, truth)
+        self.assertGreaterEqual(first["objects"], 3, first)
+
+    def test_stripes_in_full_mode(self):
+        report, truth = self.run_scenario("stripes", mode="full")
+        self.assertFirst(report, truth)
+
+    # --- the decoy -------------------------------------------------------
+
+    def test_decoy_ranks_below_the_bounding_lock(self):
+        report, truth = self.run_scenario("decoy")
+        # The decoy's premise, by the target's own clocks: the background
+        # threads wait more in all.
+        self.assertGreater(truth["other_waited_ns"], truth["waited_ns"], truth)
+        self.assertFirst(report, truth)
+        objects = [f["object"] for f in report["findings"]]
+        if truth["decoy"] in objects:
+            self.assertLess(objects.index(truth["object"]),
+                            objects.index(truth["decoy"]), objects)
+
+    # --- tuned programs: nothing to fix ---------------------------------
+
+    def test_tuned_programs_give_no_finding(self):
+        for scenario in ("sharded", "sparse", "queue"):
+            with self.subTest(scenario=scenario):
+                report, truth = self.run_scenario(scenario)
+                self.assertIsNone(truth["category"])
+                self.assertGreater(truth["items"], 0, truth)
+                self.assertEqual(report["findings"], [], report["findings"])
+
+    def test_table_opens_with_the_findings(self):
+        proc = subprocess.run(
+            [SYNCPROF, "--", FINDCORPUS, "kvstore", "--seconds", "2",
+             "--truth", self.path("truth.json")],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        truth = self.truth()
+        lines = proc.stdout.splitlines()
+        self.assertTrue(lines[1].startswith("What to fix first"), proc.stdout)
+        self.assertIn("long-hold", lines[2])
+        self.assertIn(f"findcorpus.c:{truth['lines'][1]}", lines[2])
+        self.assertIn("table_lock", lines[2])

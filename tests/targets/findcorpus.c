@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The findings' labelled corpus: small programs with one known thing
+ * worth fixing (or none), each writing its own truth: the category, the
+ * lock's name, the lines of the site to change (by __LINE__), and the
+ * waits it timed itself.
+ *
+ *   kvstore  long-hold: getters take table_lock briefly; a stats reporter
+ *            walks the table for --hold-ms while it holds it
+ *   logger   long-hold: workers append under log_lock at two lines; a
+ *            compactor holds it for --hold-ms each round
+ *   stripes  hot-stripe: stripes[8].lock, most keys hash to stripes[3]
+ *   buckets  hot-stripe: table[16].mu, every key lands in table[5]
+ *   decoy    workers make items through items_lock (short holds, the
+ *            item rate's bound); background threads fight over bg_lock
+ *            with more wait in all, sleeping between rounds
+ *   sharded  tuned: each thread its own lock
+ *   sparse   tuned: one lock, short holds, long work outside it
+ *   queue    tuned: consumers idle on a condvar between items
+ *
+ * findcorpus SCENARIO [--seconds S] [--hold-ms N] [--truth FILE]
+ *            [--wait-signal]
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/targetkit.h"
+
+static struct {
+	double seconds;
+	int hold_ms;
+	const char *truth;
+} cfg = { .seconds = 2.0, .hold_ms = 80 };
+
+static atomic_bool stop;
+static _Atomic uint64_t items, waited_ns[2];
+
+/* Computes for us microseconds of CPU (wall time, preemption included). */
+static void compute_us(int us)
+{
+	uint64_t end = now_ns() + (uint64_t)us * 1000u;
+	volatile uint64_t x = 0;
+
+	while (now_ns() < end)
+		x++;
+}
+
+/* Takes m, timing the wait into waited_ns[slot]. */
+#define TIMED_LOCK(m, slot) do { \
+	uint64_t t0_ = now_ns(); \
+	pthread_mutex_lock(m); \
+	atomic_fetch_add(&waited_ns[slot], now_ns() - t0_); \
+} while (0)
+
+static FILE *truth_open(void)
+{
+	FILE *f = cfg.truth ? fopen(cfg.truth, "w") : NULL;
+
+	return f ? f : stdout;
+}
+
+static void truth_close(FILE *f)
+{
+	if (f != stdout)
+		fclose(f);
+}
+
+/* --- kvstore --------------------------------------------------------- */
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static long table[4096];
+static int kv_lock_line, kv_unlock_line;
+
+static void *kv_getter(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(&table_lock, 0);
+		(void)table[rand_r(&seed) % 4096];
+		compute_us(2);
+		pthread_mutex_unlock(&table_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(20);
+	}
+	return NULL;
+}
+
+static void *kv_reporter(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		kv_lock_line = __LINE__; pthread_mutex_lock(&table_lock);
+		compute_us(cfg.hold_ms * 1000);	/* walks, sums, formats */
+		kv_unlock_line = __LINE__; pthread_mutex_unlock(&table_lock);
+		sleep_us(cfg.hold_ms * 1000 * 2);
+	}
+	return NULL;
+}
+
+/* --- logger ---------------------------------------------------------- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_buf[1 << 16];
+static size_t log_len;
+static int log_lock_line, log_unlock_line;
+
+static void *log_worker(void *arg)
+{
+	int n = (int)(uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		if (n & 1) {
+			TIMED_LOCK(&log_lock, 0);
+			log_buf[log_len++ % sizeof(log_buf)] = 'a';
+			pthread_mutex_unlock(&log_lock);
+		} else {
+			TIMED_LOCK(&log_lock, 0);
+			log_buf[log_len++ % sizeof(log_buf)] = 'b';
+			compute_us(1);
+			pthread_mutex_unlock(&log_lock);
+		}
+		atomic_fetch_add(&items, 1);
+		compute_us(15);
+	}
+	return NULL;
+}
+
+static void *log_compactor(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		sleep_us(cfg.hold_ms * 1000 * 2);
+		log_lock_line = __LINE__; pthread_mutex_lock(&log_lock);
+		compute_us(cfg.hold_ms * 1000);	/* compresses the buffer */
+		log_len = 0;
+		log_unlock_line = __LINE__; pthread_mutex_unlock(&log_lock);
+	}
+	return NULL;
+}
+
+/* --- stripes, buckets ------------------------------------------------ */
+
+static struct stripe {
+	pthread_mutex_t lock;
+	long n;
+} stripes[8];
+static int stripe_line;
+
+static void *stripe_worker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		unsigned int key = (unsigned int)rand_r(&seed);
+		/* A poor hash: 7 keys in 8 land on stripe 3. */
+		struct stripe *s = &stripes[key % 8 ? 3 : key / 8 % 8];
+		uint64_t t0 = now_ns();
+
+		stripe_line = __LINE__; pthread_mutex_lock(&s->lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		s->n++;
+		compute_us(10);
+		pthread_mutex_unlock(&s->lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(5);
+	}
+	return NULL;
+}
+
+static struct bucket {
+	long count;
+	pthread_mutex_t mu;
+} buckets[16];
+static int bucket_line;
+
+static void *bucket_worker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		/* Keys are multiples of 16 plus 5, mostly: one bucket. */
+		unsigned int key = (unsigned int)rand_r(&seed) % 10 ?
+				   16u * (unsigned int)rand_r(&seed) + 5 :
+				   (unsigned int)rand_r(&seed);
+		struct bucket *b = &buckets[key % 16];
+		uint64_t t0 = now_ns();
+
+		bucket_line = __LINE__; pthread_mutex_lock(&b->mu);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		b->count++;
+		compute_us(8);
+		pthread_mutex_unlock(&b->mu);
+		atomic_fetch_add(&items, 1);
+		compute_us(8);
+	}
+	return NULL;
+}
+
+/* --- decoy ----------------------------------------------------------- */
+
+static pthread_mutex_t items_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
+static int items_lock_line, items_unlock_line;
+
+static void *decoy_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		items_lock_line = __LINE__; pthread_mutex_lock(&items_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		compute_us(60);		/* the item's shared part */
+		items_unlock_line = __LINE__; pthread_mutex_unlock(&items_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(20);
+	}
+	return NULL;
+}
+
+static void *decoy_background(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(&bg_lock, 1);
+		compute_us(500);	/* housekeeping */
+		pthread_mutex_unlock(&bg_lock);
+		sleep_us(4000);		/* until the next round */
+	}
+	return NULL;
+}
+
+/* --- tuned ----------------------------------------------------------- */
+
+static pthread_mutex_t own_locks[4] = {
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
+static pthread_mutex_t sparse_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_ready = PTHREAD_COND_INITIALIZER;
+static int q_len;
+
+static void *sharded_worker(void *arg)
+{
+	pthread_mutex_t *m = &own_locks[(uintptr_t)arg % 4];
+
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(m, 0);
+		compute_us(5);
+		pthread_mutex_unlock(m);
+		atomic_fetch_add(&items, 1);
+		compute_us(5);
+	}
+	return NULL;
+}
+
+static void *sparse_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(&sparse_lock, 0);
+		compute_us(1);
+		pthread_mutex_unlock(&sparse_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(300);
+	}
+	return NULL;
+}
+
+static void *q_consumer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		pthread_mutex_lock(&q_lock);
+		while (!q_len && !atomic_load(&stop))
+			pthread_cond_wait(&q_ready, &q_lock);
+		if (q_len)
+			q_len--;
+		pthread_mutex_unlock(&q_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(50);
+	}
+	return NULL;
+}
+
+static void *q_producer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		sleep_us(5000);
+		pthread_mutex_lock(&q_lock);
+		q_len++;
+		pthread_cond_signal(&q_ready);
+		pthread_mutex_unlock(&q_lock);
+	}
+	pthread_mutex_lock(&q_lock);
+	pthread_cond_broadcast(&q_ready);
+	pthread_mutex_unlock(&q_lock);
+	return NULL;
+}
+
+/* --- main ------------------------------------------------------------ */
+
+struct scenario {
+	const char *name;
+	void *(*workers)(void *);
+	int n_workers;
+	void *(*other)(void *);
+	int n_other;
+};
+
+static const struct scenario scenarios[] = {
+	{ "kvstore", kv_getter, 3, kv_reporter, 1 },
+	{ "logger", log_worker, 3, log_compactor, 1 },
+	{ "stripes", stripe_worker, 4, NULL, 0 },
+	{ "buckets", bucket_worker, 4, NULL, 0 },
+	{ "decoy", decoy_worker, 3, decoy_background, 10 },
+	{ "sharded", sharded_worker, 4, NULL, 0 },
+	{ "sparse", sparse_worker, 3, NULL, 0 },
+	{ "queue", q_consumer, 3, q_producer, 1 },
+};
+
+static void write_truth(const struct scenario *sc, double secs)
+{
+	FILE *f = truth_open();
+
+	fprintf(f, "{\"scenario\": \"%s\", \"seconds\": %.3f, \"items\": %llu, "
+		"\"waited_ns\": %llu, \"other_waited_ns\": %llu, ",
+		sc->name, secs, (unsigned long long)atomic_load(&items),
+		(unsigned long long)atomic_load(&waited_ns[0]),
+		(unsigned long long)atomic_load(&waited_ns[1]));
+	if (!strcmp(sc->name, "kvstore"))
+		fprintf(f, "\"category\": \"long-hold\", \"object\": \"table_lock\", "
+			"\"lines\": [%d, %d]", kv_lock_line, kv_unlock_line);
+	else if (!strcmp(sc->name, "logger"))
+		fprintf(f, "\"category\": \"long-hold\", \"object\": \"log_lock\", "
+			"\"lines\": [%d, %d]", log_lock_line, log_unlock_line);
+	else if (!strcmp(sc->name, "stripes"))
+		fprintf(f, "\"category\": \"hot-stripe\", "
+			"\"object\": \"stripes[3].lock\", \"lines\": [%d], "
+			"\"hot_n\": %ld", stripe_line, stripes[3].n);
+	else if (!strcmp(sc->name, "buckets"))
+		fprintf(f, "\"category\": \"hot-stripe\", "
+			"\"object\": \"buckets[5].mu\", \"lines\": [%d], "
+			"\"hot_n\": %ld", bucket_line, buckets[5].count);
+	else if (!strcmp(sc->name, "decoy"))
+		fprintf(f, "\"category\": \"long-hold\", \"object\": \"items_lock\", "
+			"\"lines\": [%d, %d], \"decoy\": \"bg_lock\"",
+			items_lock_line, items_unlock_line);
+	else
+		fprintf(f, "\"category\": null");
+	fprintf(f, "}\n");
+	truth_close(f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "hold-ms", required_argument, NULL, 'H' },
+		{ "truth", required_argument, NULL, 't' },
+		{ "wait-signal", no_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct scenario *sc = NULL;
+	pthread_t threads[16];
+	bool wait_signal = false;
+	int opt, n = 0;
+	uint64_t t0;
+
+	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': cfg.seconds = atof(optarg); break;
+		case 'H': cfg.hold_ms = atoi(optarg); break;
+		case 't': cfg.truth = optarg; break;
+		case 'w': wait_signal = true; break;
+		default: return 2;
+		}
+	}
+	for (size_t i = 0; optind < argc &&
+	     i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(argv[optind], scenarios[i].name))
+			sc = &scenarios[i];
+	if (!sc) {
+		fprintf(stderr, "findcorpus: give a scenario: kvstore, logger, "
+			"stripes, buckets, decoy, sharded, sparse, queue\n");
+		return 2;
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_mutex_init(&stripes[i].lock, NULL);
+	for (int i = 0; i < 16; i++)
+		pthread_mutex_init(&buckets[i].mu, NULL);
+	if (wait_signal)
+		wait_for_go();
+	t0 = now_ns();
+	for (int i = 0; i < sc->n_workers; i++)
+		pthread_create(&threads[n++], NULL, sc->workers,
+			       (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < sc->n_other; i++)
+		pthread_create(&threads[n++], NULL, sc->other,
+			       (void *)(uintptr_t)(i + 100));
+	sleep_us((int)(cfg.seconds * 1e6));
+	atomic_store(&stop, true);
+	for (int i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	write_truth(sc, (double)(now_ns() - t0) * 1e-9);
+	return 0;
+}
