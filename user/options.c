@@ -133,7 +133,7 @@ static const struct argp_option option_table[] = {
 	  "summed under callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
-	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
+	{ "sort", 's', "KEY", 0, "total | mean | max | count (default: total, each thread's waits weighed by impact)", 0 },
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 0 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 0 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 0 },
@@ -591,9 +591,11 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		err = PARSE_CHOICE("--sort", arg, sort_names, &choice);
 		if (!err)
 			opts->sort = choice;
+		opts->sort_given = true;
 		break;
 	case 'm':
 		opts->sort = SORT_MEAN;
+		opts->sort_given = true;
 		break;
 	case 'n':
 		opts->coalesce = false;

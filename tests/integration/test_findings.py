@@ -108,6 +108,19 @@ class Findings(SyncprofTestCase):
         if truth["decoy"] in objects:
             self.assertLess(objects.index(truth["object"]),
                             objects.index(truth["decoy"]), objects)
+        # The table's default order follows the ranking, not total wait.
+        locks = [r["object_symbol"] for r in report["rows"]
+                 if r["class"] == "lock"]
+        self.assertEqual(locks[0], truth["object"], report["rows"])
+        self.assertGreater(self.lock_wait(report, truth["decoy"]),
+                           self.lock_wait(report, truth["object"]))
+
+    def test_sort_total_given_orders_by_total_wait(self):
+        report, truth = self.run_scenario("decoy", "--sort", "total")
+        waits = [r["wait_ns"] for r in report["rows"] if r["class"] == "lock"]
+        self.assertEqual(waits, sorted(waits, reverse=True), report["rows"])
+        # The findings rank by impact whatever the table's order.
+        self.assertFirst(report, truth)
 
     # --- tuned programs: nothing to fix ---------------------------------
 

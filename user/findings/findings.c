@@ -322,11 +322,12 @@ static int long_hold_by_holds(struct builder *b, const struct lock_acc *l,
 
 static int futile(struct builder *b, const struct lock_acc *l)
 {
+	uint64_t wakeups = l->count + l->futile;
 	double share;
 
 	if (!l->count || l->futile < 10)
 		return 0;
-	share = (double)l->futile / (double)l->count;
+	share = (double)l->futile / (double)wakeups;
 	if (share < FINDINGS_FUTILE_SHARE)
 		return 0;
 
@@ -340,11 +341,14 @@ static int futile(struct builder *b, const struct lock_acc *l)
 		.wait_ns = l->wait_ns,
 		.lock_wait_ns = l->wait_ns,
 	};
-	f.impact_pct = pct(b, l->weighted_ns * (share > 1 ? 1 : share));
+	/* What the futile wakeups are of the lock's: their share. */
+	f.impact_pct = pct(b, l->weighted_ns * share);
 	snprintf(f.evidence, sizeof(f.evidence),
-		 "%" PRIu64 " of %" PRIu64 " waits (%.0f%%) were woken only "
-		 "to wait again; %.3f s waited on it",
-		 l->futile, l->count, 100.0 * share, secs(l->wait_ns));
+		 "%" PRIu64 " of its %" PRIu64 " wakeups (%.0f%%) found the "
+		 "lock taken and waited again (%" PRIu64 " waits); %.3f s "
+		 "waited on it",
+		 l->futile, wakeups, 100.0 * share, l->count,
+		 secs(l->wait_ns));
 	snprintf(f.fix, sizeof(f.fix),
 		 "wake one waiter where one can go on (signal, not broadcast), "
 		 "and wake it after the state it waits for has changed");
@@ -464,6 +468,26 @@ static double thread_time(const struct findings_input *in,
 	return (double)threads * (double)in->elapsed_ns;
 }
 
+/*
+ * What the impacts are shares of: the time the threads ran, plus what
+ * their lock waits took from them (weighted); without run times, the
+ * threads' time in the window.
+ */
+static double work_time(const struct findings_input *in,
+			const struct busy_index *busy,
+			const struct findings_wait *w, size_t n)
+{
+	double run = 0, lost = 0;
+
+	for (size_t i = 0; i < in->n_threads; i++)
+		run += (double)in->threads[i].run_ns;
+	if (run <= 0)
+		return thread_time(in, w, n);
+	for (size_t i = 0; i < n; i++)
+		lost += (double)w[i].wait_ns * busy_of(busy, w[i].pid, w[i].tid);
+	return run + lost;
+}
+
 int findings__build(const struct findings_input *in, struct finding **out,
 		    size_t *n_out)
 {
@@ -493,7 +517,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 	findings__busy_shares(in, b.busy.t);
 	qsort(b.busy.t, b.busy.n, sizeof(*b.busy.t), thread_cmp);
 	qsort(rel, in->n_releases, sizeof(*rel), release_cmp);
-	b.thread_ns = thread_time(in, w, n);
+	b.thread_ns = work_time(in, &b.busy, w, n);
 	if (!n || b.thread_ns <= 0)
 		goto out;
 

@@ -64,6 +64,13 @@ static int findout__name(struct findout *f, struct symbolizer *sym)
 	return err;
 }
 
+static int thread_tid_cmp(const void *pa, const void *pb)
+{
+	const struct findings_thread *a = pa, *b = pb;
+
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
@@ -100,6 +107,19 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		.elapsed_ns = elapsed_ns,
 	};
 	err = findings__build(&in, &out->list, &out->n);
+	if (!err && n_threads) {
+		out->threads = malloc(n_threads * sizeof(*out->threads));
+		if (!out->threads) {
+			err = -ENOMEM;
+		} else {
+			memcpy(out->threads, threads,
+			       n_threads * sizeof(*threads));
+			out->n_threads = n_threads;
+			findings__busy_shares(&in, out->threads);
+			qsort(out->threads, n_threads, sizeof(*threads),
+			      thread_tid_cmp);
+		}
+	}
 	free(w);
 	free(r);
 	if (!err)
@@ -109,8 +129,21 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 	return err;
 }
 
+double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid)
+{
+	const struct findout *f = ctx;
+	const struct findings_thread key = { .tid = tid };
+	const struct findings_thread *t;
+
+	(void)pid;	/* thread ids are the host's: one is one thread */
+	t = f && f->threads ? bsearch(&key, f->threads, f->n_threads,
+				      sizeof(key), thread_tid_cmp) : NULL;
+	return t ? t->busy : 1.0;
+}
+
 void findout__free(struct findout *f)
 {
+	free(f->threads);
 	free(f->list);
 	free(f->names);
 	*f = (struct findout){ 0 };
@@ -163,11 +196,11 @@ void findout__table(FILE *out, const struct findout *f,
 	char line[2 * TEXT_MAX];
 
 	if (!f->n) {
-		fputs("What to fix first: nothing (no lock's waits take "
-		      "5% of the threads' time)\n", out);
+		fputs("What to fix first: nothing (no lock's waits cost the "
+		      "threads 5% of their work)\n", out);
 		return;
 	}
-	fputs("What to fix first (impact: the share of the threads' time "
+	fputs("What to fix first (impact: the share of the threads' work "
 	      "a fix could give back)\n", out);
 	for (size_t i = 0; i < f->n && i < FINDOUT_TABLE_MAX; i++) {
 		head_text(f, i, style, line, sizeof(line));

@@ -24,6 +24,8 @@ struct findout {
 	struct finding *list;
 	size_t n;
 	struct row_names *names;	/* names[i]: list[i]'s lock and site */
+	struct findings_thread *threads;	/* by tid, busy shares set */
+	size_t n_threads;
 };
 
 /*
@@ -36,6 +38,11 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
 		   struct findout *out);
 void findout__free(struct findout *f);
+/*
+ * A thread's weight in the table's order (report_settings' weigh, ctx
+ * the findout): its busy share, 1 when not known.
+ */
+double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid);
 /*
  * The table's block: "What to fix first" and a line or three per
  * finding; one line saying none when there is none.

@@ -44,6 +44,9 @@ struct report_row {
 	uint64_t failed;
 	uint64_t failed_ns;	/* the part of wait_ns that failed */
 	uint64_t futile;	/* futile wakeups (bpf/measure/futile.bpf.h) */
+	/* The waits weighed by their threads (settings' weigh; without
+	 * one: wait_ns): what --sort total orders by first. */
+	double impact_ns;
 	uint64_t hist[SP_HIST_SLOTS];	/* single waits, log2 (struct sp_hist) */
 	uint64_t hold_count;	/* --hold: holds of the locks the row took */
 	uint64_t hold_ns;
@@ -70,6 +73,12 @@ struct report_settings {
 	enum report_classes classes;
 	/* Stack ids merged under their aliases (stacktab.h), or NULL. */
 	const struct stacktab *stacks;
+	/*
+	 * A thread's weight (0..1) in the rows' impact, or NULL (weight 1):
+	 * the findings' busy share (user/findings/findings.h).
+	 */
+	double (*weigh)(const void *ctx, uint32_t pid, uint32_t tid);
+	const void *weigh_ctx;
 };
 
 struct report_rows {

@@ -430,7 +430,14 @@ static int session__print(struct session *s, const struct session_views *v,
 	}
 	session__drops(s, &drops);
 	dropped = format__drops_total(&drops);
-	err = session__rows(s, v->rows, settings, &rows, &names);
+	/* Without --sort, the rows go by impact, as the findings. */
+	struct report_settings by_impact = *settings;
+
+	if (!s->opts->sort_given && by_impact.sort == SORT_TOTAL) {
+		by_impact.weigh = findout__weigh;
+		by_impact.weigh_ctx = &findings;
+	}
+	err = session__rows(s, v->rows, &by_impact, &rows, &names);
 	if (!err && s->opts->blame)
 		err = session__rows(s, v->blame, settings, &blame_rows,
 				    &blame_names);
