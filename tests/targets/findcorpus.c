@@ -14,6 +14,12 @@
  *   decoy    workers make items through items_lock (short holds, the
  *            item rate's bound); background threads fight over bg_lock
  *            with more wait in all, sleeping between rounds
+ *   flusher  blocking-under-lock: workers append under journal_lock; a
+ *            flusher sleeps --hold-ms (a slow sync) while it holds it
+ *   resolver blocking-under-lock: a resolver reads an answer from a pipe
+ *            (an answer --hold-ms away) while it holds cache_lock
+ *   crowd    holder-preempted: more threads than CPUs compute under
+ *            crowd_lock, and are preempted holding it
  *   sharded  tuned: each thread its own lock
  *   sparse   tuned: one lock, short holds, long work outside it
  *   queue    tuned: consumers idle on a condvar between items
@@ -218,10 +224,10 @@ static void *decoy_worker(void *arg)
 
 		items_lock_line = __LINE__; pthread_mutex_lock(&items_lock);
 		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
-		compute_us(60);		/* the item's shared part */
+		compute_us(80);		/* the item's shared part */
 		items_unlock_line = __LINE__; pthread_mutex_unlock(&items_lock);
 		atomic_fetch_add(&items, 1);
-		compute_us(20);
+		compute_us(10);
 	}
 	return NULL;
 }
@@ -233,7 +239,111 @@ static void *decoy_background(void *arg)
 		TIMED_LOCK(&bg_lock, 1);
 		compute_us(500);	/* housekeeping */
 		pthread_mutex_unlock(&bg_lock);
-		sleep_us(4000);		/* until the next round */
+		sleep_us(6000);		/* until the next round */
+	}
+	return NULL;
+}
+
+/* --- flusher, resolver ---------------------------------------------- */
+
+static pthread_mutex_t journal_lock = PTHREAD_MUTEX_INITIALIZER;
+static int journal_lock_line, journal_unlock_line;
+static long journal_n;
+
+static void *journal_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(&journal_lock, 0);
+		journal_n++;
+		pthread_mutex_unlock(&journal_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(20);
+	}
+	return NULL;
+}
+
+static void *journal_flusher(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		sleep_us(cfg.hold_ms * 1000);
+		journal_lock_line = __LINE__; pthread_mutex_lock(&journal_lock);
+		usleep((useconds_t)cfg.hold_ms * 1000);	/* a slow sync */
+		journal_unlock_line = __LINE__; pthread_mutex_unlock(&journal_lock);
+	}
+	return NULL;
+}
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cache_lock_line, cache_unlock_line;
+static int question_pipe[2], answer_pipe[2];	/* made by main */
+
+static void *cache_reader(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		TIMED_LOCK(&cache_lock, 0);
+		compute_us(2);
+		pthread_mutex_unlock(&cache_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(20);
+	}
+	return NULL;
+}
+
+/* Answers each question --hold-ms after it was asked; ends on 'x'. */
+static void *cache_upstream(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(question_pipe[0], &c, 1) == 1 && c == '?') {
+		sleep_us(cfg.hold_ms * 1000);
+		if (write(answer_pipe[1], "!", 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static void *cache_resolver(void *arg)
+{
+	pthread_t upstream;
+	char c;
+
+	(void)arg;
+	pthread_create(&upstream, NULL, cache_upstream, NULL);
+	while (!atomic_load(&stop)) {
+		sleep_us(cfg.hold_ms * 1000);
+		cache_lock_line = __LINE__; pthread_mutex_lock(&cache_lock);
+		/* Asks upstream, and waits for the answer holding the lock. */
+		if (write(question_pipe[1], "?", 1) != 1 ||
+		    read(answer_pipe[0], &c, 1) != 1)
+			atomic_store(&stop, true);
+		cache_unlock_line = __LINE__; pthread_mutex_unlock(&cache_lock);
+	}
+	if (write(question_pipe[1], "x", 1) == 1)
+		pthread_join(upstream, NULL);
+	return NULL;
+}
+
+/* --- crowd ------------------------------------------------------------ */
+
+static pthread_mutex_t crowd_lock = PTHREAD_MUTEX_INITIALIZER;
+static int crowd_lock_line, crowd_unlock_line;
+
+static void *crowd_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		crowd_lock_line = __LINE__; pthread_mutex_lock(&crowd_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		compute_us(300);
+		crowd_unlock_line = __LINE__; pthread_mutex_unlock(&crowd_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(300);
 	}
 	return NULL;
 }
@@ -323,7 +433,10 @@ static const struct scenario scenarios[] = {
 	{ "logger", log_worker, 3, log_compactor, 1 },
 	{ "stripes", stripe_worker, 4, NULL, 0 },
 	{ "buckets", bucket_worker, 4, NULL, 0 },
-	{ "decoy", decoy_worker, 3, decoy_background, 10 },
+	{ "decoy", decoy_worker, 3, decoy_background, 16 },
+	{ "flusher", journal_worker, 3, journal_flusher, 1 },
+	{ "resolver", cache_reader, 3, cache_resolver, 1 },
+	{ "crowd", crowd_worker, 8, NULL, 0 },
 	{ "sharded", sharded_worker, 4, NULL, 0 },
 	{ "sparse", sparse_worker, 3, NULL, 0 },
 	{ "queue", q_consumer, 3, q_producer, 1 },
@@ -356,6 +469,18 @@ static void write_truth(const struct scenario *sc, double secs)
 		fprintf(f, "\"category\": \"long-hold\", \"object\": \"items_lock\", "
 			"\"lines\": [%d, %d], \"decoy\": \"bg_lock\"",
 			items_lock_line, items_unlock_line);
+	else if (!strcmp(sc->name, "flusher"))
+		fprintf(f, "\"category\": \"blocking-under-lock\", "
+			"\"object\": \"journal_lock\", \"lines\": [%d, %d]",
+			journal_lock_line, journal_unlock_line);
+	else if (!strcmp(sc->name, "resolver"))
+		fprintf(f, "\"category\": \"blocking-under-lock\", "
+			"\"object\": \"cache_lock\", \"lines\": [%d, %d]",
+			cache_lock_line, cache_unlock_line);
+	else if (!strcmp(sc->name, "crowd"))
+		fprintf(f, "\"category\": \"holder-preempted\", "
+			"\"object\": \"crowd_lock\", \"lines\": [%d, %d]",
+			crowd_lock_line, crowd_unlock_line);
 	else
 		fprintf(f, "\"category\": null");
 	fprintf(f, "}\n");
@@ -372,7 +497,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct scenario *sc = NULL;
-	pthread_t threads[16];
+	pthread_t threads[32];
 	bool wait_signal = false;
 	int opt, n = 0;
 	uint64_t t0;
@@ -392,9 +517,12 @@ int main(int argc, char **argv)
 			sc = &scenarios[i];
 	if (!sc) {
 		fprintf(stderr, "findcorpus: give a scenario: kvstore, logger, "
-			"stripes, buckets, decoy, sharded, sparse, queue\n");
+			"stripes, buckets, decoy, flusher, resolver, crowd, "
+			"sharded, sparse, queue\n");
 		return 2;
 	}
+	if (pipe(question_pipe) || pipe(answer_pipe))
+		return 1;
 	for (int i = 0; i < 8; i++)
 		pthread_mutex_init(&stripes[i].lock, NULL);
 	for (int i = 0; i < 16; i++)

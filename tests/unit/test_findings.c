@@ -34,7 +34,13 @@ static void test_long_hold_names_the_release(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x300, .pid = 1,
 		  .count = 16, .wait_ns = 1 * S, .max_ns = S / 1000 },
 	};
-	struct findings_input in = { w, 2, r, 2, NULL, 0, 0, 4 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.releases = r,
+		.n_releases = 2,
+		.elapsed_ns = 4 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -66,7 +72,13 @@ static void test_long_hold_needs_most_of_the_charges(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x400, .pid = 1,
 		  .count = 4, .wait_ns = S * 12 / 10 },
 	};
-	struct findings_input in = { w, 1, r, 3, NULL, 0, 0, 4 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 3,
+		.elapsed_ns = 4 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -105,7 +117,15 @@ static void test_busy_threads_rank_first(void **state)
 		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
 		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
 	};
-	struct findings_input in = { w, 2, r, 2, t, 2, 0, 4 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.releases = r,
+		.n_releases = 2,
+		.threads = t,
+		.n_threads = 2,
+		.elapsed_ns = 4 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -131,7 +151,11 @@ static void test_idle_waits_give_none(void **state)
 		  .callsite = 0x1, .pid = 1, .tid = 2, .count = 5,
 		  .wait_ns = 4 * S },
 	};
-	struct findings_input in = { w, 1, NULL, 0, NULL, 0, 0, 4 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.elapsed_ns = 4 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -150,7 +174,11 @@ static void test_hot_stripe_names_the_object(void **state)
 			.type = SP_TYPE_MUTEX, .object = 0x100 + 0x40 * i,
 			.callsite = 0x7, .pid = 1, .tid = 2, .count = 10,
 			.wait_ns = i == 3 ? 9 * S / 10 : S / 70 };
-	struct findings_input in = { w, 8, NULL, 0, NULL, 0, 0, 1 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 8,
+		.elapsed_ns = 1 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -182,7 +210,13 @@ static void test_small_waits_give_none(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x3, .pid = 1,
 		  .count = 5, .wait_ns = S / 25 },
 	};
-	struct findings_input in = { w, 1, r, 1, NULL, 0, 0, 1 * S };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 1,
+		.elapsed_ns = 1 * S,
+	};
 	struct finding *f;
 	size_t n;
 
@@ -191,6 +225,58 @@ static void test_small_waits_give_none(void **state)
 	w[0].wait_ns = r[0].wait_ns = S / 16;
 	run(&in, &f, &n);
 	assert_int_equal(n, 1);	/* 6.25% */
+	free(f);
+}
+
+/*
+ * --why: holders asleep for most of the waits: blocking-under-lock at
+ * the site whose holds caused them, in place of long-hold.
+ */
+static void test_sleeping_holders_block_under_the_lock(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x200, .pid = 1,
+		  .count = 4, .wait_ns = 2 * S },
+	};
+	struct findings_holder h[] = {
+		{ .pid = 1, .type = SP_TYPE_MUTEX, .object = 0x10,
+		  .total_ns = 2 * S, .sleep_ns = S * 3 / 2, .runnable_ns = 0,
+		  .sleep_site = 0x300, .sleep_site_ns = S },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 1,
+		.holders = h,
+		.n_holders = 1,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_BLOCKING_UNDER_LOCK);
+	/* The holds' release, not the chains' root (a queue's last). */
+	assert_int_equal(f[0].site, 0x200);
+	free(f);
+	/* Asleep a quarter of the time: not the holders' state; long-hold. */
+	h[0].sleep_ns = S / 2;
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_LONG_HOLD);
+	free(f);
+	/* Waiting for a CPU: holder-preempted. */
+	h[0].runnable_ns = S;
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_HOLDER_PREEMPTED);
 	free(f);
 }
 
@@ -203,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_idle_waits_give_none),
 		cmocka_unit_test(test_hot_stripe_names_the_object),
 		cmocka_unit_test(test_small_waits_give_none),
+		cmocka_unit_test(test_sleeping_holders_block_under_the_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -194,18 +194,22 @@ static bool striped(const struct builder *b, const struct lock_acc *l)
 	return false;
 }
 
-/*
- * long-hold: the lock's releases (sorted, from *at on) by site; the site
- * whose holds caused at least FINDINGS_HOLD_SHARE of the charged waits.
- */
-static int long_hold(struct builder *b, const struct lock_acc *l,
-		     const struct findings_release *rel, size_t n_rel,
-		     size_t *at)
+/* The release site whose holds caused most of a lock's charged waits. */
+struct top_release {
+	uint64_t site;		/* 0: none seen */
+	uint64_t ns, count, max_ns;
+	uint64_t total;		/* all the lock's charges */
+};
+
+/* The lock's releases (sorted, from *at on), summed by site. */
+static void top_release(const struct lock_acc *l,
+			const struct findings_release *rel, size_t n_rel,
+			size_t *at, struct top_release *t)
 {
-	uint64_t total = 0, best_ns = 0, best_site = 0, best_count = 0;
-	uint64_t best_max = 0, site_ns = 0, site_count = 0, site_max = 0;
+	uint64_t site_ns = 0, site_count = 0, site_max = 0;
 	size_t i = *at;
 
+	*t = (struct top_release){ 0 };
 	/* Skip releases of locks before this one. */
 	while (i < n_rel && (rel[i].pid < l->pid ||
 			     (rel[i].pid == l->pid &&
@@ -213,12 +217,11 @@ static int long_hold(struct builder *b, const struct lock_acc *l,
 			       (rel[i].type == l->type &&
 				rel[i].object < l->object)))))
 		i++;
-	*at = i;
 	for (; i < n_rel && rel[i].pid == l->pid && rel[i].type == l->type &&
 	       rel[i].object == l->object; i++) {
 		const struct findings_release *r = &rel[i];
 
-		total += r->wait_ns;
+		t->total += r->wait_ns;
 		site_ns += r->wait_ns;
 		site_count += r->count;
 		if (r->max_ns > site_max)
@@ -227,17 +230,32 @@ static int long_hold(struct builder *b, const struct lock_acc *l,
 		    rel[i + 1].type == r->type &&
 		    rel[i + 1].object == r->object && rel[i + 1].site == r->site)
 			continue;
-		if (r->site && site_ns > best_ns) {
-			best_ns = site_ns;
-			best_site = r->site;
-			best_count = site_count;
-			best_max = site_max;
+		if (r->site && site_ns > t->ns) {
+			t->ns = site_ns;
+			t->site = r->site;
+			t->count = site_count;
+			t->max_ns = site_max;
 		}
 		site_ns = site_count = site_max = 0;
 	}
 	*at = i;
-	if (!total || !best_site ||
-	    (double)best_ns < FINDINGS_HOLD_SHARE * (double)total)
+}
+
+/* Whether one site's holds caused most of the charged waits. */
+static bool top_holds(const struct top_release *t)
+{
+	return t->total && t->site &&
+	       (double)t->ns >= FINDINGS_HOLD_SHARE * (double)t->total;
+}
+
+/* long-hold: the top release site, when its holds caused most. */
+static int long_hold(struct builder *b, const struct lock_acc *l,
+		     const struct top_release *t)
+{
+	uint64_t best_ns = t->ns, best_site = t->site, best_count = t->count;
+	uint64_t best_max = t->max_ns, total = t->total;
+
+	if (!top_holds(t))
 		return 0;
 
 	struct finding f = {
@@ -408,7 +426,7 @@ static int hot_stripes(struct builder *b, const struct findings_wait *w,
 			int err;
 
 			snprintf(f.evidence, sizeof(f.evidence),
-				 "this one of %zu locks taken here had %.3f s "
+				 "this one of %zu locks waited on here had %.3f s "
 				 "of their %.3f s waited (%.0f%%; an even "
 				 "spread gives each %.0f%%)",
 				 objects, secs(best_ns), secs(total),
@@ -429,6 +447,100 @@ static int hot_stripes(struct builder *b, const struct findings_wait *w,
 		i = end;
 	}
 	return 0;
+}
+
+/*
+ * --why: holders that waited for a CPU (holder-preempted) or slept
+ * (blocking-under-lock) for at least FINDINGS_HOLDER_SHARE of the
+ * lock's waits.  *explained: the state's share, so that long-hold can
+ * step back for the finding that says why the hold was long.
+ */
+static int holder_states(struct builder *b, const struct lock_acc *l,
+			 const struct top_release *t, double *explained)
+{
+	uint64_t total = 0, state_ns[2] = { 0 }, site[2] = { 0 };
+	uint64_t site_ns[2] = { 0 };
+	static const enum findings_category cat[2] = {
+		FINDING_HOLDER_PREEMPTED, FINDING_BLOCKING_UNDER_LOCK,
+	};
+	int err = 0;
+
+	*explained = 0;
+	for (size_t i = 0; i < b->in->n_holders; i++) {
+		const struct findings_holder *h = &b->in->holders[i];
+
+		if (h->pid != l->pid || h->type != l->type ||
+		    h->object != l->object)
+			continue;
+		total += h->total_ns;
+		state_ns[0] += h->runnable_ns;
+		state_ns[1] += h->sleep_ns;
+		if (h->runnable_site_ns > site_ns[0]) {
+			site_ns[0] = h->runnable_site_ns;
+			site[0] = h->runnable_site;
+		}
+		if (h->sleep_site_ns > site_ns[1]) {
+			site_ns[1] = h->sleep_site_ns;
+			site[1] = h->sleep_site;
+		}
+	}
+	for (int k = 0; !err && k < 2 && total; k++) {
+		double share = (double)state_ns[k] / (double)total;
+
+		/*
+		 * The site: the holds that caused most of the waits (the
+		 * chains' roots are the releases that woke the waiters: in
+		 * a queue behind a sleeping holder, the short holders').
+		 */
+		if (top_holds(t)) {
+			site[k] = t->site;
+			site_ns[k] = t->ns;
+		}
+		if (share < FINDINGS_HOLDER_SHARE || !site[k])
+			continue;
+		if (share > *explained)
+			*explained = share;
+
+		struct finding f = {
+			.category = cat[k],
+			.type = l->type,
+			.object = l->object,
+			.pid = l->pid,
+			.n_objects = 1,
+			.site = site[k],
+			.site_release = true,
+			.wait_ns = state_ns[k],
+			.lock_wait_ns = total,
+			/* What a fix of the holds would give: all of the
+			 * lock's waits they caused. */
+			.impact_pct = pct(b, l->weighted_ns),
+		};
+		if (k == 0) {
+			snprintf(f.evidence, sizeof(f.evidence),
+				 "its holders waited for a CPU during %.3f s of "
+				 "the %.3f s waited on it (%.0f%%); holds "
+				 "released here caused %.3f s",
+				 secs(state_ns[k]), secs(total), 100.0 * share,
+				 secs(site_ns[k]));
+			snprintf(f.fix, sizeof(f.fix),
+				 "run fewer threads than CPUs that take this "
+				 "lock (a pool sized to the CPUs), or keep the "
+				 "holder from being preempted");
+		} else {
+			snprintf(f.evidence, sizeof(f.evidence),
+				 "its holders slept (I/O, timers, other system "
+				 "calls) during %.3f s of the %.3f s waited on "
+				 "it (%.0f%%); holds released here caused %.3f s",
+				 secs(state_ns[k]), secs(total), 100.0 * share,
+				 secs(site_ns[k]));
+			snprintf(f.fix, sizeof(f.fix),
+				 "do the blocking call before taking the lock or "
+				 "after letting it go, and hold it only to "
+				 "publish the result");
+		}
+		err = builder__add(b, &f);
+	}
+	return err;
 }
 
 static int finding_cmp(const void *pa, const void *pb)
@@ -553,10 +665,14 @@ int findings__build(const struct findings_input *in, struct finding **out,
 		}
 		if (pct(&b, l.weighted_ns) >= FINDINGS_MIN_IMPACT) {
 			size_t before = b.n;
+			double explained = 0;
+			struct top_release t;
 
-			if (!striped(&b, &l))
-				err = long_hold(&b, &l, rel, in->n_releases,
-						&rel_at);
+			top_release(&l, rel, in->n_releases, &rel_at, &t);
+			err = holder_states(&b, &l, &t, &explained);
+			/* A state that explains the holds replaces long-hold. */
+			if (!err && !striped(&b, &l) && !explained)
+				err = long_hold(&b, &l, &t);
 			if (!err && b.n == before && hold_ns && !striped(&b, &l))
 				err = long_hold_by_holds(&b, &l, w, i, end);
 			if (!err)

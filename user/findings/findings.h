@@ -30,7 +30,8 @@ enum findings_category {
 #define FINDINGS_STRIPE_OBJECTS	3	/* objects of one kind, at least */
 #define FINDINGS_STRIPE_SHARE	0.5	/* the hot one's share of the waits */
 #define FINDINGS_STRIPE_FAIR	2.0	/* ... and times its fair share */
-#define FINDINGS_FUTILE_SHARE	0.2	/* futile wakeups per wait */
+#define FINDINGS_FUTILE_SHARE	0.2	/* futile of all wakeups */
+#define FINDINGS_HOLDER_SHARE	0.3	/* --why: the holders' state's share */
 
 /* Waits on one object at one call site by one thread (a stats row). */
 struct findings_wait {
@@ -65,6 +66,22 @@ struct findings_release {
 };
 
 /*
+ * --why: what the holders of one lock did while its waiters waited at
+ * one call site, and the release sites where those chains ended in each
+ * state (the largest).
+ */
+struct findings_holder {
+	uint32_t pid;
+	uint32_t type;
+	uint64_t object;
+	uint64_t total_ns;	/* the waits' charges, all states */
+	uint64_t runnable_ns;	/* the holder waited for a CPU */
+	uint64_t sleep_ns;	/* the holder slept (I/O, a timer, ...) */
+	uint64_t runnable_site, runnable_site_ns;
+	uint64_t sleep_site, sleep_site_ns;
+};
+
+/*
  * A thread's time in the window (its schedstat): its busy share is what
  * it ran of the time it was neither waiting for a lock (its waits) nor
  * for a CPU: near 1 a thread that computes between its lock calls, near
@@ -84,6 +101,8 @@ struct findings_input {
 	size_t n_waits;
 	const struct findings_release *releases;
 	size_t n_releases;
+	const struct findings_holder *holders;	/* --why; NULL: none */
+	size_t n_holders;
 	const struct findings_thread *threads;	/* unknown threads: busy 1 */
 	size_t n_threads;
 	size_t n_threads_alive;	/* threads of the program in the window

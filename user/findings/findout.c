@@ -71,7 +71,77 @@ static int thread_tid_cmp(const void *pa, const void *pb)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
+/*
+ * --why: each lock row's holder states and roots, by the rows of one
+ * object per call site (what why__row groups by).
+ */
+static int holders_of(const struct snapshot *waits, const struct why *why,
+		      struct findings_holder **out, size_t *n)
+{
+	const struct report_settings by_object = {
+		.coalesce = false, .per_process = true, .sort = SORT_TOTAL,
+		.classes = REPORT_CLASSES_LOCKS,
+	};
+	struct report_rows rows = { 0 };
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (!why || !waits)
+		return 0;
+	err = report__build(snapshot__entries(waits), snapshot__count(waits),
+			    &by_object, &rows);
+	if (err)
+		return err;
+	*out = calloc(rows.total + 1, sizeof(**out));
+	if (!*out) {
+		report__free(&rows);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; !err && i < rows.total; i++) {
+		const struct report_row *r = &rows.rows[i];
+		struct findings_holder *h = &(*out)[*n];
+		struct why_row wr = { 0 };
+
+		err = why__row(why, r, &by_object, &wr);
+		if (err)
+			break;
+		*h = (struct findings_holder){
+			.pid = r->pid == REPORT_NO_TID ? 0 : (uint32_t)r->pid,
+			.type = r->type, .object = r->object,
+			.runnable_ns = wr.holder[SP_WHY_RUNNABLE],
+			.sleep_ns = wr.holder[SP_WHY_SLEEP],
+		};
+		for (int k = 0; k < SP_WHY__COUNT; k++)
+			h->total_ns += wr.holder[k];
+		for (size_t k = 0; k < wr.n_roots; k++) {
+			const struct why_root *root = &wr.roots[k];
+
+			if (root->state == SP_WHY_RUNNABLE &&
+			    root->ns > h->runnable_site_ns) {
+				h->runnable_site_ns = root->ns;
+				h->runnable_site = root->site;
+			}
+			if (root->state == SP_WHY_SLEEP &&
+			    root->ns > h->sleep_site_ns) {
+				h->sleep_site_ns = root->ns;
+				h->sleep_site = root->site;
+			}
+		}
+		why__row_free(&wr);
+		(*n)++;
+	}
+	report__free(&rows);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
+		   const struct why *why,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
 		   struct findout *out)
@@ -80,6 +150,8 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 	size_t n_c = charges ? snapshot__count(charges) : 0;
 	struct findings_wait *w = calloc(n_w + 1, sizeof(*w));
 	struct findings_release *r = calloc(n_c + 1, sizeof(*r));
+	struct findings_holder *h = NULL;
+	size_t n_h = 0;
 	int err;
 
 	*out = (struct findout){ 0 };
@@ -100,9 +172,16 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 			.max_ns = e->max_ns,
 		};
 	}
+	err = holders_of(waits, why, &h, &n_h);
+	if (err) {
+		free(w);
+		free(r);
+		return err;
+	}
 	const struct findings_input in = {
 		.waits = w, .n_waits = n_w,
 		.releases = r, .n_releases = n_c,
+		.holders = h, .n_holders = n_h,
 		.threads = threads, .n_threads = n_threads,
 		.elapsed_ns = elapsed_ns,
 	};
@@ -122,6 +201,7 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 	}
 	free(w);
 	free(r);
+	free(h);
 	if (!err)
 		err = findout__name(out, sym);
 	if (err)

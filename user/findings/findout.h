@@ -18,6 +18,7 @@
 #include "options.h"
 #include "snapshot.h"
 #include "symbolizer.h"
+#include "why.h"
 
 /* One report's findings, named. */
 struct findout {
@@ -30,10 +31,12 @@ struct findout {
 
 /*
  * Finds what is worth fixing in the window: waits (its rows), charges
- * (the holds' charges, or --blame's; NULL: none), threads (their run
- * times, NULL: none known).  sym names the results.
+ * (the holds' charges, or --blame's; NULL: none), why (--why's charges,
+ * NULL: none), threads (their run times, NULL: none known).  sym names
+ * the results.
  */
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
+		   const struct why *why,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
 		   struct findout *out);

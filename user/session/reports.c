@@ -362,7 +362,7 @@ static void session__findings(struct session *s,
 		free(pids);
 	if (!err && v && out)
 		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
-				     threads, n_threads, window_ns,
+				     v->why, threads, n_threads, window_ns,
 				     s->symbolizer, out);
 	free(threads);
 out:
