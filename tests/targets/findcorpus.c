@@ -239,7 +239,7 @@ static void *decoy_background(void *arg)
 		TIMED_LOCK(&bg_lock, 1);
 		compute_us(500);	/* housekeeping */
 		pthread_mutex_unlock(&bg_lock);
-		sleep_us(6000);		/* until the next round */
+		sleep_us(10000);	/* until the next round */
 	}
 	return NULL;
 }
@@ -433,7 +433,7 @@ static const struct scenario scenarios[] = {
 	{ "logger", log_worker, 3, log_compactor, 1 },
 	{ "stripes", stripe_worker, 4, NULL, 0 },
 	{ "buckets", bucket_worker, 4, NULL, 0 },
-	{ "decoy", decoy_worker, 3, decoy_background, 16 },
+	{ "decoy", decoy_worker, 3, decoy_background, 24 },
 	{ "flusher", journal_worker, 3, journal_flusher, 1 },
 	{ "resolver", cache_reader, 3, cache_resolver, 1 },
 	{ "crowd", crowd_worker, 8, NULL, 0 },

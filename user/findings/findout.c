@@ -243,13 +243,41 @@ static void lock_text(const struct findout *f, size_t i, char *buf,
 	text__sanitize(raw, buf, len);
 }
 
+/*
+ * The directory the findings' absolute source files share, left out of
+ * their sites as the table's rows leave out theirs: its length.
+ */
+static size_t source_root(const struct findout *f)
+{
+	const char *first = NULL;
+	size_t root = 0;
+
+	for (size_t i = 0; f->names && i < f->n; i++) {
+		const char *file = f->names[i].callsite.file;
+		size_t k = 0;
+
+		if (!file || file[0] != '/' || !f->names[i].callsite.line)
+			continue;
+		if (!first) {
+			first = file;
+			root = strlen(file);
+		}
+		while (k < root && file[k] && file[k] == first[k])
+			k++;
+		root = k;
+	}
+	while (root && first[root - 1] != '/')
+		root--;
+	return root;
+}
+
 static void site_text(const struct findout *f, size_t i,
 		      enum callsite_style style, char *buf, size_t len)
 {
 	static const struct symbol_info none;
 
 	names__callsite_text(f->names ? &f->names[i].callsite : &none,
-			     f->list[i].site, style, 0, buf, len);
+			     f->list[i].site, style, source_root(f), buf, len);
 }
 
 /* "long-hold  table_lock at kv.c:88 (its release)  impact 41.2%" */

@@ -47,6 +47,7 @@ struct reports {
 	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct snapshot *prev_caused;	/* the holds' charges: the last read */
 	struct threadrun *run;		/* the threads' run times */
+	uint64_t live_ns;		/* the live screen's last findings */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
 	uint64_t attach_ns;	/* when counting began */
@@ -157,7 +158,7 @@ int session__open_window(struct session *s, uint64_t *origin_ns)
 
 	if (err)
 		return err;
-	r->last_ns = r->read_ns = r->attach_ns;
+	r->last_ns = r->read_ns = r->live_ns = r->attach_ns;
 	*origin_ns = r->attach_ns;
 	session__findings(s, NULL, 0, NULL);	/* the threads' start */
 	return 0;
@@ -719,6 +720,39 @@ int session__report(struct session *s, bool final)
 	return err;
 }
 
+/*
+ * The live screen's line of what to fix first, from the refresh's
+ * window (delta) and the holds' charges since the last refresh.
+ */
+static void session__live_findings(struct session *s,
+				   const struct snapshot *delta)
+{
+	struct reports *r = s->reports;
+	struct snapshot *caused = NULL, *caused_delta = NULL;
+	struct findout findings = { 0 };
+	char line[512];
+
+	if (s->probes && s->opts->mode == MODE_CONTENDED &&
+	    !probes__read_caused(s->probes, &caused)) {
+		session__rekey(s, caused);
+		if (snapshot__delta(caused, r->prev_caused, &caused_delta))
+			caused_delta = NULL;
+		snapshot__free(r->prev_caused);
+		r->prev_caused = caused;
+	}
+	const struct session_views v = {
+		.rows = delta, .caused = caused_delta,
+	};
+
+	session__findings(s, &v, r->read_ns > r->live_ns ?
+			  r->read_ns - r->live_ns : 0, &findings);
+	r->live_ns = r->read_ns;
+	findout__line(&findings, line, sizeof(line));
+	live__set_findings(s->live, line);
+	findout__free(&findings);
+	snapshot__free(caused_delta);
+}
+
 /* The live screen: a refresh, read into the screen instead of printed. */
 int session__refresh(struct session *s)
 {
@@ -756,6 +790,7 @@ int session__refresh(struct session *s)
 		}
 		live__set_why(s->live, why);
 	}
+	session__live_findings(s, delta);
 	return live__update(s->live, r->prev, delta, r->last_ns, &drops);
 }
 
