@@ -20,6 +20,10 @@
  *            (an answer --hold-ms away) while it holds cache_lock
  *   crowd    holder-preempted: more threads than CPUs compute under
  *            crowd_lock, and are preempted holding it
+ *   barge    futile-wakeups: threads retake turn_lock as soon as they
+ *            let it go; the waiters woken find it taken again
+ *   counter  futile-wakeups: threads bump tally under tally_lock in a
+ *            tight loop
  *   sharded  tuned: each thread its own lock
  *   sparse   tuned: one lock, short holds, long work outside it
  *   queue    tuned: consumers idle on a condvar between items
@@ -348,6 +352,47 @@ static void *crowd_worker(void *arg)
 	return NULL;
 }
 
+/* --- barge, counter --------------------------------------------------- */
+
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static int turn_lock_line;
+
+static void *barge_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		turn_lock_line = __LINE__; pthread_mutex_lock(&turn_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		compute_us(30);
+		pthread_mutex_unlock(&turn_lock);
+		atomic_fetch_add(&items, 1);	/* and at once again */
+	}
+	return NULL;
+}
+
+static pthread_mutex_t tally_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tally_lock_line;
+static long tally;
+
+static void *counter_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		tally_lock_line = __LINE__; pthread_mutex_lock(&tally_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		for (int i = 0; i < 200; i++)
+			tally++;
+		compute_us(15);
+		pthread_mutex_unlock(&tally_lock);
+		atomic_fetch_add(&items, 1);
+	}
+	return NULL;
+}
+
 /* --- tuned ----------------------------------------------------------- */
 
 static pthread_mutex_t own_locks[4] = {
@@ -381,7 +426,8 @@ static void *sparse_worker(void *arg)
 		compute_us(1);
 		pthread_mutex_unlock(&sparse_lock);
 		atomic_fetch_add(&items, 1);
-		compute_us(300);
+		compute_us(50);
+		sleep_us(1000);		/* waits for its next request */
 	}
 	return NULL;
 }
@@ -437,6 +483,8 @@ static const struct scenario scenarios[] = {
 	{ "flusher", journal_worker, 3, journal_flusher, 1 },
 	{ "resolver", cache_reader, 3, cache_resolver, 1 },
 	{ "crowd", crowd_worker, 8, NULL, 0 },
+	{ "barge", barge_worker, 4, NULL, 0 },
+	{ "counter", counter_worker, 5, NULL, 0 },
 	{ "sharded", sharded_worker, 4, NULL, 0 },
 	{ "sparse", sparse_worker, 3, NULL, 0 },
 	{ "queue", q_consumer, 3, q_producer, 1 },
@@ -481,6 +529,14 @@ static void write_truth(const struct scenario *sc, double secs)
 		fprintf(f, "\"category\": \"holder-preempted\", "
 			"\"object\": \"crowd_lock\", \"lines\": [%d, %d]",
 			crowd_lock_line, crowd_unlock_line);
+	else if (!strcmp(sc->name, "barge"))
+		fprintf(f, "\"category\": \"futile-wakeups\", "
+			"\"object\": \"turn_lock\", \"lines\": [%d]",
+			turn_lock_line);
+	else if (!strcmp(sc->name, "counter"))
+		fprintf(f, "\"category\": \"futile-wakeups\", "
+			"\"object\": \"tally_lock\", \"lines\": [%d]",
+			tally_lock_line);
 	else
 		fprintf(f, "\"category\": null");
 	fprintf(f, "}\n");
@@ -518,7 +574,7 @@ int main(int argc, char **argv)
 	if (!sc) {
 		fprintf(stderr, "findcorpus: give a scenario: kvstore, logger, "
 			"stripes, buckets, decoy, flusher, resolver, crowd, "
-			"sharded, sparse, queue\n");
+			"barge, counter, sharded, sparse, queue\n");
 		return 2;
 	}
 	if (pipe(question_pipe) || pipe(answer_pipe))

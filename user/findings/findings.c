@@ -273,7 +273,7 @@ static int long_hold(struct builder *b, const struct lock_acc *l,
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "holds released here caused %.3f s of the %.3f s waited on "
 		 "the lock (%.0f%%), %" PRIu64 " waits woken; the longest "
-		 "hold lasted at least %.1f ms",
+		 "part of one wait charged to them %.1f ms",
 		 secs(best_ns), secs(total),
 		 100.0 * (double)best_ns / (double)total, best_count,
 		 (double)best_max * 1e-6);
@@ -338,16 +338,23 @@ static int long_hold_by_holds(struct builder *b, const struct lock_acc *l,
 	return builder__add(b, &f);
 }
 
-static int futile(struct builder *b, const struct lock_acc *l)
+/*
+ * futile-wakeups; *explains: most wakeups were futile, which is why the
+ * waits were long (the waiters lose the race for the lock).
+ */
+static int futile(struct builder *b, const struct lock_acc *l,
+		  bool may_explain, bool *explains)
 {
 	uint64_t wakeups = l->count + l->futile;
 	double share;
 
+	*explains = false;
 	if (!l->count || l->futile < 10)
 		return 0;
 	share = (double)l->futile / (double)wakeups;
 	if (share < FINDINGS_FUTILE_SHARE)
 		return 0;
+	*explains = may_explain && share >= FINDINGS_FUTILE_EXPLAINS;
 
 	struct finding f = {
 		.category = FINDING_FUTILE_WAKEUPS,
@@ -359,8 +366,9 @@ static int futile(struct builder *b, const struct lock_acc *l)
 		.wait_ns = l->wait_ns,
 		.lock_wait_ns = l->wait_ns,
 	};
-	/* What the futile wakeups are of the lock's: their share. */
-	f.impact_pct = pct(b, l->weighted_ns * share);
+	/* What the futile wakeups are of the lock's: their share; all
+	 * of it when they explain the waits. */
+	f.impact_pct = pct(b, l->weighted_ns * (*explains ? 1.0 : share));
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "%" PRIu64 " of its %" PRIu64 " wakeups (%.0f%%) found the "
 		 "lock taken and waited again (%" PRIu64 " waits); %.3f s "
@@ -669,14 +677,23 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			struct top_release t;
 
 			top_release(&l, rel, in->n_releases, &rel_at, &t);
+			bool races = false;
+
 			err = holder_states(&b, &l, &t, &explained);
-			/* A state that explains the holds replaces long-hold. */
-			if (!err && !striped(&b, &l) && !explained)
-				err = long_hold(&b, &l, &t);
-			if (!err && b.n == before && hold_ns && !striped(&b, &l))
-				err = long_hold_by_holds(&b, &l, w, i, end);
 			if (!err)
-				err = futile(&b, &l);
+				err = futile(&b, &l, !explained, &races);
+			/*
+			 * A holders' state or lost races that explain the
+			 * waits replace long-hold.
+			 */
+			bool holds = !err && !striped(&b, &l) && !explained &&
+				     !races;
+
+			before = b.n;
+			if (holds)
+				err = long_hold(&b, &l, &t);
+			if (!err && holds && b.n == before && hold_ns)
+				err = long_hold_by_holds(&b, &l, w, i, end);
 		}
 		i = end;
 	}

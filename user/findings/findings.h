@@ -31,6 +31,7 @@ enum findings_category {
 #define FINDINGS_STRIPE_SHARE	0.5	/* the hot one's share of the waits */
 #define FINDINGS_STRIPE_FAIR	2.0	/* ... and times its fair share */
 #define FINDINGS_FUTILE_SHARE	0.2	/* futile of all wakeups */
+#define FINDINGS_FUTILE_EXPLAINS 0.3	/* ... this many: they explain the waits */
 #define FINDINGS_HOLDER_SHARE	0.3	/* --why: the holders' state's share */
 
 /* Waits on one object at one call site by one thread (a stats row). */
