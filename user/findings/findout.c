@@ -221,6 +221,59 @@ double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid)
 	return t ? t->busy : 1.0;
 }
 
+char *findout__weights_text(const struct findout *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < f->n_threads; i++)
+		fprintf(out, "%s%u:%.17g", i ? "," : "", f->threads[i].tid,
+			f->threads[i].busy);
+	if (fclose(out)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int findout__weights_parse(const char *text, struct findout *out)
+{
+	size_t n = 1, k = 0;
+	const char *p = text;
+
+	*out = (struct findout){ 0 };
+	if (!text || !*text)
+		return 0;
+	for (const char *c = text; *c; c++)
+		n += *c == ',';
+	out->threads = calloc(n, sizeof(*out->threads));
+	if (!out->threads)
+		return -ENOMEM;
+	while (k < n) {
+		unsigned int tid;
+		double busy;
+		int used = 0;
+
+		if (sscanf(p, "%u:%lf%n", &tid, &busy, &used) != 2 || !used) {
+			findout__free(out);
+			return -EINVAL;
+		}
+		out->threads[k++] = (struct findings_thread){ .tid = tid,
+							      .busy = busy };
+		p += used;
+		if (*p == ',')
+			p++;
+		else
+			break;
+	}
+	out->n_threads = k;
+	qsort(out->threads, k, sizeof(*out->threads), thread_tid_cmp);
+	return 0;
+}
+
 void findout__free(struct findout *f)
 {
 	free(f->threads);

@@ -47,6 +47,16 @@ void findout__free(struct findout *f);
  */
 double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid);
 /*
+ * The threads' weights as text, "tid:weight,..." (weights exact), for a
+ * recording; NULL on -ENOMEM.  Freed with free().
+ */
+char *findout__weights_text(const struct findout *f);
+/*
+ * Weights read back from that text (a replay): sorted by tid into a
+ * findout that only findout__weigh reads; -EINVAL for a bad text.
+ */
+int findout__weights_parse(const char *text, struct findout *out);
+/*
  * The table's block: "What to fix first" and a line or three per
  * finding; one line saying none when there is none.
  */

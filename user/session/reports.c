@@ -413,20 +413,18 @@ static int session__print(struct session *s, const struct session_views *v,
 	int err;
 
 	session__findings(s, v, end_ns - start_ns, &findings);
-	if (s->opts->format == FORMAT_JSON) {
-		int jerr = 0;
-
-		findings_json = findout__json(&findings, &jerr);
-		if (jerr) {
-			json_decref(findings_json);
-			findings_json = NULL;
-		}
-	} else {
+	{
 		FILE *text = open_memstream(&findings_text, &findings_len);
+		int jerr = 0;
 
 		if (text) {
 			findout__table(text, &findings, s->opts->callsite);
 			fclose(text);
+		}
+		findings_json = findout__json(&findings, &jerr);
+		if (jerr) {
+			json_decref(findings_json);
+			findings_json = NULL;
 		}
 	}
 	session__drops(s, &drops);
@@ -522,6 +520,10 @@ static int session__print(struct session *s, const struct session_views *v,
 	if (r->out_file)	/* names the file, once; a profile put in place */
 		err = outfile__commit(r->out_file) ?: err;
 	if (!err && s->recording) {
+		char *json_text = findings_json ?
+				  json_dumps(findings_json, JSON_COMPACT) : NULL;
+		char *weights = by_impact.weigh ?
+				findout__weights_text(&findings) : NULL;
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
 			.first_window = (uint32_t)first_window,
@@ -537,9 +539,14 @@ static int session__print(struct session *s, const struct session_views *v,
 			.skipped = drops.skipped,
 			.ring = drops.ring,
 			.wall_ns = meta.wall_ns,
+			.findings_text = findings_text,
+			.findings_json = json_text,
+			.weights = weights,
 		};
 
 		err = recording__note_report(s->recording, &note);
+		free(json_text);
+		free(weights);
 	}
 	if (!err && r->states_csv) {
 		stateformat__csv(r->states_csv, meta.sequence, meta.pid, &states);
