@@ -138,6 +138,24 @@ class Findings(SyncprofTestCase):
         report, truth = self.run_scenario("crowd", "--why", mode="full")
         self.assertFirst(report, truth)
 
+    # --- wrong-primitive (full mode: every acquisition counted) ----------
+
+    def test_rwlock_never_read_is_the_wrong_primitive(self):
+        report, truth = self.run_scenario("rwonly", mode="full")
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["type"], "rwlock-w", first)
+        # Full mode counts every write lock: one per item the target made.
+        rows = [r for r in report["rows"] if r["object_symbol"] == "config_lock"]
+        self.assertEqual([r["type"] for r in rows], ["rwlock-w"], rows)
+        self.assertEqual(rows[0]["count"], truth["items"], rows)
+        self.assertIn(f"{truth['items']} write locks and no read lock",
+                      first["evidence"])
+
+    def test_spinlock_spun_long_is_the_wrong_primitive(self):
+        report, truth = self.run_scenario("spin", mode="full")
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["type"], "spinlock", first)
+
     # --- the decoy -------------------------------------------------------
 
     def test_decoy_ranks_below_the_bounding_lock(self):
@@ -173,9 +191,11 @@ class Findings(SyncprofTestCase):
     # --- tuned programs: nothing to fix ---------------------------------
 
     def test_tuned_programs_give_no_finding(self):
-        for scenario in ("sharded", "sparse", "queue"):
-            with self.subTest(scenario=scenario):
-                report, truth = self.run_scenario(scenario)
+        for scenario, mode in (("sharded", "contended"), ("sparse", "contended"),
+                               ("queue", "contended"), ("sparse", "full"),
+                               ("queue", "full")):
+            with self.subTest(scenario=scenario, mode=mode):
+                report, truth = self.run_scenario(scenario, mode=mode)
                 self.assertIsNone(truth["category"])
                 self.assertGreater(truth["items"], 0, truth)
                 self.assertEqual(report["findings"], [], report["findings"])

@@ -24,6 +24,10 @@
  *            let it go; the waiters woken find it taken again
  *   counter  futile-wakeups: threads bump tally under tally_lock in a
  *            tight loop
+ *   rwonly   wrong-primitive: config_lock, an rwlock every thread only
+ *            ever write-locks
+ *   spin     wrong-primitive: threads spin on spin_lock while its holder
+ *            computes ~200 us
  *   sharded  tuned: each thread its own lock
  *   sparse   tuned: one lock, short holds, long work outside it
  *   queue    tuned: consumers idle on a condvar between items
@@ -393,6 +397,48 @@ static void *counter_worker(void *arg)
 	return NULL;
 }
 
+/* --- rwonly, spin ----------------------------------------------------- */
+
+static pthread_rwlock_t config_lock = PTHREAD_RWLOCK_INITIALIZER;
+static int config_lock_line;
+static long config_version;
+
+static void *rwonly_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		config_lock_line = __LINE__; pthread_rwlock_wrlock(&config_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		config_version++;
+		compute_us(30);
+		pthread_rwlock_unlock(&config_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(30);
+	}
+	return NULL;
+}
+
+static pthread_spinlock_t spin_lock;
+static int spin_lock_line;
+
+static void *spin_worker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns();
+
+		spin_lock_line = __LINE__; pthread_spin_lock(&spin_lock);
+		atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+		compute_us(200);
+		pthread_spin_unlock(&spin_lock);
+		atomic_fetch_add(&items, 1);
+		compute_us(50);
+	}
+	return NULL;
+}
+
 /* --- tuned ----------------------------------------------------------- */
 
 static pthread_mutex_t own_locks[4] = {
@@ -485,6 +531,8 @@ static const struct scenario scenarios[] = {
 	{ "crowd", crowd_worker, 8, NULL, 0 },
 	{ "barge", barge_worker, 4, NULL, 0 },
 	{ "counter", counter_worker, 5, NULL, 0 },
+	{ "rwonly", rwonly_worker, 3, NULL, 0 },
+	{ "spin", spin_worker, 3, NULL, 0 },
 	{ "sharded", sharded_worker, 4, NULL, 0 },
 	{ "sparse", sparse_worker, 3, NULL, 0 },
 	{ "queue", q_consumer, 3, q_producer, 1 },
@@ -537,6 +585,14 @@ static void write_truth(const struct scenario *sc, double secs)
 		fprintf(f, "\"category\": \"futile-wakeups\", "
 			"\"object\": \"tally_lock\", \"lines\": [%d]",
 			tally_lock_line);
+	else if (!strcmp(sc->name, "rwonly"))
+		fprintf(f, "\"category\": \"wrong-primitive\", "
+			"\"object\": \"config_lock\", \"lines\": [%d]",
+			config_lock_line);
+	else if (!strcmp(sc->name, "spin"))
+		fprintf(f, "\"category\": \"wrong-primitive\", "
+			"\"object\": \"spin_lock\", \"lines\": [%d]",
+			spin_lock_line);
 	else
 		fprintf(f, "\"category\": null");
 	fprintf(f, "}\n");
@@ -574,10 +630,11 @@ int main(int argc, char **argv)
 	if (!sc) {
 		fprintf(stderr, "findcorpus: give a scenario: kvstore, logger, "
 			"stripes, buckets, decoy, flusher, resolver, crowd, "
-			"barge, counter, sharded, sparse, queue\n");
+			"barge, counter, rwonly, spin, sharded, sparse, queue\n");
 		return 2;
 	}
-	if (pipe(question_pipe) || pipe(answer_pipe))
+	if (pipe(question_pipe) || pipe(answer_pipe) ||
+	    pthread_spin_init(&spin_lock, PTHREAD_PROCESS_PRIVATE))
 		return 1;
 	for (int i = 0; i < 8; i++)
 		pthread_mutex_init(&stripes[i].lock, NULL);

@@ -280,6 +280,52 @@ static void test_sleeping_holders_block_under_the_lock(void **state)
 	free(f);
 }
 
+/* Full mode: an rwlock only write-locked, a spinlock spun long. */
+static void test_wrong_primitive(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_RWLOCK_W, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 500, .wait_ns = 2 * S },
+		{ .type = SP_TYPE_SPINLOCK, .object = 0x20, .callsite = 0x200,
+		  .pid = 1, .tid = 3, .count = 1000, .wait_ns = S / 10 },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.every_call = true,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	/* The spinlock: 100 us a spin, but 1.25% of the time: none. */
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_WRONG_PRIMITIVE);
+	assert_int_equal(f[0].object, 0x10);
+	assert_int_equal(f[0].site, 0x100);
+	free(f);
+	/* A reader too: an rwlock that shares; spins of 1 ms: a finding. */
+	w[1] = (struct findings_wait){ .type = SP_TYPE_RWLOCK_R, .object = 0x10,
+				       .callsite = 0x300, .pid = 1, .tid = 3,
+				       .count = 10, .wait_ns = S / 100 };
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+	w[1] = (struct findings_wait){ .type = SP_TYPE_SPINLOCK, .object = 0x20,
+				       .callsite = 0x200, .pid = 1, .tid = 3,
+				       .count = 2000, .wait_ns = 2 * S };
+	w[0].count = 50;	/* too few write locks to judge */
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].object, 0x20);
+	free(f);
+	/* Contended mode sees only the waits that blocked: no judgement. */
+	in.every_call = false;
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_hot_stripe_names_the_object),
 		cmocka_unit_test(test_small_waits_give_none),
 		cmocka_unit_test(test_sleeping_holders_block_under_the_lock),
+		cmocka_unit_test(test_wrong_primitive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

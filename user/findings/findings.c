@@ -29,6 +29,7 @@
 #include "array.h"
 #include "findings.h"
 #include "order.h"
+#include "syncprof.h"
 
 const char *findings__category_name(enum findings_category c)
 {
@@ -90,6 +91,8 @@ struct lock_acc {
 	double weighted_ns;	/* waits times their threads' busy share */
 	uint64_t futile_site;	/* the call site with the most futile */
 	uint64_t futile_site_n;
+	uint64_t top_site;	/* the call site with the most wait */
+	uint64_t top_site_ns;
 };
 
 /* Sorts the threads once: busy lookups by binary search. */
@@ -551,6 +554,66 @@ static int holder_states(struct builder *b, const struct lock_acc *l,
 	return err;
 }
 
+/* Whether the object was ever waited on as type (w sorted by lock). */
+static bool waited_as(const struct findings_wait *w, size_t n, uint32_t pid,
+		      uint64_t object, uint32_t type)
+{
+	for (size_t i = 0; i < n; i++)
+		if (w[i].pid == pid && w[i].object == object &&
+		    w[i].type == type && w[i].count)
+			return true;
+	return false;
+}
+
+/*
+ * wrong-primitive (full mode: every acquisition counted): an rwlock
+ * only ever write-locked, a spinlock spun long.  *explains: the waits
+ * come from the primitive, long-hold steps back.
+ */
+static int wrong_primitive(struct builder *b, const struct lock_acc *l,
+			   const struct findings_wait *w, size_t n,
+			   bool *explains)
+{
+	struct finding f = {
+		.category = FINDING_WRONG_PRIMITIVE,
+		.type = l->type,
+		.object = l->object,
+		.pid = l->pid,
+		.n_objects = 1,
+		.site = l->top_site,
+		.wait_ns = l->wait_ns,
+		.lock_wait_ns = l->wait_ns,
+		.impact_pct = pct(b, l->weighted_ns),
+	};
+
+	*explains = false;
+	if (!b->in->every_call || !l->count || !l->top_site)
+		return 0;
+	if (l->type == SP_TYPE_RWLOCK_W && l->count >= FINDINGS_RW_CALLS &&
+	    !waited_as(w, n, l->pid, l->object, SP_TYPE_RWLOCK_R)) {
+		snprintf(f.evidence, sizeof(f.evidence),
+			 "%" PRIu64 " write locks and no read lock; %.3f s "
+			 "waited on it", l->count, secs(l->wait_ns));
+		snprintf(f.fix, sizeof(f.fix),
+			 "use a mutex: an rwlock nobody reads costs more to "
+			 "take and shares nothing");
+	} else if (l->type == SP_TYPE_SPINLOCK &&
+		   l->wait_ns / l->count >= FINDINGS_SPIN_MEAN_NS) {
+		snprintf(f.evidence, sizeof(f.evidence),
+			 "%" PRIu64 " acquisitions spun %.3f s in all, %.1f us "
+			 "each on average: the CPU burnt waiting",
+			 l->count, secs(l->wait_ns),
+			 (double)(l->wait_ns / l->count) * 1e-3);
+		snprintf(f.fix, sizeof(f.fix),
+			 "use a mutex, which sleeps: its holders hold it too "
+			 "long to spin for");
+	} else {
+		return 0;
+	}
+	*explains = true;
+	return builder__add(b, &f);
+}
+
 static int finding_cmp(const void *pa, const void *pb)
 {
 	const struct finding *a = pa, *b = pb;
@@ -647,7 +710,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 	for (size_t i = 0; !err && i < n;) {
 		struct lock_acc l = { .pid = w[i].pid, .type = w[i].type,
 				      .object = w[i].object };
-		uint64_t hold_ns = 0, site_futile = 0;
+		uint64_t hold_ns = 0, site_futile = 0, site_ns = 0;
 		size_t end = i;
 
 		while (end < n && w[end].pid == l.pid && w[end].type == l.type &&
@@ -661,13 +724,18 @@ int findings__build(const struct findings_input *in, struct finding **out,
 					 busy_of(&b.busy, e->pid, e->tid);
 			hold_ns += e->hold_ns;
 			site_futile += e->futile;
+			site_ns += e->wait_ns;
 			if (end + 1 == n || w[end + 1].callsite != e->callsite ||
 			    w[end + 1].object != e->object) {
 				if (site_futile > l.futile_site_n) {
 					l.futile_site_n = site_futile;
 					l.futile_site = e->callsite;
 				}
-				site_futile = 0;
+				if (site_ns > l.top_site_ns) {
+					l.top_site_ns = site_ns;
+					l.top_site = e->callsite;
+				}
+				site_futile = site_ns = 0;
 			}
 			end++;
 		}
@@ -677,9 +745,11 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			struct top_release t;
 
 			top_release(&l, rel, in->n_releases, &rel_at, &t);
-			bool races = false;
+			bool races = false, wrong = false;
 
-			err = holder_states(&b, &l, &t, &explained);
+			err = wrong_primitive(&b, &l, w, n, &wrong);
+			if (!err)
+				err = holder_states(&b, &l, &t, &explained);
 			if (!err)
 				err = futile(&b, &l, !explained, &races);
 			/*
@@ -687,7 +757,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			 * waits replace long-hold.
 			 */
 			bool holds = !err && !striped(&b, &l) && !explained &&
-				     !races;
+				     !races && !wrong;
 
 			before = b.n;
 			if (holds)

@@ -33,6 +33,8 @@ enum findings_category {
 #define FINDINGS_FUTILE_SHARE	0.2	/* futile of all wakeups */
 #define FINDINGS_FUTILE_EXPLAINS 0.3	/* ... this many: they explain the waits */
 #define FINDINGS_HOLDER_SHARE	0.3	/* --why: the holders' state's share */
+#define FINDINGS_SPIN_MEAN_NS	50000	/* a spinlock spun this long: sleep */
+#define FINDINGS_RW_CALLS	100	/* write-only rwlock: at least these */
 
 /* Waits on one object at one call site by one thread (a stats row). */
 struct findings_wait {
@@ -106,6 +108,7 @@ struct findings_input {
 	size_t n_holders;
 	const struct findings_thread *threads;	/* unknown threads: busy 1 */
 	size_t n_threads;
+	bool every_call;	/* full mode: waits counts every acquisition */
 	size_t n_threads_alive;	/* threads of the program in the window
 				   (0: those seen in waits and threads) */
 	uint64_t elapsed_ns;	/* the window */

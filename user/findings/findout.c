@@ -141,7 +141,7 @@ static int holders_of(const struct snapshot *waits, const struct why *why,
 }
 
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
-		   const struct why *why,
+		   const struct why *why, bool every_call,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
 		   struct findout *out)
@@ -182,6 +182,7 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		.waits = w, .n_waits = n_w,
 		.releases = r, .n_releases = n_c,
 		.holders = h, .n_holders = n_h,
+		.every_call = every_call,
 		.threads = threads, .n_threads = n_threads,
 		.elapsed_ns = elapsed_ns,
 	};

@@ -32,11 +32,11 @@ struct findout {
 /*
  * Finds what is worth fixing in the window: waits (its rows), charges
  * (the holds' charges, or --blame's; NULL: none), why (--why's charges,
- * NULL: none), threads (their run times, NULL: none known).  sym names
- * the results.
+ * NULL: none), every_call (full mode: waits count every acquisition),
+ * threads (their run times, NULL: none known).  sym names the results.
  */
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
-		   const struct why *why,
+		   const struct why *why, bool every_call,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
 		   struct findout *out);

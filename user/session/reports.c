@@ -363,7 +363,7 @@ static void session__findings(struct session *s,
 		free(pids);
 	if (!err && v && out)
 		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
-				     v->why, threads, n_threads, window_ns,
+				     v->why, s->opts->mode == MODE_FULL, threads, n_threads, window_ns,
 				     s->symbolizer, out);
 	free(threads);
 out:
