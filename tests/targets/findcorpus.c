@@ -92,12 +92,36 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static long table[4096];
 static int kv_lock_line, kv_unlock_line;
 
+/*
+ * The truth of a queue behind the reporter: each getter's waits and
+ * each of the reporter's holds, as intervals; their overlap is the wait
+ * the reporter's holds caused.
+ */
+#define KV_GETTERS 3
+#define KV_WAITS 400000
+#define KV_HOLDS 1000
+struct span {
+	uint64_t from, to;
+};
+static struct span kv_waits[KV_GETTERS][KV_WAITS], kv_holds[KV_HOLDS];
+static size_t kv_n_waits[KV_GETTERS], kv_n_holds;
+static atomic_bool kv_overflow;
+
 static void *kv_getter(void *arg)
 {
 	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	size_t me = (size_t)(uintptr_t)arg - 1;
 
 	while (!atomic_load(&stop)) {
-		TIMED_LOCK(&table_lock, 0);
+		uint64_t t0 = now_ns(), t1;
+
+		pthread_mutex_lock(&table_lock);
+		t1 = now_ns();
+		atomic_fetch_add(&waited_ns[0], t1 - t0);
+		if (kv_n_waits[me] < KV_WAITS)
+			kv_waits[me][kv_n_waits[me]++] = (struct span){ t0, t1 };
+		else
+			atomic_store(&kv_overflow, true);
 		(void)table[rand_r(&seed) % 4096];
 		compute_us(2);
 		pthread_mutex_unlock(&table_lock);
@@ -111,8 +135,15 @@ static void *kv_reporter(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		uint64_t from;
+
 		kv_lock_line = __LINE__; pthread_mutex_lock(&table_lock);
+		from = now_ns();
 		compute_us(cfg.hold_ms * 1000);	/* walks, sums, formats */
+		if (kv_n_holds < KV_HOLDS)
+			kv_holds[kv_n_holds++] = (struct span){ from, now_ns() };
+		else
+			atomic_store(&kv_overflow, true);
 		kv_unlock_line = __LINE__; pthread_mutex_unlock(&table_lock);
 		sleep_us(cfg.hold_ms * 1000 * 2);
 	}
@@ -521,7 +552,7 @@ struct scenario {
 };
 
 static const struct scenario scenarios[] = {
-	{ "kvstore", kv_getter, 3, kv_reporter, 1 },
+	{ "kvstore", kv_getter, KV_GETTERS, kv_reporter, 1 },
 	{ "logger", log_worker, 3, log_compactor, 1 },
 	{ "stripes", stripe_worker, 4, NULL, 0 },
 	{ "buckets", bucket_worker, 4, NULL, 0 },
@@ -538,6 +569,26 @@ static const struct scenario scenarios[] = {
 	{ "queue", q_consumer, 3, q_producer, 1 },
 };
 
+/* The getters' waits that overlapped the reporter's holds, in all. */
+static uint64_t kv_overlap_ns(void)
+{
+	uint64_t sum = 0;
+
+	for (size_t g = 0; g < KV_GETTERS; g++)
+		for (size_t i = 0; i < kv_n_waits[g]; i++)
+			for (size_t h = 0; h < kv_n_holds; h++) {
+				const struct span *w = &kv_waits[g][i];
+				uint64_t from = w->from > kv_holds[h].from ?
+						w->from : kv_holds[h].from;
+				uint64_t to = w->to < kv_holds[h].to ?
+					      w->to : kv_holds[h].to;
+
+				if (to > from)
+					sum += to - from;
+			}
+	return sum;
+}
+
 static void write_truth(const struct scenario *sc, double secs)
 {
 	FILE *f = truth_open();
@@ -549,7 +600,11 @@ static void write_truth(const struct scenario *sc, double secs)
 		(unsigned long long)atomic_load(&waited_ns[1]));
 	if (!strcmp(sc->name, "kvstore"))
 		fprintf(f, "\"category\": \"long-hold\", \"object\": \"table_lock\", "
-			"\"lines\": [%d, %d]", kv_lock_line, kv_unlock_line);
+			"\"lines\": [%d, %d], \"overlap_ns\": %llu, "
+			"\"holds\": %zu, \"overflow\": %s",
+			kv_lock_line, kv_unlock_line,
+			(unsigned long long)kv_overlap_ns(), kv_n_holds,
+			atomic_load(&kv_overflow) ? "true" : "false");
 	else if (!strcmp(sc->name, "logger"))
 		fprintf(f, "\"category\": \"long-hold\", \"object\": \"log_lock\", "
 			"\"lines\": [%d, %d]", log_lock_line, log_unlock_line);
