@@ -132,6 +132,9 @@ void session__reports_begin(struct session *s)
 		stateformat__csv_header(r->states_csv);
 }
 
+/* Processes whose threads' run times are read between reports too. */
+#define FINDINGS_POLL_PROCESSES 16
+
 struct session_views;
 static void session__findings(struct session *s,
 			      const struct session_views *v,
@@ -354,8 +357,15 @@ static void session__findings(struct session *s,
 			if (!procs[i].exited)
 				pids[n_pids++] = procs[i].pid;
 	}
-	if (!v && out)	/* a poll between reports */
-		err = threadrun__poll(r->run, pids, n_pids);
+	if (!v && out) {
+		/*
+		 * A poll between reports keeps the run times of threads
+		 * that exit before the report; with many processes (--all)
+		 * only the reports read them.
+		 */
+		if (n_pids <= FINDINGS_POLL_PROCESSES)
+			err = threadrun__poll(r->run, pids, n_pids);
+	}
 	else
 		err = threadrun__sample(r->run, pids, n_pids, window_ns,
 					&threads, &n_threads, &alive);
