@@ -17,8 +17,14 @@
  * waits (the site to change is that release: the holder's unlock);
  * hot-stripe when one object of a kind (objects waited on at one call
  * site) takes most of the kind's waits; futile-wakeups when its waiters
- * are often woken for nothing.  Everything is sorted copies and linear
- * walks: O(n log n) in the rows of a report.
+ * are often woken for nothing; holder-preempted and blocking-under-lock
+ * when --why says its holders waited for a CPU or slept; wrong-primitive
+ * in full mode (an rwlock never read, a spinlock spun long).  A finding
+ * that says why the waits were long (a holders' state, lost races, the
+ * primitive) replaces the lock's long-hold, which would name the same
+ * site with less to say.  Everything is sorted copies and linear walks,
+ * O(n log n) in the rows of a report, but the holders' and primitives'
+ * lookups, linear in the (few) locks judged.
  */
 #include <errno.h>
 #include <inttypes.h>

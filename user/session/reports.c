@@ -344,6 +344,8 @@ static void session__findings(struct session *s,
 	pid_t one = target__pid(s->target), *pids = &one;
 	int err = 0;
 
+	if (s->opts->serve && !v)
+		return;		/* --serve prints no report to judge */
 	if (!r->run && (err = threadrun__new(&r->run)))
 		goto out;
 	if (n_procs) {
