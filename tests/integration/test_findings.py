@@ -4,9 +4,11 @@ to change by __LINE__, the waits it timed), and the first finding must
 name them; the tuned scenarios must give none; the decoy's background
 lock, with more wait in all, must rank below the workers' lock."""
 import os
+import shlex
 import subprocess
+import time
 
-from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
 
 FINDCORPUS = os.path.join(BUILD, "tests", "targets", "findcorpus")
 CATEGORIES = {"long-hold", "hot-stripe", "holder-preempted",
@@ -220,6 +222,39 @@ class Findings(SyncprofTestCase):
                 self.assertIsNone(truth["category"])
                 self.assertGreater(truth["items"], 0, truth)
                 self.assertEqual(report["findings"], [], report["findings"])
+
+    def test_live_screen_names_the_first_finding(self):
+        from test_live import Tmux
+        target = self.start_waiting_target(
+            [FINDCORPUS, "kvstore", "--wait-signal", "--seconds", "30",
+             "--truth", self.path("truth.json")])
+        cmd = " ".join(shlex.quote(a) for a in
+                       [SYNCPROF, "--interval", "1", "--pid", str(target.pid)])
+        tmux = Tmux(f"{cmd}; sleep 3600")
+        self.addCleanup(tmux.kill)
+        self.addCleanup(target.kill)
+        # The screen is up when its header is; then the target goes.
+        deadline = time.monotonic() + HANG_S
+        while "interval" not in tmux.run("capture-pane", "-p"):
+            self.assertLess(time.monotonic(), deadline, "no live screen")
+            time.sleep(0.1)
+        self.go(target)
+        # The line under the header: the reporter's unlock, by its line
+        # (the target writes its truth at the end: the line is its
+        # source's, found by its comment).
+        with open(os.path.join(ROOT, "tests", "targets", "findcorpus.c")) as f:
+            unlock = next(i for i, l in enumerate(f, 1)
+                          if "kv_unlock_line = __LINE__" in l)
+        want = f"findcorpus.c:{unlock}"
+        while True:
+            lines = tmux.run("capture-pane", "-p").splitlines()
+            if len(lines) > 3 and want in lines[3]:
+                break
+            self.assertLess(time.monotonic(), deadline, lines[:6])
+            time.sleep(0.2)
+        self.assertTrue(lines[3].startswith("fix first: long-hold"), lines[3])
+        self.assertIn("table_lock", lines[3])
+        self.assertIn("(the holder's unlock)", lines[3])
 
     def test_table_opens_with_the_findings(self):
         proc = subprocess.run(
