@@ -1,8 +1,9 @@
 # syncprof build pipeline:
 #   vmlinux.h -> bpf/**/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
-# (what each mode attaches), unwind/, symbols/, report/ (aggregation and
-# renderers), session/ (a run's stages: start, reports, following);
+# (what each mode attaches), waits/ (the waits read: snapshots, the off-CPU
+# calls), unwind/, symbols/, report/ (table/, live/, export/: aggregation
+# and renderers), session/ (a run's stages: start, reports, following);
 # main, options and log stay at the top.
 # Quiet by default; V=1 shows the commands.
 
@@ -87,7 +88,7 @@ LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lpro
 # jansson: --format json (user/text/jsonout.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-# ncursesw: the live screen (user/report/live*.c).
+# ncursesw: the live screen (user/report/live/).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # libmicrohttpd: --serve (user/serve/serve.c).
@@ -107,7 +108,7 @@ override CFLAGS += $(SAN_FLAGS)
 endif
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
                -Wstrict-prototypes -Wmissing-prototypes
-USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c))))
+USER_DIRS   := user $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*/*.c))))
 GEN         := $(OUT)/gen
 ALL_CFLAGS   = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
                -Ibpf -Iskel -I$(GEN) $(addprefix -I,$(USER_DIRS)) $(LIB_CFLAGS)
@@ -129,10 +130,10 @@ BPF_SRCS    := $(filter-out $(BPF_BENCH),$(BPF_ALL))
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS) $(BPF_BENCH))
 SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.h
 
-USER_SRCS   := $(wildcard user/*.c user/*/*.c)
-# Code protoc-c generates from the .proto files in user/report/ (pprof's
+USER_SRCS   := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
+# Code protoc-c generates from the .proto files in user/report/export/ (pprof's
 # profile.proto, kept as Google publishes it).
-PROTOS      := $(wildcard user/report/*.proto)
+PROTOS      := $(wildcard user/report/export/*.proto)
 GEN_SRCS    := $(patsubst %.proto,$(GEN)/%.pb-c.c,$(notdir $(PROTOS)))
 GEN_HDRS    := $(GEN_SRCS:.c=.h)
 USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS)) $(GEN_SRCS:.c=.o)
@@ -223,7 +224,7 @@ skel/probecost.skel.h: $(BPF_OUT)/bench/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
-$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: user/report/%.proto
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: user/report/export/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(GEN)
 	$(Q)protoc-c --c_out=$(GEN) --proto_path=$(dir $<) $<
@@ -558,19 +559,19 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
                         symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
-                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch \
+                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch symbols/elfshare \
                         files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
-                    record/evlog record/chrome report/format report/report \
-                    report/snapshot report/hist report/columns text/jsonout \
-                    text/utf8 text/text target/readiness report/callgraph \
-                    report/folded report/fold report/pprof report/rowstacks \
-                    report/why report/rootsplit report/names report/stateformat symbols/srcpath \
-                    outfile options locktype log array \
-                    report/offcalls states/threadstates unwind/stacktab \
+                    record/evlog record/chrome report/format report/table/report \
+                    waits/snapshot waits/waitstats report/table/hist report/table/columns text/jsonout \
+                    text/utf8 text/text target/readiness report/table/callgraph \
+                    report/export/folded probes/fold report/export/pprof report/table/rowstacks \
+                    report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \
+                    symbols/srcpath outfile options optvalue locktype log array \
+                    waits/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
 FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
@@ -651,15 +652,18 @@ test:
 plan:
 	$(Q)$(PYTHON) tests/tools/includeplan.py user
 
-# make test-loaded: the integration modules whose checks lean on timing,
-# beside LOADED_HOGS busy loops on the machine's CPUs (a shared CI host, a
-# build next door); CI runs it.  A test that needs the re-run is named.
+# make test-loaded: what make test runs (the include check, the unit
+# tests, every integration module) beside LOADED_HOGS busy loops on the
+# machine's CPUs (a shared CI host, a build next door); CI runs it in make
+# test's place.  A test that needs the re-run is named.  LOADED_TESTS
+# narrows it to some modules.
 LOADED_HOGS  ?= 4
-LOADED_TESTS ?= test_full_kinds.py,test_hold.py,test_states.py,test_runtimes.py,test_lifecycle.py
+LOADED_TESTS ?= test_*.py
 test-loaded:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory test-bins
-	$(Q)$(PYTHON) tests/run.py --build $(OUT) --no-unit --hogs $(LOADED_HOGS) \
+	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
+	$(Q)$(PYTHON) tests/run.py --build $(OUT) --hogs $(LOADED_HOGS) \
 		--pattern '$(LOADED_TESTS)'
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page,
@@ -698,7 +702,7 @@ clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf build build-san build-fuzz skel/*.skel.h syncprof
 
--include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(BPF_OUT)/*.d $(BPF_OUT)/*/*.d \
-                    $(OUT)/tests/unit/*.d \
-                    $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d \
+-include $(wildcard $(OUT)/user/*.d $(OUT)/user/*/*.d $(OUT)/user/*/*/*.d \
+                    $(BPF_OUT)/*.d $(BPF_OUT)/*/*.d $(OUT)/tests/unit/*.d \
+                    $(FUZZ_OUT)/user/*.d $(FUZZ_OUT)/user/*/*.d $(FUZZ_OUT)/user/*/*/*.d \
                     $(GEN)/*.d)

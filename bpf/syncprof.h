@@ -84,6 +84,22 @@ enum sp_site_kind {
 /* A try function (trylock, tryrdlock, ...): it never waits, so it never
  * orders itself after the locks its thread holds (--lock-order). */
 #define SP_COOKIE_TRY		(1ull << 10)
+/*
+ * The generation of the links a site belongs to (full mode): when the
+ * probes move to another thread, the new links are attached with the
+ * other generation and run nothing until the loader switches the
+ * programs' probe_gen; a call is ended only by a return of the
+ * generation that began it.  So the old and new links, both in place a
+ * moment, count each call once.
+ */
+#define SP_COOKIE_GEN		(1ull << 11)
+#define SP_COOKIE_GEN_OF(cookie)	((__u32)(((cookie) >> 11) & 1))
+/*
+ * A guard's link (full mode, once main has exited): attached through a
+ * live thread only so that the kernel keeps the breakpoints in for the
+ * links that count; its programs return at once.
+ */
+#define SP_COOKIE_GUARD		(1ull << 12)
 
 /* Indexes into the per-CPU counters map. */
 enum sp_counter {
@@ -224,7 +240,7 @@ struct sp_call {
 				   gets its stack at its return */
 	__u32 cut;		/* the entry's walk was cut short for a table
 				   not read yet: walked again at the return */
-	__u32 pad;
+	__u32 gen;		/* SP_COOKIE_GEN_OF its entry's cookie */
 };
 
 /* Probed calls in flight in one thread, nested by signal handlers. */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "columns.h"
 #include "debugfetch.h"
 #include "hostcheck.h"
 #include "live.h"
@@ -31,28 +32,48 @@
 #include "target.h"
 #include "session.h"
 
-/* Arms fd to fire after `seconds`, and every `seconds` if periodic; 0 stops it. */
-static int timer_set(int fd, double seconds, bool periodic)
+static struct timespec timespec_of(double seconds)
 {
-	struct itimerspec its = { 0 };
+	struct timespec ts = { .tv_sec = (time_t)seconds };
 
-	its.it_value.tv_sec = (time_t)seconds;
-	its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (seconds > 0 && !its.it_value.tv_sec && !its.it_value.tv_nsec)
-		its.it_value.tv_nsec = 1;
-	if (periodic)
-		its.it_interval = its.it_value;
-	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+	ts.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (seconds > 0 && !ts.tv_sec && !ts.tv_nsec)
+		ts.tv_nsec = 1;
+	return ts;
 }
 
-static int timer_new(double seconds, bool periodic)
+/*
+ * Arms fd to fire `seconds` after from_ns (CLOCK_MONOTONIC; 0: now), and
+ * every `seconds` if periodic; 0 stops it.  A time already past fires
+ * at once.
+ */
+static int timer_set(int fd, uint64_t from_ns, double seconds, bool periodic)
+{
+	struct itimerspec its = { 0 };
+	int flags = 0;
+
+	its.it_value = timespec_of(seconds);
+	if (periodic)
+		its.it_interval = its.it_value;
+	if (from_ns && seconds > 0) {
+		uint64_t at = from_ns + (uint64_t)its.it_value.tv_sec * 1000000000ull +
+			      (uint64_t)its.it_value.tv_nsec;
+
+		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+		its.it_value.tv_nsec = (long)(at % 1000000000ull);
+		flags = TFD_TIMER_ABSTIME;
+	}
+	return timerfd_settime(fd, flags, &its, NULL) ? -errno : 0;
+}
+
+static int timer_new(uint64_t from_ns, double seconds, bool periodic)
 {
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	int err;
 
 	if (fd < 0)
 		return -errno;
-	err = timer_set(fd, seconds, periodic);
+	err = timer_set(fd, from_ns, seconds, periodic);
 	if (err) {
 		close(fd);
 		return err;
@@ -60,10 +81,11 @@ static int timer_new(double seconds, bool periodic)
 	return fd;
 }
 
-/* Puts a new timer into a poll slot; 0 or -errno. */
-static int loop_timer(struct pollfd *slot, double seconds, bool periodic)
+/* Puts a new timer into a poll slot, counted from from_ns (0: now). */
+static int loop_timer(struct pollfd *slot, uint64_t from_ns, double seconds,
+		      bool periodic)
 {
-	int fd = timer_new(seconds, periodic);
+	int fd = timer_new(from_ns, seconds, periodic);
 
 	if (fd < 0)
 		return fd;
@@ -94,6 +116,7 @@ enum {
 static int session__loop(struct session *s, int signal_fd)
 {
 	struct pollfd fds[FD__COUNT];
+	uint64_t origin_ns, read_ns;
 	int err = 0;
 
 	for (int i = 0; i < FD__COUNT; i++)
@@ -103,17 +126,22 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	fds[FD_SERVE].fd = session__serve_fd(s);
+	/* --duration and --interval count from the window's start: the
+	   probes live, not the loop's (-d 1: one second measured). */
+	session__read_span(s, &origin_ns, &read_ns);
 	if (s->opts->interval_s > 0)
-		err = loop_timer(&fds[FD_INTERVAL], s->opts->interval_s, true);
+		err = loop_timer(&fds[FD_INTERVAL], origin_ns,
+				 s->opts->interval_s, true);
 	if (!err && s->opts->duration_s > 0)
-		err = loop_timer(&fds[FD_DURATION], s->opts->duration_s, false);
+		err = loop_timer(&fds[FD_DURATION], origin_ns,
+				 s->opts->duration_s, false);
 	/* Polling the module list is the fallback for no loader watch. */
 	if (!err && fds[FD_EVENTS].fd < 0)
-		err = loop_timer(&fds[FD_MODULES], MODULES_REFRESH_S, true);
+		err = loop_timer(&fds[FD_MODULES], 0, MODULES_REFRESH_S, true);
 	if (!err && s->opts->states)
-		err = loop_timer(&fds[FD_STATES], STATES_DRAIN_S, true);
+		err = loop_timer(&fds[FD_STATES], 0, STATES_DRAIN_S, true);
 	if (!err)
-		err = loop_timer(&fds[FD_HOUSEKEEPING], HOUSEKEEPING_S, true);
+		err = loop_timer(&fds[FD_HOUSEKEEPING], 0, HOUSEKEEPING_S, true);
 	if (err)
 		goto out;
 	for (;;) {
@@ -138,6 +166,8 @@ static int session__loop(struct session *s, int signal_fd)
 			break;
 		}
 		if (fds[FD_TARGET].revents) {
+			/* The report names it as it was at its end (an exec). */
+			session__rename(s);
 			pr_info("PID %d exited", (int)target__pid(s->target));
 			if (!session__space(s)) {
 				session__target_exited(s);
@@ -178,7 +208,8 @@ static int session__loop(struct session *s, int signal_fd)
 				session__take_events(s);
 			err = session__read_between(s);
 			if (!err)
-				session__notice_children(s);
+				session__notice_children(s, session__totals(s));
+			session__blocked_housekeep(s);
 			if (!err && s->recording)
 				err = recording__checkpoint(s->recording,
 							    s->symbolizer);
@@ -220,7 +251,7 @@ static int session__loop(struct session *s, int signal_fd)
 			if (act & LIVE_QUIT)
 				break;
 			if (act & LIVE_RETIME)
-				err = timer_set(fds[FD_INTERVAL].fd,
+				err = timer_set(fds[FD_INTERVAL].fd, 0,
 						live__interval(s->live), true);
 			if (!err && (act & LIVE_REFRESH))
 				err = session__refresh(s);
@@ -279,8 +310,12 @@ int main(int argc, char **argv)
 	err = options__parse(&opts, argc, argv);
 	if (err)
 		return 2;
-	if (opts.help_shown)
+	if (opts.help_shown) {
+		/* What the table's columns say, from their one model. */
+		if (opts.help_full)
+			columns__help(stdout);
 		return 0;
+	}
 	log__set_level(LOG_WARN + opts.verbosity);
 	/* Big arrays (map reads, snapshots) mapped apart, unmapped when freed. */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
@@ -308,7 +343,7 @@ int main(int argc, char **argv)
 		err = session__check_pids(&opts, target__pid(s.target));
 	if (err)
 		goto cleanup;
-	session__set_origin(&s);
+	session__set_origin(&s, 0);
 	/* Attaching takes a while (tables, the verifier): say so first. */
 	if (isatty(STDERR_FILENO) || log__enabled(LOG_INFO))
 		log__notice("attaching to PID %d (%s), %s mode...",
@@ -317,14 +352,19 @@ int main(int argc, char **argv)
 	/* What fails because the target left is no error: held until known. */
 	log__hold();
 	err = session__start(&s, library, sizeof(library), argc, argv);
-	/* A launched target only goes once it is let go, at the very end. */
-	target_gone = target__exited(s.target) &&
-		      (err || !target__launched(s.target));
+	/*
+	 * A launched target only goes once it is let go, at the very end.
+	 * One that is on its way out counts as gone (its files vanish
+	 * before its pidfd says so), under the name it had then.
+	 */
+	target_gone = (err || !target__launched(s.target)) &&
+		      target__exiting(s.target);
 	log__release(!target_gone);
 	if (target_gone) {
+		session__rename(&s);
 		/* A sane end: the report of what was seen, if anything. */
-		pr_warn("PID %d exited while syncprof attached%s",
-			(int)target__pid(s.target),
+		pr_warn("PID %d (%s) exited while syncprof attached%s",
+			(int)target__pid(s.target), target__comm(s.target),
 			s.probes ? "" : "; nothing was counted");
 		/* Attached all the same: the loop ends at once, reports. */
 		target_gone = err != 0;

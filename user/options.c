@@ -12,6 +12,7 @@
 #include "array.h"
 #include "locktype.h"
 #include "log.h"
+#include "optvalue.h"
 #include "options.h"
 #include "readiness.h"
 
@@ -89,7 +90,12 @@ static const char doc[] =
 "inferno): one line per distinct stack, frames outermost first joined "
 "by ';', the lock last, then the wait in ns. --format pprof -o FILE "
 "writes a gzipped profile.proto (contentions/count, delay/nanoseconds) "
-"for go tool pprof. Both hold every row unless --top is given."
+"for go tool pprof. Both hold every row unless --top is given.\n\n"
+"A DURATION (--duration, --interval, --min-wait) is a number of seconds, "
+"or a number and a unit: ns, us, ms, s, m or h (2, 1.5s, 500ms, 10us, 2m). "
+"A report's elapsed is its window: from when the probes were in (or the "
+"report before) to the report. "
+"The columns of the table are explained after the options."
 "\v"
 "Examples:\n"
 "  syncprof --pid 4242                     report on Ctrl-C\n"
@@ -116,24 +122,29 @@ static const struct argp_option option_table[] = {
 	  "contended (default): only waits that block in the kernel, at the "
 	  "futex system call; full: every lock call, by uprobes (see above)", 0 },
 	{ NULL, 0, NULL, 0, "When to report:", 0 },
-	{ "duration", 'd', "SECS", 0, "Stop after SECS (default: Ctrl-C or target exit)", 0 },
-	{ "interval", 'i', "SECS", 0,
-	  "Report every SECS; on a terminal, a live screen that refreshes every SECS "
-	  "(keys: ? for help, q to quit)", 0 },
+	{ "duration", 'd', "DURATION", 0,
+	  "Stop after DURATION (default: Ctrl-C or target exit), counted "
+	  "from when the probes are in", 0 },
+	{ "interval", 'i', "DURATION", 0,
+	  "Report every DURATION; on a terminal, a live screen that "
+	  "refreshes every DURATION (keys: ? for help, q to quit)", 0 },
 	{ "cumulative", 'c', NULL, 0, "With --interval: totals since attach, not deltas", 0 },
 	{ "batch", OPT_BATCH, NULL, 0,
 	  "With --interval: plain reports even on a terminal, no live screen", 0 },
+	{ NULL, 0, NULL, 0, "Serving (Prometheus, pprof):", 0 },
 	{ "serve", OPT_SERVE, "[HOST:]PORT", 0,
 	  "Run until SIGINT or SIGTERM and serve over HTTP (default host "
 	  "127.0.0.1): /metrics for Prometheus, /debug/pprof/block and "
 	  "/debug/pprof/mutex (?seconds=N) for pprof scrapers; implies --blame",
 	  0 },
 	{ "max-series", OPT_MAX_SERIES, "N", 0,
-	  "--serve: series per metric (default 500); waits of the others are "
-	  "summed under callsite=\"other\"", 0 },
+	  "--serve: series per metric, the \"other\" ones included (default "
+	  "500, at least 3); waits of the rest are summed under "
+	  "callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
-	{ "sort", 's', "KEY", 0, "total | mean | max | count (default: total, each thread's waits weighed by impact)", 0 },
+	{ "sort", 's', "KEY", 0, "total | mean | max | count (default: total, "
+	  "each thread's waits weighed by impact)", 0 },
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 0 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 0 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 0 },
@@ -152,9 +163,9 @@ static const struct argp_option option_table[] = {
 	  "(the holder's unlock, signal or post): the wait each release "
 	  "site caused", 0 },
 	{ "why", OPT_WHY, NULL, 0,
-	  "One process, either mode: for each row, what the holders did "
-	  "while its "
-	  "waiters waited (running, runnable, lock wait, sleep) and where "
+	  "Either mode, across processes too (not --all): for each row, "
+	  "what the holders did while its waiters waited (running, "
+	  "runnable, lock wait, sleep) and where "
 	  "each chain of waits ends (the last holder's release site); "
 	  "runs --blame's and --states' probes", 0 },
 	{ "hold", OPT_HOLD, NULL, 0,
@@ -186,7 +197,7 @@ static const struct argp_option option_table[] = {
 	  "variable SYMBOL or its member (queue.not_empty, table[3].lock)", 0 },
 	{ "min-wait", OPT_MIN_WAIT, "DURATION", 0,
 	  "Leave out each wait shorter than DURATION (e.g. 500ns, 10us, 5ms, "
-	  "1s): it adds nothing to Count, Failed, Wait Time or the histograms; "
+	  "1): it adds nothing to Count, Failed, Wait Time or the histograms; "
 	  "idle workers' short naps, or everything but the long stalls", 0 },
 	{ NULL, 0, NULL, 0, "Timeline:", 0 },
 	{ "record", OPT_RECORD, "DIR", 0,
@@ -248,43 +259,6 @@ static const struct argp_option option_table[] = {
 	{ 0 },
 };
 
-static int parse_seconds(const char *name, const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 ||
-	    v > 365.0 * 24 * 3600) {
-		pr_err("invalid %s '%s': expected a positive number of seconds",
-		       name, arg);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_uint(const char *name, const char *arg, unsigned long min,
-		      unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	if (*arg == '-' || *arg == '+')
-		goto invalid;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max)
-		goto invalid;
-	*out = v;
-	return 0;
-invalid:
-	pr_err("invalid %s '%s': expected an integer from %lu to %lu",
-	       name, arg, min, max);
-	return -EINVAL;
-}
-
 /* --pid PID[,PID...]: added to the list, each once. */
 static int parse_pids(const char *arg, struct options *opts)
 {
@@ -302,7 +276,7 @@ static int parse_pids(const char *arg, struct options *opts)
 			len = sizeof(item) - 1;
 		memcpy(item, at, len);
 		item[len] = '\0';
-		err = parse_uint("--pid", item, 1, INT_MAX, &n);
+		err = optvalue__uint("--pid", item, 1, INT_MAX, &n);
 		if (err)
 			return err;
 		for (size_t i = 0; i < opts->n_pids; i++)
@@ -321,27 +295,6 @@ static int parse_pids(const char *arg, struct options *opts)
 		at = comma ? comma + 1 : NULL;
 	} while (at);
 	return 0;
-}
-
-static int parse_choice(const char *name, const char *arg,
-			const char *const *choices, int n, int *out)
-{
-	for (int i = 0; i < n; i++) {
-		if (!strcmp(arg, choices[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	char list[256] = "";
-	size_t len = 0;
-
-	for (int i = 0; i < n; i++)
-		len += (size_t)snprintf(list + len, len < sizeof(list) ?
-					sizeof(list) - len : 0, "%s%s",
-					i ? (i == n - 1 ? " or " : ", ") : "",
-					choices[i]);
-	pr_err("invalid %s '%s': choose %s", name, arg, list);
-	return -EINVAL;
 }
 
 int options__parse_size(const char *arg, unsigned long page_size,
@@ -380,37 +333,6 @@ bool options__recording(const struct options *opts)
 }
 
 /*
- * --min-wait's DURATION: a number (decimals allowed) and a unit, ns, us,
- * ms or s; 0 or -EINVAL (nothing printed).
- */
-int options__parse_duration(const char *arg, uint64_t *out_ns)
-{
-	static const struct { const char *unit; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-	};
-	char *end;
-	double v;
-
-	errno = 0;
-	if (!isdigit((unsigned char)*arg) && *arg != '.')
-		return -EINVAL;
-	v = strtod(arg, &end);
-	if (errno || end == arg || !isfinite(v))
-		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		double ns = v * units[i].ns;
-
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (ns < 0 || ns > 1e18)
-			return -EINVAL;
-		*out_ns = (uint64_t)(ns + 0.5);
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/*
  * One --type name, or a comma-separated list of them, into a bit mask; a
  * class's name ("lock", "event") stands for each of its types.
  */
@@ -431,7 +353,7 @@ static int parse_types(const char *arg, uint32_t *mask)
 	     tok = strtok_r(NULL, ",", &save)) {
 		int choice;
 
-		err = parse_choice("--type", tok, names, (int)ARRAY_SIZE(names),
+		err = optvalue__choice("--type", tok, names, (int)ARRAY_SIZE(names),
 				   &choice);
 		if (err || choice < SP_TYPE__COUNT) {
 			*mask |= err ? 0 : 1u << choice;
@@ -461,7 +383,7 @@ static int parse_tids(const char *arg, struct options *opts)
 	     tok = strtok_r(NULL, ",", &save)) {
 		unsigned long n;
 
-		err = parse_uint("--tid", tok, 1, INT_MAX, &n);
+		err = optvalue__uint("--tid", tok, 1, INT_MAX, &n);
 		if (!err && opts->n_tids >= OPTIONS_MAX_TIDS) {
 			pr_err("too many --tid (at most %d)", OPTIONS_MAX_TIDS);
 			err = -EINVAL;
@@ -493,7 +415,7 @@ static const char *const mode_names[] = {
 
 /* parse_choice over a whole array of names. */
 #define PARSE_CHOICE(option, arg, names, out) \
-	parse_choice(option, arg, names, (int)ARRAY_SIZE(names), out)
+	optvalue__choice(option, arg, names, (int)ARRAY_SIZE(names), out)
 
 const char *options__mode_name(enum measure_mode mode)
 {
@@ -517,21 +439,17 @@ struct parse_state {
 	bool top_given;		/* --top on the command line */
 };
 
-static error_t options__parse_one(int key, char *arg, struct argp_state *state)
+/*
+ * The parsers of options__parse_one, one kind of option each: each
+ * returns 0, -errno (the error already printed), or OPT_NOT_MINE for a
+ * key it does not know.
+ */
+#define OPT_NOT_MINE 1
+
+/* The options that only switch something on or off. */
+static int options__parse_switch(int key, struct options *opts)
 {
-	struct parse_state *ps = state->input;
-	struct options *opts = ps->opts;
-
-	/* argv[0] is the error prefix (see options__parse), not our name. */
-	state->name = "syncprof";
-	unsigned long n;
-	int choice = 0, err = 0;
-	n = 0;
-
 	switch (key) {
-	case 'p':
-		err = parse_pids(arg, opts);
-		break;
 	case OPT_CHILDREN:
 		opts->children = true;
 		break;
@@ -540,19 +458,6 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ALL:
 		opts->all = true;
-		break;
-	case OPT_SERVE:
-		opts->serve = arg;
-		break;
-	case OPT_MAX_SERIES:
-		err = parse_uint("--max-series", arg, 1, 100000, &n);
-		opts->max_series = (unsigned int)n;
-		break;
-	case 'd':
-		err = parse_seconds("--duration", arg, &opts->duration_s);
-		break;
-	case 'i':
-		err = parse_seconds("--interval", arg, &opts->interval_s);
 		break;
 	case 'c':
 		opts->cumulative = true;
@@ -578,20 +483,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 	case OPT_LOCK_ORDER:
 		opts->lock_order = true;
 		break;
-	case 'N':
-		err = parse_uint("--top", arg, 0, 1000000, &n);
-		if (!err)
-			opts->top = (unsigned int)n;
-		ps->top_given = true;
-		break;
 	case 'g':
 		opts->stacks = true;
-		break;
-	case 's':
-		err = PARSE_CHOICE("--sort", arg, sort_names, &choice);
-		if (!err)
-			opts->sort = choice;
-		opts->sort_given = true;
 		break;
 	case 'm':
 		opts->sort = SORT_MEAN;
@@ -602,6 +495,107 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		opts->per_thread = true;
+		break;
+	case OPT_NO_CALIBRATE:
+		opts->calibrate = false;
+		break;
+	case OPT_NO_SKIP:
+		opts->no_skip = true;
+		break;
+	case OPT_STATES:
+		opts->states = true;
+		break;
+	case OPT_GROUP_THREADS:
+		opts->states = opts->group_threads = true;
+		break;
+	case 'v':
+		opts->verbosity++;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return 0;
+}
+
+/* What to watch, for how long, and which waits (--pid, --tid, --type...). */
+static int options__parse_scope(int key, char *arg, struct options *opts)
+{
+	unsigned long n = 0;
+	int err = 0;
+
+	switch (key) {
+	case 'p':
+		err = parse_pids(arg, opts);
+		break;
+	case OPT_SERVE:
+		opts->serve = arg;
+		break;
+	case OPT_MAX_SERIES:
+		err = optvalue__uint("--max-series", arg, 3, 100000, &n);
+		opts->max_series = (unsigned int)n;
+		break;
+	case 'd':
+		err = optvalue__seconds("--duration", arg, &opts->duration_s);
+		break;
+	case 'i':
+		err = optvalue__seconds("--interval", arg, &opts->interval_s);
+		break;
+	case OPT_TID:
+		err = parse_tids(arg, opts);
+		break;
+	case OPT_TYPE:
+		err = parse_types(arg, &opts->types);
+		break;
+	case OPT_OBJECT:
+		if (!*arg) {
+			pr_err("invalid --object '': expected a variable's name "
+			       "or an address (0x...)");
+			err = -EINVAL;
+		}
+		opts->object = arg;
+		break;
+	case OPT_MIN_WAIT:
+		err = optvalue__duration("--min-wait", arg, &opts->min_wait_ns);
+		break;
+	case OPT_READY_FD:
+		err = optvalue__uint("--ready-fd", arg, 0, INT_MAX, &n);
+		if (!err && readiness__claim((int)n)) {
+			pr_err("invalid --ready-fd '%s': not a file descriptor "
+			       "open for writing", arg);
+			err = -EINVAL;
+		}
+		if (!err)
+			opts->ready_fd = (int)n;
+		break;
+	case OPT_STATES_CSV:
+		opts->states = true;
+		opts->states_csv = arg;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return err;
+}
+
+/* How the report is printed: --top, --sort, --format, --output... */
+static int options__parse_report(int key, char *arg, struct parse_state *ps)
+{
+	struct options *opts = ps->opts;
+	unsigned long n = 0;
+	int choice = 0, err = 0;
+
+	switch (key) {
+	case 'N':
+		err = optvalue__uint("--top", arg, 0, 1000000, &n);
+		if (!err)
+			opts->top = (unsigned int)n;
+		ps->top_given = true;
+		break;
+	case 's':
+		err = PARSE_CHOICE("--sort", arg, sort_names, &choice);
+		if (!err)
+			opts->sort = choice;
+		opts->sort_given = true;
 		break;
 	case 'f':
 		err = PARSE_CHOICE("--format", arg, format_names, &choice);
@@ -616,6 +610,19 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		if (!err)
 			opts->callsite = choice;
 		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return err;
+}
+
+/* How the probes attach and what they keep: --mode, --skip, --record... */
+static int options__parse_probes(int key, char *arg, struct options *opts)
+{
+	unsigned long n = 0;
+	int choice = 0, err = 0;
+
+	switch (key) {
 	case OPT_MODE:
 		err = PARSE_CHOICE("--mode", arg, mode_names, &choice);
 		if (!err) {
@@ -628,11 +635,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		if (!err)
 			opts->probe_at_entry = choice == 1;
 		break;
-	case OPT_NO_CALIBRATE:
-		opts->calibrate = false;
-		break;
 	case OPT_STACK_DEPTH:
-		err = parse_uint("--stack-depth", arg, 0, OPTIONS_MAX_STACK_DEPTH, &n);
+		err = optvalue__uint("--stack-depth", arg, 0, OPTIONS_MAX_STACK_DEPTH, &n);
 		if (!err)
 			opts->stack_depth = (unsigned int)n;
 		break;
@@ -647,11 +651,8 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 			opts->skip[opts->n_skip++] = arg;
 		}
 		break;
-	case OPT_NO_SKIP:
-		opts->no_skip = true;
-		break;
 	case OPT_MAP_SIZE:
-		err = parse_uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
+		err = optvalue__uint("--map-size", arg, 1, OPTIONS_MAX_MAP_SIZE, &n);
 		if (!err) {
 			opts->map_size = (unsigned int)n;
 			opts->map_size_given = true;
@@ -679,53 +680,20 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 			opts->ring_size_given = true;
 		break;
 	}
-	case OPT_STATES:
-		opts->states = true;
-		break;
-	case OPT_GROUP_THREADS:
-		opts->states = opts->group_threads = true;
-		break;
-	case OPT_STATES_CSV:
-		opts->states = true;
-		opts->states_csv = arg;
-		break;
-	case OPT_TID:
-		err = parse_tids(arg, opts);
-		break;
-	case OPT_TYPE:
-		err = parse_types(arg, &opts->types);
-		break;
-	case OPT_OBJECT:
-		if (!*arg) {
-			pr_err("invalid --object '': expected a variable's name "
-			       "or an address (0x...)");
-			err = -EINVAL;
-		}
-		opts->object = arg;
-		break;
-	case OPT_MIN_WAIT:
-		err = options__parse_duration(arg, &opts->min_wait_ns);
-		if (err)
-			pr_err("invalid --min-wait '%s': expected a duration with "
-			       "a unit: ns, us, ms or s (e.g. 10us, 5ms, 1.5s)",
-			       arg);
-		break;
-	case OPT_READY_FD:
-		err = parse_uint("--ready-fd", arg, 0, INT_MAX, &n);
-		if (!err && readiness__claim((int)n)) {
-			pr_err("invalid --ready-fd '%s': not a file descriptor "
-			       "open for writing", arg);
-			err = -EINVAL;
-		}
-		if (!err)
-			opts->ready_fd = (int)n;
-		break;
-	case 'v':
-		opts->verbosity++;
-		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return err;
+}
+
+/* argp's own keys, the command, and the options that print and stop. */
+static int options__parse_meta(int key, struct argp_state *state,
+			       struct options *opts)
+{
+	switch (key) {
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		opts->help_shown = true;
+		opts->help_shown = opts->help_full = true;
 		state->next = state->argc;
 		break;
 	case OPT_USAGE:
@@ -744,15 +712,36 @@ static error_t options__parse_one(int key, char *arg, struct argp_state *state)
 		   after them is ours to print. */
 		state->err_stream = NULL;
 		break;
-
 	case ARGP_KEY_ARG:
 		/* The command and everything after it belong to the command. */
 		opts->command = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return OPT_NOT_MINE;
 	}
+	return 0;
+}
+
+static error_t options__parse_one(int key, char *arg, struct argp_state *state)
+{
+	struct parse_state *ps = state->input;
+	struct options *opts = ps->opts;
+	int err;
+
+	/* argv[0] is the error prefix (see options__parse), not our name. */
+	state->name = "syncprof";
+	err = options__parse_switch(key, opts);
+	if (err == OPT_NOT_MINE)
+		err = options__parse_scope(key, arg, opts);
+	if (err == OPT_NOT_MINE)
+		err = options__parse_report(key, arg, ps);
+	if (err == OPT_NOT_MINE)
+		err = options__parse_probes(key, arg, opts);
+	if (err == OPT_NOT_MINE)
+		err = options__parse_meta(key, state, opts);
+	if (err == OPT_NOT_MINE)
+		return ARGP_ERR_UNKNOWN;
 	if (err)
 		ps->reported = true;
 	return err ? EINVAL : 0;
@@ -882,10 +871,10 @@ int options__parse(struct options *opts, int argc, char **argv)
 		pr_err("--interval must be at least %g s", OPTIONS_MIN_INTERVAL_S);
 		return -EINVAL;
 	}
-	if (opts->why && options__several(opts)) {
-		pr_err("--why follows one process: not with several --pid, "
-		       "--children or --all (--serve PORT --pid PID --why "
-		       "serves one)");
+	/* The holders' states of every thread of the machine: too much. */
+	if (opts->why && opts->all) {
+		pr_err("--why follows the processes given: not with --all "
+		       "(give --pid PID,... or --children)");
 		return -EINVAL;
 	}
 	/*

@@ -107,6 +107,7 @@ struct options {
 	int ready_fd;		/* --ready-fd: "ready PID" once attached; or -1 */
 	int verbosity;
 	bool help_shown;	/* --help/--usage/--version printed: exit 0 */
+	bool help_full;		/* --help: the columns follow the options */
 };
 
 /* Fills *opts from argv; 0, or -EINVAL after printing why. */
@@ -121,11 +122,6 @@ const char *options__mode_name(enum measure_mode mode);
  */
 int options__parse_size(const char *arg, unsigned long page_size,
 			uint32_t *out);
-/*
- * A DURATION (--min-wait): a number and a unit, ns, us, ms or s, in ns;
- * 0 or -EINVAL (nothing printed).
- */
-int options__parse_duration(const char *arg, uint64_t *out_ns);
 /* Whether the run records a timeline (--record or --chrome, not --replay). */
 bool options__recording(const struct options *opts);
 /* Several processes: more than one --pid, or --children. */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 struct outdir {
 	int fd;
 	char *path;
+	bool quiet;	/* its owner says its write errors */
 };
 
 struct outfile {
@@ -47,6 +49,7 @@ struct outfile {
 	enum outfile_kind kind;
 	int err;		/* the first error of any write */
 	bool reported;
+	const bool *quiet;	/* its directory's: errors said by its owner */
 };
 
 static bool outfile__trusted_owner(uid_t uid)
@@ -59,7 +62,7 @@ static int outfile__fail(struct outfile *f, int err)
 {
 	if (!f->err)
 		f->err = err;
-	if (!f->reported) {
+	if (!f->reported && !(f->quiet && *f->quiet)) {
 		pr_err("cannot write %s: %s", f->path, strerror(-f->err));
 		f->reported = true;
 	}
@@ -250,6 +253,7 @@ int outfile__open(struct outdir *dir, const char *path,
 			f->path = NULL;
 		f->base = strdup(path);
 		f->dirfd = dir->fd;
+		f->quiet = &dir->quiet;
 		err = f->path && f->base ? 0 : -ENOMEM;
 	} else {
 		f->path = strdup(path);
@@ -278,7 +282,7 @@ int outfile__open(struct outdir *dir, const char *path,
 	if (!err)
 		err = outfile__stream_new(f);
 	if (err) {
-		if (f->path)
+		if (f->path && !(dir && dir->quiet))
 			pr_err("cannot write %s: %s", f->path, refusal(err));
 		outfile__discard(f);
 		return err;
@@ -471,6 +475,11 @@ const char *outdir__path(const struct outdir *d)
 	return d->path;
 }
 
+void outdir__quiet(struct outdir *d)
+{
+	d->quiet = true;
+}
+
 void outdir__free(struct outdir *d)
 {
 	if (!d)
@@ -479,4 +488,14 @@ void outdir__free(struct outdir *d)
 		close(d->fd);
 	free(d->path);
 	free(d);
+}
+
+int outfile__terminal_cols(FILE *stream)
+{
+	struct winsize ws;
+	int fd = stream ? fileno(stream) : -1;
+
+	if (fd < 0 || !isatty(fd) || ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	return ws.ws_col;
 }

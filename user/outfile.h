@@ -77,6 +77,17 @@ int outdir__make(const char *path, struct outdir **out);
 /* The directory's descriptor (reads of it go through this too). */
 int outdir__fd(const struct outdir *d);
 const char *outdir__path(const struct outdir *d);
+/*
+ * From now on the write errors of the directory's files (open ones too)
+ * are returned, not printed: its owner says them, once.
+ */
+void outdir__quiet(struct outdir *d);
 void outdir__free(struct outdir *d);
+
+/*
+ * The width of the terminal stream writes to, in columns; 0 when it is
+ * not a terminal (a pipe, a file: no limit).
+ */
+int outfile__terminal_cols(FILE *stream);
 
 #endif

@@ -45,9 +45,11 @@ _syncprof()
 		return ;;
 	-o|--output|--chrome|--states-csv) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--record|--replay) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	-d|--duration|-i|--interval|-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object|--max-series|--ready-fd) return ;;
+	-N|--top|--map-size|--ring-size|--stack-depth|--skip|--object|--max-series|--ready-fd) return ;;
+	# One DURATION rule for all three: seconds, or a number and a unit.
+	-d|--duration|-i|--interval) COMPREPLY=($(compgen -W "1 5 10 30 500ms 1m" -- "$cur")); return ;;
 	--serve) COMPREPLY=($(compgen -W "127.0.0.1:9465 0.0.0.0:9465 9465" -- "$cur")); return ;;
-	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1s" -- "$cur")); return ;;
+	--min-wait) COMPREPLY=($(compgen -W "100us 1ms 10ms 100ms 1" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |

@@ -19,6 +19,13 @@
  * The cost: a program on every wakeup of the machine while --blame runs,
  * which returns after the process filter for any other process.
  *
+ * Across processes (several --pid, --children), a release in one ends a
+ * wait in another: a lock in shared memory, one futex to the kernel
+ * whatever address each process maps it at.  sched_waking takes any
+ * followed process's waiter, and the charge keeps the waiter's process
+ * beside the releaser's (blame_charge): the loader names each address
+ * in its own process, and both by the backing object and offset.
+ *
  * Full mode.  Uprobes on pthread_mutex_unlock and pthread_cond_signal /
  * _broadcast record each release per object (releases); a lock or wait
  * call that returns after another thread released its object during the
@@ -114,12 +121,23 @@ typedef struct {
 extern recent_map_t recent SEC(".maps");
 extern stats_map_t caused SEC(".maps");
 
+/*
+ * Charges ns of a wait on object (an address in the waiter's process,
+ * the current one) to rel.  A release by another process (a lock in
+ * shared memory) keys the row by the releaser's process, as its site and
+ * stack are addresses there, and carries the waiter's process in
+ * owner_tid (unused in blame rows otherwise): the loader translates the
+ * object with it to the one identity every process shares, the backing
+ * object and offset (user/session/follow.c), then clears it.
+ */
 static __always_inline void blame_charge(__u32 type, __u64 object,
 					 const struct sp_release *rel, __u64 ns)
 {
+	__u32 waiter = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	struct sp_key key = {
 		.object = object,
 		.type = type,
+		.pid = waiter,
 	};
 
 	if (rel) {
@@ -127,15 +145,22 @@ static __always_inline void blame_charge(__u32 type, __u64 object,
 		key.stack_id = rel->stack_id;
 		key.tid = rel->tid;
 		key.pid = rel->pid;
+		if (rel->pid != waiter)
+			key.owner_tid = waiter;
 	}
 	value_add(&blame, &key, ns, ns, 1, 0);
 }
 
-/* A part of a wait, charged to the hold a release ended (caused). */
+/*
+ * A part of a wait, charged to the hold a release ended (caused): keyed
+ * as blame_charge keys a release's row, the waiter's process in
+ * owner_tid when the releaser is another.
+ */
 static __always_inline void caused_add(__u32 type, __u64 object, __u64 site,
 				       __u64 stack_id, __u32 tid, __u32 pid,
 				       __u64 ns, __u64 count)
 {
+	__u32 waiter = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	struct sp_key key = {
 		.object = object,
 		.type = type,
@@ -143,6 +168,7 @@ static __always_inline void caused_add(__u32 type, __u64 object, __u64 site,
 		.stack_id = stack_id,
 		.tid = tid,
 		.pid = pid,
+		.owner_tid = pid != waiter ? waiter : 0,
 	};
 
 	if (ns)

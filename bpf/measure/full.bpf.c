@@ -74,6 +74,12 @@
 /* The probes' own time inside an entry-to-return interval, per site kind. */
 const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 
+/*
+ * The generation of links that runs (SP_COOKIE_GEN): the loader switches
+ * it once a move's new links are all in place.
+ */
+volatile __u32 probe_gen = 0;
+
 /* depth == 0: no call in flight; states.bpf.c reads it too. */
 inflight_map_t inflight SEC(".maps");
 
@@ -207,9 +213,12 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	__u64 sp, start = 0, cookie, object, mutex;
 	__u32 depth, class, type, mark;
 
+	cookie = bpf_get_attach_cookie(ctx);
+	/* A guard's link, or the other generation's while the probes move. */
+	if ((cookie & SP_COOKIE_GUARD) || SP_COOKIE_GEN_OF(cookie) != probe_gen)
+		return 0;
 	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
-	cookie = bpf_get_attach_cookie(ctx);
 	class = SP_COOKIE_CLASS(cookie);
 	mark = timing_mark();
 	if (wait_timing)
@@ -263,6 +272,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 	call->stack_id = 0;
 	call->nvcsw = (__u32)bpf_get_current_task_btf()->nvcsw;
 	call->cut = 0;
+	call->gen = SP_COOKIE_GEN_OF(cookie);
 	if (skip_enabled) {
 		/* The call site only: the stack waits for the return. */
 		struct unwind_result w = {};
@@ -296,7 +306,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	__u32 depth, nvcsw, cut, mark = timing_mark();
 	long ret;
 
-	if (!is_target(pid_tgid))
+	if (!is_target(pid_tgid) ||
+	    (bpf_get_attach_cookie(ctx) & SP_COOKIE_GUARD))
 		return 0;
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->depth)
@@ -309,6 +320,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	call = call_slot(st, depth - 1);
 	if (sp != call->sp + 8)
 		return 0;	/* a call whose entry was not seen returns */
+	/* Both generations' returns run while the probes move: one ends it. */
+	cookie = bpf_get_attach_cookie(ctx);
+	if (SP_COOKIE_GEN_OF(cookie) != call->gen)
+		return 0;
 	key.object = call->object;
 	key.callsite = call->callsite;
 	key.stack_id = call->stack_id;
@@ -322,7 +337,6 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	st->depth = depth - 1;
 
 	ret = (int)PT_REGS_RC(ctx);
-	cookie = bpf_get_attach_cookie(ctx);
 	bias = calibration_ns[SP_COOKIE_KIND(cookie)];
 	wait = now > t0 + bias ? now - t0 - bias : 0;
 	acquired = call_succeeded(key.type, (int)ret);
@@ -413,14 +427,18 @@ int lock_return_thread(struct pt_regs *ctx)
 
 /* The thread the probes are attached through; the loader sets it. */
 volatile __u32 anchor_tid = 0;
+/* The threads the guards' links are attached through (SP_COOKIE_GUARD). */
+volatile __u32 guard_tids[2] = {};
 
-/* Tells the loader at once when that thread exits. */
+/* Tells the loader at once when one of those threads exits. */
 SEC("raw_tp/sched_process_exit")
 int thread_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
 
-	if (!is_target(pid_tgid) || (__u32)pid_tgid != anchor_tid)
+	if (!is_target(pid_tgid) ||
+	    (tid != anchor_tid && tid != guard_tids[0] && tid != guard_tids[1]))
 		return 0;
 	module_event(SP_MODULE_EVENT_ANCHOR_EXIT, (__u32)(pid_tgid >> 32), 0);
 	return 0;

@@ -143,6 +143,16 @@ static __always_inline void switch_out(__u64 pid_tgid, __u64 now)
 	w.key.tid = tid;
 	w.key.pid = (__u32)(pid_tgid >> 32);
 	w.key.type = (__u32)type;
+	/*
+	 * Under a runtime's typed lock function (PostgreSQL's ProcSleep: a
+	 * heavyweight lock's wait, asleep in the latch's epoll_wait): a wait
+	 * for that lock, class lock, not an idle poll.  The object stays the
+	 * system call, which names it.
+	 */
+	if (u.whole_type && u.whole_type <= SP_TYPE__COUNT)
+		w.key.type = u.whole_type - 1u;
+	else if (u.wrap_type && u.wrap_type <= SP_TYPE__COUNT)
+		w.key.type = u.wrap_type - 1u;
 	w.exec_ns = exec;
 	w.t0 = bpf_ktime_get_ns();
 	if (wait_timing) {

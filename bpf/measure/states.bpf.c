@@ -74,6 +74,9 @@ struct sched_wakeup_args {
 	__s32 target_cpu;
 };
 
+/* follow.bpf.c: --children, children become targets as they fork. */
+extern const volatile __u32 follow_children;
+
 struct task_newtask_args {
 	__u64 common;
 	__s32 pid;
@@ -406,9 +409,12 @@ int states_newtask(struct task_newtask_args *ctx)
 	struct sp_thread init = { .state = SP_THREAD_NEW };
 	__u32 tid = (__u32)ctx->pid;
 
-	/* The parent runs this: a thread of the target, not a child process. */
+	/*
+	 * The parent runs this: a thread of the target, or with --children
+	 * a child process, which follow.bpf.c makes a target as it forks.
+	 */
 	if (!is_target(bpf_get_current_pid_tgid()) ||
-	    !(ctx->clone_flags & CLONE_THREAD))
+	    (!(ctx->clone_flags & CLONE_THREAD) && !follow_children))
 		return 0;
 	set_comm(&init, ctx->comm);
 	/* Over a dead thread of the same TID: a new thread, new counters. */

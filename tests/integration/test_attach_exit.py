@@ -8,8 +8,9 @@ does, not when the process that had its PID did."""
 import os
 import signal
 import subprocess
+import time
 
-from harness import BUILD, SYNCPROF, SyncprofTestCase, parse_reports
+from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase, parse_reports
 
 TARGETS = os.path.join(BUILD, "tests", "targets")
 # The first line -v prints, before the long part of the attach: the
@@ -57,6 +58,53 @@ class AttachExit(SyncprofTestCase):
 
     def test_children_full(self):
         self.kill_during_attach("full", "--children")
+
+
+class NameAtExit(SyncprofTestCase):
+    """A PID caught before its exec (a shell about to exec the program)
+    that execs and exits while syncprof attaches: exit 0, and the
+    process named as it was when it exited, never as the shell."""
+
+    def run_exec_during_attach(self, mode):
+        workload = os.path.join(TARGETS, "workload")
+        shell = subprocess.Popen(
+            ["bash", "-c", f"read line; exec {workload} mutex --threads 1 "
+             "--iters 1 --hold-us 1000"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.children.append(shell)
+        # Caught as the shell: once it runs, before its exec.
+        deadline = time.monotonic() + HANG_S
+        while open(f"/proc/{shell.pid}/comm").read().strip() != "bash":
+            self.assertLess(time.monotonic(), deadline, "no shell")
+            time.sleep(0.01)
+        out = self.path("report.json")
+        proc = subprocess.Popen(
+            [SYNCPROF, "-v", "--mode", mode, "--format", "json", "-o", out,
+             "--pid", str(shell.pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.children.append(proc)
+        seen = self.read_stderr_until(proc, FIRST_LINE[mode],
+                                      "syncprof did not start attaching")
+        shell.stdin.write("go\n")
+        shell.stdin.close()
+        _, rest = proc.communicate(timeout=120)
+        stderr = seen + proc.unread_stderr + rest
+        shell.wait(timeout=120)     # reaped only now: a zombie till then
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertNotIn("error", stderr)
+        self.assertLessEqual(stderr.count(GONE), 1, stderr)
+        for line in stderr.splitlines():
+            if GONE in line:
+                self.assertIn(f"PID {shell.pid} (workload) {GONE}", line)
+        with open(out) as f:
+            [report] = parse_reports(f.read())
+        self.assertEqual(report["comm"], "workload")
+
+    def test_contended(self):
+        self.run_exec_during_attach("contended")
+
+    def test_full(self):
+        self.run_exec_during_attach("full")
 
 
 class Zombies(SyncprofTestCase):

@@ -156,9 +156,13 @@ class BadInput(SyncprofTestCase):
                 (["--stack-depth", "128", "--pid", "1"], "invalid --stack-depth '128'"),
                 (["--skip", "", "--pid", "1"], "invalid --skip ''"),
                 (["--tid", "x", "--pid", "1"], "invalid --tid 'x'"),
-                (["--min-wait", "10", "--pid", "1"],
-                 "invalid --min-wait '10': expected a duration with a unit: "
-                 "ns, us, ms or s"),
+                (["--min-wait", "10x", "--pid", "1"],
+                 "invalid --min-wait '10x': expected a duration: a number "
+                 "of seconds, or a number and a unit: ns, us, ms, s, m or h"),
+                (["--duration", "1d", "--pid", "1"],
+                 "invalid --duration '1d': expected a duration above 0 and "
+                 "at most a year: a number of seconds, or a number and a "
+                 "unit: ns, us, ms, s, m or h"),
                 (["--object", "", "--pid", "1"], "invalid --object ''")]:
             with self.subTest(args=args):
                 self.assertFails(syncprof(*args), message, code=2)

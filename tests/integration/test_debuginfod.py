@@ -3,11 +3,16 @@ server (Debian's package) on an ephemeral loopback port with private
 directories serves the debug information of tests/targets/workload;
 syncprof, given DEBUGINFOD_URLS, names the call sites of
 workload-stripped (the same build, no .symtab, no DWARF) by function and
-line.  A server that does not answer leaves them offsets, and says so."""
+line.  A server that does not answer leaves them offsets, and says so.
+A server that answers with garbage, or with more than the size limit
+(a loopback HTTP server of the test's own), leaves nothing in the
+client's cache, and the reason is said once."""
 import os
 import shutil
 import subprocess
+import http.server
 import json
+import threading
 import time
 import urllib.request
 
@@ -51,9 +56,9 @@ class Debuginfod(SyncprofTestCase):
             self.assertLess(time.monotonic(), deadline, "debuginfod not ready")
             time.sleep(0.2)
 
-    def run_stripped(self, urls):
+    def run_stripped(self, urls, **extra_env):
         env = dict(os.environ, DEBUGINFOD_URLS=urls,
-                   DEBUGINFOD_CACHE_PATH=self.path("cache"))
+                   DEBUGINFOD_CACHE_PATH=self.path("cache"), **extra_env)
         out = self.path("report.json")
         proc = subprocess.run(
             [SYNCPROF, "-v", "--format", "json", "-o", out, "--top", "0", "--",
@@ -91,3 +96,84 @@ class Debuginfod(SyncprofTestCase):
         self.assertIn(said[0], stderr)
         self.assertTrue(any("are offsets" in n for n in report["notices"]),
                         report["notices"])
+
+    def start_bad_server(self, body, size):
+        """A loopback HTTP server answering every request with size bytes
+        of body repeated, with no Content-Length (the client cannot check
+        the size before it has it); the number of requests it had."""
+        asked = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                asked.append(self.path)
+                self.send_response(200)
+                self.end_headers()
+                sent = 0
+                try:
+                    while sent < size:
+                        chunk = body[:size - sent]
+                        self.wfile.write(chunk)
+                        sent += len(chunk)
+                except OSError:
+                    pass	# the client gave up: what the test wants
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return f"http://127.0.0.1:{server.server_address[1]}", asked
+
+    def cached_files(self):
+        """Files in the client's cache with something in them (the client
+        marks a failed query with an empty file, its negative cache)."""
+        found = []
+        for top, _, files in os.walk(self.path("cache")):
+            found += [os.path.join(top, f) for f in files
+                      if not f.startswith("cache_") and f != "max_unused_age_s"
+                      and os.path.getsize(os.path.join(top, f)) > 0]
+        return found
+
+    def assert_said_once(self, report, stderr, start):
+        said = [n for n in report["notices"] if n.startswith(start)]
+        self.assertEqual(len(said), 1, report["notices"])
+        self.assertEqual(stderr.count(said[0]), 1, stderr)
+        # Nothing says the fetch worked.
+        self.assertNotIn("later runs read it", stderr)
+        site = [r for r in report["rows"]
+                if r["type"] == "mutex"][0]["callsite"]
+        self.assertIsNone(site["function"])
+
+    def test_a_reply_that_is_not_the_debug_file_is_not_kept(self):
+        url, asked = self.start_bad_server(b"not an ELF file\n" * 64, 4096)
+        report, stderr = self.run_stripped(url)
+        self.assertTrue(asked, "the server was never asked")
+        self.assert_said_once(
+            report, stderr, "debuginfod: the server's reply for "
+            "workload-stripped's debug file is not it")
+        self.assertEqual(self.cached_files(), [])
+
+    def test_a_reply_past_the_size_limit_is_cut(self):
+        limit = 1 << 20
+        url, asked = self.start_bad_server(b"\0" * 65536, 64 * limit)
+        report, stderr = self.run_stripped(
+            url, DEBUGINFOD_MAXSIZE=str(limit))
+        self.assertTrue(asked, "the server was never asked")
+        self.assert_said_once(
+            report, stderr, "debuginfod: workload-stripped's debug file is "
+            "larger than its limit of 1 MiB")
+        self.assertEqual(self.cached_files(), [])
+
+    def test_the_default_size_limit(self):
+        """No DEBUGINFOD_MAXSIZE: the module is small, so its limit is the
+        floor, 64 MiB; the server would send 128 MiB."""
+        url, asked = self.start_bad_server(b"\0" * 65536, 128 << 20)
+        report, stderr = self.run_stripped(url)
+        self.assertTrue(asked, "the server was never asked")
+        self.assert_said_once(
+            report, stderr, "debuginfod: workload-stripped's debug file is "
+            "larger than its limit of 64 MiB")
+        self.assertEqual(self.cached_files(), [])

@@ -167,7 +167,11 @@ class HostileFiles(SyncprofTestCase):
         _, err = proc.communicate(timeout=HANG_S)
         err = getattr(proc, "unread_stderr", "") + err
         self.assertEqual(proc.returncode, 1, err)
-        self.assertRegex(err, rf"cannot write {directory}/\S+: No space left on device")
+        # One error, naming the recording and the full disk; none after.
+        errors = [l for l in err.splitlines() if "error:" in l]
+        self.assertEqual(len(errors), 1, err)
+        self.assertIn(f"the recording in {directory} stopped: its file "
+                      "system is full (No space left on device)", errors[0])
         self.assertNotIn("Input/output error", err)
 
     def test_a_full_disk_names_the_output_file(self):

@@ -107,6 +107,12 @@ class Install(unittest.TestCase):
         self.assertEqual(sorted(complete(SYNCPROF, "--type", "rw")),
                          ["rwlock-r", "rwlock-w"])
         self.assertIn("--min-wait", complete(SYNCPROF, "--min"))
+        # Every DURATION the same rule: seconds, or a number and a unit.
+        for option in ("-d", "--interval", "--min-wait"):
+            offered = complete(SYNCPROF, option, "")
+            self.assertIn("1", offered)
+            self.assertTrue(any(re.fullmatch(r"\d+(ms|us|m)", w)
+                                for w in offered), offered)
         # --tid offers the threads of the --pid given.
         self.assertEqual(complete(SYNCPROF, "--pid", str(os.getpid()), "--tid", ""),
                          sorted(os.listdir(f"/proc/{os.getpid()}/task"), key=str))

@@ -4,6 +4,7 @@ at a known line, and a contended mutex whose futex wait is a lock row
 and must never be counted again as an off-CPU wait."""
 import os
 import re
+import subprocess
 
 from harness import BUILD, ROOT, SyncprofTestCase
 
@@ -94,3 +95,45 @@ class OffCpu(SyncprofTestCase):
         self.assertEqual({r["type"] for r in report["rows"]}, {"poll"})
         row, = self.rows_at(report, "epoll_wait")
         self.assertEqual(row["count"], truth["poll"]["count"])
+
+
+class OffCpuNotice(SyncprofTestCase):
+    """Without --off-cpu: a program whose threads block mostly outside
+    futexes is told, once, that --off-cpu sees those waits; one whose
+    waits are its locks is not."""
+
+    NOTICE = re.compile(r"the target's threads were blocked ([0-9.]+) s, "
+                        r"and ([0-9.]+) s of it outside the lock waits")
+
+    def attach_for(self, command, seconds):
+        target = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        self.children.append(target)
+        prof = self.start_syncprof(["--pid", str(target.pid), "--mode",
+                                    "contended", "-d", str(seconds)])
+        run = self.finish_syncprof(prof)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(run.reports), 1, run.stderr)
+        return run, run.reports[0]
+
+    def test_a_sleeping_program_is_told_of_off_cpu(self):
+        # coreutils' sleep: one thread, blocked in clock_nanosleep the
+        # whole run, no lock wait at all.
+        run, report = self.attach_for(["sleep", "60"], 3)
+        said = [n for n in report["notices"] if self.NOTICE.search(n)]
+        self.assertEqual(len(said), 1, report["notices"])
+        blocked, outside = map(float, self.NOTICE.search(said[0]).groups())
+        self.assertEqual(blocked, outside)
+        # Blocked the whole report's window, less a sample's lag.
+        self.assertLessEqual(blocked, report["elapsed_s"] * 1.05)
+        self.assertGreaterEqual(blocked, report["elapsed_s"] * 0.5)
+        self.assertEqual(run.stderr.count("--off-cpu sees those waits"), 1)
+
+    def test_a_lock_bound_program_is_not(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "4", "--iters", "400", "--hold-us", "2000",
+            "--wait-signal"))
+        run = self.profile_to_the_end(target, "--mode", "contended")
+        report = run.reports[-1]
+        self.assertTrue(report["rows"])
+        self.assertFalse([n for n in report["notices"]
+                          if self.NOTICE.search(n)], report["notices"])

@@ -12,7 +12,7 @@ import subprocess
 import time
 import unittest
 
-from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, WORKLOAD, SyncprofTestCase
 
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
 SOURCE = os.path.join(ROOT, "tests", "targets", "blocking.c")
@@ -462,6 +462,50 @@ class Record(SyncprofTestCase):
                  if s[1] == self.label()]
         self.assertGreaterEqual(len(spans), events)
         self.assertLessEqual(len(spans), counted)
+
+    def test_a_full_disk_ends_the_recording_with_one_error(self):
+        """--record onto a file system that fills up: one error, naming
+        the recording and the full disk, and nothing after it; the
+        profile goes on to its report, the run ends with status 1, and
+        --replay (and uftrace) read what was written, --replay saying it
+        was cut short by a full disk."""
+        small = self.path("small")
+        os.mkdir(small)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs",
+                        small], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", small])
+        # Room for the recording's first files, not for its waits.
+        with open(os.path.join(small, "filler"), "wb") as f:
+            f.write(b"\0" * ((1 << 20) - (96 << 10)))
+        rec = os.path.join(small, "rec")
+        out = self.path("report.json")
+        proc = subprocess.run(
+            [SYNCPROF, "--mode", "full", "--format", "json", "-o", out,
+             "--record", rec, "--", WORKLOAD, "mutex", "--iters", "20000",
+             "--truth", self.path("truth.json")],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        errors = [l for l in proc.stderr.splitlines() if "error:" in l]
+        self.assertEqual(len(errors), 1, proc.stderr)
+        self.assertRegex(errors[0], rf"the recording in {re.escape(rec)} "
+                         r"stopped: its file system is full \(No space")
+        # The profile itself went on: its report counts every lock call.
+        with open(out) as f:
+            live = [json.loads(l) for l in f if l.startswith("{")]
+        truth = self.truth()
+        big = self.rows_for(live[-1], truth["object"])
+        self.assertEqual(self.total(big, "count"), truth["count"])
+        replay = subprocess.run([SYNCPROF, "--replay", rec, "-f", "json"],
+                                capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(replay.returncode, 0, replay.stderr)
+        self.assertIn("was cut short by a full disk", replay.stderr)
+        self.assertNotIn("killed?", replay.stderr)
+        reports = [json.loads(l) for l in replay.stdout.splitlines()]
+        counted = sum(r["count"] for rep in reports for r in rep["rows"]
+                      if r["object_symbol"] == "big_lock")
+        self.assertGreater(counted, 0)
+        self.assertLess(counted, truth["count"])
+        uftrace("replay", "-d", rec)
 
     def test_bad_input(self):
         cases = [

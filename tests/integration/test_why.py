@@ -72,6 +72,19 @@ class Why(SyncprofTestCase):
                              f"{what}: syncprof {measured} vs target {truth} "
                              f"({error * 100:.1f}%)")
 
+    def assertHolderState(self, measured, truth_ns, outside, what):
+        """A state of the holder's, against the holder's own clocks over
+        its stretch; a waiter's wait outside that stretch (it blocked
+        before the holder began, or was woken after it released: long on
+        a busy machine) may land in any state, so it widens the bound
+        upwards only, by the target's own measure of it."""
+        self.assertGreater(truth_ns, 0, f"{what}: the target measured nothing")
+        self.assertGreaterEqual(measured, truth_ns * (1 - TOLERANCE),
+                                f"{what}: syncprof {measured} vs target {truth_ns}")
+        self.assertLessEqual(measured, truth_ns * (1 + TOLERANCE) + outside,
+                             f"{what}: syncprof {measured} vs target {truth_ns}"
+                             f" and {outside} outside the holder's stretch")
+
     def at_release(self, row, marker):
         line = marker_line("RELEASE", marker)
         return sum(r["wait_ns"] for r in row["why"]["roots"]
@@ -88,6 +101,27 @@ class Why(SyncprofTestCase):
         self.assertEqual(sum(r["wait_ns"] for r in row["why"]["roots"]),
                          row["wait_ns"])
 
+    def outside_chain(self, truth, waiter):
+        """The part of a waiter's wait, by the target's own clocks, that
+        the chain to C's release does not cover: A's ("l1") while B was
+        not waiting (B running from its lock of l2 to its unlock of l1,
+        then A woken and waiting for a CPU, long on a busy machine); B's
+        ("l2") outside C's measured stretch (before it, and B woken after
+        C's release)."""
+        if waiter == "l1":
+            return truth["b_tail_ns"] + truth["a_woken_ns"]
+        return max(0, truth["wait_b_ns"] - truth["holder_wall_ns"])
+
+    def least_in_chain(self, wait_ns, outside):
+        """How much of a wait the chain covers, at the least."""
+        self.assertLess(outside, 0.5 * wait_ns,
+                        "the chain covers too small a part of the wait to tell")
+        return wait_ns - outside - TOLERANCE * wait_ns
+
+    def a_behind_b(self, a, truth):
+        """How much of A's wait (row a) B spent waiting, at the least."""
+        return self.least_in_chain(a["wait_ns"], self.outside_chain(truth, "l1"))
+
     def check_chain_through_b(self, report, truth, b, release, root_fn):
         """A waited for B, which waited for C (B's row b): A's holder was
         in a lock wait, both chains end at C's release, and B's holder
@@ -95,26 +129,33 @@ class Why(SyncprofTestCase):
         a = self.row_at(report, truth["l1"], "a_wait")
         for row in (a, b):
             self.check_parts_add_up(row)
-        self.assertGreaterEqual(a["why"]["holder"]["lock_ns"], 0.9 * a["wait_ns"])
-        self.assertGreaterEqual(self.at_release(a, release), 0.9 * a["wait_ns"])
-        self.assertGreaterEqual(self.at_release(b, release), 0.9 * b["wait_ns"])
+        least = self.a_behind_b(a, truth)
+        self.assertGreaterEqual(a["why"]["holder"]["lock_ns"], least)
+        self.assertGreaterEqual(self.at_release(a, release), least)
+        self.assertGreaterEqual(self.at_release(b, release), self.least_in_chain(
+            b["wait_ns"], self.outside_chain(truth, "l2")))
         root = max(a["why"]["roots"], key=lambda r: r["wait_ns"])
         self.assertEqual(root["frame"]["function"], root_fn)
         self.assertIn(root["state"], ("running", "runnable", "sleep"))
         self.assertEqual(report["why_chains_cut"], 0)
-        # B's holder is C: its clocks, as C measured them.
+        # B's holder is C: its clocks, as C measured them, and B's wait
+        # outside C's measured stretch, by B's own clock, in any state.
         cpu, delay, asleep = self.holder_truth(truth)
+        outside = self.outside_chain(truth, "l2")
         holder = b["why"]["holder"]
-        self.assertNear(holder["running_ns"], cpu, "C running")
-        self.assertNear(holder["sleep_ns"], asleep, "C asleep")
-        self.assertNear(holder["running_ns"] + holder["runnable_ns"] +
-                        holder["sleep_ns"], truth["holder_wall_ns"], "C held")
+        self.assertHolderState(holder["running_ns"], cpu, outside, "C running")
+        self.assertHolderState(holder["sleep_ns"], asleep, outside, "C asleep")
+        self.assertHolderState(holder["running_ns"] + holder["runnable_ns"] +
+                               holder["sleep_ns"], truth["holder_wall_ns"],
+                               outside, "C held")
         # By state at the root: C's sleep and its computing apart.
         line = marker_line("RELEASE", release)
         by_state = {r["state"]: r["wait_ns"] for r in b["why"]["roots"]
                     if r["frame"] and r["frame"]["line"] == line}
-        self.assertNear(by_state.get("sleep", 0), asleep, "root asleep")
-        self.assertNear(by_state.get("running", 0), cpu, "root running")
+        self.assertHolderState(by_state.get("sleep", 0), asleep, outside,
+                               "root asleep")
+        self.assertHolderState(by_state.get("running", 0), cpu, outside,
+                               "root running")
 
     def test_convoy_is_charged_to_the_last_holders_release(self):
         report, truth = self.run_convoy("convoy", "--iters", "6")
@@ -191,13 +232,17 @@ class Why(SyncprofTestCase):
                 self.check_parts_add_up(b)
                 cpu, delay, asleep = self.holder_truth(truth)
                 holder = b["why"]["holder"]
-                self.assertNear(holder["runnable_ns"], delay,
-                                "C runnable (schedstat)")
-                self.assertNear(holder["running_ns"], cpu, "C running")
-                self.assertNear(holder["sleep_ns"], asleep, "C asleep")
+                # B's wait beyond C's measured stretch, by B's own clock.
+                outside = self.outside_chain(truth, "l2")
+                self.assertHolderState(holder["runnable_ns"], delay, outside,
+                                       "C runnable (schedstat)")
+                self.assertHolderState(holder["running_ns"], cpu, outside,
+                                       "C running")
+                self.assertHolderState(holder["sleep_ns"], asleep, outside,
+                                       "C asleep")
                 a = self.row_at(report, truth["l1"], "a_wait")
                 self.assertGreaterEqual(self.at_release(a, "c_unlock"),
-                                        0.9 * a["wait_ns"])
+                                        self.a_behind_b(a, truth))
 
     def test_holder_in_blocking_io_shows_as_its_sleep(self):
         report, truth = self.run_convoy("io", "--iters", "5")
@@ -258,10 +303,13 @@ class Why(SyncprofTestCase):
             self.assertNear(total, wait, f"{obj}'s samples")
             at_c = sum(s["delay"] for s in samples
                        if c_unlock.match(s["labels"]["root"]))
-            self.assertGreaterEqual(at_c, 0.9 * total, samples)
+            least = self.least_in_chain(total, self.outside_chain(truth, obj))
+            self.assertGreaterEqual(at_c, least, samples)
+            if obj == "l1":
+                a_share = 100.0 * least / total
         # What a user of go tool pprof reads: the roots of A's wait.
         tags = profile.pprof("-tags", "-tagfocus=object=^l1$")
-        self.assertGreaterEqual(root_share(tags, c_unlock), 90.0, tags)
+        self.assertGreaterEqual(root_share(tags, c_unlock), a_share, tags)
         top = profile.pprof("-top", "-tagfocus=root=convoy_c")
         self.assertRegex(top, r"(?m)\sconvoy_a$")
 
@@ -283,9 +331,10 @@ class Why(SyncprofTestCase):
         self.assertRegex(proc.stdout, rf"Chain ends at.*\n-+\nmutex .*convoy\.c:"
                          rf"{marker_line('RELEASE', 'c_unlock')}")
 
-    def test_several_processes_are_refused(self):
-        proc = subprocess.run(
-            [SYNCPROF, "--why", "--children", "--", CONVOY, "convoy"],
-            capture_output=True, text=True, timeout=HANG_S)
+    def test_the_whole_machine_is_refused(self):
+        """Several processes are followed (test_shared_memory.py); every
+        thread of the machine is not."""
+        proc = subprocess.run([SYNCPROF, "--why", "--all"],
+                              capture_output=True, text=True, timeout=HANG_S)
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--why follows one process", proc.stderr)
+        self.assertIn("--why follows the processes given", proc.stderr)

@@ -68,7 +68,14 @@ static int io_pipe[2];
 static struct {
 	uint64_t cpu_ns, run_delay_ns, wall_ns;	/* the holder's stretch */
 	uint64_t wait_a_ns, wait_b_ns;		/* the waiters' own waits */
+	/*
+	 * The part of A's wait when B was not waiting: from B's lock of l2
+	 * returning to its unlock of l1, and from that unlock to A's lock
+	 * returning (A woken, waiting for a CPU on a busy machine).
+	 */
+	uint64_t b_tail_ns, a_woken_ns;
 } truth;
+static _Atomic uint64_t b_unlocked_at;
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -163,7 +170,10 @@ static void *convoy_a(void *arg)
 		wait_step(3 * i + 2);	/* B holds l1 */
 		t0 = now_ns();
 		pthread_mutex_lock(&l1);	/* CALLSITE:a_wait */
-		truth.wait_a_ns += now_ns() - t0;
+		uint64_t t1 = now_ns();
+
+		truth.wait_a_ns += t1 - t0;
+		truth.a_woken_ns += t1 - atomic_load(&b_unlocked_at);
 		pthread_mutex_unlock(&l1);
 		atomic_store(&step, 3 * i + 3);
 	}
@@ -187,11 +197,16 @@ static void *convoy_b(void *arg)
 			pthread_rwlock_wrlock(&rw);	/* CALLSITE:b_wwait */
 		else
 			pthread_rwlock_rdlock(&rw);	/* CALLSITE:b_rwait */
-		truth.wait_b_ns += now_ns() - t0;
+		uint64_t t1 = now_ns();
+
+		truth.wait_b_ns += t1 - t0;
 		if (cfg.rwlock)
 			pthread_rwlock_unlock(&rw);
 		else
 			pthread_mutex_unlock(&l2);
+		/* Before the unlock: A cannot return from its lock earlier. */
+		atomic_store(&b_unlocked_at, now_ns());
+		truth.b_tail_ns += atomic_load(&b_unlocked_at) - t1;
 		pthread_mutex_unlock(&l1);	/* RELEASE:b_unlock */
 		wait_step(3 * i + 3);
 	}
@@ -374,10 +389,11 @@ int main(int argc, char **argv)
 			"\"holder_run_delay_ns\": %" PRIu64 ", "
 			"\"holder_wall_ns\": %" PRIu64 ", "
 			"\"wait_a_ns\": %" PRIu64 ", \"wait_b_ns\": %" PRIu64
+			", \"b_tail_ns\": %" PRIu64 ", \"a_woken_ns\": %" PRIu64
 			"}\n", (void *)&l1,
 			cfg.rwlock ? (void *)&rw : (void *)&l2, truth.cpu_ns,
 			truth.run_delay_ns, truth.wall_ns, truth.wait_a_ns,
-			truth.wait_b_ns);
+			truth.wait_b_ns, truth.b_tail_ns, truth.a_woken_ns);
 		fclose(f);
 	}
 	return 0;

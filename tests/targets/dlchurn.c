@@ -8,8 +8,14 @@
  * holds it, letting go only once main blocks in the kernel: one
  * contended acquisition, exactly.
  *
- *   dlchurn --lib PATH [--warmup N] [--cycles N] [--every N]
- *           [--truth PATH] [--wait-signal]
+ * With --copies DIR each cycle loads a distinct file instead: --lib is
+ * copied to a new file in DIR, which is dlopened, called, dlclosed and
+ * unlinked, so every cycle maps a new (device, inode) that is deleted
+ * once unloaded, the way a plugin host or a JIT that writes its code to
+ * files churns libraries.
+ *
+ *   dlchurn --lib PATH [--copies DIR] [--warmup N] [--cycles N]
+ *           [--every N] [--truth PATH] [--wait-signal]
  *
  * With --wait-signal: "ready PID", waits for SIGUSR1; --warmup cycles,
  * then "warm PID" and waits for SIGUSR1 again; --cycles cycles, writes
@@ -18,10 +24,14 @@
  * "cycles": N}.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/targetkit.h"
 
@@ -66,35 +76,81 @@ static int contend(void)
 	return 0;
 }
 
-/* One dlopen, one call into the library, one dlclose; 0 or -1. */
-static int cycle(const char *lib, long *calls)
+/* A copy of lib named DIR/churn-N.so in path; 0 or -1. */
+static int copy_lib(const char *lib, const char *dir, int n, char *path,
+		    size_t size)
 {
-	void *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	int in, out, ret = -1;
+	struct stat st;
+	off_t off = 0;
+
+	snprintf(path, size, "%s/churn-%d.so", dir, n);
+	in = open(lib, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st)) {
+		perror(lib);
+		goto out;
+	}
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		perror(path);
+		goto out;
+	}
+	while (off < st.st_size)
+		if (sendfile(out, in, &off, st.st_size - off) <= 0)
+			break;
+	ret = off == st.st_size ? 0 : -1;
+	if (ret)
+		perror(path);
+	close(out);
+out:
+	if (in >= 0)
+		close(in);
+	return ret;
+}
+
+/* One dlopen, one call into the library, one dlclose; 0 or -1.  With
+ * copies (a directory), of a fresh copy of lib, unlinked afterwards. */
+static int cycle(const char *lib, const char *copies, int n, long *calls)
+{
+	char path[4096];
+	void *handle;
 	long (*work)(int);
 
+	if (copies) {
+		if (copy_lib(lib, copies, n, path, sizeof(path)))
+			return -1;
+		lib = path;
+	}
+	handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		fprintf(stderr, "dlchurn: %s\n", dlerror());
-		return -1;
+		goto fail;
 	}
 	work = (long (*)(int))dlsym(handle, "shared_lock_work");
 	if (!work) {
 		fprintf(stderr, "dlchurn: %s\n", dlerror());
 		dlclose(handle);
-		return -1;
+		goto fail;
 	}
 	*calls += work(1);
 	if (dlclose(handle)) {
 		fprintf(stderr, "dlchurn: %s\n", dlerror());
-		return -1;
+		goto fail;
 	}
+	if (copies)
+		unlink(path);
 	return 0;
+fail:
+	if (copies)
+		unlink(path);
+	return -1;
 }
 
-static int run(const char *lib, int n, int every, int *done, long *calls,
-	       long *contended)
+static int run(const char *lib, const char *copies, int n, int every,
+	       int *done, long *calls, long *contended)
 {
 	for (int i = 0; i < n; i++, (*done)++) {
-		if (cycle(lib, calls))
+		if (cycle(lib, copies, *done, calls))
 			return -1;
 		if (*done % every == 0) {
 			if (contend())
@@ -109,6 +165,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "lib", required_argument, NULL, 'l' },
+		{ "copies", required_argument, NULL, 'C' },
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "cycles", required_argument, NULL, 'c' },
 		{ "every", required_argument, NULL, 'e' },
@@ -116,7 +173,7 @@ int main(int argc, char **argv)
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ 0 },
 	};
-	const char *lib = NULL, *truth = NULL;
+	const char *lib = NULL, *copies = NULL, *truth = NULL;
 	int opt, warmup = 300, cycles = 2400, every = 20, wait = 0, done = 0;
 	long calls = 0, contended = 0;
 	FILE *f;
@@ -124,6 +181,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': lib = optarg; break;
+		case 'C': copies = optarg; break;
 		case 'W': warmup = atoi(optarg); break;
 		case 'c': cycles = atoi(optarg); break;
 		case 'e': every = atoi(optarg); break;
@@ -133,21 +191,22 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!lib || warmup < 0 || cycles < 0 || every < 1) {
-		fprintf(stderr, "usage: dlchurn --lib PATH [--warmup N] "
-			"[--cycles N] [--every N] [--truth PATH] [--wait-signal]\n");
+		fprintf(stderr, "usage: dlchurn --lib PATH [--copies DIR] "
+			"[--warmup N] [--cycles N] [--every N] [--truth PATH] "
+			"[--wait-signal]\n");
 		return 2;
 	}
 	waiter_tid = (pid_t)syscall(SYS_gettid);
 	if (wait)
 		wait_for_go();
-	if (run(lib, warmup, every, &done, &calls, &contended))
+	if (run(lib, copies, warmup, every, &done, &calls, &contended))
 		return 1;
 	if (wait) {
 		printf("warm %d\n", (int)getpid());
 		fflush(stdout);
 		wait_usr1();
 	}
-	if (run(lib, cycles, every, &done, &calls, &contended))
+	if (run(lib, copies, cycles, every, &done, &calls, &contended))
 		return 1;
 	f = truth ? fopen(truth, "w") : NULL;
 	if (f) {

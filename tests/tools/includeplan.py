@@ -1,11 +1,19 @@
 #!/usr/bin/python3
 """Prints the plan of user/'s modules: which module includes which
 (a module is a .c and its .h: user/report/format.{c,h} is report/format),
-folder by folder, and the circles in it: among modules, and among the
+folder by folder, and the circles in it: among modules, among the
 folders of the pipeline (user/'s own top level, main.c and the small
-shared modules, is left out: everything may use it and it uses all).
---check: exit 1 if there is a circle (make test runs it so that none
-comes back).
+shared modules, is left out: everything may use it and it uses all),
+and among files.  --check: exit 1 if there is a circle (make test runs
+it so that none comes back).
+
+Files: a.c uses b.c when it names a function b.c defines (not static).
+Modules hide such circles when files share one header (a folder's
+private header, session/session.h): follow.c and reports.c both include
+session.h, and each calling the other is a circle all the same.  Names
+are read from the source with comments and strings left out; a name two
+files define is reported, as a defect of its own (the linker refuses
+it; a plan cannot tell which one a call means).
 
 A module includes another when its .c or .h has #include "other.h";
 headers resolve by name, as the Makefile's -I for every folder of user/
@@ -18,6 +26,15 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Comments, string and character literals: blanked before names are read.
+NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'
+                   r"'(?:\\.|[^'\\\n])*'", re.S)
+NAME = re.compile(r'\b[A-Za-z_]\w*\b')
+# A function's definition: at the start of a line, not static, a name, its
+# parameters and the body's brace (K&R's brace on a line of its own too).
+DEFINITION = re.compile(r'^(?!static\b|typedef\b|extern\b|#)[A-Za-z_]'
+                        r'[^;{}()#]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{',
+                        re.M | re.S)
 
 
 def modules(root):
@@ -62,6 +79,34 @@ def edges(mods, headers):
                         deps.add(dep)
         out[mod] = deps
     return out
+
+
+def file_uses(root):
+    """{file.c: {file.c whose functions it calls: [names]}}, and the names
+    more than one file defines."""
+    defined, names = {}, {}
+    for folder, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".c"):
+                continue
+            path = os.path.relpath(os.path.join(folder, f), root)
+            with open(os.path.join(folder, f), encoding="utf-8",
+                      errors="replace") as fh:
+                text = NOISE.sub(" ", fh.read())
+            for m in DEFINITION.finditer(text):
+                defined.setdefault(m.group(1), []).append(path)
+            names[path] = set(NAME.findall(text))
+    twice = {n: sorted(paths) for n, paths in defined.items()
+             if len(paths) > 1}
+    uses = {}
+    for path, used in names.items():
+        out = {}
+        for n in sorted(used):
+            where = defined.get(n, ())
+            if len(where) == 1 and where[0] != path:
+                out.setdefault(where[0], []).append(n)
+        uses[path] = out
+    return uses, twice
 
 
 def circles(graph):
@@ -146,7 +191,19 @@ def main():
         print(f"folder circle: {' '.join(comp)}: {'; '.join(inner)}")
     if not found_folders:
         print(f"no circles among the {len(pipeline)} folders of {args.root}/")
-    return 1 if (found or found_folders) and args.check else 0
+    uses, twice = file_uses(args.root)
+    for n, paths in sorted(twice.items()):
+        print(f"defined twice: {n}: {', '.join(paths)}")
+    found_files = circles({f: set(u) for f, u in uses.items()})
+    for comp in found_files:
+        members = set(comp)
+        inner = [f"{f} -> {d} ({', '.join(uses[f][d])})"
+                 for f in comp for d in sorted(uses[f]) if d in members]
+        print(f"file circle: {' '.join(comp)}: {'; '.join(inner)}")
+    if not found_files:
+        print(f"no circles among the {len(uses)} files of {args.root}/")
+    bad = found or found_folders or found_files or twice
+    return 1 if bad and args.check else 0
 
 
 if __name__ == "__main__":

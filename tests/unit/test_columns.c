@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -401,6 +402,89 @@ static void test_short_buffer(void **state UNUSED)
 	assert_int_equal(strlen(row), sizeof(row) - 1);
 }
 
+/* Every column says what it is, in one line an 80-column screen holds. */
+static void test_every_column_has_its_line(void **state UNUSED)
+{
+	char line[256];
+
+	for (int c = 0; c < COL__COUNT; c++) {
+		const char *about = columns__about(c);
+
+		assert_true(about[0]);
+		assert_true(text__width(about) <= COLUMNS_ABOUT_W);
+		assert_true(columns__title_of(c)[0]);
+		columns__help_line(c, line, sizeof(line));
+		assert_true(text__width(line) < 80);
+		assert_non_null(strstr(line, columns__title_of(c)));
+		assert_non_null(strstr(line, about));
+	}
+	columns__help_line(COLUMNS_SORT_MARK, line, sizeof(line));
+	assert_true(!strncmp(line, "  *", 3));
+	/* A number's short title beside its full one. */
+	columns__help_line(COL_HOLD_AVG, line, sizeof(line));
+	assert_non_null(strstr(line, "Average Hold (us), AvgHold"));
+}
+
+/* The legend: the shown columns that need one, each once a run. */
+static void test_legend_once(void **state UNUSED)
+{
+	struct columns_spec spec = screen(10, 20, true);
+	struct columns_layout lay;
+	unsigned int explained = 0;
+	char text[1024], want[256];
+
+	spec.futile = true;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, &explained, text, sizeof(text));
+	snprintf(want, sizeof(want), "Futile: %s\nOwner: %s",
+		 columns__about(COL_FUTILE), columns__about(COL_OWNER));
+	assert_string_equal(text, want);
+	columns__legend(&lay, &explained, text, sizeof(text));
+	assert_string_equal(text, "");
+	/* Without the state, every table says it; not a column not shown. */
+	spec.owner = spec.thread = false;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, NULL, text, sizeof(text));
+	snprintf(want, sizeof(want), "Futile: %s", columns__about(COL_FUTILE));
+	assert_string_equal(text, want);
+	spec.futile = false;
+	columns__layout(&spec, 0, &lay);
+	columns__legend(&lay, NULL, text, sizeof(text));
+	assert_string_equal(text, "");
+}
+
+/* A summary line at a terminal's width: broken between fields only. */
+static void test_lines_fold_between_fields(void **state UNUSED)
+{
+	static const char summary[] = "syncprof: pid 1 (demo)  mode full  "
+		"elapsed 1.00 s  rows 3/3  dropped 0  at 2026-11-28T20:31:12";
+	char *text = NULL, fit[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	text__print_folded(f, summary, 0, "  ");
+	text__print_folded(f, summary, 50, "  ");
+	text__print_folded(f, "a few words to fold", 8, " ");
+	fclose(f);
+	assert_string_equal(text,
+		"syncprof: pid 1 (demo)  mode full  elapsed 1.00 s  rows 3/3  "
+		"dropped 0  at 2026-11-28T20:31:12\n"
+		"syncprof: pid 1 (demo)  mode full  elapsed 1.00 s\n"
+		"  rows 3/3  dropped 0  at 2026-11-28T20:31:12\n"
+		"a few\n  words\n  to\n  fold\n");
+	free(text);
+	/* The live status line: its last fields go whole. */
+	snprintf(fit, sizeof(fit), "%s", summary);
+	text__fit_fields(fit, 40);
+	assert_string_equal(fit, "syncprof: pid 1 (demo)  mode full");
+	snprintf(fit, sizeof(fit), "%s", summary);
+	text__fit_fields(fit, 10);
+	assert_string_equal(fit, summary);	/* the first field is kept */
+	text__fit_fields(fit, 200);
+	assert_string_equal(fit, summary);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +501,9 @@ int main(void)
 		cmocka_unit_test(test_events_line),
 		cmocka_unit_test(test_cut_order_of_texts),
 		cmocka_unit_test(test_short_buffer),
+		cmocka_unit_test(test_every_column_has_its_line),
+		cmocka_unit_test(test_legend_once),
+		cmocka_unit_test(test_lines_fold_between_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

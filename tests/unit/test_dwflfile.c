@@ -2,7 +2,8 @@
 /*
  * dwflfile: a module reported to libdwfl at dwfl_report_elf's range, its
  * file read without a mapping (truncated under libdwfl: no SIGBUS, and
- * said), and sealed copies of debug files.  The fixture is
+ * said), and sealed copies of debug files; files shared by identity
+ * (elfshare.c), a deleted one read into memory once unmapped.  The fixture is
  * build/tests/fixtures/libversioned.so (or $SYNCPROF_FIXTURES), copied.
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "dwflfile.h"
+#include "elfshare.h"
 
 #define UNUSED __attribute__((unused))
 #define BASE 0x7f0000000000ull
@@ -67,14 +69,22 @@ static void test_report_then_truncate(void **state UNUSED)
 	int fd = fixture_copy(path), mine = open(path, O_RDONLY);
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	Dwarf_Addr start, end, bias;
+	struct elfshare_file *share, *again;
 	Dwfl_Module *mod;
 	uint64_t now;
 	struct stat st;
 
 	assert_non_null(dwfl);
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(dwflfile__open(mine, BASE, path, &pending), 0);
-	assert_int_equal(dwflfile__size(pending), (uint64_t)st.st_size);
+	assert_int_equal(elfshare__get(mine, &share), 0);
+	/* The same file again: the same entry, the new descriptor closed. */
+	mine = open(path, O_RDONLY);
+	assert_int_equal(elfshare__get(mine, &again), 0);
+	assert_ptr_equal(share, again);
+	assert_int_equal(fcntl(mine, F_GETFD), -1);
+	elfshare__put(again);
+	assert_int_equal(dwflfile__open(share, BASE, path, &pending), 0);
+	assert_int_equal(elfshare__size(share), (uint64_t)st.st_size);
 	dwfl_report_begin(dwfl);
 	mod = dwflfile__report(pending, dwfl, "libversioned.so");
 	assert_non_null(mod);
@@ -86,14 +96,15 @@ static void test_report_then_truncate(void **state UNUSED)
 	assert_non_null(dwfl_module_getelf(mod, &bias));
 	assert_int_equal(bias, BASE);
 	assert_null(pending);
-	assert_false(dwflfile__shrank(mine, (uint64_t)st.st_size, &now));
+	assert_false(elfshare__shrank(share, &now));
 	/* Cut short under libdwfl: nothing past the end, and no signal. */
 	assert_int_equal(ftruncate(fd, 4096), 0);
 	dwfl_module_getsymtab(mod);
 	dwfl_module_getdwarf(mod, &bias);
-	assert_true(dwflfile__shrank(mine, (uint64_t)st.st_size, &now));
+	assert_true(elfshare__shrank(share, &now));
 	assert_int_equal(now, 4096);
 	dwfl_end(dwfl);
+	elfshare__put(share);
 	close(fd);
 	unlink(path);
 }
@@ -102,12 +113,12 @@ static void test_not_elf(void **state UNUSED)
 {
 	char path[] = "/tmp/syncprof-dwflfile-XXXXXX";
 	int fd = mkstemp(path);
-	struct dwflfile *f = (struct dwflfile *)0x1;
+	struct elfshare_file *share = (struct elfshare_file *)0x1;
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
-	assert_int_equal(dwflfile__open(fd, BASE, path, &f), -ENOEXEC);
-	assert_ptr_equal(f, (struct dwflfile *)0x1);
+	assert_int_equal(elfshare__get(fd, &share), -ENOEXEC);
+	assert_ptr_equal(share, (struct elfshare_file *)0x1);
 	/* fd was taken over and closed. */
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
 	unlink(path);
@@ -144,12 +155,73 @@ static void test_copy_is_whole_and_sealed(void **state UNUSED)
 	(void)sum;
 }
 
+/* A module of the shared file at BASE: its symbol count, or -1. */
+static int symbols_of(struct elfshare_file *share, const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	int n = -1;
+
+	assert_non_null(dwfl);
+	assert_int_equal(dwflfile__open(share, BASE, path, &pending), 0);
+	dwfl_report_begin(dwfl);
+	mod = dwflfile__report(pending, dwfl, "libversioned.so");
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (mod && dwfl_module_getelf(mod, &bias))
+		n = dwfl_module_getsymtab(mod);
+	dwfl_end(dwfl);
+	dwflfile__free(pending);
+	pending = NULL;
+	return n;
+}
+
+static void test_deleted_file_let_go_once_unmapped(void **state UNUSED)
+{
+	char path[] = "/tmp/syncprof-dwflfile-XXXXXX";
+	int fd = fixture_copy(path);
+	struct elfshare_file *share;
+	struct elfshare_stats before, now;
+	struct stat st;
+	int symbols;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	elfshare__stats(&before);
+	assert_int_equal(elfshare__get(open(path, O_RDONLY), &share), 0);
+	symbols = symbols_of(share, path);
+	assert_true(symbols > 0);
+	elfshare__mapped(share, 1);
+	elfshare__stats(&now);
+	assert_int_equal(now.open_files, before.open_files + 1);
+	/* Mapped, or still named on the disk: kept open. */
+	assert_int_equal(elfshare__release_deleted(share, 1 << 30), 0);
+	unlink(path);
+	assert_int_equal(elfshare__release_deleted(share, 1 << 30), 0);
+	elfshare__stats(&now);
+	assert_int_equal(now.open_files, before.open_files + 1);
+	elfshare__mapped(share, -1);
+	/* Deleted and unmapped: too large for the room left, to be let go. */
+	assert_int_equal(elfshare__release_deleted(share, 64), -EFBIG);
+	/* Room enough: read into memory, closed, and still read whole. */
+	assert_int_equal(elfshare__release_deleted(share, 1 << 30), 0);
+	elfshare__stats(&now);
+	assert_int_equal(now.open_files, before.open_files);
+	assert_int_equal(now.memory_bytes, before.memory_bytes + st.st_size);
+	assert_int_equal(symbols_of(share, path), symbols);
+	elfshare__put(share);
+	elfshare__stats(&now);
+	assert_int_equal(now.files, before.files);
+	assert_int_equal(now.memory_bytes, before.memory_bytes);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_then_truncate),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_copy_is_whole_and_sealed),
+		cmocka_unit_test(test_deleted_file_let_go_once_unmapped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,6 +206,22 @@ static void test_any_key_closes_help_and_does_nothing_else(void **state UNUSED)
 	assert_int_equal(live__key(&st, ' '), 0);
 }
 
+/* ? in the help turns to the columns' page; then any key closes both. */
+static void test_help_again_shows_the_columns(void **state UNUSED)
+{
+	struct live_state st = default_state();
+
+	live__key(&st, '?');
+	assert_false(st.help_columns);
+	assert_int_equal(live__key(&st, '?'), LIVE_REDRAW);
+	assert_true(st.help);
+	assert_true(st.help_columns);
+	assert_int_equal(live__key(&st, '?'), LIVE_REDRAW);
+	assert_false(st.help);
+	assert_false(st.help_columns);
+	assert_int_equal(st.sort, SORT_TOTAL);
+}
+
 /* Up/Down select; the first press shows the selection where it is. */
 static void test_arrows_select_rows(void **state UNUSED)
 {
@@ -387,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_step_interval_from_off_ladder_values),
 		cmocka_unit_test(test_q_quits_even_from_help),
 		cmocka_unit_test(test_any_key_closes_help_and_does_nothing_else),
+		cmocka_unit_test(test_help_again_shows_the_columns),
 		cmocka_unit_test(test_arrows_select_rows),
 		cmocka_unit_test(test_page_keys_scroll_the_table),
 		cmocka_unit_test(test_g_toggles_the_stack_pane),

@@ -37,16 +37,37 @@ static char *render(struct metrics *m)
 	return text;
 }
 
-static void add(struct metrics *m, const char *process, const char *callsite,
-		uint64_t count, uint64_t wait_ns, const uint64_t *hist)
+static void add_class(struct metrics *m, const char *process,
+		      const char *class, const char *callsite, uint64_t count,
+		      uint64_t wait_ns, const uint64_t *hist)
 {
 	const struct metrics_row row = {
-		.process = process, .type = "mutex", .object = "big_lock",
+		.process = process, .class = class,
+		.type = strcmp(class, "lock") ? "condvar" : "mutex",
+		.object = "big_lock",
 		.callsite = callsite, .count = count, .wait_ns = wait_ns,
 		.hist = hist,
 	};
 
 	assert_int_equal(metrics__add(m, &row), 0);
+}
+
+static void add(struct metrics *m, const char *process, const char *callsite,
+		uint64_t count, uint64_t wait_ns, const uint64_t *hist)
+{
+	add_class(m, process, "lock", callsite, count, wait_ns, hist);
+}
+
+/* How many series lines of one metric the text holds. */
+static int lines_of(const char *text, const char *name)
+{
+	int n = 0;
+	size_t len = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)); p += len)
+		if ((p == text || p[-1] == '\n') && p[len] == '{')
+			n++;
+	return n;
 }
 
 static void test_changes_add_up(void **state UNUSED)
@@ -63,20 +84,31 @@ static void test_changes_add_up(void **state UNUSED)
 	assert_int_equal(metrics__series(m), 1);
 	text = render(m);
 	assert_non_null(strstr(text,
-		"syncprof_lock_wait_seconds_total{process=\"server\",type=\"mutex\","
-		"object=\"big_lock\",callsite=\"worker x.c:10\"} 2.000000000\n"));
+		"syncprof_lock_wait_seconds_total{process=\"server\",class=\"lock\","
+		"type=\"mutex\",object=\"big_lock\",callsite=\"worker x.c:10\"} "
+		"2.000000000\n"));
 	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\""
-			       ",type=\"mutex\",object=\"big_lock\",callsite="
-			       "\"worker x.c:10\"} 3\n"));
+			       ",class=\"lock\",type=\"mutex\",object=\"big_lock\","
+			       "callsite=\"worker x.c:10\"} 3\n"));
 	/* Cumulative buckets: 4 waits up to 4.096 us, 6 in all. */
 	assert_non_null(strstr(text, ",le=\"1.024e-06\"} 0\n"));
 	assert_non_null(strstr(text, ",le=\"4.096e-06\"} 4\n"));
 	assert_non_null(strstr(text, ",le=\"0.004194304\"} 6\n"));
 	assert_non_null(strstr(text, ",le=\"+Inf\"} 6\n"));
-	assert_non_null(strstr(text, "_count{process=\"server\",type=\"mutex\","
-			       "object=\"big_lock\",callsite=\"worker x.c:10\"} 6\n"));
+	assert_non_null(strstr(text, "_count{process=\"server\",class=\"lock\","
+			       "type=\"mutex\",object=\"big_lock\","
+			       "callsite=\"worker x.c:10\"} 6\n"));
 	assert_non_null(strstr(text, "syncprof_dropped_total{cause=\"map_full\"} 3\n"));
 	assert_non_null(strstr(text, "syncprof_processes_followed 2\n"));
+	free(text);
+	/* Seconds to the nanosecond; counts past 32 bits. */
+	add(m, "server", "tiny t.c:1", 5000000000ull, 1500, NULL);
+	text = render(m);
+	assert_non_null(strstr(text, "callsite=\"tiny t.c:1\"} 0.000001500\n"));
+	assert_non_null(strstr(text, "callsite=\"tiny t.c:1\"} 5000000000\n"));
+	assert_non_null(strstr(text, "_sum{process=\"server\",class=\"lock\","
+			       "type=\"mutex\",object=\"big_lock\","
+			       "callsite=\"worker x.c:10\"} 2.000000000\n"));
 	free(text);
 	metrics__free(m);
 }
@@ -84,35 +116,64 @@ static void test_changes_add_up(void **state UNUSED)
 static void test_bounded_with_other(void **state UNUSED)
 {
 	struct metrics *m;
+	char name[32], *text;
+
+	/* 3: one of its own, each class's "other". */
+	assert_int_equal(metrics__new(3, &m), 0);
+	add(m, "server", "a x.c:1", 1, 3000, NULL);
+	add(m, "server", "b x.c:2", 1, 2000, NULL);
+	add_class(m, "server", "event", "c x.c:3", 1, 500, NULL);
+	assert_int_equal(metrics__series(m), 3);
+	/* Many programs: still the bound, "other" ones included. */
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		add(m, name, "g y.c:1", 1, 100, NULL);
+		add_class(m, name, "event", "h y.c:2", 1, 100, NULL);
+	}
+	/* A series that has its own keeps it. */
+	add(m, "server", "a x.c:1", 1, 3000, NULL);
+	assert_int_equal(metrics__series(m), 3);
+	text = render(m);
+	assert_int_equal(lines_of(text, "syncprof_lock_waits_total"), 3);
+	assert_int_equal(lines_of(text, "syncprof_lock_wait_seconds_count"), 3);
+	assert_non_null(strstr(text, "callsite=\"a x.c:1\"} 2\n"));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"other\","
+			       "class=\"lock\",type=\"other\",object=\"other\","
+			       "callsite=\"other\"} 21\n"));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"other\","
+			       "class=\"event\",type=\"other\",object=\"other\","
+			       "callsite=\"other\"} 21\n"));
+	assert_non_null(strstr(text, "syncprof_series 3\n"));
+	assert_non_null(strstr(text, "syncprof_series_max 3\n"));
+	free(text);
+	metrics__free(m);
+}
+
+/*
+ * A tenth of the bound is "other" series: of a process, class and type
+ * while they last (a sum by program holds its waits), then of a class.
+ */
+static void test_other_of_a_process_first(void **state UNUSED)
+{
+	struct metrics *m;
 	char site[32], *text;
 
-	assert_int_equal(metrics__new(2, &m), 0);
-	for (int i = 0; i < 5; i++) {
+	/* 30: 27 of their own, 1 "other" of a process, 2 of the classes. */
+	assert_int_equal(metrics__new(30, &m), 0);
+	for (int i = 0; i < 40; i++) {
 		snprintf(site, sizeof(site), "f%d x.c:%d", i, i);
 		add(m, "server", site, 1, 1000, NULL);
 	}
-	/* Two of their own, one "other" of the process and type. */
-	assert_int_equal(metrics__series(m), 3);
+	add(m, "client", "g y.c:1", 1, 10, NULL);
+	assert_int_equal(metrics__series(m), 29);
 	text = render(m);
+	assert_int_equal(lines_of(text, "syncprof_lock_waits_total"), 29);
 	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
-			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 3\n"));
-	free(text);
-	/* A series that has its own keeps it; "other" keeps growing. */
-	add(m, "server", "f0 x.c:0", 1, 1000, NULL);
-	add(m, "server", "f4 x.c:4", 1, 1000, NULL);
-	text = render(m);
-	assert_non_null(strstr(text, "callsite=\"f0 x.c:0\"} 2\n"));
-	assert_non_null(strstr(text, "object=\"other\",callsite=\"other\"} 4\n"));
-	free(text);
-	/* Other processes' "other" series are bounded too. */
-	for (int i = 0; i < 5; i++) {
-		snprintf(site, sizeof(site), "p%d", i);
-		add(m, site, "g y.c:1", 1, 1000, NULL);
-	}
-	assert_int_equal(metrics__series(m), 5);
-	text = render(m);
+			       "class=\"lock\",type=\"mutex\",object=\"other\","
+			       "callsite=\"other\"} 13\n"));
 	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"other\","
-			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 4\n"));
+			       "class=\"lock\",type=\"other\",object=\"other\","
+			       "callsite=\"other\"} 1\n"));
 	free(text);
 	metrics__free(m);
 }
@@ -128,18 +189,21 @@ static void test_bound_keeps_top_by_wait(void **state UNUSED)
 	struct metrics *m;
 	char *text;
 
-	assert_int_equal(metrics__new(2, &m), 0);
+	/* 4: two of their own. */
+	assert_int_equal(metrics__new(4, &m), 0);
 	add(m, "server", "cold a.c:1", 1, 1000, NULL);
 	add(m, "server", "warm b.c:2", 1, 5000, NULL);
 	/* Full: the hot one has more wait than "cold", which is evicted. */
 	add(m, "server", "hot c.c:3", 4, 1000000, NULL);
+	assert_int_equal(metrics__series(m), 3);
 	text = render(m);
 	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
-			       "type=\"mutex\",object=\"big_lock\","
+			       "class=\"lock\",type=\"mutex\",object=\"big_lock\","
 			       "callsite=\"hot c.c:3\"} 4\n"));
 	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
-	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"server\","
-			       "type=\"mutex\",object=\"other\",callsite=\"other\"} 1\n"));
+	assert_non_null(strstr(text, "syncprof_lock_waits_total{process=\"other\","
+			       "class=\"lock\",type=\"other\",object=\"other\","
+			       "callsite=\"other\"} 1\n"));
 	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 1\n"));
 	assert_non_null(strstr(text, "syncprof_series_evicted_total 1\n"));
 	free(text);
@@ -148,7 +212,7 @@ static void test_bound_keeps_top_by_wait(void **state UNUSED)
 	add(m, "server", "hot c.c:3", 1, 1000, NULL);
 	text = render(m);
 	assert_null(strstr(text, "callsite=\"cold a.c:1\""));
-	assert_non_null(strstr(text, "object=\"other\",callsite=\"other\"} 3\n"));
+	assert_non_null(strstr(text, "callsite=\"other\"} 3\n"));
 	assert_non_null(strstr(text, "callsite=\"hot c.c:3\"} 5\n"));
 	assert_non_null(strstr(text, "callsite=\"warm b.c:2\"} 1\n"));
 	assert_non_null(strstr(text, "syncprof_series_dropped_waits_total 3\n"));
@@ -186,6 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_changes_add_up),
 		cmocka_unit_test(test_bounded_with_other),
+		cmocka_unit_test(test_other_of_a_process_first),
 		cmocka_unit_test(test_bound_keeps_top_by_wait),
 		cmocka_unit_test(test_labels_escaped),
 		cmocka_unit_test(test_nothing_no_series),

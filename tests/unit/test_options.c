@@ -19,6 +19,7 @@
 
 #include "locktype.h"
 #include "options.h"
+#include "optvalue.h"
 #include "syncprof.h"
 
 #define UNUSED __attribute__((unused))
@@ -161,11 +162,14 @@ static void test_states_options(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "--why", "--states",
 			       "--format", "pprof", "-o", "p.pb.gz", NULL),
 			 -EINVAL);
-	/* Both modes; one process only. */
+	/* Both modes; several processes, but not the whole machine. */
 	assert_int_equal(parse(&o, &a, "-p", "1", "--mode", "full", "--why",
 			       NULL), 0);
 	assert_int_equal(parse(&o, &a, "--children", "--why", "--", "true",
-			       NULL), -EINVAL);
+			       NULL), 0);
+	assert_true(o.why && o.states);
+	assert_int_equal(parse(&o, &a, "-p", "1,2", "--why", NULL), 0);
+	assert_int_equal(parse(&o, &a, "--all", "--why", NULL), -EINVAL);
 	/* Served for one process (its block profile split by root), not
 	   for the host. */
 	assert_int_equal(parse(&o, &a, "--serve", "0", "-p", "1", "--why",
@@ -280,13 +284,25 @@ static void test_duration_and_interval_seconds(void **state UNUSED)
 	assert_true(o.interval_s == 0.01);
 	/* Shorter intervals would print reports in a busy loop. */
 	assert_int_equal(parse(&o, &a, "-p", "1", "-i", "1e-3", NULL), -EINVAL);
+	/* One rule for every duration: a unit, or seconds without one. */
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "1s", "-i", "500ms",
+			       "--min-wait", "5", NULL), 0);
+	assert_true(o.duration_s == 1.0);
+	assert_true(o.interval_s == 0.5);
+	assert_int_equal(o.min_wait_ns, 5000000000ull);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "2m", "-i", "1.5",
+			       "--min-wait", "10us", NULL), 0);
+	assert_true(o.duration_s == 120.0);
+	assert_true(o.interval_s == 1.5);
+	assert_int_equal(o.min_wait_ns, 10000);
 }
 
 static void test_seconds_reject_bad_values(void **state UNUSED)
 {
 	static const char *const bad[] = {
 		"0", "0.0", "-1", "-0.5", "abc", "1x", "", "inf", "-inf",
-		"infinity", "nan", "NAN", "1e999",
+		"infinity", "nan", "NAN", "1e999", "0s", "1 s", "s", "1S",
+		"-1s", "367d",
 	};
 
 	assert_string_equal(first_accepted("--duration", bad, ARRAY_SIZE(bad)),
@@ -303,6 +319,9 @@ static void test_seconds_upper_limit_is_one_year(void **state UNUSED)
 	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "31536000", NULL), 0);
 	assert_true(o.duration_s == 31536000.0);
 	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "31536001", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "8760h", NULL), 0);
+	assert_int_equal(parse(&o, &a, "-p", "1", "-d", "8761h", NULL),
 			 -EINVAL);
 }
 
@@ -358,7 +377,7 @@ static void test_sort_rejects_unknown_key(void **state UNUSED)
 static void test_filters(void **state UNUSED)
 {
 	static const char *const bad_durations[] = {
-		"10", "5 ms", "ms", "-1ms", "1m", "1h", "1e30s", "", "10MS",
+		"5 ms", "ms", "-1ms", "1e30s", "", "10MS", "1d", "1x", "abc",
 	};
 	struct options o;
 	struct args a;
@@ -380,12 +399,20 @@ static void test_filters(void **state UNUSED)
 			 (1u << SP_TYPE_RWLOCK_R) | (1u << SP_TYPE_JOIN));
 	assert_string_equal(o.object, "big_lock");
 	assert_int_equal(o.min_wait_ns, 1500000);
-	assert_int_equal(options__parse_duration("500ns", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("500ns", &ns), 0);
 	assert_int_equal(ns, 500);
-	assert_int_equal(options__parse_duration("10us", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("10us", &ns), 0);
 	assert_int_equal(ns, 10000);
-	assert_int_equal(options__parse_duration("2s", &ns), 0);
+	assert_int_equal(optvalue__duration_ns("2s", &ns), 0);
 	assert_int_equal(ns, 2000000000);
+	assert_int_equal(optvalue__duration_ns("2", &ns), 0);
+	assert_int_equal(ns, 2000000000);
+	assert_int_equal(optvalue__duration_ns("0", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(optvalue__duration_ns("1.5m", &ns), 0);
+	assert_int_equal(ns, 90000000000ull);
+	assert_int_equal(optvalue__duration_ns("1h", &ns), 0);
+	assert_int_equal(ns, 3600000000000ull);
 	assert_string_equal(first_accepted("--min-wait", bad_durations,
 					   ARRAY_SIZE(bad_durations)), "(none)");
 	/* A class stands for each of its types. */

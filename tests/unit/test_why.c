@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "why.h"
+#include "whyrows.h"
 
 #define UNUSED __attribute__((unused))
 
@@ -155,6 +155,59 @@ static void test_delta_is_the_window(void **state UNUSED)
 	why__free(after);
 }
 
+/* Process 200 maps the lock's page twice, 0x1000 apart: one lock. */
+static void rekey_twice_mapped(void *ctx UNUSED, struct sp_key *k)
+{
+	if (k->pid == 200 && k->object >= 0x1000)
+		k->object -= 0x1000;
+	if (k->pid == 200 && k->callsite >= 0x1000)
+		k->callsite -= 0x1000;
+}
+
+static struct why *twice_mapped(uint64_t a_ns, uint64_t b_ns)
+{
+	struct sp_why_key a = key(0x10, 0x400, SP_WHY_ROOT, 0x777);
+	struct sp_why_key b = key(0x1010, 0x400, SP_WHY_ROOT, 0x1777);
+	struct why *w;
+
+	a.row.pid = b.row.pid = a.pid = b.pid = 200;
+	assert_int_equal(why__new(&w), 0);
+	add(w, a, SP_WHY_SLEEP, a_ns);
+	add(w, b, SP_WHY_SLEEP, b_ns);
+	why__seal(w);
+	why__rekey(w, rekey_twice_mapped, NULL);
+	return w;
+}
+
+static void test_rekey_merges_what_it_makes_equal(void **state UNUSED)
+{
+	const struct report_settings s = { .coalesce = false,
+					   .per_process = true };
+	struct why *prev = twice_mapped(100, 200), *cur = twice_mapped(300, 500);
+	struct report_row one = row400;
+	struct why *d;
+	struct why_row r;
+
+	/* A window between two reads: right only if each read is one entry. */
+	assert_int_equal(why__delta(cur, prev, &d), 0);
+	one.object = 0x10;
+	one.n_objects = 1;
+	one.pid = 200;
+	assert_int_equal(why__row(d, &one, &s, &r), 0);
+	assert_int_equal(r.n_roots, 1);
+	assert_int_equal(r.roots[0].site, 0x777);
+	assert_int_equal(r.roots[0].ns, 500);
+	assert_int_equal(r.roots[0].waits, 0);
+	why__row_free(&r);
+	assert_int_equal(why__row(cur, &one, &s, &r), 0);
+	assert_int_equal(r.roots[0].ns, 800);
+	assert_int_equal(r.roots[0].waits, 2);
+	why__row_free(&r);
+	why__free(d);
+	why__free(cur);
+	why__free(prev);
+}
+
 static void test_state_names(void **state UNUSED)
 {
 	assert_string_equal(why__state_name(SP_WHY_RUNNABLE), "runnable");
@@ -169,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_row_keeps_its_object_apart),
 		cmocka_unit_test(test_state_rows_sum_a_lock_across_its_rows),
 		cmocka_unit_test(test_delta_is_the_window),
+		cmocka_unit_test(test_rekey_merges_what_it_makes_equal),
 		cmocka_unit_test(test_state_names),
 	};
 

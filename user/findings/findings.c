@@ -34,7 +34,7 @@
 
 #include "array.h"
 #include "findings.h"
-#include "order.h"
+#include "sortorder.h"
 #include "syncprof.h"
 
 const char *findings__category_name(enum findings_category c)

@@ -15,6 +15,7 @@
 #include "locktype.h"
 #include "report.h"
 #include "text.h"
+#include "whyrows.h"
 
 #define FINDOUT_TABLE_MAX 3	/* findings the table shows */
 

@@ -18,7 +18,7 @@
 #include "options.h"
 #include "snapshot.h"
 #include "symbolizer.h"
-#include "why.h"
+#include "whycharges.h"
 
 /* One report's findings, named. */
 struct findout {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "order.h"
+#include "sortorder.h"
 #include "threadrun.h"
 
 struct run_sample {

@@ -40,7 +40,7 @@
 
 #include "calibrate.h"
 #include "log.h"
-#include "order.h"
+#include "sortorder.h"
 #include "probes.h"
 #include "target.h"
 

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 
@@ -54,6 +55,17 @@ static uint64_t probes__recursion_misses(struct probes *p, bool sched)
 uint64_t probes__window(const struct probes *p)
 {
 	return p->window;
+}
+
+uint64_t probes__live_ns(const struct probes *p)
+{
+	return p->live_ns;
+}
+
+void probes__going_live(struct probes *p)
+{
+	if (!p->live_ns)
+		p->live_ns = clock__monotonic_ns();
 }
 
 void probes__bpf_time(struct probes *p, uint64_t *run_ns, uint64_t *runs)

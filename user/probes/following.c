@@ -27,52 +27,6 @@
 #include "syncprof.skel.h"
 #include "uprobemulti.h"
 
-/* Whether thread tid of the target runs (exists, and is not a zombie). */
-bool probes__thread_alive_in(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], *close_paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
-	       close_paren[2] != 'X';
-}
-
-bool probes__thread_alive(const struct probes *p, pid_t tid)
-{
-	return probes__thread_alive_in(p->tgid, tid);
-}
-
-static bool probes__has_pid(const struct probes *p, pid_t pid)
-{
-	for (size_t i = 0; i < p->n_pids; i++)
-		if (p->pids[i] == pid)
-			return true;
-	return false;
-}
-
-static int probes__note_pid(struct probes *p, pid_t pid)
-{
-	if (probes__has_pid(p, pid))
-		return 0;
-	if (array__grow(&p->pids, &p->cap_pids, p->n_pids + 1,
-			sizeof(*p->pids)))
-		return -ENOMEM;
-	p->pids[p->n_pids++] = pid;
-	return 0;
-}
-
 int probes__add_process(struct probes *p, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid, one = 1;
@@ -101,64 +55,6 @@ void probes__forget_process(struct probes *p, pid_t pid)
 	if (p->unwinder)
 		unwinder__forget(p->unwinder, pid);
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
-}
-
-const struct probes_proc_event *probes__proc_events(const struct probes *p,
-						    size_t *n)
-{
-	*n = p->n_taken;
-	return p->taken;
-}
-
-static void probes__queue_proc_event(struct probes *p,
-				     const struct sp_module_event_rec *ev)
-{
-	if (array__grow(&p->proc_events, &p->cap_proc_events,
-			p->n_proc_events + 1, sizeof(*p->proc_events)))
-		return;	/* the exit is seen by /proc, the fork at the next sync */
-	p->proc_events[p->n_proc_events] = (struct probes_proc_event){
-		.type = ev->type, .pid = (pid_t)ev->tgid,
-		.parent = (pid_t)ev->parent,
-	};
-	memcpy(p->proc_events[p->n_proc_events].comm, ev->comm,
-	       sizeof(ev->comm));
-	p->proc_events[p->n_proc_events++].comm[sizeof(ev->comm) - 1] = '\0';
-	if (ev->type == SP_MODULE_EVENT_FORK)
-		probes__note_pid(p, (pid_t)ev->tgid);
-	p->events_seen |= PROBES_EVENT_PROCESSES;
-}
-
-static int probes__on_event(void *ctx, void *data, size_t size)
-{
-	struct probes *p = ctx;
-	struct sp_module_event_rec ev = { 0 };
-	__u32 type;
-
-	if (size < sizeof(ev))
-		return 0;
-	memcpy(&ev, data, sizeof(ev));
-	type = ev.type;
-	if (type != SP_MODULE_EVENT_ANCHOR_EXIT)
-		probes__queue_proc_event(p, &ev);
-	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
-		return 0;
-	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
-		p->events_seen |= PROBES_EVENT_THREAD_EXIT;
-		p->anchor_exit_ns = clock__monotonic_ns();
-	} else {
-		/* A library loaded or unloaded, or an exec. */
-		p->events_seen |= PROBES_EVENT_MODULES;
-	}
-	return 0;
-}
-
-int probes__open_events(struct probes *p)
-{
-	if (p->events)
-		return 0;
-	p->events = ring_buffer__new(bpf_map__fd(p->skel->maps.module_events),
-				     probes__on_event, p, NULL);
-	return p->events ? 0 : -errno;
 }
 
 /*
@@ -197,40 +93,13 @@ int probes__attach_follow(struct probes *p)
 	return 0;
 }
 
-int probes__events_fd(struct probes *p)
-{
-	return p->events ? ring_buffer__epoll_fd(p->events) : -1;
-}
-
-unsigned int probes__consume_events(struct probes *p)
-{
-	unsigned int seen;
-
-	if (!p->events)
-		return 0;
-	ring_buffer__consume(p->events);
-	/* The queue becomes what the caller reads until the next consume. */
-	{
-		struct probes_proc_event *t = p->taken;
-		size_t cap = p->cap_taken;
-
-		p->taken = p->proc_events;
-		p->cap_taken = p->cap_proc_events;
-		p->n_taken = p->n_proc_events;
-		p->proc_events = t;
-		p->cap_proc_events = cap;
-		p->n_proc_events = 0;
-	}
-	seen = p->events_seen;
-	p->events_seen = 0;
-	return seen;
-}
-
 /*
  * The live thread of the target with the lowest TID other than `not`
  * (the oldest, short of TID wraparound: likely to live on), or 0.
  */
-pid_t probes__live_thread(const struct probes *p, pid_t not)
+/* The same, none of the n threads in not[]. */
+static pid_t probes__live_thread_but(const struct probes *p, const pid_t *not,
+				     size_t n)
 {
 	struct dirent *entry;
 	pid_t found = 0;
@@ -243,13 +112,21 @@ pid_t probes__live_thread(const struct probes *p, pid_t not)
 		return 0;
 	while ((entry = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(entry->d_name);
+		bool left_out = false;
 
-		if (tid > 0 && tid != not && (!found || tid < found) &&
+		for (size_t i = 0; i < n; i++)
+			left_out |= tid == not[i];
+		if (tid > 0 && !left_out && (!found || tid < found) &&
 		    probes__thread_alive(p, tid))
 			found = tid;
 	}
 	closedir(dir);
 	return found;
+}
+
+pid_t probes__live_thread(const struct probes *p, pid_t not)
+{
+	return probes__live_thread_but(p, &not, 1);
 }
 
 /*
@@ -312,14 +189,20 @@ static void probes__retire(struct probes *p, struct bpf_link *link)
 }
 
 /*
- * Attaches full mode's probes and the loader watch through thread tid;
- * the links of the previous anchor are closed (uprobe_multi: at once) or
- * retired.
+ * Attaches full mode's probes and the loader watch through thread tid,
+ * as the other generation (SP_COOKIE_GEN): they run nothing until all
+ * are in place and probe_gen switches to them, and the old links, in
+ * place until then, end the calls they began.  So a move neither loses
+ * nor doubles a call (the old ones ran on meanwhile, or had gone with
+ * their thread).  The old links are retired, not closed: closing one
+ * takes ~0.25 s, and a call in flight still returns through it.
  */
 static int probes__attach_through(struct probes *p, pid_t tid,
 				  uint64_t *attached_ns)
 {
 	struct bpf_link *old[N_PROBES][2], *old_loader = p->loader_link;
+	uint64_t cookies[N_PROBES];
+	uint32_t gen = !p->gen;
 	int err;
 
 	memcpy(old, p->links, sizeof(old));
@@ -327,8 +210,21 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 	p->loader_link = NULL;
 	p->anchor = tid;
 	p->skel->bss->anchor_tid = (__u32)tid;
+	for (size_t i = 0; i < p->n_sites; i++)
+		cookies[i] = (p->site_cookie[i] & ~SP_COOKIE_GEN) |
+			     (gen ? SP_COOKIE_GEN : 0);
+	/* The old generation's multi links stay in place until the switch. */
+	size_t n_old_multi = p->n_multi_links;
+	int old_multi[sizeof(p->multi_links) / sizeof(p->multi_links[0])];
+
+	memcpy(old_multi, p->multi_links, n_old_multi * sizeof(*old_multi));
+	p->n_multi_links = 0;
 	err = probes__attach_sites(p, p->library, p->site_index,
-				   p->site_offset, p->site_cookie, p->n_sites);
+				   p->site_offset, cookies, p->n_sites);
+	if (!err) {
+		p->skel->bss->probe_gen = gen;
+		p->gen = gen;
+	}
 	if (!err && p->releases) {
 		struct bpf_link *old_releases[N_RELEASES];
 
@@ -353,9 +249,13 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 			pr_debug("cannot watch the loader through thread %d: %s",
 				 (int)tid, strerror(errno));
 	}
-	for (size_t i = 0; i < p->n_multi_links; i++)
-		close(p->multi_links[i]);
-	p->n_multi_links = 0;
+	for (size_t i = 0; i < n_old_multi; i++)
+		if (array__grow(&p->retired_multi, &p->cap_retired_multi,
+				p->n_retired_multi + 1,
+				sizeof(*p->retired_multi)))
+			close(old_multi[i]);
+		else
+			p->retired_multi[p->n_retired_multi++] = old_multi[i];
 	if (p->loader_multi_link >= 0)
 		close(p->loader_multi_link);
 	p->loader_multi_link = -1;
@@ -367,21 +267,73 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 }
 
 /*
+ * Guards, once main has exited and its uprobe_multi links run on: the
+ * kernel takes a process's breakpoints out when a consumer of the same
+ * functions goes (another tool's, or a thread's perf-event probes) and
+ * no consumer left passes its filter for the process; the links through
+ * the exited leader pass none.  A guard is the site table attached as
+ * perf-event uprobes through a live thread (SP_COOKIE_GUARD: its programs
+ * return at once), whose filter passes while that thread lives; with two,
+ * through two threads, one guard's thread exiting leaves the other to
+ * keep the breakpoints in, and a new guard is attached through another
+ * thread as soon as thread_exit says so.  Returns how many guards stand.
+ */
+static int probes__keep_guards(struct probes *p)
+{
+	int standing = 0;
+
+	for (int g = 0; g < PROBES_GUARDS; g++) {
+		pid_t tid = p->guard_tid[g];
+
+		if (tid && probes__thread_alive(p, tid)) {
+			standing++;
+			continue;
+		}
+		for (size_t i = 0; i < N_PROBES; i++)
+			for (int ret = 0; ret < 2; ret++)
+				probes__retire(p, p->guard_links[g][i][ret]);
+		memset(p->guard_links[g], 0, sizeof(p->guard_links[g]));
+		p->guard_tid[g] = 0;
+		p->skel->bss->guard_tids[g] = 0;
+		/* The oldest live thread that no other guard stands on. */
+		pid_t taken[PROBES_GUARDS + 1] = { p->anchor };
+
+		memcpy(taken + 1, p->guard_tid, sizeof(p->guard_tid));
+		tid = probes__live_thread_but(p, taken, PROBES_GUARDS + 1);
+		if (!tid)
+			continue;
+		if (probes__attach_guard(p, tid, p->guard_links[g])) {
+			probes__destroy_links(&p->guard_links[g][0][0],
+					      N_PROBES * 2);
+			memset(p->guard_links[g], 0, sizeof(p->guard_links[g]));
+			continue;
+		}
+		p->guard_tid[g] = tid;
+		p->skel->bss->guard_tids[g] = (__u32)tid;
+		standing++;
+	}
+	return standing;
+}
+
+/*
  * The kernel filters a uprobe by the memory of the task it was attached
  * through: a perf-event uprobe by its task's, a uprobe_multi link by its
  * process's group leader's.  Once that task has exited, its memory is
  * gone and no probe runs for the threads that go on (a pthread_exit in
  * main): the perf-event filter fails and the kernel takes the
  * breakpoints out; a uprobe_multi link keeps them in and, before Linux
- * 6.13, runs nothing (since, it runs on: then nothing moves).
+ * 6.13, runs nothing (since, it runs on: then nothing moves, and guards
+ * keep its breakpoints in, see probes__keep_guards).
  * A perf-event uprobe attached through any live thread of the process
  * runs for all of them, so the probes are attached again through one, as
  * soon as the anchor's exit is known (a BPF program on
- * sched_process_exit, or a check every second), and the dead links are
- * closed.  Calls in between are not counted: the caller says how long
- * that was (0.15-1.2 s here: each perf-event registration can wait for a
- * grace period).  Rejected: a second set of probes through a worker
- * thread all along (every call would run the programs twice).
+ * sched_process_exit, or a check every second), and switched to by
+ * generation (probes__attach_through: no call counted twice).  Calls in
+ * between are not counted: the caller says how long that was (0.15-1.2 s
+ * here: each perf-event registration can wait for a grace period).
+ * Rejected: a second set of probes through a worker thread all along
+ * (every call would run the programs twice), and links on the whole host
+ * filtered in BPF (every process's lock calls would trap).
  */
 pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
 			     bool *stayed)
@@ -398,17 +350,16 @@ pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
 		return 0;
 	/*
 	 * uprobe_multi links that run on for the other threads: nothing to
-	 * move (moving lost the calls made meanwhile and ran some twice),
-	 * until another consumer of the same functions registers or goes:
-	 * the kernel then checks this process's breakpoints against the
-	 * exited leader's memory and takes them out.  Then they move, as on
-	 * older kernels.
+	 * move (their calls go on being counted), the guards keep their
+	 * breakpoints in.  If they were taken out all the same (no guard
+	 * stood: a thread for it came late), they move, as on older kernels.
 	 */
 	if (p->multi && p->anchor == p->tgid && uprobemulti__outlives_leader()) {
 		tid = probes__live_thread(p, p->anchor);
 		if (!tid)
 			return 0;
 		if (probes__breakpoints_in(p, tid)) {
+			probes__keep_guards(p);
 			*stayed = !p->anchor_gone_said;
 			p->anchor_gone_said = true;
 			return 0;

@@ -54,9 +54,11 @@ static pid_t probes__probe_pid(const struct probes *p, bool multi_link)
  * flight that no return pops.  (Attaching from parallel threads was
  * slower here: 0.8-1.0 s against 0.15-0.6 s.)
  */
-static int probes__attach_perf(struct probes *p, const char *library,
-			       const size_t *index, const uint64_t *offsets,
-			       const uint64_t *cookies, size_t n)
+static int probes__attach_perf_into(struct probes *p, pid_t pid,
+				    const char *library, const size_t *index,
+				    const uint64_t *offsets,
+				    const uint64_t *cookies, size_t n,
+				    struct bpf_link *out[N_PROBES][2])
 {
 	for (int ret = 1; ret >= 0; ret--) {
 		struct bpf_program *prog;
@@ -71,8 +73,7 @@ static int probes__attach_perf(struct probes *p, const char *library,
 			LIBBPF_OPTS(bpf_uprobe_opts, opts,
 				    .bpf_cookie = cookies[i], .retprobe = ret);
 			struct bpf_link *link = bpf_program__attach_uprobe_opts(
-				prog, probes__probe_pid(p, false), library,
-				offsets[i], &opts);
+				prog, pid, library, offsets[i], &opts);
 
 			if (!link) {
 				int err = -errno;
@@ -82,10 +83,30 @@ static int probes__attach_perf(struct probes *p, const char *library,
 				       strerror(-err));
 				return err;
 			}
-			p->links[index[i]][ret] = link;
+			out[index[i]][ret] = link;
 		}
 	}
 	return 0;
+}
+
+static int probes__attach_perf(struct probes *p, const char *library,
+			       const size_t *index, const uint64_t *offsets,
+			       const uint64_t *cookies, size_t n)
+{
+	return probes__attach_perf_into(p, probes__probe_pid(p, false), library,
+					index, offsets, cookies, n, p->links);
+}
+
+int probes__attach_guard(struct probes *p, pid_t tid,
+			 struct bpf_link *out[N_PROBES][2])
+{
+	uint64_t cookies[N_PROBES];
+
+	for (size_t i = 0; i < p->n_sites; i++)
+		cookies[i] = p->site_cookie[i] | SP_COOKIE_GUARD;
+	return probes__attach_perf_into(p, tid, p->library, p->site_index,
+					p->site_offset, cookies, p->n_sites,
+					out);
 }
 
 /* Return probes first, as above; with uprobe_multi, one link each. */

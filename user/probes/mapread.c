@@ -15,11 +15,11 @@
 
 #include "array.h"
 #include "fold.h"
-#include "order.h"
+#include "sortorder.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 #include "waiting.h"
-#include "why.h"
+#include "whycharges.h"
 
 void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,

@@ -343,9 +343,9 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 			pr_err("cannot load the unwind tables: %s", strerror(-err));
 			goto fail;
 		}
-	} else {
-		p->skel->bss->anchor_tid = (__u32)p->anchor;
 	}
+	/* With or without stacks: thread_exit tells when this one exits. */
+	p->skel->bss->anchor_tid = (__u32)p->anchor;
 	*out = p;
 	return 0;
 fail:
@@ -359,18 +359,21 @@ int probes__attach(struct probes *p, const char *library)
 
 	if (!err)
 		err = probes__attach_exec(p);
+	if (!err && p->mode == PROBES_CONTENDED)
+		err = probes__attach_tracepoints(p);
+	/* Releases first: a hold begun with no unlock probe would not end. */
+	if (!err && p->mode == PROBES_FULL && p->releases)
+		err = probes__attach_releases(p, library);
+	if (!err && p->mode == PROBES_FULL)
+		err = probes__attach_table(p, library, NULL, false);
 	if (!err)
 		err = offcpu__attach(p->offcpu);
 	if (err)
 		return err;
+	/* Every probe that counts a wait is in: the window opens. */
+	probes__going_live(p);
 	if (p->mode == PROBES_CONTENDED)
-		return probes__attach_tracepoints(p);
-	/* Releases first: a hold begun with no unlock probe would not end. */
-	err = p->releases ? probes__attach_releases(p, library) : 0;
-	if (!err)
-		err = probes__attach_table(p, library, NULL, false);
-	if (err)
-		return err;
+		return 0;
 	/* Without it, a main thread's exit is noticed within a second. */
 	if (probes__open_events(p))
 		return 0;
@@ -436,6 +439,11 @@ void probes__free(struct probes *p)
 	free(p->pids);
 	probes__destroy_links(p->retired, p->n_retired);
 	free(p->retired);
+	probes__destroy_links(&p->guard_links[0][0][0],
+			      PROBES_GUARDS * N_PROBES * 2);
+	for (size_t i = 0; i < p->n_retired_multi; i++)
+		close(p->retired_multi[i]);
+	free(p->retired_multi);
 	probes__forget_file(&p->library);
 	probes__forget_file(&p->loader);
 	for (size_t i = 0; i < N_TRACEPOINTS; i++)

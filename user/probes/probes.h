@@ -199,6 +199,12 @@ void probes__wait_timing(struct probes *p, uint64_t *bpf_ns, uint64_t *waits);
  */
 uint64_t probes__window(const struct probes *p);
 /*
+ * When probes__attach had every probe that counts a wait in place
+ * (CLOCK_MONOTONIC), after their load and placing: a report's window
+ * starts here.  0: not attached.
+ */
+uint64_t probes__live_ns(const struct probes *p);
+/*
  * --blame: reads the waits charged to releases into a sealed snapshot
  * (the key's call site, stack and thread are the release's), in the
  * window the last probes__read closed.

@@ -97,6 +97,9 @@ static const struct sched_tracepoint_spec {
 #define N_SCHED_TRACEPOINTS \
 	(sizeof(sched_tracepoint_table) / sizeof(sched_tracepoint_table[0]))
 
+/* Threads the guards are attached through (thread_exit watches them). */
+#define PROBES_GUARDS 2
+
 struct probes {
 	struct syncprof_bpf *skel;
 	enum probes_mode mode;
@@ -105,6 +108,7 @@ struct probes {
 	bool recording;
 	int ncpus;
 	uint64_t window;
+	uint64_t live_ns;	/* every counting probe in place; 0: not yet */
 	unsigned int map_size;
 	struct sp_key *keys;		/* map_size slots for one read */
 	struct sp_value *values;
@@ -114,6 +118,18 @@ struct probes {
 	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach
 					   and program */
 	size_t n_multi_links;
+	/*
+	 * uprobe_multi links of an exited anchor, kept open until the end:
+	 * the calls that began under them still end by their returns.
+	 */
+	int *retired_multi;
+	size_t n_retired_multi, cap_retired_multi;
+	uint32_t gen;			/* the links' generation that runs
+					   (SP_COOKIE_GEN) */
+	/* Guards (SP_COOKIE_GUARD), once main has exited: see following.c. */
+	struct bpf_link *guard_links[PROBES_GUARDS][N_PROBES][2];
+	pid_t guard_tid[PROBES_GUARDS];
+	bool anchor_gone_said;		/* it exited, the links stayed: told */
 	struct bpf_link *links[N_PROBES][2];	/* else one pair per function */
 	enum sp_site_kind kinds[N_PROBES];
 	struct bpf_link *tracepoint_links[N_TRACEPOINTS];
@@ -139,7 +155,6 @@ struct probes {
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
 	/* Where full mode's probes are, to attach them again (follow_threads). */
 	pid_t anchor;			/* the thread they are attached through */
-	bool anchor_gone_said;		/* it exited, the links stayed: told */
 	struct bpf_link *exit_link;	/* tells when it exits */
 	char *library;
 	size_t n_sites;
@@ -164,6 +179,9 @@ struct probes {
 };
 
 /* fullprobes.c */
+/* The site table through thread tid as a guard's links, into out. */
+int probes__attach_guard(struct probes *p, pid_t tid,
+			 struct bpf_link *out[N_PROBES][2]);
 int probes__attach_sites(struct probes *p, const char *library,
 			 const size_t *index, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t n);
@@ -182,6 +200,8 @@ void probes__drain_late(void *p);
 
 /* counters.c */
 uint64_t probes__counter(struct probes *p, __u32 which);
+/* Every probe that counts waits is in place now (probes__live_ns). */
+void probes__going_live(struct probes *p);
 
 /* tracepoints.c */
 struct bpf_program *probes__tracepoint_prog(struct probes *p, size_t i);
@@ -191,10 +211,14 @@ bool probes__is_sched_prog(struct probes *p,
 int probes__attach_tracepoints(struct probes *p);
 int probes__attach_exec(struct probes *p);
 
-/* following.c */
+/* procevents.c */
 bool probes__thread_alive_in(pid_t pid, pid_t tid);
 bool probes__thread_alive(const struct probes *p, pid_t tid);
 int probes__open_events(struct probes *p);
+/* pid among the processes followed: 0, or -ENOMEM. */
+int probes__note_pid(struct probes *p, pid_t pid);
+
+/* following.c */
 int probes__attach_follow(struct probes *p);
 pid_t probes__live_thread(const struct probes *p, pid_t not);
 

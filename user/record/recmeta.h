@@ -16,6 +16,15 @@
 #include <sys/types.h>
 
 #define RECMETA_NAME	"syncprof.meta"
+/*
+ * Why a recording stopped before its end, when syncprof could say: a
+ * file of RECMETA_STOP_SIZE bytes written (zeros) when the recording
+ * starts, so that the reason (the errno, in decimal, then a newline) is
+ * written over it without needing space on a full disk.  Zeros or no
+ * file: not said (killed, or a recording older than the file).
+ */
+#define RECMETA_STOP_NAME	"syncprof.stop"
+#define RECMETA_STOP_SIZE	4096
 #define RECMETA_VERSION	1
 
 /* One report the live run printed: the waits of windows [first, last]. */

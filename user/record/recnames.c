@@ -13,7 +13,7 @@
 #include "array.h"
 #include "locktype.h"
 #include "names.h"
-#include "order.h"
+#include "sortorder.h"
 #include "recnames.h"
 #include "rectext.h"
 #include "report.h"

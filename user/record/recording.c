@@ -35,6 +35,8 @@ struct recording {
 	pid_t pid;
 	struct recorder *recorder;
 	struct recmeta meta;
+	int stop_fd;		/* DIR/syncprof.stop, room for the reason */
+	int stopped;		/* the write error that stopped it, said */
 };
 
 /*
@@ -86,6 +88,55 @@ static int recording__exe(pid_t pid, struct recmeta *m)
 	return recmeta__set(&m->exe, path);
 }
 
+/* DIR/syncprof.stop (recmeta.h), its room taken now: a descriptor. */
+static int recording__reserve_stop(struct recording *r)
+{
+	char zeros[RECMETA_STOP_SIZE] = { 0 };
+	int fd = openat(outdir__fd(r->dir), RECMETA_STOP_NAME,
+			O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0644);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros)) {
+		int err = errno ? -errno : -ENOSPC;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * A write of the recording failed: said once, by what it means, and the
+ * recording stops there (the profile goes on); its files keep what was
+ * written, and syncprof.stop says why for --replay.
+ */
+static void recording__stop(struct recording *r, int err, const char *what)
+{
+	char reason[32];
+	int n;
+
+	if (r->stopped)
+		return;
+	r->stopped = err;
+	if (r->recorder)
+		recorder__stop(r->recorder);
+	if (err == -ENOSPC || err == -EDQUOT)
+		pr_err("the recording in %s stopped: its file system is full "
+		       "(%s); it keeps the waits written until then, which "
+		       "--replay %s reads", outdir__path(r->dir), strerror(-err),
+		       outdir__path(r->dir));
+	else
+		pr_err("the recording in %s stopped: %s: %s; it keeps the "
+		       "waits written until then", outdir__path(r->dir), what,
+		       strerror(-err));
+	n = snprintf(reason, sizeof(reason), "%d\n", -err);
+	if (r->stop_fd >= 0 && pwrite(r->stop_fd, reason, (size_t)n, 0) != n)
+		pr_debug("cannot write %s/%s", outdir__path(r->dir),
+			 RECMETA_STOP_NAME);
+}
+
 int recording__start(const struct recording_config *cfg,
 		     struct recording **out)
 {
@@ -96,6 +147,7 @@ int recording__start(const struct recording_config *cfg,
 	if (!r)
 		return -ENOMEM;
 	m = &r->meta;
+	r->stop_fd = -1;
 	r->lost_fd = cfg->lost_fd;
 	r->pid = cfg->pid;
 	m->pid = cfg->pid;
@@ -117,6 +169,15 @@ int recording__start(const struct recording_config *cfg,
 		goto fail;
 	if (cfg->dir && (err = outdir__make(cfg->dir, &r->dir)))
 		goto fail;
+	if (r->dir) {
+		r->stop_fd = recording__reserve_stop(r);
+		if (r->stop_fd < 0) {
+			err = r->stop_fd;
+			pr_err("cannot write %s/%s: %s", cfg->dir,
+			       RECMETA_STOP_NAME, strerror(-err));
+			goto fail;
+		}
+	}
 	fd = recording__open_log(r, cfg);
 	if (fd < 0) {
 		err = fd;
@@ -139,6 +200,8 @@ int recording__start(const struct recording_config *cfg,
 				      &r->kept);
 		if (!err)
 			err = recording__checkpoint(r, NULL);
+		if (!err && r->stopped)
+			err = r->stopped;	/* said */
 		if (err)
 			goto fail;
 	}
@@ -175,17 +238,21 @@ int recording__checkpoint(struct recording *r, struct symbolizer *sym)
 {
 	int err;
 
-	if (!r->kept)
+	if (!r->kept || r->stopped)
 		return 0;
 	r->meta.end_ns = clock__monotonic_ns();
 	r->meta.partial = 1;
 	err = recording__threads_now(r);
-	if (!err)
-		err = checkpoint__write(r->kept, &r->meta, sym);
 	if (err)
-		pr_err("cannot keep the recording in %s current: %s",
-		       outdir__path(r->dir), strerror(-err));
-	return err;
+		return err;
+	/* Write errors are the recording's end, said here; not the run's. */
+	outdir__quiet(r->dir);
+	err = checkpoint__write(r->kept, &r->meta, sym);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		recording__stop(r, err, "cannot keep it current");
+	return 0;
 }
 
 int recording__note_report(struct recording *r,
@@ -298,6 +365,15 @@ int recording__finish(struct recording *r, struct symbolizer *sym,
 	struct recnames *names = NULL;
 	int fd = -1, err;
 
+	if (r->stopped) {
+		/* Said when it stopped: the files stay as they were then. */
+		recorder__finish(r->recorder, &fd);
+		recorder__free(r->recorder);
+		r->recorder = NULL;
+		if (fd >= 0)
+			close(fd);
+		return r->stopped;
+	}
 	r->meta.end_ns = clock__monotonic_ns();
 	err = recorder__stop(r->recorder);
 	if (!err)
@@ -313,7 +389,9 @@ int recording__finish(struct recording *r, struct symbolizer *sym,
 	recorder__free(r->recorder);
 	r->recorder = NULL;
 	if (err) {
-		if (r->log)
+		if (r->dir && err != -ENOMEM)
+			recording__stop(r, err, "cannot write its waits");
+		else if (r->log)
 			pr_err("cannot write %s: %s", outfile__path(r->log),
 			       strerror(-err));
 		else
@@ -323,8 +401,13 @@ int recording__finish(struct recording *r, struct symbolizer *sym,
 	if (r->kept) {
 		/* The last checkpoint: the whole log, named. */
 		r->meta.partial = 0;
+		outdir__quiet(r->dir);
 		err = checkpoint__write(r->kept, &r->meta, sym);
-		if (err) {
+		if (err && err != -ENOMEM) {
+			r->meta.partial = 1;
+			recording__stop(r, err, "cannot write it");
+			goto out;
+		} else if (err) {
 			pr_err("cannot write the recording in %s: %s",
 			       outdir__path(r->dir), strerror(-err));
 			goto out;
@@ -363,6 +446,8 @@ void recording__free(struct recording *r)
 	recmeta__clear(&r->meta);
 	checkpoint__free(r->kept);
 	outfile__discard(r->log);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
 	outdir__free(r->dir);
 	free(r->chrome);
 	free(r);

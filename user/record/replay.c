@@ -37,9 +37,29 @@ struct replay {
 	struct recnames *names;
 	struct evlog_reader *log;
 	int log_fd;
+	int stopped;		/* syncprof.stop's errno, or 0 */
 	struct snapshot **windows;	/* per report: its own waits */
 	size_t *unsealed;
+	unsigned int explained;	/* the columns the table's legend gave */
 };
+
+/* Why the recording stopped, if syncprof said (recmeta.h): an errno. */
+static int replay__stop_reason(const char *dir)
+{
+	char path[4096], text[32] = "";
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RECMETA_STOP_NAME);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n > 0 && sscanf(text, "%d", &err) != 1)
+		err = 0;
+	return err > 0 ? err : 0;
+}
 
 static int replay__open(struct replay *r, const char *dir)
 {
@@ -65,6 +85,7 @@ static int replay__open(struct replay *r, const char *dir)
 		       "not a names file this syncprof reads" : strerror(-err));
 		return err;
 	}
+	r->stopped = replay__stop_reason(dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, EVLOG_NAME);
 	r->log_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->log_fd < 0) {
@@ -171,26 +192,26 @@ static int replay__read(struct replay *r)
 	return err;
 }
 
+static void replay__callsite(void *ctx, uint64_t addr,
+			     struct symbol_info *out)
+{
+	recnames__callsite(ctx, addr, out);
+}
+
+static const char *replay__object(void *ctx, const struct report_row *row)
+{
+	return recnames__object(ctx, row->object);
+}
+
+/* The rows named from the recording, as names__rows names a live run's. */
 static int replay__names(struct replay *r, const struct report_rows *rows,
 			 struct row_names **out)
 {
-	struct row_names *names = NULL;
+	const struct names_source src = {
+		replay__callsite, replay__object, r->names,
+	};
 
-	*out = NULL;
-	if (!rows->count)
-		return 0;
-	names = calloc(rows->count, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < rows->count; i++) {
-		recnames__callsite(r->names, rows->rows[i].callsite,
-				   &names[i].callsite);
-		if (rows->rows[i].n_objects == 1)
-			names[i].object_symbol = recnames__object(
-				r->names, rows->rows[i].object);
-	}
-	*out = names;
-	return 0;
+	return names__rows_from(&src, rows, out);
 }
 
 static int replay__print(struct replay *r, FILE *out,
@@ -247,6 +268,8 @@ static int replay__print(struct replay *r, FILE *out,
 	const struct format_config cfg = {
 		.format = r->opts->format,
 		.callsite = r->opts->callsite,
+		.width = outfile__terminal_cols(out),
+		.explained = &r->explained,
 	};
 
 	if (!err)
@@ -310,7 +333,17 @@ static int replay__rest(struct replay *r)
 
 	if (last && last->last_window == UINT32_MAX)
 		return 0;
-	if (r->meta.partial)
+	if (r->meta.partial && (r->stopped == ENOSPC || r->stopped == EDQUOT))
+		pr_warn("%s was cut short by a full disk (%s): syncprof could "
+			"not write more of it; it is read up to its last whole "
+			"record, and waits after that were not recorded",
+			r->opts->replay_dir, strerror(r->stopped));
+	else if (r->meta.partial && r->stopped)
+		pr_warn("%s was cut short: syncprof could not write more of it "
+			"(%s); it is read up to its last whole record, and waits "
+			"after that were not recorded", r->opts->replay_dir,
+			strerror(r->stopped));
+	else if (r->meta.partial)
 		pr_warn("%s was cut short: syncprof stopped before it finished "
 			"it (killed?); it is read up to its last whole record, "
 			"and waits after that were not recorded", r->opts->replay_dir);

@@ -17,7 +17,7 @@
 #include "names.h"
 #include "options.h"
 #include "report.h"
-#include "why.h"
+#include "whyrows.h"
 #include "stacktab.h"
 #include "symbolizer.h"
 #include "threadstates.h"
@@ -76,6 +76,8 @@ struct format_lock_order {
 struct format_meta {
 	pid_t pid;
 	const char *comm;
+	const char *scope;	/* what the run follows (pprof's header);
+				   NULL: pid and comm */
 	/*
 	 * Several processes (several --pid, --children): every process
 	 * followed in the window (JSON "processes"); NULL: one, pid.
@@ -149,6 +151,12 @@ struct format_config {
 	bool stacks;			/* table: each row's stacks under it */
 	struct symbolizer *symbolizer;	/* names stack frames; not owned */
 	const struct stacktab *stacktab; /* the run's stacks; NULL: none kept */
+	/* Table: the terminal's width, which the columns narrow to as the
+	   live screen's do; 0: no limit (a pipe, a file). */
+	int width;
+	/* Table: the columns the legend has explained (each said once a
+	   run); NULL: every table says them. */
+	unsigned int *explained;
 };
 
 /*

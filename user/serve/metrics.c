@@ -9,27 +9,40 @@
  * its own labels would go down; adding changes to the series a row names
  * now cannot.
  *
- * Cardinality: at most max_series label sets have series of their own,
- * the top ones by wait time since first seen.  A label set with no room
- * is a candidate: its waits go to object="other", callsite="other" of
- * its process and type at once, and its wait is tallied; when its tally
- * passes the smallest series', that series is evicted (its counters
- * added to its "other", so no sum goes down) and the candidate gets a
- * series of its own, from 0.  An evicted label set never comes back (it
- * would restart from 0, which Prometheus reads as a reset): its 64-bit
- * hash is kept, and its waits go to "other".  Candidates are at most
- * max_series too; the smallest is forgotten for a new one.  Waits summed
- * under "other" this way are counted (syncprof_series_dropped_waits_total),
- * and so are evictions.  Rejected: keeping the first max_series seen (a
- * run's early, small label sets hid a later hot lock for good);
- * recomputing the top from totals at each scrape ("other" would go down
- * as a series left it).  The histogram keeps every other log2 bucket from 1 us to 17 s
- * (le = 2^10 .. 2^34 ns, 13 buckets and +Inf): a quarter of the kernel's
- * resolution, an exposition of ~20 lines per series.
+ * Cardinality: at most max_series series in all, the "other" ones
+ * included.  A tenth of them (at least 2) is kept for "other" series:
+ * one per process, class and type ({process, class, type,
+ * object="other", callsite="other"}) while that room lasts, so a sum by
+ * program or type still holds every wait, and then one per class
+ * ({process="other", class, type="other", ...}, the last two slots), so
+ * a sum by class always does.  The rest have labels of their own, the
+ * top label sets by wait time since first seen.  A label set with no
+ * room is a candidate: its waits go to "other" at once, and its wait is
+ * tallied; when its tally passes the smallest series', that series is
+ * evicted (its counters added to its "other", so no sum goes down) and
+ * the candidate gets a series of its own, from 0.  An evicted label set
+ * never comes back (it would restart from 0, which Prometheus reads as a
+ * reset): its 64-bit hash is kept, and its waits go to "other".
+ * Candidates are at most max_series too; the smallest is forgotten for a
+ * new one.  Waits summed under "other" this way are counted
+ * (syncprof_series_dropped_waits_total), and so are evictions.
+ * Rejected: keeping the first max_series seen (a run's early, small
+ * label sets hid a later hot lock for good); recomputing the top from
+ * totals at each scrape ("other" would go down as a series left it);
+ * "other" series outside the bound (one per program of a busy host: 916
+ * series under a bound of 500); only one "other" per class (a program
+ * whose first waits came before its series had room lost them from its
+ * sums).
  *
- * Memory: one struct metrics_series (~250 bytes and its labels) per
- * series or candidate, at most 3 * max_series + the process "other" ones
- * per type, and 8 bytes per evicted label set.
+ * The histogram keeps every other log2 bucket from 1 us to 17 s (le =
+ * 2^10 .. 2^34 ns, 13 buckets and +Inf): a quarter of the kernel's
+ * resolution, an exposition of ~20 lines per series (le written with
+ * ten significant digits, as the first version of these series did).  Each series' label
+ * text is escaped once, when it is made: a scrape copies it.
+ *
+ * Memory: one struct metrics_series (~250 bytes and its labels, twice)
+ * per series or candidate, at most 2 * max_series, and 8 bytes per
+ * evicted label set.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,25 +52,29 @@
 #include <libiberty/hashtab.h>
 
 #include "array.h"
+#include "cachemetrics.h"
 #include "metrics.h"
 
 /* le = 2^(METRICS_FIRST_LOG2 + METRICS_STEP * i) ns. */
 #define METRICS_FIRST_LOG2	10
 #define METRICS_STEP		2
 #define METRICS_BUCKETS		13	/* and +Inf */
+#define METRICS_LABELS		5
 
 enum series_state {
 	SERIES_OWN,		/* exposed under its own labels */
-	SERIES_OTHER,		/* an "other" series, exposed */
+	SERIES_OTHER,		/* a class's "other" series, exposed */
 	SERIES_CANDIDATE,	/* tallied only; its waits are in "other" */
 };
 
 struct metrics_series {
-	char *labels;		/* process\0type\0object\0callsite\0 */
+	char *labels;		/* process\0class\0type\0object\0callsite\0 */
+	size_t labels_len;
+	const char *label[METRICS_LABELS];
+	char *text;		/* process="...",class="...",... escaped */
+	size_t text_len;
 	enum series_state state;
 	uint64_t rank_ns;	/* wait since first seen, "other" part too */
-	size_t labels_len;
-	const char *label[4];
 	uint64_t count;
 	uint64_t wait_ns;
 	uint64_t failed;
@@ -67,9 +84,12 @@ struct metrics_series {
 
 struct metrics {
 	unsigned int max_series;
+	size_t own_max;		/* series with labels of their own */
+	size_t other_max;	/* "other" ones of a process, class and type */
 	struct metrics_series **series;	/* exposed, in the order they came */
 	size_t n_series, cap;
-	size_t n_own, n_other;	/* with labels of their own; "other" ones */
+	size_t n_own, n_other;	/* with labels of their own; "other" of a
+				   process (the rest: of a class) */
 	struct metrics_series **cands;	/* candidates */
 	size_t n_cands, cands_cap;
 	htab_t index;		/* of struct metrics_series, by labels */
@@ -78,8 +98,15 @@ struct metrics {
 	uint64_t evictions;
 };
 
-static const char *const label_names[4] = {
-	"process", "type", "object", "callsite",
+static const char *const label_names[METRICS_LABELS] = {
+	"process", "class", "type", "object", "callsite",
+};
+
+/* The le of each bucket but +Inf, as the exposition writes it. */
+static const char *const bucket_le[METRICS_BUCKETS] = {
+	"1.024e-06", "4.096e-06", "1.6384e-05", "6.5536e-05", "0.000262144",
+	"0.001048576", "0.004194304", "0.016777216", "0.067108864",
+	"0.268435456", "1.073741824", "4.294967296", "17.17986918",
 };
 
 static hashval_t series_hash(const void *entry)
@@ -123,7 +150,11 @@ int metrics__new(unsigned int max_series, struct metrics **out)
 	*out = NULL;
 	if (!m)
 		return -ENOMEM;
-	m->max_series = max_series ? max_series : 1;
+	m->max_series = max_series < METRICS_MIN_SERIES ? METRICS_MIN_SERIES
+							: max_series;
+	/* A tenth for "other", two of it for the classes' own. */
+	m->other_max = m->max_series / 10 > 2 ? m->max_series / 10 - 2 : 0;
+	m->own_max = m->max_series - m->other_max - 2;
 	m->index = htab_create_alloc(64, series_hash, series_eq, NULL, calloc,
 				     free);
 	m->evicted = htab_create_alloc(16, evicted_hash, evicted_eq, NULL,
@@ -136,18 +167,21 @@ int metrics__new(unsigned int max_series, struct metrics **out)
 	return 0;
 }
 
+static void series__free(struct metrics_series *s)
+{
+	free(s->labels);
+	free(s->text);
+	free(s);
+}
+
 void metrics__free(struct metrics *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->n_series; i++) {
-		free(m->series[i]->labels);
-		free(m->series[i]);
-	}
-	for (size_t i = 0; i < m->n_cands; i++) {
-		free(m->cands[i]->labels);
-		free(m->cands[i]);
-	}
+	for (size_t i = 0; i < m->n_series; i++)
+		series__free(m->series[i]);
+	for (size_t i = 0; i < m->n_cands; i++)
+		series__free(m->cands[i]);
 	free(m->series);
 	free(m->cands);
 	if (m->index)
@@ -162,18 +196,18 @@ size_t metrics__series(const struct metrics *m)
 	return m->n_series;
 }
 
-/* The labels as one key: four strings, each with its NUL. */
-static char *labels_key(const char *const v[4], size_t *len)
+/* The labels as one key: the strings, each with its NUL. */
+static char *labels_key(const char *const v[METRICS_LABELS], size_t *len)
 {
 	size_t n = 0, at = 0;
 	char *key;
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < METRICS_LABELS; i++)
 		n += strlen(v[i]) + 1;
 	key = malloc(n);
 	if (!key)
 		return NULL;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < METRICS_LABELS; i++) {
 		size_t l = strlen(v[i]) + 1;
 
 		memcpy(key + at, v[i], l);
@@ -183,16 +217,49 @@ static char *labels_key(const char *const v[4], size_t *len)
 	return key;
 }
 
+/* A label value, escaped as the exposition format wants. */
+static void write_value(FILE *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(out, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+/* s->text: its labels as the exposition writes them.  0 or -ENOMEM. */
+static int series__render(struct metrics_series *s)
+{
+	FILE *f = open_memstream(&s->text, &s->text_len);
+
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i < METRICS_LABELS; i++) {
+		fprintf(f, "%s%s=\"", i ? "," : "", label_names[i]);
+		write_value(f, s->label[i]);
+		fputc('"', f);
+	}
+	if (fclose(f)) {
+		free(s->text);
+		s->text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
  * The series of these labels: found, or made when create allows;
  * NULL when not found and not made (*err -ENOMEM if that was why).
  */
 static struct metrics_series *metrics__find(struct metrics *m,
-					    const char *const v[4],
+					    const char *const v[METRICS_LABELS],
 					    bool create, enum series_state state,
 					    int *err)
 {
-	struct metrics_series probe = { 0 }, *s, **slot;
+	struct metrics_series probe = { 0 }, *s = NULL, **slot;
 	size_t at = 0;
 
 	probe.labels = labels_key(v, &probe.labels_len);
@@ -212,20 +279,16 @@ static struct metrics_series *metrics__find(struct metrics *m,
 			 sizeof(*m->cands)) :
 	     array__grow(&m->series, &m->cap, m->n_series + 1,
 			 sizeof(*m->series))) ||
-	    !(s = calloc(1, sizeof(*s)))) {
-		if (slot)
-			htab_clear_slot(m->index, (void **)slot);
-		free(probe.labels);
-		if (create)
-			*err = -ENOMEM;
-		return NULL;
-	}
+	    !(s = calloc(1, sizeof(*s))))
+		goto fail;
 	s->labels = probe.labels;
 	s->labels_len = probe.labels_len;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < METRICS_LABELS; i++) {
 		s->label[i] = s->labels + at;
 		at += strlen(s->label[i]) + 1;
 	}
+	if (series__render(s))
+		goto fail;
 	s->state = state;
 	*slot = s;
 	if (state == SERIES_CANDIDATE)
@@ -233,6 +296,14 @@ static struct metrics_series *metrics__find(struct metrics *m,
 	else
 		m->series[m->n_series++] = s;
 	return s;
+fail:
+	if (slot)
+		htab_clear_slot(m->index, (void **)slot);
+	free(probe.labels);
+	free(s);
+	if (create)
+		*err = -ENOMEM;
+	return NULL;
 }
 
 /* Out of the index and of list (n items), and freed. */
@@ -248,8 +319,7 @@ static void metrics__drop(struct metrics *m, struct metrics_series *s,
 			break;
 		}
 	}
-	free(s->labels);
-	free(s);
+	series__free(s);
 }
 
 /* The smallest by rank_ns of list's items in state; NULL if none. */
@@ -267,25 +337,16 @@ static struct metrics_series *metrics__smallest(struct metrics_series **list,
 }
 
 /*
- * The "other" series of v's process and type (made while there is room,
- * else process="other" too); NULL only when out of memory.
+ * The labels of the "other" series of v's process, class and type, or
+ * (process NULL) of its class.
  */
-static struct metrics_series *metrics__other(struct metrics *m,
-					     const char *const labels[4],
-					     int *err)
+static void other_labels(const char *const v[METRICS_LABELS], bool process,
+			 const char *out[METRICS_LABELS])
 {
-	const char *v[4] = { labels[0], labels[1], "other", "other" };
-	size_t before = m->n_series;
-	struct metrics_series *s = metrics__find(m, v,
-			m->n_other < m->max_series, SERIES_OTHER, err);
-
-	if (!s && !*err) {
-		v[0] = "other";
-		s = metrics__find(m, v, true, SERIES_OTHER, err);
-	}
-	if (s && m->n_series > before)
-		m->n_other++;
-	return s;
+	out[0] = process ? v[0] : "other";
+	out[1] = v[1];
+	out[2] = process ? v[2] : "other";
+	out[3] = out[4] = "other";
 }
 
 /* Adds from's counters to s's. */
@@ -301,15 +362,39 @@ static void series__add(struct metrics_series *s,
 }
 
 /*
- * A series out for a larger one: its counters into its "other" (which
- * only grows), its label set never exposed again.  0 or -ENOMEM.
+ * The "other" series of a label set v: of its process, class and type
+ * while there is room for those, else of its class (always: two at
+ * most).  NULL only with *err set.
+ */
+static struct metrics_series *metrics__other(struct metrics *m,
+					     const char *const v[METRICS_LABELS],
+					     int *err)
+{
+	const char *o[METRICS_LABELS];
+	size_t before = m->n_series;
+	struct metrics_series *s;
+
+	other_labels(v, true, o);
+	s = metrics__find(m, o, m->n_other < m->other_max, SERIES_OTHER, err);
+	if (s && m->n_series > before)
+		m->n_other++;
+	if (s || *err)
+		return s;
+	other_labels(v, false, o);
+	return metrics__find(m, o, true, SERIES_OTHER, err);
+}
+
+/*
+ * A series out for room: its counters into its "other" (which only
+ * grows), its label set never exposed again.  0 or -ENOMEM.
  */
 static int metrics__evict(struct metrics *m, struct metrics_series *s)
 {
-	int err = 0;
-	struct metrics_series *other = metrics__other(m, s->label, &err);
+	struct metrics_series *other;
 	void **slot;
+	int err = 0;
 
+	other = metrics__other(m, s->label, &err);
 	if (!other)
 		return err;
 	slot = htab_find_slot(m->evicted, evicted_key(s->labels,
@@ -325,40 +410,49 @@ static int metrics__evict(struct metrics *m, struct metrics_series *s)
 	return 0;
 }
 
+/* Whether the label set v lost its series for good. */
+static int metrics__was_evicted(struct metrics *m,
+				const char *const v[METRICS_LABELS],
+				bool *gone)
+{
+	size_t len;
+	char *key = labels_key(v, &len);
+
+	if (!key)
+		return -ENOMEM;
+	*gone = htab_find(m->evicted, evicted_key(key, len)) != NULL;
+	free(key);
+	return 0;
+}
+
 /*
- * The series a row of labels v counts in: its own, or an "other" one
- * (then *dropped); see the design comment.  NULL only with *err set.
+ * The series a row of labels v counts in: its own, or its class's
+ * "other" (then *dropped); see the design comment.  NULL only with *err
+ * set.
  */
 static struct metrics_series *metrics__series_of(struct metrics *m,
-						 const char *const v[4],
+						 const char *const v[METRICS_LABELS],
 						 uint64_t wait_ns,
 						 bool *dropped, int *err)
 {
-	size_t before = m->n_series;
 	struct metrics_series *s = metrics__find(m, v, false, SERIES_OWN, err);
 	struct metrics_series *min;
-	size_t len;
-	char *key;
 	bool gone;
 
 	*dropped = false;
 	if (s && s->state != SERIES_CANDIDATE)
 		return s;
 	if (!s) {
-		key = labels_key(v, &len);
-		if (!key) {
-			*err = -ENOMEM;
+		*err = metrics__was_evicted(m, v, &gone);
+		if (*err)
 			return NULL;
-		}
-		gone = htab_find(m->evicted, evicted_key(key, len)) != NULL;
-		free(key);
 		if (gone) {
 			*dropped = true;
 			return metrics__other(m, v, err);
 		}
-		if (m->n_own < m->max_series) {
+		if (m->n_own < m->own_max) {
 			s = metrics__find(m, v, true, SERIES_OWN, err);
-			if (s && m->n_series > before)
+			if (s)
 				m->n_own++;
 			return s;
 		}
@@ -373,7 +467,7 @@ static struct metrics_series *metrics__series_of(struct metrics *m,
 	s->rank_ns += wait_ns;
 	min = metrics__smallest(m->series, m->n_series, SERIES_OWN);
 	if (min && s->rank_ns > min->rank_ns &&
-	    !array__grow(&m->series, &m->cap, m->n_series + 1,
+	    !array__grow(&m->series, &m->cap, m->n_series + 2,
 			 sizeof(*m->series))) {
 		*err = metrics__evict(m, min);
 		if (*err)
@@ -398,8 +492,10 @@ static struct metrics_series *metrics__series_of(struct metrics *m,
 
 int metrics__add(struct metrics *m, const struct metrics_row *row)
 {
-	const char *v[4] = { row->process, row->type, row->object,
-			     row->callsite };
+	const char *v[METRICS_LABELS] = {
+		row->process, row->class, row->type, row->object,
+		row->callsite,
+	};
 	struct metrics_series *s;
 	bool dropped;
 	int err = 0;
@@ -433,31 +529,86 @@ int metrics__add(struct metrics *m, const struct metrics_row *row)
 	return 0;
 }
 
-/* A label value, escaped as the exposition format wants. */
-static void write_value(FILE *out, const char *v)
+/*
+ * A scrape's lines, built in memory and written a chunk at a time: the
+ * exposition is ~20 lines per series, and stdio's formatting per number
+ * was most of a scrape's cost.
+ */
+struct metrics_out {
+	FILE *out;
+	char *data;
+	size_t len, cap;
+	int err;
+};
+
+#define METRICS_FLUSH	(64 * 1024)
+
+static void out__put(struct metrics_out *o, const char *text, size_t n)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*v, out);
+	if (o->err)
+		return;
+	if (array__grow(&o->data, &o->cap, o->len + n, 1)) {
+		o->err = -ENOMEM;
+		return;
 	}
+	memcpy(o->data + o->len, text, n);
+	o->len += n;
 }
 
-static void write_labels(FILE *out, const struct metrics_series *s,
-			 const char *le)
+static void out__str(struct metrics_out *o, const char *text)
 {
-	fputc('{', out);
-	for (int i = 0; i < 4; i++) {
-		fprintf(out, "%s%s=\"", i ? "," : "", label_names[i]);
-		write_value(out, s->label[i]);
-		fputc('"', out);
+	out__put(o, text, strlen(text));
+}
+
+/* v in decimal, at least width digits (leading zeros). */
+static void out__u64(struct metrics_out *o, uint64_t v, int width)
+{
+	char digits[24];
+	size_t at = sizeof(digits);
+
+	do {
+		digits[--at] = (char)('0' + v % 10);
+		v /= 10;
+		width--;
+	} while (v || width > 0);
+	out__put(o, digits + at, sizeof(digits) - at);
+}
+
+static void out__flush(struct metrics_out *o)
+{
+	if (!o->err && o->len && fwrite(o->data, 1, o->len, o->out) != o->len)
+		o->err = -EIO;
+	o->len = 0;
+}
+
+/* name{labels[,le="le"]} */
+static void out__head(struct metrics_out *o, const char *name,
+		      const struct metrics_series *s, const char *le)
+{
+	out__str(o, name);
+	out__put(o, "{", 1);
+	out__put(o, s->text, s->text_len);
+	if (le) {
+		out__put(o, ",le=\"", 5);
+		out__str(o, le);
+		out__put(o, "\"", 1);
 	}
-	if (le)
-		fprintf(out, ",le=\"%s\"", le);
-	fputc('}', out);
+	out__put(o, "} ", 2);
+}
+
+static void out__u64_line(struct metrics_out *o, uint64_t v)
+{
+	out__u64(o, v, 1);
+	out__put(o, "\n", 1);
+}
+
+/* ns as seconds, to the nanosecond. */
+static void out__seconds_line(struct metrics_out *o, uint64_t ns)
+{
+	out__u64(o, ns / UINT64_C(1000000000), 1);
+	out__put(o, ".", 1);
+	out__u64(o, ns % UINT64_C(1000000000), 9);
+	out__put(o, "\n", 1);
 }
 
 static void write_family(FILE *out, const char *name, const char *type,
@@ -466,58 +617,78 @@ static void write_family(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Which value of a series a counter family shows. */
+enum metrics_value {
+	VALUE_WAIT,
+	VALUE_COUNT,
+	VALUE_FAILED,
+};
+
+static void metrics__write_counter(const struct metrics *m,
+				   struct metrics_out *o, const char *name,
+				   enum metrics_value value)
+{
+	for (size_t i = 0; i < m->n_series; i++) {
+		const struct metrics_series *s = m->series[i];
+
+		out__head(o, name, s, NULL);
+		if (value == VALUE_WAIT)
+			out__seconds_line(o, s->wait_ns);
+		else
+			out__u64_line(o, value == VALUE_COUNT ? s->count
+							      : s->failed);
+		if (o->len >= METRICS_FLUSH)
+			out__flush(o);
+	}
+	out__flush(o);
+}
+
+static void metrics__write_histogram(const struct metrics_series *s,
+				     struct metrics_out *o)
+{
+	uint64_t cum = 0;
+
+	for (int b = 0; b <= METRICS_BUCKETS; b++) {
+		cum += s->buckets[b];
+		out__head(o, "syncprof_lock_wait_seconds_bucket", s,
+			  b < METRICS_BUCKETS ? bucket_le[b] : "+Inf");
+		out__u64_line(o, cum);
+	}
+	out__head(o, "syncprof_lock_wait_seconds_sum", s, NULL);
+	out__seconds_line(o, s->wait_ns);
+	out__head(o, "syncprof_lock_wait_seconds_count", s, NULL);
+	out__u64_line(o, s->hist_total);
+	if (o->len >= METRICS_FLUSH)
+		out__flush(o);
+}
+
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		   FILE *out)
 {
+	struct metrics_out o = { .out = out };
+
 	write_family(out, "syncprof_lock_wait_seconds_total", "counter",
-		     "Time threads spent blocked waiting on the lock.");
-	for (size_t i = 0; i < m->n_series; i++) {
-		fputs("syncprof_lock_wait_seconds_total", out);
-		write_labels(out, m->series[i], NULL);
-		fprintf(out, " %.9f\n", (double)m->series[i]->wait_ns * 1e-9);
-	}
+		     "Time threads spent blocked waiting on the lock "
+		     "(class=\"lock\") or for the event (class=\"event\").");
+	metrics__write_counter(m, &o, "syncprof_lock_wait_seconds_total",
+			       VALUE_WAIT);
 	write_family(out, "syncprof_lock_waits_total", "counter",
 		     "Waits that ended with the lock (contended acquisitions).");
-	for (size_t i = 0; i < m->n_series; i++) {
-		fputs("syncprof_lock_waits_total", out);
-		write_labels(out, m->series[i], NULL);
-		fprintf(out, " %" PRIu64 "\n", m->series[i]->count);
-	}
+	metrics__write_counter(m, &o, "syncprof_lock_waits_total", VALUE_COUNT);
 	write_family(out, "syncprof_lock_failed_total", "counter",
 		     "Waits that ended without the lock (timeouts, failed "
 		     "trylocks, errors).");
-	for (size_t i = 0; i < m->n_series; i++) {
-		fputs("syncprof_lock_failed_total", out);
-		write_labels(out, m->series[i], NULL);
-		fprintf(out, " %" PRIu64 "\n", m->series[i]->failed);
-	}
+	metrics__write_counter(m, &o, "syncprof_lock_failed_total",
+			       VALUE_FAILED);
 	write_family(out, "syncprof_lock_wait_seconds", "histogram",
 		     "Single waits by duration (the kernel's log2 buckets, "
 		     "every other one).");
-	for (size_t i = 0; i < m->n_series; i++) {
-		const struct metrics_series *s = m->series[i];
-		uint64_t cum = 0;
-		char le[32];
-
-		for (int b = 0; b <= METRICS_BUCKETS; b++) {
-			cum += s->buckets[b];
-			if (b < METRICS_BUCKETS)
-				snprintf(le, sizeof(le), "%.10g",
-					 (double)(1ull << (METRICS_FIRST_LOG2 +
-							   METRICS_STEP * b)) * 1e-9);
-			else
-				strcpy(le, "+Inf");
-			fputs("syncprof_lock_wait_seconds_bucket", out);
-			write_labels(out, s, le);
-			fprintf(out, " %" PRIu64 "\n", cum);
-		}
-		fputs("syncprof_lock_wait_seconds_sum", out);
-		write_labels(out, s, NULL);
-		fprintf(out, " %.9f\n", (double)s->wait_ns * 1e-9);
-		fputs("syncprof_lock_wait_seconds_count", out);
-		write_labels(out, s, NULL);
-		fprintf(out, " %" PRIu64 "\n", s->hist_total);
-	}
+	for (size_t i = 0; i < m->n_series; i++)
+		metrics__write_histogram(m->series[i], &o);
+	out__flush(&o);
+	free(o.data);
+	if (o.err)
+		return o.err;
 	write_family(out, "syncprof_dropped_total", "counter",
 		     "Waits and events syncprof could not count, by cause.");
 	for (size_t i = 0; i < h->n_drops; i++)
@@ -529,10 +700,13 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 	write_family(out, "syncprof_series", "gauge",
 		     "Series of waits exposed, the \"other\" ones included.");
 	fprintf(out, "syncprof_series %zu\n", m->n_series);
+	write_family(out, "syncprof_series_max", "gauge",
+		     "The bound on syncprof_series (--max-series).");
+	fprintf(out, "syncprof_series_max %u\n", m->max_series);
 	write_family(out, "syncprof_series_dropped_waits_total", "counter",
-		     "Waits summed under object=\"other\", callsite=\"other\" "
-		     "because --max-series left their series no room "
-		     "(evicted series' waits included).");
+		     "Waits summed under a class's \"other\" series because "
+		     "--max-series left their series no room (evicted "
+		     "series' waits included).");
 	fprintf(out, "syncprof_series_dropped_waits_total %" PRIu64 "\n",
 		m->dropped_waits);
 	write_family(out, "syncprof_series_evicted_total", "counter",
@@ -546,5 +720,6 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",
 		h->resident_bytes);
+	cachemetrics__write(out);
 	return ferror(out) ? -EIO : 0;
 }

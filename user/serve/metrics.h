@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --serve's /metrics: the waits as Prometheus counters and a histogram,
- * one series per {process, type, object, callsite}, fed with the change
- * of every read of the probes, and written in the text exposition
- * format.  At most max_series series of waits, the top ones by wait
- * time; the waits of a label set that finds no room go to {process,
- * type, object="other", callsite="other"} (those too at most max_series,
- * then process="other" as well), and are counted.
+ * one series per {process, class, type, object, callsite}, fed with the
+ * change of every read of the probes, and written in the text exposition
+ * format.  At most max_series series in all, the "other" ones included:
+ * the top label sets by wait time have series of their own, and the
+ * waits of the rest go to an "other" series ({process, class, type,
+ * object="other", callsite="other"} while a tenth of the bound lasts,
+ * then {process="other", class, type="other", ...}), and are counted.
  */
 #ifndef SYNCPROF_METRICS_H
 #define SYNCPROF_METRICS_H
@@ -17,13 +18,17 @@
 
 #include "syncprof.h"
 
+/* The fewest series a bound allows: a class's "other" each, and one. */
+#define METRICS_MIN_SERIES	3
+
 struct metrics;
 
 /* One row of a read's change, named. */
 struct metrics_row {
 	const char *process;	/* the program's name */
+	const char *class;	/* "lock" or "event" (locktype__class) */
 	const char *type;	/* mutex, condvar, ... */
-	const char *object;	/* symbol or 0xaddress */
+	const char *object;	/* symbol, or a name for many objects */
 	const char *callsite;	/* "function file:line", "function+0xoff" */
 	uint64_t count;
 	uint64_t wait_ns;
@@ -41,6 +46,7 @@ struct metrics_health {
 	uint64_t resident_bytes;
 };
 
+/* max_series below METRICS_MIN_SERIES is taken as that. */
 int metrics__new(unsigned int max_series, struct metrics **out);
 void metrics__free(struct metrics *m);
 /*
@@ -48,7 +54,7 @@ void metrics__free(struct metrics *m);
  * grows, whatever happens to the rows it came from.  0 or -ENOMEM.
  */
 int metrics__add(struct metrics *m, const struct metrics_row *row);
-/* Series of waits held, "other" ones included. */
+/* Series of waits held, "other" ones included: at most max_series. */
 size_t metrics__series(const struct metrics *m);
 /* The exposition: every series, then the health series. */
 int metrics__write(const struct metrics *m, const struct metrics_health *h,

@@ -37,6 +37,7 @@
 #include "listen.h"
 #include "locktype.h"
 #include "log.h"
+#include "metricnames.h"
 #include "metrics.h"
 #include "names.h"
 #include "pprof.h"
@@ -101,15 +102,6 @@ static const struct report_settings serve_settings = {
 	.top = 0,
 };
 
-static const char *serve__comm(const struct procset_entry *procs, size_t n,
-			       int64_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (procs[i].pid == pid)
-			return procs[i].comm ? procs[i].comm : "?";
-	return "?";
-}
-
 /* pprof's "process" label. */
 static const char *serve__process_name(const void *ctx, pid_t pid)
 {
@@ -121,70 +113,13 @@ static const char *serve__process_name(const void *ctx, pid_t pid)
 	return NULL;
 }
 
-/* The call site as the contract names it: "function file:line", "function+0xoff". */
-static void serve__callsite(const struct symbol_info *info, uint64_t addr,
-			    char *buf, size_t len)
-{
-	char raw[TEXT_MAX];
-	const char *module = info->module ? strrchr(info->module, '/') : NULL;
-
-	module = module ? module + 1 : info->module;
-	if (info->function && info->file && info->line)
-		snprintf(raw, sizeof(raw), "%s %s:%u", info->function,
-			 info->file, info->line);
-	else if (info->function)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, info->function,
-			 info->function_offset);
-	else if (module)
-		snprintf(raw, sizeof(raw), "%s+0x%" PRIx64, module,
-			 info->module_offset);
-	else
-		snprintf(raw, sizeof(raw), "0x%" PRIx64, addr);
-	text__sanitize(raw, buf, len);
-}
-
 int serve__add_delta(struct serve *s, const struct snapshot *delta,
 		     const struct procset_entry *procs, size_t n_procs)
 {
-	struct report_rows rows = { 0 };
-	struct row_names *names = NULL;
-	int err;
-
-	if (!s || !delta || !snapshot__count(delta))
+	if (!s)
 		return 0;
-	err = report__build(snapshot__entries(delta), snapshot__count(delta),
-			    &serve_settings, &rows);
-	if (!err)
-		err = names__rows(s->cfg.symbolizer, &rows, &names);
-	for (size_t i = 0; !err && i < rows.count; i++) {
-		const struct report_row *r = &rows.rows[i];
-		char process[64], object[TEXT_MAX], site[TEXT_MAX];
-		struct metrics_row m;
-
-		text__sanitize(serve__comm(procs, n_procs, r->pid), process,
-				 sizeof(process));
-		if (names[i].object_symbol)
-			text__sanitize(names[i].object_symbol, object,
-					 sizeof(object));
-		else
-			snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
-		serve__callsite(&names[i].callsite, r->callsite, site,
-				sizeof(site));
-		m = (struct metrics_row){
-			.process = process,
-			.type = locktype__name(r->type),
-			.object = object,
-			.callsite = site,
-			.count = r->count,
-			.wait_ns = r->wait_ns,
-			.failed = r->failed,
-			.hist = r->hist,
-		};
-		err = metrics__add(s->metrics, &m);
-	}
-	free(names);
-	report__free(&rows);
-	return err;
+	return metricnames__add(s->metrics, s->cfg.symbolizer, delta, procs,
+				n_procs, s->cfg.coalesce);
 }
 
 /* ---- pages ------------------------------------------------------------- */
@@ -305,6 +240,7 @@ static int serve__profile_page(struct serve *s, const struct serve_view *v,
 		const struct pprof_window window = {
 			.pid = v->pid,
 			.comm = v->comm,
+			.scope = v->scope,
 			.process_name = serve__process_name,
 			.process_ctx = v,
 			.mode = v->mode,

@@ -13,6 +13,7 @@
 #ifndef SYNCPROF_SERVE_H
 #define SYNCPROF_SERVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,7 +22,7 @@
 #include "snapshot.h"
 #include "stacktab.h"
 #include "symbolizer.h"
-#include "why.h"
+#include "whyrows.h"
 
 /* The run as a scrape sees it, just read (the caller's, valid until the next read). */
 struct serve_view {
@@ -34,6 +35,8 @@ struct serve_view {
 	uint64_t now_ns;
 	pid_t pid;			/* the first target */
 	const char *comm;
+	const char *scope;		/* what the run follows (pprof's
+					   header; session__scope) */
 	const char *mode;
 	const struct procset_entry *processes;	/* NULL: pid alone */
 	size_t n_processes;
@@ -44,6 +47,9 @@ struct serve_view {
 struct serve_config {
 	const char *listen;		/* [HOST:]PORT */
 	unsigned int max_series;	/* --max-series */
+	bool coalesce;			/* a program's objects of one kind
+					   share a series (--no-coalesce:
+					   not) */
 	struct symbolizer *symbolizer;	/* names rows and frames */
 	const struct stacktab *stacks;	/* the run's stacks; NULL: none */
 	/* Reads the probes now (through serve__add_delta) and fills *view. */

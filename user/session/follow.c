@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "blockedtime.h"
+#include "clock.h"
 #include "format.h"
 #include "hostprocs.h"
 #include "log.h"
@@ -26,6 +28,7 @@
 #include "snapshot.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "whycharges.h"
 #include "session.h"
 
 /* The processes a session follows, and what is pending about them. */
@@ -34,6 +37,8 @@ struct follow {
 	struct procspace *space;	/* several processes; else NULL */
 	bool root_exited;	/* the first target's pidfd said so */
 	bool notice_children;	/* the --children notice was given */
+	struct blockedtime *blocked;	/* the threads' blocked time, for
+					   the --off-cpu notice; or NULL */
 	struct probes_proc_event *naming;	/* events whose names wait */
 	size_t n_naming, naming_cap;
 };
@@ -84,6 +89,7 @@ void session__follow_free(struct session *s)
 	if (!f)
 		return;
 	procspace__free(f->space);
+	blockedtime__free(f->blocked);
 	free(f->naming);
 	procset__free(f->procs);
 	free(f);
@@ -131,6 +137,30 @@ static void session__rekey_one(void *ctx, struct sp_key *key)
 	key->object = procspace__canonical(space, pid, key->object);
 }
 
+void session__rename(struct session *s)
+{
+	target__refresh(s->target);
+	if (s->follow)
+		procset__exec(s->follow->procs, target__pid(s->target),
+			      target__comm(s->target));
+}
+
+/*
+ * A --blame charge: the release's site and stack are in its process
+ * (key->pid), the object in the waiter's, which owner_tid names when it
+ * is another (bpf/measure/blame.bpf.h).
+ */
+static void session__rekey_release(void *ctx, struct sp_key *key)
+{
+	struct procspace *space = ctx;
+	pid_t waiter = key->owner_tid ? (pid_t)key->owner_tid : (pid_t)key->pid;
+
+	key->callsite = procspace__canonical(space, (pid_t)key->pid,
+					     key->callsite);
+	key->object = procspace__canonical(space, waiter, key->object);
+	key->owner_tid = 0;
+}
+
 /* The first target's name now: after an exec, its new program's. */
 const char *session__comm(struct session *s)
 {
@@ -141,6 +171,35 @@ const char *session__comm(struct session *s)
 	return list && n ? list[0].comm : target__comm(s->target);
 }
 
+void session__scope(struct session *s, char *buf, size_t len)
+{
+	const struct options *o = s->opts;
+	const char *children = o->children ? " and their children" : "";
+	size_t at;
+
+	if (o->all) {
+		snprintf(buf, len, "--all (every process of the host)");
+		return;
+	}
+	if (o->n_pids <= 1) {
+		snprintf(buf, len, "pid %d (%s)%s", (int)target__pid(s->target),
+			 session__comm(s), o->children ? " and its children" : "");
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "pids");
+	for (size_t i = 0; i < o->n_pids && at < len; i++) {
+		/* Room for " ...": a long list is cut, and says so. */
+		if (at + 16 + strlen(children) >= len) {
+			at += (size_t)snprintf(buf + at, len - at, " ...");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, len - at, " %d",
+				       (int)o->pids[i]);
+	}
+	if (at < len)
+		snprintf(buf + at, len - at, "%s", children);
+}
+
 /* A snapshot's rows of several processes, merged by module and offset. */
 void session__rekey(struct session *s, struct snapshot *snap)
 {
@@ -148,14 +207,101 @@ void session__rekey(struct session *s, struct snapshot *snap)
 		snapshot__rekey(snap, session__rekey_one, session__space(s));
 }
 
+void session__rekey_blame(struct session *s, struct snapshot *snap)
+{
+	if (session__space(s) && snap)
+		snapshot__rekey(snap, session__rekey_release,
+				session__space(s));
+}
+
+void session__rekey_why(struct session *s, struct why *w)
+{
+	if (session__space(s) && w)
+		why__rekey(w, session__rekey_one, session__space(s));
+}
+
+/* Every process followed and alive now: its threads sampled. */
+static void session__blocked_sample(struct session *s)
+{
+	uint64_t now = clock__monotonic_ns();
+	size_t n = 0;
+	const struct procset_entry *procs = session__processes(s, &n);
+
+	if (!s->follow || !s->follow->blocked)
+		return;
+	blockedtime__round_begin(s->follow->blocked);
+	if (!procs)
+		blockedtime__sample(s->follow->blocked, target__pid(s->target),
+				    now);
+	for (size_t i = 0; procs && i < n; i++)
+		if (!procs[i].exited)
+			blockedtime__sample(s->follow->blocked, procs[i].pid,
+					    now);
+	blockedtime__round_end(s->follow->blocked);
+}
+
+/*
+ * Without --off-cpu (and without filters, which leave lock waits out;
+ * not with --all, nor --serve, whose scrapes say what there is): the
+ * processes' threads' blocked time from now on,
+ * sampled each housekeeping period, for session__notice_off_cpu.
+ */
+void session__blocked_start(struct session *s)
+{
+	const struct options *o = s->opts;
+
+	if (o->off_cpu || o->all || o->serve || o->n_tids || o->types ||
+	    o->min_wait_ns || o->object || !s->follow ||
+	    blockedtime__new(&s->follow->blocked))
+		return;
+	session__blocked_sample(s);
+}
+
+void session__blocked_housekeep(struct session *s)
+{
+	session__blocked_sample(s);
+}
+
+/*
+ * At the end: when the threads were blocked mostly outside the lock
+ * waits counted (those that ended, and those still in progress,
+ * waiting), says once that --off-cpu sees the rest.
+ */
+void session__notice_off_cpu(struct session *s,
+			     const struct snapshot *totals,
+			     const struct snapshot *waiting)
+{
+	const struct snapshot_entry *e;
+	uint64_t blocked, lock = 0;
+	const char *text;
+
+	if (!s->follow || !s->follow->blocked || !s->notices)
+		return;
+	/* Work in children not followed: that notice, not this one. */
+	session__notice_children(s, totals);
+	session__blocked_sample(s);
+	blocked = blockedtime__blocked_ns(s->follow->blocked);
+	e = totals ? snapshot__entries(totals) : NULL;
+	for (size_t i = 0; e && i < snapshot__count(totals); i++)
+		lock += e[i].wait_ns;
+	e = waiting ? snapshot__entries(waiting) : NULL;
+	for (size_t i = 0; e && i < snapshot__count(waiting); i++)
+		lock += e[i].wait_ns;
+	if (blocked <= 2 * lock)
+		return;
+	text = notices__off_cpu(s->notices, blocked, lock);
+	if (text)
+		log__notice("%s", text);
+}
+
 /*
  * The target has children, --children was not given, and it shows no
  * lock activity itself: the work is likely in the children.  Said once
  * on stderr, and in the JSON reports from then on.
  */
-void session__notice_children(struct session *s)
+void session__notice_children(struct session *s,
+			      const struct snapshot *totals)
 {
-	const struct snapshot *totals = session__totals(s);
 	const struct snapshot_entry *e;
 	const char *text;
 	pid_t *kids = NULL;

@@ -34,7 +34,7 @@
 #include "threadrun.h"
 #include "threadstates.h"
 #include "threadtable.h"
-#include "why.h"
+#include "whyrows.h"
 #include "session.h"
 
 /* The windows a session reports, and where they go. */
@@ -50,10 +50,11 @@ struct reports {
 	uint64_t live_ns;		/* the live screen's last findings */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
-	uint64_t attach_ns;	/* when counting began */
+	uint64_t attach_ns;	/* when counting began: the probes went live */
 	uint64_t last_ns;	/* when the last report's window ended */
 	uint64_t next_window;	/* the first window of the next delta report */
 	unsigned int sequence;	/* reports printed */
+	unsigned int explained;	/* the columns the table's legend gave */
 	struct threadtable *threads;	/* --states: the kernel's table */
 	struct threadstates *states;	/* --states: the accounting */
 	bool group_threads;	/* --states: by name (the live screen's g) */
@@ -140,17 +141,21 @@ static void session__findings(struct session *s,
 			      const struct session_views *v,
 			      uint64_t window_ns, struct findout *out);
 
-/* Counting begins now (before the probes: their first window). */
-void session__set_origin(struct session *s)
+/*
+ * Counting begins at at_ns (0: now): when the probes went live (and
+ * once before the attach, for a target that leaves before they do).
+ */
+void session__set_origin(struct session *s, uint64_t at_ns)
 {
 	struct reports *r = s->reports;
 
-	r->attach_ns = r->last_ns = clock__monotonic_ns();
+	r->attach_ns = r->last_ns = at_ns ? at_ns : clock__monotonic_ns();
 }
 
 /*
- * The probes are attached: the first window began at the origin, before
- * they went live (a call they counted cannot have ended before it); with
+ * The probes are attached: the first window began at the origin, once
+ * every probe that counts was in (the load, the verifier and the
+ * placing of the probes count nothing, and are no part of it); with
  * --states it begins at the first read of the threads map.  *origin_ns:
  * when.
  */
@@ -203,9 +208,17 @@ int session__states_start(struct session *s)
 		      live__applies(s->opts, isatty(STDOUT_FILENO));
 	int err = threadstates__new(totals, &r->states);
 
+	size_t n_procs = 0;
+	const struct procset_entry *procs = session__processes(s, &n_procs);
+
 	if (!err)
 		err = threadtable__new(probes__threads_fd(s->probes), pid,
 				       &r->threads);
+	/* Several (--why): every process followed so far; forks later are
+	   added by the programs as they fork. */
+	for (size_t i = 0; !err && i < n_procs; i++)
+		if (!procs[i].exited)
+			err = threadtable__add_pid(r->threads, procs[i].pid);
 	if (!err)
 		err = threadtable__sync(r->threads, clock__monotonic_ns());
 	if (!err) {
@@ -479,14 +492,17 @@ static int session__print(struct session *s, const struct session_views *v,
 	size_t n_notices = 0;
 	size_t n_procs = 0;
 	const struct procset_entry *procs = session__processes(s, &n_procs);
-	const struct session_calibration *cal = session__calibration(s);
+	const struct session_calibration *cal = &s->calibration;
 	struct probes_late_stats late;
+	char scope[256];
 
 	probes__late_stats(s->probes, &late);
-	session__notice_children(s);
+	session__notice_children(s, session__totals(s));
+	session__scope(s, scope, sizeof(scope));
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
+		.scope = scope,
 		.processes = procs,
 		.n_processes = n_procs,
 		.mode = options__mode_name(s->opts->mode),
@@ -527,6 +543,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.stacks = stacks,
 		.symbolizer = s->symbolizer,
 		.stacktab = s->stacks,
+		.width = outfile__terminal_cols(r->out),
+		.explained = &r->explained,
 	};
 	err = format__report(r->out, &cfg, &meta, &rows, names);
 	if (r->out_file)	/* names the file, once; a profile put in place */
@@ -687,8 +705,9 @@ int session__report(struct session *s, bool final)
 		err = probes__read_why(s->probes, &why);
 	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
 		err = probes__read_caused(s->probes, &caused);
-	session__rekey(s, blame);
-	session__rekey(s, caused);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
+	session__rekey_blame(s, caused);
 	if (err) {
 		snapshot__free(blame);
 		snapshot__free(caused);
@@ -697,6 +716,8 @@ int session__report(struct session *s, bool final)
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
+	if (final)
+		session__notice_off_cpu(s, session__totals(s), waiting);
 	if (s->opts->cumulative) {
 		views = (struct session_views){ r->prev, blame, why, waiting,
 						caused };
@@ -753,7 +774,7 @@ static void session__live_findings(struct session *s,
 
 	if (s->probes && s->opts->mode == MODE_CONTENDED &&
 	    !probes__read_caused(s->probes, &caused)) {
-		session__rekey(s, caused);
+		session__rekey_blame(s, caused);
 		if (snapshot__delta(caused, r->prev_caused, &caused_delta))
 			caused_delta = NULL;
 		snapshot__free(r->prev_caused);
@@ -803,6 +824,7 @@ int session__refresh(struct session *s)
 		struct why *why = NULL;
 
 		err = probes__read_why(s->probes, &why);
+		session__rekey_why(s, why);
 		if (err) {
 			snapshot__free(delta);
 			return err;
@@ -836,8 +858,9 @@ int session__live_end(struct session *s)
 		err = probes__read_why(s->probes, &why);
 	if (!err && s->opts->mode == MODE_CONTENDED)
 		err = probes__read_caused(s->probes, &caused);
-	session__rekey(s, blame);
-	session__rekey(s, caused);
+	session__rekey_why(s, why);
+	session__rekey_blame(s, blame);
+	session__rekey_blame(s, caused);
 	if (err) {
 		snapshot__free(blame);
 		snapshot__free(caused);

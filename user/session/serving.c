@@ -13,7 +13,7 @@
 #include "serve.h"
 #include "snapshot.h"
 #include "target.h"
-#include "why.h"
+#include "whyrows.h"
 #include "session.h"
 
 /* The server, and the last reads of --blame's and --why's charges. */
@@ -21,6 +21,7 @@ struct serving {
 	struct serve *serve;
 	struct snapshot *blame;
 	struct why *why;
+	char scope[256];	/* the view's */
 };
 
 /* A scrape: the probes read now, processes named as they are now. */
@@ -38,21 +39,24 @@ static int session__serve_read(void *ctx, struct serve_view *v)
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
-		session__rekey(s, g->blame);
+		session__rekey_blame(s, g->blame);
 	}
 	if (!err && s->probes && s->opts->why) {
 		why__free(g->why);
 		g->why = NULL;
 		err = probes__read_why(s->probes, &g->why);
+		session__rekey_why(s, g->why);
 	}
 	if (err)
 		return err;
+	session__scope(s, g->scope, sizeof(g->scope));
 	*v = (struct serve_view){
 		.waits = session__totals(s),
 		.blame = g->blame,
 		.why = g->why,
 		.pid = target__pid(s->target),
 		.comm = session__comm(s),
+		.scope = g->scope,
 		.mode = options__mode_name(s->opts->mode),
 		.followed = session__alive(s),
 	};
@@ -67,6 +71,7 @@ int session__serve_start(struct session *s)
 	const struct serve_config cfg = {
 		.listen = s->opts->serve,
 		.max_series = s->opts->max_series,
+		.coalesce = s->opts->coalesce,
 		.symbolizer = s->symbolizer,
 		.stacks = s->stacks,
 		.read = session__serve_read,

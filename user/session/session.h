@@ -20,6 +20,13 @@ struct format_drops;
 struct procset_entry;
 struct snapshot;
 struct target;
+struct why;
+
+/* The probes' own time, taken out of each call (full mode). */
+struct session_calibration {
+	uint64_t ns;
+	uint64_t site_ns[SP_SITE__COUNT];	/* by kind of site */
+};
 
 /*
  * A run: what every stage reads (the options, the target, the probes,
@@ -35,16 +42,12 @@ struct session {
 	struct notices *notices;	/* what syncprof cannot see in it */
 	struct recording *recording;	/* --record, --chrome; or NULL */
 	struct live *live;		/* the live screen, or NULL */
+	/* startup.c measures it; zero without calibration */
+	struct session_calibration calibration;
 	struct startup *startup;	/* startup.c: what the start made */
 	struct follow *follow;		/* follow.c: the processes followed */
 	struct reports *reports;	/* reports.c: windows and outputs */
 	struct serving *serving;	/* serving.c: --serve, or NULL */
-};
-
-/* The probes' own time, taken out of each call (full mode). */
-struct session_calibration {
-	uint64_t ns;
-	uint64_t site_ns[SP_SITE__COUNT];	/* by kind of site */
 };
 
 /*
@@ -57,7 +60,6 @@ struct session_calibration {
 /* startup.c */
 int session__start(struct session *s, char *library, size_t len,
 		   int argc, char **argv);
-const struct session_calibration *session__calibration(const struct session *s);
 void session__report_costs(struct session *s);
 void session__startup_free(struct session *s);
 
@@ -65,7 +67,7 @@ void session__startup_free(struct session *s);
 int session__reports_open(struct session *s);
 void session__reports_begin(struct session *s);
 int session__reports_close(struct session *s);
-void session__set_origin(struct session *s);
+void session__set_origin(struct session *s, uint64_t at_ns);
 int session__open_window(struct session *s, uint64_t *origin_ns);
 int session__states_start(struct session *s);
 /* --lock-order: the reader of the probes' order pairs. */
@@ -94,8 +96,32 @@ const struct procset_entry *session__processes(const struct session *s,
 size_t session__alive(const struct session *s);
 uint64_t session__translate(void *ctx, pid_t pid, uint64_t addr);
 const char *session__comm(struct session *s);
+/*
+ * The first target's name read again (an exec the probes did not see,
+ * before they were in or as it exited): the reports name it so.
+ */
+void session__rename(struct session *s);
+/*
+ * What the run follows, for a profile's header: "--all (every process
+ * of the host)", "pids 12 34 and their children", "pid 12 (name)".
+ */
+void session__scope(struct session *s, char *buf, size_t len);
 void session__rekey(struct session *s, struct snapshot *snap);
-void session__notice_children(struct session *s);
+/* --blame's charges: objects by the waiter's process. */
+void session__rekey_blame(struct session *s, struct snapshot *snap);
+/* --why's charges: rows and roots' sites merged the same way. */
+void session__rekey_why(struct session *s, struct why *w);
+/* totals: the waits since attach, as last read (session__totals). */
+void session__notice_children(struct session *s,
+			      const struct snapshot *totals);
+/* The --off-cpu notice's samples: the first (startup), one per
+   housekeeping period, and its check (the last report: totals, the
+   waits since attach, and waiting, those still in progress). */
+void session__blocked_start(struct session *s);
+void session__blocked_housekeep(struct session *s);
+void session__notice_off_cpu(struct session *s,
+			     const struct snapshot *totals,
+			     const struct snapshot *waiting);
 void session__modules_changed(struct session *s);
 void session__follow_threads(struct session *s);
 void session__add_descendants(struct session *s, pid_t root);

@@ -36,7 +36,6 @@
 struct startup {
 	struct libcmodel *libc;	/* contended mode: the target's libc */
 	struct skiplist *skip;	/* --skip */
-	struct session_calibration calibration;
 };
 
 /* --states: threads the kernel's table holds, dead ones until read. */
@@ -113,8 +112,8 @@ static void calibrate_probes(struct session *s, uint64_t *by_site)
 			"their own time", strerror(-err));
 		return;
 	}
-	s->startup->calibration.ns = cal.ns;
-	memcpy(s->startup->calibration.site_ns, cal.by_site,
+	s->calibration.ns = cal.ns;
+	memcpy(s->calibration.site_ns, cal.by_site,
 	       sizeof(cal.by_site));
 	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
 	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
@@ -187,7 +186,7 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
 /* --record, --chrome: the writer starts before the probes go live. */
 static int recording_start(struct session *s, int argc, char **argv)
 {
-	const struct session_calibration *cal = &s->startup->calibration;
+	const struct session_calibration *cal = &s->calibration;
 	char cmdline[4096];
 
 	command_line(argc, argv, cmdline, sizeof(cmdline));
@@ -208,13 +207,6 @@ static int recording_start(struct session *s, int argc, char **argv)
 	};
 
 	return recording__start(&cfg, &s->recording);
-}
-
-const struct session_calibration *session__calibration(const struct session *s)
-{
-	static const struct session_calibration none;
-
-	return s->startup ? &s->startup->calibration : &none;
 }
 
 void session__startup_free(struct session *s)
@@ -321,8 +313,9 @@ static void all_library_path(char *library)
 
 /*
  * Finds the target's libc, names its modules, loads and attaches the
- * probes and lets a launched target go.  attach_ns is taken before the
- * probes go live: the first window holds what they count meanwhile.
+ * probes and lets a launched target go.  attach_ns is when every probe
+ * that counts was in, after their load and placing: the first window
+ * holds what they count from then on, not the time they took.
  */
 int session__start(struct session *s, char *library, size_t len,
 		   int argc, char **argv)
@@ -359,10 +352,17 @@ int session__start(struct session *s, char *library, size_t len,
 		err = skiplist__new(opts->skip, opts->n_skip, &s->startup->skip);
 	if (!err && !opts->no_skip)
 		err = skiplist__add_wrappers(s->startup->skip);
-	if (!err)
-		err = notices__detect(target__pid(s->target),
-				      opts->mode != MODE_CONTENDED, several,
+	if (!err) {
+		const struct notices_run run = {
+			.full = opts->mode != MODE_CONTENDED,
+			.several = several,
+			.off_cpu = opts->off_cpu,
+			.lock_order = opts->lock_order,
+		};
+
+		err = notices__detect(target__pid(s->target), &run,
 				      &s->notices);
+	}
 	if (err) {
 		pr_err("%s", strerror(-err));
 		return err;
@@ -445,6 +445,9 @@ int session__start(struct session *s, char *library, size_t len,
 		probes__set_translate(s->probes, session__translate, s);
 	report_unwind_tables(s);
 	err = probes__attach(s->probes, library);
+	/* The report's window: from the probes live, not their load. */
+	if (probes__live_ns(s->probes))
+		session__set_origin(s, probes__live_ns(s->probes));
 	/* After the fork watch is on: none slips between. */
 	for (size_t i = 0; !err && opts->children && i < cfg.n_pids; i++)
 		session__add_descendants(s, cfg.pids[i]);
@@ -452,6 +455,7 @@ int session__start(struct session *s, char *library, size_t len,
 		err = session__states_start(s);
 	if (err)
 		return err;
+	session__blocked_start(s);
 	/* With --states, the first read of the threads map is the origin. */
 	err = session__open_window(s, &origin_ns);
 	if (err) {

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "order.h"
+#include "sortorder.h"
 #include "threadstates.h"
 
 /* Accounts per thread: running, runnable, sleep, then one per lock type. */

@@ -26,7 +26,8 @@
 
 struct threadtable {
 	int fd;
-	pid_t pid;
+	pid_t *pids;		/* the processes whose threads it seeds */
+	size_t n_pids, pids_cap;
 	struct thread_sample *samples;
 	size_t count;
 	size_t cap;
@@ -41,19 +42,39 @@ struct threadtable {
 int threadtable__new(int map_fd, pid_t pid, struct threadtable **out)
 {
 	struct threadtable *tt = calloc(1, sizeof(*tt));
+	int err;
 
 	if (!tt)
 		return -ENOMEM;
 	tt->fd = map_fd;
-	tt->pid = pid;
+	err = threadtable__add_pid(tt, pid);
+	if (err) {
+		threadtable__free(tt);
+		return err;
+	}
 	*out = tt;
 	return 0;
+}
+
+int threadtable__add_pid(struct threadtable *tt, pid_t pid)
+{
+	int err;
+
+	for (size_t i = 0; i < tt->n_pids; i++)
+		if (tt->pids[i] == pid)
+			return 0;
+	err = array__grow(&tt->pids, &tt->pids_cap, tt->n_pids + 1,
+			  sizeof(*tt->pids));
+	if (!err)
+		tt->pids[tt->n_pids++] = pid;
+	return err;
 }
 
 void threadtable__free(struct threadtable *tt)
 {
 	if (!tt)
 		return;
+	free(tt->pids);
 	free(tt->samples);
 	free(tt->dead);
 	free(tt->seeded);
@@ -135,9 +156,9 @@ static void read_schedstat(pid_t pid, const char *tid, struct sp_thread *t)
 }
 
 /* One thread /proc lists: into the table unless it is there. */
-static int threadtable__seed(struct threadtable *tt, uint32_t tid, char state,
-			     const char *comm, const char *tid_text,
-			     uint64_t now_ns)
+static int threadtable__seed(struct threadtable *tt, pid_t pid, uint32_t tid,
+			     char state, const char *comm,
+			     const char *tid_text, uint64_t now_ns)
 {
 	struct sp_thread t = {
 		.born_ns = now_ns,
@@ -148,7 +169,7 @@ static int threadtable__seed(struct threadtable *tt, uint32_t tid, char state,
 
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
 	t.out_state = t.state;
-	read_schedstat(tt->pid, tid_text, &t);
+	read_schedstat(pid, tid_text, &t);
 	if (bpf_map_update_elem(tt->fd, &tid, &t, BPF_NOEXIST))
 		return errno == EEXIST ? 0 : -errno;
 	err = array__grow(&tt->seeded, &tt->seeded_cap, tt->n_seeded + 1,
@@ -182,16 +203,17 @@ static void threadtable__unseed(struct threadtable *tt, const uint32_t *alive,
 	tt->n_seeded = kept;
 }
 
-int threadtable__sync(struct threadtable *tt, uint64_t now_ns)
+/* Seeds the threads of one process; their TIDs join alive. */
+static int threadtable__sync_pid(struct threadtable *tt, pid_t pid,
+				 uint64_t now_ns, uint32_t **alive,
+				 size_t *n_alive, size_t *cap)
 {
 	char path[64];
-	uint32_t *alive = NULL;
-	size_t n_alive = 0, cap = 0;
 	struct dirent *d;
 	DIR *dir;
 	int err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)tt->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return -errno;
@@ -200,20 +222,36 @@ int threadtable__sync(struct threadtable *tt, uint64_t now_ns)
 		char *end;
 		unsigned long tid = strtoul(d->d_name, &end, 10);
 
-		if (*end || !tid || read_task(tt->pid, d->d_name, &state, comm,
+		if (*end || !tid || read_task(pid, d->d_name, &state, comm,
 					      sizeof(comm)))
 			continue;	/* not a thread, or gone already */
 		if (state == 'Z' || state == 'X' || state == 'x')
 			continue;	/* exited: its time is not counted */
-		err = array__grow(&alive, &cap, n_alive + 1, sizeof(*alive));
+		err = array__grow(alive, cap, *n_alive + 1, sizeof(**alive));
 		if (!err)
-			err = threadtable__seed(tt, (uint32_t)tid, state, comm,
-						d->d_name, now_ns);
+			err = threadtable__seed(tt, pid, (uint32_t)tid, state,
+						comm, d->d_name, now_ns);
 		if (err)
 			break;
-		alive[n_alive++] = (uint32_t)tid;
+		(*alive)[(*n_alive)++] = (uint32_t)tid;
 	}
 	closedir(dir);
+	return err;
+}
+
+int threadtable__sync(struct threadtable *tt, uint64_t now_ns)
+{
+	uint32_t *alive = NULL;
+	size_t n_alive = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < tt->n_pids; i++) {
+		err = threadtable__sync_pid(tt, tt->pids[i], now_ns, &alive,
+					    &n_alive, &cap);
+		/* One of several gone already: the others still count. */
+		if ((err == -ENOENT || err == -ESRCH) && tt->n_pids > 1)
+			err = 0;
+	}
 	if (!err)
 		threadtable__unseed(tt, alive, n_alive);
 	free(alive);

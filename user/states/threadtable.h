@@ -18,6 +18,8 @@ struct threadtable;
 /* map_fd: the threads map (probes__threads_fd); not owned. */
 int threadtable__new(int map_fd, pid_t pid, struct threadtable **out);
 void threadtable__free(struct threadtable *tt);
+/* Another process whose threads threadtable__sync seeds (several). */
+int threadtable__add_pid(struct threadtable *tt, pid_t pid);
 /*
  * Puts the threads /proc/PID/task lists and the table lacks into it, as
  * born at now_ns (CLOCK_MONOTONIC), running if /proc says R, else asleep;

@@ -8,6 +8,7 @@
 #define SYNCPROF_DEBUGFETCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct debugfetch;
 
@@ -24,10 +25,14 @@ int debugfetch__new(double limit_s, struct debugfetch **out);
 void debugfetch__free(struct debugfetch *f);
 /*
  * The debug file of the module with this build ID: an open fd, and its
- * path in *path (malloc'ed); or -errno.  module names it in sentences.
+ * path in *path (malloc'ed); or -errno (-EFBIG: past the size limit,
+ * which module_size, the module's own, sets; -ENOEXEC: the reply was not
+ * the debug file, and is removed from the cache).  module names it in
+ * sentences.
  */
 int debugfetch__find(struct debugfetch *f, const unsigned char *id,
-		     size_t len, const char *module, char **path);
+		     size_t len, const char *module, uint64_t module_size,
+		     char **path);
 /*
  * What the fetches so far call for saying (slow, failed, given up), one
  * sentence, when it changed since the last call; else NULL.

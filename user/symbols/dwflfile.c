@@ -13,8 +13,10 @@
  *   - a module's own file is opened with ELF_C_READ (headers now, each
  *     section read with pread when first asked for: a short read is a
  *     libelf error, not a signal) and reported with dwfl_report_module
- *     at the range dwfl_report_elf would compute; libdwfl gets the Elf
- *     through the find_elf callback, which it takes as it is;
+ *     at the range dwfl_report_elf would compute; libdwfl gets a
+ *     reference to the Elf through the find_elf callback, which it takes
+ *     as it is, and no descriptor: the file is elfshare.c's, one for
+ *     every session that maps it;
  *   - a separate debug file, which libdwfl opens and maps itself from the
  *     descriptor it is given, is given as a copy in sealed memory
  *     (memfd, F_SEAL_SHRINK | F_SEAL_WRITE): nobody can shrink it.
@@ -37,12 +39,11 @@
 #include <unistd.h>
 
 #include "dwflfile.h"
+#include "elfshare.h"
 
 struct dwflfile {
-	int fd;
-	Elf *elf;
+	Elf *elf;		/* a reference to the shared handle */
 	char *file_name;
-	uint64_t size;		/* when opened */
 	uint64_t start, end;	/* the module's range in the process */
 };
 
@@ -52,8 +53,6 @@ void dwflfile__free(struct dwflfile *f)
 		return;
 	if (f->elf)
 		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
 	free(f->file_name);
 	free(f);
 }
@@ -91,21 +90,16 @@ static int dwflfile__span(struct dwflfile *f, uint64_t base)
 	return f->end > f->start ? 0 : -ENOEXEC;
 }
 
-int dwflfile__open(int fd, uint64_t base, const char *file_name,
-		   struct dwflfile **out)
+int dwflfile__open(struct elfshare_file *file, uint64_t base,
+		   const char *file_name, struct dwflfile **out)
 {
 	struct dwflfile *f;
-	struct stat st;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE || !(f = calloc(1, sizeof(*f)))) {
-		close(fd);
+	if (!(f = calloc(1, sizeof(*f))))
 		return -ENOMEM;
-	}
-	f->fd = fd;
-	f->size = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
 	f->file_name = strdup(file_name);
-	f->elf = elf_begin(fd, ELF_C_READ, NULL);
+	f->elf = elfshare__elf(file);
 	if (!f->file_name)
 		err = -ENOMEM;
 	else if (!f->elf || elf_kind(f->elf) != ELF_K_ELF)
@@ -128,30 +122,13 @@ Dwfl_Module *dwflfile__report(const struct dwflfile *f, Dwfl *dwfl,
 
 int dwflfile__hand_over(struct dwflfile *f, char **file_name, Elf **elfp)
 {
-	int fd;
-
 	if (!f)
 		return -1;
 	*elfp = f->elf;
 	*file_name = f->file_name;
-	fd = f->fd;
 	free(f);
-	return fd;
-}
-
-uint64_t dwflfile__size(const struct dwflfile *f)
-{
-	return f->size;
-}
-
-bool dwflfile__shrank(int fd, uint64_t size, uint64_t *now)
-{
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st))
-		return false;
-	*now = (uint64_t)st.st_size;
-	return *now < size;
+	/* No descriptor: the file stays elfshare.c's, libdwfl never closes it. */
+	return -1;
 }
 
 int dwflfile__copy(int fd, size_t max)

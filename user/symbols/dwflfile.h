@@ -13,15 +13,17 @@
 #include <stdint.h>
 
 struct dwflfile;
+struct elfshare_file;
 
 /*
- * The ELF file open at fd (taken over, closed on failure), read with
- * pread (libelf's ELF_C_READ), as a process maps it at base (its lowest
- * mapping's start - offset).  file_name: the name libdwfl searches debug
- * links by.  -ENOEXEC: no ELF, or no loadable segment.
+ * The shared ELF file (elfshare.h; not taken over) as a process maps it
+ * at base (its lowest mapping's start - offset), with a reference of its
+ * own to the file's libelf handle (read with pread: ELF_C_READ).
+ * file_name: the name libdwfl searches debug links by.  -ENOEXEC: no
+ * ELF, or no loadable segment.
  */
-int dwflfile__open(int fd, uint64_t base, const char *file_name,
-		   struct dwflfile **out);
+int dwflfile__open(struct elfshare_file *file, uint64_t base,
+		   const char *file_name, struct dwflfile **out);
 /*
  * Reports f's module as dwfl_report_elf(dwfl, name, file_name, fd, base,
  * true) does, without handing f over: the caller keeps it for libdwfl's
@@ -31,18 +33,12 @@ int dwflfile__open(int fd, uint64_t base, const char *file_name,
 Dwfl_Module *dwflfile__report(const struct dwflfile *f, Dwfl *dwfl,
 			      const char *name);
 /*
- * For Dwfl_Callbacks.find_elf: hands f's descriptor, Elf and name over to
- * libdwfl (f is freed).  The descriptor, or -1 when f is NULL.
+ * For Dwfl_Callbacks.find_elf: hands f's Elf reference and name over to
+ * libdwfl (f is freed).  Always -1, no descriptor: the file's stays with
+ * elfshare.c, and libdwfl reads through the handle.
  */
 int dwflfile__hand_over(struct dwflfile *f, char **file_name, Elf **elfp);
 void dwflfile__free(struct dwflfile *f);
-/* Its size when it was opened. */
-uint64_t dwflfile__size(const struct dwflfile *f);
-/*
- * Whether the file at fd (a descriptor libdwfl holds) is now shorter
- * than size: sections past its end read as missing.  *now: its size.
- */
-bool dwflfile__shrank(int fd, uint64_t size, uint64_t *now);
 /*
  * A private copy of the file at fd (not taken over), at most max bytes,
  * in sealed memory that nobody can shrink: for the separate debug files

@@ -34,6 +34,7 @@
 #include "debugfind.h"
 #include "dwflfile.h"
 #include "dwflsession.h"
+#include "elfshare.h"
 #include "log.h"
 #include "modindex.h"
 #include "procmaps.h"
@@ -41,21 +42,24 @@
 
 /* A separate debug file is copied into memory (dwflfile.c): up to this. */
 #define DEBUG_FILE_MAX (1ull << 30)
+/* Modules no process maps any more, kept for naming, in all sessions. */
+#define GONE_MAX 64
+/* Deleted files no process maps any more, read into memory: in all. */
+#define GONE_MEMORY_MAX (64ull << 20)
 
 /* Each module's userdata: what its callbacks and lookups need. */
 struct module_slot {
 	const char *debuginfo_path;	/* the session's */
+	struct dwflsession *owner;
+	Dwfl_Module *mod;
 	struct modindex *idx;		/* built on first use */
 	struct dwflfile *file;		/* until libdwfl's find_elf takes it */
-	int fd;				/* then libdwfl's descriptor of it */
-	uint64_t size;			/* and its size when opened */
+	struct elfshare_file *share;	/* the file, whoever maps it */
+	uint64_t dev, inode, base;
 	bool shrank;			/* said it was truncated */
-};
-
-struct reported_file {
-	uint64_t dev;
-	uint64_t inode;
-	uint64_t base;
+	bool mapped;			/* in the process's latest maps */
+	bool release;			/* to be removed from its session */
+	struct module_slot *gone_prev, *gone_next; /* while !mapped */
 };
 
 struct dwflsession {
@@ -64,21 +68,60 @@ struct dwflsession {
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
 	bool own_root;		/* its / is not ours: DWARF read at once */
-	struct reported_file *reported;
-	size_t n_reported, reported_cap;
+	bool gone;		/* its process is: nothing is mapped */
+	struct module_slot **slots;
+	size_t n_slots, slots_cap;
 };
 
-static bool dwflsession__was_reported(struct dwflsession *s,
-				      const struct reported_file *file)
-{
-	for (size_t i = 0; i < s->n_reported; i++) {
-		const struct reported_file *r = &s->reported[i];
+/*
+ * The modules no process maps, oldest first, of every session; the
+ * counts with atomics: /metrics may read them from another thread.
+ */
+static struct {
+	struct module_slot *head, *tail;
+	uint64_t n;
+	struct dwflsession_stats stats;
+} gone;
+#define COUNT(field, delta) \
+	__atomic_add_fetch(&(field), (uint64_t)(delta), __ATOMIC_RELAXED)
 
-		if (r->dev == file->dev && r->inode == file->inode &&
-		    r->base == file->base)
-			return true;
+static void gone__add(struct module_slot *slot)
+{
+	slot->gone_prev = gone.tail;
+	slot->gone_next = NULL;
+	if (gone.tail)
+		gone.tail->gone_next = slot;
+	else
+		gone.head = slot;
+	gone.tail = slot;
+	COUNT(gone.n, 1);
+}
+
+static void gone__remove(struct module_slot *slot)
+{
+	if (slot->gone_prev)
+		slot->gone_prev->gone_next = slot->gone_next;
+	else
+		gone.head = slot->gone_next;
+	if (slot->gone_next)
+		slot->gone_next->gone_prev = slot->gone_prev;
+	else
+		gone.tail = slot->gone_prev;
+	slot->gone_prev = slot->gone_next = NULL;
+	COUNT(gone.n, -1);
+}
+
+static struct module_slot *dwflsession__find_slot(struct dwflsession *s,
+						  uint64_t dev, uint64_t inode,
+						  uint64_t base)
+{
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct module_slot *r = s->slots[i];
+
+		if (r->dev == dev && r->inode == inode && r->base == base)
+			return r;
 	}
-	return false;
+	return NULL;
 }
 
 /* The lowest mapping of the same file at or before index i. */
@@ -100,29 +143,53 @@ static const struct procmaps_entry *first_mapping(const struct procmaps *maps,
 
 /*
  * The module's slot, for its file, its debug file's search and its
- * index; file (taken over) is kept for find_elf, or freed when the
- * module had its file already.  false: no slot (no memory).
+ * index; file (taken over) is kept for find_elf, share (taken over) for
+ * the module's life.  false: no slot (no memory), both freed.
  */
 static bool dwflsession__slot(struct dwflsession *s, Dwfl_Module *mod,
-			      struct dwflfile *file)
+			      struct dwflfile *file,
+			      struct elfshare_file *share,
+			      const struct module_slot *id)
 {
 	void **userdata;
 	struct module_slot *slot;
 
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (*userdata) {
+	if (*userdata ||
+	    array__grow(&s->slots, &s->slots_cap, s->n_slots + 1,
+			sizeof(*s->slots)) ||
+	    !(slot = calloc(1, sizeof(*slot)))) {
 		dwflfile__free(file);
-		return true;
+		elfshare__put(share);
+		return *userdata != NULL;
 	}
-	if (!(slot = calloc(1, sizeof(*slot)))) {
-		dwflfile__free(file);
-		return false;
-	}
+	*slot = *id;
 	slot->debuginfo_path = s->debuginfo_path;
+	slot->owner = s;
+	slot->mod = mod;
 	slot->file = file;
-	slot->fd = -1;
+	slot->share = share;
+	slot->mapped = true;
+	elfshare__mapped(share, 1);
 	*userdata = slot;
+	s->slots[s->n_slots++] = slot;
+	COUNT(gone.stats.modules, 1);
 	return true;
+}
+
+static void slot_free(struct module_slot *slot)
+{
+	if (!slot)
+		return;
+	if (!slot->mapped)
+		gone__remove(slot);
+	else
+		elfshare__mapped(slot->share, -1);
+	modindex__free(slot->idx);
+	dwflfile__free(slot->file);
+	elfshare__put(slot->share);
+	COUNT(gone.stats.modules, -1);
+	free(slot);
 }
 
 /* libdwfl's find_elf: the file opened when the module was reported. */
@@ -135,10 +202,8 @@ static int dwflsession__find_elf(Dwfl_Module *mod, void **userdata,
 
 	if (!slot || !slot->file)
 		return -1;
-	slot->size = dwflfile__size(slot->file);
 	fd = dwflfile__hand_over(slot->file, file_name, elfp);
 	slot->file = NULL;
-	slot->fd = fd;
 	return fd;
 }
 
@@ -193,6 +258,7 @@ static int dwflsession__find_debuginfo(Dwfl_Module *mod, void **userdata,
 		return fd;
 	fd = debugfetch__find(session_fetch, id, (size_t)len,
 			      file_name ? file_name : modname,
+			      slot ? elfshare__size(slot->share) : 0,
 			      debuginfo_file_name);
 	return fd >= 0 ? dwflsession__debug_copy(fd, *debuginfo_file_name) : -1;
 }
@@ -216,22 +282,117 @@ static const char *dwflsession__link_base(const struct dwflsession *s,
 	return path;
 }
 
+/* A module left or re-entered its process's maps. */
+static void slot_set_mapped(struct module_slot *slot, bool mapped)
+{
+	if (slot->mapped == mapped)
+		return;
+	slot->mapped = mapped;
+	if (mapped) {
+		gone__remove(slot);
+		elfshare__mapped(slot->share, 1);
+	} else {
+		gone__add(slot);
+		elfshare__mapped(slot->share, -1);
+	}
+}
+
+/* dwfl_report_end's: userdata is the module's void ** (MODCB_ARGS). */
+static int removed_module(Dwfl_Module *mod, void *userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	void **data = userdata;
+	struct module_slot *slot = *data;
+	struct dwflsession *s = arg;
+
+	*data = NULL;
+	for (size_t i = 0; slot && i < s->n_slots; i++) {
+		if (s->slots[i] == slot) {
+			s->slots[i] = s->slots[--s->n_slots];
+			break;
+		}
+	}
+	slot_free(slot);
+	return DWARF_CB_OK;
+}
+
+/* Removes the session's modules marked release: all others reported again. */
+static void dwflsession__release(struct dwflsession *s)
+{
+	Dwfl *dwfl = s->dwfl;
+
+	dwfl_report_begin(dwfl);
+	for (size_t i = 0; i < s->n_slots; i++) {
+		Dwarf_Addr start, end;
+		const char *name;
+
+		if (s->slots[i]->release)
+			continue;
+		name = dwfl_module_info(s->slots[i]->mod, NULL, &start, &end,
+					NULL, NULL, NULL, NULL);
+		/* The same name and range: libdwfl keeps the module as is. */
+		if (!dwfl_report_module(dwfl, name, start, end))
+			pr_debug("symbols: %s: %s", name, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(dwfl, removed_module, s);
+}
+
+/*
+ * The list of modules no process maps kept to its bounds: a deleted
+ * file is not kept open (elfshare.c), the oldest beyond GONE_MAX go.
+ */
+static void gone__trim(void)
+{
+	struct dwflsession *owners[GONE_MAX + 8];
+	size_t n_owners = 0;
+	uint64_t n = gone.n;
+
+	for (struct module_slot *slot = gone.head; slot;
+	     slot = slot->gone_next) {
+		bool release = n > GONE_MAX ||
+			       elfshare__release_deleted(slot->share,
+							 GONE_MEMORY_MAX);
+
+		if (!release)
+			continue;
+		n--;
+		slot->release = true;
+		COUNT(gone.stats.evictions, 1);
+		for (size_t i = 0; i < n_owners; i++)
+			if (owners[i] == slot->owner)
+				goto next;
+		if (n_owners == ARRAY_SIZE(owners)) {
+			/* The rest at the next trim. */
+			slot->release = false;
+			COUNT(gone.stats.evictions, -1);
+			break;
+		}
+		owners[n_owners++] = slot->owner;
+next:		;
+	}
+	for (size_t i = 0; i < n_owners; i++)
+		dwflsession__release(owners[i]);
+}
+
 /*
  * Reports the files of maps not reported yet.  All files are opened
  * first, then their DWARF loaded: loading is slow (libc's separate debug
  * file takes ~100 ms) and a short-lived target may be gone by then, but
- * an open file outlives it.
+ * an open file outlives it.  Modules not in maps leave it (see the top).
  */
 void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 {
 	Dwfl_Module **added = calloc(procmaps__count(maps) + 1, sizeof(*added));
 	size_t n_added = 0;
+	bool *seen = calloc(s->n_slots + 1, sizeof(*seen));
+	size_t n_before = s->n_slots;
 
 	dwfl_report_begin_add(s->dwfl);
 	for (size_t i = 0; i < procmaps__count(maps); i++) {
 		const struct procmaps_entry *e = procmaps__entry(maps, i);
 		const struct procmaps_entry *first;
-		struct reported_file file;
+		struct module_slot file, *known;
+		struct elfshare_file *share;
 		struct dwflfile *elf;
 		char path[PATH_MAX];
 		Dwfl_Module *mod;
@@ -240,13 +401,20 @@ void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 		if (!e->exec || e->path[0] != '/')
 			continue;
 		first = first_mapping(maps, i);
-		file = (struct reported_file){
+		file = (struct module_slot){
 			.dev = e->dev,
 			.inode = e->inode,
 			.base = first->start - first->offset,
 		};
-		if (dwflsession__was_reported(s, &file))
+		known = dwflsession__find_slot(s, file.dev, file.inode,
+					       file.base);
+		if (known) {
+			slot_set_mapped(known, true);
+			for (size_t k = 0; seen && k < n_before; k++)
+				if (s->slots[k] == known)
+					seen[k] = true;
 			continue;
+		}
 		if (s->pid <= 0) {
 			/* No process (symbolizer__new_file): a file here. */
 			snprintf(path, sizeof(path), "%s", e->path);
@@ -256,9 +424,15 @@ void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 		}
 		if (targetfile__open(path, 0, &fd))
 			continue;
-		/* dwflfile owns fd from here. */
-		err = dwflfile__open(fd, file.base,
-				     dwflsession__link_base(s, path), &elf);
+		/* elfshare owns fd from here. */
+		err = elfshare__get(fd, &share);
+		if (!err) {
+			err = dwflfile__open(share, file.base,
+					     dwflsession__link_base(s, path),
+					     &elf);
+			if (err)
+				elfshare__put(share);
+		}
 		if (err) {
 			pr_debug("symbols: cannot use %s: %s", e->path,
 				 strerror(-err));
@@ -269,18 +443,21 @@ void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 			pr_debug("symbols: cannot use %s: %s", e->path,
 				 dwfl_errmsg(-1));
 			dwflfile__free(elf);
+			elfshare__put(share);
 			continue;
 		}
-		if (!dwflsession__slot(s, mod, elf))
+		if (!dwflsession__slot(s, mod, elf, share, &file))
 			continue;
 		pr_debug("symbols: %s at 0x%" PRIx64, e->path, file.base);
 		if (added)
 			added[n_added++] = mod;
-		if (!array__grow(&s->reported, &s->reported_cap,
-				 s->n_reported + 1, sizeof(*s->reported)))
-			s->reported[s->n_reported++] = file;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
+	/* What the process no longer maps (none known: keep all). */
+	for (size_t k = 0; seen && k < n_before; k++)
+		if (!seen[k])
+			slot_set_mapped(s->slots[k], false);
+	free(seen);
 	/* Each file to libdwfl now (find_elf): build IDs are read from it. */
 	for (size_t i = 0; i < n_added; i++) {
 		Dwarf_Addr bias;
@@ -300,6 +477,35 @@ void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 						  NULL, NULL, NULL));
 	}
 	free(added);
+	gone__trim();
+}
+
+void dwflsession__gone(struct dwflsession *s)
+{
+	if (s->gone)
+		return;
+	s->gone = true;
+	for (size_t i = 0; i < s->n_slots; i++)
+		slot_set_mapped(s->slots[i], false);
+	gone__trim();
+}
+
+void dwflsession__stats(struct dwflsession_stats *out)
+{
+	struct elfshare_stats files;
+
+	elfshare__stats(&files);
+	*out = (struct dwflsession_stats){
+		.modules = __atomic_load_n(&gone.stats.modules,
+					   __ATOMIC_RELAXED),
+		.gone = __atomic_load_n(&gone.n, __ATOMIC_RELAXED),
+		.evictions = __atomic_load_n(&gone.stats.evictions,
+					     __ATOMIC_RELAXED),
+	};
+	out->files = files.files;
+	out->open_files = files.open_files;
+	out->memory_bytes = files.memory_bytes;
+	out->shared = files.shared;
 }
 
 /* Whether the process sees the same / as syncprof (not a container's). */
@@ -317,13 +523,7 @@ static bool dwflsession__shares_root(pid_t pid)
 static int free_module_index(Dwfl_Module *mod, void **userdata,
 			     const char *name, Dwarf_Addr start, void *arg)
 {
-	struct module_slot *slot = *userdata;
-
-	if (slot) {
-		modindex__free(slot->idx);
-		dwflfile__free(slot->file);
-	}
-	free(slot);
+	slot_free(*userdata);
 	*userdata = NULL;
 	return DWARF_CB_OK;
 }
@@ -371,7 +571,7 @@ void dwflsession__free(struct dwflsession *s)
 		dwfl_getmodules(s->dwfl, free_module_index, NULL, 0);
 		dwfl_end(s->dwfl);
 	}
-	free(s->reported);
+	free(s->slots);
 	free(s->debuginfo_path);
 	free(s);
 }
@@ -400,11 +600,12 @@ struct modindex *dwflsession__index(Dwfl_Module *mod)
 	if (modindex__build(mod, &slot->idx))
 		slot->idx = NULL;
 	/* Read once: a file cut short meanwhile is said once. */
-	if (!slot->shrank && dwflfile__shrank(slot->fd, slot->size, &now)) {
+	if (!slot->shrank && elfshare__shrank(slot->share, &now)) {
 		slot->shrank = true;
 		pr_warn("symbols: %s was truncated while syncprof read it (%"
 			PRIu64 " bytes, then %" PRIu64 "); what was past its "
-			"end is not named", name, slot->size, now);
+			"end is not named", name, elfshare__size(slot->share),
+			now);
 	}
 	return slot->idx;
 }

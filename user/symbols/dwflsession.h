@@ -35,6 +35,24 @@ void dwflsession__free(struct dwflsession *s);
  * (a file at the same load base is reported once), and opens them now.
  */
 void dwflsession__report(struct dwflsession *s, const struct procmaps *maps);
+/*
+ * The session's process is gone (exited, or exec'ed another image): no
+ * module of it is mapped any more (see dwflsession.c on what is kept).
+ */
+void dwflsession__gone(struct dwflsession *s);
+
+/* What every session holds now, and what they released (for /metrics). */
+struct dwflsession_stats {
+	uint64_t modules;	/* modules in all sessions */
+	uint64_t gone;		/* of which no process maps: kept, bounded */
+	uint64_t evictions;	/* modules released so far */
+	uint64_t files;		/* distinct files behind them (elfshare.h) */
+	uint64_t open_files;	/* of which open */
+	uint64_t memory_bytes;	/* deleted files read into memory */
+	uint64_t shared;	/* file opens answered by a file known already */
+};
+void dwflsession__stats(struct dwflsession_stats *out);
+
 /* The session's libdwfl handle, for walks over its modules. */
 Dwfl *dwflsession__dwfl(const struct dwflsession *s);
 /* The module holding addr, or NULL. */

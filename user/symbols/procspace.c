@@ -23,6 +23,13 @@
  * exec'ed keeps its old one for the regions of its old image), created
  * when the process first becomes a home: 100 forked backends of one
  * server cost one symbolizer.
+ *
+ * A process that exited keeps its segments a while (its last waits are
+ * read after its exit is seen), then goes: the EXITED_KEEP that exited
+ * last are kept.  Under --all every process that ever ran stayed, with
+ * its segments (about 7 kB a short process, measured), and each lookup
+ * walked them all.  The regions it homed, and their symbolizer, stay:
+ * they name what it ran.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +43,8 @@
 
 /* Synthetic ranges start above any user address (57-bit paging too). */
 #define SYNTHETIC_BASE	(1ull << 58)
+/* Processes that exited, kept for their last waits: the newest. */
+#define EXITED_KEEP	256
 
 struct segment {
 	uint64_t start, end;	/* in the process */
@@ -52,6 +61,7 @@ struct proc {
 	struct symbolizer *sym;	/* its current image's, once a home */
 	bool exited;
 	bool image_named;	/* sym is for the current image */
+	uint64_t exit_seq;	/* order of exits, while exited */
 };
 
 struct region {
@@ -73,6 +83,8 @@ struct procspace {
 	struct symbolizer **syms;	/* every symbolizer made, to free */
 	size_t n_syms, cap_syms;
 	uint64_t next_synthetic;
+	uint64_t exits;		/* exits seen, for exit_seq */
+	size_t n_exited;	/* exited processes held */
 };
 
 int procspace__new(struct procspace **out)
@@ -285,20 +297,45 @@ int procspace__exec(struct procspace *ps, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	/* The old image's regions keep their symbolizer; this one is new. */
+	if (p->sym)
+		symbolizer__freeze(p->sym);
 	p->sym = NULL;
 	p->image_named = false;
 	return procspace__update(ps, pid, 0);
+}
+
+/* The oldest exited process beyond EXITED_KEEP goes (never the first). */
+static void procspace__forget_exited(struct procspace *ps)
+{
+	size_t oldest = 0;
+
+	if (ps->n_exited <= EXITED_KEEP)
+		return;
+	for (size_t i = 1; i < ps->n_procs; i++)
+		if (ps->procs[i].exited &&
+		    (!oldest || ps->procs[i].exit_seq <
+				ps->procs[oldest].exit_seq))
+			oldest = i;
+	if (!oldest)
+		return;
+	segs_free(&ps->procs[oldest]);
+	free(ps->procs[oldest].segs);
+	ps->procs[oldest] = ps->procs[--ps->n_procs];
+	ps->n_exited--;
 }
 
 void procspace__exited(struct procspace *ps, pid_t pid)
 {
 	struct proc *p = procspace__find(ps, pid);
 
-	if (!p)
+	if (!p || p->exited)
 		return;
 	p->exited = true;
+	p->exit_seq = ++ps->exits;
+	ps->n_exited++;
 	if (p->sym)
 		symbolizer__freeze(p->sym);
+	procspace__forget_exited(ps);
 }
 
 static const struct segment *seg_at(const struct proc *p, uint64_t addr)

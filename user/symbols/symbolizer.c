@@ -23,12 +23,14 @@
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "clock.h"
 #include "demangle.h"
 #include "dwflsession.h"
@@ -44,6 +46,12 @@
 #define REFRESH_MIN_INTERVAL_NS 50000000ull
 /* Unmapped code mappings kept for names (maphistory.c): ~230 KB at most. */
 #define MAX_UNMAPPED 4096
+
+/* A lock in shared memory, named by the code that took it. */
+struct shared_name {
+	uint64_t addr;		/* canonical */
+	const char *name;	/* owned by the symbolizer that made it */
+};
 
 struct symbolizer {
 	pid_t pid;
@@ -63,6 +71,9 @@ struct symbolizer {
 	 */
 	struct symbolizer_delegate delegate;
 	bool space;
+	/* Shared memory's locks by the type a waiter's code named. */
+	struct shared_name *shared_names;
+	size_t n_shared_names, shared_names_cap;
 };
 
 /* A canonical address's symbolizer and its address there; false: none. */
@@ -204,6 +215,22 @@ int symbolizer__new_file(const char *path, uint64_t base,
 void symbolizer__freeze(struct symbolizer *sym)
 {
 	sym->frozen = true;
+	/* Its process is gone: its modules join the bounded list. */
+	if (!sym->space && sym->pid > 0 && sym->session)
+		dwflsession__gone(sym->session);
+}
+
+void symbolizer__cache_stats(struct symbolizer_cache_stats *out)
+{
+	struct dwflsession_stats st;
+
+	dwflsession__stats(&st);
+	*out = (struct symbolizer_cache_stats){
+		.modules = st.modules, .gone = st.gone,
+		.evictions = st.evictions, .files = st.files,
+		.open_files = st.open_files, .memory_bytes = st.memory_bytes,
+		.shared = st.shared,
+	};
 }
 
 void symbolizer__free(struct symbolizer *sym)
@@ -215,6 +242,7 @@ void symbolizer__free(struct symbolizer *sym)
 	maphistory__free(sym->history);
 	perfmap__free(sym->perfmap);
 	symcache__free(sym->cache);
+	free(sym->shared_names);
 	free(sym);
 }
 
@@ -498,13 +526,33 @@ int symbolizer__find_object(struct symbolizer *sym, const char *name,
 }
 
 /*
+ * What a user calls a shared mapping: memory the kernel backs with no
+ * file of the user's (MAP_SHARED | MAP_ANONYMOUS shows as /dev/zero, huge
+ * pages as /anon_hugepage, System V segments as /SYSV<key>, memfd_create
+ * as /memfd:<name>) is "shared memory", the rest keeps its path
+ * (/dev/shm/name, a mapped file).
+ */
+static void shared_memory_name(const char *path, char *buf, size_t len)
+{
+	if (!*path || !strcmp(path, "/dev/zero") ||
+	    !strcmp(path, "/anon_hugepage"))
+		snprintf(buf, len, "shared memory");
+	else if (!strncmp(path, "/SYSV", 5) || !strncmp(path, "/memfd:", 7))
+		snprintf(buf, len, "shared memory (%s)", path + 1);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+/*
  * Several processes: a lock in shared memory has no symbol; it is named
- * by its mapping and offset, the same from every process ("path+0xoff").
+ * by its mapping and offset, the same from every process ("shared
+ * memory+0xoff").
  */
 static const char *symbolizer__space_object(struct symbolizer *sym,
 					    uint64_t addr)
 {
 	uint64_t canonical = addr, offset;
+	char mapping[PATH_MAX + 32];
 	struct symbolizer *to;
 	const char *path, *name;
 	char *text;
@@ -517,9 +565,35 @@ static const char *symbolizer__space_object(struct symbolizer *sym,
 	if (!sym->delegate.shared_object(sym->delegate.ctx, canonical, &path,
 					 &offset))
 		return NULL;
-	if (asprintf(&text, "%s+0x%" PRIx64, path, offset) < 0)
+	for (size_t i = 0; i < sym->n_shared_names; i++)
+		if (sym->shared_names[i].addr == canonical)
+			return sym->shared_names[i].name;
+	shared_memory_name(path, mapping, sizeof(mapping));
+	if (asprintf(&text, "%s+0x%" PRIx64, mapping, offset) < 0)
 		return NULL;
 	return symcache__keep(sym->cache, text) ? text : NULL;
+}
+
+void symbolizer__name_shared(struct symbolizer *sym, uint64_t addr,
+			     const char *name)
+{
+	for (size_t i = 0; i < sym->n_shared_names; i++)
+		if (sym->shared_names[i].addr == addr)
+			return;		/* the first name stays */
+	if (array__grow(&sym->shared_names, &sym->shared_names_cap,
+			sym->n_shared_names + 1, sizeof(*sym->shared_names)))
+		return;			/* named by its mapping, then */
+	sym->shared_names[sym->n_shared_names++] =
+		(struct shared_name){ addr, name };
+}
+
+bool symbolizer__shared(struct symbolizer *sym, uint64_t addr)
+{
+	const char *path;
+	uint64_t offset;
+
+	return sym->space && sym->delegate.shared_object(sym->delegate.ctx,
+							 addr, &path, &offset);
 }
 
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr)

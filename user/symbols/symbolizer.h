@@ -71,6 +71,20 @@ int symbolizer__refresh(struct symbolizer *sym);
 /* The target exited: never read its /proc files again (the PID may be reused). */
 void symbolizer__freeze(struct symbolizer *sym);
 /*
+ * What the symbolizers of this process hold, shared by file identity
+ * and bounded (docs/fleet.md, "Bounds"): for /metrics.
+ */
+struct symbolizer_cache_stats {
+	uint64_t modules;	/* libdwfl modules in all symbolizers */
+	uint64_t gone;		/* of which no followed process maps */
+	uint64_t evictions;	/* modules released so far */
+	uint64_t files;		/* distinct ELF files behind them */
+	uint64_t open_files;	/* of which held open */
+	uint64_t memory_bytes;	/* deleted files kept in memory */
+	uint64_t shared;	/* opens answered by a file known already */
+};
+void symbolizer__cache_stats(struct symbolizer_cache_stats *out);
+/*
  * Names the call site whose return address is `ret_addr` (looked up at
  * ret_addr - 1).  Strings stay valid until symbolizer__free.  -ENOENT:
  * no module maps it (info->module is NULL then).
@@ -96,7 +110,9 @@ int symbolizer__frames(struct symbolizer *sym, uint64_t pc,
 		       const struct symbol_frame **frames, size_t *n);
 /*
  * The mapping holding addr, with its file's build ID; -ENOENT if none.
- * Strings and bytes stay valid until symbolizer__free.
+ * The path stays valid until symbolizer__free; the build ID's bytes
+ * until the next lookup (a module no process maps may be released then:
+ * dwflsession.c).
  */
 int symbolizer__module(struct symbolizer *sym, uint64_t addr,
 		       struct symbol_module *out);
@@ -106,6 +122,18 @@ int symbolizer__module(struct symbolizer *sym, uint64_t addr,
  * else "name" or "name+0xoff".
  */
 const char *symbolizer__object(struct symbolizer *sym, uint64_t addr);
+/*
+ * Several processes: whether addr (canonical) lies in shared memory,
+ * which symbolizer__object names by its mapping ("shared memory+0x40").
+ */
+bool symbolizer__shared(struct symbolizer *sym, uint64_t addr);
+/*
+ * Remembers name (from symbolizer__argument_lock, kept as long as sym)
+ * for the lock in shared memory at addr: symbolizer__object says it from
+ * then on, for every row of that lock (a release site's too).
+ */
+void symbolizer__name_shared(struct symbolizer *sym, uint64_t addr,
+			     const char *name);
 /*
  * A lock with no symbol (heap), by the type of the pointer the call
  * returning to ret_addr was passed it through: "(struct queue *)->lock"

@@ -30,7 +30,7 @@ int symcache__new(struct symcache **out)
 
 	if (!c)
 		return -ENOMEM;
-	c->cap = 1024;
+	c->cap = 64;	/* grows: most processes name a few addresses */
 	c->table = calloc(c->cap, sizeof(*c->table));
 	if (!c->table) {
 		free(c);

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,9 @@ enum notice_id {
 	NOTICE_MUSL,
 	NOTICE_CHILDREN,
 	NOTICE_FULL_EVERYWHERE,
+	NOTICE_OFF_FUTEX,
+	NOTICE_OFF_CPU,
+	NOTICE_LOCK_ORDER,
 	NOTICE_OFFSETS,
 	NOTICE_DEBUGINFOD,
 	NOTICE__COUNT,
@@ -45,6 +49,7 @@ struct notices {
 
 struct exe_facts {
 	bool go, rust, innodb;
+	bool lwlock, proc_sleep;	/* PostgreSQL's lock functions */
 };
 
 static bool has_section(Elf *elf, const char *name)
@@ -105,6 +110,10 @@ static int on_func(void *ctx, const char *name, uint64_t vaddr, uint64_t size)
 		f->innodb = true;
 	if (!strcmp(name, "runtime.main"))
 		f->go = true;
+	if (!strcmp(name, "LWLockAcquire"))
+		f->lwlock = true;
+	if (!strcmp(name, "ProcSleep"))
+		f->proc_sleep = true;
 	return 0;
 }
 
@@ -157,9 +166,10 @@ static int notices__add(struct notices *n, enum notice_id id, char *text)
 	return 0;
 }
 
-int notices__detect(pid_t pid, bool full, bool several,
+int notices__detect(pid_t pid, const struct notices_run *run,
 		    struct notices **out)
 {
+	bool full = run->full, several = run->several;
 	struct notices *n = calloc(1, sizeof(*n));
 	struct exe_facts f = { 0 };
 	bool glib = false, jvm = false, musl = false;
@@ -232,6 +242,25 @@ int notices__detect(pid_t pid, bool full, bool several,
 			"them, filtered in the kernel: other processes pay a "
 			"probe hit on each of their lock calls while syncprof "
 			"runs (contended mode, the default, costs them nothing)"));
+	/*
+	 * PostgreSQL: a heavyweight (row, table) lock's backend sleeps on
+	 * its latch, in epoll_wait, as its idle backends do; its LWLocks on
+	 * its own semaphores.  Neither is a futex wait nor a pthread call.
+	 */
+	if (!err && f.proc_sleep && !run->off_cpu)
+		err = notices__add(n, NOTICE_OFF_FUTEX, strdup(
+			"PostgreSQL: its heavyweight (row and table) locks wait "
+			"on a latch in epoll_wait, not on a futex, and are not "
+			"in these rows: --off-cpu sees them, as lock waits at "
+			"ProcSleep's caller"));
+	if (!err && f.lwlock && run->lock_order)
+		err = notices__add(n, NOTICE_LOCK_ORDER, strdup(
+			"PostgreSQL: --lock-order follows the pthread locks, and "
+			"PostgreSQL takes none of its own: its LWLocks (atomics "
+			"and semaphores) and heavyweight locks (the lock "
+			"manager) are not in the order, so no cycle among them "
+			"is reported (PostgreSQL's own deadlock detector "
+			"watches the heavyweight ones)"));
 	if (err) {
 		notices__free(n);
 		return err;
@@ -252,9 +281,31 @@ const char *notices__children(struct notices *n)
 	return n->text[NOTICE_CHILDREN];
 }
 
+const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
+			     uint64_t lock_ns)
+{
+	char *text;
+
+	/* Said already; PostgreSQL's own sentence says it; or the work is
+	   in children not followed, which is the thing to say. */
+	if (!n || n->text[NOTICE_OFF_CPU] || n->text[NOTICE_OFF_FUTEX] ||
+	    n->text[NOTICE_CHILDREN])
+		return NULL;
+	if (asprintf(&text, "the target's threads were blocked %.3f s, and "
+		     "%.3f s of it outside the lock waits counted here (poll, "
+		     "reads, sleeps, ...): --off-cpu sees those waits too, "
+		     "at their call sites", (double)blocked_ns * 1e-9,
+		     (double)(blocked_ns - lock_ns) * 1e-9) < 0)
+		return NULL;
+	n->text[NOTICE_OFF_CPU] = text;
+	notices__relist(n);
+	return text;
+}
+
 const char *notices__offsets(struct notices *n, const char *module)
 {
 	char list[1024] = "", *text;
+	const char *urls;
 	size_t at = 0;
 
 	if (!n || !module || n->n_stripped == OFFSETS_MAX)
@@ -269,10 +320,14 @@ const char *notices__offsets(struct notices *n, const char *module)
 	for (size_t i = 0; i < n->n_stripped && at < sizeof(list); i++)
 		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
 				       i ? ", " : "", n->stripped[i]);
+	/* With DEBUGINFOD_URLS set, its own notice says what it answered. */
+	urls = getenv("DEBUGINFOD_URLS");
 	if (asprintf(&text, "call sites in %s are offsets (module+0xoff): "
-		     "stripped, and no debug file was found (install the "
-		     "debug symbols package, or set DEBUGINFOD_URLS to a "
-		     "debuginfod server)", list) < 0)
+		     "stripped, and no debug file was found %s", list,
+		     urls && urls[0] ? "here or through debuginfod (install "
+		     "the debug symbols package)" : "(install the debug "
+		     "symbols package, or set DEBUGINFOD_URLS to a "
+		     "debuginfod server)") < 0)
 		return NULL;
 	free(n->text[NOTICE_OFFSETS]);
 	n->text[NOTICE_OFFSETS] = text;

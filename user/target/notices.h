@@ -9,16 +9,22 @@
 #define SYNCPROF_NOTICES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 struct notices;
 
-/*
- * Looks at the process; full: full mode was asked for; several: more
- * processes than one are followed.
- */
-int notices__detect(pid_t pid, bool full, bool several,
+/* What the run measures, as far as the notices care. */
+struct notices_run {
+	bool full;		/* full mode was asked for */
+	bool several;		/* more processes than one are followed */
+	bool off_cpu;		/* --off-cpu */
+	bool lock_order;	/* --lock-order */
+};
+
+/* Looks at the process, for a run that measures what run says. */
+int notices__detect(pid_t pid, const struct notices_run *run,
 		    struct notices **out);
 void notices__free(struct notices *n);
 /* Whether process pid's executable was built by Go's toolchain. */
@@ -29,6 +35,14 @@ bool notices__go_executable(pid_t pid);
  * first time; else NULL.
  */
 const char *notices__children(struct notices *n);
+/*
+ * The followed threads were blocked blocked_ns over the run, lock_ns of
+ * it in the lock waits counted, and most of it elsewhere: --off-cpu
+ * would show where.  The sentence, the first time (and not after
+ * PostgreSQL's own); else NULL.
+ */
+const char *notices__off_cpu(struct notices *n, uint64_t blocked_ns,
+			     uint64_t lock_ns);
 /*
  * A call site in module was named by offset only (no symbol, no debug
  * file): module joins the stripped modules' notice.  The sentence when it

@@ -34,6 +34,7 @@
 #include "notices.h"
 #include "target.h"
 
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 
 struct target {
@@ -511,6 +512,32 @@ bool target__exited(const struct target *t)
 	if (t->pidfd < 0)
 		return kill(t->pid, 0) && errno == ESRCH;
 	return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+}
+
+void target__refresh(struct target *t)
+{
+	char state, comm[sizeof(t->comm)];
+	unsigned long flags;
+
+	/* A zombie keeps its last name; a reaped process none. */
+	if (!read_stat(t->pid, &state, &flags, comm, sizeof(comm)) && comm[0])
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+}
+
+bool target__exiting(struct target *t)
+{
+	char state, comm[sizeof(t->comm)];
+	unsigned long flags;
+
+	if (read_stat(t->pid, &state, &flags, comm, sizeof(comm)))
+		return true;	/* gone from /proc */
+	if (comm[0])
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	if (target__exited(t))
+		return true;
+	/* A leader that left with pthread_exit lives on in its threads. */
+	return (state == 'Z' || state == 'X' || (flags & PF_EXITING)) &&
+	       !process_has_live_threads(t->pid);
 }
 
 int target__resume(struct target *t)

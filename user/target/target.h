@@ -27,6 +27,14 @@ int target__launch(char *const argv[], const struct target_signals *sig,
 		   struct target **out);
 /* Whether the target has exited (its pidfd says so; not reaped yet). */
 bool target__exited(const struct target *t);
+/*
+ * Whether the target has exited or is on its way out (its last thread
+ * exiting, its memory already gone, before the pidfd says so); reads
+ * its name again on the way, as target__refresh.
+ */
+bool target__exiting(struct target *t);
+/* Reads the target's name again (an exec changes it); kept when gone. */
+void target__refresh(struct target *t);
 /* Lets a launched process go; a no-op for an attached one. */
 int target__resume(struct target *t);
 /*

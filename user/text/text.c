@@ -5,6 +5,7 @@
  * appending to a fixed buffer.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,4 +100,57 @@ void text__json_string(FILE *out, const char *s)
 	if (!v || jsonout__dump(out, v))
 		fputs("null", out);
 	json_decref(v);
+}
+
+void text__print_folded(FILE *out, const char *s, int width, const char *sep)
+{
+	size_t sep_len = strlen(sep);
+	bool first = true;
+	int col = 0;
+
+	while (*s) {
+		const char *gap = strstr(s, sep);
+		size_t len = gap ? (size_t)(gap - s) : strlen(s);
+		char part[TEXT_MAX];
+		int w;
+
+		snprintf(part, sizeof(part), "%.*s", (int)len, s);
+		w = text__width(part);
+		if (first) {
+			fputs(part, out);
+			col = w;
+		} else if (width > 0 && col + (int)sep_len + w > width) {
+			/* A continuation: two spaces in. */
+			fprintf(out, "\n  %s", part);
+			col = 2 + w;
+		} else {
+			fprintf(out, "%s%s", sep, part);
+			col += (int)sep_len + w;
+		}
+		first = false;
+		s += len + (gap ? sep_len : 0);
+	}
+	fputc('\n', out);
+}
+
+void text__fit_fields(char *s, int width)
+{
+	char *gap = s, *keep = NULL;
+
+	if (text__width(s) <= width)
+		return;
+	while ((gap = strstr(gap, "  "))) {
+		char c = *gap;
+		int w;
+
+		*gap = '\0';
+		w = text__width(s);
+		*gap = c;
+		if (w > width)
+			break;
+		keep = gap;
+		gap += 2;
+	}
+	if (keep)
+		*keep = '\0';
 }

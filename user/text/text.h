@@ -23,6 +23,20 @@ int text__width(const char *s);
 void text__append(char **pos, char *end, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /*
+ * Prints line s (no newline in it) and a newline, in lines at most width
+ * columns wide (0: one line) broken at sep: "  " between a summary's
+ * fields, " " between words; a continuation starts with two spaces.  A
+ * part wider than width stays whole, on a line of its own.
+ */
+void text__print_folded(FILE *out, const char *s, int width,
+			const char *sep);
+/*
+ * Cuts s, in place, after its last field (fields part at two spaces)
+ * that ends within width columns, so that no field is cut; the first
+ * field stays whatever its width.
+ */
+void text__fit_fields(char *s, int width);
+/*
  * A CSV field, whole: sanitized as the table is (a module or file path
  * from the target may hold ESC or OSC, and CSV is read on terminals too;
  * JSON is the output that keeps a path's bytes), then quoted as RFC 4180

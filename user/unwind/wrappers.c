@@ -144,6 +144,15 @@ static const struct wrapper table[] = {
 	{ "LWLockWakeup", U, 0, "PostgreSQL" },
 	{ "LWLockUpdateVar", U, 0, "PostgreSQL" },
 	{ "PGSemaphoreUnlock", U, 0, "PostgreSQL" },
+	/* A heavyweight lock's wait (storage/lmgr/proc.c): a lock wait,
+	   asleep on the backend's latch (--off-cpu), at the lock manager's
+	   call. */
+	{ "ProcSleep", SP_TYPE_MUTEX, 0, "PostgreSQL" },
+	/* The latch (storage/ipc/latch.c): every wait of a backend that is
+	   not an LWLock's sleeps here; the site is its caller. */
+	{ "WaitLatch", U, 0, "PostgreSQL" },
+	{ "WaitLatchOrSocket", U, 0, "PostgreSQL" },
+	{ "WaitEventSetWait", U, CALLEES, "PostgreSQL" },
 
 	/* InnoDB (MariaDB storage/innobase/sync/srw_lock.cc). */
 	{ "srw_mutex_impl<*>::wait_and_lock", SP_TYPE_MUTEX, 0, "InnoDB" },

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blockedtime: this process's own threads, sampled from /proc: a sleep
+ * is blocked time, a spin is not, and a thread that exits keeps what
+ * its last sample said.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "blockedtime.h"
+#include "clock.h"
+
+#define UNUSED __attribute__((unused))
+#define MS 1000000ull
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull),
+			       (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One round of samples of this process, as the session takes them. */
+static void round_of(struct blockedtime *b)
+{
+	blockedtime__round_begin(b);
+	assert_int_equal(blockedtime__sample(b, getpid(),
+					     clock__monotonic_ns()), 0);
+	blockedtime__round_end(b);
+}
+
+static void test_a_sleep_is_blocked_a_spin_is_not(void **state UNUSED)
+{
+	struct blockedtime *b;
+	uint64_t t0, t1, slept, after_spin, spin_end;
+
+	assert_int_equal(blockedtime__new(&b), 0);
+	assert_int_equal(blockedtime__blocked_ns(b), 0);
+	t0 = clock__monotonic_ns();
+	assert_int_equal(blockedtime__sample(b, getpid(), t0), 0);
+	sleep_ns(50 * MS);
+	t1 = clock__monotonic_ns();
+	assert_int_equal(blockedtime__sample(b, getpid(), t1), 0);
+	slept = blockedtime__blocked_ns(b);
+	/* At least the sleep (less the CPU its calls took), at most the
+	   wall time between the samples. */
+	assert_true(slept >= 40 * MS);
+	assert_true(slept <= t1 - t0);
+	/* 30 ms of CPU: running or waiting for a CPU, never blocked. */
+	spin_end = thread_cpu_ns() + 30 * MS;
+	while (thread_cpu_ns() < spin_end)
+		;
+	assert_int_equal(blockedtime__sample(b, getpid(),
+					     clock__monotonic_ns()), 0);
+	after_spin = blockedtime__blocked_ns(b);
+	/* The kernel adds a running thread's CPU time at its ticks and
+	   switches: each sample may lag its thread's by a tick or two. */
+	assert_true(after_spin + 10 * MS >= slept);
+	assert_true(after_spin < slept + 15 * MS);
+	blockedtime__free(b);
+}
+
+static void *napper(void *arg)
+{
+	sleep_ns(*(uint64_t *)arg);
+	return NULL;
+}
+
+static void test_an_exited_thread_keeps_its_last_sample(void **state UNUSED)
+{
+	uint64_t nap = 80 * MS, before, after;
+	struct blockedtime *b;
+	pthread_t t;
+
+	assert_int_equal(blockedtime__new(&b), 0);
+	assert_int_equal(pthread_create(&t, NULL, napper, &nap), 0);
+	round_of(b);
+	sleep_ns(40 * MS);
+	round_of(b);
+	before = blockedtime__blocked_ns(b);
+	/* Both threads slept about 40 ms since the first round. */
+	assert_true(before >= 60 * MS);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	/* The napper is gone: the round drops it, its 40 ms stay; main's
+	   join adds to it. */
+	round_of(b);
+	after = blockedtime__blocked_ns(b);
+	assert_true(after + 10 * MS >= before);
+	round_of(b);
+	assert_true(blockedtime__blocked_ns(b) + 10 * MS >= after);
+	blockedtime__free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_sleep_is_blocked_a_spin_is_not),
+		cmocka_unit_test(test_an_exited_thread_keeps_its_last_sample),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counts and waits only grow, so a window's are the difference of two
+ * snapshots.  A maximum cannot be subtracted: each per-CPU value keeps
+ * the max of the window it last saw a call in, and of the one before (the
+ * loader advances the window and then reads; a call in between opens the
+ * next window on its CPU).  A delta takes the closing window's max from
+ * whichever slot holds it, or the all-time max when that grew meanwhile.
+ * Rejected: resetting maxima from user space (races every CPU's update).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sortorder.h"
+#include "snapshot.h"
+#include "array.h"
+
+/* A row folded at this read: the previous snapshot held it under from. */
+struct snapshot_move {
+	struct sp_key from;
+	struct sp_key to;
+};
+
+struct snapshot {
+	struct snapshot_entry *entries;
+	size_t count;
+	size_t cap;
+	struct snapshot_move *moves;	/* sorted by from once sealed */
+	size_t n_moves;
+	size_t moves_cap;
+	size_t threads_exited;
+	size_t sealed;		/* the leading entries sorted by key, unique */
+};
+
+static const struct snapshot_entry *
+snapshot__find(const struct snapshot *snap, const struct sp_key *key);
+
+int snapshot__new(struct snapshot **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void snapshot__free(struct snapshot *snap)
+{
+	if (!snap)
+		return;
+	free(snap->entries);
+	free(snap->moves);
+	free(snap);
+}
+
+int snapshot__add_move(struct snapshot *snap, const struct sp_key *from,
+		       const struct sp_key *to)
+{
+	if (array__grow(&snap->moves, &snap->moves_cap, snap->n_moves + 1,
+			sizeof(*snap->moves)))
+		return -ENOMEM;
+	snap->moves[snap->n_moves++] = (struct snapshot_move){
+		.from = *from, .to = *to,
+	};
+	return 0;
+}
+
+void snapshot__set_threads_exited(struct snapshot *snap, size_t n)
+{
+	snap->threads_exited = n;
+}
+
+size_t snapshot__threads_exited(const struct snapshot *snap)
+{
+	return snap->threads_exited;
+}
+
+static struct snapshot_entry *snapshot__append(struct snapshot *snap)
+{
+	if (array__grow(&snap->entries, &snap->cap, snap->count + 1,
+			sizeof(*snap->entries)))
+		return NULL;
+	return memset(&snap->entries[snap->count++], 0,
+		      sizeof(struct snapshot_entry));
+}
+
+/* The longest of the CPUs' values in `window` (current or previous slot). */
+static uint64_t window_max(const struct sp_value *per_cpu, int ncpus,
+			   uint64_t window)
+{
+	uint64_t max = 0;
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct sp_value *v = &per_cpu[cpu];
+
+		if (v->window == window && v->window_max_ns > max)
+			max = v->window_max_ns;
+		if (v->prev_window == window && v->prev_window_max_ns > max)
+			max = v->prev_window_max_ns;
+	}
+	return max;
+}
+
+int snapshot__add(struct snapshot *snap, const struct sp_key *key,
+		  const struct sp_value *per_cpu, int ncpus, uint64_t window)
+{
+	struct snapshot_entry *e = snapshot__append(snap);
+
+	if (!e)
+		return -ENOMEM;
+	e->key = *key;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct sp_value *v = &per_cpu[cpu];
+
+		e->count += v->count;
+		e->wait_ns += v->wait_ns;
+		e->failed += v->failed;
+		e->failed_ns += v->failed_ns;
+		e->futile += v->futile;
+		if (v->max_ns > e->max_ns)
+			e->max_ns = v->max_ns;
+	}
+	e->window_max_ns = window_max(per_cpu, ncpus, window);
+	return 0;
+}
+
+/*
+ * The entry a side map's row (a histogram, --hold's holds) adds to: the
+ * row's own when the sealed part has it, else a new one that the next
+ * seal merges.  In place, a server's tens of thousands of rows are not
+ * held twice while a read is sealed.
+ */
+static struct snapshot_entry *snapshot__side_entry(struct snapshot *snap,
+						   const struct sp_key *key)
+{
+	const struct snapshot_entry *found = snapshot__find(snap, key);
+	struct snapshot_entry *e;
+
+	if (found)
+		return &snap->entries[found - snap->entries];
+	e = snapshot__append(snap);
+	if (e)
+		e->key = *key;
+	return e;
+}
+
+int snapshot__add_hold(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_value *per_cpu, int ncpus,
+		       uint64_t window)
+{
+	struct snapshot_entry *e = snapshot__side_entry(snap, key);
+	uint64_t wmax = window_max(per_cpu, ncpus, window);
+
+	if (!e)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		e->hold_count += per_cpu[cpu].count;
+		e->hold_ns += per_cpu[cpu].wait_ns;
+		if (per_cpu[cpu].max_ns > e->hold_max_ns)
+			e->hold_max_ns = per_cpu[cpu].max_ns;
+	}
+	if (wmax > e->hold_window_max_ns)
+		e->hold_window_max_ns = wmax;
+	return 0;
+}
+
+int snapshot__add_hist(struct snapshot *snap, const struct sp_key *key,
+		       const struct sp_hist *hist)
+{
+	struct snapshot_entry *e = snapshot__side_entry(snap, key);
+
+	if (!e)
+		return -ENOMEM;
+	for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+		e->hist[k] += hist->slot[k];
+	return 0;
+}
+
+int snapshot__key_cmp(const struct sp_key *a, const struct sp_key *b)
+{
+	int c;
+
+	c = order__qsp(a->object, a->callsite, a->type, b->object, b->callsite,
+		       b->type);
+	if (c)
+		return c;
+	if ((c = order__u64(a->tid, b->tid)))
+		return c;
+	if ((c = order__u64(a->owner_tid, b->owner_tid)))
+		return c;
+	if ((c = order__u64(a->pid, b->pid)))
+		return c;
+	return order__u64(a->stack_id, b->stack_id);
+}
+
+static int snapshot__entry_cmp(const void *a, const void *b)
+{
+	return snapshot__key_cmp(&((const struct snapshot_entry *)a)->key,
+				 &((const struct snapshot_entry *)b)->key);
+}
+
+static int snapshot__move_cmp(const void *a, const void *b)
+{
+	return snapshot__key_cmp(&((const struct snapshot_move *)a)->from,
+				 &((const struct snapshot_move *)b)->from);
+}
+
+void snapshot__seal(struct snapshot *snap)
+{
+	size_t out = 0;
+
+	if (snap->n_moves > 1)
+		qsort(snap->moves, snap->n_moves, sizeof(*snap->moves),
+		      snapshot__move_cmp);
+	if (snap->count < 2) {
+		snap->sealed = snap->count;
+		return;
+	}
+	qsort(snap->entries, snap->count, sizeof(*snap->entries),
+	      snapshot__entry_cmp);
+	for (size_t i = 0; i < snap->count; i++) {
+		struct snapshot_entry *e = &snap->entries[i];
+		struct snapshot_entry *last = out ? &snap->entries[out - 1] : NULL;
+
+		if (last && !snapshot__key_cmp(&last->key, &e->key)) {
+			wait_stats__add(&last->stats, &e->stats);
+			continue;
+		}
+		snap->entries[out++] = *e;
+	}
+	snap->count = out;
+	snap->sealed = out;
+}
+
+void snapshot__rekey(struct snapshot *snap,
+		     void (*fn)(void *ctx, struct sp_key *key), void *ctx)
+{
+	for (size_t i = 0; i < snap->count; i++)
+		fn(ctx, &snap->entries[i].key);
+	for (size_t i = 0; i < snap->n_moves; i++) {
+		fn(ctx, &snap->moves[i].from);
+		fn(ctx, &snap->moves[i].to);
+	}
+	snapshot__seal(snap);
+}
+
+size_t snapshot__count(const struct snapshot *snap)
+{
+	return snap->count;
+}
+
+const struct snapshot_entry *snapshot__entries(const struct snapshot *snap)
+{
+	return snap->entries;
+}
+
+/* Counters only grow; guard anyway against a reset map. */
+static uint64_t growth(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+static const struct snapshot_entry *
+snapshot__find(const struct snapshot *snap, const struct sp_key *key)
+{
+	size_t lo = 0, hi = snap->sealed;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = snapshot__key_cmp(key, &snap->entries[mid].key);
+
+		if (!c)
+			return &snap->entries[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* Where a row of prev is counted in cur: its key, or the one it moved to. */
+static const struct sp_key *snapshot__moved(const struct snapshot *cur,
+					    const struct sp_key *key)
+{
+	size_t lo = 0, hi = cur->n_moves;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = snapshot__key_cmp(key, &cur->moves[mid].from);
+
+		if (!c)
+			return &cur->moves[mid].to;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return key;
+}
+
+/* prev with its rows under the keys cur counts them under; sealed. */
+static int snapshot__rekeyed(const struct snapshot *prev,
+			     const struct snapshot *cur, struct snapshot **out)
+{
+	struct snapshot *moved;
+	int err = snapshot__new(&moved);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < prev->count; i++) {
+		struct snapshot_entry *slot = snapshot__append(moved);
+
+		if (!slot) {
+			snapshot__free(moved);
+			return -ENOMEM;
+		}
+		*slot = prev->entries[i];
+		slot->key = *snapshot__moved(cur, &slot->key);
+	}
+	snapshot__seal(moved);
+	*out = moved;
+	return 0;
+}
+
+int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
+		    struct snapshot **out)
+{
+	struct snapshot *delta, *moved = NULL;
+	int err;
+
+	if (prev && cur->n_moves) {
+		err = snapshot__rekeyed(prev, cur, &moved);
+		if (err)
+			return err;
+		prev = moved;
+	}
+	err = snapshot__new(&delta);
+	if (err) {
+		snapshot__free(moved);
+		return err;
+	}
+	for (size_t i = 0; i < cur->count; i++) {
+		const struct snapshot_entry *c = &cur->entries[i];
+		const struct snapshot_entry *p = prev ? snapshot__find(prev, &c->key) : NULL;
+		struct snapshot_entry d = *c;
+
+		if (p) {
+			d.count = growth(c->count, p->count);
+			d.wait_ns = growth(c->wait_ns, p->wait_ns);
+			d.failed = growth(c->failed, p->failed);
+			d.failed_ns = growth(c->failed_ns, p->failed_ns);
+			d.futile = growth(c->futile, p->futile);
+			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+				d.hist[k] = growth(c->hist[k], p->hist[k]);
+			d.hold_count = growth(c->hold_count, p->hold_count);
+			d.hold_ns = growth(c->hold_ns, p->hold_ns);
+		}
+		if (!d.count && !d.wait_ns && !d.failed && !d.hold_count &&
+		    !d.futile)
+			continue;
+		/*
+		 * The window's own maximum; a call that ended between the
+		 * window switch and the read is in the next window's maximum,
+		 * but if it raised the all-time maximum it is this one's.
+		 */
+		d.max_ns = c->window_max_ns;
+		if ((!p || c->max_ns > p->max_ns) && c->max_ns > d.max_ns)
+			d.max_ns = c->max_ns;
+		d.hold_max_ns = c->hold_window_max_ns;
+		if ((!p || c->hold_max_ns > p->hold_max_ns) &&
+		    c->hold_max_ns > d.hold_max_ns)
+			d.hold_max_ns = c->hold_max_ns;
+		struct snapshot_entry *slot = snapshot__append(delta);
+		if (!slot) {
+			snapshot__free(delta);
+			snapshot__free(moved);
+			return -ENOMEM;
+		}
+		*slot = d;
+	}
+	snapshot__free(moved);
+	snapshot__seal(delta);	/* in cur's order: sorted already */
+	*out = delta;
+	return 0;
+}
+
+int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
+		    struct snapshot **out)
+{
+	const struct snapshot *parts[] = { a, b };
+	struct snapshot *sum;
+	int err = snapshot__new(&sum);
+
+	if (err)
+		return err;
+	for (size_t p = 0; p < 2; p++) {
+		for (size_t i = 0; parts[p] && i < parts[p]->count; i++) {
+			struct snapshot_entry *slot = snapshot__append(sum);
+
+			if (!slot) {
+				snapshot__free(sum);
+				return -ENOMEM;
+			}
+			*slot = parts[p]->entries[i];
+		}
+	}
+	snapshot__seal(sum);
+	*out = sum;
+	return 0;
+}
