@@ -142,6 +142,42 @@ static void test_busy_threads_rank_first(void **state)
 	free(f);
 }
 
+/*
+ * A woken wait's CPU wait is in both its wait and the run queue: one
+ * average CPU wait per lock wait goes back to the thread's sleep.
+ */
+static void test_cpu_wait_after_a_wake_counted_once(void **state)
+{
+	(void)state;
+	/* 4 s: 0.5 s run, 1 s runq over 10 slices, 2 s in 5 lock waits
+	 * (0.5 s of it runq after the wakes), 1 s slept. */
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .callsite = 0x1,
+		  .pid = 1, .tid = 10, .count = 5, .wait_ns = 2 * S },
+	};
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 10, .run_ns = S / 2, .runq_ns = S,
+		  .slices = 10, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = 1, .threads = t, .n_threads = 1,
+		.elapsed_ns = 4 * S,
+	};
+
+	/* 0.5 s run of 1.5 s neither waited nor queued: a third. */
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.333 && t[0].busy < 0.334);
+	/* Without the slices: 0.5 of 1 s left. */
+	t[0].slices = 0;
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	/* Full mode counts every call: no estimate. */
+	t[0].slices = 10;
+	in.every_call = true;
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+}
+
 /* Idle waits (class event) are no lock finding. */
 static void test_idle_waits_give_none(void **state)
 {
@@ -332,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_long_hold_names_the_release),
 		cmocka_unit_test(test_long_hold_needs_most_of_the_charges),
 		cmocka_unit_test(test_busy_threads_rank_first),
+		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
 		cmocka_unit_test(test_idle_waits_give_none),
 		cmocka_unit_test(test_hot_stripe_names_the_object),
 		cmocka_unit_test(test_small_waits_give_none),

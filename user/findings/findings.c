@@ -69,15 +69,33 @@ void findings__busy_shares(const struct findings_input *in,
 {
 	for (size_t i = 0; i < in->n_threads; i++) {
 		struct findings_thread *t = &threads[i];
-		uint64_t locked = 0, span = t->span_ns ? t->span_ns
-						       : in->elapsed_ns;
-		double free_ns;
+		uint64_t locked = 0, woken = 0, span = t->span_ns ? t->span_ns
+								  : in->elapsed_ns;
+		double free_ns, inside = 0;
 
 		for (size_t k = 0; k < in->n_waits; k++)
 			if (!in->waits[k].event && in->waits[k].tid == t->tid &&
-			    (!t->pid || in->waits[k].pid == t->pid))
+			    (!t->pid || in->waits[k].pid == t->pid)) {
 				locked += in->waits[k].wait_ns;
-		free_ns = (double)span - (double)locked - (double)t->runq_ns;
+				woken += in->waits[k].count;
+			}
+		/*
+		 * A woken lock wait ends when its thread runs again: the CPU
+		 * wait after the wake is in both its wait and runq_ns.  Each
+		 * time on a CPU follows one CPU wait: the lock waits' part,
+		 * one per wait that blocked, as long as the thread's average
+		 * (contended mode: every wait counted blocked; full mode
+		 * counts every call, most of them never woken).
+		 */
+		if (!in->every_call && t->slices)
+			inside = (double)t->runq_ns * (double)woken /
+				 (double)t->slices;
+		if (inside > (double)t->runq_ns)
+			inside = (double)t->runq_ns;
+		if (inside > (double)locked)
+			inside = (double)locked;
+		free_ns = (double)span - (double)locked - (double)t->runq_ns +
+			  inside;
 		if (free_ns <= 0)
 			t->busy = 1.0;	/* all of it waited: weigh it fully */
 		else

@@ -95,6 +95,7 @@ struct findings_thread {
 	uint32_t tid;
 	uint64_t run_ns;
 	uint64_t runq_ns;
+	uint64_t slices;	/* times it went on a CPU (0: not known) */
 	uint64_t span_ns;	/* the part of the window it lived */
 	double busy;		/* set by findings__busy_shares */
 };

@@ -21,6 +21,7 @@
 struct run_sample {
 	uint32_t pid, tid;
 	uint64_t run_ns, runq_ns;
+	uint64_t slices;		/* times it went on a CPU */
 	uint64_t first_ns;	/* when first read (CLOCK_MONOTONIC) */
 	uint64_t age_ns;	/* its age then (0: not known) */
 	uint64_t last_ns;	/* when last read */
@@ -102,7 +103,7 @@ static int read_pid(pid_t pid, struct run_sample **s, size_t *n, size_t *cap)
 	if (!dir)
 		return 0;	/* exited: no threads */
 	while (!err && (d = readdir(dir))) {
-		unsigned long long run, runq;
+		unsigned long long run, runq, slices;
 		char file[96];
 		FILE *f;
 		int tid = atoi(d->d_name);
@@ -114,14 +115,15 @@ static int read_pid(pid_t pid, struct run_sample **s, size_t *n, size_t *cap)
 		f = fopen(file, "re");
 		if (!f)
 			continue;
-		if (fscanf(f, "%llu %llu", &run, &runq) == 2) {
+		if (fscanf(f, "%llu %llu %llu", &run, &runq, &slices) == 3) {
 			if (array__grow(s, cap, *n + 1, sizeof(**s)))
 				err = -ENOMEM;
 			else
 				(*s)[(*n)++] = (struct run_sample){
 					.pid = (uint32_t)pid,
 					.tid = (uint32_t)tid,
-					.run_ns = run, .runq_ns = runq };
+					.run_ns = run, .runq_ns = runq,
+					.slices = slices };
 		}
 		fclose(f);
 	}
@@ -174,7 +176,8 @@ int threadrun__poll(struct threadrun *tr, const pid_t *pids, size_t n_pids)
 		} else {
 			merged[k] = tr->latest[j++];
 			merged[k].run_ns = s[i].run_ns;
-			merged[k].runq_ns = s[i++].runq_ns;
+			merged[k].runq_ns = s[i].runq_ns;
+			merged[k].slices = s[i++].slices;
 		}
 		if (c <= 0) {
 			merged[k].last_ns = now;
@@ -234,6 +237,8 @@ int threadrun__sample(struct threadrun *tr, const pid_t *pids, size_t n_pids,
 						 cur->run_ns ? prev->run_ns : 0),
 			.runq_ns = cur->runq_ns - (prev && prev->runq_ns <=
 						   cur->runq_ns ? prev->runq_ns : 0),
+			.slices = cur->slices - (prev && prev->slices <=
+						 cur->slices ? prev->slices : 0),
 			.span_ns = span,
 			.busy = 1.0,
 		};
