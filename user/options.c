@@ -146,7 +146,8 @@ static const struct argp_option option_table[] = {
 	  "callsite=\"other\"", 0 },
 	{ NULL, 0, NULL, 0, "What to report:", 0 },
 	{ "top", 'N', "N", 0, "Rows per report (default 10; 0 = all)", 0 },
-	{ "sort", 's', "KEY", 0, "total (default) | mean | max | count", 0 },
+	{ "sort", 's', "KEY", 0, "total | mean | max | count (default: total, "
+	  "each thread's waits weighed by impact)", 0 },
 	{ NULL, 'm', NULL, 0, "Same as --sort mean", 0 },
 	{ "no-coalesce", 'n', NULL, 0, "One row per object, not per call site", 0 },
 	{ "per-thread", 'T', NULL, 0, "One row per thread", 0 },
@@ -536,6 +537,7 @@ static int options__parse_switch(int key, struct options *opts)
 		break;
 	case 'm':
 		opts->sort = SORT_MEAN;
+		opts->sort_given = true;
 		break;
 	case 'n':
 		opts->coalesce = false;
@@ -664,6 +666,7 @@ static int options__parse_report(int key, char *arg, struct parse_state *ps)
 		err = PARSE_CHOICE("--sort", arg, sort_names, &choice);
 		if (!err)
 			opts->sort = choice;
+		opts->sort_given = true;
 		break;
 	case 'f':
 		err = PARSE_CHOICE("--format", arg, format_names, &choice);

@@ -65,6 +65,8 @@ struct options {
 	double interval_s;	/* 0: one report at the end */
 	unsigned int top;	/* rows per report, 0 = all */
 	enum sort_key sort;
+	bool sort_given;	/* --sort or -m: else the table's rows go by
+				   impact (docs/findings.md) */
 	bool coalesce;
 	bool per_thread;
 	bool cumulative;

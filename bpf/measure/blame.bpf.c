@@ -20,6 +20,8 @@ release_by_map_t woken_by SEC(".maps");
 release_by_map_t requeues SEC(".maps");
 release_by_map_t releases SEC(".maps");
 stats_map_t blame SEC(".maps");		/* max_entries set by the loader */
+recent_map_t recent SEC(".maps");
+stats_map_t caused SEC(".maps");	/* max_entries set by the loader */
 
 /* Whether the current thread is inside the futex call that released. */
 static __always_inline bool in_release(const struct sp_release *rel)

@@ -46,6 +46,7 @@ struct sp_release {
 	__u64 uaddr2;		/* a requeue's target word */
 	__u64 ts;		/* bpf_ktime_get_ns() at the release (woken_by:
 				   at the wakeup) */
+	__u64 entry_ts;		/* contended: at the wake's entry, always */
 	__u32 tid;
 	__u32 cmd;		/* contended: the futex command */
 	__u32 pid;		/* the releaser's process */
@@ -85,6 +86,42 @@ extern release_by_map_t releases SEC(".maps");
 extern stats_map_t blame SEC(".maps");
 
 /*
+ * The holds a wait overlapped (contended mode, for the findings): the
+ * last SP_RECENT releases of each futex word, and the waits charged to
+ * the holds they ended.  A waiter that queued during a long hold and was
+ * woken later by a short holder's release charges the part of its wait
+ * up to the long hold's release to that release, the next part to the
+ * next release of the word, and so on to the release that woke it.
+ * Rejected: charging the whole wait to the release that woke it (the
+ * blame map's contract): a queue behind one long hold is then charged,
+ * nearly all of it, to the short holders that emptied it.  Writers of a
+ * word's ring race without a lock (tracing programs cannot take BPF spin
+ * locks): a slot overwritten or out of order moves a part of a wait to
+ * the next release, and every wait is still charged in full.
+ */
+#define SP_RECENT 8
+struct sp_recent_rel {
+	__u64 ts;		/* at the wake's entry */
+	__u64 site;
+	__u64 stack_id;
+	__u32 tid;
+	__u32 pid;
+};
+struct sp_recent {
+	__u32 head;		/* the next slot, modulo SP_RECENT */
+	__u32 pad;
+	struct sp_recent_rel r[SP_RECENT];
+};
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, struct sp_recent);
+	__uint(max_entries, 4096);
+} recent_map_t;
+extern recent_map_t recent SEC(".maps");
+extern stats_map_t caused SEC(".maps");
+
+/*
  * Charges ns of a wait on object (an address in the waiter's process,
  * the current one) to rel.  A release by another process (a lock in
  * shared memory) keys the row by the releaser's process, as its site and
@@ -114,6 +151,90 @@ static __always_inline void blame_charge(__u32 type, __u64 object,
 	value_add(&blame, &key, ns, ns, 1, 0);
 }
 
+/*
+ * A part of a wait, charged to the hold a release ended (caused): keyed
+ * as blame_charge keys a release's row, the waiter's process in
+ * owner_tid when the releaser is another.
+ */
+static __always_inline void caused_add(__u32 type, __u64 object, __u64 site,
+				       __u64 stack_id, __u32 tid, __u32 pid,
+				       __u64 ns, __u64 count)
+{
+	__u32 waiter = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	struct sp_key key = {
+		.object = object,
+		.type = type,
+		.callsite = site,
+		.stack_id = stack_id,
+		.tid = tid,
+		.pid = pid,
+		.owner_tid = pid != waiter ? waiter : 0,
+	};
+
+	if (ns)
+		value_add(&caused, &key, ns, ns, count, 0);
+}
+
+/*
+ * A lock wait of [t0, now] (ns blocked, the parts not charged before
+ * included) that rel woke: each part charged to the hold in progress
+ * (see caused above).  The wait counts once, at the release that woke it.
+ */
+static __always_inline void caused_charge(__u32 type, __u64 object,
+					  __u64 uaddr, __u64 t0, __u64 now,
+					  __u64 ns, const struct sp_release *rel)
+{
+	struct sp_recent *rc = bpf_map_lookup_elem(&recent, &uaddr);
+	__u64 from = t0, extra = ns > now - t0 ? ns - (now - t0) : 0;
+	__u32 head;
+
+	if (rc) {
+		head = rc->head;
+		for (__u32 k = SP_RECENT; k > 0; k--) {
+			struct sp_recent_rel *e =
+				&rc->r[(head - k) & (SP_RECENT - 1)];
+			__u64 ts = e->ts;
+
+			/* Between the wait's start and the release that
+			 * woke it: a hold it waited through. */
+			if (ts <= from || ts >= rel->entry_ts || ts >= now)
+				continue;
+			caused_add(type, object, e->site, e->stack_id, e->tid,
+				   e->pid, ts - from + extra, 0);
+			extra = 0;
+			from = ts;
+		}
+	}
+	caused_add(type, object, rel->site, rel->stack_id, rel->tid, rel->pid,
+		   now - from + extra, 1);
+}
+
+/* Contended mode: a futex wake of a word, into the word's ring. */
+static __always_inline void recent_note(const struct sp_release *rel)
+{
+	__u64 uaddr = rel->uaddr;
+	struct sp_recent *rc = bpf_map_lookup_elem(&recent, &uaddr);
+	struct sp_recent_rel *e;
+	__u32 i;
+
+	if (!rc) {
+		struct sp_recent zero = {};
+
+		bpf_map_update_elem(&recent, &uaddr, &zero, BPF_NOEXIST);
+		rc = bpf_map_lookup_elem(&recent, &uaddr);
+		if (!rc)
+			return;
+	}
+	i = rc->head & (SP_RECENT - 1);
+	rc->head = i + 1;
+	e = &rc->r[i];
+	e->ts = rel->entry_ts;
+	e->site = rel->site;
+	e->stack_id = rel->stack_id;
+	e->tid = rel->tid;
+	e->pid = rel->pid;
+}
+
 /* Contended mode, at a futex wake's entry: the release begins. */
 static __always_inline void blame_release(__u64 site, __u64 stack_id,
 					  __u64 uaddr, __u64 uaddr2, __u32 cmd,
@@ -133,11 +254,14 @@ static __always_inline void blame_release(__u64 site, __u64 stack_id,
 	rel->uaddr = uaddr;
 	rel->uaddr2 = uaddr2;
 	rel->ts = bpf_ktime_get_ns();
+	rel->entry_ts = rel->ts;
 	rel->tid = (__u32)pid_tgid;
 	rel->pid = (__u32)(pid_tgid >> 32);
 	rel->cmd = cmd;
 	if (requeue)
 		bpf_map_update_elem(&requeues, &uaddr, rel, BPF_ANY);
+	else
+		recent_note(rel);
 }
 
 /*
@@ -187,6 +311,11 @@ static __always_inline void blame_wait_end(struct sp_contended *st,
 		}
 	}
 	blame_charge(st->key.type, st->key.object, &rel, ns);
+	if (rel.uaddr == st->uaddr && st->key.type != SP_TYPE_CONDVAR &&
+	    st->key.type != SP_TYPE_BARRIER && st->key.type != SP_TYPE_JOIN &&
+	    st->key.type != SP_TYPE_PARK)
+		caused_charge(st->key.type, st->key.object, st->uaddr, t0,
+			      now, ns, &rel);
 }
 
 /*

@@ -395,9 +395,15 @@ class Lifecycle(SyncprofTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
         header = next(i for i, l in enumerate(lines) if l.startswith("Type "))
-        self.assertRegex(lines[header - 1], r"^syncprof: pid \d+ \(workload\)  mode full  "
+        # The summary, then what to fix first (docs/findings.md), then
+        # the rows' header.
+        summary = next(i for i, l in enumerate(lines) if l.startswith("syncprof: pid"))
+        self.assertRegex(lines[summary], r"^syncprof: pid \d+ \(workload\)  mode full  "
                          r"elapsed \d+\.\d\d s  rows \d+/\d+  dropped 0  "
                          r"at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
+        self.assertTrue(lines[summary + 1].startswith("What to fix first"),
+                        lines[summary + 1])
+        self.assertLessEqual(header - summary - 1, 6, lines[summary:header])
         # QSP's header, then the longest wait and the failed ones (and
         # the futile wakeups, when a wait was woken to wait again: under
         # load); the Object column widens to the longest name.

@@ -364,12 +364,13 @@ fail:
 	return err;
 }
 
-int probes__read_blame(struct probes *p, struct snapshot **out)
+/* A map of charges to releases (blame, caused), as a sealed snapshot. */
+static int probes__read_charges(struct probes *p, int fd,
+				struct snapshot **out)
 {
 	struct snapshot *snap;
 	struct sp_key key, next;
 	struct sp_key *prev = NULL;
-	int fd = bpf_map__fd(p->skel->maps.blame);
 	int err = snapshot__new(&snap);
 
 	if (err)
@@ -389,6 +390,16 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 	snapshot__seal(snap);
 	*out = snap;
 	return 0;
+}
+
+int probes__read_blame(struct probes *p, struct snapshot **out)
+{
+	return probes__read_charges(p, bpf_map__fd(p->skel->maps.blame), out);
+}
+
+int probes__read_caused(struct probes *p, struct snapshot **out)
+{
+	return probes__read_charges(p, bpf_map__fd(p->skel->maps.caused), out);
 }
 
 int probes__read_why(struct probes *p, struct why **out)

@@ -99,6 +99,12 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	err = bpf_map__set_max_entries(p->skel->maps.blame,
 				       cfg->blame ? cfg->map_size : 1);
 	if (!err)
+		err = bpf_map__set_max_entries(p->skel->maps.caused,
+					       cfg->blame && contended ?
+					       cfg->map_size : 1);
+	if (!err && !(cfg->blame && contended))
+		err = bpf_map__set_max_entries(p->skel->maps.recent, 1);
+	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.hold_stats,
 					       p->hold ? cfg->map_size : 1);
 	if (!err)

@@ -211,6 +211,12 @@ uint64_t probes__live_ns(const struct probes *p);
  */
 int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
+ * Contended mode with blame on: the waits charged to the holds they
+ * overlapped, by the release that ended each hold (bpf/measure/
+ * blame.bpf.h, caused); counts: the waits each release woke.
+ */
+int probes__read_caused(struct probes *p, struct snapshot **out);
+/*
  * --why: reads the charges (totals since attach) and the chains cut or
  * lost into a sealed *out.
  */

@@ -11,8 +11,18 @@
 
 #define RECMETA_FIELDS_MAX 12
 
+static void recmeta__free_report(struct recmeta_report *r)
+{
+	free(r->findings_text);
+	free(r->findings_json);
+	free(r->weights);
+	r->findings_text = r->findings_json = r->weights = NULL;
+}
+
 void recmeta__clear(struct recmeta *m)
 {
+	for (size_t i = 0; i < m->n_reports; i++)
+		recmeta__free_report(&m->reports[i]);
 	free(m->comm);
 	free(m->exe);
 	free(m->mode);
@@ -35,10 +45,21 @@ int recmeta__set(char **field, const char *s)
 
 int recmeta__add_report(struct recmeta *m, const struct recmeta_report *r)
 {
+	struct recmeta_report *copy;
+
 	if (array__grow(&m->reports, &m->cap_reports, m->n_reports + 1,
 			sizeof(*m->reports)))
 		return -ENOMEM;
-	m->reports[m->n_reports++] = *r;
+	copy = &m->reports[m->n_reports];
+	*copy = *r;
+	copy->findings_text = copy->findings_json = copy->weights = NULL;
+	if (recmeta__set(&copy->findings_text, r->findings_text) ||
+	    recmeta__set(&copy->findings_json, r->findings_json) ||
+	    recmeta__set(&copy->weights, r->weights)) {
+		recmeta__free_report(copy);
+		return -ENOMEM;
+	}
+	m->n_reports++;
 	return 0;
 }
 
@@ -122,6 +143,15 @@ void recmeta__write(const struct recmeta *m, FILE *f)
 		if (r->wall_ns)
 			fprintf(f, "report_wall\t%u\t%" PRIu64 "\n", r->sequence,
 				r->wall_ns);
+		if (r->findings_text || r->findings_json || r->weights) {
+			fprintf(f, "report_findings\t%u\t", r->sequence);
+			rectext__field(f, r->findings_text);
+			fputc('\t', f);
+			rectext__field(f, r->findings_json);
+			fputc('\t', f);
+			rectext__field(f, r->weights);
+			fputc('\n', f);
+		}
 	}
 	for (size_t i = 0; i < m->n_threads; i++) {
 		fprintf(f, "thread\t%u\t", m->threads[i].tid);
@@ -222,6 +252,22 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 		for (size_t i = m->n_reports; i-- > 0;)
 			if (m->reports[i].sequence == sequence)
 				return parse_u64(f[2], &m->reports[i].wall_ns);
+		return -EINVAL;
+	}
+	if (!strcmp(f[0], "report_findings")) {
+		uint32_t sequence;
+
+		if (n != 5 || parse_u32(f[1], &sequence))
+			return -EINVAL;
+		for (size_t i = m->n_reports; i-- > 0;) {
+			struct recmeta_report *r = &m->reports[i];
+
+			if (r->sequence != sequence)
+				continue;
+			return recmeta__set(&r->findings_text, f[2]) ?:
+			       recmeta__set(&r->findings_json, f[3]) ?:
+			       recmeta__set(&r->weights, f[4]);
+		}
 		return -EINVAL;
 	}
 	if (!strcmp(f[0], "report")) {

@@ -46,6 +46,16 @@ struct recmeta_report {
 	/* Saved as a "report_wall" line: the window's end by the wall clock
 	 * (ns since the epoch; 0: not known, a recording made before). */
 	uint64_t wall_ns;
+	/*
+	 * Saved as a "report_findings" line (NULL: none, a recording made
+	 * before): what to fix first as the table printed it, as JSON's
+	 * list, and the threads' weights the rows were ordered by
+	 * ("tid:weight,..."), so that a replay prints what the run did.
+	 * recmeta__add_report copies them.
+	 */
+	char *findings_text;
+	char *findings_json;
+	char *weights;
 };
 
 struct recmeta_thread {

@@ -17,6 +17,7 @@
 
 #include "chrome.h"
 #include "evlog.h"
+#include "findout.h"
 #include "format.h"
 #include "log.h"
 #include "outfile.h"
@@ -217,11 +218,20 @@ static int replay__print(struct replay *r, FILE *out,
 			 const struct snapshot *view,
 			 const struct recmeta_report *rep, uint64_t start_ns)
 {
+	struct findout weights = { 0 };
+	json_t *findings = rep->findings_json ?
+			   json_loads(rep->findings_json, 0, NULL) : NULL;
+	/* The run's threads' weights: the rows in the order it printed. */
+	bool weighed = !r->opts->sort_given && r->opts->sort == SORT_TOTAL &&
+		       !findout__weights_parse(rep->weights, &weights) &&
+		       weights.n_threads;
 	const struct report_settings settings = {
 		.coalesce = r->opts->coalesce,
 		.per_thread = r->opts->per_thread,
 		.sort = r->opts->sort,
 		.top = r->opts->top,
+		.weigh = weighed ? findout__weigh : NULL,
+		.weigh_ctx = &weights,
 	};
 	const struct format_meta meta = {
 		.pid = r->meta.pid,
@@ -244,6 +254,8 @@ static int replay__print(struct replay *r, FILE *out,
 		.unwind_stopped = rep->unwind_stopped,
 		.abandoned = rep->abandoned,
 		.sequence = rep->sequence,
+		.findings_text = rep->findings_text,
+		.findings_json = findings,
 	};
 	struct row_names *names = NULL;
 	struct report_rows rows = { 0 };
@@ -264,6 +276,8 @@ static int replay__print(struct replay *r, FILE *out,
 		err = format__report(out, &cfg, &meta, &rows, names);
 	free(names);
 	report__free(&rows);
+	json_decref(findings);
+	findout__free(&weights);
 	return err;
 }
 

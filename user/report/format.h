@@ -148,6 +148,13 @@ struct format_meta {
 	const struct format_lock_order *lock_order;
 	/* --what-if: its predictions (whatifout.h); NULL without. */
 	const struct whatif *what_if;
+	/*
+	 * What to fix first (user/findings/): the table's opening block,
+	 * printed as it is, and JSON's "findings" list (borrowed); NULL:
+	 * not judged (JSON null).
+	 */
+	const char *findings_text;
+	json_t *findings_json;
 	/* What syncprof cannot see in the target (JSON "notices"). */
 	const char *const *notices;
 	size_t n_notices;

@@ -345,6 +345,9 @@ json_t *format__json_report(const struct format_config *cfg,
 	for (size_t i = 0; i < rows->count && !*err; i++)
 		jsonout__append(list, json_row(cfg, meta, &rows->rows[i],
 					       &names[i], err), err);
+	/* What to fix first: null when not judged (an older recording). */
+	jsonout__set(o, "findings", meta->findings_json ?
+		     json_incref(meta->findings_json) : json_null(), err);
 	/* --states: "threads" and "sched_missed", null without. */
 	stateformat__json(o, meta->states, err);
 	/* --blame: null without. */

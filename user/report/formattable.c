@@ -21,6 +21,23 @@
 #include "formatimpl.h"
 
 /*
+ * What to fix first (findout's block, a line each): each line folded at
+ * the terminal's width as the summary is, between words.
+ */
+static void table_findings(FILE *out, const char *text, int width)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text);
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, text);
+		text__print_folded(out, line, width, " ");
+		text += len + (nl ? 1 : 0);
+	}
+}
+
+/*
  * The report's first line: what, how long, when it ended (wall clock);
  * a window without waits is this line alone, ending "no waits".
  */
@@ -450,6 +467,8 @@ int format__table(FILE *out, const struct format_config *cfg,
 	int err;
 
 	print_summary(out, meta, rows, cfg->width);
+	if (meta->findings_text && rows->count)
+		table_findings(out, meta->findings_text, cfg->width);
 	err = rows->count ? table_section(out, cfg, &waits, rows, names) : 0;
 	if (!err)
 		table_duty_legend(out, meta->duty);

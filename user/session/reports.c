@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "debugfetch.h"
 #include "duty.h"
+#include "findout.h"
 #include "format.h"
 #include "live.h"
 #include "log.h"
@@ -31,6 +32,7 @@
 #include "snapshot.h"
 #include "stateformat.h"
 #include "target.h"
+#include "threadrun.h"
 #include "threadstates.h"
 #include "threadtable.h"
 #include "whyrows.h"
@@ -44,6 +46,9 @@ struct reports {
 	struct snapshot *prev;	/* the last read: totals since attach */
 	struct snapshot *pending; /* what changed since the last report */
 	struct snapshot *prev_blame;	/* --blame: the last read */
+	struct snapshot *prev_caused;	/* the holds' charges: the last read */
+	struct threadrun *run;		/* the threads' run times */
+	uint64_t live_ns;		/* the live screen's last findings */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
 	uint64_t attach_ns;	/* when counting began: the probes went live */
@@ -108,6 +113,8 @@ int session__reports_close(struct session *s)
 	threadstates__free(r->states);
 	snapshot__free(r->prev);
 	snapshot__free(r->prev_blame);
+	snapshot__free(r->prev_caused);
+	threadrun__free(r->run);
 	why__free(r->prev_why);
 	snapshot__free(r->pending);
 	snapshot__free(r->changes);
@@ -129,6 +136,14 @@ void session__reports_begin(struct session *s)
 	if (r->states_csv)
 		stateformat__csv_header(r->states_csv);
 }
+
+/* Processes whose threads' run times are read between reports too. */
+#define FINDINGS_POLL_PROCESSES 16
+
+struct session_views;
+static void session__findings(struct session *s,
+			      const struct session_views *v,
+			      uint64_t window_ns, struct findout *out);
 
 /*
  * Counting begins at at_ns (0: now): when the probes went live (and
@@ -155,8 +170,9 @@ int session__open_window(struct session *s, uint64_t *origin_ns)
 
 	if (err)
 		return err;
-	r->last_ns = r->read_ns = r->attach_ns;
+	r->last_ns = r->read_ns = r->live_ns = r->attach_ns;
 	*origin_ns = r->attach_ns;
+	session__findings(s, NULL, 0, NULL);	/* the threads' start */
 	return 0;
 }
 
@@ -338,7 +354,64 @@ struct session_views {
 	const struct snapshot *blame;	/* --blame's charges, or NULL */
 	const struct why *why;		/* --why's charges, or NULL */
 	const struct snapshot *waiting;	/* waits in progress at its end */
+	const struct snapshot *caused;	/* the holds' charges, or NULL */
 };
+
+/*
+ * What to fix first in the window v shows (window_ns long), weighing
+ * each thread by its run time since the last call (v NULL: only that
+ * sample, at the first window's start).  A failure leaves the findings
+ * out, with a warning.
+ */
+static void session__findings(struct session *s,
+			      const struct session_views *v,
+			      uint64_t window_ns, struct findout *out)
+{
+	struct reports *r = s->reports;
+	struct findings_thread *threads = NULL;
+	size_t n_threads = 0, alive = 0, n_procs = 0, n_pids = 1;
+	const struct procset_entry *procs = session__process_names(s, &n_procs);
+	pid_t one = target__pid(s->target), *pids = &one;
+	int err = 0;
+
+	if (s->opts->serve && !v)
+		return;		/* --serve prints no report to judge */
+	if (!r->run && (err = threadrun__new(&r->run)))
+		goto out;
+	if (n_procs) {
+		pids = calloc(n_procs, sizeof(*pids));
+		if (!pids) {
+			err = -ENOMEM;
+			goto out;
+		}
+		n_pids = 0;
+		for (size_t i = 0; i < n_procs; i++)
+			if (!procs[i].exited)
+				pids[n_pids++] = procs[i].pid;
+	}
+	if (!v && out) {
+		/*
+		 * A poll between reports keeps the run times of threads
+		 * that exit before the report; with many processes (--all)
+		 * only the reports read them.
+		 */
+		if (n_pids <= FINDINGS_POLL_PROCESSES)
+			err = threadrun__poll(r->run, pids, n_pids);
+	}
+	else
+		err = threadrun__sample(r->run, pids, n_pids, window_ns,
+					&threads, &n_threads, &alive);
+	if (pids != &one)
+		free(pids);
+	if (!err && v && out)
+		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
+				     v->why, s->opts->mode == MODE_FULL, threads, n_threads, window_ns,
+				     s->symbolizer, out);
+	free(threads);
+out:
+	if (err)
+		pr_warn("cannot judge what to fix first: %s", strerror(-err));
+}
 
 /* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
 static uint64_t wall_of(uint64_t mono_ns)
@@ -373,13 +446,39 @@ static int session__print(struct session *s, const struct session_views *v,
 	struct report_rows rows = { 0 }, blame_rows = { 0 };
 	struct report_rows waiting_rows = { 0 };
 	struct format_lock_order order = { 0 };
+	struct findout findings = { 0 };
+	char *findings_text = NULL;
+	size_t findings_len = 0;
+	json_t *findings_json = NULL;
 	struct format_drops drops;
 	uint64_t dropped;
 	int err;
 
+	session__findings(s, v, end_ns - start_ns, &findings);
+	{
+		FILE *text = open_memstream(&findings_text, &findings_len);
+		int jerr = 0;
+
+		if (text) {
+			findout__table(text, &findings, s->opts->callsite);
+			fclose(text);
+		}
+		findings_json = findout__json(&findings, &jerr);
+		if (jerr) {
+			json_decref(findings_json);
+			findings_json = NULL;
+		}
+	}
 	session__drops(s, &drops);
 	dropped = format__drops_total(&drops);
-	err = session__rows(s, v->rows, settings, &rows, &names);
+	/* Without --sort, the rows go by impact, as the findings. */
+	struct report_settings by_impact = *settings;
+
+	if (!s->opts->sort_given && by_impact.sort == SORT_TOTAL) {
+		by_impact.weigh = findout__weigh;
+		by_impact.weigh_ctx = &findings;
+	}
+	err = session__rows(s, v->rows, &by_impact, &rows, &names);
 	if (!err && s->opts->blame)
 		err = session__rows(s, v->blame, settings, &blame_rows,
 				    &blame_names);
@@ -402,6 +501,9 @@ static int session__print(struct session *s, const struct session_views *v,
 		threadstates__free_report(&states);
 		report__free(&rows);
 		report__free(&blame_rows);
+		findout__free(&findings);
+		free(findings_text);
+		json_decref(findings_json);
 		return err;
 	}
 	size_t n_notices = 0;
@@ -457,6 +559,8 @@ static int session__print(struct session *s, const struct session_views *v,
 		.waiting_names = waiting_names,
 		.lock_order = r->lock_order ? &order : NULL,
 		.what_if = s->what_if,
+		.findings_text = findings_text,
+		.findings_json = findings_json,
 		.notices = notices__list(s->notices, &n_notices),
 		.n_notices = n_notices,
 		.duty = s->duty ? &duty : NULL,
@@ -474,6 +578,10 @@ static int session__print(struct session *s, const struct session_views *v,
 	if (r->out_file)	/* names the file, once; a profile put in place */
 		err = outfile__commit(r->out_file) ?: err;
 	if (!err && s->recording) {
+		char *json_text = findings_json ?
+				  json_dumps(findings_json, JSON_COMPACT) : NULL;
+		char *weights = by_impact.weigh ?
+				findout__weights_text(&findings) : NULL;
 		const struct recmeta_report note = {
 			.sequence = meta.sequence,
 			.first_window = (uint32_t)first_window,
@@ -489,9 +597,14 @@ static int session__print(struct session *s, const struct session_views *v,
 			.skipped = drops.skipped,
 			.ring = drops.ring,
 			.wall_ns = meta.wall_ns,
+			.findings_text = findings_text,
+			.findings_json = json_text,
+			.weights = weights,
 		};
 
 		err = recording__note_report(s->recording, &note);
+		free(json_text);
+		free(weights);
 	}
 	if (!err && r->states_csv) {
 		stateformat__csv(r->states_csv, meta.sequence, meta.pid, &states);
@@ -511,6 +624,9 @@ static int session__print(struct session *s, const struct session_views *v,
 	threadstates__free_report(&states);
 	report__free(&blame_rows);
 	report__free(&waiting_rows);
+	findout__free(&findings);
+	free(findings_text);
+	json_decref(findings_json);
 	return err;
 }
 
@@ -577,6 +693,8 @@ int session__read(struct session *s)
 	r->pending = sum;
 	snapshot__free(r->prev);
 	r->prev = snap;
+	/* The threads' run times, read while they live. */
+	session__findings(s, NULL, 0, &(struct findout){ 0 });
 	/* The read's arrays go back: the RSS is what the rows need. */
 	malloc_trim(0);
 	return 0;
@@ -627,6 +745,7 @@ int session__report(struct session *s, bool final)
 		.stacks = s->stacks,
 	};
 	struct snapshot *blame = NULL, *blame_delta = NULL, *waiting = NULL;
+	struct snapshot *caused = NULL, *caused_delta = NULL;
 	struct why *why = NULL, *why_delta = NULL;
 	struct session_views views;
 	uint64_t closed;
@@ -639,10 +758,14 @@ int session__report(struct session *s, bool final)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->probes && s->opts->why)
 		err = probes__read_why(s->probes, &why);
+	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
+		err = probes__read_caused(s->probes, &caused);
 	session__rekey_why(s, why);
 	session__rekey_blame(s, blame);
+	session__rekey_blame(s, caused);
 	if (err) {
 		snapshot__free(blame);
+		snapshot__free(caused);
 		return err;
 	}
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
@@ -651,7 +774,8 @@ int session__report(struct session *s, bool final)
 	if (final)
 		session__notice_off_cpu(s, session__totals(s), waiting);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ r->prev, blame, why, waiting };
+		views = (struct session_views){ r->prev, blame, why, waiting,
+						caused };
 		err = session__print(s, &views, &settings, s->opts->stacks,
 				     STATES_SINCE_ORIGIN, r->attach_ns,
 				     r->read_ns, 0, closed);
@@ -660,14 +784,19 @@ int session__report(struct session *s, bool final)
 			err = snapshot__delta(blame, r->prev_blame, &blame_delta);
 		if (!err && why)
 			err = why__delta(why, r->prev_why, &why_delta);
+		if (!err && caused)
+			err = snapshot__delta(caused, r->prev_caused,
+					      &caused_delta);
 		views = (struct session_views){ r->pending, blame_delta,
-						why_delta, waiting };
+						why_delta, waiting,
+						caused_delta };
 		if (!err)
 			err = session__print(s, &views, &settings,
 					     s->opts->stacks, STATES_SINCE_MARK,
 					     r->last_ns, r->read_ns,
 					     r->next_window, closed);
 		snapshot__free(blame_delta);
+		snapshot__free(caused_delta);
 		why__free(why_delta);
 	}
 	snapshot__free(waiting);
@@ -678,10 +807,45 @@ int session__report(struct session *s, bool final)
 	r->pending = NULL;
 	snapshot__free(r->prev_blame);
 	r->prev_blame = blame;
+	snapshot__free(r->prev_caused);
+	r->prev_caused = caused;
 	why__free(r->prev_why);
 	r->prev_why = why;
 	r->last_ns = r->read_ns;
 	return err;
+}
+
+/*
+ * The live screen's line of what to fix first, from the refresh's
+ * window (delta) and the holds' charges since the last refresh.
+ */
+static void session__live_findings(struct session *s,
+				   const struct snapshot *delta)
+{
+	struct reports *r = s->reports;
+	struct snapshot *caused = NULL, *caused_delta = NULL;
+	struct findout findings = { 0 };
+	char line[512];
+
+	if (s->probes && s->opts->mode == MODE_CONTENDED &&
+	    !probes__read_caused(s->probes, &caused)) {
+		session__rekey_blame(s, caused);
+		if (snapshot__delta(caused, r->prev_caused, &caused_delta))
+			caused_delta = NULL;
+		snapshot__free(r->prev_caused);
+		r->prev_caused = caused;
+	}
+	const struct session_views v = {
+		.rows = delta, .caused = caused_delta,
+	};
+
+	session__findings(s, &v, r->read_ns > r->live_ns ?
+			  r->read_ns - r->live_ns : 0, &findings);
+	r->live_ns = r->read_ns;
+	findout__line(&findings, line, sizeof(line));
+	live__set_findings(s->live, line);
+	findout__free(&findings);
+	snapshot__free(caused_delta);
 }
 
 /* The live screen: a refresh, read into the screen instead of printed. */
@@ -722,6 +886,7 @@ int session__refresh(struct session *s)
 		}
 		live__set_why(s->live, why);
 	}
+	session__live_findings(s, delta);
 	return live__update(s->live, r->prev, delta, r->last_ns, &drops);
 }
 
@@ -735,7 +900,7 @@ int session__live_end(struct session *s)
 	struct reports *r = s->reports;
 	struct report_settings settings = { .top = s->opts->top };
 	const struct snapshot *totals;
-	struct snapshot *blame = NULL, *waiting;
+	struct snapshot *blame = NULL, *waiting, *caused = NULL;
 	struct why *why = NULL;
 	struct session_views views;
 	uint64_t since_ns;
@@ -746,10 +911,14 @@ int session__live_end(struct session *s)
 		err = probes__read_blame(s->probes, &blame);
 	if (!err && s->opts->why)
 		err = probes__read_why(s->probes, &why);
+	if (!err && s->opts->mode == MODE_CONTENDED)
+		err = probes__read_caused(s->probes, &caused);
 	session__rekey_why(s, why);
 	session__rekey_blame(s, blame);
+	session__rekey_blame(s, caused);
 	if (err) {
 		snapshot__free(blame);
+		snapshot__free(caused);
 		return err;
 	}
 	waiting = session__waiting(s, r->last_ns);
@@ -759,11 +928,12 @@ int session__live_end(struct session *s)
 	 * the blame covers the run since attach too.
 	 */
 	r->group_threads = live__group_threads(s->live);
-	views = (struct session_views){ totals, blame, why, waiting };
+	views = (struct session_views){ totals, blame, why, waiting, caused };
 	err = session__print(s, &views, &settings, live__stacks_shown(s->live),
 			     STATES_SINCE_ORIGIN, since_ns, r->last_ns, 0,
 			     probes__window(s->probes) - 1);
 	snapshot__free(blame);
+	snapshot__free(caused);
 	why__free(why);
 	snapshot__free(waiting);
 	return err;

@@ -396,10 +396,16 @@ int session__start(struct session *s, char *library, size_t len,
 		.skip = s->startup->skip,
 		.follow_exec = true,
 		.wait_timing = opts->verbosity > 0,
-		.rows_by_thread = opts->per_thread || opts->blame || opts->hold ||
-				  opts->states ||
+		/*
+		 * The findings weigh each thread's waits, and charge a
+		 * contended mode's waits to the holds they overlapped;
+		 * --serve prints no report, so no findings.
+		 */
+		.rows_by_thread = !opts->serve || opts->per_thread ||
+				  opts->blame || opts->hold || opts->states ||
 				  live__applies(opts, isatty(STDOUT_FILENO)),
-		.blame = opts->blame,
+		.blame = opts->blame ||
+			 (opts->mode == MODE_CONTENDED && !opts->serve),
 		.why = opts->why,
 		.hold = opts->hold,
 		.lock_order = opts->lock_order,

@@ -319,6 +319,11 @@ void live__set_lock_cycles(struct live *l, long cycles)
 	l->lock_cycles = cycles;
 }
 
+void live__set_findings(struct live *l, const char *line)
+{
+	snprintf(l->findings, sizeof(l->findings), "%s", line ? line : "");
+}
+
 int live__input_fd(const struct live *l)
 {
 	return l->screen ? fileno(l->in) : -1;

@@ -75,6 +75,11 @@ void live__set_processes(struct live *l, size_t followed, size_t running);
 /* --lock-order: the cycles found so far, marked in the header. */
 void live__set_lock_cycles(struct live *l, long cycles);
 /*
+ * What to fix first: the window's first finding as one line, shown
+ * under the header (NULL or "": none); before live__update.
+ */
+void live__set_findings(struct live *l, const char *line);
+/*
  * --why: the charges read since attach, before each live__update; the
  * screen owns read from here.
  */

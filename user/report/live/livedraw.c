@@ -115,6 +115,9 @@ static void live__draw_header(struct live *l)
 
 		format__drops_text(&l->drops, l->map_size, drops, sizeof(drops));
 		live__put_bar(3, drops);
+	} else if (l->findings[0]) {
+		/* What to fix first, in the window's blank line. */
+		live__put_line(3, l->findings, A_BOLD);
 	}
 	if (st->paused) {
 		int x = text__width(line) + 2;

@@ -39,6 +39,7 @@ struct live {
 	char cmdline[256];
 	size_t processes;	/* several: followed since attach, 0: one */
 	long lock_cycles;	/* --lock-order: cycles so far (0: none, or off) */
+	char findings[512];	/* the first finding's line ("": none) */
 	size_t running;		/* of which still running */
 	const char *mode;
 	enum callsite_style callsite;

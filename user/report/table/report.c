@@ -127,7 +127,10 @@ int report__row_cmp(const struct report_row *a, const struct report_row *b,
 	/* Largest first. */
 	switch (sort) {
 	case SORT_TOTAL:
-		c = order__u64(b->wait_ns, a->wait_ns);
+		/* Weighed first (equal to the wait without weights). */
+		c = b->impact_ns < a->impact_ns ? -1 : b->impact_ns > a->impact_ns;
+		if (!c)
+			c = order__u64(b->wait_ns, a->wait_ns);
 		break;
 	case SORT_MEAN:
 		c = cmp_mean(b, a);
@@ -277,6 +280,10 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 					 : REPORT_NO_TID;
 		}
 		wait_stats__add(&row->stats, &e->stats);
+		row->impact_ns += (double)e->wait_ns *
+				  (settings->weigh ?
+				   settings->weigh(settings->weigh_ctx,
+						   e->key.pid, e->key.tid) : 1.0);
 		if (!e->key.stack_id)
 			continue;
 		if (array__grow(&parts, &parts_cap, n_parts + 1,

@@ -43,6 +43,9 @@ struct report_row {
 		struct wait_stats stats;
 		struct { WAIT_STATS_FIELDS };
 	};
+	/* The waits weighed by their threads (settings' weigh; without
+	 * one: wait_ns): what --sort total orders by first. */
+	double impact_ns;
 	/* The row's distinct stacks, largest wait first (none kept: 0). */
 	struct report_stack *stacks;
 	size_t n_stacks;
@@ -65,6 +68,12 @@ struct report_settings {
 	enum report_classes classes;
 	/* Stack ids merged under their aliases (stacktab.h), or NULL. */
 	const struct stacktab *stacks;
+	/*
+	 * A thread's weight (0..1) in the rows' impact, or NULL (weight 1):
+	 * the findings' busy share (user/findings/findings.h).
+	 */
+	double (*weigh)(const void *ctx, uint32_t pid, uint32_t tid);
+	const void *weigh_ctx;
 };
 
 struct report_rows {

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/* findings.c: the ranking by busy threads, long-hold's site, hot-stripe's
+ * object, and the thresholds. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "findings.h"
+#include "syncprof.h"
+
+#define S 1000000000ull
+
+static void run(const struct findings_input *in, struct finding **f, size_t *n)
+{
+	assert_int_equal(findings__build(in, f, n), 0);
+}
+
+/* One lock, one site's releases most of its charges: long-hold there. */
+static void test_long_hold_names_the_release(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 10, .wait_ns = 2 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 3, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x200, .pid = 1,
+		  .count = 4, .wait_ns = 3 * S, .max_ns = S / 10 },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x300, .pid = 1,
+		  .count = 16, .wait_ns = 1 * S, .max_ns = S / 1000 },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.releases = r,
+		.n_releases = 2,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_LONG_HOLD);
+	assert_int_equal(f[0].site, 0x200);
+	assert_true(f[0].site_release);
+	assert_int_equal(f[0].wait_ns, 3 * S);
+	assert_int_equal(f[0].lock_wait_ns, 4 * S);
+	/* 2 threads x 4 s; 4 s waited, 3/4 of it charged here: 37.5%. */
+	assert_true(f[0].impact_pct > 37.4 && f[0].impact_pct < 37.6);
+	free(f);
+}
+
+/* Half the charges is not most: no long-hold below the share. */
+static void test_long_hold_needs_most_of_the_charges(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x200, .pid = 1,
+		  .count = 4, .wait_ns = S * 4 / 10 },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x300, .pid = 1,
+		  .count = 4, .wait_ns = S * 4 / 10 },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x400, .pid = 1,
+		  .count = 4, .wait_ns = S * 12 / 10 },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 3,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].site, 0x400);	/* 60%: over the share */
+	free(f);
+	r[2].wait_ns = S * 3 / 10;		/* now 27%: none */
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+	assert_null(f);
+}
+
+/*
+ * The decoy: more wait on the background lock, whose threads sleep
+ * between rounds (busy 0.2), than on the workers' (busy 1): the workers'
+ * lock ranks first.
+ */
+static void test_busy_threads_rank_first(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .callsite = 0x1,
+		  .pid = 1, .tid = 10, .count = 5, .wait_ns = 3 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .callsite = 0x2,
+		  .pid = 1, .tid = 20, .count = 5, .wait_ns = 1 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .site = 0x3, .pid = 1,
+		  .count = 5, .wait_ns = 3 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .site = 0x4, .pid = 1,
+		  .count = 5, .wait_ns = 1 * S },
+	};
+	/* 10: ran 0.2 s of the 1 s it neither waited nor queued; 20: all. */
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.releases = r,
+		.n_releases = 2,
+		.threads = t,
+		.n_threads = 2,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].object, 0xa0);
+	assert_int_equal(f[1].object, 0xb0);
+	/*
+	 * Of the work (3.2 s run, 0.2 x 3 s + 1 x 1 s lost to waits):
+	 * 1 / 4.8 and 0.6 / 4.8.
+	 */
+	assert_true(f[0].impact_pct > 20.8 && f[0].impact_pct < 20.9);
+	assert_true(f[1].impact_pct > 12.4 && f[1].impact_pct < 12.6);
+	free(f);
+}
+
+/*
+ * A woken wait's CPU wait is in both its wait and the run queue: one
+ * average CPU wait per lock wait goes back to the thread's sleep.
+ */
+static void test_cpu_wait_after_a_wake_counted_once(void **state)
+{
+	(void)state;
+	/* 4 s: 0.5 s run, 1 s runq over 10 slices, 2 s in 5 lock waits
+	 * (0.5 s of it runq after the wakes), 1 s slept. */
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .callsite = 0x1,
+		  .pid = 1, .tid = 10, .count = 5, .wait_ns = 2 * S },
+	};
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 10, .run_ns = S / 2, .runq_ns = S,
+		  .slices = 10, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = 1, .threads = t, .n_threads = 1,
+		.elapsed_ns = 4 * S,
+	};
+
+	/* 0.5 s run of 1.5 s neither waited nor queued: a third. */
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.333 && t[0].busy < 0.334);
+	/* Without the slices: 0.5 of 1 s left. */
+	t[0].slices = 0;
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	/* Full mode counts every call: no estimate. */
+	t[0].slices = 10;
+	in.every_call = true;
+	findings__busy_shares(&in, t);
+	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+}
+
+/* Idle waits (class event) are no lock finding. */
+static void test_idle_waits_give_none(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_CONDVAR, .event = true, .object = 0x10,
+		  .callsite = 0x1, .pid = 1, .tid = 2, .count = 5,
+		  .wait_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+}
+
+/* 8 objects at one site, one with 90% of the waits: hot-stripe. */
+static void test_hot_stripe_names_the_object(void **state)
+{
+	(void)state;
+	struct findings_wait w[8];
+
+	for (int i = 0; i < 8; i++)
+		w[i] = (struct findings_wait){
+			.type = SP_TYPE_MUTEX, .object = 0x100 + 0x40 * i,
+			.callsite = 0x7, .pid = 1, .tid = 2, .count = 10,
+			.wait_ns = i == 3 ? 9 * S / 10 : S / 70 };
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 8,
+		.elapsed_ns = 1 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_HOT_STRIPE);
+	assert_int_equal(f[0].object, 0x100 + 0x40 * 3);
+	assert_int_equal(f[0].n_objects, 8);
+	assert_int_equal(f[0].site, 0x7);
+	free(f);
+	/* An even spread: none. */
+	for (int i = 0; i < 8; i++)
+		w[i].wait_ns = S / 8;
+	run(&in, &f, &n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_not_equal(f[i].category, FINDING_HOT_STRIPE);
+	free(f);
+}
+
+/* Under 5% of the threads' time: nothing worth fixing. */
+static void test_small_waits_give_none(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x1,
+		  .pid = 1, .tid = 2, .count = 5, .wait_ns = S / 25 },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x3, .pid = 1,
+		  .count = 5, .wait_ns = S / 25 },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 1,
+		.elapsed_ns = 1 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);	/* 4% */
+	w[0].wait_ns = r[0].wait_ns = S / 16;
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);	/* 6.25% */
+	free(f);
+}
+
+/*
+ * --why: holders asleep for most of the waits: blocking-under-lock at
+ * the site whose holds caused them, in place of long-hold.
+ */
+static void test_sleeping_holders_block_under_the_lock(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x200, .pid = 1,
+		  .count = 4, .wait_ns = 2 * S },
+	};
+	struct findings_holder h[] = {
+		{ .pid = 1, .type = SP_TYPE_MUTEX, .object = 0x10,
+		  .total_ns = 2 * S, .sleep_ns = S * 3 / 2, .runnable_ns = 0,
+		  .sleep_site = 0x300, .sleep_site_ns = S },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 1,
+		.releases = r,
+		.n_releases = 1,
+		.holders = h,
+		.n_holders = 1,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_BLOCKING_UNDER_LOCK);
+	/* The holds' release, not the chains' root (a queue's last). */
+	assert_int_equal(f[0].site, 0x200);
+	free(f);
+	/* Asleep a quarter of the time: not the holders' state; long-hold. */
+	h[0].sleep_ns = S / 2;
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_LONG_HOLD);
+	free(f);
+	/* Waiting for a CPU: holder-preempted. */
+	h[0].runnable_ns = S;
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_HOLDER_PREEMPTED);
+	free(f);
+}
+
+/* Full mode: an rwlock only write-locked, a spinlock spun long. */
+static void test_wrong_primitive(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_RWLOCK_W, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 2, .count = 500, .wait_ns = 2 * S },
+		{ .type = SP_TYPE_SPINLOCK, .object = 0x20, .callsite = 0x200,
+		  .pid = 1, .tid = 3, .count = 1000, .wait_ns = S / 10 },
+	};
+	struct findings_input in = {
+		.waits = w,
+		.n_waits = 2,
+		.every_call = true,
+		.elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	/* The spinlock: 100 us a spin, but 1.25% of the time: none. */
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_WRONG_PRIMITIVE);
+	assert_int_equal(f[0].object, 0x10);
+	assert_int_equal(f[0].site, 0x100);
+	free(f);
+	/* A reader too: an rwlock that shares; spins of 1 ms: a finding. */
+	w[1] = (struct findings_wait){ .type = SP_TYPE_RWLOCK_R, .object = 0x10,
+				       .callsite = 0x300, .pid = 1, .tid = 3,
+				       .count = 10, .wait_ns = S / 100 };
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+	w[1] = (struct findings_wait){ .type = SP_TYPE_SPINLOCK, .object = 0x20,
+				       .callsite = 0x200, .pid = 1, .tid = 3,
+				       .count = 2000, .wait_ns = 2 * S };
+	w[0].count = 50;	/* too few write locks to judge */
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].object, 0x20);
+	free(f);
+	/* Contended mode sees only the waits that blocked: no judgement. */
+	in.every_call = false;
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_long_hold_names_the_release),
+		cmocka_unit_test(test_long_hold_needs_most_of_the_charges),
+		cmocka_unit_test(test_busy_threads_rank_first),
+		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
+		cmocka_unit_test(test_idle_waits_give_none),
+		cmocka_unit_test(test_hot_stripe_names_the_object),
+		cmocka_unit_test(test_small_waits_give_none),
+		cmocka_unit_test(test_sleeping_holders_block_under_the_lock),
+		cmocka_unit_test(test_wrong_primitive),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
