@@ -87,12 +87,14 @@ class FirstWaitsAfterExec(SyncprofTestCase):
         # the first frame past libc, whose table is known all along.  -v
         # counts the walks the kernel stopped; those syncprof finished
         # once the table came (stacks_late) are whole in the report, the
-        # rest "stopped" there.
+        # rest "stopped" there.  -v counts the release probes' walks too
+        # (the findings charge holds at their releases, listed only with
+        # --blame): at least the waits', every one just after the exec.
         said = stopped_walks(run.stderr)
         self.assertIsNotNone(said, run.stderr)
         late = report["stacks_late"]
-        self.assertEqual(said[0], stopped + late["finished"], run.stderr)
-        self.assertEqual(said[1], stopped + late["finished"], run.stderr)
+        self.assertGreaterEqual(said[0], stopped + late["finished"], run.stderr)
+        self.assertEqual(said[1], said[0], run.stderr)
         if mode == "contended":
             # main's pthread_join, at its own line too.
             joins = [r for r in report["rows"] if r["type"] == "join"]

@@ -382,6 +382,11 @@ pid_t probes__follow_threads(struct probes *p, uint64_t *gap_ns,
 	return -ESRCH;
 }
 
+const struct procmaps *probes__last_maps(const struct probes *p, pid_t pid)
+{
+	return p ? unwinder__last_maps(p->unwinder, pid) : NULL;
+}
+
 int probes__sync_modules(struct probes *p)
 {
 	int err = 0;

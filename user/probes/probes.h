@@ -162,6 +162,8 @@ enum sp_site_kind probes__site_kind(const struct probes *p, const char *name);
 int probes__sync_modules(struct probes *p);
 /* The same for one followed process. */
 int probes__sync_process(struct probes *p, pid_t pid);
+/* The maps the last sync of pid read, or NULL (unwinder__last_maps). */
+const struct procmaps *probes__last_maps(const struct probes *p, pid_t pid);
 /* Whether waits are unwound through the target's modules. */
 bool probes__unwinds(const struct probes *p);
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);

@@ -347,8 +347,18 @@ void session__modules_changed(struct session *s)
 	if (!session__space(s))
 		symbolizer__refresh(s->symbolizer);
 	err = probes__sync_modules(s->probes);
-	if (session__space(s))
+	if (session__space(s)) {
 		symbolizer__refresh(s->symbolizer);
+	} else {
+		/* One: the maps the tables were built from, read last, name
+		 * too: the libraries a new image maps while its tables are
+		 * built, before a short program is gone. */
+		const struct procmaps *maps =
+			probes__last_maps(s->probes, target__pid(s->target));
+
+		if (maps)
+			symbolizer__update(s->symbolizer, maps);
+	}
 	/* Exited meanwhile: its last tables stay, for its late walks. */
 	if (err == -ENOENT || err == -ESRCH)
 		err = 0;

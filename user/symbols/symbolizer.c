@@ -107,12 +107,22 @@ int symbolizer__refresh(struct symbolizer *sym)
 	sym->last_refresh_ns = clock__monotonic_ns();
 	if (err)
 		return err;
+	err = symbolizer__update(sym, maps);
+	procmaps__free(maps);
+	return err;
+}
+
+int symbolizer__update(struct symbolizer *sym, const struct procmaps *maps)
+{
+	int err;
+
+	if (sym->space || sym->frozen)
+		return 0;
 	/* Files new since the last report get a module (from the full list:
 	 * a file's load base is its lowest mapping, code or not). */
 	dwflsession__report(sym->session, maps);
 	/* Only code is named through the history: heap churn is no change. */
 	err = maphistory__update(sym->history, maps);
-	procmaps__free(maps);
 	return err < 0 ? err : 0;
 }
 

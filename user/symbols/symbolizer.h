@@ -15,6 +15,7 @@
 
 #include "symbolinfo.h"
 
+struct procmaps;
 struct symbolizer;
 
 struct debugfetch;
@@ -68,6 +69,8 @@ int symbolizer__new_delegating(const struct symbolizer_delegate *delegate,
 void symbolizer__free(struct symbolizer *sym);
 /* Adds what the target mapped since; call now and then while it lives. */
 int symbolizer__refresh(struct symbolizer *sym);
+/* The same from maps the caller read of the target (the unwinder's). */
+int symbolizer__update(struct symbolizer *sym, const struct procmaps *maps);
 /* The target exited: never read its /proc files again (the PID may be reused). */
 void symbolizer__freeze(struct symbolizer *sym);
 /*

@@ -66,6 +66,7 @@ struct proc {
 	size_t n_placed;
 	uint32_t exec_seq;
 	bool installed;
+	struct procmaps *last_maps;	/* the last read, for naming */
 };
 
 /* A table's rows read back from the kernel, for late walks. */
@@ -114,8 +115,10 @@ void unwinder__free(struct unwinder *u)
 		if (u->builds[i].owns_loads)
 			free(u->builds[i].loads);
 	free(u->builds);
-	for (size_t i = 0; i < u->n_procs; i++)
+	for (size_t i = 0; i < u->n_procs; i++) {
 		free(u->procs[i].placed);
+		procmaps__free(u->procs[i].last_maps);
+	}
 	free(u->procs);
 	for (size_t i = 0; i < u->n_copies; i++)
 		free(u->copies[i].rows);
@@ -513,7 +516,9 @@ int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq)
 		err = unwinder__place_round(u, pr, maps, read_ns, next, n,
 					    round == SYNC_ROUNDS - 1, &v, &nv,
 					    &again);
-		procmaps__free(maps);
+		/* The newest read is kept for unwinder__last_maps. */
+		procmaps__free(pr->last_maps);
+		pr->last_maps = maps;
 		maps = again;
 		if (err < 0) {
 			procmaps__free(maps);
@@ -548,6 +553,14 @@ int unwinder__sync(struct unwinder *u, uint32_t exec_seq)
 	return unwinder__sync_pid(u, u->cfg.pid, exec_seq);
 }
 
+const struct procmaps *unwinder__last_maps(const struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; u && i < u->n_procs; i++)
+		if (u->procs[i].pid == pid)
+			return u->procs[i].last_maps;
+	return NULL;
+}
+
 void unwinder__forget(struct unwinder *u, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
@@ -557,6 +570,7 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 			continue;
 		bpf_map_delete_elem(u->cfg.mappings_fd, &key);
 		free(u->procs[i].placed);
+		procmaps__free(u->procs[i].last_maps);
 		u->procs[i] = u->procs[--u->n_procs];
 		return;
 	}

@@ -61,6 +61,11 @@ int unwinder__sync(struct unwinder *u, uint32_t exec_seq);
  * exec_seq: the process's image (the exec_seqs map), read before.
  */
 int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq);
+/*
+ * The maps the last sync of pid read (its newest round), or NULL: what
+ * names its addresses too, when the process is gone before another read.
+ */
+const struct procmaps *unwinder__last_maps(const struct unwinder *u, pid_t pid);
 /* The process has exited: its mapping array leaves the kernel. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 /*
