@@ -571,7 +571,7 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
                         symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
-                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch symbols/elfshare \
+                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/elfshare \
                         files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
@@ -585,7 +585,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     text/utf8 text/text target/readiness report/table/callgraph \
                     report/export/folded probes/fold report/export/pprof report/table/rowstacks \
                     report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \
-                    symbols/srcpath outfile options optvalue locktype log array \
+                    symbols/srcpath outfile options optcheck optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c

@@ -117,6 +117,11 @@ struct options {
 
 /* Fills *opts from argv; 0, or -EINVAL after printing why. */
 int options__parse(struct options *opts, int argc, char **argv);
+/*
+ * The parsed options taken together (optcheck.c): 0, or -EINVAL after
+ * printing why; top_given: --top was on the command line.
+ */
+int options__check(struct options *opts, bool top_given);
 const char *options__sort_name(enum sort_key key);
 const char *options__format_name(enum output_format format);
 const char *options__mode_name(enum measure_mode mode);
