@@ -217,6 +217,31 @@ def scrape_record(api, seconds):
     }
 
 
+# syncprof's own gauges of what it holds, read from Prometheus with each
+# sample: where memory goes when RSS grows.
+OWN_GAUGES = ("syncprof_cache_modules", "syncprof_cache_modules_unmapped",
+              "syncprof_cache_files", "syncprof_cache_open_files",
+              "syncprof_cache_memory_bytes", "syncprof_cache_evictions_total",
+              "syncprof_processes_followed", "syncprof_series",
+              "syncprof_dropped_total")
+
+
+def own_gauges(api):
+    """{name: value summed over its series} of OWN_GAUGES, as Prometheus
+    last scraped them; {} when it cannot answer."""
+    import promserver
+    names = "|".join(OWN_GAUGES)
+    try:
+        result = promserver.query_all(
+            api, f'{{__name__=~"{names}",job="syncprof"}}')
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for labels, value in result:
+        out[labels["__name__"]] = out.get(labels["__name__"], 0) + value
+    return out
+
+
 def judge(samples, final, warmup_s, run_s, cpu_s, scrapes, exit_status):
     """[(name, passed, detail)]."""
     after = [s for s in samples if s["t"] >= warmup_s] + [final]
@@ -343,10 +368,14 @@ def soak(args, workdir):
             s = proc_sample(prof.pid)
             s["t"] = time.monotonic() - t0
             s["load"] = loadavg()
+            s["own"] = own_gauges(api)
             samples.append(s)
             log(f"{s['t']:6.0f} s  RSS {s['rss_kb'] / 1024:6.1f} MiB  "
                 f"files {s['fds']:4d} ({s['deleted']} deleted, {len(s['held'])} unmapped)  "
-                f"CPU {s['cpu_s'] - first['cpu_s']:6.1f} s  load {s['load'][0]:.2f}")
+                f"CPU {s['cpu_s'] - first['cpu_s']:6.1f} s  load {s['load'][0]:.2f}  "
+                f"modules {s['own'].get('syncprof_cache_modules', '?')}  "
+                f"processes {s['own'].get('syncprof_processes_followed', '?')}  "
+                f"series {s['own'].get('syncprof_series', '?')}")
         elapsed = time.monotonic() - t0
         end_sample = proc_sample(prof.pid)
         storm.stop.set()
@@ -370,6 +399,7 @@ def soak(args, workdir):
         final = proc_sample(prof.pid)
         final["t"] = time.monotonic() - t0
         final["load"] = loadavg()
+        final["own"] = own_gauges(api)
         scrapes = scrape_record(api, elapsed + SETTLE_S)
         cpu_s = end_sample["cpu_s"] - first["cpu_s"]
         warm = next((s for s in samples if s["t"] >= warmup_s), None)
