@@ -158,7 +158,7 @@ FIXTURES    := $(OUT)/tests/fixtures/libversioned.so
 # Kept between runs: a second make must not regenerate and relink.
 .SECONDARY: $(BPF_OBJS) $(BPF_OUT)/syncprof.o $(BPF_OUT)/recordbench.o $(SKELS) \
              $(GEN_SRCS) $(GEN_HDRS)
-.PHONY: all bench deps deps-build demo readme-samples plan test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
+.PHONY: all bench deps deps-build demo readme-samples plan soak test test-loaded test-bins sanitize fuzz fuzz-bins fuzz-seeds clean \
         vmlinux install uninstall
 
 all: $(BIN)
@@ -680,6 +680,16 @@ test-loaded:
 	$(Q)$(PYTHON) tests/tools/includeplan.py --check --quiet user
 	$(Q)$(PYTHON) tests/run.py --build $(OUT) --hogs $(LOADED_HOGS) \
 		--pattern '$(LOADED_TESTS)'
+
+# make soak [SOAK_MINUTES=60]: --all --serve for that long beside a
+# fork/exec storm, library churn, PostgreSQL under pgbench and Prometheus
+# scraping; judges its memory, files, CPU and scrapes (docs/tests.md).
+# Not part of make test.
+SOAK_MINUTES ?= 60
+soak:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)$(PYTHON) tests/soak/soak.py --build $(OUT) --minutes $(SOAK_MINUTES)
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page,
 # its bash completion and syncprof.service (--all --serve on loopback).

@@ -18,7 +18,8 @@ import urllib.request
 
 import yaml
 
-from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, source_marker
+from harness import (BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase, free_port,
+                     source_marker)
 from test_profiles import GO, Profile
 import test_serve
 from test_serve import PROMETHEUS, PROMTOOL
@@ -89,7 +90,7 @@ class Fleet(SyncprofTestCase):
     get = test_serve.Serve.get
     scrape = test_serve.Serve.scrape
     own_workload = test_serve.Serve.own_workload
-    free_port = test_serve.Serve.free_port
+    free_port = staticmethod(free_port)
 
     # --- the alerting rules -------------------------------------------------
 

@@ -13,15 +13,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 import unittest
 
 from harness import HANG_S, SYNCPROF, SyncprofTestCase
+from pgcluster import PG_BIN, PgCluster, as_postgres
 from test_profiles import GO
 from test_serve import SERVING
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
             "LWLockWaitForVar"}
 LATCH = {"WaitEventSetWait", "WaitLatch", "WaitLatchOrSocket"}
@@ -47,65 +45,25 @@ ACQUIRED = re.compile(r"acquired \S+ on .* after ([0-9.]+) ms")
 HEAVY_RATIO = (0.85, 1.15)
 
 
-def as_postgres(*cmd, **kwargs):
-    return subprocess.run(["runuser", "-u", "postgres", "--", *cmd],
-                          capture_output=True, text=True, **kwargs)
-
-
 class Postgres(SyncprofTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if not os.path.exists(os.path.join(PG_BIN, "postgres")):
-            raise AssertionError("make deps installs postgresql-15")
-        cls.dir = tempfile.mkdtemp(prefix="syncprof-pg-")
-        shutil.chown(cls.dir, "postgres", "postgres")
-        cls.data = os.path.join(cls.dir, "data")
-        cls.port = str(20000 + os.getpid() % 20000)
-        init = as_postgres(os.path.join(PG_BIN, "initdb"), "-D", cls.data,
-                           "-A", "trust", timeout=HANG_S)
-        if init.returncode:
-            raise AssertionError(f"initdb: {init.stderr}")
-        cls.log = os.path.join(cls.dir, "server.log")
-        with open(cls.log, "wb") as log:
-            cls.server = subprocess.Popen(
-                ["runuser", "-u", "postgres", "--",
-                 os.path.join(PG_BIN, "postgres"), "-D", cls.data,
-                 "-p", cls.port, "-k", cls.dir, "-c", "listen_addresses=",
-                 "-c", "max_connections=50"],
-                stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + HANG_S
-        while as_postgres(os.path.join(PG_BIN, "pg_isready"), "-h", cls.dir,
-                          "-p", cls.port).returncode:
-            if time.monotonic() > deadline or cls.server.poll() is not None:
-                cls.tearDownClass()
-                raise AssertionError("PostgreSQL did not start")
-            time.sleep(0.2)
-        fill = cls.pgbench("-i", "-s", "2")
-        if fill.returncode:
-            cls.tearDownClass()
-            raise AssertionError(f"pgbench -i: {fill.stderr}")
+        cls.pg = PgCluster(HANG_S)
+        cls.pg.start()
+        cls.dir, cls.data, cls.port, cls.log = (
+            cls.pg.dir, cls.pg.data, cls.pg.port, cls.pg.log)
 
     @classmethod
     def tearDownClass(cls):
-        if cls.server.poll() is None:
-            as_postgres(os.path.join(PG_BIN, "pg_ctl"), "-D", cls.data,
-                        "-m", "fast", "-w", "stop", timeout=HANG_S)
-            try:
-                cls.server.wait(timeout=HANG_S)
-            except subprocess.TimeoutExpired:
-                cls.server.kill()
-                cls.server.wait()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.pg.stop()
 
     @classmethod
     def pgbench(cls, *args):
-        return as_postgres(os.path.join(PG_BIN, "pgbench"), "-h", cls.dir,
-                           "-p", cls.port, *args, "postgres", timeout=HANG_S)
+        return cls.pg.pgbench(*args)
 
     def postmaster(self):
-        with open(os.path.join(self.data, "postmaster.pid")) as f:
-            return int(f.readline())
+        return self.pg.postmaster()
 
     def profile_pgbench(self, *args):
         """syncprof over a pgbench run of a new backend per transaction;

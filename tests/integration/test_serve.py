@@ -6,7 +6,6 @@ Prometheus's data lives in the test's own directory, and with --all only
 the test's own target's series are judged: other tests run meanwhile."""
 import gzip
 import http.client
-import json
 import os
 import re
 import shutil
@@ -18,12 +17,13 @@ import time
 import urllib.parse
 import urllib.request
 
+import promserver
 from harness import BUILD, SYNCPROF, SyncprofTestCase, WORKLOAD
+from promserver import PROMETHEUS
 from test_profiles import GO, Profile
 from test_waits import RELEASER, marker_line
 from test_why import CONVOY, c_unlock_root, root_share
 
-PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
 TOLERANCE = 0.05
 SERVING = re.compile(r"serving on http://([0-9.]+):(\d+)/")
@@ -290,26 +290,9 @@ class Serve(SyncprofTestCase):
         shutil.copy(WORKLOAD, path)
         return path
 
-    def free_port(self):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
-
     def start_prometheus(self, target):
-        config = self.path("prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: syncprof\n"
-                    "    static_configs:\n"
-                    f"      - targets: ['{target}']\n")
-        port = self.free_port()
-        proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}",
-             f"--storage.tsdb.path={self.path('tsdb')}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc, api = promserver.start(self.tmp.name, target)
         self.children.append(proc)
-        api = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -321,12 +304,8 @@ class Serve(SyncprofTestCase):
         self.fail("Prometheus did not scrape syncprof")
 
     def query(self, api, promql):
-        url = api + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-        with urllib.request.urlopen(url, timeout=30) as r:
-            data = json.load(r)
-        self.assertEqual(data["status"], "success", data)
-        result = data["data"]["result"]
-        return float(result[0]["value"][1]) if result else None
+        result = promserver.query_all(api, promql)
+        return result[0][1] if result else None
 
     def settled(self, api, promql, timeout=60):
         """The value once two scrapes a few seconds apart agree."""

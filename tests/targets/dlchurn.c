@@ -15,7 +15,10 @@
  * files churns libraries.
  *
  *   dlchurn --lib PATH [--copies DIR] [--warmup N] [--cycles N]
- *           [--every N] [--truth PATH] [--wait-signal]
+ *           [--every N] [--pause-ms N] [--truth PATH] [--wait-signal]
+ *
+ * --pause-ms sleeps N ms after each cycle: a bounded rate, for a churn
+ * that runs for an hour beside syncprof (make soak).
  *
  * With --wait-signal: "ready PID", waits for SIGUSR1; --warmup cycles,
  * then "warm PID" and waits for SIGUSR1 again; --cycles cycles, writes
@@ -31,6 +34,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/targetkit.h"
@@ -147,11 +151,15 @@ fail:
 }
 
 static int run(const char *lib, const char *copies, int n, int every,
-	       int *done, long *calls, long *contended)
+	       int pause_ms, int *done, long *calls, long *contended)
 {
+	struct timespec pause = { pause_ms / 1000, (pause_ms % 1000) * 1000000L };
+
 	for (int i = 0; i < n; i++, (*done)++) {
 		if (cycle(lib, copies, *done, calls))
 			return -1;
+		if (pause_ms)
+			nanosleep(&pause, NULL);
 		if (*done % every == 0) {
 			if (contend())
 				return -1;
@@ -169,12 +177,14 @@ int main(int argc, char **argv)
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "cycles", required_argument, NULL, 'c' },
 		{ "every", required_argument, NULL, 'e' },
+		{ "pause-ms", required_argument, NULL, 'p' },
 		{ "truth", required_argument, NULL, 'T' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ 0 },
 	};
 	const char *lib = NULL, *copies = NULL, *truth = NULL;
-	int opt, warmup = 300, cycles = 2400, every = 20, wait = 0, done = 0;
+	int opt, warmup = 300, cycles = 2400, every = 20, pause_ms = 0;
+	int wait = 0, done = 0;
 	long calls = 0, contended = 0;
 	FILE *f;
 
@@ -185,28 +195,30 @@ int main(int argc, char **argv)
 		case 'W': warmup = atoi(optarg); break;
 		case 'c': cycles = atoi(optarg); break;
 		case 'e': every = atoi(optarg); break;
+		case 'p': pause_ms = atoi(optarg); break;
 		case 'T': truth = optarg; break;
 		case 'w': wait = 1; break;
 		default: return 2;
 		}
 	}
-	if (!lib || warmup < 0 || cycles < 0 || every < 1) {
+	if (!lib || warmup < 0 || cycles < 0 || every < 1 || pause_ms < 0) {
 		fprintf(stderr, "usage: dlchurn --lib PATH [--copies DIR] "
-			"[--warmup N] [--cycles N] [--every N] [--truth PATH] "
+			"[--warmup N] [--cycles N] [--every N] [--pause-ms N] "
+			"[--truth PATH] "
 			"[--wait-signal]\n");
 		return 2;
 	}
 	waiter_tid = (pid_t)syscall(SYS_gettid);
 	if (wait)
 		wait_for_go();
-	if (run(lib, copies, warmup, every, &done, &calls, &contended))
+	if (run(lib, copies, warmup, every, pause_ms, &done, &calls, &contended))
 		return 1;
 	if (wait) {
 		printf("warm %d\n", (int)getpid());
 		fflush(stdout);
 		wait_usr1();
 	}
-	if (run(lib, copies, cycles, every, &done, &calls, &contended))
+	if (run(lib, copies, cycles, every, pause_ms, &done, &calls, &contended))
 		return 1;
 	f = truth ? fopen(truth, "w") : NULL;
 	if (f) {
