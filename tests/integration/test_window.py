@@ -49,7 +49,11 @@ class Window(SyncprofTestCase):
         self.assertGreater(inside, 0, report)
         self.assertAlmostEqual(report["elapsed_s"], (end - start) * 1e-9,
                                places=6)
-        self.assertLessEqual(counted, touching, report)
+        # A window after another starts where the other's read ended:
+        # the call that returned while that read went on may be in
+        # either (one per boundary, as the ends below).
+        after_read = 1 if report.get("sequence", 1) > 1 else 0
+        self.assertLessEqual(counted, touching + after_read, report)
         self.assertGreaterEqual(counted, 0.95 * inside, report)
 
     def test_duration_is_the_window(self):
