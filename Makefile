@@ -587,6 +587,8 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \
                     symbols/srcpath outfile options optcheck optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
+                    report/formattable report/formatjson report/formatcsv report/formatmeta \
+                    findings/findout findings/findings findings/threadrun whatif/whatifout \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
 FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o
