@@ -671,8 +671,8 @@ plan:
 
 # make test-loaded: what make test runs (the include check, the unit
 # tests, every integration module) beside LOADED_HOGS busy loops on the
-# machine's CPUs (a shared CI host, a build next door); CI runs it in make
-# test's place.  A test that needs the re-run is named.  LOADED_TESTS
+# machine's CPUs (a shared CI host, a build next door); run by hand (CI
+# runs make test, within its 20 minutes).  A test that needs the re-run is named.  LOADED_TESTS
 # narrows it to some modules.
 LOADED_HOGS  ?= 4
 LOADED_TESTS ?= test_*.py
