@@ -20,6 +20,7 @@
 #include "array.h"
 #include "log.h"
 #include "threadtable.h"
+#include "schedstat.h"
 
 /* Copies of one entry before giving up on it for this read. */
 #define READ_TRIES 64
@@ -135,24 +136,12 @@ static bool tid_listed(const uint32_t *tids, size_t n, uint32_t tid)
  */
 static void read_schedstat(pid_t pid, const char *tid, struct sp_thread *t)
 {
-	char path[320], line[128];
-	unsigned long long exec, delay;
-	ssize_t n;
-	int fd;
+	struct schedstat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (schedstat__read(pid, (pid_t)atoi(tid), &st))
 		return;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	line[n] = '\0';
-	if (sscanf(line, "%llu %llu", &exec, &delay) != 2)
-		return;
-	t->out_exec_ns = exec;
-	t->out_run_delay_ns = delay;
+	t->out_exec_ns = st.run_ns;
+	t->out_run_delay_ns = st.wait_ns;
 }
 
 /* One thread /proc lists: into the table unless it is there. */

@@ -22,6 +22,7 @@
 
 #include "array.h"
 #include "blockedtime.h"
+#include "schedstat.h"
 
 struct thread_mark {
 	pid_t pid, tid;
@@ -54,25 +55,12 @@ void blockedtime__free(struct blockedtime *b)
 /* CPU time + run-queue wait of one thread; -errno when it is gone. */
 static int read_busy(pid_t pid, pid_t tid, uint64_t *busy_ns)
 {
-	unsigned long long exec = 0, delay = 0;
-	char path[96], line[128];
-	ssize_t n;
-	int fd;
+	struct schedstat st;
+	int err = schedstat__read(pid, tid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid,
-		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ENOENT;
-	line[n] = '\0';
-	if (sscanf(line, "%llu %llu", &exec, &delay) != 2)
-		return -EINVAL;
-	*busy_ns = exec + delay;
-	return 0;
+	if (!err)
+		*busy_ns = st.run_ns + st.wait_ns;
+	return err;
 }
 
 static struct thread_mark *blockedtime__find(struct blockedtime *b, pid_t pid,

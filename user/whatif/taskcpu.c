@@ -28,6 +28,7 @@
 
 #include "array.h"
 #include "taskcpu.h"
+#include "schedstat.h"
 
 struct taskcpu_thread {
 	pid_t tid;
@@ -97,24 +98,16 @@ static int read_all(struct taskcpu *t, bool begin)
 	if (!dir)
 		return -errno;
 	while ((d = readdir(dir))) {
-		unsigned long long run, wait;
 		struct taskcpu_thread *th;
-		char file[128];
+		struct schedstat st;
 		pid_t tid = (pid_t)atoi(d->d_name);
-		FILE *f;
-		int got;
+		uint64_t run, wait;
 
-		if (tid <= 0)
+		/* Exited meanwhile, or not a thread: skipped. */
+		if (tid <= 0 || schedstat__read(t->pid, tid, &st))
 			continue;
-		snprintf(file, sizeof(file), "/proc/%d/task/%d/schedstat",
-			 (int)t->pid, (int)tid);
-		f = fopen(file, "r");
-		if (!f)
-			continue;	/* exited meanwhile */
-		got = fscanf(f, "%llu %llu", &run, &wait);
-		fclose(f);
-		if (got != 2)
-			continue;
+		run = st.run_ns;
+		wait = st.wait_ns;
 		th = thread_of(t, tid);
 		if (!th) {
 			closedir(dir);
