@@ -15,10 +15,10 @@ import subprocess
 import sys
 import unittest
 
-from harness import HANG_S, SYNCPROF, SyncprofTestCase
+from harness import HANG_S, SyncprofTestCase
 from pgcluster import PG_BIN, PgCluster, as_postgres
 from test_profiles import GO
-from test_serve import SERVING
+import test_serve
 
 WRAPPERS = {"PGSemaphoreLock", "LWLockAcquire", "LWLockAcquireOrWait",
             "LWLockWaitForVar"}
@@ -46,6 +46,9 @@ HEAVY_RATIO = (0.85, 1.15)
 
 
 class Postgres(SyncprofTestCase):
+    # --serve as test_serve starts and stops it (stderr read as it comes).
+    start_serve = test_serve.Serve.start_serve
+    stop_serve = test_serve.Serve.stop_serve
 
     @classmethod
     def setUpClass(cls):
@@ -242,23 +245,14 @@ class Postgres(SyncprofTestCase):
         them (it read 0 s while a release in another process went
         unseen)."""
         self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
-        proc = subprocess.Popen(
-            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
-             "--pid", str(self.postmaster()), "--children"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.children.append(proc)
-        text = self.read_stderr_until(proc, "serving on",
-                                      "syncprof did not serve", timeout=120)
-        m = SERVING.search(text)
-        self.assertTrue(m, text)
-        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
-                               timeout=120)
+        proc, base = self.start_serve("--pid", str(self.postmaster()),
+                                      "--children")
         bench = self.pgbench("-c", "32", "-j", "2", "-T", "6")
         self.assertEqual(bench.returncode, 0, bench.stderr)
         env = dict(os.environ, PPROF_TMPDIR=self.dir, HOME=self.dir)
         top = subprocess.run(
             [GO, "tool", "pprof", "-timeout", "120", "-top", "-unit", "ns",
-             f"http://{m.group(1)}:{m.group(2)}/debug/pprof/mutex"],
+             f"{base}/debug/pprof/mutex"],
             capture_output=True, text=True, timeout=300, env=env)
         self.assertEqual(top.returncode, 0, top.stderr)
         flat = {}
@@ -271,9 +265,7 @@ class Postgres(SyncprofTestCase):
         named = sum(ns for fn, ns in flat.items()
                     if not fn.startswith("[") and fn not in RELEASE_WRAPPERS)
         self.assertGreaterEqual(named, 0.8 * total, top.stdout)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 0, err)
+        self.stop_serve(proc)
 
     def test_no_skip_gives_the_wrapper_back(self):
         sites = {r["callsite"]["function"] for r in self.profile_pgbench("--no-skip")}

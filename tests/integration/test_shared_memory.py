@@ -12,10 +12,10 @@ import re
 import signal
 import subprocess
 
-from harness import BUILD, ROOT, SYNCPROF, SyncprofTestCase, source_marker
+from harness import BUILD, ROOT, SyncprofTestCase, source_marker
 from test_profiles import GO
 from test_why import root_share
-from test_serve import SERVING
+import test_serve
 
 PSHARED = os.path.join(BUILD, "tests", "targets", "pshared")
 SOURCE = os.path.join(ROOT, "tests", "targets", "pshared.c")
@@ -35,6 +35,9 @@ def line_of(kind, name):
 
 
 class SharedMemory(SyncprofTestCase):
+    # --serve as test_serve starts and stops it (stderr read as it comes).
+    start_serve = test_serve.Serve.start_serve
+    stop_serve = test_serve.Serve.stop_serve
 
     def pshared(self, *args):
         return [PSHARED, "--children", str(CHILDREN), "--iters", str(ITERS),
@@ -193,18 +196,8 @@ class SharedMemory(SyncprofTestCase):
     def test_served_profiles_name_the_parents_function(self):
         self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
         target = self.start_waiting_target(self.pshared("--wait-signal"))
-        proc = subprocess.Popen(
-            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
-             "--pid", str(target.pid), "--children", "--why"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.children.append(proc)
-        text = self.read_stderr_until(proc, "serving on",
-                                      "syncprof did not serve", timeout=120)
-        m = SERVING.search(text)
-        self.assertTrue(m, text)
-        self.read_stderr_until(proc, "profiling PID", "syncprof did not attach",
-                               timeout=120)
-        base = f"http://{m.group(1)}:{m.group(2)}"
+        proc, base = self.start_serve("--pid", str(target.pid), "--children",
+                                      "--why")
         self.go(target)
         self.assertEqual(target.wait(timeout=120), 0)
         waited = self.children_wait()
@@ -235,6 +228,4 @@ class SharedMemory(SyncprofTestCase):
                             line_of("RELEASE", "pshared_unlock"))
         self.assertGreaterEqual(root_share(tags.stdout, unlock),
                                 BLAMED * 100, tags.stdout)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 0, err)
+        self.stop_serve(proc)
