@@ -3,7 +3,10 @@
  * request: bytes a client may send to --serve, read as syncprof reads
  * them: libmicrohttpd parses the request, its URI log callback hands the
  * undecoded target to request__parse (serve.c's path), and the handler
- * answers as serve.c does for a parse's outcome.  The input arrives over
+ * answers as serve.c does for a parse's outcome.  A request libmicrohttpd
+ * drops before the handler (too many arguments for the connection's
+ * memory) is never announced complete: as in serve.c, it ends when its
+ * connection closes, or it leaks.  The input arrives over
  * a socketpair the daemon takes with MHD_add_connection, then the
  * client's side is shut for writing, so every input ends.  Beyond memory
  * safety: whatever comes back is HTTP/1.x with a known status; a 200 is
@@ -25,10 +28,26 @@
 
 /* The target as the URI log callback saw it, and the parse of it. */
 struct seen {
+	struct MHD_Connection *conn;
 	char *target;
 	int err;
 	struct request_target t;
+	struct seen *next;
 };
+
+/* Requests begun and not yet over, as serve.c lists them. */
+static struct seen *open_requests;
+
+static void seen__drop(struct seen *seen)
+{
+	for (struct seen **at = &open_requests; *at; at = &(*at)->next)
+		if (*at == seen) {
+			*at = seen->next;
+			break;
+		}
+	free(seen->target);
+	free(seen);
+}
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
@@ -40,6 +59,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	seen->target = strdup(uri);
 	if (!seen->target)
 		abort();
+	seen->conn = conn;
+	seen->next = open_requests;
+	open_requests = seen;
 	seen->err = request__parse(uri, strlen(uri), &seen->t, &why);
 	if (seen->err && (!why || !*why))
 		abort();
@@ -99,11 +121,22 @@ static void done(void *cls, struct MHD_Connection *conn, void **req_cls,
 {
 	struct seen *seen = *req_cls;
 
-	if (seen) {
-		free(seen->target);
-		free(seen);
-	}
+	if (seen)
+		seen__drop(seen);
 	*req_cls = NULL;
+}
+
+/* A request cut before its headers ended is over with its connection. */
+static void closed(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+		   enum MHD_ConnectionNotificationCode code)
+{
+	if (code != MHD_CONNECTION_NOTIFY_CLOSED)
+		return;
+	for (struct seen *seen = open_requests, *next; seen; seen = next) {
+		next = seen->next;
+		if (seen->conn == conn)
+			seen__drop(seen);
+	}
 }
 
 /* Every status line in the reply is HTTP/1.x with a status syncprof sends. */
@@ -145,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				     (size_t)(16 * 1024),
 				     MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_NOTIFY_CONNECTION, closed, NULL,
 				     MHD_OPTION_END);
 	if (!d || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		abort();

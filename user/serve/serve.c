@@ -205,12 +205,35 @@ void serve__answer(struct serve *s, unsigned long id, int err, char *data,
 
 /* ---- connections ------------------------------------------------------- */
 
+/* A request is over: out of the list, its connection idle, freed. */
+static void serve__drop(struct serve *s, struct serve_request *req)
+{
+	for (size_t i = 0; i < s->n_reqs; i++)
+		if (s->reqs[i] == req)
+			s->reqs[i] = s->reqs[--s->n_reqs];
+	if (req->c)
+		conn__busy(req->c, false, clock__monotonic_ns());
+	profile__start_free(req->start);
+	free(req->data);
+	free(req->target);
+	free(req);
+}
+
 static void serve__connection(void *cls, struct MHD_Connection *conn,
 			      void **socket_ctx,
 			      enum MHD_ConnectionNotificationCode code)
 {
 	struct serve *s = cls;
 
+	/*
+	 * libmicrohttpd tells a request's end only once the handler has seen
+	 * it: a request whose headers never completed (cut at EOF, say) ends
+	 * with its connection, unannounced.
+	 */
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		for (size_t i = s->n_reqs; i-- > 0;)
+			if (s->reqs[i]->conn == conn)
+				serve__drop(s, s->reqs[i]);
 	conns__notify(s->conns, conn, socket_ctx, code);
 }
 
@@ -612,20 +635,10 @@ static void serve__completed(void *cls, struct MHD_Connection *conn,
 			     void **req_cls,
 			     enum MHD_RequestTerminationCode why)
 {
-	struct serve *s = cls;
 	struct serve_request *req = *req_cls;
 
-	if (!req)
-		return;
-	for (size_t i = 0; i < s->n_reqs; i++)
-		if (s->reqs[i] == req)
-			s->reqs[i] = s->reqs[--s->n_reqs];
-	if (req->c)
-		conn__busy(req->c, false, clock__monotonic_ns());
-	profile__start_free(req->start);
-	free(req->data);
-	free(req->target);
-	free(req);
+	if (req)
+		serve__drop(cls, req);
 	*req_cls = NULL;
 }
 
