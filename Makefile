@@ -2,9 +2,11 @@
 #   vmlinux.h -> bpf/**/*.bpf.o -> skel/*.skel.h -> build/user/**/*.o -> ./syncprof
 # user/ is one folder per stage of the pipeline: target/ (processes), probes/
 # (what each mode attaches), waits/ (the waits read: snapshots, the off-CPU
-# calls), unwind/, symbols/, report/ (table/, live/, export/: aggregation
-# and renderers), session/ (a run's stages: start, reports, following);
-# main, options and log stay at the top.
+# calls), unwind/, debuginfo/ (where a module's DWARF comes from), symbols/,
+# report/ (the table: rows, columns, names), format/ (each --format's
+# printer: table, CSV, JSON, folded, pprof), live/ (the live screen),
+# session/ (a run's stages: start, reports, following); main, options and
+# log stay at the top (docs/design.md draws the stages).
 # Quiet by default; V=1 shows the commands.
 
 ARCH        := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -88,7 +90,7 @@ LIB_LDLIBS  += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lpro
 # jansson: --format json (user/text/jsonout.c).
 LIB_CFLAGS  += $(shell pkg-config --cflags jansson 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-# ncursesw: the live screen (user/report/live/).
+# ncursesw: the live screen (user/live/).
 LIB_CFLAGS  += $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIB_LDLIBS  += $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # libmicrohttpd: --serve (user/serve/serve.c).
@@ -134,9 +136,9 @@ SKELS       := skel/syncprof.skel.h skel/probecost.skel.h skel/recordbench.skel.
                skel/whatif.skel.h
 
 USER_SRCS   := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
-# Code protoc-c generates from the .proto files in user/report/export/ (pprof's
+# Code protoc-c generates from the .proto files in user/format/ (pprof's
 # profile.proto, kept as Google publishes it).
-PROTOS      := $(wildcard user/report/export/*.proto)
+PROTOS      := $(wildcard user/format/*.proto)
 GEN_SRCS    := $(patsubst %.proto,$(GEN)/%.pb-c.c,$(notdir $(PROTOS)))
 GEN_HDRS    := $(GEN_SRCS:.c=.h)
 USER_OBJS   := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS)) $(GEN_SRCS:.c=.o)
@@ -231,7 +233,7 @@ skel/probecost.skel.h: $(BPF_OUT)/bench/probecost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name probecost_bpf > $@
 
-$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: user/report/export/%.proto
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: user/format/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(GEN)
 	$(Q)protoc-c --c_out=$(GEN) --proto_path=$(dir $<) $<
@@ -571,8 +573,8 @@ FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
                         symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
-                        symbols/srcpath symbols/holders symbols/perfmap symbols/debugfind symbols/debugfetch files/elfshare \
-                        files/targetfile symbols/demangle symbols/maphistory symbols/dwflfile files/procmaps \
+                        symbols/srcpath symbols/holders symbols/perfmap debuginfo/debugfind debuginfo/debugfetch files/elfshare \
+                        files/targetfile symbols/demangle symbols/maphistory debuginfo/dwflfile files/procmaps \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --serve's requests: libmicrohttpd's parser, then the target's (request.c).
@@ -580,14 +582,14 @@ FUZZ_MODS_request    := serve/request
 FUZZ_LIBS_request    := -lmicrohttpd
 # --replay, whole: the recording's readers and the report path it prints by.
 FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext \
-                    record/evlog record/chrome report/format report/table/report \
-                    waits/snapshot waits/waitstats report/table/hist report/table/columns text/jsonout \
-                    text/utf8 text/text target/readiness report/table/callgraph \
-                    report/export/folded probes/fold report/export/pprof report/table/rowstacks \
-                    report/table/whyrows waits/whycharges report/export/rootsplit report/table/names report/table/stateformat \
+                    record/evlog record/chrome format/format report/report \
+                    waits/snapshot waits/waitstats report/hist report/columns text/jsonout \
+                    text/utf8 text/text target/readiness report/callgraph \
+                    format/folded probes/fold format/pprof report/rowstacks \
+                    report/whyrows waits/whycharges format/rootsplit report/names report/stateformat \
                     symbols/srcpath outfile options optcheck optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
-                    report/formattable report/formatjson report/formatcsv report/formatmeta \
+                    format/formattable format/formatjson format/formatcsv format/formatmeta \
                     findings/findout findings/findings findings/threadrun whatif/whatifout \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c

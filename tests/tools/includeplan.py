@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Prints the plan of user/'s modules: which module includes which
-(a module is a .c and its .h: user/report/format.{c,h} is report/format),
+(a module is a .c and its .h: user/format/format.{c,h} is format/format),
 folder by folder, and the circles in it: among modules, among the
 folders of the pipeline (user/'s own top level, main.c and the small
 shared modules, is left out: everything may use it and it uses all),
-and among files.  --check: exit 1 if there is a circle (make test runs
-it so that none comes back).
+and among files, and any folder that reaches up the pipeline's stages
+(STAGES).  --check: exit 1 if there is a circle or a reach up (make test
+runs it so that none comes back).
 
 Files: a.c uses b.c when it names a function b.c defines (not static).
 Modules hide such circles when files share one header (a folder's
@@ -147,6 +148,36 @@ def folder(mod):
     return os.path.dirname(mod) or "."
 
 
+# The pipeline's stages, lowest first (docs/design.md draws them): a
+# folder includes only folders before it.  A circle among folders is one
+# kind of reaching up; this order also catches an arrow that makes no
+# circle yet (report/ using session/), before the arrow back comes.  A
+# new folder takes its place here, or --check refuses it.
+STAGES = ["text", "files", "order", "waits", "target", "states",
+          "debuginfo", "symbols", "unwind", "probes", "whatif", "report",
+          "findings", "format", "live", "record", "serve", "session"]
+
+
+def reaching_up(pipeline, graph):
+    """Lines naming each folder outside STAGES and each arrow to a stage
+    at or above its own (by user/'s top-level folder)."""
+    out = []
+    rank = {f: i for i, f in enumerate(STAGES)}
+    top = {f: f.split("/")[0] for f in pipeline}
+    for f in sorted(pipeline):
+        if top[f] not in rank:
+            out.append(f"folder {f}/ has no stage (includeplan.py STAGES)")
+            continue
+        for d in sorted(pipeline[f]):
+            td = d.split("/")[0]
+            if td == top[f] or td not in rank or rank[td] < rank[top[f]]:
+                continue
+            mods = sorted(m for m in graph if folder(m) == f and
+                          any(folder(x) == d for x in graph[m]))
+            out.append(f"reaches up: {f} -> {d} ({', '.join(mods)})")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", nargs="?", default="user")
@@ -191,6 +222,11 @@ def main():
         print(f"folder circle: {' '.join(comp)}: {'; '.join(inner)}")
     if not found_folders:
         print(f"no circles among the {len(pipeline)} folders of {args.root}/")
+    up = reaching_up(pipeline, graph)
+    for line in up:
+        print(line)
+    if not up:
+        print(f"no folder reaches up the {len(STAGES)} stages")
     uses, twice = file_uses(args.root)
     for n, paths in sorted(twice.items()):
         print(f"defined twice: {n}: {', '.join(paths)}")
@@ -202,7 +238,7 @@ def main():
         print(f"file circle: {' '.join(comp)}: {'; '.join(inner)}")
     if not found_files:
         print(f"no circles among the {len(uses)} files of {args.root}/")
-    bad = found or found_folders or found_files or twice
+    bad = found or found_folders or found_files or twice or up
     return 1 if bad and args.check else 0
 
 

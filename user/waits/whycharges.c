@@ -3,7 +3,7 @@
  * --why's charges as read from the map (see whycharges.h): a flat array
  * of its entries, sorted by key, so that a window's delta finds each
  * entry of the read before by bsearch.  What a report row is charged:
- * report/table/whyrows.c.
+ * report/whyrows.c.
  */
 #include <errno.h>
 #include <stdbool.h>
