@@ -567,14 +567,14 @@ FUZZ_CFLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                  -fno-sanitize-recover=all
 FUZZ_NAMES    := procmaps elfimage cfitable modindex symbolizer perfmap replay request
 FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
-FUZZ_MODS_procmaps   := files/procmaps files/targetfile array log
+FUZZ_MODS_procmaps   := files/procmaps files/linereader files/targetfile array log
 FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
 FUZZ_MODS_modindex   := symbols/modindex array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
                         symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
                         symbols/srcpath symbols/holders symbols/perfmap debuginfo/debugfind debuginfo/debugfetch files/elfshare \
-                        files/targetfile symbols/demangle symbols/maphistory debuginfo/dwflfile files/procmaps \
+                        files/targetfile symbols/demangle symbols/maphistory debuginfo/dwflfile files/procmaps files/linereader \
                         array log
 FUZZ_MODS_perfmap    := symbols/perfmap files/targetfile array log
 # --serve's requests: libmicrohttpd's parser, then the target's (request.c).

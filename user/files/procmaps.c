@@ -13,6 +13,7 @@
 
 #include "procmaps.h"
 #include "array.h"
+#include "linereader.h"
 #include "targetfile.h"
 
 struct procmaps {
@@ -88,24 +89,22 @@ int procmaps__add(struct procmaps *maps, const struct procmaps_entry *entry)
 int procmaps__parse(FILE *file, struct procmaps **out)
 {
 	struct procmaps *maps = procmaps__new();
-	size_t line_cap = 0;
-	char *line = NULL;
-	int err = 0;
+	struct linereader *lines = NULL;
+	char *line;
+	int err, end;
 
-	if (!maps)
-		return -ENOMEM;
-	while (getline(&line, &line_cap, file) > 0) {
+	err = maps ? linereader__stream(file, &lines) : -ENOMEM;
+	while (!err && (line = linereader__next(lines, NULL))) {
 		struct procmaps_entry entry;
 
-		if (procmaps__parse_line(line, &entry)) {
+		if (procmaps__parse_line(line, &entry))
 			err = -EINVAL;
-			break;
-		}
-		err = procmaps__add(maps, &entry);
-		if (err)
-			break;
+		else
+			err = procmaps__add(maps, &entry);
 	}
-	free(line);
+	end = linereader__close(lines);
+	if (!err)
+		err = end;
 	if (err) {
 		procmaps__free(maps);
 		return err;
@@ -209,13 +208,8 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 	file = fopen(path, "re");
 	if (!file)
 		return -errno;
-	err = procmaps__parse(file, out);
 	/* A read cut short (the process ended meanwhile) is not the list. */
-	if (!err && ferror(file)) {
-		procmaps__free(*out);
-		*out = NULL;
-		err = -EIO;
-	}
+	err = procmaps__parse(file, out);
 	fclose(file);
 	if (!err)
 		procmaps__resolve_paths(*out, pid);

@@ -34,6 +34,7 @@
 #include "columns.h"
 #include "format.h"
 #include "liveimpl.h"
+#include "linereader.h"
 #include "locktype.h"
 #include "names.h"
 #include "options.h"
@@ -197,7 +198,6 @@ static void live__thread_text(const struct live *l, int64_t tid, char *buf,
 			      size_t len)
 {
 	char path[64], comm[32] = "", clean[64];
-	FILE *f;
 
 	if (!tid) {
 		snprintf(buf, len, "exited");
@@ -205,12 +205,8 @@ static void live__thread_text(const struct live *l, int64_t tid, char *buf,
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%" PRId64 "/comm",
 		 (int)l->pid, tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = '\0';
-		fclose(f);
-	}
+	if (linereader__small(path, comm, sizeof(comm)) < 0)
+		comm[0] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
 	text__sanitize(comm, clean, sizeof(clean));
 	if (clean[0])

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "linereader.h"
 #include "recmeta.h"
 #include "rectext.h"
 
@@ -295,31 +296,32 @@ static int recmeta__parse(struct recmeta *m, char **f, int n)
 
 int recmeta__load(const char *path, struct recmeta *m)
 {
-	char *fields[RECMETA_FIELDS_MAX], *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(path, "re");
+	char *fields[RECMETA_FIELDS_MAX], *line;
+	struct linereader *lines;
 	uint64_t version;
-	int err = 0, n;
+	int err, n, end;
 
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return -errno;
-	if (getline(&line, &cap, f) < 0 ||
+	err = linereader__open(path, &lines);
+	if (err)
+		return err;
+	if (!(line = linereader__next(lines, NULL)) ||
 	    rectext__split(line, fields, RECMETA_FIELDS_MAX) != 2 ||
 	    !fields[0] || strcmp(fields[0], "syncprof-recording") ||
 	    parse_u64(fields[1], &version) || version != RECMETA_VERSION) {
 		err = -EINVAL;
 		goto out;
 	}
-	while (!err && getline(&line, &cap, f) >= 0) {
+	while (!err && (line = linereader__next(lines, NULL))) {
 		n = rectext__split(line, fields, RECMETA_FIELDS_MAX);
 		err = n < 0 ? n : recmeta__parse(m, fields, n);
 	}
 	if (!err && (!m->pid || !m->mode))
 		err = -EINVAL;
 out:
-	free(line);
-	fclose(f);
+	end = linereader__close(lines);
+	if (!err)
+		err = end;
 	if (err)
 		recmeta__clear(m);
 	return err;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "linereader.h"
 #include "locktype.h"
 #include "names.h"
 #include "sortorder.h"
@@ -473,27 +474,28 @@ static int recnames__parse(struct recnames *n, char **f, int nf)
 
 int recnames__load(const char *path, struct recnames **out)
 {
-	char *fields[RECNAMES_FIELDS_MAX], *line = NULL;
+	char *fields[RECNAMES_FIELDS_MAX], *line;
 	struct recnames *n = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(path, "re");
-	int err, nf;
+	struct linereader *lines;
+	int err, nf, end;
 
-	if (!f)
-		return -errno;
+	err = linereader__open(path, &lines);
+	if (err)
+		return err;
 	err = recnames__new(&n);
-	if (!err && (getline(&line, &cap, f) < 0 ||
+	if (!err && (!(line = linereader__next(lines, NULL)) ||
 		     rectext__split(line, fields, RECNAMES_FIELDS_MAX) != 2 ||
 		     !fields[0] || !fields[1] ||
 		     strcmp(fields[0], "syncprof-names") ||
 		     atoi(fields[1]) != RECNAMES_VERSION))
 		err = -EINVAL;
-	while (!err && getline(&line, &cap, f) >= 0) {
+	while (!err && (line = linereader__next(lines, NULL))) {
 		nf = rectext__split(line, fields, RECNAMES_FIELDS_MAX);
 		err = nf < 0 ? nf : recnames__parse(n, fields, nf);
 	}
-	free(line);
-	fclose(f);
+	end = linereader__close(lines);
+	if (!err)
+		err = end;
 	if (!err)
 		err = recnames__make_labels(n);
 	if (err) {

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "array.h"
 #include "evlog.h"
+#include "linereader.h"
 #include "recorder.h"
 
 /* The drain period; also how soon a stop request is seen. */
@@ -54,22 +55,11 @@ struct recorder {
 static void recorder__name(struct recorder *r, struct recorder_thread *t)
 {
 	char path[64];
-	ssize_t n;
-	int fd;
 
-	t->comm[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->pid,
 		 t->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, t->comm, sizeof(t->comm) - 1);
-	close(fd);
-	if (n <= 0) {
+	if (linereader__small(path, t->comm, sizeof(t->comm)) < 0)
 		t->comm[0] = '\0';
-		return;
-	}
-	t->comm[n] = '\0';
 	t->comm[strcspn(t->comm, "\n")] = '\0';
 }
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "linereader.h"
 #include "outfile.h"
 #include "text.h"
 #include "uftrace.h"
@@ -361,22 +362,23 @@ static int uftrace__symbols(struct uftrace_writer *o, struct recnames *names,
 /* The host's distribution, as os-release's PRETTY_NAME says it. */
 static void os_release(char *buf, size_t len)
 {
-	FILE *f = fopen("/etc/os-release", "re");
-	char line[512];
+	struct linereader *lines;
+	char *line;
 
 	snprintf(buf, len, "Unknown");
-	while (f && fgets(line, sizeof(line), f)) {
+	if (linereader__open("/etc/os-release", &lines))
+		return;
+	while ((line = linereader__next(lines, NULL))) {
 		char *v;
 
 		if (strncmp(line, "PRETTY_NAME=", 12))
 			continue;
 		v = line + 12 + (line[12] == '"');
-		v[strcspn(v, "\"\n")] = '\0';
+		v[strcspn(v, "\"")] = '\0';
 		line_text(v, buf, len);
 		break;
 	}
-	if (f)
-		fclose(f);
+	linereader__close(lines);
 }
 
 static int uftrace__info(struct uftrace_writer *o, const struct recmeta *meta)

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "array.h"
 #include "log.h"
+#include "linereader.h"
 #include "threadtable.h"
 #include "schedstat.h"
 
@@ -107,18 +108,12 @@ static int read_task(pid_t pid, const char *tid, char *state, char *comm,
 		     size_t comm_len)
 {
 	char path[320], line[512];
-	ssize_t n;
-	int fd;
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return n ? -errno : -ENOENT;
-	line[n] = '\0';
+	n = linereader__small(path, line, sizeof(line));
+	if (n < 0)
+		return n;
 	return threadtable__parse_stat(line, state, comm, comm_len);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hostprocs.h"
+#include "linereader.h"
 
 #define PF_KTHREAD 0x00200000u
 
@@ -21,17 +22,12 @@ static bool hostprocs__wanted(const char *proc, pid_t pid)
 	char path[PATH_MAX], line[1024], *at;
 	unsigned long flags = 0;
 	char state = 0;
-	FILE *f;
-	bool ok;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", proc, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (linereader__small(path, line, sizeof(line)) < 0)
 		return false;	/* gone */
-	ok = fgets(line, sizeof(line), f) != NULL;
-	fclose(f);
 	/* The name may hold spaces and parentheses: after the last ')'. */
-	at = ok ? strrchr(line, ')') : NULL;
+	at = strrchr(line, ')');
 	if (!at || sscanf(at + 1, " %c %*d %*d %*d %*d %*d %lu", &state,
 			  &flags) != 2)
 		return false;

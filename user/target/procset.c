@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "linereader.h"
 #include "procset.h"
 
 #define COMM_MAX 64
@@ -73,19 +74,15 @@ static struct entry *procset__find(const struct procset *set, pid_t pid,
 
 static void read_comm(pid_t pid, char *buf, size_t len)
 {
-	char path[64];
-	FILE *f;
+	char path[64], comm[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (!f || !fgets(buf, (int)len, f)) {
-		if (!buf[0])
-			snprintf(buf, len, "?");
-	} else {
-		buf[strcspn(buf, "\n")] = '\0';
+	if (linereader__small(path, comm, sizeof(comm)) >= 0) {
+		comm[strcspn(comm, "\n")] = '\0';
+		snprintf(buf, len, "%s", comm);
+	} else if (!buf[0]) {
+		snprintf(buf, len, "?");
 	}
-	if (f)
-		fclose(f);
 }
 
 /*
@@ -96,19 +93,11 @@ static int process_state(pid_t pid, unsigned long long *start, bool *running)
 {
 	char path[64], buf[1024], *close_paren, state;
 	struct dirent *d;
-	ssize_t n;
 	DIR *dir;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (linereader__small(path, buf, sizeof(buf)) < 0)
 		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
 	/* comm may hold spaces and parentheses: after the last ')'. */
 	close_paren = strrchr(buf, ')');
 	if (!close_paren || sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d "

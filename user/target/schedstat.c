@@ -5,24 +5,19 @@
 #include <unistd.h>
 
 #include "schedstat.h"
+#include "linereader.h"
 
 int schedstat__read(pid_t pid, pid_t tid, struct schedstat *out)
 {
 	unsigned long long run, wait, slices = 0;
 	char path[64], line[128];
-	ssize_t n;
-	int fd;
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid,
 		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ENOENT;
-	line[n] = '\0';
+	n = linereader__small(path, line, sizeof(line));
+	if (n < 0)
+		return n;
 	if (sscanf(line, "%llu %llu %llu", &run, &wait, &slices) < 2)
 		return -EINVAL;
 	*out = (struct schedstat){ .run_ns = run, .wait_ns = wait,

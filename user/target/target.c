@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "elfimage.h"
+#include "linereader.h"
 #include "log.h"
 #include "procmaps.h"
 #include "notices.h"
@@ -70,18 +71,12 @@ static int read_stat(pid_t pid, char *state, unsigned long *flags,
 		     char *comm, size_t comm_len)
 {
 	char path[64], buf[1024], *open_paren, *close_paren;
-	ssize_t n;
-	int fd;
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
+	n = linereader__small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : n;
 	/* comm may hold spaces and parentheses: take the last ')'. */
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
@@ -96,19 +91,17 @@ static int read_stat(pid_t pid, char *state, unsigned long *flags,
 
 static pid_t read_tgid(pid_t pid)
 {
-	char path[64], line[256];
+	struct linereader *lines;
 	pid_t tgid = pid;
-	FILE *f;
+	char path[64], *line;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (linereader__open(path, &lines))
 		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	}
-	fclose(f);
+	while ((line = linereader__next(lines, NULL)) &&
+	       sscanf(line, "Tgid: %d", &tgid) != 1)
+		;
+	linereader__close(lines);
 	return tgid;
 }
 
