@@ -728,6 +728,35 @@ static int session__finish_late(struct session *s, bool final)
 }
 
 /*
+ * What a report reads beside the waits: --blame's and --why's charges
+ * and, in contended mode, the waits each site caused, keyed as the rows
+ * are; none kept on an error.
+ */
+static int session__read_charges(struct session *s, struct snapshot **blame,
+				 struct why **why, struct snapshot **caused)
+{
+	int err = 0;
+
+	*blame = *caused = NULL;
+	*why = NULL;
+	if (s->probes && s->opts->blame)
+		err = probes__read_blame(s->probes, blame);
+	if (!err && s->probes && s->opts->why)
+		err = probes__read_why(s->probes, why);
+	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
+		err = probes__read_caused(s->probes, caused);
+	session__rekey_why(s, *why);
+	session__rekey_blame(s, *blame);
+	session__rekey_blame(s, *caused);
+	if (err) {
+		snapshot__free(*blame);
+		snapshot__free(*caused);
+		why__free(*why);
+	}
+	return err;
+}
+
+/*
  * One report of the window since the last; the last report of the run
  * (final) also lists the waits still in progress.  Interval reports do
  * not: those waits are counted in the window where they end, and a
@@ -753,21 +782,10 @@ int session__report(struct session *s, bool final)
 
 	if (!err)
 		err = session__read(s);
-
-	if (!err && s->probes && s->opts->blame)
-		err = probes__read_blame(s->probes, &blame);
-	if (!err && s->probes && s->opts->why)
-		err = probes__read_why(s->probes, &why);
-	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
-		err = probes__read_caused(s->probes, &caused);
-	session__rekey_why(s, why);
-	session__rekey_blame(s, blame);
-	session__rekey_blame(s, caused);
-	if (err) {
-		snapshot__free(blame);
-		snapshot__free(caused);
+	if (!err)
+		err = session__read_charges(s, &blame, &why, &caused);
+	if (err)
 		return err;
-	}
 	closed = s->probes ? probes__window(s->probes) - 1 : 0;
 	if (final && s->probes)
 		waiting = session__waiting(s, r->read_ns);
@@ -907,20 +925,10 @@ int session__live_end(struct session *s)
 	int err = session__refresh(s);
 
 	live__end(s->live);
-	if (!err && s->opts->blame)
-		err = probes__read_blame(s->probes, &blame);
-	if (!err && s->opts->why)
-		err = probes__read_why(s->probes, &why);
-	if (!err && s->opts->mode == MODE_CONTENDED)
-		err = probes__read_caused(s->probes, &caused);
-	session__rekey_why(s, why);
-	session__rekey_blame(s, blame);
-	session__rekey_blame(s, caused);
-	if (err) {
-		snapshot__free(blame);
-		snapshot__free(caused);
+	if (!err)
+		err = session__read_charges(s, &blame, &why, &caused);
+	if (err)
 		return err;
-	}
 	waiting = session__waiting(s, r->last_ns);
 	totals = live__totals(s->live, &settings, &since_ns);
 	/*
