@@ -5,10 +5,13 @@ scrape (its own `up` series, read back through its query API, stays 1)
 and hold at most 100 series; the backends' LWLock waits syncprof counts
 must agree with PostgreSQL's own view of them, pg_stat_activity sampled
 at a fixed rate inside the server while pgbench runs; and --blame must
-charge them to release sites in other backends, named by function.
+charge them to release sites named by function (that those are other
+backends' is test_postgres.py's check, which needs --no-coalesce: a
+series per semaphore, which this run must not have).
 
-pgbench runs PG_SECONDS (default 25 s; make bench's serve section and
-SYNCPROF_PG_SECONDS=60 give the longer run)."""
+pgbench runs PG_SECONDS: 25 s by default, SYNCPROF_PG_SECONDS=60 for a
+minute (make bench's serve section also runs pgbench -c 32 for 60 s,
+under --all --serve)."""
 import os
 import subprocess
 import sys
@@ -163,7 +166,8 @@ class PostgresServed(SyncprofTestCase):
               f"LWLock {lwlock / 1e9:.2f} s, other {other / 1e9:.2f} s; "
               f"pg_stat_activity {pg_lwlock_s:.2f} s over {samples:.0f} "
               f"samples in {sampled_s:.1f} s: "
-              f"{lwlock / 1e9 / pg_lwlock_s:.3f}", file=sys.stderr)
+              f"{lwlock / 1e9 / pg_lwlock_s:.3f}; load average "
+              f"{os.getloadavg()[0]:.1f}", file=sys.stderr)
         # What Prometheus stored is what syncprof counted (the report
         # also holds the last moments after the last scrape: none here).
         self.assertLessEqual(abs(served * 1e9 - sem_total), 0.05 * sem_total)
