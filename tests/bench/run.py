@@ -138,6 +138,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "integration"))
+import pgcluster  # noqa: E402  (a private PostgreSQL, as the tests start it)
 import duty
 import servers
 import whatifbench
@@ -1471,6 +1474,11 @@ SERVE_SCRAPES = 50
 # 10k waits/s, the issue's budget.
 SERVE_LOAD = ["futexpp", "--ops", "300000"]
 SERVE_SLEEPERS = 500
+# pgbench -c 32 under --all --serve: its length, the quiet stretch that
+# gives syncprof's background rate, and the scrapes (one a second).
+SERVE_PG_SECONDS = int(os.environ.get("BENCH_SERVE_PG_SECONDS", "60"))
+SERVE_PG_QUIET_S = 8
+SERVE_PG_SCRAPES = 24
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
@@ -1538,46 +1546,89 @@ def serve_scrape_cost(prof, url, n):
     return ((proc_cpu_s(prof.pid) - c0) / n, (time.monotonic() - t0) / n, size)
 
 
-def serve_pgbench(prof):
+def schedstat_cpu_s(pid):
+    """The run time of every thread of pid (ns precision), in s."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total * 1e-9
+
+
+def serve_scrapes_under_load(prof, url, n, background):
+    """n GETs of url, one a second as Prometheus would make them, while
+    the load runs: syncprof's CPU per scrape (the run time of all its
+    threads over the scrapes' wall time, less its background rate over
+    the same time), the wall time and bytes per scrape, and the slowest."""
+    import urllib.request
+    cpu = wall = 0.0
+    slowest = size = 0
+    for _ in range(n):
+        c0, t0 = schedstat_cpu_s(prof.pid), time.monotonic()
+        with urllib.request.urlopen(url, timeout=120) as r:
+            size = len(r.read())
+        took = time.monotonic() - t0
+        cpu += schedstat_cpu_s(prof.pid) - c0 - background * took
+        wall += took
+        slowest = max(slowest, took)
+        time.sleep(max(0.0, 1.0 - took))
+    return {"cpu_s": cpu / n, "wall_s": wall / n, "max_wall_s": slowest,
+            "bytes": size, "scrapes": n}
+
+
+def serve_pgbench(prof, base):
     """PostgreSQL under pgbench, 32 backends, while syncprof serves:
-    syncprof's CPU per second and RSS; None without PostgreSQL."""
+    syncprof's CPU per second and RSS, then what a scrape of /metrics and
+    of /debug/pprof/block costs while pgbench goes on (the first of each
+    apart: it names the new program's stacks), the series and the bytes;
+    None without PostgreSQL."""
     if not os.path.exists(os.path.join(PG_BIN, "postgres")):
         return None
-    run = lambda *cmd, **kw: subprocess.run(["runuser", "-u", "postgres", "--", *cmd],
-                                            capture_output=True, text=True, **kw)
-    d = tempfile.mkdtemp(prefix="syncprof-bench-pg-")
-    shutil.chown(d, "postgres", "postgres")
-    data, port = os.path.join(d, "data"), str(20000 + os.getpid() % 20000)
-    server = None
+    pg = pgcluster.PgCluster(120)
     try:
-        if run(os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust",
-               timeout=120).returncode:
-            return None
-        server = subprocess.Popen(
-            ["runuser", "-u", "postgres", "--", os.path.join(PG_BIN, "postgres"),
-             "-D", data, "-p", port, "-k", d, "-c", "listen_addresses=",
-             "-c", "max_connections=64"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while run(os.path.join(PG_BIN, "pg_isready"), "-h", d, "-p", port).returncode:
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.2)
-        pgb = lambda *a: run(os.path.join(PG_BIN, "pgbench"), "-h", d, "-p", port,
-                             *a, "postgres", timeout=300)
-        pgb("-i", "-s", "4")
-        c0, t0 = proc_cpu_s(prof.pid), time.monotonic()
-        out = pgb("-c", "32", "-j", "2", "-T", "15")
-        cpu = (proc_cpu_s(prof.pid) - c0) / (time.monotonic() - t0)
-        tps = re.search(r"tps = ([\d.]+)", out.stdout)
-        return {"cpu_per_s": cpu, "rss_kib": proc_rss_kib(prof.pid),
-                "tps": float(tps.group(1)) if tps else None, "clients": 32}
+        pg.start(max_connections=64)
+    except AssertionError as e:
+        print(f"  PostgreSQL: {e}")
+        return None
+    bench = None
+    try:
+        bench = subprocess.Popen(pg.pgbench_argv("-c", "32", "-j", "2", "-T",
+                                                 str(SERVE_PG_SECONDS)),
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        time.sleep(3)
+        load = os.getloadavg()[0]
+        c0, t0 = schedstat_cpu_s(prof.pid), time.monotonic()
+        time.sleep(SERVE_PG_QUIET_S)
+        background = (schedstat_cpu_s(prof.pid) - c0) / (time.monotonic() - t0)
+        out = {"cpu_per_s": background, "clients": 32, "load": load,
+               "seconds": SERVE_PG_SECONDS}
+        for path, n in (("/metrics", SERVE_PG_SCRAPES),
+                        ("/debug/pprof/block", SERVE_PG_SCRAPES // 2)):
+            first = serve_scrapes_under_load(prof, base + path, 1, background)
+            out["scrape " + path] = dict(
+                serve_scrapes_under_load(prof, base + path, n, background),
+                first_cpu_s=first["cpu_s"], first_wall_s=first["wall_s"])
+        import urllib.request
+        with urllib.request.urlopen(base + "/metrics", timeout=120) as r:
+            text = r.read().decode()
+        m = re.search(r"(?m)^syncprof_series (\d+)$", text)
+        out["series"] = int(m.group(1)) if m else None
+        out["load_end"] = os.getloadavg()[0]
+        stdout, _ = bench.communicate(timeout=SERVE_PG_SECONDS + 300)
+        bench = None
+        tps = re.search(r"tps = ([\d.]+)", stdout)
+        out["tps"] = float(tps.group(1)) if tps else None
+        out["rss_kib"] = proc_rss_kib(prof.pid)
+        return out
     finally:
-        if server and server.poll() is None:
-            run(os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-m", "fast", "-w",
-                "stop", timeout=60)
-            server.wait(timeout=60)
-        shutil.rmtree(d, ignore_errors=True)
+        if bench:
+            bench.kill()
+            bench.wait()
+        pg.stop()
 
 
 def serve_cost(results):
@@ -1615,11 +1666,21 @@ def serve_cost(results):
               f"{cpu * 100:6.2f} % of a CPU, {(cpu - idle) * 100:.2f} above idle"
               + (f", {per_10k * 100:.2f} % per 10k waits/s" if per_10k else "")
               + f", RSS {out['busy']['rss_kib'] / 1024:.0f} MiB")
-        pg = serve_pgbench(prof)
+        pg = serve_pgbench(prof, base)
         if pg:
             out["pgbench"] = pg
             print(f"  pgbench -c 32:  {pg['cpu_per_s'] * 100:6.2f} % of a CPU, RSS "
-                  f"{pg['rss_kib'] / 1024:.0f} MiB, {pg['tps']} tps")
+                  f"{pg['rss_kib'] / 1024:.0f} MiB, {pg['tps']} tps, "
+                  f"{pg['series']} series, load average {pg['load']:.1f}-"
+                  f"{pg['load_end']:.1f} ({os.cpu_count()} CPUs)")
+            for path in ("/metrics", "/debug/pprof/block"):
+                s = pg["scrape " + path]
+                print(f"    scrape {path:<20} {s['cpu_s'] * 1e3:7.2f} ms CPU, "
+                      f"{s['wall_s'] * 1e3:7.2f} ms wall (slowest "
+                      f"{s['max_wall_s'] * 1e3:.0f} ms), {s['bytes']} bytes, "
+                      f"{s['scrapes']} scrapes; the first "
+                      f"{s['first_cpu_s'] * 1e3:.1f} ms CPU, "
+                      f"{s['first_wall_s'] * 1e3:.0f} ms wall")
     finally:
         serve_stop(prof, drain)
     # 500 processes of one program waiting, then syncprof --all.

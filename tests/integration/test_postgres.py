@@ -38,11 +38,11 @@ LOCK_LOG = "-c log_lock_waits=on -c deadlock_timeout=1ms"
 ACQUIRED = re.compile(r"acquired \S+ on .* after ([0-9.]+) ms")
 # syncprof's sleeps under ProcSleep against PostgreSQL's waits: the log
 # also counts ProcSleep's CPU time, syncprof also the waits under 1 ms;
-# measured 0.98-1.03 at load 12 (0.58-0.84 against pg_stat_activity
-# sampled every ~20 ms, which overcounts on a busy machine: the sampler
-# gets the CPU when the backends are asleep).  Before --off-cpu syncprof
+# measured 0.98-1.03 at load 12, 0.99-1.03 at load 5-18 (0.58-0.84
+# against pg_stat_activity sampled every ~20 ms, which overcounts on a
+# busy machine: the sampler gets the CPU when the backends are asleep).  Before --off-cpu syncprof
 # saw 8% (0.45 of 5.8 backends waiting).
-HEAVY_RATIO = (0.85, 1.15)
+HEAVY_RATIO = (0.90, 1.10)
 
 
 class Postgres(SyncprofTestCase):
