@@ -138,7 +138,7 @@ void session__reports_begin(struct session *s)
 }
 
 /* Processes whose threads' run times are read between reports too. */
-#define FINDINGS_POLL_PROCESSES 16
+#define FINDINGS_POLL_PROCESSES 64
 
 struct session_views;
 static void session__findings(struct session *s,
