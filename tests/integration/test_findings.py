@@ -3,6 +3,8 @@ writes its own truth (the category, the lock's name, the lines of the site
 to change by __LINE__, the waits it timed), and the first finding must
 name them; the tuned scenarios must give none; the decoy's background
 lock, with more wait in all, must rank below the workers' lock."""
+import csv
+import io
 import os
 import shlex
 import subprocess
@@ -255,6 +257,29 @@ class Findings(SyncprofTestCase):
         self.assertTrue(lines[3].startswith("fix first: long-hold"), lines[3])
         self.assertIn("table_lock", lines[3])
         self.assertIn("(the holder's unlock)", lines[3])
+
+    def test_csv_rows_carry_their_locks_finding(self):
+        # CSV has a line per row: each row of the lock a finding is about
+        # carries its category and impact; the others leave them empty.
+        proc = subprocess.run(
+            [SYNCPROF, "-f", "csv", "--", FINDCORPUS, "kvstore", "--seconds",
+             "2", "--truth", self.path("truth.json")],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        truth = self.truth()
+        rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+        self.assertTrue(proc.stdout.splitlines()[0].endswith(
+            ",futile,finding,finding_impact_pct"), proc.stdout)
+        mine = [r for r in rows if r["object_symbol"] == truth["object"]]
+        self.assertTrue(mine, rows)
+        for r in mine:
+            self.assertEqual(r["finding"], "long-hold", r)
+            self.assertGreaterEqual(float(r["finding_impact_pct"]), 5.0, r)
+            self.assertLessEqual(float(r["finding_impact_pct"]), 100.0, r)
+        for r in rows:
+            if r["object_symbol"] != truth["object"]:
+                self.assertEqual((r["finding"], r["finding_impact_pct"]),
+                                 ("", ""), r)
 
     def test_table_opens_with_the_findings(self):
         proc = subprocess.run(
