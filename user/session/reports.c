@@ -48,6 +48,7 @@ struct reports {
 	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct snapshot *prev_caused;	/* the holds' charges: the last read */
 	struct threadrun *run;		/* the threads' run times */
+	struct findout_known *known;	/* the findings' locks' names */
 	uint64_t live_ns;		/* the live screen's last findings */
 	uint64_t findings_cpu_ns;	/* this thread's CPU in findings */
 	uint64_t findings_calls;	/* ... over these (polls, reports) */
@@ -124,6 +125,7 @@ int session__reports_close(struct session *s)
 	snapshot__free(r->prev_blame);
 	snapshot__free(r->prev_caused);
 	threadrun__free(r->run);
+	findout__known_free(r->known);
 	why__free(r->prev_why);
 	snapshot__free(r->pending);
 	snapshot__free(r->changes);
@@ -404,6 +406,10 @@ static void session__findings(struct session *s,
 		return;		/* --serve prints no report to judge */
 	if (!r->run && (err = threadrun__new(&r->run)))
 		goto out;
+	if (!r->known && !(r->known = findout__known_new())) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (n_procs) {
 		pids = calloc(n_procs, sizeof(*pids));
 		if (!pids) {
@@ -432,7 +438,7 @@ static void session__findings(struct session *s,
 	if (!err && v && out)
 		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
 				     v->why, s->opts->mode == MODE_FULL, threads, n_threads, window_ns,
-				     s->symbolizer, out);
+				     s->symbolizer, r->known, out);
 	free(threads);
 out:
 	if (err)
