@@ -105,6 +105,33 @@ class Findings(SyncprofTestCase):
         first = self.assertFirst(report, truth)
         self.assertEqual(first["site"]["function"], "kv_reporter", first)
 
+    def test_wait_queue_semaphores_are_one_finding(self):
+        # PostgreSQL's shape: each waiter sleeps on its own semaphore, so
+        # syncprof sees a lock per waiter, all released at one line: one
+        # finding of them all, whose waits are the workers' own.
+        report, truth = self.run_scenario("waitq")
+        findings = report["findings"]
+        self.assertTrue(findings, report["rows"])
+        first = findings[0]
+        self.assertEqual(first["category"], truth["category"], findings)
+        self.assertEqual(first["objects"], truth["objects"], first)
+        self.assertTrue(first["object"].startswith(f"[{truth['objects']}] "),
+                        first)
+        self.assertEqual(first["site"]["line"], truth["lines"][0], first)
+        self.assertTrue(first["site_is_release"], first)
+        self.assertEqual(len([f for f in findings
+                              if f["site"]["line"] == truth["lines"][0]]), 1,
+                         findings)
+        # The evidence adds up to the semaphores' waits, which the
+        # workers timed themselves (their clock brackets more).
+        waited = sum(r["wait_ns"] for r in report["rows"] if r["type"] == "sem")
+        self.assertLessEqual(first["lock_wait_ns"], waited * 1.05 + 1e6,
+                             (first, waited))
+        self.assertGreaterEqual(first["lock_wait_ns"], truth["waited_ns"] * 0.5,
+                                (first, truth))
+        self.assertLessEqual(first["lock_wait_ns"], truth["waited_ns"],
+                             (first, truth))
+
     # --- hot-stripe ------------------------------------------------------
 
     def test_stripes_hot_stripe_is_named(self):
