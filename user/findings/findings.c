@@ -283,6 +283,27 @@ static bool striped(const struct builder *b, const struct lock_acc *l)
 	return false;
 }
 
+/*
+ * A finding about lock l at site (a release site: the holder's unlock),
+ * about all of the lock's waits until the category says which part.
+ */
+static struct finding lock_finding(enum findings_category c,
+				   const struct lock_acc *l, uint64_t site,
+				   bool release)
+{
+	return (struct finding){
+		.category = c,
+		.type = l->type,
+		.object = l->object,
+		.pid = l->pid,
+		.n_objects = 1,
+		.site = site,
+		.site_release = release,
+		.wait_ns = l->wait_ns,
+		.lock_wait_ns = l->wait_ns,
+	};
+}
+
 /* The release site whose holds caused most of a lock's charged waits. */
 struct top_release {
 	uint64_t site;		/* 0: none seen */
@@ -347,17 +368,10 @@ static int long_hold(struct builder *b, const struct lock_acc *l,
 	if (!top_holds(t))
 		return 0;
 
-	struct finding f = {
-		.category = FINDING_LONG_HOLD,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = best_site,
-		.site_release = true,
-		.wait_ns = best_ns,
-		.lock_wait_ns = total,
-	};
+	struct finding f = lock_finding(FINDING_LONG_HOLD, l, best_site, true);
+
+	f.wait_ns = best_ns;
+	f.lock_wait_ns = total;
 	f.impact_pct = pct(b, l->weighted_ns * (double)best_ns / (double)total);
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "holds released here caused %.3f s of the %.3f s waited on "
@@ -404,16 +418,8 @@ static int long_hold_by_holds(struct builder *b, const struct lock_acc *l,
 	    (double)best_ns < FINDINGS_HOLD_SHARE * (double)total)
 		return 0;
 
-	struct finding f = {
-		.category = FINDING_LONG_HOLD,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = best_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-	};
+	struct finding f = lock_finding(FINDING_LONG_HOLD, l, best_site, false);
+
 	f.impact_pct = pct(b, l->weighted_ns * (double)best_ns / (double)total);
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "%" PRIu64 " holds taken here: %.3f s of the lock's %.3f s "
@@ -445,16 +451,9 @@ static int futile(struct builder *b, const struct lock_acc *l,
 		return 0;
 	*explains = may_explain && share >= FINDINGS_FUTILE_EXPLAINS;
 
-	struct finding f = {
-		.category = FINDING_FUTILE_WAKEUPS,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = l->futile_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-	};
+	struct finding f = lock_finding(FINDING_FUTILE_WAKEUPS, l,
+					l->futile_site, false);
+
 	/* What the futile wakeups are of the lock's: their share; all
 	 * of it when they explain the waits. */
 	f.impact_pct = pct(b, l->weighted_ns * (*explains ? 1.0 : share));
@@ -598,20 +597,13 @@ static int holder_states(struct builder *b, const struct lock_acc *l,
 		if (share > *explained)
 			*explained = share;
 
-		struct finding f = {
-			.category = cat[k],
-			.type = l->type,
-			.object = l->object,
-			.pid = l->pid,
-			.n_objects = 1,
-			.site = site[k],
-			.site_release = true,
-			.wait_ns = state_ns[k],
-			.lock_wait_ns = total,
-			/* What a fix of the holds would give: all of the
-			 * lock's waits they caused. */
-			.impact_pct = pct(b, l->weighted_ns),
-		};
+		struct finding f = lock_finding(cat[k], l, site[k], true);
+
+		f.wait_ns = state_ns[k];
+		f.lock_wait_ns = total;
+		/* What a fix of the holds would give: all of the lock's
+		 * waits they caused. */
+		f.impact_pct = pct(b, l->weighted_ns);
 		if (k == 0) {
 			snprintf(f.evidence, sizeof(f.evidence),
 				 "its holders waited for a CPU during %.3f s of "
@@ -660,17 +652,10 @@ static int wrong_primitive(struct builder *b, const struct lock_acc *l,
 			   const struct findings_wait *w, size_t n,
 			   bool *explains)
 {
-	struct finding f = {
-		.category = FINDING_WRONG_PRIMITIVE,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = l->top_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-		.impact_pct = pct(b, l->weighted_ns),
-	};
+	struct finding f = lock_finding(FINDING_WRONG_PRIMITIVE, l,
+					l->top_site, false);
+
+	f.impact_pct = pct(b, l->weighted_ns);
 
 	*explains = false;
 	if (!b->in->every_call || !l->count || !l->top_site)
