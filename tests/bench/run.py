@@ -110,6 +110,9 @@ with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
 each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
+what the findings cost (findings, servers.py): their CPU by syncprof -v's
+thread clock against all of syncprof's CPU, PostgreSQL under pgbench -C
+with --children and a report every second; then
 duty (tests/bench/duty.py): memcached under continuous full mode and
 --duty 50 and 20, paired, with the acquisition rates and mean holds set
 against continuous full mode's; then attach, with the CPU it takes and the verifier's
@@ -120,7 +123,7 @@ tests/bench/whatifbench.py): predicted against real gains of
 tests/targets/whatif's shorter version run for real, the decoy lock and
 the CPU cap, with the load average they were measured under.
 
-BENCH_ONLY=servers,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
+BENCH_ONLY=servers,findings,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -1751,6 +1754,10 @@ def main():
                         int(os.environ.get("BENCH_SERVER_PAIRS", "3")),
                         bpf_stats_enable)
 
+    def findings_cost(res):
+        servers.findings_cost(res, SYNCPROF,
+                              int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
+
     def microbenchmarks(res):
         main_table(res, variants)
 
@@ -1758,7 +1765,8 @@ def main():
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
     # Real servers first, then the microbenchmarks.
-    sections = [("servers", real_servers), ("duty", duty_cycle),
+    sections = [("servers", real_servers), ("findings", findings_cost),
+                ("duty", duty_cycle),
                 ("attach", attach_detach),
                 ("main", microbenchmarks),
                 ("overhead", contended_overhead), ("cost", contended_cost),

@@ -185,7 +185,55 @@ def profiled(syncprof, server, args):
     out["bpf_ns_all"] = int(m.group(2)) if m else None
     m = re.search(r"frame cache misses (\d+)", seen)
     out["misses"] = int(m.group(1)) if m else None
+    m = re.search(r"findings: ([\d.]+) ms of CPU over (\d+) calls", seen)
+    out["findings_ms"], out["findings_calls"] = (
+        (float(m.group(1)), int(m.group(2))) if m else (None, 0))
     return out
+
+
+def findings_cost(results, syncprof, runs):
+    """make bench, section findings: what judging what to fix first
+    costs syncprof's CPU on PostgreSQL under pgbench -C (a backend per
+    transaction), --children, contended mode, a report every second
+    (--interval 1, --batch): the CPU of the findings (the run-time polls
+    and each report's judging, naming and rendering, by syncprof -v's
+    own thread clock) against all of syncprof's CPU (user + system)
+    over the same load.  The BPF side (the release probes) is the
+    servers section's BPF/op."""
+    out = results["findings"] = {"seconds": SECONDS, "runs": []}
+    print(f"findings: their CPU against syncprof's, PostgreSQL, pgbench -c 8 "
+          f"-j 2 -C -T {SECONDS}, --children --interval 1 (median of {runs})")
+    if not os.path.exists(os.path.join(PG_BIN, "postgres")):
+        print("findings: skipped: make deps installs postgresql-15")
+        return
+    args = ["--children", "--mode", "contended", "--stack-depth", "32",
+            "--interval", "1", "--batch"]
+    server = Postgres()
+    try:
+        for _ in range(runs):
+            out["runs"].append(profiled(syncprof, server, args))
+    finally:
+        server.stop()
+    header = (f"{'tps':>8} {'syncprof CPU s':>15} {'findings ms':>12} "
+              f"{'calls':>6} {'us/call':>8} {'share':>7}")
+    print(header)
+    print("-" * len(header))
+    shares = []
+    for r in out["runs"]:
+        if r["findings_ms"] is None or not r["cpu_s"]:
+            print(f"{r['ops_per_s']:8.0f} {r['cpu_s']:15.2f} {'n/a':>12}")
+            continue
+        share = r["findings_ms"] / 1000.0 / r["cpu_s"]
+        shares.append(share)
+        print(f"{r['ops_per_s']:8.0f} {r['cpu_s']:15.2f} "
+              f"{r['findings_ms']:12.1f} {r['findings_calls']:6d} "
+              f"{r['findings_ms'] * 1000 / r['findings_calls']:8.0f} "
+              f"{100 * share:6.2f}%")
+    out["share"] = median(shares)
+    if shares:
+        print(f"median share of syncprof's CPU: {100 * out['share']:.2f}% "
+              "(goal: under 1%)")
+    print()
 
 
 CASES = [

@@ -3,6 +3,8 @@ writes its own truth (the category, the lock's name, the lines of the site
 to change by __LINE__, the waits it timed), and the first finding must
 name them; the tuned scenarios must give none; the decoy's background
 lock, with more wait in all, must rank below the workers' lock."""
+import csv
+import io
 import os
 import shlex
 import subprocess
@@ -102,6 +104,33 @@ class Findings(SyncprofTestCase):
         report, truth = self.run_scenario("kvstore", "--hold", mode="full")
         first = self.assertFirst(report, truth)
         self.assertEqual(first["site"]["function"], "kv_reporter", first)
+
+    def test_wait_queue_semaphores_are_one_finding(self):
+        # PostgreSQL's shape: each waiter sleeps on its own semaphore, so
+        # syncprof sees a lock per waiter, all released at one line: one
+        # finding of them all, whose waits are the workers' own.
+        report, truth = self.run_scenario("waitq")
+        findings = report["findings"]
+        self.assertTrue(findings, report["rows"])
+        first = findings[0]
+        self.assertEqual(first["category"], truth["category"], findings)
+        self.assertEqual(first["objects"], truth["objects"], first)
+        self.assertTrue(first["object"].startswith(f"[{truth['objects']}] "),
+                        first)
+        self.assertEqual(first["site"]["line"], truth["lines"][0], first)
+        self.assertTrue(first["site_is_release"], first)
+        self.assertEqual(len([f for f in findings
+                              if f["site"]["line"] == truth["lines"][0]]), 1,
+                         findings)
+        # The evidence adds up to the semaphores' waits, which the
+        # workers timed themselves (their clock brackets more).
+        waited = sum(r["wait_ns"] for r in report["rows"] if r["type"] == "sem")
+        self.assertLessEqual(first["lock_wait_ns"], waited * 1.05 + 1e6,
+                             (first, waited))
+        self.assertGreaterEqual(first["lock_wait_ns"], truth["waited_ns"] * 0.5,
+                                (first, truth))
+        self.assertLessEqual(first["lock_wait_ns"], truth["waited_ns"],
+                             (first, truth))
 
     # --- hot-stripe ------------------------------------------------------
 
@@ -255,6 +284,29 @@ class Findings(SyncprofTestCase):
         self.assertTrue(lines[3].startswith("fix first: long-hold"), lines[3])
         self.assertIn("table_lock", lines[3])
         self.assertIn("(the holder's unlock)", lines[3])
+
+    def test_csv_rows_carry_their_locks_finding(self):
+        # CSV has a line per row: each row of the lock a finding is about
+        # carries its category and impact; the others leave them empty.
+        proc = subprocess.run(
+            [SYNCPROF, "-f", "csv", "--", FINDCORPUS, "kvstore", "--seconds",
+             "2", "--truth", self.path("truth.json")],
+            capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        truth = self.truth()
+        rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+        self.assertTrue(proc.stdout.splitlines()[0].endswith(
+            ",futile,finding,finding_impact_pct"), proc.stdout)
+        mine = [r for r in rows if r["object_symbol"] == truth["object"]]
+        self.assertTrue(mine, rows)
+        for r in mine:
+            self.assertEqual(r["finding"], "long-hold", r)
+            self.assertGreaterEqual(float(r["finding_impact_pct"]), 5.0, r)
+            self.assertLessEqual(float(r["finding_impact_pct"]), 100.0, r)
+        for r in rows:
+            if r["object_symbol"] != truth["object"]:
+                self.assertEqual((r["finding"], r["finding_impact_pct"]),
+                                 ("", ""), r)
 
     def test_table_opens_with_the_findings(self):
         proc = subprocess.run(

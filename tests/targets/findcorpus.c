@@ -31,6 +31,10 @@
  *   sharded  tuned: each thread its own lock
  *   sparse   tuned: one lock, short holds, long work outside it
  *   queue    tuned: consumers idle on a condvar between items
+ *   waitq    long-hold through a wait queue with a semaphore per waiter
+ *            (PostgreSQL's LWLocks): each worker sleeps on its own
+ *            wq_waiters[i].sem; the holder flushes for --hold-ms / 20
+ *            and hands the lock to the next with sem_post
  *
  * findcorpus SCENARIO [--seconds S] [--hold-ms N] [--truth FILE]
  *            [--wait-signal]
@@ -38,6 +42,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -550,6 +555,67 @@ static void *q_producer(void *arg)
 	return NULL;
 }
 
+/* --- waitq ------------------------------------------------------------ */
+
+#define WQ_WORKERS 4
+static struct wq_waiter {
+	sem_t sem;
+} wq_waiters[WQ_WORKERS];
+static pthread_mutex_t wq_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool wq_held;
+static int wq_queue[WQ_WORKERS], wq_head, wq_len;
+static int wq_post_line;
+
+/* Takes the queue's lock: at once when free, else handed it asleep. */
+static void wq_acquire(int me)
+{
+	uint64_t t0 = now_ns();
+
+	pthread_mutex_lock(&wq_mu);
+	if (!wq_held) {
+		wq_held = true;
+		pthread_mutex_unlock(&wq_mu);
+		return;
+	}
+	wq_queue[(wq_head + wq_len++) % WQ_WORKERS] = me;
+	pthread_mutex_unlock(&wq_mu);
+	while (sem_wait(&wq_waiters[me].sem))
+		;
+	atomic_fetch_add(&waited_ns[0], now_ns() - t0);
+}
+
+/* Lets it go: to the first waiter, woken on its own semaphore. */
+static void wq_release(void)
+{
+	int next;
+
+	pthread_mutex_lock(&wq_mu);
+	if (!wq_len) {
+		wq_held = false;
+		pthread_mutex_unlock(&wq_mu);
+		return;
+	}
+	next = wq_queue[wq_head];
+	wq_head = (wq_head + 1) % WQ_WORKERS;
+	wq_len--;
+	pthread_mutex_unlock(&wq_mu);
+	wq_post_line = __LINE__; sem_post(&wq_waiters[next].sem);
+}
+
+static void *wq_worker(void *arg)
+{
+	int me = (int)(uintptr_t)arg - 1;
+
+	while (!atomic_load(&stop)) {
+		wq_acquire(me);
+		compute_us(cfg.hold_ms * 1000 / 20);	/* the flush */
+		wq_release();
+		atomic_fetch_add(&items, 1);
+		compute_us(200);
+	}
+	return NULL;
+}
+
 /* --- main ------------------------------------------------------------ */
 
 struct scenario {
@@ -576,6 +642,7 @@ static const struct scenario scenarios[] = {
 	{ "sharded", sharded_worker, 4, NULL, 0 },
 	{ "sparse", sparse_worker, 3, NULL, 0 },
 	{ "queue", q_consumer, 3, q_producer, 1 },
+	{ "waitq", wq_worker, WQ_WORKERS, NULL, 0 },
 };
 
 /* The getters' waits that overlapped the reporter's holds, in all. */
@@ -657,6 +724,10 @@ static void write_truth(const struct scenario *sc, double secs)
 		fprintf(f, "\"category\": \"wrong-primitive\", "
 			"\"object\": \"spin_lock\", \"lines\": [%d]",
 			spin_lock_line);
+	else if (!strcmp(sc->name, "waitq"))
+		fprintf(f, "\"category\": \"long-hold\", "
+			"\"object\": \"wq_waiters\", \"lines\": [%d], "
+			"\"objects\": %d", wq_post_line, WQ_WORKERS);
 	else
 		fprintf(f, "\"category\": null");
 	fprintf(f, "}\n");
@@ -694,7 +765,8 @@ int main(int argc, char **argv)
 	if (!sc) {
 		fprintf(stderr, "findcorpus: give a scenario: kvstore, logger, "
 			"stripes, buckets, decoy, flusher, resolver, crowd, "
-			"barge, counter, rwonly, spin, sharded, sparse, queue\n");
+			"barge, counter, rwonly, spin, sharded, sparse, queue, "
+			"waitq\n");
 		return 2;
 	}
 	if (pipe(question_pipe) || pipe(answer_pipe) ||
@@ -704,6 +776,9 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&stripes[i].lock, NULL);
 	for (int i = 0; i < 16; i++)
 		pthread_mutex_init(&buckets[i].mu, NULL);
+	for (int i = 0; i < WQ_WORKERS; i++)
+		if (sem_init(&wq_waiters[i].sem, 0, 0))
+			return 1;
 	if (wait_signal)
 		wait_for_go();
 	t0 = now_ns();

@@ -18,6 +18,13 @@ static void run(const struct findings_input *in, struct finding **f, size_t *n)
 	assert_int_equal(findings__build(in, f, n), 0);
 }
 
+/* The input of waits w and releases r (arrays) over a window of secs. */
+#define INPUT(w, r, secs) {						\
+		.waits = (w), .n_waits = sizeof(w) / sizeof((w)[0]),	\
+		.releases = (r), .n_releases = sizeof(r) / sizeof((r)[0]), \
+		.elapsed_ns = (secs) * S,				\
+	}
+
 /* One lock, one site's releases most of its charges: long-hold there. */
 static void test_long_hold_names_the_release(void **state)
 {
@@ -34,13 +41,7 @@ static void test_long_hold_names_the_release(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x300, .pid = 1,
 		  .count = 16, .wait_ns = 1 * S, .max_ns = S / 1000 },
 	};
-	struct findings_input in = {
-		.waits = w,
-		.n_waits = 2,
-		.releases = r,
-		.n_releases = 2,
-		.elapsed_ns = 4 * S,
-	};
+	struct findings_input in = INPUT(w, r, 4);
 	struct finding *f;
 	size_t n;
 
@@ -72,13 +73,7 @@ static void test_long_hold_needs_most_of_the_charges(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x400, .pid = 1,
 		  .count = 4, .wait_ns = S * 12 / 10 },
 	};
-	struct findings_input in = {
-		.waits = w,
-		.n_waits = 1,
-		.releases = r,
-		.n_releases = 3,
-		.elapsed_ns = 4 * S,
-	};
+	struct findings_input in = INPUT(w, r, 4);
 	struct finding *f;
 	size_t n;
 
@@ -117,17 +112,12 @@ static void test_busy_threads_rank_first(void **state)
 		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
 		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
 	};
-	struct findings_input in = {
-		.waits = w,
-		.n_waits = 2,
-		.releases = r,
-		.n_releases = 2,
-		.threads = t,
-		.n_threads = 2,
-		.elapsed_ns = 4 * S,
-	};
+	struct findings_input in = INPUT(w, r, 4);
 	struct finding *f;
 	size_t n;
+
+	in.threads = t;
+	in.n_threads = 2;
 
 	run(&in, &f, &n);
 	assert_int_equal(n, 2);
@@ -246,13 +236,7 @@ static void test_small_waits_give_none(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x3, .pid = 1,
 		  .count = 5, .wait_ns = S / 25 },
 	};
-	struct findings_input in = {
-		.waits = w,
-		.n_waits = 1,
-		.releases = r,
-		.n_releases = 1,
-		.elapsed_ns = 1 * S,
-	};
+	struct findings_input in = INPUT(w, r, 1);
 	struct finding *f;
 	size_t n;
 
@@ -284,17 +268,12 @@ static void test_sleeping_holders_block_under_the_lock(void **state)
 		  .total_ns = 2 * S, .sleep_ns = S * 3 / 2, .runnable_ns = 0,
 		  .sleep_site = 0x300, .sleep_site_ns = S },
 	};
-	struct findings_input in = {
-		.waits = w,
-		.n_waits = 1,
-		.releases = r,
-		.n_releases = 1,
-		.holders = h,
-		.n_holders = 1,
-		.elapsed_ns = 4 * S,
-	};
+	struct findings_input in = INPUT(w, r, 4);
 	struct finding *f;
 	size_t n;
+
+	in.holders = h;
+	in.n_holders = 1;
 
 	run(&in, &f, &n);
 	assert_int_equal(n, 1);
@@ -362,6 +341,108 @@ static void test_wrong_primitive(void **state)
 	assert_int_equal(n, 0);
 }
 
+/*
+ * A semaphore in shared memory that another process posts (PostgreSQL:
+ * a backend wakes another's): the release, keyed by its process, is
+ * the waiter's lock's; one lock across them.
+ */
+static void test_shared_lock_released_by_another_process(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_SEM, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 1, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_SEM, .object = 0x10, .site = 0x200, .pid = 7,
+		  .count = 10, .wait_ns = 2 * S, .max_ns = S / 10 },
+	};
+	struct findings_input in = INPUT(w, r, 4);
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_LONG_HOLD);
+	assert_int_equal(f[0].site, 0x200);
+	assert_int_equal(f[0].wait_ns, 2 * S);
+	free(f);
+}
+
+/*
+ * A fork's private copies of one lock, at one address in two processes,
+ * each released by its own: two locks, each with its own release site.
+ */
+static void test_forked_private_locks_kept_apart(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 1, .tid = 1, .count = 10, .wait_ns = 2 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x100,
+		  .pid = 2, .tid = 2, .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x200, .pid = 1,
+		  .count = 10, .wait_ns = 2 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .site = 0x300, .pid = 2,
+		  .count = 10, .wait_ns = 2 * S },
+	};
+	struct findings_input in = INPUT(w, r, 4);
+	struct finding *f;
+	size_t n;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].pid + f[1].pid, 3);
+	assert_int_equal(f[0].site, f[0].pid == 1 ? 0x200 : 0x300);
+	assert_int_equal(f[1].site, f[1].pid == 1 ? 0x200 : 0x300);
+	assert_int_equal(f[0].n_objects, 1);
+	free(f);
+}
+
+/*
+ * A wait queue with a semaphore per waiter (PostgreSQL's LWLocks):
+ * 16 locks to syncprof, each 0.625% of the threads' time, all released
+ * at one site: one finding of 16 objects, 10%, that adds up; one of
+ * them alone is below the threshold.
+ */
+static void test_semaphore_per_waiter_is_one_finding(void **state)
+{
+	(void)state;
+	struct findings_wait w[16];
+	struct findings_release r[16];
+	struct finding *f;
+	size_t n;
+
+	for (uint32_t i = 0; i < 16; i++) {
+		w[i] = (struct findings_wait){
+			.type = SP_TYPE_SEM, .object = 0x1000 + 0x80 * i,
+			.callsite = 0x100, .pid = 10 + i, .tid = 10 + i,
+			.count = 10, .wait_ns = 4 * S / 10 };
+		r[i] = (struct findings_release){
+			.type = SP_TYPE_SEM, .object = 0x1000 + 0x80 * i,
+			.site = 0x500, .pid = 99, .count = 10,
+			.wait_ns = 4 * S / 10 };
+	}
+	struct findings_input in = INPUT(w, r, 4);
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_LONG_HOLD);
+	assert_int_equal(f[0].site, 0x500);
+	assert_int_equal(f[0].n_objects, 16);
+	assert_int_equal(f[0].wait_ns, 16 * 4 * S / 10);
+	assert_int_equal(f[0].lock_wait_ns, 16 * 4 * S / 10);
+	/* 6.4 s of 16 threads x 4 s. */
+	assert_true(f[0].impact_pct > 9.9 && f[0].impact_pct < 10.1);
+	free(f);
+	in.n_waits = in.n_releases = 1;
+	in.n_threads_alive = 16;
+	run(&in, &f, &n);
+	assert_int_equal(n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +455,9 @@ int main(void)
 		cmocka_unit_test(test_small_waits_give_none),
 		cmocka_unit_test(test_sleeping_holders_block_under_the_lock),
 		cmocka_unit_test(test_wrong_primitive),
+		cmocka_unit_test(test_shared_lock_released_by_another_process),
+		cmocka_unit_test(test_forked_private_locks_kept_apart),
+		cmocka_unit_test(test_semaphore_per_waiter_is_one_finding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -316,8 +316,8 @@ static void test_futile_wakeups(void **state UNUSED)
 	json_decref(j);
 	free(out);
 	out = render(FORMAT_CSV, &meta, rows, 2, 2, names);
-	assert_non_null(strstr(out, ",lock,0\n"));
-	assert_non_null(strstr(out, ",event,7\n"));
+	assert_non_null(strstr(out, ",lock,0,,\n"));
+	assert_non_null(strstr(out, ",event,7,,\n"));
 	free(out);
 }
 
@@ -1428,7 +1428,7 @@ static void test_csv_header(void **state UNUSED)
 		"report,pid,start_ns,end_ns,dropped,type,object,objects,"
 		"object_symbol,callsite,module,offset,function,file,line,tid,"
 		"count,wait_ns,avg_ns,max_ns,failed,owner_tid,time_ns,address,class,"
-		"futile\n");
+		"futile,finding,finding_impact_pct\n");
 	free(buf);
 }
 
@@ -1454,7 +1454,7 @@ static void test_csv_row(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x55d0c0de1040,1,"
 		"big_lock,src/x.c:42,/usr/bin/x,0x1234,waiter,src/x.c,42,,"
-		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234,lock,0\n");
+		"5,1000000000,200000000,201000000,0,,,0x55d0c0a01234,lock,0,,\n");
 	free(out);
 }
 
@@ -1469,7 +1469,7 @@ static void test_csv_rows_end_with_the_wall_clock(void **state UNUSED)
 
 	m.wall_ns = 1763912472345678901ull;
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
-	assert_non_null(strstr(out, ",1763912472345678901,0x400,lock,0\n"));
+	assert_non_null(strstr(out, ",1763912472345678901,0x400,lock,0,,\n"));
 	free(out);
 }
 
@@ -1488,7 +1488,7 @@ static void test_csv_unknowns_are_empty(void **state UNUSED)
 	out = render(FORMAT_CSV, &m, rows, 1, 1, names);
 	assert_string_equal(out,
 		"4,123,5061234000000,5071234000000,9,condvar,,3,,0x7f0000001000,"
-		",,,,,77,0,500,,400,2,,,0x7f0000001000,event,0\n");
+		",,,,,77,0,500,,400,2,,,0x7f0000001000,event,0,,\n");
 	free(out);
 }
 
@@ -1513,8 +1513,42 @@ static void test_csv_quotes_commas_and_quotes(void **state UNUSED)
 	assert_string_equal(out,
 		"1,123,5061234000000,5071234000000,0,mutex,0x1000,1,"
 		"plain?newline,\"we\"\"ird.c:3\",\"/opt/a,b/lib.so\",0x10,"
-		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400,lock,0\n");
+		"\"operator,(A, B)\",\"we\"\"ird.c\",3,,1,10,10,10,0,,,0x400,lock,0,,\n");
 	free(out);
+}
+
+/* A row of the lock a finding is about carries its category and impact. */
+static void test_csv_row_carries_its_locks_finding(void **state UNUSED)
+{
+	struct report_row rows[] = {
+		row(SP_TYPE_MUTEX, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+		row(SP_TYPE_MUTEX, 0x2000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+		row(SP_TYPE_SEM, 0x1000, 1, 0x400, REPORT_NO_TID, 1, 10, 10, 0),
+	};
+	const struct row_names names[3] = { 0 };
+	struct format_meta m = meta;
+	const char *first;
+	char *out;
+
+	m.findings_json = json_loads(
+		"[{\"category\": \"long-hold\", \"type\": \"mutex\", "
+		"\"object_address\": \"0x1000\", \"impact_pct\": 41.25}]",
+		0, NULL);
+	assert_non_null(m.findings_json);
+	out = render(FORMAT_CSV, &m, rows, 3, 3, names);
+	/* The mutex at 0x1000 only: not another object, nor another type. */
+	first = strstr(out, "\n");
+	assert_non_null(first);
+	assert_non_null(strstr(out, ",mutex,0x1000,"));
+	assert_true(strstr(out, ",mutex,0x1000,") < first);
+	assert_int_equal(strncmp(first - strlen(",lock,0,long-hold,41.2"),
+				 ",lock,0,long-hold,41.2", 22), 0);
+	assert_null(strstr(first, "long-hold"));
+	assert_non_null(strstr(first, ",mutex,0x2000,"));
+	assert_non_null(strstr(first, ",sem,0x1000,"));
+	assert_non_null(strstr(first, ",lock,0,,\n"));
+	free(out);
+	json_decref(m.findings_json);
 }
 
 static void test_csv_rows_without_header(void **state UNUSED)
@@ -1817,6 +1851,7 @@ int main(void)
 		cmocka_unit_test(test_csv_rows_end_with_the_wall_clock),
 		cmocka_unit_test(test_csv_unknowns_are_empty),
 		cmocka_unit_test(test_csv_quotes_commas_and_quotes),
+		cmocka_unit_test(test_csv_row_carries_its_locks_finding),
 		cmocka_unit_test(test_csv_rows_without_header),
 		cmocka_unit_test(test_csv_long_names_not_truncated),
 		cmocka_unit_test(test_unknown_format_rejected),

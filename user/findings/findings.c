@@ -180,6 +180,68 @@ static int release_cmp(const void *pa, const void *pb)
 	       order__u64(a->site, b->site);
 }
 
+/* Waits and releases by (type, object, pid): shared_locks's walk. */
+static int wait_object_cmp(const void *pa, const void *pb)
+{
+	const struct findings_wait *a = pa, *b = pb;
+
+	return order__u64(a->type, b->type) ?:
+	       order__u64(a->object, b->object) ?: order__u64(a->pid, b->pid);
+}
+
+static int release_object_cmp(const void *pa, const void *pb)
+{
+	const struct findings_release *a = pa, *b = pb;
+
+	return order__u64(a->type, b->type) ?:
+	       order__u64(a->object, b->object) ?: order__u64(a->pid, b->pid);
+}
+
+/*
+ * A lock in shared memory that other processes release (PostgreSQL's
+ * backends wake each other's semaphores): its waits are keyed by the
+ * waiters' processes, its releases by the releasers', the object by the
+ * identity they share.  One lock across them (pid 0) when a release of
+ * it came from a process none of its waiters is in: a futex wake from
+ * another process reaches only a shared word.  Two processes' private
+ * locks at one address (a fork's copies) release each its own: kept
+ * apart.  Both arrays are left sorted by (type, object, pid).
+ */
+static void shared_locks(struct findings_wait *w, size_t n,
+			 struct findings_release *rel, size_t n_rel)
+{
+	size_t i = 0, r = 0;
+
+	qsort(w, n, sizeof(*w), wait_object_cmp);
+	qsort(rel, n_rel, sizeof(*rel), release_object_cmp);
+	while (i < n) {
+		size_t end = i, rend;
+		bool shared = false;
+
+		while (end < n && w[end].type == w[i].type &&
+		       w[end].object == w[i].object)
+			end++;
+		while (r < n_rel && (rel[r].type < w[i].type ||
+				     (rel[r].type == w[i].type &&
+				      rel[r].object < w[i].object)))
+			r++;
+		for (rend = r; rend < n_rel && rel[rend].type == w[i].type &&
+		     rel[rend].object == w[i].object; rend++) {
+			bool waiter = false;
+
+			for (size_t k = i; k < end && !waiter; k++)
+				waiter = w[k].pid == rel[rend].pid;
+			shared |= !waiter;
+		}
+		for (size_t k = i; shared && k < end; k++)
+			w[k].pid = 0;
+		for (size_t k = r; shared && k < rend; k++)
+			rel[k].pid = 0;
+		i = end;
+		r = rend;
+	}
+}
+
 struct builder {
 	const struct findings_input *in;
 	struct busy_index busy;
@@ -219,6 +281,27 @@ static bool striped(const struct builder *b, const struct lock_acc *l)
 		    b->stripes[i].pid == l->pid && b->stripes[i].type == l->type)
 			return true;
 	return false;
+}
+
+/*
+ * A finding about lock l at site (a release site: the holder's unlock),
+ * about all of the lock's waits until the category says which part.
+ */
+static struct finding lock_finding(enum findings_category c,
+				   const struct lock_acc *l, uint64_t site,
+				   bool release)
+{
+	return (struct finding){
+		.category = c,
+		.type = l->type,
+		.object = l->object,
+		.pid = l->pid,
+		.n_objects = 1,
+		.site = site,
+		.site_release = release,
+		.wait_ns = l->wait_ns,
+		.lock_wait_ns = l->wait_ns,
+	};
 }
 
 /* The release site whose holds caused most of a lock's charged waits. */
@@ -285,17 +368,10 @@ static int long_hold(struct builder *b, const struct lock_acc *l,
 	if (!top_holds(t))
 		return 0;
 
-	struct finding f = {
-		.category = FINDING_LONG_HOLD,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = best_site,
-		.site_release = true,
-		.wait_ns = best_ns,
-		.lock_wait_ns = total,
-	};
+	struct finding f = lock_finding(FINDING_LONG_HOLD, l, best_site, true);
+
+	f.wait_ns = best_ns;
+	f.lock_wait_ns = total;
 	f.impact_pct = pct(b, l->weighted_ns * (double)best_ns / (double)total);
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "holds released here caused %.3f s of the %.3f s waited on "
@@ -342,16 +418,8 @@ static int long_hold_by_holds(struct builder *b, const struct lock_acc *l,
 	    (double)best_ns < FINDINGS_HOLD_SHARE * (double)total)
 		return 0;
 
-	struct finding f = {
-		.category = FINDING_LONG_HOLD,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = best_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-	};
+	struct finding f = lock_finding(FINDING_LONG_HOLD, l, best_site, false);
+
 	f.impact_pct = pct(b, l->weighted_ns * (double)best_ns / (double)total);
 	snprintf(f.evidence, sizeof(f.evidence),
 		 "%" PRIu64 " holds taken here: %.3f s of the lock's %.3f s "
@@ -383,16 +451,9 @@ static int futile(struct builder *b, const struct lock_acc *l,
 		return 0;
 	*explains = may_explain && share >= FINDINGS_FUTILE_EXPLAINS;
 
-	struct finding f = {
-		.category = FINDING_FUTILE_WAKEUPS,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = l->futile_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-	};
+	struct finding f = lock_finding(FINDING_FUTILE_WAKEUPS, l,
+					l->futile_site, false);
+
 	/* What the futile wakeups are of the lock's: their share; all
 	 * of it when they explain the waits. */
 	f.impact_pct = pct(b, l->weighted_ns * (*explains ? 1.0 : share));
@@ -504,7 +565,7 @@ static int holder_states(struct builder *b, const struct lock_acc *l,
 	for (size_t i = 0; i < b->in->n_holders; i++) {
 		const struct findings_holder *h = &b->in->holders[i];
 
-		if (h->pid != l->pid || h->type != l->type ||
+		if ((l->pid && h->pid != l->pid) || h->type != l->type ||
 		    h->object != l->object)
 			continue;
 		total += h->total_ns;
@@ -536,20 +597,13 @@ static int holder_states(struct builder *b, const struct lock_acc *l,
 		if (share > *explained)
 			*explained = share;
 
-		struct finding f = {
-			.category = cat[k],
-			.type = l->type,
-			.object = l->object,
-			.pid = l->pid,
-			.n_objects = 1,
-			.site = site[k],
-			.site_release = true,
-			.wait_ns = state_ns[k],
-			.lock_wait_ns = total,
-			/* What a fix of the holds would give: all of the
-			 * lock's waits they caused. */
-			.impact_pct = pct(b, l->weighted_ns),
-		};
+		struct finding f = lock_finding(cat[k], l, site[k], true);
+
+		f.wait_ns = state_ns[k];
+		f.lock_wait_ns = total;
+		/* What a fix of the holds would give: all of the lock's
+		 * waits they caused. */
+		f.impact_pct = pct(b, l->weighted_ns);
 		if (k == 0) {
 			snprintf(f.evidence, sizeof(f.evidence),
 				 "its holders waited for a CPU during %.3f s of "
@@ -598,17 +652,10 @@ static int wrong_primitive(struct builder *b, const struct lock_acc *l,
 			   const struct findings_wait *w, size_t n,
 			   bool *explains)
 {
-	struct finding f = {
-		.category = FINDING_WRONG_PRIMITIVE,
-		.type = l->type,
-		.object = l->object,
-		.pid = l->pid,
-		.n_objects = 1,
-		.site = l->top_site,
-		.wait_ns = l->wait_ns,
-		.lock_wait_ns = l->wait_ns,
-		.impact_pct = pct(b, l->weighted_ns),
-	};
+	struct finding f = lock_finding(FINDING_WRONG_PRIMITIVE, l,
+					l->top_site, false);
+
+	f.impact_pct = pct(b, l->weighted_ns);
 
 	*explains = false;
 	if (!b->in->every_call || !l->count || !l->top_site)
@@ -636,6 +683,66 @@ static int wrong_primitive(struct builder *b, const struct lock_acc *l,
 	}
 	*explains = true;
 	return builder__add(b, &f);
+}
+
+static int finding_site_cmp(const void *pa, const void *pb)
+{
+	const struct finding *a = pa, *b = pb;
+
+	return order__u64(a->category, b->category) ?:
+	       order__u64(a->type, b->type) ?: order__u64(a->site, b->site) ?:
+	       order__u64(a->pid, b->pid) ?:
+	       (a->impact_pct > b->impact_pct ? -1 :
+		a->impact_pct < b->impact_pct);
+}
+
+/*
+ * Locks of one type whose findings have the same category and site:
+ * one change fixes them all, so they are one finding (the largest's
+ * object, evidence and fix; their impacts and waits summed).  A wait
+ * queue with a semaphore per waiter (PostgreSQL's LWLocks: each backend
+ * sleeps on its own) is a lock per waiter to syncprof, each with a
+ * share of the real lock's waits and the same release site: without
+ * this, as many findings as backends, each below its due.  Hot-stripe
+ * findings are kept apart (one per kind already).  Returns the count.
+ */
+static size_t merge_alike(struct finding *f, size_t n)
+{
+	size_t out = 0;
+
+	qsort(f, n, sizeof(*f), finding_site_cmp);
+	for (size_t i = 0; i < n;) {
+		struct finding m = f[i];
+		size_t end = i + 1;
+		uint64_t own_wait = m.wait_ns, own_lock = m.lock_wait_ns;
+
+		while (end < n && m.category != FINDING_HOT_STRIPE &&
+		       f[end].category == m.category && f[end].type == m.type &&
+		       f[end].site == m.site && f[end].pid == m.pid) {
+			m.impact_pct += f[end].impact_pct;
+			m.wait_ns += f[end].wait_ns;
+			m.lock_wait_ns += f[end].lock_wait_ns;
+			m.n_objects += f[end].n_objects;
+			end++;
+		}
+		if (m.impact_pct > 100)
+			m.impact_pct = 100;
+		if (end - i > 1) {
+			char one[sizeof(m.evidence)];
+
+			snprintf(one, sizeof(one), "%s", m.evidence);
+			snprintf(m.evidence, sizeof(m.evidence),
+				 "%u locks alike (a semaphore per waiter: one "
+				 "wait queue), together %.3f s of the %.3f s "
+				 "waited on them; the largest (%.3f s of %.3f "
+				 "s): %.320s", m.n_objects,
+				 secs(m.wait_ns), secs(m.lock_wait_ns),
+				 secs(own_wait), secs(own_lock), one);
+		}
+		f[out++] = m;
+		i = end;
+	}
+	return out;
 }
 
 static int finding_cmp(const void *pa, const void *pb)
@@ -721,6 +828,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 	if (in->n_threads)
 		memcpy(b.busy.t, in->threads, in->n_threads * sizeof(*b.busy.t));
 	b.busy.n = in->n_threads;
+	shared_locks(w, n, rel, in->n_releases);
 	findings__busy_shares(in, b.busy.t);
 	qsort(b.busy.t, b.busy.n, sizeof(*b.busy.t), thread_cmp);
 	qsort(rel, in->n_releases, sizeof(*rel), release_cmp);
@@ -763,7 +871,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			}
 			end++;
 		}
-		if (pct(&b, l.weighted_ns) >= FINDINGS_MIN_IMPACT) {
+		if (pct(&b, l.weighted_ns) >= FINDINGS_JUDGE_FLOOR) {
 			size_t before = b.n;
 			double explained = 0;
 			struct top_release t;
@@ -790,6 +898,15 @@ int findings__build(const struct findings_input *in, struct finding **out,
 				err = long_hold_by_holds(&b, &l, w, i, end);
 		}
 		i = end;
+	}
+	if (!err && b.n) {
+		size_t kept = 0;
+
+		b.n = merge_alike(b.out, b.n);
+		for (size_t i = 0; i < b.n; i++)
+			if (b.out[i].impact_pct >= FINDINGS_MIN_IMPACT)
+				b.out[kept++] = b.out[i];
+		b.n = kept;
 	}
 	if (!err && b.n) {
 		qsort(b.out, b.n, sizeof(*b.out), finding_cmp);

@@ -26,6 +26,8 @@ enum findings_category {
 /* Thresholds (docs/findings.md). */
 #define FINDINGS_MAX		5	/* findings per report */
 #define FINDINGS_MIN_IMPACT	5.0	/* % of the threads' time */
+#define FINDINGS_JUDGE_FLOOR	0.25	/* %: locks judged, their alike
+					   findings summed (at most 400) */
 #define FINDINGS_HOLD_SHARE	0.5	/* one site's share of the charges */
 #define FINDINGS_STRIPE_OBJECTS	3	/* objects of one kind, at least */
 #define FINDINGS_STRIPE_SHARE	0.5	/* the hot one's share of the waits */
@@ -120,13 +122,14 @@ struct finding {
 	uint32_t type;
 	uint64_t object;	/* the lock (hot-stripe: the hot one) */
 	uint32_t pid;
-	uint32_t n_objects;	/* hot-stripe: the stripes; else 1 */
+	uint32_t n_objects;	/* hot-stripe: the stripes; alike locks
+				   merged (merge_alike): how many; else 1 */
 	uint64_t site;		/* where the change goes */
 	bool site_release;	/* site is a release (unlock) site */
 	double impact_pct;
 	uint64_t wait_ns;	/* the waits the finding is about */
 	uint64_t lock_wait_ns;	/* all waits on the lock (group) */
-	char evidence[320];
+	char evidence[480];
 	char fix[200];
 };
 

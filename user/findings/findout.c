@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "findout.h"
 #include "jsonout.h"
 #include "locktype.h"
@@ -38,8 +39,57 @@ static void wait_of(struct findings_wait *w, const struct snapshot_entry *e)
 	};
 }
 
-/* Names the findings as rows of one object at their sites. */
-static int findout__name(struct findout *f, struct symbolizer *sym)
+struct known_lock {
+	uint32_t type;
+	uint64_t object;
+	char *name;		/* NULL: none found */
+};
+
+struct findout_known {
+	struct known_lock *locks;
+	size_t n, cap;
+};
+
+struct findout_known *findout__known_new(void)
+{
+	return calloc(1, sizeof(struct findout_known));
+}
+
+void findout__known_free(struct findout_known *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->n; i++)
+		free(k->locks[i].name);
+	free(k->locks);
+	free(k);
+}
+
+static struct known_lock *known_find(const struct findout_known *k,
+				     uint32_t type, uint64_t object)
+{
+	for (size_t i = 0; k && i < k->n; i++)
+		if (k->locks[i].type == type && k->locks[i].object == object)
+			return &k->locks[i];
+	return NULL;
+}
+
+/*
+ * Locks alike, one finding (findings.c's merge_alike): the lock is
+ * "[N]" and the largest one's address, as a coalesced row's.
+ */
+static bool merged(const struct finding *x)
+{
+	return x->n_objects > 1 && x->category != FINDING_HOT_STRIPE;
+}
+
+/*
+ * Names the findings as rows of one object at their sites; a lock
+ * named before takes its name from known (its row as one of several
+ * objects: names__rows names only its site), a new one is kept there.
+ */
+static int findout__name(struct findout *f, struct symbolizer *sym,
+			 struct findout_known *known)
 {
 	struct report_rows rows = { 0 };
 	int err;
@@ -53,7 +103,9 @@ static int findout__name(struct findout *f, struct symbolizer *sym)
 		rows.rows[i] = (struct report_row){
 			.type = f->list[i].type,
 			.object = f->list[i].object,
-			.n_objects = 1,
+			.n_objects = merged(&f->list[i]) ||
+				     known_find(known, f->list[i].type,
+						f->list[i].object) ? 2 : 1,
 			.callsite = f->list[i].site,
 			.tid = REPORT_NO_TID,
 			.pid = f->list[i].pid ? f->list[i].pid : REPORT_NO_TID,
@@ -61,6 +113,30 @@ static int findout__name(struct findout *f, struct symbolizer *sym)
 		};
 	rows.count = rows.total = f->n;
 	err = names__rows(sym, &rows, &f->names);
+	for (size_t i = 0; !err && known && i < f->n; i++) {
+		struct known_lock *k = known_find(known, f->list[i].type,
+						  f->list[i].object);
+		const char *name = f->names[i].object_symbol;
+
+		if (k || merged(&f->list[i])) {
+			f->names[i].object_symbol = k ? k->name : NULL;
+			continue;
+		}
+		if (array__grow(&known->locks, &known->cap, known->n + 1,
+				sizeof(*known->locks))) {
+			err = -ENOMEM;
+			break;
+		}
+		k = &known->locks[known->n];
+		*k = (struct known_lock){ .type = f->list[i].type,
+					  .object = f->list[i].object,
+					  .name = name ? strdup(name) : NULL };
+		if (name && !k->name) {
+			err = -ENOMEM;
+			break;
+		}
+		known->n++;
+	}
 	free(rows.rows);
 	return err;
 }
@@ -145,7 +221,7 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		   const struct why *why, bool every_call,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
-		   struct findout *out)
+		   struct findout_known *known, struct findout *out)
 {
 	size_t n_w = waits ? snapshot__count(waits) : 0;
 	size_t n_c = charges ? snapshot__count(charges) : 0;
@@ -205,7 +281,7 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 	free(r);
 	free(h);
 	if (!err)
-		err = findout__name(out, sym);
+		err = findout__name(out, sym, known);
 	if (err)
 		findout__free(out);
 	return err;
@@ -291,7 +367,10 @@ static void lock_text(const struct findout *f, size_t i, char *buf,
 	const char *sym = f->names ? f->names[i].object_symbol : NULL;
 	char raw[TEXT_MAX / 2];
 
-	if (sym)
+	if (merged(&f->list[i]))
+		snprintf(raw, sizeof(raw), "[%u] 0x%" PRIx64,
+			 f->list[i].n_objects, f->list[i].object);
+	else if (sym)
 		snprintf(raw, sizeof(raw), "%s", sym);
 	else
 		snprintf(raw, sizeof(raw), "0x%" PRIx64, f->list[i].object);

@@ -30,16 +30,26 @@ struct findout {
 };
 
 /*
+ * The locks' names a session's findings found, none found included: a
+ * lock is named once (a lock in shared memory that no symbol holds is
+ * looked for through the target's globals, milliseconds each time).
+ */
+struct findout_known;
+struct findout_known *findout__known_new(void);	/* NULL: -ENOMEM */
+void findout__known_free(struct findout_known *k);
+
+/*
  * Finds what is worth fixing in the window: waits (its rows), charges
  * (the holds' charges, or --blame's; NULL: none), why (--why's charges,
  * NULL: none), every_call (full mode: waits count every acquisition),
- * threads (their run times, NULL: none known).  sym names the results.
+ * threads (their run times, NULL: none known).  sym names the results,
+ * known (NULL: none) remembers the locks' names between reports.
  */
 int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		   const struct why *why, bool every_call,
 		   const struct findings_thread *threads, size_t n_threads,
 		   uint64_t elapsed_ns, struct symbolizer *sym,
-		   struct findout *out);
+		   struct findout_known *known, struct findout *out);
 void findout__free(struct findout *f);
 /*
  * A thread's weight in the table's order (report_settings' weigh, ctx

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonout.h"
 #include "locktype.h"
 #include "text.h"
 
@@ -14,11 +15,39 @@
 static const char csv_columns[] =
 	"report,pid,start_ns,end_ns,dropped,type,object,objects,object_symbol,"
 	"callsite,module,offset,function,file,line,tid,count,wait_ns,avg_ns,"
-	"max_ns,failed,owner_tid,time_ns,address,class,futile";
+	"max_ns,failed,owner_tid,time_ns,address,class,futile,finding,"
+	"finding_impact_pct";
 
 void format__csv_header(FILE *out)
 {
 	fprintf(out, "%s\n", csv_columns);
+}
+
+/*
+ * The best finding about the row's lock (its type and object, as JSON's
+ * "findings" name them), or NULL: the row's finding and
+ * finding_impact_pct columns.  Coalesced rows ([N]) have no one object.
+ */
+static json_t *row_finding(const struct format_meta *meta,
+			   const struct report_row *r)
+{
+	char object[32];
+	size_t i;
+	json_t *f;
+
+	if (!meta->findings_json || r->n_objects != 1)
+		return NULL;
+	snprintf(object, sizeof(object), "0x%" PRIx64, r->object);
+	json_array_foreach(meta->findings_json, i, f) {
+		const char *type = json_string_value(json_object_get(f, "type"));
+		const char *addr = json_string_value(
+			json_object_get(f, "object_address"));
+
+		if (type && addr && !strcmp(type, locktype__name(r->type)) &&
+		    !strcmp(addr, object))
+			return f;
+	}
+	return NULL;
 }
 
 /*
@@ -80,8 +109,17 @@ int format__csv(FILE *out, const struct format_config *cfg,
 		fputc(',', out);
 		if (meta->wall_ns)
 			fprintf(out, "%" PRIu64, meta->wall_ns);
-		fprintf(out, ",0x%" PRIx64 ",%s,%" PRIu64 "\n", r->callsite,
+		fprintf(out, ",0x%" PRIx64 ",%s,%" PRIu64 ",", r->callsite,
 			locktype__class(r->type), r->futile);
+		json_t *f = row_finding(meta, r);
+
+		if (f)
+			fprintf(out, "%s,%.1f", json_string_value(
+					json_object_get(f, "category")),
+				json_real_value(json_object_get(f, "impact_pct")));
+		else
+			fputc(',', out);
+		fputc('\n', out);
 	}
 	return 0;
 }

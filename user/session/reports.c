@@ -48,7 +48,10 @@ struct reports {
 	struct snapshot *prev_blame;	/* --blame: the last read */
 	struct snapshot *prev_caused;	/* the holds' charges: the last read */
 	struct threadrun *run;		/* the threads' run times */
+	struct findout_known *known;	/* the findings' locks' names */
 	uint64_t live_ns;		/* the live screen's last findings */
+	uint64_t findings_cpu_ns;	/* this thread's CPU in findings */
+	uint64_t findings_calls;	/* ... over these (polls, reports) */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
 	uint64_t attach_ns;	/* when counting began: the probes went live */
@@ -109,12 +112,20 @@ int session__reports_close(struct session *s)
 
 	if (!r)
 		return 0;
+	if (r->findings_calls)
+		pr_info("findings: %.3f ms of CPU over %llu calls (run-time "
+			"polls, reports: %.1f us each)",
+			(double)r->findings_cpu_ns * 1e-6,
+			(unsigned long long)r->findings_calls,
+			(double)r->findings_cpu_ns * 1e-3 /
+			(double)r->findings_calls);
 	threadtable__free(r->threads);
 	threadstates__free(r->states);
 	snapshot__free(r->prev);
 	snapshot__free(r->prev_blame);
 	snapshot__free(r->prev_caused);
 	threadrun__free(r->run);
+	findout__known_free(r->known);
 	why__free(r->prev_why);
 	snapshot__free(r->pending);
 	snapshot__free(r->changes);
@@ -138,7 +149,23 @@ void session__reports_begin(struct session *s)
 }
 
 /* Processes whose threads' run times are read between reports too. */
-#define FINDINGS_POLL_PROCESSES 16
+#define FINDINGS_POLL_PROCESSES 64
+
+/* This thread's CPU time: what findings cost (syncprof -v). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void findings_clock(struct reports *r, uint64_t since_ns)
+{
+	r->findings_cpu_ns += thread_cpu_ns() - since_ns;
+	r->findings_calls++;
+}
 
 struct session_views;
 static void session__findings(struct session *s,
@@ -372,12 +399,17 @@ static void session__findings(struct session *s,
 	size_t n_threads = 0, alive = 0, n_procs = 0, n_pids = 1;
 	const struct procset_entry *procs = session__process_names(s, &n_procs);
 	pid_t one = target__pid(s->target), *pids = &one;
+	uint64_t cpu0 = thread_cpu_ns();
 	int err = 0;
 
 	if (s->opts->serve && !v)
 		return;		/* --serve prints no report to judge */
 	if (!r->run && (err = threadrun__new(&r->run)))
 		goto out;
+	if (!r->known && !(r->known = findout__known_new())) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (n_procs) {
 		pids = calloc(n_procs, sizeof(*pids));
 		if (!pids) {
@@ -406,11 +438,12 @@ static void session__findings(struct session *s,
 	if (!err && v && out)
 		err = findout__build(v->rows, v->caused ? v->caused : v->blame,
 				     v->why, s->opts->mode == MODE_FULL, threads, n_threads, window_ns,
-				     s->symbolizer, out);
+				     s->symbolizer, r->known, out);
 	free(threads);
 out:
 	if (err)
 		pr_warn("cannot judge what to fix first: %s", strerror(-err));
+	findings_clock(r, cpu0);
 }
 
 /* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
@@ -456,6 +489,7 @@ static int session__print(struct session *s, const struct session_views *v,
 
 	session__findings(s, v, end_ns - start_ns, &findings);
 	{
+		uint64_t cpu0 = thread_cpu_ns();
 		FILE *text = open_memstream(&findings_text, &findings_len);
 		int jerr = 0;
 
@@ -468,6 +502,7 @@ static int session__print(struct session *s, const struct session_views *v,
 			json_decref(findings_json);
 			findings_json = NULL;
 		}
+		r->findings_cpu_ns += thread_cpu_ns() - cpu0;
 	}
 	session__drops(s, &drops);
 	dropped = format__drops_total(&drops);
