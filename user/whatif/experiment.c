@@ -11,6 +11,13 @@
  *
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
+ *
+ * Several processes (--children, several --pid): every probe is attached
+ * once per process, with its PID (not system-wide: other programs using
+ * the same libc pay nothing, and a lock at the same address in one of
+ * them is never delayed); the progress is summed over them, and their
+ * CPUs read together.  A process forked during the experiment is not in
+ * it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,16 +96,23 @@ static int attach_funcs(struct experiment *e, struct elfimage *libc,
 {
 	for (size_t i = 0; i < n; i++) {
 		struct elfimage_func f;
-		int err;
+		int err = 0;
 
 		if (elfimage__find_func(libc, names[i], &f)) {
 			pr_debug("--what-if: no %s in %s", names[i],
 				 e->cfg.libc_path);
 			continue;	/* not in this libc: not used */
 		}
-		err = attach(prog, false, e->cfg.pid, e->cfg.libc_path,
-			     f.file_offset, &e->links, &e->n_links,
-			     &e->cap_links);
+		for (size_t p = 0; p < e->cfg.n_pids; p++) {
+			err = attach(prog, false, e->cfg.pids[p],
+				     e->cfg.libc_path, f.file_offset,
+				     &e->links, &e->n_links, &e->cap_links);
+			/* Gone meanwhile: the others go on. */
+			if (err == -ESRCH && e->cfg.n_pids > 1)
+				err = 0;
+			if (err)
+				break;
+		}
 		/* Only pthread_mutex_unlock is a must. */
 		if (err == -ENOTSUPP_UPROBE && i) {
 			pr_debug("--what-if: cannot probe %s", names[i]);
@@ -148,10 +162,13 @@ int experiment__open(const struct experiment_config *cfg,
 	if (!err && !cfg->progress_path)
 		err = attach_funcs(e, libc, e->skel->progs.whatif_acquire,
 				   lock_funcs, ARRAY_SIZE(lock_funcs));
-	if (!err && cfg->progress_path) {
-		err = attach(e->skel->progs.whatif_progress, false, cfg->pid,
+	for (size_t p = 0; !err && cfg->progress_path && p < cfg->n_pids;
+	     p++) {
+		err = attach(e->skel->progs.whatif_progress, false, cfg->pids[p],
 			     cfg->progress_path, cfg->progress_offset,
 			     &e->links, &e->n_links, &e->cap_links);
+		if (err == -ESRCH && cfg->n_pids > 1)
+			err = 0;
 		if (err == -ENOTSUPP_UPROBE)
 			pr_err("--progress: uprobes cannot probe the first "
 			       "instruction of the function (a locked "
@@ -227,16 +244,21 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	int err = 0;
 
 	for (size_t i = 0; !err && i < ARRAY_SIZE(lock_funcs); i++) {
-		if (!e->lock_offsets[i])
-			continue;
-		err = attach(e->skel->progs.whatif_lock, false, e->cfg.pid,
-			     e->cfg.libc_path, e->lock_offsets[i],
-			     &e->hold_links, &e->n_hold, &e->cap_hold);
-		if (!err)
-			err = attach(e->skel->progs.whatif_locked, true,
-				     e->cfg.pid, e->cfg.libc_path,
-				     e->lock_offsets[i], &e->hold_links,
-				     &e->n_hold, &e->cap_hold);
+		for (size_t p = 0; !err && e->lock_offsets[i] &&
+				   p < e->cfg.n_pids; p++) {
+			pid_t pid = e->cfg.pids[p];
+
+			err = attach(e->skel->progs.whatif_lock, false, pid,
+				     e->cfg.libc_path, e->lock_offsets[i],
+				     &e->hold_links, &e->n_hold, &e->cap_hold);
+			if (!err)
+				err = attach(e->skel->progs.whatif_locked, true,
+					     pid, e->cfg.libc_path,
+					     e->lock_offsets[i], &e->hold_links,
+					     &e->n_hold, &e->cap_hold);
+			if (err == -ESRCH && e->cfg.n_pids > 1)
+				err = 0;
+		}
 		/* Not probed: its holds are not timed (the others are). */
 		if (err == -ENOTSUPP_UPROBE) {
 			pr_debug("--what-if: cannot probe %s", lock_funcs[i]);
@@ -310,7 +332,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	*r = (struct experiment_result){ 0 };
 	e->skel->bss->delay_ns = 0;
 	e->skel->bss->object = object;
-	err = taskcpu__new(e->cfg.pid, &cpu);
+	err = taskcpu__new(e->cfg.pids, e->cfg.n_pids, &cpu);
 	if (!err)
 		err = hold_phase(e, r, &rate);
 	if (!err && rate <= 0)

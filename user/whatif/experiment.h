@@ -21,7 +21,11 @@
 #define EXPERIMENT_BUDGET_NS	3000000000ull
 
 struct experiment_config {
-	pid_t pid;
+	/* The processes: the lock's holders and the progress may be in any
+	   (--children, several --pid); the delay is at the lock's address
+	   in each, so a lock in memory they share mapped at one address */
+	const pid_t *pids;
+	size_t n_pids;
 	const char *libc_path;		/* the unlock and lock functions */
 	/* --progress: its file and file offset; NULL: lock acquisitions */
 	const char *progress_path;
