@@ -28,7 +28,8 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "predicted_gain_pct", "low_pct", "high_pct", "progress",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
-              "rate_during", "rate_after"}
+              "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
+              "holders"}
 
 
 class WhatIf(SyncprofTestCase):
@@ -103,6 +104,11 @@ class WhatIf(SyncprofTestCase):
                                     (w, seen))
             self.assertLessEqual(w["rate_before"], 2 * max(seen), (w, seen))
             self.assertGreater(w["rate_during"], 0, w)
+            # The queue's cross-check: the target's 3 workers hold it.
+            self.assertEqual(w["holders"], 3, w)
+            if w["queue_gain_pct"] is not None:
+                self.assertGreaterEqual(w["queue_gain_pct"], 0, w)
+                self.assertIsInstance(w["methods_agree"], bool, w)
 
     def test_sigkill_mid_experiment_leaves_the_target_as_before(self):
         # The target times its own unlock calls by its CPU clock: "slow"
@@ -239,6 +245,8 @@ class WhatIf(SyncprofTestCase):
             self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],
                                     w)
             self.assertGreater(w["injected_ns"], 0, w)
+            # Both children's 2 workers held it.
+            self.assertEqual(w["holders"], 4, w)
             # The holds were timed in the children: HOLD_NS of CPU each.
             self.assertGreaterEqual(w["hold_cpu_ns"], 0.8 * HOLD_NS, w)
             self.assertLessEqual(w["hold_cpu_ns"], w["hold_ns"], w)

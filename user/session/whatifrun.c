@@ -16,6 +16,7 @@
  * (PostgreSQL's segment) or a global of one program.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,10 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
 		"[%.3f, %.3f], %.2f s", name, r.hold_ns, fit.slope, fit.low,
 		fit.high, (double)r.elapsed_ns * 1e-9);
+	pr_debug("--what-if: %s: queue of %" PRIu64 " holders, %.2f holds "
+		 "a unit, held %.3f of the time, progress %.0f/s", name,
+		 r.holders, r.rate > 0 ? r.holds_per_s / r.rate : 0.0,
+		 r.holds_per_s * (double)r.hold_ns * 1e-9, r.rate);
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
 		struct whatif_entry w = {
 			.object = l->address,
@@ -320,10 +325,18 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.after_rate = r.rate_after,
 			.injected_ns = r.injected_ns,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
+			.holders = (unsigned int)r.holders,
+			.queue_pct = NAN,
 		};
+		double q;
 
 		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
 				     &r.cpu, &w.p);
+		if (r.rate > 0 &&
+		    !whatifmodel__queue(w.holders, r.holds_per_s / r.rate,
+					(double)r.hold_ns * 1e-9, r.rate,
+					shorter[i], &q))
+			w.queue_pct = q;
 		if (l->site)
 			symbolizer__callsite(s->symbolizer, l->site,
 					     &w.site_info);
@@ -380,6 +393,7 @@ int session__what_if(struct session *s, int stop_fd)
 	if (!s->what_if || !setup)
 		return 0;
 	cfg.progress_path = s->opts->progress ? setup->exe : NULL;
+	cfg.program_path = setup->exe;
 	cfg.progress_offset = setup->progress_offset;
 	err = target__pthread_library(s->target, libc_path, sizeof(libc_path));
 	if (err)
