@@ -140,12 +140,16 @@ def compare(name, w, reals):
            "cpu_cap_pct": w.get("cpu_cap_pct"),
            "real_before_pct": reals[0], "real_after_pct": reals[1],
            "error_pct": err, "real_inside_interval": inside,
-           "experiment_s": w["experiment_s"]}
+           "experiment_s": w["experiment_s"],
+           "queue_gain_pct": w.get("queue_gain_pct"),
+           "methods_agree": w.get("methods_agree")}
     errs = f"{err:+7.1f}%" if err is not None else "      -"
+    queue = w.get("queue_gain_pct")
+    queue = f"{queue:7.1f}" if queue is not None else "      -"
     print(f"{name:<6} {w['shorter_pct']:>4.0f}%  {w['predicted_gain_pct']:7.1f} "
           f"[{w['low_pct']:6.1f}, {w['high_pct']:7.1f}] {w['bound']:<4} "
           f"{reals[0]:7.1f} {reals[1]:7.1f}  {errs}  "
-          f"{'yes' if inside else 'no':<6} {w['experiment_s']:5.1f}")
+          f"{'yes' if inside else 'no':<6} {w['experiment_s']:5.1f} {queue}")
     return row
 
 
@@ -206,7 +210,7 @@ def whatif_accuracy(results):
           "(tests/targets/whatif --ab)")
     print(f"{'case':<6} {'short':>5}  {'pred':>7} {'[low,':>8} "
           f"{'high]':>8} {'bnd':<4} {'before':>7} {'after':>7}  "
-          f"{'error':>8}  {'inside':<6} {'exp s':>5}")
+          f"{'error':>8}  {'inside':<6} {'exp s':>5} {'queue':>7}")
     only = os.environ.get("WHATIF_CASES", "lock,cpu,procs,decoy").split(",")
     if "lock" in only:
         lock_case(res["rows"], res["loads"])
