@@ -179,6 +179,11 @@ class WhatIf(SyncprofTestCase):
                               timeout=HANG_S)
         self.assertEqual(prof.returncode, 2)
         self.assertIn("--what-if", prof.stderr)
+        # Every process of the host is no experiment's place.
+        prof = subprocess.run([SYNCPROF, "--what-if", "--all", "-d", "1"],
+                              capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(prof.returncode, 2, prof.stderr)
+        self.assertIn("not with --all or --serve", prof.stderr)
 
     def test_without_the_option_what_if_is_null(self):
         prof = self.start_syncprof(["--mode", "contended", "-d", "1"],
