@@ -48,45 +48,13 @@ CLIENTS = os.environ.get("WHATIF_PG_CLIENTS", "8")
 RUN_S = 3
 PAIRS = int(os.environ.get("WHATIF_PG_PAIRS", "5"))
 HANG_S = 300
-# PostgreSQL 15's lwlocknames.txt: WALWriteLock is main lock 8; a main
-# lock is padded to PG_CACHE_LINE_SIZE.
+# PostgreSQL 15's lwlocknames.txt: WALWriteLock is main lock 8.
 WAL_WRITE_LOCK = 8
-LWLOCK_PADDED = 128
 
 
 def load_average():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
-
-
-def symbol(path, name):
-    out = subprocess.run(["nm", "-D", path], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        words = line.split()
-        if len(words) == 3 and words[2] == name:
-            return int(words[0], 16)
-    raise RuntimeError(f"no {name} in {path}")
-
-
-def wal_write_lock(pid):
-    """WALWriteLock's address in the postmaster (and its backends)."""
-    exe = os.path.realpath(f"/proc/{pid}/exe")
-    base = None
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            words = line.split()
-            if len(words) >= 6 and words[5] == exe and int(words[2], 16) == 0:
-                base = int(words[0].split("-")[0], 16)
-                break
-    if base is None:
-        raise RuntimeError("the postmaster's program is not mapped")
-    with open(f"/proc/{pid}/mem", "rb") as mem:
-        mem.seek(base + symbol(exe, "MainLWLockArray"))
-        array = int.from_bytes(mem.read(8), "little")
-    if not array:
-        raise RuntimeError("MainLWLockArray is not set yet")
-    return array + WAL_WRITE_LOCK * LWLOCK_PADDED
 
 
 def set_delay(pg, us):
@@ -163,7 +131,7 @@ def whatif_postgres(results):
               "load_before": load_average(), "rows": []}
     try:
         set_delay(pg, DELAY_US)
-        addr = wal_write_lock(pg.postmaster())
+        addr = pg.main_lwlock(WAL_WRITE_LOCK)
         base = tps(pg, RUN_S)
         entries, notes = predict(pg, addr)
         for line in notes:
@@ -193,7 +161,8 @@ def whatif_postgres(results):
                 result["rows"].append(row)
                 continue
             real, runs = real_gain(pg, shorter_us)
-            err = (w["predicted_gain_pct"] - real) / real * 100 if real else None
+            err = ((w["predicted_gain_pct"] - real) / real * 100
+                   if real else None)
             inside = w["low_pct"] <= real <= w["high_pct"]
             row.update({"commit_delay_shorter_us": shorter_us,
                         "real_pct": real, "runs_tps": runs,
