@@ -163,10 +163,9 @@ int options__check(struct options *opts, bool top_given)
 		       "experiment: give --what-if too");
 		return -EINVAL;
 	}
-	if (opts->what_if && (options__several(opts) || opts->all ||
-			      opts->serve)) {
-		pr_err("--what-if experiments on one running process: not "
-		       "with several --pid, --children, --all or --serve");
+	if (opts->what_if && (opts->all || opts->serve)) {
+		pr_err("--what-if experiments on the processes followed: not "
+		       "with --all or --serve");
 		return -EINVAL;
 	}
 	if (opts->cumulative && opts->interval_s == 0) {

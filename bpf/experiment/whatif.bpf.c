@@ -13,6 +13,12 @@
  * twice: WHATIF_MAX_DELAY_NS per release, budget_ns in all (then it
  * counts over_budget and delays nothing).
  *
+ * PostgreSQL's lightweight locks are lengthened the same way, at
+ * LWLockRelease(lock) in the program's own file; their acquisitions
+ * return a bool: LWLockAcquire always holds the lock on return
+ * (whatif_locked_any), LWLockConditionalAcquire and LWLockAcquireOrWait
+ * only when they return true (whatif_locked_true).
+ *
  * The hold phase times the object's holds (lock return to unlock) with
  * whatif_lock/whatif_locked, attached for that phase only: a return probe
  * costs every lock call, and the delay windows are better without it.
@@ -56,6 +62,19 @@ struct {
 	__type(value, __u64);
 } switched_out SEC(".maps");	/* tid -> when its holder left the CPU */
 
+struct holder {
+	__u64 object;
+	__u32 tid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct holder);
+	__type(value, __u8);
+} holders SEC(".maps");		/* the threads that held each object */
+
 static long spin_until(__u64 index, void *ctx)
 {
 	return bpf_ktime_get_ns() >= *(__u64 *)ctx;
@@ -72,6 +91,11 @@ int BPF_KPROBE(whatif_release, void *lock)
 	start = bpf_ktime_get_ns();
 	since = bpf_map_lookup_elem(&held_since, &tid);
 	if (since) {
+		struct holder h = { .object = object, .tid = tid };
+		__u8 one = 1;
+
+		if (!bpf_map_update_elem(&holders, &h, &one, BPF_NOEXIST))
+			__sync_fetch_and_add(&counts.holders, 1);
 		__sync_fetch_and_add(&counts.holds, 1);
 		__sync_fetch_and_add(&counts.hold_ns, start - *since);
 		bpf_map_delete_elem(&held_since, &tid);
@@ -117,8 +141,8 @@ int BPF_KPROBE(whatif_lock, void *lock)
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(whatif_locked, int ret)
+/* A lock call on the object returns: held when `held`. */
+static __always_inline int locked(bool held)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 now;
@@ -126,11 +150,31 @@ int BPF_KRETPROBE(whatif_locked, int ret)
 	if (!bpf_map_lookup_elem(&taking, &tid))
 		return 0;
 	bpf_map_delete_elem(&taking, &tid);
-	if (ret)
+	if (!held)
 		return 0;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&held_since, &tid, &now, BPF_ANY);
 	return 0;
+}
+
+/* pthread: 0 is success. */
+SEC("uretprobe")
+int BPF_KRETPROBE(whatif_locked, int ret)
+{
+	return locked(ret == 0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(whatif_locked_any)
+{
+	return locked(true);
+}
+
+/* A C bool: only its low byte is defined. */
+SEC("uretprobe")
+int BPF_KRETPROBE(whatif_locked_true, long ret)
+{
+	return locked((ret & 0xff) != 0);
 }
 
 SEC("tp_btf/sched_switch")

@@ -120,10 +120,13 @@ instructions.
 
 Last, how close --what-if's predictions come (whatif,
 tests/bench/whatifbench.py): predicted against real gains of
-tests/targets/whatif's shorter version run for real, the decoy lock and
-the CPU cap, with the load average they were measured under.
+tests/targets/whatif's shorter version run for real, the decoy lock,
+the CPU cap and the case across processes, with the load average they
+were measured under; then on PostgreSQL (whatif_pg,
+tests/bench/whatifpg.py): WALWriteLock's holds predicted shorter under
+pgbench, against commit_delay lowered by as much, run for real.
 
-BENCH_ONLY=servers,findings,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
+BENCH_ONLY=servers,findings,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif,whatif_pg (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -147,6 +150,7 @@ import pgcluster  # noqa: E402  (a private PostgreSQL, as the tests start it)
 import duty
 import servers
 import whatifbench
+import whatifpg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -1778,7 +1782,8 @@ def main():
                 ("kinds", kind_cost), ("processes", processes_cost),
                 ("offcpu", offcpu_cost), ("serve", serve_cost),
                 ("targetfiles", targetfile_cost),
-                ("whatif", whatifbench.whatif_accuracy)]
+                ("whatif", whatifbench.whatif_accuracy),
+                ("whatif_pg", whatifpg.whatif_postgres)]
     if have_bpftrace:
         sections.append(("stacks", full_versus_bpftrace))
     for name, section in sections:

@@ -27,6 +27,10 @@ target).  Three cases:
            would need more CPU than the target can get, so the
            prediction should be capped (bound "cpu") below the lock's
            own arithmetic; predicted vs real for 50% shorter.
+  procs    2 forked processes of 2 workers each, one lock in memory
+           they share (--procs 2), profiled with --children: the delay
+           goes into the holder processes, the progress is summed over
+           them; predicted vs real for 25% and 50% shorter.
 
 The load average (1 minute) is printed before and after each case.
 
@@ -50,6 +54,8 @@ TARGET = os.path.join(BUILD, "tests", "targets", "whatif")
 LOCK_BOUND = ["--threads", "3", "--hold-us", "200", "--work-us", "20"]
 DECOY = LOCK_BOUND + ["--decoy-threads", "4", "--decoy-hold-us", "1000"]
 CPU_BOUND = ["--threads", "2", "--hold-us", "150", "--work-us", "150"]
+PROCS = ["--procs", "2", "--threads", "2", "--hold-us", "200", "--work-us",
+         "20"]
 # A run that hangs is ended: longer than any experiment takes.
 HANG_S = 300
 
@@ -67,7 +73,7 @@ def real_gain(args, frac, seconds=6):
                          capture_output=True, text=True, timeout=HANG_S,
                          check=True).stdout.split("\n")
     windows = [(line.split()[0], float(line.split()[1]))
-               for line in out if line.strip()]
+               for line in out if line.split()[:1] in (["base"], ["short"])]
     ratios = [rate / ((windows[i - 1][1] + windows[i + 1][1]) / 2)
               for i, (kind, rate) in enumerate(windows)
               if kind == "short" and 0 < i < len(windows) - 1]
@@ -76,7 +82,7 @@ def real_gain(args, frac, seconds=6):
     return (statistics.median(ratios) - 1) * 100
 
 
-def predict(args, what_if):
+def predict(args, what_if, extra=()):
     """syncprof's report on the target as given: a 1 s profile, then the
     experiment.  The launched target runs on after syncprof's report:
     killed then."""
@@ -87,7 +93,7 @@ def predict(args, what_if):
             proc = subprocess.Popen([SYNCPROF, "--mode", "contended", "-d",
                                      "1", "--format", "json", "-o", out,
                                      "--progress", "item_done", what_if,
-                                     "--", TARGET, *args, "--seconds", "120"],
+                                     *extra, "--", TARGET, *args, "--seconds", "120"],
                                     stdout=subprocess.DEVNULL, stderr=errf,
                                     start_new_session=True)
             try:
@@ -116,7 +122,7 @@ def predict(args, what_if):
 
 def entry(report, obj, shorter):
     found = [w for w in report["what_if"]
-             if w["object"] == obj and w["shorter_pct"] == shorter]
+             if obj in (None, w["object"]) and w["shorter_pct"] == shorter]
     if len(found) != 1:
         raise RuntimeError(f"{obj} {shorter}%: {len(found)} entries")
     return found[0]
@@ -134,12 +140,16 @@ def compare(name, w, reals):
            "cpu_cap_pct": w.get("cpu_cap_pct"),
            "real_before_pct": reals[0], "real_after_pct": reals[1],
            "error_pct": err, "real_inside_interval": inside,
-           "experiment_s": w["experiment_s"]}
+           "experiment_s": w["experiment_s"],
+           "queue_gain_pct": w.get("queue_gain_pct"),
+           "methods_agree": w.get("methods_agree")}
     errs = f"{err:+7.1f}%" if err is not None else "      -"
+    queue = w.get("queue_gain_pct")
+    queue = f"{queue:7.1f}" if queue is not None else "      -"
     print(f"{name:<6} {w['shorter_pct']:>4.0f}%  {w['predicted_gain_pct']:7.1f} "
           f"[{w['low_pct']:6.1f}, {w['high_pct']:7.1f}] {w['bound']:<4} "
           f"{reals[0]:7.1f} {reals[1]:7.1f}  {errs}  "
-          f"{'yes' if inside else 'no':<6} {w['experiment_s']:5.1f}")
+          f"{'yes' if inside else 'no':<6} {w['experiment_s']:5.1f} {queue}")
     return row
 
 
@@ -159,6 +169,16 @@ def cpu_case(rows, loads):
     report = predict(CPU_BOUND, "--what-if=work_lock")
     rows.append(compare("cpu", entry(report, "work_lock", 50),
                         (before, real_gain(CPU_BOUND, 0.5))))
+    loads.append(load_average())
+
+
+def procs_case(rows, loads):
+    loads.append(load_average())
+    before = {s: real_gain(PROCS, s / 100) for s in (25, 50)}
+    report = predict(PROCS, "--what-if", ["--children"])
+    for s in (25, 50):
+        rows.append(compare("procs", entry(report, None, s),
+                            (before[s], real_gain(PROCS, s / 100))))
     loads.append(load_average())
 
 
@@ -190,10 +210,16 @@ def whatif_accuracy(results):
           "(tests/targets/whatif --ab)")
     print(f"{'case':<6} {'short':>5}  {'pred':>7} {'[low,':>8} "
           f"{'high]':>8} {'bnd':<4} {'before':>7} {'after':>7}  "
-          f"{'error':>8}  {'inside':<6} {'exp s':>5}")
-    lock_case(res["rows"], res["loads"])
-    cpu_case(res["rows"], res["loads"])
-    decoy_case(res, res["loads"])
+          f"{'error':>8}  {'inside':<6} {'exp s':>5} {'queue':>7}")
+    only = os.environ.get("WHATIF_CASES", "lock,cpu,procs,decoy").split(",")
+    if "lock" in only:
+        lock_case(res["rows"], res["loads"])
+    if "cpu" in only:
+        cpu_case(res["rows"], res["loads"])
+    if "procs" in only:
+        procs_case(res["rows"], res["loads"])
+    if "decoy" in only:
+        decoy_case(res, res["loads"])
     capped = [r for r in res["rows"] if r["case"] == "cpu"]
     for r in capped:
         below = r["predicted_pct"] < r["lock_gain_pct"]

@@ -74,6 +74,34 @@ class PgCluster:
         with open(os.path.join(self.data, "postmaster.pid")) as f:
             return int(f.readline())
 
+    def main_lwlock(self, index):
+        """The address of MainLWLockArray[index] (lwlocknames.txt: 8 is
+        WALWriteLock), read from the postmaster's memory: the segment is
+        mapped before the fork, one address in every backend."""
+        pid = self.postmaster()
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+        nm = subprocess.run(["nm", "-D", exe], capture_output=True,
+                            text=True, check=True).stdout
+        sym = [int(w[0], 16) for w in (line.split() for line in
+                                       nm.splitlines())
+               if len(w) == 3 and w[2] == "MainLWLockArray"]
+        base = None
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 6 and w[5] == exe and int(w[2], 16) == 0:
+                    base = int(w[0].split("-")[0], 16)
+                    break
+        if not sym or base is None:
+            raise AssertionError(f"no MainLWLockArray in {exe}")
+        with open(f"/proc/{pid}/mem", "rb") as mem:
+            mem.seek(base + sym[0])
+            array = int.from_bytes(mem.read(8), "little")
+        if not array:
+            raise AssertionError("MainLWLockArray is not set yet")
+        # A main lock is padded to PG_CACHE_LINE_SIZE.
+        return array + index * 128
+
     def stop(self):
         """Stops the server (fast shutdown) and removes the directory."""
         if self.server and self.server.poll() is None:

@@ -1,8 +1,9 @@
 """--what-if against tests/targets/whatif, workers that make items (one
 per hold of work_lock) and print their own rate of items: an experiment's
 entries well formed and borne out by the target's own holds and rate,
-the errors of an unknown function or lock, null without the option, and
-the target left as before when syncprof is killed in the middle.
+the errors of an unknown function or lock, null without the option, the
+target left as before when syncprof is killed in the middle, and the
+experiment across forked processes sharing one lock (--children).
 
 How close the predictions come to the shorter version run for real, the
 decoy lock and the CPU cap are measured by make bench (whatif section,
@@ -20,11 +21,15 @@ TARGET = os.path.join(BUILD, "tests", "targets", "whatif")
 # The worker loop: 3 threads, a 200 us critical section, 20 us outside.
 LOCK_BOUND = ["--threads", "3", "--hold-us", "200", "--work-us", "20"]
 HOLD_NS = 200_000
+# The same in 2 forked processes of 2 workers, one lock in shared memory.
+PROCS = ["--procs", "2", "--threads", "2", "--hold-us", "200",
+         "--work-us", "20"]
 ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "predicted_gain_pct", "low_pct", "high_pct", "progress",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
-              "rate_during", "rate_after"}
+              "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
+              "holders"}
 
 
 class WhatIf(SyncprofTestCase):
@@ -99,6 +104,11 @@ class WhatIf(SyncprofTestCase):
                                     (w, seen))
             self.assertLessEqual(w["rate_before"], 2 * max(seen), (w, seen))
             self.assertGreater(w["rate_during"], 0, w)
+            # The queue's cross-check: the target's 3 workers hold it.
+            self.assertEqual(w["holders"], 3, w)
+            if w["queue_gain_pct"] is not None:
+                self.assertGreaterEqual(w["queue_gain_pct"], 0, w)
+                self.assertIsInstance(w["methods_agree"], bool, w)
 
     def test_sigkill_mid_experiment_leaves_the_target_as_before(self):
         # The target times its own unlock calls by its CPU clock: "slow"
@@ -169,6 +179,11 @@ class WhatIf(SyncprofTestCase):
                               timeout=HANG_S)
         self.assertEqual(prof.returncode, 2)
         self.assertIn("--what-if", prof.stderr)
+        # Every process of the host is no experiment's place.
+        prof = subprocess.run([SYNCPROF, "--what-if", "--all", "-d", "1"],
+                              capture_output=True, text=True, timeout=HANG_S)
+        self.assertEqual(prof.returncode, 2, prof.stderr)
+        self.assertIn("not with --all or --serve", prof.stderr)
 
     def test_without_the_option_what_if_is_null(self):
         prof = self.start_syncprof(["--mode", "contended", "-d", "1"],
@@ -178,3 +193,76 @@ class WhatIf(SyncprofTestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("what_if", run.reports[-1])
         self.assertIsNone(run.reports[-1]["what_if"])
+
+    def test_several_processes_sharing_a_lock(self):
+        # The workers are in two forked children, the lock in memory
+        # they share, the parent only counts: syncprof follows them with
+        # --children, the delay must reach the holders in the children
+        # (the target sees its unlocks slowed there) and the progress is
+        # summed over the processes (the rate the target counts).
+        target = subprocess.Popen([TARGET, *PROCS, "--seconds", "120",
+                                   "--window-ms", "200"],
+                                  stdout=subprocess.PIPE, text=True)
+        self.children.append(target)
+        lock = target.stdout.readline().split()
+        pids = target.stdout.readline().split()
+        self.assertEqual((lock[0], pids[0]), ("lock", "pids"))
+        lines = []
+        reader = threading.Thread(
+            target=lambda: lines.extend((time.monotonic(),
+                                         float(line.split()[1]),
+                                         float(line.split()[3]))
+                                        for line in target.stdout),
+            daemon=True)
+        reader.start()
+        try:
+            prof = self.start_syncprof(["--mode", "contended", "--pid",
+                                        str(target.pid), "--children", "-d",
+                                        "1", "--what-if", "--progress",
+                                        "item_done"])
+            run = self.finish_syncprof(prof)
+            ended = time.monotonic()
+            # The target's windows after syncprof: no unlock slowed.
+            deadline = ended + HANG_S
+            while (len([t for t, _, _ in lines if t > ended]) < 6
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            seen = list(lines)
+        finally:
+            for pid in pids[1:]:
+                self.stop(int(pid))
+            target.kill()
+            target.wait()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("in 3 processes", run.stderr)
+        entries = run.reports[-1]["what_if"]
+        self.assertIsNotNone(entries, run.stderr)
+        self.assertEqual(sorted(w["shorter_pct"] for w in entries),
+                         [25.0, 50.0], entries)
+        during = [(r, slow) for t, r, slow in seen if t <= ended]
+        after = [slow for t, _, slow in seen if t > ended][2:]
+        for w in entries:
+            self.assertEqual(set(w), ENTRY_KEYS)
+            # The lock the children share, at its address in them.
+            self.assertEqual(int(w["object_address"], 16),
+                             int(lock[1], 16), w)
+            self.assertLessEqual(w["low_pct"], w["predicted_gain_pct"], w)
+            self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],
+                                    w)
+            self.assertGreater(w["injected_ns"], 0, w)
+            # Both children's 2 workers held it.
+            self.assertEqual(w["holders"], 4, w)
+            # The holds were timed in the children: HOLD_NS of CPU each.
+            self.assertGreaterEqual(w["hold_cpu_ns"], 0.8 * HOLD_NS, w)
+            self.assertLessEqual(w["hold_cpu_ns"], w["hold_ns"], w)
+            # Items of both children, as the parent counted them.
+            rates = [r for r, _ in during]
+            self.assertGreaterEqual(w["rate_before"], 0.5 * min(rates),
+                                    (w, rates))
+            self.assertLessEqual(w["rate_before"], 2 * max(rates),
+                                 (w, rates))
+        # The children's unlocks were slowed (only syncprof's spin takes
+        # a quarter of a hold of CPU in an unlock), and are no more.
+        self.assertGreater(max(slow for _, slow in during), 0.3, during)
+        self.assertGreaterEqual(len(after), 3, seen)
+        self.assertLess(max(after), 0.05, after)

@@ -19,26 +19,44 @@
  * --decoy-threads M: M threads that take decoy_lock and sleep
  * --decoy-hold-us under it, in a loop, making nothing: more wait than
  * work_lock, and no item needs it.
+ *
+ * --procs P: the workers run in P forked processes (--threads each),
+ * the parent only counts and prints; their lock is then shared_lock, a
+ * PTHREAD_PROCESS_SHARED mutex in a page mapped MAP_SHARED before the
+ * fork (the same address in every process), and the counters and the
+ * hold's length are in that page too.  The parent prints "lock 0xADDR"
+ * and "pids P1 P2 ..." first.  Children die with the parent.
  */
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "lib/targetkit.h"
 
 pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t decoy_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static atomic_ulong items, unlocks, slow_unlocks;
-static atomic_uint hold_ns;		/* the critical section, now */
+/* What every process shares (MAP_SHARED: --procs forks after it). */
+struct shared {
+	atomic_ulong items, unlocks, slow_unlocks;
+	atomic_uint hold_ns;		/* the critical section, now */
+	atomic_bool stop;
+	pthread_mutex_t shared_lock;	/* --procs: the workers' lock */
+};
+
+static struct shared *sh;
+static pthread_mutex_t *lock;		/* work_lock, or sh->shared_lock */
 static unsigned int work_ns, decoy_ns;
-static atomic_bool stop;
 
 /* Opens with a nop: x86 uprobes refuse a first instruction with a lock
    prefix (the atomic add). */
 __attribute__((noinline)) void item_done(void)
 {
 	__asm__ volatile("nop" ::: "memory");
-	atomic_fetch_add_explicit(&items, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->items, 1, memory_order_relaxed);
 }
 
 static double iterations_per_ns;
@@ -83,17 +101,17 @@ static void spin_ns(uint64_t ns)
 static void *worker(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&stop)) {
-		unsigned int hold = atomic_load(&hold_ns);
+	while (!atomic_load(&sh->stop)) {
+		unsigned int hold = atomic_load(&sh->hold_ns);
 		uint64_t t0;
 
-		pthread_mutex_lock(&work_lock);
+		pthread_mutex_lock(lock);
 		spin_ns(hold);
 		t0 = thread_cpu_ns();
-		pthread_mutex_unlock(&work_lock);
+		pthread_mutex_unlock(lock);
 		if (thread_cpu_ns() - t0 >= hold / 4)
-			atomic_fetch_add(&slow_unlocks, 1);
-		atomic_fetch_add(&unlocks, 1);
+			atomic_fetch_add(&sh->slow_unlocks, 1);
+		atomic_fetch_add(&sh->unlocks, 1);
 		item_done();
 		spin_ns(work_ns);
 	}
@@ -103,7 +121,7 @@ static void *worker(void *arg)
 static void *decoy(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&stop)) {
+	while (!atomic_load(&sh->stop)) {
 		pthread_mutex_lock(&decoy_lock);
 		sleep_us((int)(decoy_ns / 1000));
 		pthread_mutex_unlock(&decoy_lock);
@@ -113,7 +131,8 @@ static void *decoy(void *arg)
 
 int main(int argc, char **argv)
 {
-	int threads = 3, decoys = 0, window_ms = 250;
+	int threads = 3, decoys = 0, window_ms = 250, procs = 0;
+	pid_t kids[16];
 	double seconds = 10, ab = 0;
 	unsigned int base_ns = 200000;
 	pthread_t t[64];
@@ -138,28 +157,63 @@ int main(int argc, char **argv)
 			window_ms = atoi(v);
 		else if (!strcmp(k, "--ab"))
 			ab = atof(v);
+		else if (!strcmp(k, "--procs"))
+			procs = atoi(v);
 		else {
 			fprintf(stderr, "whatif: unknown option %s\n", k);
 			return 2;
 		}
 	}
-	if (threads + decoys > 64 || threads < 1)
+	if (threads + decoys > 64 || threads < 1 || procs < 0 || procs > 16)
 		return 2;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	lock = &work_lock;
+	if (procs) {
+		pthread_mutexattr_t attr;
+
+		pthread_mutexattr_init(&attr);
+		pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(&sh->shared_lock, &attr);
+		lock = &sh->shared_lock;
+	}
 	calibrate();
-	atomic_store(&hold_ns, base_ns);
+	atomic_store(&sh->hold_ns, base_ns);
 	/* Each lock taken once before the threads start (a first probe
 	   hit may map its page with the address space's lock held). */
-	pthread_mutex_lock(&work_lock);
-	pthread_mutex_unlock(&work_lock);
+	pthread_mutex_lock(lock);
+	pthread_mutex_unlock(lock);
 	pthread_mutex_lock(&decoy_lock);
 	pthread_mutex_unlock(&decoy_lock);
-	for (int i = 0; i < threads; i++)
+	for (int p = 0; p < procs; p++) {
+		kids[p] = fork();
+		if (kids[p] < 0)
+			return 1;
+		if (kids[p])
+			continue;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (int i = 0; i < threads; i++)
+			pthread_create(&t[n++], NULL, worker, NULL);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		_exit(0);
+	}
+	if (procs) {
+		printf("lock %p\npids", (void *)lock);
+		for (int p = 0; p < procs; p++)
+			printf(" %d", (int)kids[p]);
+		printf("\n");
+		fflush(stdout);
+	}
+	for (int i = 0; !procs && i < threads; i++)
 		pthread_create(&t[n++], NULL, worker, NULL);
 	for (int i = 0; i < decoys; i++)
 		pthread_create(&t[n++], NULL, decoy, NULL);
 	{
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
-		unsigned long before = atomic_load(&items);
+		unsigned long before = atomic_load(&sh->items);
 		unsigned long unlocked = 0, slow = 0;
 		uint64_t t0 = now_ns();
 		int w = 0;
@@ -169,17 +223,17 @@ int main(int argc, char **argv)
 			unsigned long after;
 			uint64_t t1;
 
-			atomic_store(&hold_ns, shorter ?
+			atomic_store(&sh->hold_ns, shorter ?
 				     (unsigned int)(base_ns * (1 - ab)) : base_ns);
 			sleep_us(window_ms * 1000);
-			after = atomic_load(&items);
+			after = atomic_load(&sh->items);
 			t1 = now_ns();
 			printf("%s %.1f", ab > 0 ? (shorter ? "short" : "base")
 						 : "rate",
 			       (double)(after - before) / ((double)(t1 - t0) * 1e-9));
 			{
-				unsigned long u = atomic_load(&unlocks);
-				unsigned long sl = atomic_load(&slow_unlocks);
+				unsigned long u = atomic_load(&sh->unlocks);
+				unsigned long sl = atomic_load(&sh->slow_unlocks);
 
 				printf(" slow %.3f\n", u > unlocked ?
 				       (double)(sl - slow) / (double)(u - unlocked) : 0.0);
@@ -192,8 +246,10 @@ int main(int argc, char **argv)
 			w++;
 		}
 	}
-	atomic_store(&stop, true);
+	atomic_store(&sh->stop, true);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	for (int p = 0; p < procs; p++)
+		waitpid(kids[p], NULL, 0);
 	return 0;
 }

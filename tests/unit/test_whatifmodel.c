@@ -140,6 +140,46 @@ static void test_too_few_windows_is_einval(void **state UNUSED)
 	assert_int_equal(whatifmodel__fit(w, 3, &fit), -EINVAL);
 }
 
+/* One thread: no queue; a unit takes d + z, z = 1/rate - d. */
+static void test_queue_of_one_thread_is_its_own_cycle(void **state UNUSED)
+{
+	double gain;
+
+	assert_int_equal(whatifmodel__queue(1, 1, 0.005, 100, 0.5, &gain), 0);
+	/* 1 / (0.0025 + 0.005) = 133.3 units/s */
+	assert_true(fabs(gain - 100.0 / 3) < 0.01);
+}
+
+/* Many threads, the lock nearly always held: most of the lock's
+   arithmetic (1 / (1 - s) - 1, 100%: by MVA 74%, the rest of a cycle
+   then bounding); a lock far from saturated: little. */
+static void test_queue_saturated_and_idle_locks(void **state UNUSED)
+{
+	double gain, half;
+
+	assert_int_equal(whatifmodel__queue(20, 1, 0.001, 999, 0.5, &gain),
+			 0);
+	assert_true(gain > 70 && gain < 78);
+	assert_int_equal(whatifmodel__queue(4, 1, 0.0001, 100, 0.5, &half),
+			 0);
+	assert_true(half >= 0 && half < 1);
+	/* Every other unit takes a hold twice as long: the same demand. */
+	assert_int_equal(whatifmodel__queue(20, 0.5, 0.002, 999, 0.5, &half),
+			 0);
+	assert_true(fabs(half - gain) < 0.01);
+}
+
+/* More holds than one lock serves (overlapping: read-shared). */
+static void test_queue_overlapping_holds_is_erange(void **state UNUSED)
+{
+	double gain;
+
+	assert_int_equal(whatifmodel__queue(8, 1, 0.001, 2000, 0.25, &gain),
+			 -ERANGE);
+	assert_int_equal(whatifmodel__queue(0, 1, 0.001, 10, 0.25, &gain),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +188,9 @@ int main(void)
 		cmocka_unit_test(test_lock_nothing_needs_predicts_nothing),
 		cmocka_unit_test(test_cpus_cap_where_the_bottleneck_moves),
 		cmocka_unit_test(test_too_few_windows_is_einval),
+		cmocka_unit_test(test_queue_of_one_thread_is_its_own_cycle),
+		cmocka_unit_test(test_queue_saturated_and_idle_locks),
+		cmocka_unit_test(test_queue_overlapping_holds_is_erange),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

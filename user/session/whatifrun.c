@@ -7,8 +7,16 @@
  * (experiment.c), its predictions (whatifmodel.c), kept in s->what_if
  * for the final report.  The experiment's own waits (its delays lengthen
  * the lock's holds) are read apart and left out of the report.
+ *
+ * Several processes (--children, several --pid): the experiment runs in
+ * every process followed and alive when it starts; a lock of the
+ * profile is then a canonical address (shared memory's object and
+ * offset, a module's offset), delayed at its address in its home
+ * process, which is every process's for memory mapped before a fork
+ * (PostgreSQL's segment) or a global of one program.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +27,8 @@
 #include "elfimage.h"
 #include "experiment.h"
 #include "log.h"
+#include "procset.h"
+#include "procspace.h"
 #include "session.h"
 #include "snapshot.h"
 #include "symbolizer.h"
@@ -32,7 +42,8 @@
 
 /* A lock of the profile: its wait, and the site most of it came from. */
 struct seen_lock {
-	uint64_t object;
+	uint64_t object;		/* as the profile keys it */
+	uint64_t address;		/* in the processes: what is delayed */
 	uint64_t wait_ns;
 	uint64_t site;
 	uint64_t site_ns;
@@ -168,6 +179,18 @@ static int seen_locks(const struct snapshot *snap, struct seen_lock **out,
 	return 0;
 }
 
+/* The address the processes take a lock of the profile at. */
+static uint64_t process_address(struct session *s, uint64_t object)
+{
+	struct procspace *space = session__space(s);
+	struct symbolizer *sym = NULL;
+	uint64_t addr = 0;
+
+	if (!space || procspace__resolve(space, object, &sym, &addr) || !addr)
+		return object;
+	return addr;
+}
+
 static const char *lock_name(struct session *s, const struct seen_lock *l,
 			     char *buf, size_t len)
 {
@@ -200,12 +223,13 @@ static int find_lock(struct session *s, const char *name,
 	else if (symbolizer__find_object(s->symbolizer, name, &addr, &size))
 		addr = 0;
 	for (size_t i = 0; addr && i < n_seen; i++)
-		if (seen[i].object == addr) {
+		if (seen[i].object == addr || seen[i].address == addr) {
 			*out = seen[i];
 			return 0;
 		}
 	if (addr) {
-		*out = (struct seen_lock){ .object = addr };
+		*out = (struct seen_lock){ .object = addr,
+					   .address = process_address(s, addr) };
 		return 0;
 	}
 	for (size_t i = 0; i < n_seen && len < sizeof(list) - 1; i++)
@@ -268,8 +292,9 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	const char *name = lock_name(s, l, buf, sizeof(buf));
 	int err;
 
-	pr_info("--what-if: experimenting on %s", name);
-	err = experiment__run(e, l->object, &r);
+	pr_info("--what-if: experimenting on %s (0x%" PRIx64 ")", name,
+		l->address);
+	err = experiment__run(e, l->address, &r);
 	if (!err)
 		err = whatifmodel__fit(r.windows, r.n_windows, &fit);
 	if (err == -ENODATA || err == -EINVAL) {
@@ -284,9 +309,13 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
 		"[%.3f, %.3f], %.2f s", name, r.hold_ns, fit.slope, fit.low,
 		fit.high, (double)r.elapsed_ns * 1e-9);
+	pr_debug("--what-if: %s: queue of %" PRIu64 " holders, %.2f holds "
+		 "a unit, held %.3f of the time, progress %.0f/s", name,
+		 r.holders, r.rate > 0 ? r.holds_per_s / r.rate : 0.0,
+		 r.holds_per_s * (double)r.hold_ns * 1e-9, r.rate);
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
 		struct whatif_entry w = {
-			.object = l->object,
+			.object = l->address,
 			.site = l->site,
 			.shorter = shorter[i],
 			.hold_ns = r.hold_ns,
@@ -296,10 +325,18 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.after_rate = r.rate_after,
 			.injected_ns = r.injected_ns,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
+			.holders = (unsigned int)r.holders,
+			.queue_pct = NAN,
 		};
+		double q;
 
 		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
 				     &r.cpu, &w.p);
+		if (r.rate > 0 &&
+		    !whatifmodel__queue(w.holders, r.holds_per_s / r.rate,
+					(double)r.hold_ns * 1e-9, r.rate,
+					shorter[i], &q))
+			w.queue_pct = q;
 		if (l->site)
 			symbolizer__callsite(s->symbolizer, l->site,
 					     &w.site_info);
@@ -315,15 +352,38 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	return 0;
 }
 
+/* The processes followed and alive now (one: the target). */
+static int experiment_pids(struct session *s, pid_t **pids, size_t *n)
+{
+	size_t count = 0, cap = 0;
+	const struct procset_entry *list = session__process_names(s, &count);
+
+	*pids = NULL;
+	*n = 0;
+	for (size_t i = 0; list && i < count; i++) {
+		if (list[i].exited)
+			continue;
+		if (array__grow(pids, &cap, *n + 1, sizeof(**pids)))
+			return -ENOMEM;
+		(*pids)[(*n)++] = list[i].pid;
+	}
+	if (*n)
+		return 0;
+	if (array__grow(pids, &cap, 1, sizeof(**pids)))
+		return -ENOMEM;
+	(*pids)[(*n)++] = target__pid(s->target);
+	return 0;
+}
+
 int session__what_if(struct session *s, int stop_fd)
 {
 	char libc_path[4096];
 	struct whatif_setup *setup = s->what_if_setup;
 	struct experiment_config cfg = {
-		.pid = target__pid(s->target),
 		.libc_path = libc_path,
 		.stop_fds = { stop_fd, target__pidfd(s->target) },
 	};
+	pid_t *pids = NULL;
 	struct seen_lock *seen = NULL, *chosen = NULL;
 	struct experiment *e = NULL;
 	size_t n_seen = 0, n = 0;
@@ -333,6 +393,7 @@ int session__what_if(struct session *s, int stop_fd)
 	if (!s->what_if || !setup)
 		return 0;
 	cfg.progress_path = s->opts->progress ? setup->exe : NULL;
+	cfg.program_path = setup->exe;
 	cfg.progress_offset = setup->progress_offset;
 	err = target__pthread_library(s->target, libc_path, sizeof(libc_path));
 	if (err)
@@ -350,12 +411,18 @@ int session__what_if(struct session *s, int stop_fd)
 	err = session__read(s);
 	if (!err)
 		err = seen_locks(session__totals(s), &seen, &n_seen);
+	for (size_t i = 0; !err && i < n_seen; i++)
+		seen[i].address = process_address(s, seen[i].object);
+	if (!err)
+		err = experiment_pids(s, &pids, &cfg.n_pids);
+	cfg.pids = pids;
 	if (!err)
 		err = choose(s, seen, n_seen, &chosen, &n);
 	if (!err && !n)
 		pr_warn("--what-if: no lock was waited on; nothing to try");
 	if (!err && n) {
-		pr_info("--what-if: progress is %s", measure);
+		pr_info("--what-if: progress is %s, in %zu process%s", measure,
+			cfg.n_pids, cfg.n_pids == 1 ? "" : "es");
 		err = experiment__open(&cfg, &e);
 	}
 	for (size_t i = 0; !err && i < n; i++) {
@@ -371,6 +438,7 @@ int session__what_if(struct session *s, int stop_fd)
 		err = session__read_apart(s);
 	free(seen);
 	free(chosen);
+	free(pids);
 	return err;
 }
 

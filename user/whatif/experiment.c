@@ -11,6 +11,13 @@
  *
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
+ *
+ * Several processes (--children, several --pid): every probe is attached
+ * once per process, with its PID (not system-wide: other programs using
+ * the same libc pay nothing, and a lock at the same address in one of
+ * them is never delayed); the progress is summed over them, and their
+ * CPUs read together.  A process forked during the experiment is not in
+ * it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,6 +56,28 @@ static const char *const lock_funcs[] = {
 	"pthread_spin_lock",
 };
 
+/* How a lock call's return says it holds the lock. */
+enum held_by { HELD_ZERO, HELD_ALWAYS, HELD_TRUE };
+
+/* PostgreSQL's lightweight locks, in the program's own file. */
+static const char *const program_unlocks[] = { "LWLockRelease" };
+static const struct {
+	const char *name;
+	enum held_by held;
+} program_locks[] = {
+	{ "LWLockAcquire", HELD_ALWAYS },
+	{ "LWLockConditionalAcquire", HELD_TRUE },
+	{ "LWLockAcquireOrWait", HELD_TRUE },
+};
+
+/* A lock function whose holds the hold phase times. */
+struct hold_func {
+	const char *path;
+	uint64_t offset;
+	enum held_by held;
+	const char *name;
+};
+
 struct experiment {
 	struct experiment_config cfg;
 	struct whatif_bpf *skel;
@@ -56,7 +85,9 @@ struct experiment {
 	size_t n_links, cap_links;
 	struct bpf_link **hold_links;	/* the hold phase's */
 	size_t n_hold, cap_hold;
-	uint64_t lock_offsets[ARRAY_SIZE(lock_funcs)];	/* 0: absent */
+	struct hold_func holds[ARRAY_SIZE(lock_funcs) +
+			       ARRAY_SIZE(program_locks)];
+	size_t n_holds;
 };
 
 static int attach(struct bpf_program *prog, bool ret, pid_t pid,
@@ -84,21 +115,27 @@ static void detach(struct bpf_link **links, size_t *n)
 }
 
 static int attach_funcs(struct experiment *e, struct elfimage *libc,
-			struct bpf_program *prog, const char *const *names,
-			size_t n)
+			const char *path, struct bpf_program *prog,
+			const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct elfimage_func f;
-		int err;
+		int err = 0;
 
 		if (elfimage__find_func(libc, names[i], &f)) {
-			pr_debug("--what-if: no %s in %s", names[i],
-				 e->cfg.libc_path);
+			pr_debug("--what-if: no %s in %s", names[i], path);
 			continue;	/* not in this libc: not used */
 		}
-		err = attach(prog, false, e->cfg.pid, e->cfg.libc_path,
-			     f.file_offset, &e->links, &e->n_links,
-			     &e->cap_links);
+		for (size_t p = 0; p < e->cfg.n_pids; p++) {
+			err = attach(prog, false, e->cfg.pids[p],
+				     path, f.file_offset,
+				     &e->links, &e->n_links, &e->cap_links);
+			/* Gone meanwhile: the others go on. */
+			if (err == -ESRCH && e->cfg.n_pids > 1)
+				err = 0;
+			if (err)
+				break;
+		}
 		/* Only pthread_mutex_unlock is a must. */
 		if (err == -ENOTSUPP_UPROBE && i) {
 			pr_debug("--what-if: cannot probe %s", names[i]);
@@ -106,11 +143,41 @@ static int attach_funcs(struct experiment *e, struct elfimage *libc,
 		}
 		if (err) {
 			pr_err("--what-if: cannot attach to %s in %s: %s",
-			       names[i], e->cfg.libc_path, strerror(-err));
+			       names[i], path, strerror(-err));
 			return err;
 		}
 	}
 	return 0;
+}
+
+/* PostgreSQL's lightweight locks, when the program has them. */
+static int program_locks_open(struct experiment *e)
+{
+	struct elfimage *image = NULL;
+	struct elfimage_func f;
+	int err;
+
+	if (elfimage__open(e->cfg.program_path, &image))
+		return 0;	/* not readable: its pthread locks only */
+	if (elfimage__find_func(image, program_unlocks[0], &f)) {
+		elfimage__close(image);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(program_locks); i++) {
+		struct elfimage_func l;
+
+		if (!elfimage__find_func(image, program_locks[i].name, &l))
+			e->holds[e->n_holds++] = (struct hold_func){
+				e->cfg.program_path, l.file_offset,
+				program_locks[i].held, program_locks[i].name };
+	}
+	pr_debug("--what-if: %s has lightweight locks (%s)",
+		 e->cfg.program_path, program_unlocks[0]);
+	err = attach_funcs(e, image, e->cfg.program_path,
+			   e->skel->progs.whatif_release, program_unlocks,
+			   ARRAY_SIZE(program_unlocks));
+	elfimage__close(image);
+	return err;
 }
 
 int experiment__open(const struct experiment_config *cfg,
@@ -140,18 +207,28 @@ int experiment__open(const struct experiment_config *cfg,
 	for (size_t i = 0; i < ARRAY_SIZE(lock_funcs); i++) {
 		struct elfimage_func f;
 
-		if (!elfimage__find_func(libc, lock_funcs[i], &f))
-			e->lock_offsets[i] = f.file_offset;
+		if (elfimage__find_func(libc, lock_funcs[i], &f))
+			continue;
+		e->holds[e->n_holds++] = (struct hold_func){
+			cfg->libc_path, f.file_offset, HELD_ZERO,
+			lock_funcs[i] };
 	}
-	err = attach_funcs(e, libc, e->skel->progs.whatif_release,
-			   unlock_funcs, ARRAY_SIZE(unlock_funcs));
+	err = attach_funcs(e, libc, cfg->libc_path,
+			   e->skel->progs.whatif_release, unlock_funcs,
+			   ARRAY_SIZE(unlock_funcs));
 	if (!err && !cfg->progress_path)
-		err = attach_funcs(e, libc, e->skel->progs.whatif_acquire,
-				   lock_funcs, ARRAY_SIZE(lock_funcs));
-	if (!err && cfg->progress_path) {
-		err = attach(e->skel->progs.whatif_progress, false, cfg->pid,
+		err = attach_funcs(e, libc, cfg->libc_path,
+				   e->skel->progs.whatif_acquire, lock_funcs,
+				   ARRAY_SIZE(lock_funcs));
+	if (!err && cfg->program_path)
+		err = program_locks_open(e);
+	for (size_t p = 0; !err && cfg->progress_path && p < cfg->n_pids;
+	     p++) {
+		err = attach(e->skel->progs.whatif_progress, false, cfg->pids[p],
 			     cfg->progress_path, cfg->progress_offset,
 			     &e->links, &e->n_links, &e->cap_links);
+		if (err == -ESRCH && cfg->n_pids > 1)
+			err = 0;
 		if (err == -ENOTSUPP_UPROBE)
 			pr_err("--progress: uprobes cannot probe the first "
 			       "instruction of the function (a locked "
@@ -221,25 +298,37 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		      double *rate)
 {
 	uint64_t holds = 0, hold_ns = 0, off_ns = 0, units = 0, start = 0;
+	/* Threads that held it, from the probes' start (keyed by object:
+	   those of other objects' experiments are not ours). */
+	uint64_t holders = counts(e)->holders;
 	struct bpf_link *sw;
 	size_t n_hold = 0;
 	double s;
 	int err = 0;
 
-	for (size_t i = 0; !err && i < ARRAY_SIZE(lock_funcs); i++) {
-		if (!e->lock_offsets[i])
-			continue;
-		err = attach(e->skel->progs.whatif_lock, false, e->cfg.pid,
-			     e->cfg.libc_path, e->lock_offsets[i],
-			     &e->hold_links, &e->n_hold, &e->cap_hold);
-		if (!err)
-			err = attach(e->skel->progs.whatif_locked, true,
-				     e->cfg.pid, e->cfg.libc_path,
-				     e->lock_offsets[i], &e->hold_links,
+	for (size_t i = 0; !err && i < e->n_holds; i++) {
+		const struct hold_func *h = &e->holds[i];
+		struct bpf_program *ret =
+			h->held == HELD_ALWAYS ? e->skel->progs.whatif_locked_any :
+			h->held == HELD_TRUE ? e->skel->progs.whatif_locked_true :
+			e->skel->progs.whatif_locked;
+
+		for (size_t p = 0; !err && p < e->cfg.n_pids; p++) {
+			pid_t pid = e->cfg.pids[p];
+
+			err = attach(e->skel->progs.whatif_lock, false, pid,
+				     h->path, h->offset, &e->hold_links,
 				     &e->n_hold, &e->cap_hold);
+			if (!err)
+				err = attach(ret, true, pid, h->path,
+					     h->offset, &e->hold_links,
+					     &e->n_hold, &e->cap_hold);
+			if (err == -ESRCH && e->cfg.n_pids > 1)
+				err = 0;
+		}
 		/* Not probed: its holds are not timed (the others are). */
 		if (err == -ENOTSUPP_UPROBE) {
-			pr_debug("--what-if: cannot probe %s", lock_funcs[i]);
+			pr_debug("--what-if: cannot probe %s", h->name);
 			err = 0;
 		}
 	}
@@ -262,6 +351,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	holds = counts(e)->holds - holds;
 	hold_ns = counts(e)->hold_ns - hold_ns;
 	off_ns = counts(e)->hold_off_ns - off_ns;
+	holders = counts(e)->holders - holders;
 	units = progress_now(e) - units;
 	n_hold = e->n_hold;
 	detach(e->hold_links, &e->n_hold);
@@ -281,6 +371,8 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		return -ENODATA;
 	r->hold_cpu_ns = hold_ns / holds;
 	r->holds_per_s = (double)holds / s;
+	r->holders = holders;
+	r->rate = *rate;
 	return r->hold_ns ? 0 : -ENODATA;
 }
 
@@ -310,7 +402,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	*r = (struct experiment_result){ 0 };
 	e->skel->bss->delay_ns = 0;
 	e->skel->bss->object = object;
-	err = taskcpu__new(e->cfg.pid, &cpu);
+	err = taskcpu__new(e->cfg.pids, e->cfg.n_pids, &cpu);
 	if (!err)
 		err = hold_phase(e, r, &rate);
 	if (!err && rate <= 0)

@@ -21,8 +21,15 @@
 #define EXPERIMENT_BUDGET_NS	3000000000ull
 
 struct experiment_config {
-	pid_t pid;
+	/* The processes: the lock's holders and the progress may be in any
+	   (--children, several --pid); the delay is at the lock's address
+	   in each, so a lock in memory they share mapped at one address */
+	const pid_t *pids;
+	size_t n_pids;
 	const char *libc_path;		/* the unlock and lock functions */
+	/* The program's own file: PostgreSQL's lightweight locks, when it
+	   has them; NULL: none */
+	const char *program_path;
 	/* --progress: its file and file offset; NULL: lock acquisitions */
 	const char *progress_path;
 	uint64_t progress_offset;
@@ -33,6 +40,8 @@ struct experiment_result {
 	uint64_t hold_ns;		/* mean hold, hold phase */
 	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
 	double holds_per_s;
+	double rate;			/* progress/s, hold phase */
+	uint64_t holders;		/* threads that held it then */
 	struct whatif_window windows[EXPERIMENT_WINDOWS];
 	size_t n_windows;
 	struct whatif_cpu cpu;		/* the holds' CPU */

@@ -31,7 +31,7 @@
 #include "schedstat.h"
 
 struct taskcpu_thread {
-	pid_t tid;
+	pid_t pid, tid;
 	uint64_t run_begin, wait_begin;	/* at the window's begin */
 	uint64_t run, wait;		/* summed over the windows */
 	uint64_t last_run;		/* in the last window */
@@ -39,8 +39,9 @@ struct taskcpu_thread {
 };
 
 struct taskcpu {
-	pid_t pid;
-	int cpus;
+	pid_t *pids;
+	size_t n_pids;
+	int cpus;			/* the most any of them may run on */
 	long hz;			/* /proc/stat's ticks per second */
 	uint64_t idle_begin;		/* idle ticks at the window's begin */
 	uint64_t idle;			/* idle ticks in the windows */
@@ -49,15 +50,24 @@ struct taskcpu {
 	size_t n, cap;
 };
 
-int taskcpu__new(pid_t pid, struct taskcpu **out)
+int taskcpu__new(const pid_t *pids, size_t n, struct taskcpu **out)
 {
 	struct taskcpu *t = calloc(1, sizeof(*t));
-	cpu_set_t set;
 
-	if (!t)
-		return -ENOMEM;
-	t->pid = pid;
-	t->cpus = sched_getaffinity(pid, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
+	if (!t || !n || !(t->pids = calloc(n, sizeof(*pids)))) {
+		free(t);
+		return t ? -EINVAL : -ENOMEM;
+	}
+	memcpy(t->pids, pids, n * sizeof(*pids));
+	t->n_pids = n;
+	for (size_t i = 0; i < n; i++) {
+		cpu_set_t set;
+		int cpus = sched_getaffinity(pids[i], sizeof(set), &set) ? 0 :
+			   CPU_COUNT(&set);
+
+		if (cpus > t->cpus)
+			t->cpus = cpus;
+	}
 	t->hz = sysconf(_SC_CLK_TCK);
 	if (t->hz <= 0)
 		t->hz = 100;
@@ -72,28 +82,30 @@ void taskcpu__free(struct taskcpu *t)
 	if (!t)
 		return;
 	free(t->threads);
+	free(t->pids);
 	free(t);
 }
 
-static struct taskcpu_thread *thread_of(struct taskcpu *t, pid_t tid)
+static struct taskcpu_thread *thread_of(struct taskcpu *t, pid_t pid,
+					pid_t tid)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (t->threads[i].tid == tid)
+		if (t->threads[i].tid == tid && t->threads[i].pid == pid)
 			return &t->threads[i];
 	if (array__grow(&t->threads, &t->cap, t->n + 1, sizeof(*t->threads)))
 		return NULL;
-	t->threads[t->n] = (struct taskcpu_thread){ .tid = tid };
+	t->threads[t->n] = (struct taskcpu_thread){ .pid = pid, .tid = tid };
 	return &t->threads[t->n++];
 }
 
-/* Calls each thread's schedstat into fn. */
-static int read_all(struct taskcpu *t, bool begin)
+/* Reads one process's threads' schedstat. */
+static int read_process(struct taskcpu *t, pid_t pid, bool begin)
 {
 	char path[64];
 	struct dirent *d;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return -errno;
@@ -104,11 +116,11 @@ static int read_all(struct taskcpu *t, bool begin)
 		uint64_t run, wait;
 
 		/* Exited meanwhile, or not a thread: skipped. */
-		if (tid <= 0 || schedstat__read(t->pid, tid, &st))
+		if (tid <= 0 || schedstat__read(pid, tid, &st))
 			continue;
 		run = st.run_ns;
 		wait = st.wait_ns;
-		th = thread_of(t, tid);
+		th = thread_of(t, pid, tid);
 		if (!th) {
 			closedir(dir);
 			return -ENOMEM;
@@ -126,6 +138,17 @@ static int read_all(struct taskcpu *t, bool begin)
 	}
 	closedir(dir);
 	return 0;
+}
+
+/* Every process's; one that is gone is skipped while one is left. */
+static int read_all(struct taskcpu *t, bool begin)
+{
+	int err = -ESRCH;
+
+	for (size_t i = 0; i < t->n_pids; i++)
+		if (!read_process(t, t->pids[i], begin))
+			err = 0;
+	return err;
 }
 
 static double share_of(const struct taskcpu *t, double active, double used,

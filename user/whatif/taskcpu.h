@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPU time of a process's threads, from /proc/PID/task/TID/schedstat,
+ * The CPU time of the threads of one process or several, from
+ * /proc/PID/task/TID/schedstat,
  * and the machine's idle time, from /proc/stat, summed over the windows
  * it is told of.
  */
 #ifndef SYNCPROF_TASKCPU_H
 #define SYNCPROF_TASKCPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct taskcpu;
 
-int taskcpu__new(pid_t pid, struct taskcpu **out);
+/* The threads of pids[0..n) (a copy of the list is kept). */
+int taskcpu__new(const pid_t *pids, size_t n, struct taskcpu **out);
 void taskcpu__free(struct taskcpu *t);
 /* Reads every thread now: a window begins. */
 int taskcpu__begin(struct taskcpu *t);
@@ -23,7 +26,7 @@ int taskcpu__end(struct taskcpu *t);
  * threads used, and the CPUs they could have used had every thread that
  * ran (min_share of the time or more) stayed runnable: what they used
  * and what the machine left idle, at most one CPU per thread and the
- * CPUs the process may run on.
+ * CPUs the processes may run on.
  */
 void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
 		    double min_share, double *used, double *capacity);

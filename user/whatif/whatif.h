@@ -23,6 +23,9 @@ struct whatif_entry {
 	struct symbol_info site_info;	/* the symbolizer's strings */
 	double shorter;			/* 0.25, 0.5 */
 	struct whatif_prediction p;
+	/* The queue's cross-check (whatifmodel__queue); NAN: none */
+	double queue_pct;
+	unsigned int holders;		/* threads that held it */
 	uint64_t hold_ns;		/* mean hold measured */
 	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
 	double base_rate;		/* progress/s without delay */

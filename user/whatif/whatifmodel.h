@@ -77,4 +77,18 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 			  const struct whatif_cpu *cpu,
 			  struct whatif_prediction *out);
 
+/*
+ * The second method, a queue: the lock as one server that `threads`
+ * customers visit `visits` times per unit of progress, each hold
+ * `hold_s` long, and between visits a delay (the rest of their work)
+ * solved so that the closed network's throughput (exact mean value
+ * analysis) is the `rate` measured; the gain of holds `shorter` shorter
+ * is the network's throughput with them.  From the hold phase alone,
+ * no delay injected: it cross-checks the slope.  -ERANGE when no delay
+ * gives the rate (the holds overlap: a lock read-shared, or more holds
+ * than the lock can serve), -EINVAL for nonsense input.
+ */
+int whatifmodel__queue(unsigned int threads, double visits, double hold_s,
+		       double rate, double shorter, double *gain_pct);
+
 #endif

@@ -2,6 +2,7 @@
 /* --what-if's predictions, as a table section and as JSON. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,20 @@ static void site_text(const struct whatif_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "(not seen)");
 }
 
+bool whatifout__disagree(const struct whatif_entry *e)
+{
+	/* The slope's interval before the CPUs' cap (the queue sees no
+	   CPUs), and apart by more than a quarter of the slope's gain or
+	   5 points: the two see the same lock through different noise. */
+	double low = fmin(e->p.low_pct, e->p.lock_gain_pct);
+	double high = fmax(e->p.high_pct, e->p.lock_gain_pct);
+	double apart = fabs(e->queue_pct - e->p.lock_gain_pct);
+
+	return !isnan(e->queue_pct) &&
+	       (e->queue_pct < low || e->queue_pct > high) &&
+	       apart > fmax(5.0, 0.25 * fabs(e->p.lock_gain_pct));
+}
+
 void whatifout__table(FILE *out, const struct whatif *w)
 {
 	fprintf(out, "\nWhat if: each lock's critical sections shorter, "
@@ -37,22 +52,40 @@ void whatifout__table(FILE *out, const struct whatif *w)
 		fputs("(no prediction: no lock to try)\n", out);
 		return;
 	}
-	fprintf(out, "%-24s %-22s %7s %10s %19s %5s %10s %10s\n", "Lock",
-		"Site", "Shorter", "Gain", "Interval", "Bound",
+	fprintf(out, "%-24s %-22s %7s %10s %19s %5s %9s %10s %10s\n", "Lock",
+		"Site", "Shorter", "Gain", "Interval", "Bound", "Queue",
 		"Mean hold", "Experiment");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct whatif_entry *e = &w->entries[i];
-		char site[64], interval[40];
+		char site[64], interval[40], queue[24];
 
 		site_text(e, site, sizeof(site));
 		snprintf(interval, sizeof(interval), "[%+.1f%%, %+.1f%%]",
 			 e->p.low_pct, e->p.high_pct);
-		fprintf(out, "%-24s %-22s %6.0f%% %+9.1f%% %19s %5s %7.1f us "
-			"%8.1f s\n", e->object_name ? e->object_name : "?",
-			site, e->shorter * 100, e->p.gain_pct, interval,
-			bound_of(e), (double)e->hold_ns / 1000.0,
-			e->experiment_s);
+		if (isnan(e->queue_pct))
+			snprintf(queue, sizeof(queue), "-");
+		else
+			snprintf(queue, sizeof(queue), "%+.1f%%%s",
+				 e->queue_pct, whatifout__disagree(e) ?
+				 "!" : "");
+		fprintf(out, "%-24s %-22s %6.0f%% %+9.1f%% %19s %5s %9s "
+			"%7.1f us %8.1f s\n",
+			e->object_name ? e->object_name : "?", site,
+			e->shorter * 100, e->p.gain_pct, interval, bound_of(e),
+			queue, (double)e->hold_ns / 1000.0, e->experiment_s);
 	}
+	fputs("Queue: the cross-check, a closed queue of the lock's holders "
+	      "fitted to the hold phase (no delay); '-': holds that overlap "
+	      "or too few to fit.\n", out);
+	for (size_t i = 0; i < w->n; i++)
+		if (whatifout__disagree(&w->entries[i])) {
+			fputs("Queue!: the two methods disagree (the queue's gain "
+			      "outside the slope's interval): the slope's "
+			      "straight line or single bottleneck, or the "
+			      "queue's alike holders, does not hold; trust "
+			      "neither alone.\n", out);
+			break;
+		}
 	for (size_t i = 0; i < w->n; i++)
 		if (w->entries[i].p.capped) {
 			fputs("Bound cpu: shorter holds would make the CPUs the "
@@ -131,6 +164,12 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 		jsonout__set(o, "rate_before", json_real(e->base_rate), err);
 		jsonout__set(o, "rate_during", json_real(e->delayed_rate), err);
 		jsonout__set(o, "rate_after", json_real(e->after_rate), err);
+		jsonout__set(o, "queue_gain_pct", isnan(e->queue_pct) ?
+			     json_null() : json_real(e->queue_pct), err);
+		jsonout__set(o, "methods_agree", isnan(e->queue_pct) ?
+			     json_null() : json_boolean(!whatifout__disagree(e)),
+			     err);
+		jsonout__set(o, "holders", jsonout__uint(e->holders), err);
 		jsonout__append(list, o, err);
 	}
 	return list;

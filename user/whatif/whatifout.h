@@ -7,12 +7,15 @@
 #ifndef SYNCPROF_WHATIFOUT_H
 #define SYNCPROF_WHATIFOUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "whatif.h"
 
+/* The queue's gain outside the slope's interval (its lock arithmetic). */
+bool whatifout__disagree(const struct whatif_entry *e);
 void whatifout__table(FILE *out, const struct whatif *w);
 /* The "what_if" array; *err: 0 or the first failure. */
 json_t *whatifout__json(const struct whatif *w, int *err);
