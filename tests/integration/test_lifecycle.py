@@ -246,14 +246,30 @@ class Lifecycle(SyncprofTestCase):
             self.assertEqual(report["rows"], [])
 
     def test_interval_deltas_add_up_to_the_total(self):
-        run = self.launch(["--interval", "0.3", "--top", "0"], self.workload_cmd(
-            "mutex", "--threads", "2", "--iters", "150", "--hold-us", "3000"))
+        """Each interval's report holds its window's waits, together the
+        target's.  The target locks on until syncprof has written three
+        reports, however late a busy machine makes its loop (a run of a
+        fixed length may fit in two windows)."""
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "100000", "--hold-us",
+            "3000", "--wait-signal", "--until-signal"))
+        prof = self.start_syncprof(["--pid", str(target.pid), "--interval",
+                                    "0.3", "--top", "0"])
+        self.go(target)
+        deadline = time.monotonic() + HANG_S
+        while len(self.reports_so_far(prof)) < 3:
+            self.assertLess(time.monotonic(), deadline, "three windows")
+            time.sleep(0.05)
+        os.kill(target.pid, signal.SIGUSR2)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
+        run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         truth = self.truth()
         self.assertGreaterEqual(len(run.reports), 3, "several windows")
         counts = [self.total(self.rows_for(r, truth["object"]), "count")
                   for r in run.reports]
-        self.assertGreater(sum(1 for c in counts if c), 1)
+        # The first two windows ended while the workers locked on.
+        self.assertTrue(all(counts[1:3]), counts)
         self.assertEqual(sum(counts), truth["count"])
         waits = sum(self.total(self.rows_for(r, truth["object"]), "wait_ns")
                     for r in run.reports)

@@ -796,9 +796,14 @@ class Live(SyncprofTestCase):
     def test_w_shows_where_the_chains_end(self):
         """--why on 80 columns: w shows the selected row's roots as the
         table's sections do, then every row's; A's wait on the convoy
-        lands at C's unlock, as in test_why.py's JSON."""
+        lands at C's unlock, as in test_why.py's JSON.  The convoy runs
+        its rounds and waits: the screen's totals are the run its truth
+        measured, and the shares are bounded by it as test_why.py's are
+        (a busy machine makes the part outside the chain long)."""
+        iters = 4
         target = self.start_waiting_target(
-            [CONVOY, "convoy", "--wait-signal", "--iters", "100000"])
+            [CONVOY, "convoy", "--wait-signal", "--wait-end", "--iters",
+             str(iters), "--truth", self.path("truth.json")])
         tmux = self.start_live(target.pid, "--mode", "contended", "--why",
                                width=80, height=40)
         self.go(target)
@@ -808,9 +813,11 @@ class Live(SyncprofTestCase):
         # Totals since attach (the settings line, longer, is cut at 80
         # columns: the key line says PAUSED).
         tmux.keys("d")
+        self.wait_done(target)
+        truth = self.truth()
         self.wait_for(tmux, lambda s: any(
-            r["callsite"] == a_wait and r["count"] >= 3 for r in s.rows),
-            "three of A's waits")
+            r["callsite"] == a_wait and r["count"] >= iters for r in s.rows),
+            "all of A's waits")
         tmux.keys("p")
         self.wait_for(tmux, lambda s: s.lines[-1].startswith("PAUSED"),
                       "PAUSED")
@@ -827,12 +834,21 @@ class Live(SyncprofTestCase):
         # 40 lines hold the whole pane.
         m = next(self.ROOTS.match(l) for l in screen.lines if self.ROOTS.match(l))
         self.assertEqual((m.group(2), m.group(3)), ("1", m.group(4)), screen.text)
-        # A's holder, B, waited on l2 nearly all the time.
-        self.assertGreaterEqual(holder.get("lock", 0), 90, screen.text)
+        # A's holder, B, waited on l2 all the time but the part of A's
+        # wait outside the chain (B running from its lock of l2 to its
+        # unlock of l1, A woken and waiting for a CPU), by the convoy's
+        # own clocks; 15% for the ways into and out of the kernel, 1 for
+        # the screen's rounding.
+        outside = (truth["b_tail_ns"] + truth["a_woken_ns"]) / truth["wait_a_ns"]
+        self.assertLess(outside, 0.5, "the chain covers too little to tell")
+        least = 1 - outside - 0.15
+        self.assertGreaterEqual(holder.get("lock", 0), 100 * least - 1,
+                                f"{truth}\n{screen.text}")
         # The chain ends at C's unlock, split by C's states.
         self.assertTrue(all(r["object"] == "l1" for _, r in rows), rows)
         at_c = sum(r["wait"] for _, r in rows if r["site"] == c_unlock)
-        self.assertGreaterEqual(at_c, 0.9 * row["wait"], screen.text)
+        self.assertGreaterEqual(at_c, least * row["wait"] * 0.99,
+                                f"{truth}\n{screen.text}")
         self.assertIn("the last holder slept (I/O, timers, poll):",
                       [h for h, _ in rows])
         self.assertTrue(all(len(l) <= 80 for l in screen.lines))

@@ -5,6 +5,7 @@
  *
  *   convoy SCENARIO [--iters N] [--sleep-ms N] [--work-ms N] [--starve]
  *          [--b-writes] [--c-reads] [--truth FILE] [--wait-signal]
+ *          [--wait-end]
  *
  * convoy: three threads and two mutexes, --iters times (default 8).  C
  *   takes l2; B takes l1, then blocks on l2 (CALLSITE:b_wait); A blocks
@@ -23,6 +24,9 @@
  * io: H takes l1; W blocks on it (CALLSITE:w_wait); H then reads a pipe
  *   that a third thread writes --sleep-ms later (blocking I/O while
  *   holding), and unlocks (RELEASE:h_unlock).
+ *
+ * --wait-end: once the truth is written, print "done PID" and exit only
+ * on SIGUSR1 (a live screen still shows the run the truth covers).
  *
  * Truth (JSON): per scenario, the holder's clocks over the stretch it
  * held while its waiters were blocked, summed: CPU time
@@ -317,7 +321,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: convoy convoy|rwlock|io [--iters N] "
 		"[--sleep-ms N] [--work-ms N] [--starve] [--b-writes] "
-		"[--c-reads] [--truth FILE] [--wait-signal]\n");
+		"[--c-reads] [--truth FILE] [--wait-signal] [--wait-end]\n");
 	exit(2);
 }
 
@@ -332,10 +336,11 @@ int main(int argc, char **argv)
 		{ "c-reads", no_argument, 0, 'R' },
 		{ "truth", required_argument, 0, 't' },
 		{ "wait-signal", no_argument, 0, 'g' },
+		{ "wait-end", no_argument, 0, 'e' },
 		{ 0 },
 	};
 	const char *truth_path = NULL, *scenario;
-	bool wait_signal = false, io;
+	bool wait_signal = false, wait_end = false, io;
 	pthread_t th[3], hog_th;
 	FILE *f;
 	int c;
@@ -350,6 +355,7 @@ int main(int argc, char **argv)
 		case 'R': cfg.c_reads = true; break;
 		case 't': truth_path = optarg; break;
 		case 'g': wait_signal = true; break;
+		case 'e': wait_end = true; break;
 		default: usage();
 		}
 	}
@@ -396,5 +402,7 @@ int main(int argc, char **argv)
 			truth.wait_b_ns, truth.b_tail_ns, truth.a_woken_ns);
 		fclose(f);
 	}
+	if (wait_end)
+		wait_for_end();
 	return 0;
 }
