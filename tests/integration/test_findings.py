@@ -18,6 +18,10 @@ CATEGORIES = {"long-hold", "hot-stripe", "holder-preempted",
 FRAME_KEYS = {"address", "module", "offset", "function", "file", "line", "inline"}
 
 
+# findcorpus.c's decoy: its workers (the items_lock's threads).
+DECOY_WORKERS = 3
+
+
 class Findings(SyncprofTestCase):
 
     def run_scenario(self, scenario, *args, mode="contended", hold_ms=None):
@@ -210,11 +214,24 @@ class Findings(SyncprofTestCase):
 
     # --- the decoy -------------------------------------------------------
 
+    def run_decoy(self, *args):
+        """The decoy's run, once its premise held by the target's own
+        clocks: the background threads wait more in all, and the
+        workers' lock bounds their items (they waited for it a quarter of
+        their time or more; alone, two thirds).  Beside busy loops the
+        CPU can be the workers' bound instead, their lock seldom taken at
+        once by two: then neither lock bounds the items, and the run is
+        taken again, up to four times."""
+        for _ in range(4):
+            report, truth = self.run_scenario("decoy", *args)
+            workers_ns = DECOY_WORKERS * truth["seconds"] * 1e9
+            if (truth["other_waited_ns"] > truth["waited_ns"] and
+                    truth["waited_ns"] >= workers_ns / 4):
+                return report, truth
+        self.skipTest(f"the decoy's premise did not hold in 4 runs: {truth}")
+
     def test_decoy_ranks_below_the_bounding_lock(self):
-        report, truth = self.run_scenario("decoy")
-        # The decoy's premise, by the target's own clocks: the background
-        # threads wait more in all.
-        self.assertGreater(truth["other_waited_ns"], truth["waited_ns"], truth)
+        report, truth = self.run_decoy()
         # The workers' lock first, at its lock or unlock line: its holds
         # or the races its workers lose for it (they retake it at once),
         # whichever explains its waits.
@@ -234,7 +251,7 @@ class Findings(SyncprofTestCase):
                            self.lock_wait(report, truth["object"]))
 
     def test_sort_total_given_orders_by_total_wait(self):
-        report, truth = self.run_scenario("decoy", "--sort", "total")
+        report, truth = self.run_decoy("--sort", "total")
         waits = [r["wait_ns"] for r in report["rows"] if r["class"] == "lock"]
         self.assertEqual(waits, sorted(waits, reverse=True), report["rows"])
         # The findings rank by impact whatever the table's order.

@@ -133,6 +133,53 @@ static void test_busy_threads_rank_first(void **state)
 }
 
 /*
+ * The rows of threads that exited before the report was read come
+ * without a thread (tid 0): they weigh as the lock's known waits, not
+ * fully, so the background lock stays below the workers' one.
+ */
+static void test_exited_threads_weigh_as_their_lock(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .callsite = 0x1,
+		  .pid = 1, .tid = 10, .count = 5, .wait_ns = 3 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .callsite = 0x1,
+		  .pid = 1, .tid = 0, .count = 2, .wait_ns = 1 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .callsite = 0x2,
+		  .pid = 1, .tid = 20, .count = 5, .wait_ns = 1 * S },
+	};
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .site = 0x3, .pid = 1,
+		  .count = 7, .wait_ns = 4 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .site = 0x4, .pid = 1,
+		  .count = 5, .wait_ns = 1 * S },
+	};
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
+	};
+	struct findings_input in = INPUT(w, r, 4);
+	struct finding *f;
+	size_t n;
+
+	in.threads = t;
+	in.n_threads = 2;
+
+	run(&in, &f, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].object, 0xa0);
+	assert_int_equal(f[1].object, 0xb0);
+	/*
+	 * 0xb0's 4 s weigh as thread 10's 0.2 (fully, the exited row's 1 s
+	 * would have put it first): of 3.2 s run and 0.8 + 1 s lost, 1 / 5
+	 * and 0.8 / 5.
+	 */
+	assert_true(f[0].impact_pct > 19.9 && f[0].impact_pct < 20.1);
+	assert_true(f[1].impact_pct > 15.9 && f[1].impact_pct < 16.1);
+	free(f);
+}
+
+/*
  * A woken wait's CPU wait is in both its wait and the run queue: one
  * average CPU wait per lock wait goes back to the thread's sleep.
  */
@@ -449,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_long_hold_names_the_release),
 		cmocka_unit_test(test_long_hold_needs_most_of_the_charges),
 		cmocka_unit_test(test_busy_threads_rank_first),
+		cmocka_unit_test(test_exited_threads_weigh_as_their_lock),
 		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
 		cmocka_unit_test(test_idle_waits_give_none),
 		cmocka_unit_test(test_hot_stripe_names_the_object),

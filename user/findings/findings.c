@@ -491,7 +491,7 @@ static int hot_stripes(struct builder *b, const struct findings_wait *w,
 			total += w[k].wait_ns;
 			obj_ns += w[k].wait_ns;
 			obj_weighted += (double)w[k].wait_ns *
-					busy_of(&b->busy, w[k].pid, w[k].tid);
+					w[k].busy;
 			if (k + 1 < end && w[k + 1].object == w[k].object)
 				continue;
 			objects++;
@@ -783,12 +783,56 @@ static double thread_time(const struct findings_input *in,
 }
 
 /*
+ * Each wait's weight: its thread's busy share.  The rows of threads that
+ * exited before the report was read are folded into one row without a
+ * thread (probes/fold.c): they weigh as the lock's other waits do (the
+ * same threads, mostly, gone at the end), else as the process's, and
+ * only then fully.  Weighing them fully made a background lock whose
+ * threads ended first outrank the one its workers wait for.
+ */
+static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w[i].busy = w[i].tid ? busy_of(busy, w[i].pid, w[i].tid) : -1;
+	qsort(w, n, sizeof(*w), wait_lock_cmp);
+	for (size_t i = 0, end; i < n; i = end) {
+		double weighted = 0, known_ns = 0;
+
+		for (end = i; end < n && w[end].pid == w[i].pid &&
+			      w[end].type == w[i].type &&
+			      w[end].object == w[i].object; end++)
+			if (w[end].busy >= 0) {
+				weighted += (double)w[end].wait_ns * w[end].busy;
+				known_ns += (double)w[end].wait_ns;
+			}
+		for (size_t k = i; k < end; k++)
+			if (w[k].busy < 0)
+				w[k].busy = known_ns > 0 ? weighted / known_ns
+							 : -2;
+	}
+	/* Locks no known thread waited on: as their process's waits. */
+	for (size_t i = 0, end; i < n; i = end) {
+		double weighted = 0, known_ns = 0;
+
+		for (end = i; end < n && w[end].pid == w[i].pid; end++)
+			if (w[end].busy >= 0 && w[end].tid) {
+				weighted += (double)w[end].wait_ns * w[end].busy;
+				known_ns += (double)w[end].wait_ns;
+			}
+		for (size_t k = i; k < end; k++)
+			if (w[k].busy < 0)
+				w[k].busy = known_ns > 0 ? weighted / known_ns
+							 : 1.0;
+	}
+}
+
+/*
  * What the impacts are shares of: the time the threads ran, plus what
  * their lock waits took from them (weighted); without run times, the
  * threads' time in the window.
  */
 static double work_time(const struct findings_input *in,
-			const struct busy_index *busy,
 			const struct findings_wait *w, size_t n)
 {
 	double run = 0, lost = 0;
@@ -798,8 +842,50 @@ static double work_time(const struct findings_input *in,
 	if (run <= 0)
 		return thread_time(in, w, n);
 	for (size_t i = 0; i < n; i++)
-		lost += (double)w[i].wait_ns * busy_of(busy, w[i].pid, w[i].tid);
+		lost += (double)w[i].wait_ns * w[i].busy;
 	return run + lost;
+}
+
+int findings__folded_weights(const struct findings_input *in,
+			     struct findings_lock_weight **out, size_t *n_out)
+{
+	struct findings_wait *w = malloc((in->n_waits + 1) * sizeof(*w));
+	struct busy_index busy = {
+		.t = malloc((in->n_threads + 1) * sizeof(*busy.t)),
+		.n = in->n_threads,
+	};
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!w || !busy.t)
+		goto fail;
+	for (size_t i = 0; i < in->n_waits; i++)
+		if (!in->waits[i].event)
+			w[n++] = in->waits[i];
+	if (in->n_threads)
+		memcpy(busy.t, in->threads, in->n_threads * sizeof(*busy.t));
+	findings__busy_shares(in, busy.t);
+	qsort(busy.t, busy.n, sizeof(*busy.t), thread_cmp);
+	weigh_waits(&busy, w, n);	/* sorted by pid, type, object */
+	*out = calloc(n + 1, sizeof(**out));
+	if (!*out)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].tid && (!k || (*out)[k - 1].pid != w[i].pid ||
+				  (*out)[k - 1].object != w[i].object))
+			(*out)[k++] = (struct findings_lock_weight){
+				.pid = w[i].pid, .object = w[i].object,
+				.busy = w[i].busy,
+			};
+	*n_out = k;
+	free(w);
+	free(busy.t);
+	return 0;
+fail:
+	free(w);
+	free(busy.t);
+	return -ENOMEM;
 }
 
 int findings__build(const struct findings_input *in, struct finding **out,
@@ -832,7 +918,8 @@ int findings__build(const struct findings_input *in, struct finding **out,
 	findings__busy_shares(in, b.busy.t);
 	qsort(b.busy.t, b.busy.n, sizeof(*b.busy.t), thread_cmp);
 	qsort(rel, in->n_releases, sizeof(*rel), release_cmp);
-	b.thread_ns = work_time(in, &b.busy, w, n);
+	weigh_waits(&b.busy, w, n);
+	b.thread_ns = work_time(in, w, n);
 	if (!n || b.thread_ns <= 0)
 		goto out;
 
@@ -853,7 +940,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			l.count += e->count;
 			l.futile += e->futile;
 			l.weighted_ns += (double)e->wait_ns *
-					 busy_of(&b.busy, e->pid, e->tid);
+					 e->busy;
 			hold_ns += e->hold_ns;
 			site_futile += e->futile;
 			site_ns += e->wait_ns;

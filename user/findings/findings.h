@@ -54,6 +54,7 @@ struct findings_wait {
 	uint64_t hold_count;	/* full mode, --hold: the holds taken here */
 	uint64_t hold_ns;
 	uint64_t hold_max_ns;
+	double busy;		/* findings__build's own: the weight it gives */
 };
 
 /*
@@ -147,6 +148,20 @@ const char *findings__category_name(enum findings_category c);
  */
 void findings__busy_shares(const struct findings_input *in,
 			   struct findings_thread *threads);
+/*
+ * The weight of a lock's rows that lost their thread (tid 0: the rows
+ * of threads that exited before the report was read, folded): what
+ * findings__build gives them.
+ */
+struct findings_lock_weight {
+	uint32_t pid;
+	uint64_t object;
+	double busy;
+};
+
+/* Every lock with such rows, sorted by pid and object; 0 or -ENOMEM. */
+int findings__folded_weights(const struct findings_input *in,
+			     struct findings_lock_weight **out, size_t *n);
 /* A thread's weight in the ranking: its busy share, 1 when not known. */
 double findings__busy(const struct findings_input *in, uint32_t pid,
 		      uint32_t tid);

@@ -15,6 +15,7 @@
 #include "jsonout.h"
 #include "locktype.h"
 #include "report.h"
+#include "sortorder.h"
 #include "text.h"
 #include "whyrows.h"
 
@@ -277,6 +278,9 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 			      thread_tid_cmp);
 		}
 	}
+	if (!err)
+		err = findings__folded_weights(&in, &out->folded,
+					       &out->n_folded);
 	free(w);
 	free(r);
 	free(h);
@@ -287,15 +291,32 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 	return err;
 }
 
-double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid)
+static int lock_weight_cmp(const void *pa, const void *pb)
+{
+	const struct findings_lock_weight *a = pa, *b = pb;
+
+	return order__u64(a->pid, b->pid) ?: order__u64(a->object, b->object);
+}
+
+double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid,
+		      uint64_t object)
 {
 	const struct findout *f = ctx;
 	const struct findings_thread key = { .tid = tid };
+	const struct findings_lock_weight lock = { .pid = pid, .object = object };
 	const struct findings_thread *t;
+	const struct findings_lock_weight *l;
 
-	(void)pid;	/* thread ids are the host's: one is one thread */
-	t = f && f->threads ? bsearch(&key, f->threads, f->n_threads,
-				      sizeof(key), thread_tid_cmp) : NULL;
+	if (!f)
+		return 1.0;
+	if (!tid) {
+		l = f->folded ? bsearch(&lock, f->folded, f->n_folded,
+					sizeof(lock), lock_weight_cmp) : NULL;
+		return l ? l->busy : 1.0;
+	}
+	/* Thread ids are the host's: one is one thread. */
+	t = f->threads ? bsearch(&key, f->threads, f->n_threads, sizeof(key),
+				 thread_tid_cmp) : NULL;
 	return t ? t->busy : 1.0;
 }
 
@@ -310,6 +331,10 @@ char *findout__weights_text(const struct findout *f)
 	for (size_t i = 0; i < f->n_threads; i++)
 		fprintf(out, "%s%u:%.17g", i ? "," : "", f->threads[i].tid,
 			f->threads[i].busy);
+	for (size_t i = 0; i < f->n_folded; i++)
+		fprintf(out, "%s@%u.%" PRIx64 ":%.17g",
+			i || f->n_threads ? "," : "", f->folded[i].pid,
+			f->folded[i].object, f->folded[i].busy);
 	if (fclose(out)) {
 		free(text);
 		return NULL;
@@ -328,19 +353,31 @@ int findout__weights_parse(const char *text, struct findout *out)
 	for (const char *c = text; *c; c++)
 		n += *c == ',';
 	out->threads = calloc(n, sizeof(*out->threads));
-	if (!out->threads)
+	out->folded = calloc(n, sizeof(*out->folded));
+	if (!out->threads || !out->folded) {
+		findout__free(out);
 		return -ENOMEM;
-	while (k < n) {
+	}
+	while (k + out->n_folded < n) {
 		unsigned int tid;
+		uint64_t object;
 		double busy;
 		int used = 0;
 
-		if (sscanf(p, "%u:%lf%n", &tid, &busy, &used) != 2 || !used) {
+		if (sscanf(p, "@%u.%" SCNx64 ":%lf%n", &tid, &object, &busy,
+			   &used) == 3 && used) {
+			out->folded[out->n_folded++] =
+				(struct findings_lock_weight){
+					.pid = tid, .object = object,
+					.busy = busy };
+		} else if (sscanf(p, "%u:%lf%n", &tid, &busy, &used) == 2 &&
+			   used) {
+			out->threads[k++] = (struct findings_thread){
+				.tid = tid, .busy = busy };
+		} else {
 			findout__free(out);
 			return -EINVAL;
 		}
-		out->threads[k++] = (struct findings_thread){ .tid = tid,
-							      .busy = busy };
 		p += used;
 		if (*p == ',')
 			p++;
@@ -349,12 +386,15 @@ int findout__weights_parse(const char *text, struct findout *out)
 	}
 	out->n_threads = k;
 	qsort(out->threads, k, sizeof(*out->threads), thread_tid_cmp);
+	qsort(out->folded, out->n_folded, sizeof(*out->folded),
+	      lock_weight_cmp);
 	return 0;
 }
 
 void findout__free(struct findout *f)
 {
 	free(f->threads);
+	free(f->folded);
 	free(f->list);
 	free(f->names);
 	*f = (struct findout){ 0 };

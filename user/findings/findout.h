@@ -27,6 +27,8 @@ struct findout {
 	struct row_names *names;	/* names[i]: list[i]'s lock and site */
 	struct findings_thread *threads;	/* by tid, busy shares set */
 	size_t n_threads;
+	struct findings_lock_weight *folded;	/* by pid and object */
+	size_t n_folded;
 };
 
 /*
@@ -55,7 +57,8 @@ void findout__free(struct findout *f);
  * A thread's weight in the table's order (report_settings' weigh, ctx
  * the findout): its busy share, 1 when not known.
  */
-double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid);
+double findout__weigh(const void *ctx, uint32_t pid, uint32_t tid,
+		      uint64_t object);
 /*
  * The threads' weights as text, "tid:weight,..." (weights exact), for a
  * recording; NULL on -ENOMEM.  Freed with free().

@@ -283,7 +283,8 @@ int report__build(const struct snapshot_entry *entries, size_t n,
 		row->impact_ns += (double)e->wait_ns *
 				  (settings->weigh ?
 				   settings->weigh(settings->weigh_ctx,
-						   e->key.pid, e->key.tid) : 1.0);
+						   e->key.pid, e->key.tid,
+						   e->key.object) : 1.0);
 		if (!e->key.stack_id)
 			continue;
 		if (array__grow(&parts, &parts_cap, n_parts + 1,

@@ -70,9 +70,11 @@ struct report_settings {
 	const struct stacktab *stacks;
 	/*
 	 * A thread's weight (0..1) in the rows' impact, or NULL (weight 1):
-	 * the findings' busy share (user/findings/findings.h).
+	 * the findings' busy share (user/findings/findings.h); tid 0 (the
+	 * rows of exited threads), the weight of object's.
 	 */
-	double (*weigh)(const void *ctx, uint32_t pid, uint32_t tid);
+	double (*weigh)(const void *ctx, uint32_t pid, uint32_t tid,
+			uint64_t object);
 	const void *weigh_ctx;
 };
 
