@@ -110,6 +110,8 @@ with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
 each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
+storm (tests/bench/storm.py): syncprof's CPU per short process that never
+waits, under --all and --children, on a storm of distinct programs; then
 duty (tests/bench/duty.py): memcached under continuous full mode and
 --duty 50 and 20, paired, with the acquisition rates and mean holds set
 against continuous full mode's; then attach, with the CPU it takes and the verifier's
@@ -120,7 +122,7 @@ tests/bench/whatifbench.py): predicted against real gains of
 tests/targets/whatif's shorter version run for real, the decoy lock and
 the CPU cap, with the load average they were measured under.
 
-BENCH_ONLY=servers,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
+BENCH_ONLY=servers,storm,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -139,6 +141,7 @@ import tempfile
 import time
 
 import duty
+import storm
 import servers
 import whatifbench
 
@@ -1693,11 +1696,18 @@ def main():
     def microbenchmarks(res):
         main_table(res, variants)
 
+    def short_processes(res):
+        binaries = [("this", SYNCPROF)]
+        if os.environ.get("BENCH_BASE"):
+            binaries.append(("base", os.environ["BENCH_BASE"]))
+        storm.storm(res, binaries, RUNS)
+
     def duty_cycle(res):
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
     # Real servers first, then the microbenchmarks.
-    sections = [("servers", real_servers), ("duty", duty_cycle),
+    sections = [("servers", real_servers), ("storm", short_processes),
+                ("duty", duty_cycle),
                 ("attach", attach_detach),
                 ("main", microbenchmarks),
                 ("overhead", contended_overhead), ("cost", contended_cost),
