@@ -5,10 +5,14 @@ The bench builds STORM_PROGRAMS (default 200) distinct programs (each its
 own source, so its own file and build ID: no unwind table is shared),
 each dynamically linked, sleeping 20 ms (nanosleep: no futex) and exiting.
 One run: syncprof attaches (--ready-fd), settles a second, then syncprof's
-CPU (utime + stime, /proc/PID/stat) is read over an idle spell and over
-the storm (the programs run one after the other from a driver process),
-each followed by the same settling time; the cost per process is (storm
-CPU - idle CPU scaled to the storm's length) / programs.  Medians over
+run time (/proc/PID/task/*/schedstat) is read over the storm (the
+programs run one after the other from a driver process) and the same
+settling time, then over an idle spell as long.  --children: the cost per
+process is (storm CPU - idle CPU scaled to the storm's length) /
+programs.  --all follows the host's other processes too, which other work
+makes at its own pace: there the figure is the storm spell's CPU per
+process the host made in it (/proc/stat's processes), the others'
+included.  Medians over
 BENCH_RUNS runs (at least 3).  --children follows the driver (--pid of a
 shell that waits on its stdin); --all, the host.  BENCH_BASE: an older
 syncprof measured in the same runs.
@@ -26,9 +30,16 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    """syncprof's run time, all its threads (schedstat: nanoseconds, not
+    the clock ticks of /proc/PID/stat)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total / 1e9
 
 
 def forks():
@@ -103,13 +114,12 @@ def one_run(syncprof, how, script):
             # Only the storm's processes are followed.
             idle = (c2 - c1) / span
             return (c1 - c0 - idle * (t1 - t0)) / PROGRAMS * 1e3, storm_s, idle
-        # The host's other processes are followed too: per process made on
-        # the host in the storm's spell, less the idle spell's CPU per
-        # second (which holds the other processes' cost).
+        # The host's other processes are followed too, and other work on
+        # the machine makes and ends them at its own pace: syncprof's CPU
+        # over the storm's spell per process the host made in it (theirs
+        # included; most are short too).
         idle = (c2 - c1) / span
-        made = (f1 - f0) - (f2 - f1) * (t1 - t0) / span
-        return ((c1 - c0 - idle * (t1 - t0)) / max(made, 1) * 1e3, storm_s,
-                idle)
+        return (c1 - c0) / max(f1 - f0, 1) * 1e3, storm_s, idle
     finally:
         if driver.poll() is None:
             driver.kill()
