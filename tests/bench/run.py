@@ -141,6 +141,7 @@ import sys
 import tempfile
 import time
 
+import attachload
 import duty
 import storm
 import servers
@@ -1274,45 +1275,6 @@ def attach_detach(results):
                                       "cpu_runs": cpu}
 
 
-def attach_under_load(results):
-    """Attach wall and CPU time with LOAD busy loops beside (0, 5, 10: shell
-    loops that never sleep), medians of max(5, BENCH_PAIRS), contended and
-    full mode, on a sleeping process; the load average read before each
-    level is quoted (other work on the machine adds to the loops)."""
-    out = results["attach_load"] = {}
-    runs = max(5, PAIRS)
-    print(f"attach under load: LOAD busy loops beside, median of {runs}, "
-          f"on a sleeping process; wall: start to 'profiling PID'; CPU: "
-          f"syncprof's user + system time to attach")
-    print(f"{'loops':>5} {'loadavg':>8} {'mode':10} {'wall (s)':>9} {'CPU (s)':>8}")
-    for loops in (0, 5, 10):
-        hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
-                for _ in range(loops)]
-        try:
-            if loops:
-                time.sleep(5)	# the loops' share reaches the load average
-            with open("/proc/loadavg") as f:
-                load = float(f.read().split()[0])
-            for name, args in (("contended", ["--mode", "contended"]),
-                               ("full", ["--mode", "full"])):
-                wall, cpu = [], []
-                for _ in range(runs):
-                    a, _, c = attach_detach_once(SYNCPROF, args)
-                    wall.append(a)
-                    cpu.append(c)
-                out[f"{loops} {name}"] = {"loops": loops, "loadavg": load,
-                                          "wall_s": median(wall),
-                                          "cpu_s": median(cpu),
-                                          "wall_runs": wall, "cpu_runs": cpu}
-                print(f"{loops:5} {load:8.1f} {name:10} {median(wall):9.2f} "
-                      f"{median(cpu):8.2f}")
-        finally:
-            for h in hogs:
-                h.kill()
-                h.wait()
-    print()
-
-
 MANYLIBS = os.path.join(BUILD, "tests", "targets", "manylibs")
 SHAREDLIB = os.path.join(BUILD, "tests", "targets", "libsharedlock.so")
 TARGETFILE_LIBS = 100
@@ -1748,7 +1710,9 @@ def main():
     # Real servers first, then the microbenchmarks.
     sections = [("servers", real_servers), ("storm", short_processes),
                 ("duty", duty_cycle),
-                ("attach", attach_detach), ("attachload", attach_under_load),
+                ("attach", attach_detach),
+                ("attachload", lambda res: attachload.attach_under_load(
+                    res, SYNCPROF, PAIRS, attach_detach_once)),
                 ("main", microbenchmarks),
                 ("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),
