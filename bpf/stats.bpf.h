@@ -95,6 +95,23 @@ typedef struct {
 extern module_events_map_t module_events SEC(".maps");
 
 /*
+ * --children, --all: the processes forked that the loader has not read
+ * yet (follow.bpf.c adds them at fork).  The loader reads a process's
+ * mappings and builds its tables at its first wait, not at its fork,
+ * exec and each library load: most short processes never wait.  The
+ * first wait takes the process out of the map and tells the loader
+ * (SP_MODULE_EVENT_WAIT), once: the delete that succeeds is the one.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used */
+} unread_procs_map_t;
+extern unread_procs_map_t unread_procs SEC(".maps");
+
+/*
  * The followed processes, by tgid (value: unused, 1): filled by the
  * loader with the --pid processes, and by follow.bpf.c at fork time with
  * their new children (--children), before the child runs its first
@@ -210,6 +227,19 @@ static __always_inline void module_event(__u32 type, __u32 tgid,
 	} else {
 		counter_bump(SP_CNT_LOST_PROC_EVENTS);
 	}
+}
+
+/*
+ * A wait (or, in full mode, a lock call) in a process the loader has not
+ * read: its first tells the loader (unread_procs).  One hash delete that
+ * fails for every later wait.
+ */
+static __always_inline void first_wait(__u64 pid_tgid)
+{
+	__u32 tgid = (__u32)(pid_tgid >> 32);
+
+	if (multi_target && !bpf_map_delete_elem(&unread_procs, &tgid))
+		module_event(SP_MODULE_EVENT_WAIT, tgid, 0);
 }
 
 static __always_inline __u32 mutex_type(__u64 mutex)

@@ -173,7 +173,13 @@ enum sp_module_event {
 	SP_MODULE_EVENT_FORK = 4,	/* --children: a followed process made
 					   a new one (tgid: the child) */
 	SP_MODULE_EVENT_EXIT = 5,	/* a followed process ended */
+	SP_MODULE_EVENT_WAIT = 6,	/* the first wait of a process forked
+					   and not read yet (unread_procs) */
 };
+
+/* SP_MODULE_EVENT_FORK's parent: the child is to be read now, not at its
+   first wait (unread_procs was full). */
+#define SP_FORK_READ_NOW	(1u << 31)
 
 struct sp_module_event_rec {
 	__u32 type;		/* enum sp_module_event */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attachprio.h"
 #include "columns.h"
 #include "debugfetch.h"
 #include "duty.h"
@@ -314,6 +315,7 @@ int main(int argc, char **argv)
 	struct options opts;
 	struct session s = { .opts = &opts };
 	struct target_signals caller_signals;
+	struct attachprio prio = { 0 };
 	bool target_gone = false;
 	char library[4096];
 	int signal_fd = -1, err, exit_code = 1;
@@ -362,7 +364,9 @@ int main(int argc, char **argv)
 			    options__mode_name(opts.mode));
 	/* What fails because the target left is no error: held until known. */
 	log__hold();
+	attachprio__raise(&prio);
 	err = session__start(&s, library, sizeof(library), argc, argv);
+	attachprio__restore(&prio);
 	/*
 	 * A launched target only goes once it is let go, at the very end.
 	 * One that is on its way out counts as gone (its files vanish

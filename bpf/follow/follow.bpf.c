@@ -49,6 +49,9 @@ int follow_fork(struct bpf_raw_tracepoint_args *ctx)
 	}
 	/* Its walks use the parent's tables until the loader reads its own. */
 	bpf_map_update_elem(&forked_from, &tgid, &ptgid, BPF_ANY);
+	/* Read by the loader at its first wait (a full map: at its fork). */
+	if (bpf_map_update_elem(&unread_procs, &tgid, &one, BPF_ANY))
+		ptgid |= SP_FORK_READ_NOW;
 	module_event(SP_MODULE_EVENT_FORK, tgid, ptgid);
 	return 0;
 }
@@ -72,6 +75,7 @@ int follow_exit(struct process_exit_args *ctx)
 		return 0;
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&forked_from, &tgid);
+	bpf_map_delete_elem(&unread_procs, &tgid);
 	bpf_map_delete_elem(&exec_seqs, &tgid);
 	bpf_map_delete_elem(&proc_layouts, &tgid);
 	module_event(SP_MODULE_EVENT_EXIT, tgid, 0);

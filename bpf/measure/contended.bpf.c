@@ -214,6 +214,7 @@ static __always_inline int wait_enter(__u64 uaddr, __u32 cmd, __u32 val)
 
 	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
+	first_wait(pid_tgid);
 	mark = timing_mark();
 	now = bpf_ktime_get_ns();
 	st = bpf_task_storage_get(&contended, bpf_get_current_task_btf(), 0,

@@ -223,6 +223,7 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		return 0;
 	if (!is_target(pid_tgid) || !thread_wanted((__u32)pid_tgid))
 		return 0;
+	first_wait(pid_tgid);
 	class = SP_COOKIE_CLASS(cookie);
 	mark = timing_mark();
 	if (wait_timing)

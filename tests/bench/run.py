@@ -113,10 +113,13 @@ pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
 what the findings cost (findings, servers.py): their CPU by syncprof -v's
 thread clock against all of syncprof's CPU, PostgreSQL under pgbench -C
 with --children and a report every second; then
+storm (tests/bench/storm.py): syncprof's CPU per short process that never
+waits, under --all and --children, on a storm of distinct programs; then
 duty (tests/bench/duty.py): memcached under continuous full mode and
 --duty 50 and 20, paired, with the acquisition rates and mean holds set
 against continuous full mode's; then attach, with the CPU it takes and the verifier's
-instructions.
+instructions; then attachload: attach wall and CPU time beside 0, 5 and 10
+busy loops, medians of 5.
 
 Last, how close --what-if's predictions come (whatif,
 tests/bench/whatifbench.py): predicted against real gains of
@@ -126,7 +129,7 @@ were measured under; then on PostgreSQL (whatif_pg,
 tests/bench/whatifpg.py): WALWriteLock's holds predicted shorter under
 pgbench, against commit_delay lowered by as much, run for real.
 
-BENCH_ONLY=servers,findings,duty,attach,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif,whatif_pg (comma
+BENCH_ONLY=servers,findings,storm,duty,attach,attachload,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif,whatif_pg (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -147,7 +150,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "integration"))
 import pgcluster  # noqa: E402  (a private PostgreSQL, as the tests start it)
+import attachload
 import duty
+import storm
 import servers
 import whatifbench
 import whatifpg
@@ -1765,13 +1770,22 @@ def main():
     def microbenchmarks(res):
         main_table(res, variants)
 
+    def short_processes(res):
+        binaries = [("this", SYNCPROF)]
+        if os.environ.get("BENCH_BASE"):
+            binaries.append(("base", os.environ["BENCH_BASE"]))
+        storm.storm(res, binaries, RUNS)
+
     def duty_cycle(res):
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
     # Real servers first, then the microbenchmarks.
     sections = [("servers", real_servers), ("findings", findings_cost),
+                ("storm", short_processes),
                 ("duty", duty_cycle),
                 ("attach", attach_detach),
+                ("attachload", lambda res: attachload.attach_under_load(
+                    res, SYNCPROF, PAIRS, attach_detach_once)),
                 ("main", microbenchmarks),
                 ("overhead", contended_overhead), ("cost", contended_cost),
                 ("bystander", contended_bystander), ("stacks", stacks_cost),

@@ -2,7 +2,8 @@
 forks after syncprof attached (tests/targets/procs: a process-shared
 mutex in shared memory, each child's waits measured by the child
 itself), in attach and launch mode, in both modes; a child that execs
-another program; several --pid; merged rows against per-process rows;
+another program; children read at their first wait, not at fork;
+several --pid; merged rows against per-process rows;
 the notice when the work is in children syncprof does not follow."""
 import json
 import os
@@ -121,6 +122,31 @@ class Processes(SyncprofTestCase):
         self.assertEqual(row["count"], sum(t["count"] for t in truths))
         self.assertWithin(row["wait_ns"], sum(t["wait_ns"] for t in truths),
                           TOLERANCE)
+
+    # --- read at the first wait ---------------------------------------
+
+    def test_children_read_at_first_wait(self):
+        """A forked process is read (its maps, unwind tables, names) at
+        its first wait, not at its fork: the shell's sleep children never
+        wait and are never read; the procs children wait and are read,
+        their rows named and counted as the children measured them."""
+        script = (f"for i in 1 2 3 4; do sleep 0.05; done; "
+                  f"exec {' '.join(self.procs_cmd())}")
+        run = self.launch(["-v", "--children", "--mode", "contended",
+                           "--top", "0", "--per-process"],
+                          ["sh", "-c", script])
+        report = self.the_report(run)
+        forked = {int(m) for m in re.findall(r"following PID (\d+) \(forked\)",
+                                             run.stderr)}
+        read = {int(m) for m in re.findall(r"PID (\d+): first wait, read now",
+                                           run.stderr)}
+        children = {t["pid"] for t in self.children_truth()}
+        # 4 sleeps and the 2 procs children were forked and followed.
+        self.assertGreaterEqual(len(forked), 6, run.stderr)
+        self.assertLessEqual(children, forked)
+        # Only the children that waited were read.
+        self.assertEqual(read, children, run.stderr)
+        self.check_per_child(report, "contended")
 
     # --- exec ----------------------------------------------------------
 

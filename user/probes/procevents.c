@@ -79,7 +79,7 @@ static void probes__queue_proc_event(struct probes *p,
 		return;	/* the exit is seen by /proc, the fork at the next sync */
 	p->proc_events[p->n_proc_events] = (struct probes_proc_event){
 		.type = ev->type, .pid = (pid_t)ev->tgid,
-		.parent = (pid_t)ev->parent,
+		.parent = (pid_t)(ev->parent & ~SP_FORK_READ_NOW),
 	};
 	memcpy(p->proc_events[p->n_proc_events].comm, ev->comm,
 	       sizeof(ev->comm));
@@ -87,6 +87,14 @@ static void probes__queue_proc_event(struct probes *p,
 	if (ev->type == SP_MODULE_EVENT_FORK)
 		probes__note_pid(p, (pid_t)ev->tgid);
 	p->events_seen |= PROBES_EVENT_PROCESSES;
+	/* Not in the kernel's unread processes: read as if it had waited. */
+	if (ev->type == SP_MODULE_EVENT_FORK && (ev->parent & SP_FORK_READ_NOW)) {
+		struct sp_module_event_rec now = *ev;
+
+		now.type = SP_MODULE_EVENT_WAIT;
+		now.parent = 0;
+		probes__queue_proc_event(p, &now);
+	}
 }
 
 static int probes__on_event(void *ctx, void *data, size_t size)
@@ -101,7 +109,8 @@ static int probes__on_event(void *ctx, void *data, size_t size)
 	type = ev.type;
 	if (type != SP_MODULE_EVENT_ANCHOR_EXIT)
 		probes__queue_proc_event(p, &ev);
-	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT)
+	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT ||
+	    type == SP_MODULE_EVENT_WAIT)
 		return 0;
 	if (type == SP_MODULE_EVENT_ANCHOR_EXIT) {
 		p->events_seen |= PROBES_EVENT_THREAD_EXIT;

@@ -31,6 +31,12 @@
 #include "whycharges.h"
 #include "session.h"
 
+/* A process forked and not read yet (see follow__unread). */
+struct unread {
+	pid_t pid, parent;
+	bool exec;		/* exec'ed since: the parent's layout is not its */
+};
+
 /* The processes a session follows, and what is pending about them. */
 struct follow {
 	struct procset *procs;
@@ -41,7 +47,47 @@ struct follow {
 					   the --off-cpu notice; or NULL */
 	struct probes_proc_event *naming;	/* events whose names wait */
 	size_t n_naming, naming_cap;
+	struct unread *unread;	/* forked, not read until their first wait */
+	size_t n_unread, unread_cap;
 };
+
+/*
+ * A process forked while several are followed is read (its mappings,
+ * its unwind tables, its names) at its first wait, which the kernel
+ * tells (SP_MODULE_EVENT_WAIT), not at its fork, exec and each library
+ * it loads: most short processes never wait, and reading them was most
+ * of what --all spent on them.  A first wait's walk cut by a table not
+ * read yet is finished later (latewalk.c).  Rejected: reading a process
+ * once it has lived a while (a long process that never waits would be
+ * read all the same, a short one that waits would not be named).
+ */
+static struct unread *follow__unread(const struct follow *f, pid_t pid)
+{
+	for (size_t i = 0; i < f->n_unread; i++)
+		if (f->unread[i].pid == pid)
+			return &f->unread[i];
+	return NULL;
+}
+
+/*
+ * pid is read from now on; whether it was unread.  *as: the event its
+ * names are read for: its fork (the parent's layout first, which names
+ * its waits even if it has exited when its maps are read), else a load.
+ */
+static bool follow__read_now(struct follow *f, pid_t pid,
+			     struct probes_proc_event *as)
+{
+	struct unread *u = follow__unread(f, pid);
+
+	if (!u)
+		return false;
+	if (as && !u->exec && u->parent) {
+		as->type = SP_MODULE_EVENT_FORK;
+		as->parent = u->parent;
+	}
+	*u = f->unread[--f->n_unread];
+	return true;
+}
 
 /*
  * Starts following the processes: the first target, and the other --pid
@@ -91,6 +137,7 @@ void session__follow_free(struct session *s)
 	procspace__free(f->space);
 	blockedtime__free(f->blocked);
 	free(f->naming);
+	free(f->unread);
 	procset__free(f->procs);
 	free(f);
 	s->follow = NULL;
@@ -487,6 +534,7 @@ static size_t batch_by_pid(const struct probes_proc_event *ev, size_t n,
 			b->exec = true;
 			break;
 		case SP_MODULE_EVENT_LOAD:
+		case SP_MODULE_EVENT_WAIT:	/* read at its first wait */
 			b->load = true;
 			break;
 		case SP_MODULE_EVENT_EXIT:
@@ -520,21 +568,42 @@ static void session__process_events(struct session *s)
 
 		switch (ev[i].type) {
 		case SP_MODULE_EVENT_FORK:
-			session__add_process(s, pid, ev[i].parent, ev[i].comm);
+			if (session__add_process(s, pid, ev[i].parent,
+						 ev[i].comm) &&
+			    !array__grow(&f->unread, &f->unread_cap,
+					 f->n_unread + 1, sizeof(*f->unread)))
+				f->unread[f->n_unread++] = (struct unread){
+					.pid = pid, .parent = ev[i].parent };
 			break;
 		case SP_MODULE_EVENT_EXEC:
 			procset__exec(f->procs, pid, ev[i].comm);
+			if (follow__unread(f, pid))
+				follow__unread(f, pid)->exec = true;
 			break;
 		case SP_MODULE_EVENT_EXIT:
+			follow__read_now(f, pid, NULL);
 			procset__exited(f->procs, pid);
 			pr_info("PID %d exited", (int)pid);
+			break;
+		case SP_MODULE_EVENT_WAIT:
 			break;
 		default:
 			break;
 		}
+		/* An unread process's names wait for its first wait too. */
+		if (f->space && ev[i].type != SP_MODULE_EVENT_EXIT &&
+		    follow__unread(f, pid) && ev[i].type != SP_MODULE_EVENT_WAIT)
+			continue;
 		if (f->space && !array__grow(&f->naming, &f->naming_cap,
-					     f->n_naming + 1, sizeof(*f->naming)))
-			f->naming[f->n_naming++] = ev[i];
+					     f->n_naming + 1, sizeof(*f->naming))) {
+			f->naming[f->n_naming] = ev[i];
+			if (ev[i].type == SP_MODULE_EVENT_WAIT &&
+			    follow__read_now(f, pid, &f->naming[f->n_naming]))
+				pr_info("PID %d: first wait, read now", (int)pid);
+			f->n_naming++;
+		} else if (ev[i].type == SP_MODULE_EVENT_WAIT) {
+			follow__read_now(f, pid, NULL);
+		}
 	}
 	if (!f->space || !n)
 		return;
@@ -545,13 +614,14 @@ static void session__process_events(struct session *s)
 		qsort(sorted, n, sizeof(*sorted), event_by_pid);
 		m = batch_by_pid(sorted, n, batch);
 		for (size_t i = 0; i < m; i++)
-			if (!batch[i].exit &&
+			if (!batch[i].exit && !follow__unread(f, batch[i].pid) &&
 			    (batch[i].fork || batch[i].exec || batch[i].load))
 				session__sync_process(s, batch[i].pid);
 	} else {
 		/* No memory to batch: every event's process, as it came. */
 		for (size_t i = 0; i < n; i++)
-			if (ev[i].type != SP_MODULE_EVENT_EXIT)
+			if (ev[i].type != SP_MODULE_EVENT_EXIT &&
+			    !follow__unread(f, ev[i].pid))
 				session__sync_process(s, ev[i].pid);
 	}
 	free(sorted);
@@ -625,6 +695,7 @@ void session__sweep_processes(struct session *s)
 	size_t n = procset__sweep(f->procs, gone, 64);
 
 	for (size_t i = 0; i < n; i++) {
+		follow__read_now(f, gone[i], NULL);
 		pr_info("PID %d exited", (int)gone[i]);
 		if (!array__grow(&f->naming, &f->naming_cap, f->n_naming + 1,
 				 sizeof(*f->naming)))

@@ -7,7 +7,8 @@
  * An exit is normally the kernel's event.  A process can end without one
  * reaching syncprof: a zombie already when it was found, a child that
  * exited between the /proc walk and the kernel's filter taking it in.
- * Each process's start time (/proc/PID/stat) is kept, and
+ * Each process's start time (/proc/PID/stat; a forked child's at the
+ * first sweep after its fork) is kept, and
  * procset__sweep finds those that are gone, zombies (whose threads all
  * ended) and PIDs that now belong to another process.  A PID reused by a
  * new followed process is a new entry; the old one stays, exited.
@@ -138,8 +139,14 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 		return false;
 	e = &set->entries[set->n];
 	*e = (struct entry){ .pid = pid, .parent = parent };
-	/* Gone already, or a zombie: listed, never waited for. */
-	if (process_state(pid, &start, &running))
+	/*
+	 * Gone already, or a zombie: listed, never waited for.  A child the
+	 * kernel just told of runs: its start time is read by the next
+	 * sweep (most short processes end before, their exit told too).
+	 */
+	if (parent && comm && comm[0])
+		running = true;
+	else if (process_state(pid, &start, &running))
 		start = 0;
 	e->start = start;
 	/* A child not yet exec'ed has its parent's name until then. */
@@ -166,6 +173,8 @@ size_t procset__sweep(struct procset *set, pid_t *gone, size_t max)
 				 start != set->entries[i].start)) {
 			set->exited[i] = true;
 			gone[n++] = set->entries[i].pid;
+		} else if (!set->entries[i].start) {
+			set->entries[i].start = start;	/* added by an event */
 		}
 	}
 	return n;
