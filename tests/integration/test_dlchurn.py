@@ -14,6 +14,7 @@ import time
 import urllib.request
 
 from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase
+import test_serve
 from test_serve import PROMTOOL, parse_metrics
 
 DLCHURN = os.path.join(BUILD, "tests", "targets", "dlchurn")
@@ -268,6 +269,52 @@ class DistinctCopiesChurn(ChurnCase):
                              seen["regular files"], seen)
         self.assertLessEqual(seen["syncprof_cache_open_files"],
                              seen["syncprof_cache_files"], seen)
+
+
+# --all: a process that goes on living after it unloaded and deleted its
+# copies.  Before, syncprof's session of the process learned that a copy
+# was gone only when the process next mapped a file of its own, so the
+# last copy stayed open as long as the process lived (the soak saw
+# copies held for minutes).  Since, the unload event's read of the maps
+# lets it go: within a read of the event, RELEASE_S allowing a loaded
+# machine's late loop.
+ALL_CYCLES = 300
+RELEASE_S = 10
+
+
+class AllProcessesChurn(ChurnCase):
+    """--all --serve beside a process churning distinct copies: once it
+    stops (alive, with no copy loaded), no deleted copy is held."""
+
+    start_serve = test_serve.Serve.start_serve
+    stop_serve = test_serve.Serve.stop_serve
+
+    def test_no_deleted_copy_held_after_the_churn(self):
+        copies = self.path("copies")
+        os.mkdir(copies)
+        prof, _ = self.start_serve("--all")
+        target = self.start_waiting_target(
+            [DLCHURN, "--lib", SHAREDLIB, "--copies", copies,
+             "--warmup", "10", "--cycles", str(ALL_CYCLES),
+             "--every", str(EVERY), "--truth", self.path("truth.json"),
+             "--wait-signal"])
+        self.go(target)
+        self.expect_line(target, "warm")
+        self.go(target)
+        self.expect_line(target, "done")
+        self.assertEqual(os.listdir(copies), [])
+        deadline = time.monotonic() + RELEASE_S
+        while True:
+            held = [d for d in open_fds(prof.pid)[1] if d.startswith(copies)]
+            if not held or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(held, [], f"deleted copies held {RELEASE_S} s "
+                         "after the process unloaded them")
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
+        self.assertEqual(self.truth()["cycles"], 10 + ALL_CYCLES)
+        self.stop_serve(prof)
 
 
 # Short children: a shell runs CHILDREN processes of dlchurn one after

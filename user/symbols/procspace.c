@@ -174,6 +174,24 @@ static bool file_has_exec(const struct procmaps *maps, uint64_t dev,
 }
 
 /* The segments of a maps list (see the design comment). */
+/* Whether a file of p's segments is not in maps any more. */
+static bool segs_lost_file(const struct proc *p, const struct procmaps *maps)
+{
+	for (size_t i = 0; i < p->n_segs; i++) {
+		const struct segment *g = &p->segs[i];
+		bool found = false;
+
+		for (size_t k = 0; !found && k < procmaps__count(maps); k++) {
+			const struct procmaps_entry *e = procmaps__entry(maps, k);
+
+			found = e->inode == g->inode && e->dev == g->dev;
+		}
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
 static int segs_from_maps(struct proc *p, const struct procmaps *maps)
 {
 	segs_free(p);
@@ -243,7 +261,7 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	struct proc *p = procspace__get(ps, pid);
 	struct symbolizer *sym;
 	struct procmaps *maps;
-	bool homed = false;
+	bool homed = false, lost;
 	int err;
 
 	if (!p)
@@ -265,8 +283,8 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
+	lost = segs_lost_file(p, maps);
 	err = segs_from_maps(p, maps);
-	procmaps__free(maps);
 	if (!err)
 		procspace__drop_stale(ps, p);
 	/*
@@ -285,8 +303,14 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 			homed = true;
 		}
 	}
-	if (homed && sym && sym == p->sym)
-		symbolizer__refresh(sym);
+	/*
+	 * A file it no longer maps leaves its session now (a deleted one is
+	 * closed there: a plugin host's unloaded copy was held for minutes,
+	 * until the process next mapped a file of its own).
+	 */
+	if ((homed || lost) && sym && sym == p->sym)
+		symbolizer__update(sym, maps);
+	procmaps__free(maps);
 	return err;
 }
 
