@@ -638,6 +638,7 @@ void session__sweep_processes(struct session *s)
 	size_t n = procset__sweep(f->procs, gone, 64);
 
 	session__forget_rows(s);
+	symbolizer__housekeep();
 	for (size_t i = 0; i < n; i++) {
 		pr_info("PID %d exited", (int)gone[i]);
 		if (!array__grow(&f->naming, &f->naming_cap, f->n_naming + 1,
