@@ -13,10 +13,14 @@
  * mapping arrays (make bench, section processes).
  *
  * What no followed process maps any more goes (unwinder__collect, every
- * COLLECT_EVERY exits): a file's entry and its walk-by-file key, and a
- * build's table once no file of it is left, its slot used again.  Under
- * --all every program that ever ran kept its entry (each looked up by a
- * scan at every mapping placed) and its table in the kernel.
+ * COLLECT_EVERY exits), beyond the UNMAPPED_KEEP files unmapped last: a
+ * file's entry and its walk-by-file key, and a build's table once no
+ * file of it is left, its slot used again.  Under --all every program
+ * that ever ran kept its entry (each looked up by a scan at every
+ * mapping placed) and its table in the kernel.  The files unmapped last
+ * are kept because a program run again and again, or a library loaded
+ * again, would otherwise have its table built anew each time (a storm of
+ * copies of one program: its CFI read at every run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +88,8 @@ struct rowcopy {
 
 /* Exits between two collections of what no process maps. */
 #define COLLECT_EVERY 64
+/* Files no process maps, kept with their tables: the newest. */
+#define UNMAPPED_KEEP 64
 
 struct unwinder {
 	struct unwinder_config cfg;
@@ -629,7 +635,7 @@ static int unwinder__collect(struct unwinder *u)
 	struct file_id *mapped;
 	struct build *dropped;
 	uint32_t *kept;
-	size_t n = 0, n_kept = 0, n_dropped = 0, out = 0;
+	size_t n = 0, n_kept = 0, n_dropped = 0, out = 0, n_unmapped = 0;
 
 	for (size_t i = 0; i < u->n_procs; i++)
 		n += u->procs[i].n_placed;
@@ -650,10 +656,23 @@ static int unwinder__collect(struct unwinder *u)
 				u->procs[i].placed[k].inode };
 	qsort(mapped, n, sizeof(*mapped), cmp_file_id);
 	for (size_t i = 0; i < u->n_builds; i++) {
+		struct file_id id = { u->builds[i].dev, u->builds[i].inode };
+
+		n_unmapped += !bsearch(&id, mapped, n, sizeof(*mapped),
+				       cmp_file_id);
+	}
+	/* The oldest first: builds are in the order they were made. */
+	for (size_t i = 0; i < u->n_builds; i++) {
 		struct build *b = &u->builds[i];
 		struct file_id id = { b->dev, b->inode };
+		bool keep = bsearch(&id, mapped, n, sizeof(*mapped),
+				    cmp_file_id) != NULL;
 
-		if (bsearch(&id, mapped, n, sizeof(*mapped), cmp_file_id)) {
+		if (!keep && n_unmapped <= UNMAPPED_KEEP)
+			keep = true;
+		else if (!keep)
+			n_unmapped--;
+		if (keep) {
 			if (b->slot != SP_TABLE_NONE)
 				kept[n_kept++] = b->slot;
 			u->builds[out++] = *b;
