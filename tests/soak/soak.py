@@ -73,7 +73,7 @@ def mapped_elsewhere(pid):
         if not other.isdigit() or int(other) == pid:
             continue
         try:
-            with open(f"/proc/{other}/maps") as f:
+            with open(f"/proc/{other}/maps", errors="surrogateescape") as f:
                 for line in f:
                     fields = line.rstrip("\n").split(None, 5)
                     if len(fields) == 6:

@@ -232,6 +232,65 @@ static void test_delta_counts_a_folded_row_once(void **state UNUSED)
 	fold__free(f);
 }
 
+static const struct snapshot_entry *find_pid(const struct snapshot *s,
+					     uint32_t pid)
+{
+	for (size_t i = 0; i < snapshot__count(s); i++)
+		if (snapshot__entries(s)[i].key.pid == pid)
+			return &snapshot__entries(s)[i];
+	return NULL;
+}
+
+/*
+ * Processes let go: their rows become one row of process 0, counted
+ * once across the read that moves them; another process's row stays.
+ */
+static void test_forgotten_processes_fold_into_process_0(void **state UNUSED)
+{
+	struct sp_key a = key(0x10, 11, 0), b = key(0x10, 22, 0);
+	struct sp_key c = key(0x10, 33, 0);
+	struct sp_value va = val(5, 500, 50, 1, 50), vb = val(3, 300, 70, 1, 70);
+	struct sp_value vc = val(2, 200, 20, 1, 20);
+	struct snapshot *r1 = snap_new(), *r2 = snap_new();
+	const struct snapshot_entry *e;
+	pid_t pids[] = { 200, 100 };
+	struct snapshot *d;
+	struct fold *f;
+
+	a.pid = 100;
+	b.pid = 200;
+	c.pid = 300;
+	assert_int_equal(fold__new(false, &f), 0);
+	assert_int_equal(fold__add(f, &a, &va, 2, r1), 0);
+	assert_int_equal(fold__add(f, &b, &vb, 2, r1), 0);
+	assert_int_equal(fold__add(f, &c, &vc, 2, r1), 0);
+	assert_int_equal(fold__into(f, r1, 1), 0);
+	snapshot__seal(r1);
+	assert_int_equal(snapshot__count(r1), 3);
+
+	assert_int_equal(fold__forget_pids(f, pids, 2, 3, r2), 0);
+	assert_int_equal(fold__rows(f), 2);
+	assert_int_equal(fold__into(f, r2, 2), 0);
+	snapshot__seal(r2);
+	assert_int_equal(snapshot__count(r2), 2);
+	e = find_pid(r2, 0);
+	assert_non_null(e);
+	assert_int_equal(e->count, 8);
+	assert_int_equal(e->wait_ns, 800);
+	assert_int_equal(e->max_ns, 70);
+	e = find_pid(r2, 300);
+	assert_non_null(e);
+	assert_int_equal(e->count, 2);
+	/* Nothing new happened: the delta counts nothing twice. */
+	assert_int_equal(snapshot__delta(r2, r1, &d), 0);
+	for (size_t i = 0; i < snapshot__count(d); i++)
+		assert_int_equal(snapshot__entries(d)[i].count, 0);
+	snapshot__free(d);
+	snapshot__free(r1);
+	snapshot__free(r2);
+	fold__free(f);
+}
+
 /* A call that ended after the window switch counts in the next window. */
 static void test_fold_keeps_the_open_windows_maximum(void **state UNUSED)
 {
@@ -293,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_delta_counts_a_folded_row_once),
 		cmocka_unit_test(test_fold_keeps_the_open_windows_maximum),
 		cmocka_unit_test(test_many_rows_grow_the_table),
+		cmocka_unit_test(test_forgotten_processes_fold_into_process_0),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

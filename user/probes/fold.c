@@ -19,6 +19,12 @@
  * reader does).  Window maxima are kept as the kernel keeps them: the
  * open window's and the closing one's.
  *
+ * Processes go the same way, later: the rows of a process that exited
+ * long ago (no longer named: procset.c keeps the newest exited) become
+ * rows of process 0 (fold__forget_pids), so under --all the rows grow
+ * with what the programs do, not with how many processes ever ran
+ * (PostgreSQL's backend per connection: rows per backend, forever).
+ *
  * Rejected: an LRU map (it evicts live rows as readily as dead ones, and
  * silently); deleting rows at thread exit from BPF (sched_process_exit
  * would have to find them: the map is keyed by object first).
@@ -232,6 +238,71 @@ int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* Adds a slot's rows into the slot of the same key in slots. */
+static struct fold_slot *fold__put(struct fold_slot *slots, size_t cap,
+				   const struct fold_slot *from,
+				   const struct sp_key *key, uint64_t open)
+{
+	struct fold_slot *to = fold__slot(slots, cap, key);
+
+	if (!to->used) {
+		*to = *from;
+		to->key = *key;
+		return to;
+	}
+	if (from->has_value)
+		fold__merge(&to->value, &from->value, open);
+	if (from->has_hold)
+		fold__merge(&to->hold, &from->hold, open);
+	for (int i = 0; from->has_hist && i < SP_HIST_SLOTS; i++)
+		to->hist.slot[i] += from->hist.slot[i];
+	to->has_value |= from->has_value;
+	to->has_hold |= from->has_hold;
+	to->has_hist |= from->has_hist;
+	return NULL;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int fold__forget_pids(struct fold *f, pid_t *pids, size_t n,
+		      uint64_t open, struct snapshot *snap)
+{
+	struct fold_slot *slots;
+	size_t used = 0;
+
+	if (!n || !f->used)
+		return 0;
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	slots = calloc(f->cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap; i++) {
+		const struct fold_slot *from = &f->slots[i];
+		pid_t pid = (pid_t)from->key.pid;
+		struct sp_key key = from->key;
+
+		if (!from->used)
+			continue;
+		if (pid && bsearch(&pid, pids, n, sizeof(*pids), cmp_pid)) {
+			key.pid = 0;
+			if (snapshot__add_move(snap, &from->key, &key)) {
+				free(slots);
+				return -ENOMEM;
+			}
+		}
+		used += fold__put(slots, f->cap, from, &key, open) != NULL;
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->used = used;
 	return 0;
 }
 

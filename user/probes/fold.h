@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "snapshot.h"
 #include "syncprof.h"
@@ -39,6 +40,13 @@ int fold__add_hold(struct fold *f, const struct sp_key *key,
 		   const struct sp_value *v, uint64_t open);
 int fold__add_hist(struct fold *f, const struct sp_key *key,
 		   const struct sp_hist *h);
+/*
+ * The rows of processes pids (sorted here) become rows of process 0,
+ * merged; the moves recorded in snap, the snapshot being read (before
+ * any thread's rows are folded into it).
+ */
+int fold__forget_pids(struct fold *f, pid_t *pids, size_t n,
+		      uint64_t open, struct snapshot *snap);
 /* Adds every folded row to snap, read as report window `closing` closed. */
 int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing);
 /*

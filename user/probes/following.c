@@ -57,6 +57,15 @@ void probes__forget_process(struct probes *p, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);
 }
 
+void probes__forget_rows(struct probes *p, const pid_t *pids, size_t n)
+{
+	if (!n || array__grow(&p->forget, &p->forget_cap, p->n_forget + n,
+			      sizeof(*p->forget)))
+		return;	/* without memory, their rows stay theirs */
+	memcpy(p->forget + p->n_forget, pids, n * sizeof(*pids));
+	p->n_forget += n;
+}
+
 /*
  * Several processes: their exits, and with --children their forks.  The
  * fork program is attached before the probes, so no child forked after

@@ -321,6 +321,12 @@ int probes__read(struct probes *p, struct snapshot **out)
 	err = snapshot__new(&snap);
 	if (err)
 		return err;
+	/* Before this read's threads: a row moves once a read. */
+	err = fold__forget_pids(p->fold, p->forget, p->n_forget, p->window,
+				snap);
+	p->n_forget = 0;
+	if (err)
+		goto fail;
 	n = probes__read_map(p, fd);
 	gone = calloc(n ? n : 1, sizeof(*gone));
 	if (!gone) {

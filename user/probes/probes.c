@@ -465,5 +465,6 @@ void probes__free(struct probes *p)
 	free(p->values);
 	free(p->counter_values);
 	fold__free(p->fold);
+	free(p->forget);
 	free(p);
 }

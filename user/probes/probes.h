@@ -130,6 +130,11 @@ const struct probes_proc_event *probes__proc_events(const struct probes *p,
 int probes__add_process(struct probes *p, pid_t pid);
 /* Its tables leave the kernel (it exited). */
 void probes__forget_process(struct probes *p, pid_t pid);
+/*
+ * The rows of these processes, exited long ago and no longer named,
+ * become rows of process 0 at the next read (fold.c).
+ */
+void probes__forget_rows(struct probes *p, const pid_t *pids, size_t n);
 /* New processes the targets map had no room for (--children). */
 uint64_t probes__dropped_processes(struct probes *p);
 /*

@@ -113,6 +113,8 @@ struct probes {
 	struct sp_key *keys;		/* map_size slots for one read */
 	struct sp_value *values;
 	uint64_t *counter_values;	/* ncpus slots for one counter */
+	pid_t *forget;		/* processes whose rows go to process 0 */
+	size_t n_forget, forget_cap;
 	struct fold *fold;		/* rows of exited threads */
 	bool multi;			/* uprobe_multi links (Linux 6.6+) */
 	int multi_links[2 * N_PROBES];	/* uprobe_multi links, one per attach

@@ -451,13 +451,25 @@ void session__follow_threads(struct session *s)
  * start): its unwind tables loaded; names come after (see
  * session__process_events).
  */
+/* Processes the set let go: their rows become process 0's (fold.c). */
+static void session__forget_rows(struct session *s)
+{
+	pid_t *pids;
+	size_t n = procset__forgotten(s->follow->procs, &pids);
+
+	if (n && s->probes)
+		probes__forget_rows(s->probes, pids, n);
+}
+
 static bool session__add_process(struct session *s, pid_t pid, pid_t parent,
 				 const char *comm)
 {
 	int err;
 
-	if (!procset__add(s->follow->procs, pid, parent, comm) ||
-	    !s->follow->space)
+	if (!procset__add(s->follow->procs, pid, parent, comm))
+		return false;
+	session__forget_rows(s);
+	if (!s->follow->space)
 		return false;
 	err = probes__add_process(s->probes, pid);
 	if (err && err != -ENOENT && err != -ESRCH)
@@ -583,6 +595,7 @@ static void session__process_events(struct session *s)
 		case SP_MODULE_EVENT_EXIT:
 			follow__read_now(f, pid, NULL);
 			procset__exited(f->procs, pid);
+			session__forget_rows(s);
 			pr_info("PID %d exited", (int)pid);
 			break;
 		case SP_MODULE_EVENT_WAIT:
@@ -694,6 +707,8 @@ void session__sweep_processes(struct session *s)
 	pid_t gone[64];
 	size_t n = procset__sweep(f->procs, gone, 64);
 
+	session__forget_rows(s);
+	symbolizer__housekeep();
 	for (size_t i = 0; i < n; i++) {
 		follow__read_now(f, gone[i], NULL);
 		pr_info("PID %d exited", (int)gone[i]);

@@ -52,6 +52,8 @@ struct dwflsession_stats {
 	uint64_t shared;	/* file opens answered by a file known already */
 };
 void dwflsession__stats(struct dwflsession_stats *out);
+/* Each housekeeping tick: the unmapped modules' files deleted since go. */
+void dwflsession__housekeep(void);
 
 /* The session's libdwfl handle, for walks over its modules. */
 Dwfl *dwflsession__dwfl(const struct dwflsession *s);

@@ -84,6 +84,8 @@ struct procspace {
 	size_t n_syms, cap_syms;
 	uint64_t next_synthetic;
 	uint64_t exits;		/* exits seen, for exit_seq */
+	pid_t first;		/* the first process: its symbolizer names
+				   what no region does */
 	size_t n_exited;	/* exited processes held */
 };
 
@@ -123,26 +125,50 @@ void procspace__free(struct procspace *ps)
 	free(ps);
 }
 
+/*
+ * procs is sorted by PID: every read looks up the process of each of its
+ * addresses, and a scan through the live and the exited was most of
+ * procspace__update's time under --all.  Index of pid, or where it goes.
+ */
+static size_t procspace__slot(const struct procspace *ps, pid_t pid)
+{
+	size_t lo = 0, hi = ps->n_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ps->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct proc *procspace__find(struct procspace *ps, pid_t pid)
 {
-	for (size_t i = 0; i < ps->n_procs; i++)
-		if (ps->procs[i].pid == pid)
-			return &ps->procs[i];
-	return NULL;
+	size_t i = procspace__slot(ps, pid);
+
+	return i < ps->n_procs && ps->procs[i].pid == pid ? &ps->procs[i]
+							  : NULL;
 }
 
 static struct proc *procspace__get(struct procspace *ps, pid_t pid)
 {
-	struct proc *p = procspace__find(ps, pid);
+	size_t i = procspace__slot(ps, pid);
 
-	if (p)
-		return p;
+	if (i < ps->n_procs && ps->procs[i].pid == pid)
+		return &ps->procs[i];
 	if (array__grow(&ps->procs, &ps->cap_procs, ps->n_procs + 1,
 			sizeof(*ps->procs)))
 		return NULL;
-	p = &ps->procs[ps->n_procs++];
-	*p = (struct proc){ .pid = pid };
-	return p;
+	memmove(&ps->procs[i + 1], &ps->procs[i],
+		(ps->n_procs - i) * sizeof(*ps->procs));
+	ps->n_procs++;
+	ps->procs[i] = (struct proc){ .pid = pid };
+	if (!ps->first)
+		ps->first = pid;
+	return &ps->procs[i];
 }
 
 static int segs_add(struct proc *p, const struct segment *s)
@@ -174,6 +200,24 @@ static bool file_has_exec(const struct procmaps *maps, uint64_t dev,
 }
 
 /* The segments of a maps list (see the design comment). */
+/* Whether a file of p's segments is not in maps any more. */
+static bool segs_lost_file(const struct proc *p, const struct procmaps *maps)
+{
+	for (size_t i = 0; i < p->n_segs; i++) {
+		const struct segment *g = &p->segs[i];
+		bool found = false;
+
+		for (size_t k = 0; !found && k < procmaps__count(maps); k++) {
+			const struct procmaps_entry *e = procmaps__entry(maps, k);
+
+			found = e->inode == g->inode && e->dev == g->dev;
+		}
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
 static int segs_from_maps(struct proc *p, const struct procmaps *maps)
 {
 	segs_free(p);
@@ -243,7 +287,7 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	struct proc *p = procspace__get(ps, pid);
 	struct symbolizer *sym;
 	struct procmaps *maps;
-	bool homed = false;
+	bool homed = false, lost;
 	int err;
 
 	if (!p)
@@ -265,8 +309,8 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
+	lost = segs_lost_file(p, maps);
 	err = segs_from_maps(p, maps);
-	procmaps__free(maps);
 	if (!err)
 		procspace__drop_stale(ps, p);
 	/*
@@ -285,8 +329,14 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 			homed = true;
 		}
 	}
-	if (homed && sym && sym == p->sym)
-		symbolizer__refresh(sym);
+	/*
+	 * A file it no longer maps leaves its session now (a deleted one is
+	 * closed there: a plugin host's unloaded copy was held for minutes,
+	 * until the process next mapped a file of its own).
+	 */
+	if ((homed || lost) && sym && sym == p->sym)
+		symbolizer__update(sym, maps);
+	procmaps__free(maps);
 	return err;
 }
 
@@ -307,20 +357,22 @@ int procspace__exec(struct procspace *ps, pid_t pid)
 /* The oldest exited process beyond EXITED_KEEP goes (never the first). */
 static void procspace__forget_exited(struct procspace *ps)
 {
-	size_t oldest = 0;
+	size_t oldest = ps->n_procs;
 
 	if (ps->n_exited <= EXITED_KEEP)
 		return;
-	for (size_t i = 1; i < ps->n_procs; i++)
-		if (ps->procs[i].exited &&
-		    (!oldest || ps->procs[i].exit_seq <
-				ps->procs[oldest].exit_seq))
+	for (size_t i = 0; i < ps->n_procs; i++)
+		if (ps->procs[i].exited && ps->procs[i].pid != ps->first &&
+		    (oldest == ps->n_procs || ps->procs[i].exit_seq <
+					      ps->procs[oldest].exit_seq))
 			oldest = i;
-	if (!oldest)
+	if (oldest == ps->n_procs)
 		return;
 	segs_free(&ps->procs[oldest]);
 	free(ps->procs[oldest].segs);
-	ps->procs[oldest] = ps->procs[--ps->n_procs];
+	memmove(&ps->procs[oldest], &ps->procs[oldest + 1],
+		(ps->n_procs - oldest - 1) * sizeof(*ps->procs));
+	ps->n_procs--;
 	ps->n_exited--;
 }
 
@@ -465,9 +517,11 @@ int procspace__resolve(struct procspace *ps, uint64_t canonical,
 		       struct symbolizer **sym, uint64_t *addr)
 {
 	const struct region *r = region_at(ps, canonical);
+	struct proc *first;
 
 	*addr = canonical;
-	*sym = ps->n_procs ? proc_symbolizer(ps, &ps->procs[0]) : NULL;
+	first = procspace__find(ps, ps->first);
+	*sym = first ? proc_symbolizer(ps, first) : NULL;
 	if (!r)
 		return -ENOENT;
 	*addr = r->home_start + (canonical - r->canon_start);

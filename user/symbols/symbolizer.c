@@ -230,6 +230,11 @@ void symbolizer__freeze(struct symbolizer *sym)
 		dwflsession__gone(sym->session);
 }
 
+void symbolizer__housekeep(void)
+{
+	dwflsession__housekeep();
+}
+
 void symbolizer__cache_stats(struct symbolizer_cache_stats *out)
 {
 	struct dwflsession_stats st;

@@ -88,6 +88,11 @@ struct symbolizer_cache_stats {
 };
 void symbolizer__cache_stats(struct symbolizer_cache_stats *out);
 /*
+ * Each housekeeping tick: files of modules no process maps that were
+ * deleted since they were let go are closed (read into memory).
+ */
+void symbolizer__housekeep(void);
+/*
  * Names the call site whose return address is `ret_addr` (looked up at
  * ret_addr - 1).  Strings stay valid until symbolizer__free.  -ENOENT:
  * no module maps it (info->module is NULL then).

@@ -12,6 +12,13 @@
  * procset__sweep finds those that are gone, zombies (whose threads all
  * ended) and PIDs that now belong to another process.  A PID reused by a
  * new followed process is a new entry; the old one stays, exited.
+ *
+ * Exited processes are kept for their names, the newest EXITED_KEEP of
+ * them: under --all every process that ever ran stayed, and each add,
+ * sweep and report looked through all of them (40,000 in an hour; the
+ * add alone was the loop's largest cost).  The PIDs let go are handed
+ * out once (procset__forgotten): their rows are folded into the rows
+ * of exited processes (fold.c), whose names are gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +33,8 @@
 #include "procset.h"
 
 #define COMM_MAX 64
+/* Exited processes kept for their names; a quarter more before a sweep. */
+#define EXITED_KEEP 1024
 
 struct entry {
 	pid_t pid;
@@ -41,6 +50,9 @@ struct procset {
 	size_t list_cap;
 	bool *exited;
 	size_t exited_cap;
+	size_t n_exited;	/* entries marked exited */
+	pid_t *forgotten;	/* let go, not yet handed out */
+	size_t n_forgotten, forgotten_cap;
 };
 
 int procset__new(struct procset **out)
@@ -56,7 +68,54 @@ void procset__free(struct procset *set)
 	free(set->entries);
 	free(set->list);
 	free(set->exited);
+	free(set->forgotten);
 	free(set);
+}
+
+/* An entry marked exited, counted once. */
+static void procset__mark_exited(struct procset *set, size_t i)
+{
+	if (set->exited[i])
+		return;
+	set->exited[i] = true;
+	set->n_exited++;
+}
+
+/*
+ * Beyond EXITED_KEEP + a quarter, the oldest exited go (in the order
+ * they came), down to EXITED_KEEP: one pass for many removals.
+ */
+static void procset__trim(struct procset *set)
+{
+	size_t drop, out = 0;
+
+	if (set->n_exited <= EXITED_KEEP + EXITED_KEEP / 4)
+		return;
+	drop = set->n_exited - EXITED_KEEP;
+	for (size_t i = 0; i < set->n; i++) {
+		if (drop && set->exited[i]) {
+			drop--;
+			set->n_exited--;
+			if (!array__grow(&set->forgotten, &set->forgotten_cap,
+					 set->n_forgotten + 1,
+					 sizeof(*set->forgotten)))
+				set->forgotten[set->n_forgotten++] =
+					set->entries[i].pid;
+			continue;
+		}
+		set->entries[out] = set->entries[i];
+		set->exited[out++] = set->exited[i];
+	}
+	set->n = out;
+}
+
+size_t procset__forgotten(struct procset *set, pid_t **pids)
+{
+	size_t n = set->n_forgotten;
+
+	*pids = set->forgotten;
+	set->n_forgotten = 0;
+	return n;
 }
 
 /* The newest entry of pid (an older one is a process that exited). */
@@ -154,7 +213,10 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 		snprintf(e->comm, sizeof(e->comm), "%s", comm);
 	else
 		read_comm(pid, e->comm, sizeof(e->comm));
-	set->exited[set->n++] = !running;
+	set->exited[set->n++] = false;
+	if (!running)
+		procset__mark_exited(set, set->n - 1);
+	procset__trim(set);
 	return true;
 }
 
@@ -171,12 +233,13 @@ size_t procset__sweep(struct procset *set, pid_t *gone, size_t max)
 		if (process_state(set->entries[i].pid, &start, &running) ||
 		    !running || (set->entries[i].start && start &&
 				 start != set->entries[i].start)) {
-			set->exited[i] = true;
+			procset__mark_exited(set, i);
 			gone[n++] = set->entries[i].pid;
 		} else if (!set->entries[i].start) {
 			set->entries[i].start = start;	/* added by an event */
 		}
 	}
+	procset__trim(set);
 	return n;
 }
 
@@ -200,16 +263,13 @@ void procset__exited(struct procset *set, pid_t pid)
 	size_t i;
 
 	if (procset__find(set, pid, &i))
-		set->exited[i] = true;
+		procset__mark_exited(set, i);
+	procset__trim(set);
 }
 
 size_t procset__alive(const struct procset *set)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < set->n; i++)
-		n += !set->exited[i];
-	return n;
+	return set->n - set->n_exited;
 }
 
 const struct procset_entry *procset__list(const struct procset *set,

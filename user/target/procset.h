@@ -42,7 +42,13 @@ size_t procset__alive(const struct procset *set);
  * (up to max); the count is returned.
  */
 size_t procset__sweep(struct procset *set, pid_t *gone, size_t max);
-/* Every process followed, in the order they came, for a report. */
+/*
+ * The PIDs of exited processes let go since the last call (only the
+ * newest exited are kept: procset.c); *pids is the set's, valid until
+ * its next change.
+ */
+size_t procset__forgotten(struct procset *set, pid_t **pids);
+/* Every process followed (the newest exited), in the order they came. */
 const struct procset_entry *procset__list(const struct procset *set,
 					   size_t *n);
 /*

@@ -11,6 +11,16 @@
  * without reopening the file.  Builds are shared by every followed
  * process: 100 backends of one server cost one libc table and 100 small
  * mapping arrays (make bench, section processes).
+ *
+ * What no followed process maps any more goes (unwinder__collect, every
+ * COLLECT_EVERY exits), beyond the UNMAPPED_KEEP files unmapped last: a
+ * file's entry and its walk-by-file key, and a build's table once no
+ * file of it is left, its slot used again.  Under --all every program
+ * that ever ran kept its entry (each looked up by a scan at every
+ * mapping placed) and its table in the kernel.  The files unmapped last
+ * are kept because a program run again and again, or a library loaded
+ * again, would otherwise have its table built anew each time (a storm of
+ * copies of one program: its CFI read at every run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +86,16 @@ struct rowcopy {
 	struct sp_unwind_row *rows;
 };
 
+/* Exits between two collections of what no process maps. */
+#define COLLECT_EVERY 64
+/* Files no process maps, kept with their tables: the newest. */
+#define UNMAPPED_KEEP 64
+
 struct unwinder {
 	struct unwinder_config cfg;
+	uint32_t *free_slots;	/* table slots released, to use again */
+	size_t n_free, cap_free;
+	size_t forgets;		/* exits since the last collection */
 	struct rowcopy *copies;
 	size_t n_copies, cap_copies;
 	uint64_t libc_dev, libc_inode;
@@ -123,6 +141,7 @@ void unwinder__free(struct unwinder *u)
 	for (size_t i = 0; i < u->n_copies; i++)
 		free(u->copies[i].rows);
 	free(u->copies);
+	free(u->free_slots);
 	free(u);
 }
 
@@ -176,24 +195,30 @@ static int unwinder__load_rows(struct unwinder *u, const struct modtable *t,
 {
 	size_t n;
 	const struct sp_unwind_row *rows = modtable__rows(t, &n);
+	uint32_t slot;
 	int fd, err = 0;
 
 	b->slot = SP_TABLE_NONE;
 	b->n_rows = 0;
 	if (!n)
 		return 0;
-	if (n > UINT32_MAX || u->next_slot >= SP_UNWIND_MAX_TABLES)
+	slot = u->n_free ? u->free_slots[u->n_free - 1] : u->next_slot;
+	if (n > UINT32_MAX || slot >= SP_UNWIND_MAX_TABLES)
 		return -ENOSPC;
 	fd = unwinder__new_array("sp_unwind_rows", sizeof(*rows), rows,
 				 (uint32_t)n);
 	if (fd < 0)
 		return fd;
-	if (bpf_map_update_elem(u->cfg.tables_fd, &u->next_slot, &fd, BPF_ANY))
+	if (bpf_map_update_elem(u->cfg.tables_fd, &slot, &fd, BPF_ANY))
 		err = -errno;
 	close(fd);
 	if (err)
 		return err;
-	b->slot = u->next_slot++;
+	if (u->n_free)
+		u->n_free--;
+	else
+		u->next_slot++;
+	b->slot = slot;
 	b->n_rows = (uint32_t)n;
 	u->stats.rows += n;
 	u->stats.bytes += n * sizeof(*rows);
@@ -561,6 +586,133 @@ const struct procmaps *unwinder__last_maps(const struct unwinder *u, pid_t pid)
 	return NULL;
 }
 
+struct file_id {
+	uint64_t dev, inode;
+};
+
+static int cmp_file_id(const void *pa, const void *pb)
+{
+	const struct file_id *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->inode < b->inode ? -1 : a->inode > b->inode;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Slot's table out of the kernel and its copy freed; the slot reusable. */
+static void unwinder__release_slot(struct unwinder *u, uint32_t slot,
+				   uint32_t n_rows)
+{
+	for (size_t i = 0; i < u->n_copies; i++) {
+		if (u->copies[i].slot != slot)
+			continue;
+		free(u->copies[i].rows);
+		u->copies[i] = u->copies[--u->n_copies];
+		break;
+	}
+	if (bpf_map_delete_elem(u->cfg.tables_fd, &slot) && errno != ENOENT)
+		return;		/* still in the kernel: the slot stays taken */
+	u->stats.rows -= n_rows;
+	u->stats.bytes -= n_rows * sizeof(struct sp_unwind_row);
+	if (!array__grow(&u->free_slots, &u->cap_free, u->n_free + 1,
+			 sizeof(*u->free_slots)))
+		u->free_slots[u->n_free++] = slot;
+}
+
+/*
+ * The files no followed process maps go, with their walk-by-file keys;
+ * then the tables no remaining file uses.  0 or -ENOMEM (nothing freed).
+ */
+static int unwinder__collect(struct unwinder *u)
+{
+	struct file_id *mapped;
+	struct build *dropped;
+	uint32_t *kept;
+	size_t n = 0, n_kept = 0, n_dropped = 0, out = 0, n_unmapped = 0;
+
+	for (size_t i = 0; i < u->n_procs; i++)
+		n += u->procs[i].n_placed;
+	mapped = malloc((n + 1) * sizeof(*mapped));
+	kept = malloc((u->n_builds + 1) * sizeof(*kept));
+	dropped = malloc((u->n_builds + 1) * sizeof(*dropped));
+	if (!mapped || !kept || !dropped) {
+		free(mapped);
+		free(kept);
+		free(dropped);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < u->n_procs; i++)
+		for (size_t k = 0; k < u->procs[i].n_placed; k++)
+			mapped[n++] = (struct file_id){
+				u->procs[i].placed[k].dev,
+				u->procs[i].placed[k].inode };
+	qsort(mapped, n, sizeof(*mapped), cmp_file_id);
+	for (size_t i = 0; i < u->n_builds; i++) {
+		struct file_id id = { u->builds[i].dev, u->builds[i].inode };
+
+		n_unmapped += !bsearch(&id, mapped, n, sizeof(*mapped),
+				       cmp_file_id);
+	}
+	/* The oldest first: builds are in the order they were made. */
+	for (size_t i = 0; i < u->n_builds; i++) {
+		struct build *b = &u->builds[i];
+		struct file_id id = { b->dev, b->inode };
+		bool keep = bsearch(&id, mapped, n, sizeof(*mapped),
+				    cmp_file_id) != NULL;
+
+		if (!keep && n_unmapped <= UNMAPPED_KEEP)
+			keep = true;
+		else if (!keep)
+			n_unmapped--;
+		if (keep) {
+			if (b->slot != SP_TABLE_NONE)
+				kept[n_kept++] = b->slot;
+			u->builds[out++] = *b;
+			continue;
+		}
+		if (u->cfg.files_fd >= 0) {
+			struct sp_file_key key = {
+				.ino = b->inode,
+				.dev = (uint32_t)(major(b->dev) << 20 |
+						  minor(b->dev)),
+			};
+
+			bpf_map_delete_elem(u->cfg.files_fd, &key);
+		}
+		if (b->owns_loads)
+			free(b->loads);
+		dropped[n_dropped++] = *b;
+	}
+	u->stats.collected += n_dropped;
+	u->n_builds = out;
+	/* The tables no kept file uses, each released once. */
+	qsort(kept, n_kept, sizeof(*kept), cmp_u32);
+	for (size_t i = 0; i < n_dropped; i++) {
+		const struct build *b = &dropped[i];
+		bool seen = false;
+
+		if (b->slot == SP_TABLE_NONE ||
+		    bsearch(&b->slot, kept, n_kept, sizeof(*kept), cmp_u32))
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = dropped[k].slot == b->slot;
+		if (!seen)
+			unwinder__release_slot(u, b->slot, b->n_rows);
+	}
+	free(mapped);
+	free(kept);
+	free(dropped);
+	return 0;
+}
+
 void unwinder__forget(struct unwinder *u, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
@@ -572,6 +724,8 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 		free(u->procs[i].placed);
 		procmaps__free(u->procs[i].last_maps);
 		u->procs[i] = u->procs[--u->n_procs];
+		if (++u->forgets >= COLLECT_EVERY && !unwinder__collect(u))
+			u->forgets = 0;
 		return;
 	}
 }

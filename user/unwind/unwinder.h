@@ -42,6 +42,7 @@ struct unwinder_stats {
 	size_t skipped;		/* skipped functions found (built-in and --skip) */
 	size_t user_skipped;	/* of which --skip named */
 	size_t bytes;		/* kernel memory of rows and mappings */
+	size_t collected;	/* files let go: no process mapped them */
 	size_t cache_bytes;	/* the frame cache (probes fill it in) */
 	double build_ms;	/* time spent reading CFI and loading it */
 };
