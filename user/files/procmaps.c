@@ -63,7 +63,6 @@ static bool parse_field(char **p, unsigned int base, char sep, uint64_t *out)
 int procmaps__parse_line(char *line, struct procmaps_entry *entry)
 {
 	uint64_t start, end, offset, inode, dev_major, dev_minor;
-	/* Zeroed: a field shorter than "r-x" leaves perms[2] '\0', not stale. */
 	char perms[5] = { 0 };
 	char *p = line;
 	size_t len, n = 0;
@@ -72,8 +71,15 @@ int procmaps__parse_line(char *line, struct procmaps_entry *entry)
 	if (!parse_field(&p, 16, '-', &start) ||
 	    !parse_field(&p, 16, ' ', &end))
 		return -EINVAL;
+	/*
+	 * r, w, x, s or p, or '-' for each (zeroed: a field shorter than
+	 * "r-x" leaves perms[2] '\0', not stale); anything else is no maps
+	 * line.
+	 */
 	for (; *p && *p != ' '; p++)
-		if (n < sizeof(perms) - 1)
+		if (!strchr("rwxsp-", *p))
+			return -EINVAL;
+		else if (n < sizeof(perms) - 1)
 			perms[n++] = *p;
 	if (!n || *p++ != ' ' || !parse_field(&p, 16, ' ', &offset) ||
 	    !parse_field(&p, 16, ':', &dev_major) ||
