@@ -590,7 +590,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     symbols/srcpath outfile options optcheck optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \
                     format/formattable format/formatjson format/formatcsv format/formatmeta \
-                    findings/findout findings/findings findings/threadrun whatif/whatifout \
+                    findings/findout findings/findings findings/weights findings/threadrun whatif/whatifout \
                     $(FUZZ_MODS_symbolizer)
 FUZZ_LIBS_replay := -ljansson -lprotobuf-c
 FUZZ_GEN_replay  := $(FUZZ_OUT)/gen/profile.pb-c.o

@@ -51,62 +51,6 @@ const char *findings__category_name(enum findings_category c)
 	return c < FINDING__COUNT ? names[c] : "unknown";
 }
 
-double findings__busy(const struct findings_input *in, uint32_t pid,
-		      uint32_t tid)
-{
-	for (size_t i = 0; i < in->n_threads; i++)
-		if (in->threads[i].tid == tid &&
-		    (!pid || !in->threads[i].pid || in->threads[i].pid == pid)) {
-			double b = in->threads[i].busy;
-
-			return b < 0 ? 0 : b > 1 ? 1 : b;
-		}
-	return 1.0;
-}
-
-void findings__busy_shares(const struct findings_input *in,
-			   struct findings_thread *threads)
-{
-	for (size_t i = 0; i < in->n_threads; i++) {
-		struct findings_thread *t = &threads[i];
-		uint64_t locked = 0, woken = 0, span = t->span_ns ? t->span_ns
-								  : in->elapsed_ns;
-		double free_ns, inside = 0;
-
-		for (size_t k = 0; k < in->n_waits; k++)
-			if (!in->waits[k].event && in->waits[k].tid == t->tid &&
-			    (!t->pid || in->waits[k].pid == t->pid)) {
-				locked += in->waits[k].wait_ns;
-				woken += in->waits[k].count;
-			}
-		/*
-		 * A woken lock wait ends when its thread runs again: the CPU
-		 * wait after the wake is in both its wait and runq_ns.  Each
-		 * time on a CPU follows one CPU wait: the lock waits' part,
-		 * one per wait that blocked, as long as the thread's average
-		 * (contended mode: every wait counted blocked; full mode
-		 * counts every call, most of them never woken).
-		 */
-		if (!in->every_call && t->slices)
-			inside = (double)t->runq_ns * (double)woken /
-				 (double)t->slices;
-		if (inside > (double)t->runq_ns)
-			inside = (double)t->runq_ns;
-		if (inside > (double)locked)
-			inside = (double)locked;
-		free_ns = (double)span - (double)locked - (double)t->runq_ns +
-			  inside;
-		if (free_ns <= 0)
-			t->busy = 1.0;	/* all of it waited: weigh it fully */
-		else
-			t->busy = (double)t->run_ns / free_ns;
-		if (t->busy > 1)
-			t->busy = 1;
-		if (t->busy < 0)
-			t->busy = 0;
-	}
-}
-
 /* One lock's waits, summed. */
 struct lock_acc {
 	uint32_t pid, type;
@@ -118,49 +62,6 @@ struct lock_acc {
 	uint64_t top_site;	/* the call site with the most wait */
 	uint64_t top_site_ns;
 };
-
-/* Sorts the threads once: busy lookups by binary search. */
-struct busy_index {
-	struct findings_thread *t;
-	size_t n;
-};
-
-static int thread_cmp(const void *pa, const void *pb)
-{
-	const struct findings_thread *a = pa, *b = pb;
-
-	return order__u64(a->tid, b->tid) ?: order__u64(a->pid, b->pid);
-}
-
-static double busy_of(const struct busy_index *ix, uint32_t pid, uint32_t tid)
-{
-	size_t lo = 0, hi = ix->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->t[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < ix->n && ix->t[lo].tid == tid; lo++)
-		if (!pid || !ix->t[lo].pid || ix->t[lo].pid == pid) {
-			double b = ix->t[lo].busy;
-
-			return b < 0 ? 0 : b > 1 ? 1 : b;
-		}
-	return 1.0;
-}
-
-static int wait_lock_cmp(const void *pa, const void *pb)
-{
-	const struct findings_wait *a = pa, *b = pb;
-
-	return order__u64(a->pid, b->pid) ?: order__u64(a->type, b->type) ?:
-	       order__u64(a->object, b->object) ?:
-	       order__u64(a->callsite, b->callsite);
-}
 
 static int wait_kind_cmp(const void *pa, const void *pb)
 {
@@ -244,7 +145,6 @@ static void shared_locks(struct findings_wait *w, size_t n,
 
 struct builder {
 	const struct findings_input *in;
-	struct busy_index busy;
 	double thread_ns;
 	struct finding *out;
 	size_t n, cap;
@@ -783,51 +683,6 @@ static double thread_time(const struct findings_input *in,
 }
 
 /*
- * Each wait's weight: its thread's busy share.  The rows of threads that
- * exited before the report was read are folded into one row without a
- * thread (probes/fold.c): they weigh as the lock's other waits do (the
- * same threads, mostly, gone at the end), else as the process's, and
- * only then fully.  Weighing them fully made a background lock whose
- * threads ended first outrank the one its workers wait for.
- */
-static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
-			size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		w[i].busy = w[i].tid ? busy_of(busy, w[i].pid, w[i].tid) : -1;
-	qsort(w, n, sizeof(*w), wait_lock_cmp);
-	for (size_t i = 0, end; i < n; i = end) {
-		double weighted = 0, known_ns = 0;
-
-		for (end = i; end < n && w[end].pid == w[i].pid &&
-			      w[end].type == w[i].type &&
-			      w[end].object == w[i].object; end++)
-			if (w[end].busy >= 0) {
-				weighted += (double)w[end].wait_ns * w[end].busy;
-				known_ns += (double)w[end].wait_ns;
-			}
-		for (size_t k = i; k < end; k++)
-			if (w[k].busy < 0)
-				w[k].busy = known_ns > 0 ? weighted / known_ns
-							 : -2;
-	}
-	/* Locks no known thread waited on: as their process's waits. */
-	for (size_t i = 0, end; i < n; i = end) {
-		double weighted = 0, known_ns = 0;
-
-		for (end = i; end < n && w[end].pid == w[i].pid; end++)
-			if (w[end].busy >= 0 && w[end].tid) {
-				weighted += (double)w[end].wait_ns * w[end].busy;
-				known_ns += (double)w[end].wait_ns;
-			}
-		for (size_t k = i; k < end; k++)
-			if (w[k].busy < 0)
-				w[k].busy = known_ns > 0 ? weighted / known_ns
-							 : 1.0;
-	}
-}
-
-/*
  * What the impacts are shares of: the time the threads ran, plus what
  * their lock waits took from them (weighted); without run times, the
  * threads' time in the window.
@@ -846,48 +701,6 @@ static double work_time(const struct findings_input *in,
 	return run + lost;
 }
 
-int findings__folded_weights(const struct findings_input *in,
-			     struct findings_lock_weight **out, size_t *n_out)
-{
-	struct findings_wait *w = malloc((in->n_waits + 1) * sizeof(*w));
-	struct busy_index busy = {
-		.t = malloc((in->n_threads + 1) * sizeof(*busy.t)),
-		.n = in->n_threads,
-	};
-	size_t n = 0, k = 0;
-
-	*out = NULL;
-	*n_out = 0;
-	if (!w || !busy.t)
-		goto fail;
-	for (size_t i = 0; i < in->n_waits; i++)
-		if (!in->waits[i].event)
-			w[n++] = in->waits[i];
-	if (in->n_threads)
-		memcpy(busy.t, in->threads, in->n_threads * sizeof(*busy.t));
-	findings__busy_shares(in, busy.t);
-	qsort(busy.t, busy.n, sizeof(*busy.t), thread_cmp);
-	weigh_waits(&busy, w, n);	/* sorted by pid, type, object */
-	*out = calloc(n + 1, sizeof(**out));
-	if (!*out)
-		goto fail;
-	for (size_t i = 0; i < n; i++)
-		if (!w[i].tid && (!k || (*out)[k - 1].pid != w[i].pid ||
-				  (*out)[k - 1].object != w[i].object))
-			(*out)[k++] = (struct findings_lock_weight){
-				.pid = w[i].pid, .object = w[i].object,
-				.busy = w[i].busy,
-			};
-	*n_out = k;
-	free(w);
-	free(busy.t);
-	return 0;
-fail:
-	free(w);
-	free(busy.t);
-	return -ENOMEM;
-}
-
 int findings__build(const struct findings_input *in, struct finding **out,
 		    size_t *n_out)
 {
@@ -901,8 +714,7 @@ int findings__build(const struct findings_input *in, struct finding **out,
 	*n_out = 0;
 	w = malloc((in->n_waits + 1) * sizeof(*w));
 	rel = malloc((in->n_releases + 1) * sizeof(*rel));
-	b.busy.t = malloc((in->n_threads + 1) * sizeof(*b.busy.t));
-	if (!w || !rel || !b.busy.t) {
+	if (!w || !rel) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -911,21 +723,18 @@ int findings__build(const struct findings_input *in, struct finding **out,
 			w[n++] = in->waits[i];
 	if (in->n_releases)
 		memcpy(rel, in->releases, in->n_releases * sizeof(*rel));
-	if (in->n_threads)
-		memcpy(b.busy.t, in->threads, in->n_threads * sizeof(*b.busy.t));
-	b.busy.n = in->n_threads;
 	shared_locks(w, n, rel, in->n_releases);
-	findings__busy_shares(in, b.busy.t);
-	qsort(b.busy.t, b.busy.n, sizeof(*b.busy.t), thread_cmp);
 	qsort(rel, in->n_releases, sizeof(*rel), release_cmp);
-	weigh_waits(&b.busy, w, n);
+	err = findings__weigh(in, w, n);
+	if (err)
+		goto out;
 	b.thread_ns = work_time(in, w, n);
 	if (!n || b.thread_ns <= 0)
 		goto out;
 
 	qsort(w, n, sizeof(*w), wait_kind_cmp);
 	err = hot_stripes(&b, w, n);
-	qsort(w, n, sizeof(*w), wait_lock_cmp);
+	qsort(w, n, sizeof(*w), findings__wait_cmp);
 	for (size_t i = 0; !err && i < n;) {
 		struct lock_acc l = { .pid = w[i].pid, .type = w[i].type,
 				      .object = w[i].object };
@@ -1004,7 +813,6 @@ int findings__build(const struct findings_input *in, struct finding **out,
 out:
 	free(b.out);
 	free(b.stripes);
-	free(b.busy.t);
 	free(w);
 	free(rel);
 	return err;

@@ -159,6 +159,14 @@ struct findings_lock_weight {
 	double busy;
 };
 
+/*
+ * Sets each wait's busy (its weight) and sorts the waits by
+ * findings__wait_cmp; 0 or -ENOMEM.
+ */
+int findings__weigh(const struct findings_input *in, struct findings_wait *w,
+		    size_t n);
+/* Waits by pid, type, object, call site (qsort's comparator). */
+int findings__wait_cmp(const void *pa, const void *pb);
 /* Every lock with such rows, sorted by pid and object; 0 or -ENOMEM. */
 int findings__folded_weights(const struct findings_input *in,
 			     struct findings_lock_weight **out, size_t *n);

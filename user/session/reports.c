@@ -152,18 +152,9 @@ void session__reports_begin(struct session *s)
 #define FINDINGS_POLL_PROCESSES 64
 
 /* This thread's CPU time: what findings cost (syncprof -v). */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void findings_clock(struct reports *r, uint64_t since_ns)
 {
-	r->findings_cpu_ns += thread_cpu_ns() - since_ns;
+	r->findings_cpu_ns += clock__thread_cpu_ns() - since_ns;
 	r->findings_calls++;
 }
 
@@ -399,7 +390,7 @@ static void session__findings(struct session *s,
 	size_t n_threads = 0, alive = 0, n_procs = 0, n_pids = 1;
 	const struct procset_entry *procs = session__process_names(s, &n_procs);
 	pid_t one = target__pid(s->target), *pids = &one;
-	uint64_t cpu0 = thread_cpu_ns();
+	uint64_t cpu0 = clock__thread_cpu_ns();
 	int err = 0;
 
 	if (s->opts->serve && !v)
@@ -446,20 +437,6 @@ out:
 	findings_clock(r, cpu0);
 }
 
-/* A CLOCK_MONOTONIC time (the programs' clock) by the wall clock. */
-static uint64_t wall_of(uint64_t mono_ns)
-{
-	struct timespec mono, real;
-	uint64_t mono_now, real_now;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &mono) ||
-	    clock_gettime(CLOCK_REALTIME, &real))
-		return 0;
-	mono_now = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
-	real_now = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
-	return real_now - (mono_now > mono_ns ? mono_now - mono_ns : 0);
-}
-
 /*
  * Prints one report of the waits counted in windows [first_window,
  * last_window], and notes it for --replay; stacks: -g's stacks under the
@@ -489,7 +466,7 @@ static int session__print(struct session *s, const struct session_views *v,
 
 	session__findings(s, v, end_ns - start_ns, &findings);
 	{
-		uint64_t cpu0 = thread_cpu_ns();
+		uint64_t cpu0 = clock__thread_cpu_ns();
 		FILE *text = open_memstream(&findings_text, &findings_len);
 		int jerr = 0;
 
@@ -502,7 +479,7 @@ static int session__print(struct session *s, const struct session_views *v,
 			json_decref(findings_json);
 			findings_json = NULL;
 		}
-		r->findings_cpu_ns += thread_cpu_ns() - cpu0;
+		r->findings_cpu_ns += clock__thread_cpu_ns() - cpu0;
 	}
 	session__drops(s, &drops);
 	dropped = format__drops_total(&drops);
@@ -570,7 +547,7 @@ static int session__print(struct session *s, const struct session_views *v,
 		.elapsed_s = (double)(end_ns - start_ns) * 1e-9,
 		.start_ns = start_ns,
 		.end_ns = end_ns,
-		.wall_ns = wall_of(end_ns),
+		.wall_ns = clock__wall_of(end_ns),
 		.dropped = dropped,
 		.drops = drops,
 		.map_size = s->opts->map_size,

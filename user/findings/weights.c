@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The findings' weights.  A thread's busy share is what it ran of the
+ * time it was neither waiting for a lock nor for a CPU: near 1 for a
+ * worker that computes between its lock calls, near 0 for a background
+ * thread that sleeps between rounds.  Each wait weighs as its thread's
+ * share.  A woken wait's CPU wait is counted once (it is in both the wait
+ * and the run queue).  The rows of threads that exited before the report
+ * was read come folded without a thread: they weigh as their lock's
+ * known waits, not fully (a background lock whose threads ended first
+ * would otherwise outrank the lock its workers wait for).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+#include "sortorder.h"
+
+double findings__busy(const struct findings_input *in, uint32_t pid,
+		      uint32_t tid)
+{
+	for (size_t i = 0; i < in->n_threads; i++)
+		if (in->threads[i].tid == tid &&
+		    (!pid || !in->threads[i].pid || in->threads[i].pid == pid)) {
+			double b = in->threads[i].busy;
+
+			return b < 0 ? 0 : b > 1 ? 1 : b;
+		}
+	return 1.0;
+}
+
+void findings__busy_shares(const struct findings_input *in,
+			   struct findings_thread *threads)
+{
+	for (size_t i = 0; i < in->n_threads; i++) {
+		struct findings_thread *t = &threads[i];
+		uint64_t locked = 0, woken = 0, span = t->span_ns ? t->span_ns
+								  : in->elapsed_ns;
+		double free_ns, inside = 0;
+
+		for (size_t k = 0; k < in->n_waits; k++)
+			if (!in->waits[k].event && in->waits[k].tid == t->tid &&
+			    (!t->pid || in->waits[k].pid == t->pid)) {
+				locked += in->waits[k].wait_ns;
+				woken += in->waits[k].count;
+			}
+		/*
+		 * A woken lock wait ends when its thread runs again: the CPU
+		 * wait after the wake is in both its wait and runq_ns.  Each
+		 * time on a CPU follows one CPU wait: the lock waits' part,
+		 * one per wait that blocked, as long as the thread's average
+		 * (contended mode: every wait counted blocked; full mode
+		 * counts every call, most of them never woken).
+		 */
+		if (!in->every_call && t->slices)
+			inside = (double)t->runq_ns * (double)woken /
+				 (double)t->slices;
+		if (inside > (double)t->runq_ns)
+			inside = (double)t->runq_ns;
+		if (inside > (double)locked)
+			inside = (double)locked;
+		free_ns = (double)span - (double)locked - (double)t->runq_ns +
+			  inside;
+		if (free_ns <= 0)
+			t->busy = 1.0;	/* all of it waited: weigh it fully */
+		else
+			t->busy = (double)t->run_ns / free_ns;
+		if (t->busy > 1)
+			t->busy = 1;
+		if (t->busy < 0)
+			t->busy = 0;
+	}
+}
+
+/* Sorts the threads once: busy lookups by binary search. */
+struct busy_index {
+	struct findings_thread *t;
+	size_t n;
+};
+
+static int thread_cmp(const void *pa, const void *pb)
+{
+	const struct findings_thread *a = pa, *b = pb;
+
+	return order__u64(a->tid, b->tid) ?: order__u64(a->pid, b->pid);
+}
+
+static double busy_of(const struct busy_index *ix, uint32_t pid, uint32_t tid)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->t[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < ix->n && ix->t[lo].tid == tid; lo++)
+		if (!pid || !ix->t[lo].pid || ix->t[lo].pid == pid) {
+			double b = ix->t[lo].busy;
+
+			return b < 0 ? 0 : b > 1 ? 1 : b;
+		}
+	return 1.0;
+}
+
+int findings__wait_cmp(const void *pa, const void *pb)
+{
+	const struct findings_wait *a = pa, *b = pb;
+
+	return order__u64(a->pid, b->pid) ?: order__u64(a->type, b->type) ?:
+	       order__u64(a->object, b->object) ?:
+	       order__u64(a->callsite, b->callsite);
+}
+
+/*
+ * Each wait's weight: its thread's busy share.  The rows of threads that
+ * exited before the report was read are folded into one row without a
+ * thread (probes/fold.c): they weigh as the lock's other waits do (the
+ * same threads, mostly, gone at the end), else as the process's, and
+ * only then fully.  Weighing them fully made a background lock whose
+ * threads ended first outrank the one its workers wait for.
+ */
+static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w[i].busy = w[i].tid ? busy_of(busy, w[i].pid, w[i].tid) : -1;
+	qsort(w, n, sizeof(*w), findings__wait_cmp);
+	for (size_t i = 0, end; i < n; i = end) {
+		double weighted = 0, known_ns = 0;
+
+		for (end = i; end < n && w[end].pid == w[i].pid &&
+			      w[end].type == w[i].type &&
+			      w[end].object == w[i].object; end++)
+			if (w[end].busy >= 0) {
+				weighted += (double)w[end].wait_ns * w[end].busy;
+				known_ns += (double)w[end].wait_ns;
+			}
+		for (size_t k = i; k < end; k++)
+			if (w[k].busy < 0)
+				w[k].busy = known_ns > 0 ? weighted / known_ns
+							 : -2;
+	}
+	/* Locks no known thread waited on: as their process's waits. */
+	for (size_t i = 0, end; i < n; i = end) {
+		double weighted = 0, known_ns = 0;
+
+		for (end = i; end < n && w[end].pid == w[i].pid; end++)
+			if (w[end].busy >= 0 && w[end].tid) {
+				weighted += (double)w[end].wait_ns * w[end].busy;
+				known_ns += (double)w[end].wait_ns;
+			}
+		for (size_t k = i; k < end; k++)
+			if (w[k].busy < 0)
+				w[k].busy = known_ns > 0 ? weighted / known_ns
+							 : 1.0;
+	}
+}
+
+int findings__weigh(const struct findings_input *in, struct findings_wait *w,
+		    size_t n)
+{
+	struct busy_index busy = {
+		.t = malloc((in->n_threads + 1) * sizeof(*busy.t)),
+		.n = in->n_threads,
+	};
+
+	if (!busy.t)
+		return -ENOMEM;
+	if (in->n_threads)
+		memcpy(busy.t, in->threads, in->n_threads * sizeof(*busy.t));
+	findings__busy_shares(in, busy.t);
+	qsort(busy.t, busy.n, sizeof(*busy.t), thread_cmp);
+	weigh_waits(&busy, w, n);
+	free(busy.t);
+	return 0;
+}
+
+int findings__folded_weights(const struct findings_input *in,
+			     struct findings_lock_weight **out, size_t *n_out)
+{
+	struct findings_wait *w = malloc((in->n_waits + 1) * sizeof(*w));
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_waits; i++)
+		if (!in->waits[i].event)
+			w[n++] = in->waits[i];
+	if (findings__weigh(in, w, n))	/* sorted by pid, type, object */
+		goto fail;
+	*out = calloc(n + 1, sizeof(**out));
+	if (!*out)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].tid && (!k || (*out)[k - 1].pid != w[i].pid ||
+				  (*out)[k - 1].object != w[i].object))
+			(*out)[k++] = (struct findings_lock_weight){
+				.pid = w[i].pid, .object = w[i].object,
+				.busy = w[i].busy,
+			};
+	*n_out = k;
+	free(w);
+	return 0;
+fail:
+	free(w);
+	return -ENOMEM;
+}
