@@ -477,8 +477,12 @@ class StormOfPrograms(ChurnCase):
         self.assertLessEqual(len(report["processes"]), EXITED_KEPT + 1)
         # Every contended wait counted once, the rows of the processes
         # let go folded, not lost nor doubled: typed mutex, or futex when
-        # its process was gone before its lock was read (a few in 1,500;
-        # the futex rows also hold a few of the exits' own waits).
+        # its process was gone before its lock was read.  The futex rows
+        # count each futex wait, the exits' own among them, and beside
+        # busy loops a contended call can wait twice (woken, then beaten
+        # to the lock): 43 more than the truth in 3,000 were seen.  The
+        # rows of the ~220 processes let go, counted twice, would be
+        # ~440 more: 5% of the truth tells the two apart.
         contended = sum(t["contended"] for t in truths)
         mutex = self.total([r for r in report["rows"]
                             if r["type"] == "mutex"], "count")
@@ -486,4 +490,4 @@ class StormOfPrograms(ChurnCase):
                             if r["type"] == "futex"], "count")
         self.assertLessEqual(mutex, contended)
         self.assertGreaterEqual(mutex + futex, contended)
-        self.assertLessEqual(mutex + futex, contended + STORM // 100)
+        self.assertLessEqual(mutex + futex, contended + contended // 20)
