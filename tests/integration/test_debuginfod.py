@@ -31,14 +31,27 @@ def build_id(path):
 class Debuginfod(SyncprofTestCase):
 
     def start_server(self):
+        """A debuginfod serving the workload; its URL once it serves the
+        file.  A port another process took between free_port() and the
+        server's bind makes it exit at once: another port is tried."""
         serve = self.path("serve")
         os.mkdir(serve)
         shutil.copy(WORKLOAD, serve)
+        for attempt in range(3):
+            url = self.try_server(serve, attempt)
+            if url:
+                return url
+        self.fail("debuginfod exited at once on three ports")
+
+    def try_server(self, serve, attempt):
         port = free_port()
+        log = open(self.path(f"debuginfod-{attempt}.err"), "w+")
+        self.addCleanup(log.close)
         server = subprocess.Popen(
-            ["debuginfod", "-F", "-p", str(port), "-d", self.path("db.sqlite"),
+            ["debuginfod", "-F", "-p", str(port),
+             "-d", self.path(f"db-{attempt}.sqlite"),
              "-c", "1", "-t", "0", "-g", "0", serve],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=log)
         self.children.append(server)
         url = f"http://127.0.0.1:{port}"
         # Ready when it serves the file (its first scan is done).
@@ -52,7 +65,12 @@ class Debuginfod(SyncprofTestCase):
                         return url
             except OSError:
                 pass
-            self.assertIsNone(server.poll(), "debuginfod exited")
+            if server.poll() is not None:
+                log.seek(0)
+                if "bind" not in log.read().lower():
+                    log.seek(0)
+                    self.fail(f"debuginfod exited: {log.read()[-2000:]}")
+                return None
             self.assertLess(time.monotonic(), deadline, "debuginfod not ready")
             time.sleep(0.2)
 
