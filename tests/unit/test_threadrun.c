@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,6 +70,7 @@ static void test_run_time_is_the_threads_own(void **state)
 	pid_t self = getpid();
 	size_t n, alive;
 	pthread_t th;
+	char task[64];
 
 	(void)state;
 	assert_int_equal(threadrun__new(&tr), 0);
@@ -87,6 +89,13 @@ static void test_run_time_is_the_threads_own(void **state)
 	assert_int_equal(threadrun__poll(tr, &self, 1), 0);
 	atomic_store(&s.leave, 1);
 	pthread_join(th, NULL);
+	/*
+	 * pthread_join returns when the kernel clears the thread's id, before
+	 * it has reaped the thread: until then its /proc task is still there.
+	 */
+	snprintf(task, sizeof(task), "/proc/self/task/%d", atomic_load(&s.tid));
+	for (int i = 0; i < 10000 && !access(task, F_OK); i++)
+		usleep(1000);
 	assert_int_equal(threadrun__sample(tr, &self, 1, 1000000000u, &t, &n,
 					   &alive), 0);
 	mine = find(t, n, atomic_load(&s.tid));
