@@ -18,13 +18,20 @@ class Hold(ReleaserTestCase):
         self.assertEqual(len(rows), 1, f"{kind} rows at {marker}: {report['rows']}")
         return rows[0]
 
-    def assertHold(self, row, truth, name):
+    def assertHold(self, row, truth, name, upper=None):
+        """Within TOLERANCE of the target's hold; with upper, the
+        target's hold timed from before the lock call bounds it above
+        (the thread may be preempted between the lock's return and its
+        clock read, still holding the lock)."""
         expected = truth["holds"][name]
         self.assertEqual(row["holds"], expected["count"], name)
-        error = abs(row["hold_ns"] - expected["ns"]) / expected["ns"]
+        high = truth["holds"][upper]["ns"] if upper else expected["ns"]
+        error = max(expected["ns"] - row["hold_ns"],
+                    row["hold_ns"] - high, 0) / expected["ns"]
         self.assertLessEqual(error, TOLERANCE,
                              f"{name}: syncprof {row['hold_ns']} vs target "
-                             f"{expected['ns']} ({error * 100:.2f}%)")
+                             f"{expected['ns']} to {high} "
+                             f"({error * 100:.2f}%)")
         self.assertEqual(row["hold_avg_ns"], row["hold_ns"] // row["holds"])
         self.assertLessEqual(row["hold_max_ns"], row["hold_ns"])
         self.assertGreaterEqual(row["hold_max_ns"], row["hold_avg_ns"])
@@ -44,7 +51,7 @@ class Hold(ReleaserTestCase):
         # A condvar wait lets its mutex go, and holds it again from its
         # return: two holds, neither covering the wait.
         self.assertHold(self.hold_row(report, truth["cond_lock"], "mutex", "cond_lock"),
-                        truth, "cond_lock")
+                        truth, "cond_lock", upper="cond_lock_call")
         self.assertHold(self.hold_row(report, truth["cond"], "condvar", "cond_wait"),
                         truth, "cond_wait")
 
