@@ -170,8 +170,5 @@ int findings__wait_cmp(const void *pa, const void *pb);
 /* Every lock with such rows, sorted by pid and object; 0 or -ENOMEM. */
 int findings__folded_weights(const struct findings_input *in,
 			     struct findings_lock_weight **out, size_t *n);
-/* A thread's weight in the ranking: its busy share, 1 when not known. */
-double findings__busy(const struct findings_input *in, uint32_t pid,
-		      uint32_t tid);
 
 #endif

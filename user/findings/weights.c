@@ -17,19 +17,6 @@
 #include "findings.h"
 #include "sortorder.h"
 
-double findings__busy(const struct findings_input *in, uint32_t pid,
-		      uint32_t tid)
-{
-	for (size_t i = 0; i < in->n_threads; i++)
-		if (in->threads[i].tid == tid &&
-		    (!pid || !in->threads[i].pid || in->threads[i].pid == pid)) {
-			double b = in->threads[i].busy;
-
-			return b < 0 ? 0 : b > 1 ? 1 : b;
-		}
-	return 1.0;
-}
-
 void findings__busy_shares(const struct findings_input *in,
 			   struct findings_thread *threads)
 {
@@ -124,40 +111,46 @@ int findings__wait_cmp(const void *pa, const void *pb)
  * only then fully.  Weighing them fully made a background lock whose
  * threads ended first outrank the one its workers wait for.
  */
+/*
+ * The waits in [from, to) whose weight is not known yet (busy < 0) weigh
+ * as the mean of those whose thread is known there, by wait; none known:
+ * none.
+ */
+static void weigh_folded(struct findings_wait *w, size_t from, size_t to,
+			 double none)
+{
+	double weighted = 0, known_ns = 0;
+
+	for (size_t k = from; k < to; k++)
+		if (w[k].tid && w[k].busy >= 0) {
+			weighted += (double)w[k].wait_ns * w[k].busy;
+			known_ns += (double)w[k].wait_ns;
+		}
+	for (size_t k = from; k < to; k++)
+		if (w[k].busy < 0)
+			w[k].busy = known_ns > 0 ? weighted / known_ns : none;
+}
+
 static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
 			size_t n)
 {
+	size_t end;
+
 	for (size_t i = 0; i < n; i++)
 		w[i].busy = w[i].tid ? busy_of(busy, w[i].pid, w[i].tid) : -1;
 	qsort(w, n, sizeof(*w), findings__wait_cmp);
-	for (size_t i = 0, end; i < n; i = end) {
-		double weighted = 0, known_ns = 0;
-
+	for (size_t i = 0; i < n; i = end) {
 		for (end = i; end < n && w[end].pid == w[i].pid &&
 			      w[end].type == w[i].type &&
 			      w[end].object == w[i].object; end++)
-			if (w[end].busy >= 0) {
-				weighted += (double)w[end].wait_ns * w[end].busy;
-				known_ns += (double)w[end].wait_ns;
-			}
-		for (size_t k = i; k < end; k++)
-			if (w[k].busy < 0)
-				w[k].busy = known_ns > 0 ? weighted / known_ns
-							 : -2;
+			;
+		weigh_folded(w, i, end, -1);
 	}
 	/* Locks no known thread waited on: as their process's waits. */
-	for (size_t i = 0, end; i < n; i = end) {
-		double weighted = 0, known_ns = 0;
-
+	for (size_t i = 0; i < n; i = end) {
 		for (end = i; end < n && w[end].pid == w[i].pid; end++)
-			if (w[end].busy >= 0 && w[end].tid) {
-				weighted += (double)w[end].wait_ns * w[end].busy;
-				known_ns += (double)w[end].wait_ns;
-			}
-		for (size_t k = i; k < end; k++)
-			if (w[k].busy < 0)
-				w[k].busy = known_ns > 0 ? weighted / known_ns
-							 : 1.0;
+			;
+		weigh_folded(w, i, end, 1.0);
 	}
 }
 
