@@ -167,8 +167,14 @@ int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 		    size_t n);
 /* Waits by pid, type, object, call site (qsort's comparator). */
 int findings__wait_cmp(const void *pa, const void *pb);
-/* Every lock with such rows, sorted by pid and object; 0 or -ENOMEM. */
+/*
+ * Every lock with such rows, sorted by pid and object, weighed by the
+ * threads by_tid (sorted by tid, busy shares set: findings__busy_shares);
+ * 0 or -ENOMEM.
+ */
 int findings__folded_weights(const struct findings_input *in,
+			     const struct findings_thread *by_tid,
+			     size_t n_threads,
 			     struct findings_lock_weight **out, size_t *n);
 
 #endif

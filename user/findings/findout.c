@@ -279,7 +279,8 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		}
 	}
 	if (!err)
-		err = findings__folded_weights(&in, &out->folded,
+		err = findings__folded_weights(&in, out->threads,
+					       out->n_threads, &out->folded,
 					       &out->n_folded);
 	free(w);
 	free(r);

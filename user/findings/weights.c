@@ -62,7 +62,7 @@ void findings__busy_shares(const struct findings_input *in,
 
 /* Sorts the threads once: busy lookups by binary search. */
 struct busy_index {
-	struct findings_thread *t;
+	const struct findings_thread *t;
 	size_t n;
 };
 
@@ -157,25 +157,26 @@ static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
 int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 		    size_t n)
 {
-	struct busy_index busy = {
-		.t = malloc((in->n_threads + 1) * sizeof(*busy.t)),
-		.n = in->n_threads,
-	};
+	struct findings_thread *t = malloc((in->n_threads + 1) * sizeof(*t));
+	const struct busy_index busy = { .t = t, .n = in->n_threads };
 
-	if (!busy.t)
+	if (!t)
 		return -ENOMEM;
 	if (in->n_threads)
-		memcpy(busy.t, in->threads, in->n_threads * sizeof(*busy.t));
-	findings__busy_shares(in, busy.t);
-	qsort(busy.t, busy.n, sizeof(*busy.t), thread_cmp);
+		memcpy(t, in->threads, in->n_threads * sizeof(*t));
+	findings__busy_shares(in, t);
+	qsort(t, in->n_threads, sizeof(*t), thread_cmp);
 	weigh_waits(&busy, w, n);
-	free(busy.t);
+	free(t);
 	return 0;
 }
 
 int findings__folded_weights(const struct findings_input *in,
+			     const struct findings_thread *by_tid,
+			     size_t n_threads,
 			     struct findings_lock_weight **out, size_t *n_out)
 {
+	const struct busy_index busy = { .t = by_tid, .n = n_threads };
 	struct findings_wait *w = malloc((in->n_waits + 1) * sizeof(*w));
 	size_t n = 0, k = 0;
 
@@ -186,8 +187,7 @@ int findings__folded_weights(const struct findings_input *in,
 	for (size_t i = 0; i < in->n_waits; i++)
 		if (!in->waits[i].event)
 			w[n++] = in->waits[i];
-	if (findings__weigh(in, w, n))	/* sorted by pid, type, object */
-		goto fail;
+	weigh_waits(&busy, w, n);	/* sorted by pid, type, object */
 	*out = calloc(n + 1, sizeof(**out));
 	if (!*out)
 		goto fail;
