@@ -256,11 +256,27 @@ func main() {
 """
 
 MUSL_SOURCE = """#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+/* One contended acquisition of m, whatever the load: the holder lets go
+ * 30 ms after main sleeps in the kernel on it (its state S). */
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static void *holder(void *a) { pthread_mutex_lock(&m); usleep(50000);
-	pthread_mutex_unlock(&m); return a; }
-int main(void) { pthread_t t; pthread_create(&t, 0, holder, 0); usleep(10000);
+static volatile int held;
+static volatile long main_tid;
+static int main_sleeps(void) { char path[64], buf[256], *p; FILE *f;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", main_tid);
+	if (!(f = fopen(path, "r"))) return 0;
+	p = fgets(buf, sizeof(buf), f); fclose(f);
+	if (!p || !(p = strrchr(buf, ')'))) return 0;
+	return p[2] == 'S'; }
+static void *holder(void *a) { pthread_mutex_lock(&m); held = 1;
+	while (!main_sleeps()) usleep(1000);
+	usleep(30000); pthread_mutex_unlock(&m); return a; }
+int main(void) { pthread_t t; main_tid = syscall(SYS_gettid);
+	pthread_create(&t, 0, holder, 0); while (!held) sched_yield();
 	pthread_mutex_lock(&m); pthread_mutex_unlock(&m); pthread_join(t, 0); return 0; }
 """
 
