@@ -24,7 +24,10 @@ MAX_RSS_KB = 256 * 1024
 
 class HostilePerfMap(SyncprofTestCase):
 
-    def start_target(self, iters=300):
+    def start_target(self, iters=100000):
+        """The target outlives syncprof's -d 2: the map is read for
+        reports of a live process (a gone one's PID may be reused, and
+        beside busy loops its events can be read after it exited)."""
         target = self.start_waiting_target(
             [STACKS, "jit", "--wait-signal", "--iters", str(iters),
              "--hold-us", "2000", "--truth", self.path("truth.json")])
@@ -87,7 +90,7 @@ class HostilePerfMap(SyncprofTestCase):
             self.assertIsNone(frame["function"], frame)
 
     def test_fifo_ends_on_duration(self):
-        target, perf_map = self.start_target(iters=100000)
+        target, perf_map = self.start_target()
         os.mkfifo(perf_map)
         self.assertEnded(*self.profile(target, "-d", "2"),
                          "a FIFO, not a regular file")
@@ -95,7 +98,7 @@ class HostilePerfMap(SyncprofTestCase):
     def test_fifo_ends_on_sigint(self):
         """Every interval's report reads the map; SIGINT after the first
         one still ends the run with its final report (of the whole run)."""
-        target, perf_map = self.start_target(iters=100000)
+        target, perf_map = self.start_target()
         os.mkfifo(perf_map)
 
         def first_report_then_sigint(proc):
@@ -122,7 +125,7 @@ class HostilePerfMap(SyncprofTestCase):
                          "a character device, not a regular file")
 
     def test_link_to_dev_urandom(self):
-        target, perf_map = self.start_target(iters=100000)
+        target, perf_map = self.start_target()
         os.symlink("/dev/urandom", perf_map)
         self.assertEnded(*self.profile(target, "-d", "2"),
                          "a symbolic link, not followed")
