@@ -367,25 +367,45 @@ static const struct sp_key *snapshot__moved(const struct snapshot *cur,
 	return key;
 }
 
-/* prev with its rows under the keys cur counts them under; sealed. */
+/*
+ * prev with its rows under the keys cur counts them under; sealed.  The
+ * rows that stay keep prev's order, and the few that moved are sorted
+ * alone and merged in (snapshot__seal): a read that folds one exited
+ * thread does not sort every row again.
+ */
 static int snapshot__rekeyed(const struct snapshot *prev,
 			     const struct snapshot *cur, struct snapshot **out)
 {
 	struct snapshot *moved;
+	size_t n_moved = 0, stay = 0;
 	int err = snapshot__new(&moved);
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < prev->count; i++) {
-		struct snapshot_entry *slot = snapshot__append(moved);
-
-		if (!slot) {
-			snapshot__free(moved);
-			return -ENOMEM;
-		}
-		*slot = prev->entries[i];
-		slot->key = *snapshot__moved(cur, &slot->key);
+	if (prev->count && array__grow(&moved->entries, &moved->cap,
+				       prev->count, sizeof(*moved->entries))) {
+		snapshot__free(moved);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < prev->count; i++) {
+		const struct sp_key *to = snapshot__moved(cur,
+							  &prev->entries[i].key);
+
+		if (to == &prev->entries[i].key)
+			moved->entries[stay++] = prev->entries[i];
+	}
+	for (size_t i = 0; i < prev->count; i++) {
+		const struct sp_key *to = snapshot__moved(cur,
+							  &prev->entries[i].key);
+
+		if (to == &prev->entries[i].key)
+			continue;
+		moved->entries[stay + n_moved] = prev->entries[i];
+		moved->entries[stay + n_moved++].key = *to;
+	}
+	moved->count = stay + n_moved;
+	/* prev sealed: what stayed is sorted and unique. */
+	moved->sealed = prev->sealed == prev->count ? stay : 0;
 	snapshot__seal(moved);
 	*out = moved;
 	return 0;
