@@ -175,6 +175,9 @@ enum sp_module_event {
 	SP_MODULE_EVENT_EXIT = 5,	/* a followed process ended */
 	SP_MODULE_EVENT_WAIT = 6,	/* the first wait of a process forked
 					   and not read yet (unread_procs) */
+	SP_MODULE_EVENT_THREAD_EXIT = 7, /* several processes: a thread of a
+					    followed process ended, not its
+					    last (parent: the thread's TID) */
 };
 
 /* SP_MODULE_EVENT_FORK's parent: the child is to be read now, not at its
@@ -184,7 +187,8 @@ enum sp_module_event {
 struct sp_module_event_rec {
 	__u32 type;		/* enum sp_module_event */
 	__u32 tgid;		/* the process it happened in */
-	__u32 parent;		/* SP_MODULE_EVENT_FORK: the parent's tgid */
+	__u32 parent;		/* SP_MODULE_EVENT_FORK: the parent's tgid;
+				   SP_MODULE_EVENT_THREAD_EXIT: the TID */
 	__u32 pad;
 	char comm[16];		/* the process's name then (FORK: the
 				   parent's, which the child has; EXEC:

@@ -16,7 +16,9 @@
  * clone without CLONE_THREAD and fork all do.  An exec keeps the tgid
  * (unwind.bpf.c's target_exec tells the loader).  A process whose last
  * thread exits leaves the map (group_dead), so a reused PID is not
- * followed by mistake.
+ * followed by mistake.  Every other thread's exit is told too: the
+ * loader folds an exited thread's rows (fold.c) on the kernel's word,
+ * where it had read /proc for each thread of each row at every read.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -71,8 +73,13 @@ int follow_exit(struct process_exit_args *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = (__u32)(pid_tgid >> 32);
 
-	if (!ctx->group_dead || !bpf_map_lookup_elem(&targets, &tgid))
+	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
+	/* A thread: its rows are folded by the loader, no /proc read. */
+	if (!ctx->group_dead) {
+		module_event(SP_MODULE_EVENT_THREAD_EXIT, tgid, (__u32)pid_tgid);
+		return 0;
+	}
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&forked_from, &tgid);
 	bpf_map_delete_elem(&unread_procs, &tgid);

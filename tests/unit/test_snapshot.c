@@ -552,6 +552,147 @@ static void test_merge_with_null(void **state UNUSED)
 	snapshot__free(a);
 }
 
+/* A pseudo-random key among few, so that keys repeat. */
+static struct sp_key mixed_key(unsigned int *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return key(0x10 * (1 + (*seed >> 8) % 23), 0x100 * (1 + (*seed >> 16) % 5),
+		   0, 1 + (*seed >> 24) % 3);
+}
+
+/* Each key's count in s, by a scan: the reference for the fast paths. */
+static uint64_t count_of(const struct snapshot *s, const struct sp_key *k)
+{
+	const struct snapshot_entry *e = snapshot__entries(s);
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < snapshot__count(s); i++)
+		if (!snapshot__key_cmp(&e[i].key, k))
+			n += e[i].count;
+	return n;
+}
+
+static void assert_sorted_unique(const struct snapshot *s)
+{
+	const struct snapshot_entry *e = snapshot__entries(s);
+
+	for (size_t i = 1; i < snapshot__count(s); i++)
+		assert_true(snapshot__key_cmp(&e[i - 1].key, &e[i].key) < 0);
+}
+
+/*
+ * Rows added to a sealed snapshot (a side map's rows with no row of
+ * their own) are sorted alone and merged in: the result is what a sort
+ * of the whole gives, each key once with the sum of its rows.
+ */
+static void test_seal_after_appends_is_a_whole_sort(void **state UNUSED)
+{
+	struct snapshot *s = new_snapshot(), *ref = new_snapshot();
+	struct sp_hist h = { .slot = { 1 } };
+	unsigned int seed = 7;
+
+	for (int i = 0; i < 200; i++) {
+		struct sp_key k = mixed_key(&seed);
+
+		add1(s, k, val(1 + i % 4, 10, 10, 0, 10, 1), 1);
+		add1(ref, k, val(1 + i % 4, 10, 10, 0, 10, 1), 1);
+	}
+	snapshot__seal(s);
+	assert_sorted_unique(s);
+	/* New keys and known ones, after the seal. */
+	for (int i = 0; i < 40; i++) {
+		struct sp_key k = key(0x7, 0x100 * (1 + i % 9), 0, 1 + i % 2);
+
+		assert_int_equal(snapshot__add_hist(s, &k, &h), 0);
+		add1(s, key(0x20, 0x100, 0, 1), val(1, 1, 1, 0, 1, 1), 1);
+		add1(ref, key(0x20, 0x100, 0, 1), val(1, 1, 1, 0, 1, 1), 1);
+	}
+	snapshot__seal(s);
+	snapshot__seal(ref);
+	assert_sorted_unique(s);
+	/* ref plus the 18 histogram-only rows. */
+	assert_int_equal(snapshot__count(s), snapshot__count(ref) + 18);
+	for (size_t i = 0; i < snapshot__count(ref); i++) {
+		const struct sp_key *k = &snapshot__entries(ref)[i].key;
+
+		assert_int_equal(count_of(s, k), snapshot__entries(ref)[i].count);
+	}
+	snapshot__free(s);
+	snapshot__free(ref);
+}
+
+/*
+ * Two sealed snapshots merge in one pass: every key once, in order,
+ * each the sum of both; the same as sealing the two appended.
+ */
+static void test_merge_of_sealed_is_sorted_and_sums(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *b = new_snapshot(), *m = NULL;
+	unsigned int seed = 3;
+	uint64_t total = 0;
+
+	for (int i = 0; i < 300; i++) {
+		struct snapshot *to = i % 3 ? a : b;
+
+		add1(to, mixed_key(&seed), val(1 + i % 5, 1, 1, 0, 1, 1), 1);
+		total += 1 + i % 5;
+	}
+	snapshot__seal(a);
+	snapshot__seal(b);
+	assert_int_equal(snapshot__merge(a, b, &m), 0);
+	assert_sorted_unique(m);
+	for (size_t i = 0; i < snapshot__count(m); i++) {
+		const struct sp_key *k = &snapshot__entries(m)[i].key;
+
+		assert_int_equal(snapshot__entries(m)[i].count,
+				 count_of(a, k) + count_of(b, k));
+		total -= snapshot__entries(m)[i].count;
+	}
+	assert_int_equal(total, 0);
+	snapshot__free(m);
+	snapshot__free(a);
+	snapshot__free(b);
+}
+
+/*
+ * A read that moved rows (exited threads folded to tid 0, one of them
+ * onto a key the previous read had too): the delta counts each row's
+ * growth once, the moved ones under their new key.
+ */
+static void test_delta_with_moves_onto_known_keys(void **state UNUSED)
+{
+	struct snapshot *prev = new_snapshot(), *cur = new_snapshot(), *d = NULL;
+	struct sp_key t1 = key(0x10, 0x100, 0, 5), t2 = key(0x10, 0x100, 0, 6);
+	struct sp_key folded = key(0x10, 0x100, 0, 0);
+
+	for (int i = 0; i < 50; i++)
+		add1(prev, key(0x40 + i, 0x100, 0, 1), val(1, 1, 1, 0, 1, 1), 1);
+	add1(prev, t1, val(3, 30, 10, 0, 10, 1), 1);
+	add1(prev, t2, val(4, 40, 10, 0, 10, 1), 1);
+	add1(prev, folded, val(2, 20, 10, 0, 10, 1), 1);
+	snapshot__seal(prev);
+	for (int i = 0; i < 50; i++)
+		add1(cur, key(0x40 + i, 0x100, 0, 1),
+		     val(1 + (i == 9), 1, 1, 0, 1, 2), 2);
+	/* t1 and t2 exited: 3 + 4 + 2 before, 1 more by t1 at its end. */
+	add1(cur, folded, val(10, 100, 10, 0, 10, 2), 2);
+	assert_int_equal(snapshot__add_move(cur, &t1, &folded), 0);
+	assert_int_equal(snapshot__add_move(cur, &t2, &folded), 0);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+	assert_int_equal(snapshot__count(d), 2);
+	assert_int_equal(count_of(d, &folded), 1);
+	assert_int_equal(count_of(d, &(struct sp_key){ 0 }) , 0);
+	{
+		struct sp_key k9 = key(0x40 + 9, 0x100, 0, 1);
+
+		assert_int_equal(count_of(d, &k9), 1);
+	}
+	snapshot__free(d);
+	snapshot__free(prev);
+	snapshot__free(cur);
+}
+
 /* A row's histogram joins its entry; deltas and merges carry it. */
 static void test_hist_joins_entry_and_deltas(void **state UNUSED)
 {
@@ -683,6 +824,9 @@ int main(void)
 		cmocka_unit_test(test_delta_of_identical_snapshots_is_empty),
 		cmocka_unit_test(test_merge_sums_and_keeps_max),
 		cmocka_unit_test(test_merge_with_null),
+		cmocka_unit_test(test_seal_after_appends_is_a_whole_sort),
+		cmocka_unit_test(test_merge_of_sealed_is_sorted_and_sums),
+		cmocka_unit_test(test_delta_with_moves_onto_known_keys),
 		cmocka_unit_test(test_hist_joins_entry_and_deltas),
 		cmocka_unit_test(test_hold_joins_entry_and_deltas),
 		cmocka_unit_test(test_scale_sums_not_maxima),

@@ -52,6 +52,9 @@ void probes__forget_process(struct probes *p, pid_t pid)
 	}
 	if (p->several)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.targets), &key);
+	/* Its rows fold at the next read, told or found by a sweep. */
+	if (p->several)
+		probes__note_gone(p, pid, 0);
 	if (p->unwinder)
 		unwinder__forget(p->unwinder, pid);
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.proc_layouts), &key);

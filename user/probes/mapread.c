@@ -131,8 +131,10 @@ struct tid_pid {
 };
 
 /*
- * Whether a thread has exited while its process lives on: a process
- * that has exited keeps its threads' rows (the last report shows them).
+ * Whether a thread has exited, by /proc.  One process: while it lives
+ * on (a process that has exited keeps its threads' rows, the last
+ * report shows them).  Several: a process that ended too, its rows fold
+ * as its threads' would (fold.c; the names stay, by its PID).
  */
 static bool probes__thread_gone(const struct probes *p, pid_t pid, pid_t tid)
 {
@@ -142,10 +144,70 @@ static bool probes__thread_gone(const struct probes *p, pid_t pid, pid_t tid)
 		pid = p->tgid;
 	if (probes__thread_alive_in(pid, tid))
 		return false;
-	if (pid == p->tgid && !p->several)
-		return true;	/* the caller checked the process lives */
+	if (p->several || pid == p->tgid)
+		return true;	/* one: the caller checked the process lives */
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	return !access(path, F_OK);
+}
+
+static int order__gone(const void *a, const void *b)
+{
+	const struct probes_gone *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * Several: whether the kernel told of the thread's exit, or of its
+ * process's (the told exits of this read and the one before, sorted).
+ */
+static bool probes__told_gone(const struct probes *p, __u32 pid, __u32 tid)
+{
+	for (int g = 0; g < 2; g++) {
+		struct probes_gone key = { .pid = pid, .tid = 0 };
+
+		if (bsearch(&key, p->gone[g], p->n_gone[g], sizeof(key),
+			    order__gone))
+			return true;
+		key.tid = tid;
+		if (bsearch(&key, p->gone[g], p->n_gone[g], sizeof(key),
+			    order__gone))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Several: the exits told since the last read are sorted for this one;
+ * whether /proc must be asked instead (the kernel's event ring lost
+ * events since the last read, exits among them maybe).
+ */
+static bool probes__gone_begin(struct probes *p)
+{
+	uint64_t lost = probes__counter(p, SP_CNT_LOST_PROC_EVENTS);
+	bool ask = lost != p->lost_events_seen;
+
+	p->lost_events_seen = lost;
+	if (p->n_gone[0] > 1)
+		qsort(p->gone[0], p->n_gone[0], sizeof(*p->gone[0]),
+		      order__gone);
+	return ask;
+}
+
+/* After a read: this read's told exits become the one before's. */
+static void probes__gone_end(struct probes *p)
+{
+	struct probes_gone *keep = p->gone[1];
+	size_t cap = p->cap_gone[1];
+
+	p->gone[1] = p->gone[0];
+	p->cap_gone[1] = p->cap_gone[0];
+	p->n_gone[1] = p->n_gone[0];
+	p->gone[0] = keep;
+	p->cap_gone[0] = cap;
+	p->n_gone[0] = 0;
 }
 
 /*
@@ -160,6 +222,7 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	struct tid_pid *tids = malloc((n ? n : 1) * sizeof(*tids));
 	size_t n_tids = 0, n_dead = 0;
 	struct sp_hist hist;
+	bool ask = !p->several || probes__gone_begin(p);
 	__u32 *dead;
 	int err = 0;
 
@@ -175,7 +238,12 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 
 		if (i && t.tid == tids[i - 1].tid)
 			continue;
-		if (t.tid && probes__thread_gone(p, (pid_t)t.pid, (pid_t)t.tid))
+		if (!t.tid)
+			continue;
+		/* Several: the kernel tells every exit (no /proc read per
+		   thread and read), unless its ring lost some. */
+		if (ask ? probes__thread_gone(p, (pid_t)t.pid, (pid_t)t.tid)
+			: probes__told_gone(p, t.pid, t.tid))
 			dead[n_dead++] = t.tid;
 	}
 	for (size_t i = 0; i < n_dead; i++)
@@ -196,6 +264,8 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	}
 	if (!err && n_dead && p->hold)
 		err = probes__fold_holds(p, dead, n_dead);
+	if (p->several)
+		probes__gone_end(p);
 	free(tids);
 	return err;
 }

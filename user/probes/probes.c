@@ -437,6 +437,8 @@ void probes__free(struct probes *p)
 	free(p->proc_events);
 	free(p->taken);
 	free(p->pids);
+	free(p->gone[0]);
+	free(p->gone[1]);
 	probes__destroy_links(p->retired, p->n_retired);
 	free(p->retired);
 	probes__destroy_links(&p->guard_links[0][0][0],

@@ -100,6 +100,12 @@ static const struct sched_tracepoint_spec {
 /* Threads the guards are attached through (thread_exit watches them). */
 #define PROBES_GUARDS 2
 
+/* A thread that exited (tid 0: every thread of the process). */
+struct probes_gone {
+	__u32 pid;
+	__u32 tid;
+};
+
 struct probes {
 	struct syncprof_bpf *skel;
 	enum probes_mode mode;
@@ -176,9 +182,21 @@ struct probes {
 	size_t n_taken, cap_taken;
 	pid_t *pids;			/* the followed processes, alive */
 	size_t n_pids, cap_pids;
+	/*
+	 * Several: the threads (tid, pid) and processes (0, pid) whose exit
+	 * the kernel told since the read before last: their rows fold
+	 * (mapread.c).  [0] since the last read, [1] the read's before.
+	 */
+	struct probes_gone *gone[2];
+	size_t n_gone[2], cap_gone[2];
+	uint64_t lost_events_seen;	/* SP_CNT_LOST_PROC_EVENTS, last read */
 	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
 	void *translate_ctx;
 };
+
+/* procevents.c */
+/* pid's thread tid (0: the whole process) exited: its rows fold. */
+void probes__note_gone(struct probes *p, pid_t pid, pid_t tid);
 
 /* fullprobes.c */
 /* The site table through thread tid as a guard's links, into out. */

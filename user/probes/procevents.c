@@ -71,6 +71,15 @@ const struct probes_proc_event *probes__proc_events(const struct probes *p,
 	return p->taken;
 }
 
+void probes__note_gone(struct probes *p, pid_t pid, pid_t tid)
+{
+	if (array__grow(&p->gone[0], &p->cap_gone[0], p->n_gone[0] + 1,
+			sizeof(*p->gone[0])))
+		return;	/* found by /proc at a read after a lost event */
+	p->gone[0][p->n_gone[0]++] = (struct probes_gone){
+		.pid = (__u32)pid, .tid = (__u32)tid };
+}
+
 static void probes__queue_proc_event(struct probes *p,
 				     const struct sp_module_event_rec *ev)
 {
@@ -107,6 +116,10 @@ static int probes__on_event(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&ev, data, sizeof(ev));
 	type = ev.type;
+	if (type == SP_MODULE_EVENT_THREAD_EXIT) {
+		probes__note_gone(p, (pid_t)ev.tgid, (pid_t)ev.parent);
+		return 0;
+	}
 	if (type != SP_MODULE_EVENT_ANCHOR_EXIT)
 		probes__queue_proc_event(p, &ev);
 	if (type == SP_MODULE_EVENT_FORK || type == SP_MODULE_EVENT_EXIT ||

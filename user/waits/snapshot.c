@@ -9,6 +9,7 @@
  * Rejected: resetting maxima from user space (races every CPU's update).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +204,43 @@ static int snapshot__move_cmp(const void *a, const void *b)
 				 &((const struct snapshot_move *)b)->from);
 }
 
+/* Whether the entries are sorted by key with no key twice: one pass. */
+static bool snapshot__in_order(const struct snapshot *snap)
+{
+	for (size_t i = 1; i < snap->count; i++)
+		if (snapshot__key_cmp(&snap->entries[i - 1].key,
+				      &snap->entries[i].key) >= 0)
+			return false;
+	return true;
+}
+
+/*
+ * The rows appended after the sorted prefix (a side map's rows with no
+ * row of their own), sorted alone and merged in from the back: a read
+ * of tens of thousands of rows is not sorted again for a few new ones.
+ * False without memory (the caller sorts the whole).
+ */
+static bool snapshot__merge_tail(struct snapshot *snap)
+{
+	size_t k = snap->sealed, t = snap->count - k, i = k, j = t;
+	size_t w = snap->count;
+	struct snapshot_entry *tail = malloc(t * sizeof(*tail));
+
+	if (!tail)
+		return false;
+	memcpy(tail, snap->entries + k, t * sizeof(*tail));
+	qsort(tail, t, sizeof(*tail), snapshot__entry_cmp);
+	while (j > 0) {
+		if (i > 0 && snapshot__key_cmp(&snap->entries[i - 1].key,
+					       &tail[j - 1].key) > 0)
+			snap->entries[--w] = snap->entries[--i];
+		else
+			snap->entries[--w] = tail[--j];
+	}
+	free(tail);
+	return true;
+}
+
 void snapshot__seal(struct snapshot *snap)
 {
 	size_t out = 0;
@@ -214,8 +252,14 @@ void snapshot__seal(struct snapshot *snap)
 		snap->sealed = snap->count;
 		return;
 	}
-	qsort(snap->entries, snap->count, sizeof(*snap->entries),
-	      snapshot__entry_cmp);
+	/* In order already (a delta, a rekey that moved nothing): kept. */
+	if (snapshot__in_order(snap)) {
+		snap->sealed = snap->count;
+		return;
+	}
+	if (!snap->sealed || !snapshot__merge_tail(snap))
+		qsort(snap->entries, snap->count, sizeof(*snap->entries),
+		      snapshot__entry_cmp);
 	for (size_t i = 0; i < snap->count; i++) {
 		struct snapshot_entry *e = &snap->entries[i];
 		struct snapshot_entry *last = out ? &snap->entries[out - 1] : NULL;
@@ -239,6 +283,7 @@ void snapshot__rekey(struct snapshot *snap,
 		fn(ctx, &snap->moves[i].from);
 		fn(ctx, &snap->moves[i].to);
 	}
+	snap->sealed = 0;	/* new keys: no prefix known sorted */
 	snapshot__seal(snap);
 }
 
@@ -322,25 +367,45 @@ static const struct sp_key *snapshot__moved(const struct snapshot *cur,
 	return key;
 }
 
-/* prev with its rows under the keys cur counts them under; sealed. */
+/*
+ * prev with its rows under the keys cur counts them under; sealed.  The
+ * rows that stay keep prev's order, and the few that moved are sorted
+ * alone and merged in (snapshot__seal): a read that folds one exited
+ * thread does not sort every row again.
+ */
 static int snapshot__rekeyed(const struct snapshot *prev,
 			     const struct snapshot *cur, struct snapshot **out)
 {
 	struct snapshot *moved;
+	size_t n_moved = 0, stay = 0;
 	int err = snapshot__new(&moved);
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < prev->count; i++) {
-		struct snapshot_entry *slot = snapshot__append(moved);
-
-		if (!slot) {
-			snapshot__free(moved);
-			return -ENOMEM;
-		}
-		*slot = prev->entries[i];
-		slot->key = *snapshot__moved(cur, &slot->key);
+	if (prev->count && array__grow(&moved->entries, &moved->cap,
+				       prev->count, sizeof(*moved->entries))) {
+		snapshot__free(moved);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < prev->count; i++) {
+		const struct sp_key *to = snapshot__moved(cur,
+							  &prev->entries[i].key);
+
+		if (to == &prev->entries[i].key)
+			moved->entries[stay++] = prev->entries[i];
+	}
+	for (size_t i = 0; i < prev->count; i++) {
+		const struct sp_key *to = snapshot__moved(cur,
+							  &prev->entries[i].key);
+
+		if (to == &prev->entries[i].key)
+			continue;
+		moved->entries[stay + n_moved] = prev->entries[i];
+		moved->entries[stay + n_moved++].key = *to;
+	}
+	moved->count = stay + n_moved;
+	/* prev sealed: what stayed is sorted and unique. */
+	moved->sealed = prev->sealed == prev->count ? stay : 0;
 	snapshot__seal(moved);
 	*out = moved;
 	return 0;
@@ -408,6 +473,46 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 	return 0;
 }
 
+/* Both sorted by key and unique: one pass, no sort. */
+static bool snapshot__is_sealed(const struct snapshot *snap)
+{
+	return !snap || snap->sealed == snap->count;
+}
+
+/*
+ * a and b sealed (every read's are): one pass down both, as a merge
+ * sort's last step.  Appending both and sorting again cost a server a
+ * sort of every row it ever saw at each read.
+ */
+static int snapshot__merge_sealed(const struct snapshot *a,
+				  const struct snapshot *b,
+				  struct snapshot *sum)
+{
+	size_t na = a ? a->count : 0, nb = b ? b->count : 0, i = 0, j = 0;
+
+	if (na + nb && array__grow(&sum->entries, &sum->cap, na + nb,
+				   sizeof(*sum->entries)))
+		return -ENOMEM;
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1
+			: snapshot__key_cmp(&a->entries[i].key,
+					    &b->entries[j].key);
+
+		if (c < 0) {
+			sum->entries[sum->count++] = a->entries[i++];
+		} else if (c > 0) {
+			sum->entries[sum->count++] = b->entries[j++];
+		} else {
+			struct snapshot_entry *e = &sum->entries[sum->count++];
+
+			*e = a->entries[i++];
+			wait_stats__add(&e->stats, &b->entries[j++].stats);
+		}
+	}
+	sum->sealed = sum->count;
+	return 0;
+}
+
 int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
 		    struct snapshot **out)
 {
@@ -417,6 +522,15 @@ int snapshot__merge(const struct snapshot *a, const struct snapshot *b,
 
 	if (err)
 		return err;
+	if (snapshot__is_sealed(a) && snapshot__is_sealed(b)) {
+		err = snapshot__merge_sealed(a, b, sum);
+		if (err) {
+			snapshot__free(sum);
+			return err;
+		}
+		*out = sum;
+		return 0;
+	}
 	for (size_t p = 0; p < 2; p++) {
 		for (size_t i = 0; parts[p] && i < parts[p]->count; i++) {
 			struct snapshot_entry *slot = snapshot__append(sum);
