@@ -18,6 +18,18 @@ static void run(const struct findings_input *in, struct finding **f, size_t *n)
 	assert_int_equal(findings__build(in, f, n), 0);
 }
 
+/* The busy share findings__weigh_threads gives in's thread i (sorted). */
+static double share(const struct findings_input *in, size_t i)
+{
+	struct findings_thread *t;
+	double busy;
+
+	assert_int_equal(findings__weigh_threads(in, &t), 0);
+	busy = t[i].busy;
+	free(t);
+	return busy;
+}
+
 /* The input of waits w and releases r (arrays) over a window of secs. */
 #define INPUT(w, r, secs) {						\
 		.waits = (w), .n_waits = sizeof(w) / sizeof((w)[0]),	\
@@ -202,17 +214,51 @@ static void test_cpu_wait_after_a_wake_counted_once(void **state)
 	};
 
 	/* 0.5 s run of 1.5 s neither waited nor queued: a third. */
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.333 && t[0].busy < 0.334);
+	assert_true(share(&in, 0) > 0.333 && share(&in, 0) < 0.334);
 	/* Without the slices: 0.5 of 1 s left. */
 	t[0].slices = 0;
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	assert_true(share(&in, 0) > 0.499 && share(&in, 0) < 0.501);
 	/* Full mode counts every call: no estimate. */
 	t[0].slices = 10;
 	in.every_call = true;
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	assert_true(share(&in, 0) > 0.499 && share(&in, 0) < 0.501);
+}
+
+/*
+ * Each thread's waits found in one walk: the same tid in two processes
+ * kept apart, a thread of pid 0 taking its tid's waits in any process,
+ * idle waits left out; the result sorted by tid, then pid.
+ */
+static void test_busy_shares_by_thread(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .object = 0x1, .pid = 2, .tid = 10, .count = 1, .wait_ns = 2 * S },
+		{ .object = 0x1, .pid = 1, .tid = 10, .count = 1, .wait_ns = S },
+		{ .object = 0x2, .pid = 3, .tid = 7, .count = 1, .wait_ns = 3 * S },
+		{ .object = 0x3, .pid = 1, .tid = 10, .event = true, .count = 1,
+		  .wait_ns = 3 * S },
+	};
+	/* 4 s lives: run 1 s of what the lock waits left. */
+	struct findings_thread t[] = {
+		{ .pid = 2, .tid = 10, .run_ns = S, .span_ns = 4 * S },
+		{ .pid = 0, .tid = 7, .run_ns = S / 2, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 10, .run_ns = S, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = 4, .threads = t, .n_threads = 3,
+		.elapsed_ns = 4 * S,
+	};
+	struct findings_thread *by_tid;
+
+	assert_int_equal(findings__weigh_threads(&in, &by_tid), 0);
+	assert_int_equal(by_tid[0].tid, 7);
+	assert_true(by_tid[0].busy > 0.499 && by_tid[0].busy < 0.501);
+	assert_int_equal(by_tid[1].pid, 1);
+	assert_true(by_tid[1].busy > 0.333 && by_tid[1].busy < 0.334);
+	assert_int_equal(by_tid[2].pid, 2);
+	assert_true(by_tid[2].busy > 0.499 && by_tid[2].busy < 0.501);
+	free(by_tid);
 }
 
 /* Idle waits (class event) are no lock finding. */
@@ -498,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_busy_threads_rank_first),
 		cmocka_unit_test(test_exited_threads_weigh_as_their_lock),
 		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
+		cmocka_unit_test(test_busy_shares_by_thread),
 		cmocka_unit_test(test_idle_waits_give_none),
 		cmocka_unit_test(test_hot_stripe_names_the_object),
 		cmocka_unit_test(test_small_waits_give_none),
