@@ -9,6 +9,12 @@
  * was read come folded without a thread: they weigh as their lock's
  * known waits, not fully (a background lock whose threads ended first
  * would otherwise outrank the lock its workers wait for).
+ *
+ * The shares are computed once a report, in one walk of the waits, each
+ * finding its threads by binary search (findings__weigh_threads), and
+ * serve both findings__build and the table's weights (in->weighed).  A
+ * walk of all the waits for each thread, done for each of the two, was
+ * what a report with a thousand threads spent most of its judging on.
  */
 #include <errno.h>
 #include <stdlib.h>
