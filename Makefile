@@ -270,6 +270,17 @@ $(OUT)/tests/targets/%: tests/targets/%.c tests/targets/lib/targetkit.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< -o $@
 
+# The targets that time their holders share lib/holdkit.c.
+HOLDKIT_BINS := $(OUT)/tests/targets/convoy $(OUT)/tests/targets/procs \
+                $(OUT)/tests/targets/pshared
+$(HOLDKIT_BINS): $(OUT)/tests/targets/%: tests/targets/%.c \
+		tests/targets/lib/holdkit.c tests/targets/lib/holdkit.h \
+		tests/targets/lib/targetkit.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Werror -pthread $< tests/targets/lib/holdkit.c \
+		-o $@
+
 $(OUT)/tests/targets/libsharedlock.so: tests/targets/lib/sharedlock.c tests/targets/lib/sharedlock.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -38,7 +38,6 @@ The load average (1 minute) is printed before and after each case.
 
 Run as root from the repository, after make and make test-bins.
 """
-import argparse
 import json
 import os
 import signal
@@ -46,6 +45,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import benchmain
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -238,18 +239,8 @@ def whatif_accuracy(results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", help="also write the figures here")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        print("whatifbench needs root (BPF and uprobes)", file=sys.stderr)
-        return 1
-    results = {}
-    whatif_accuracy(results)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return 0
+    return benchmain.section_main(__doc__, "whatifbench", "BPF and uprobes",
+                                  whatif_accuracy)
 
 
 if __name__ == "__main__":

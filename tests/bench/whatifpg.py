@@ -27,7 +27,6 @@ amount.
 Prints the prediction, its interval and bound, the real gain and the
 load average; --json FILE writes them too.
 """
-import argparse
 import json
 import os
 import re
@@ -36,6 +35,8 @@ import subprocess
 import sys
 import threading
 import time
+
+import benchmain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -186,19 +187,9 @@ def whatif_postgres(results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", help="also write the figures here")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        print("whatifpg needs root (BPF, uprobes, the postgres user)",
-              file=sys.stderr)
-        return 1
-    results = {}
-    whatif_postgres(results)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return 0
+    return benchmain.section_main(__doc__, "whatifpg",
+                                  "BPF, uprobes, the postgres user",
+                                  whatif_postgres)
 
 
 if __name__ == "__main__":

@@ -77,47 +77,68 @@ class ChurnCase(SyncprofTestCase):
         line = target.stdout.readline()
         self.assertTrue(line.startswith(word + " "), f"target said {line!r}")
 
-
-class DlopenChurn(ChurnCase):
-
-    def churn(self, mode):
+    def churn(self, mode, warmup, cycles, rss_bound_kb, what, target_args,
+              extra=(), at_end=None):
+        """dlchurn (target_args: its library, --copies) under syncprof
+        --mode mode: its warmup cycles, then cycles more.  syncprof's
+        VmRSS, once idle after each part, grows by rss_bound_kb at most;
+        its descriptors by FD_SLACK, none of a deleted file; every cycle
+        is done and nothing dropped.  at_end(prof) runs after the cycles
+        (syncprof then ends on SIGTERM).  Returns the last report and the
+        truth."""
         target = self.start_waiting_target(
-            [DLCHURN, "--lib", SHAREDLIB, "--warmup", str(WARMUP),
-             "--cycles", str(CYCLES), "--every", str(EVERY),
-             "--truth", self.path("truth.json"), "--wait-signal"])
+            [DLCHURN, *target_args, "--warmup", str(warmup), "--cycles",
+             str(cycles), "--every", str(EVERY), "--truth",
+             self.path("truth.json"), "--wait-signal"])
         prof = self.start_syncprof(["--mode", mode, "--top", "0",
-                                    "--pid", str(target.pid)])
+                                    "--pid", str(target.pid), *extra])
         self.go(target)
         self.expect_line(target, "warm")
         self.wait_idle(prof.pid)
-        warm_kb = vm_rss_kb(prof.pid)
+        warm_kb, (warm_fds, _) = vm_rss_kb(prof.pid), open_fds(prof.pid)
         self.go(target)
         self.expect_line(target, "done")
         self.wait_idle(prof.pid)
-        end_kb = vm_rss_kb(prof.pid)
+        end_kb, (end_fds, deleted) = vm_rss_kb(prof.pid), open_fds(prof.pid)
+        if at_end:
+            at_end(prof)
         self.go(target)
         self.assertEqual(target.wait(timeout=HANG_S), 0)
+        if at_end:
+            prof.send_signal(signal.SIGTERM)
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(deleted, [], f"{mode}: deleted files held open")
+        self.assertLessEqual(
+            end_fds, warm_fds + FD_SLACK,
+            f"{mode}: syncprof's descriptors went from {warm_fds} to "
+            f"{end_fds} over {cycles} {what}")
         if not sanitized(SYNCPROF):
             self.assertLessEqual(
-                end_kb - warm_kb, RSS_BOUND_KB,
-                f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} kB "
-                f"over {CYCLES} dlopen/dlclose cycles")
+                end_kb - warm_kb, rss_bound_kb,
+                f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} "
+                f"kB over {cycles} {what}")
         truth = self.truth()
-        self.assertEqual(truth["cycles"], WARMUP + CYCLES)
+        self.assertEqual(truth["cycles"], warmup + cycles)
         report = run.reports[-1]
         self.assertEqual(report["dropped"], 0)
         return report, truth
 
+
+class DlopenChurn(ChurnCase):
+
+    def churn_library(self, mode):
+        return self.churn(mode, WARMUP, CYCLES, RSS_BOUND_KB,
+                          "dlopen/dlclose cycles", ["--lib", SHAREDLIB])
+
     def test_contended(self):
-        report, truth = self.churn("contended")
+        report, truth = self.churn_library("contended")
         rows = self.rows_for(report, truth["object"])
         self.assertEqual(self.total(rows, "count"), truth["contended"])
         self.assertEqual({r["callsite"]["function"] for r in rows}, {"contend"})
 
     def test_full(self):
-        report, truth = self.churn("full")
+        report, truth = self.churn_library("full")
         rows = self.rows_for(report, truth["object"])
         # The main thread's contended acquisitions and the helper's.
         self.assertEqual(self.total(rows, "count"), 2 * truth["contended"])
@@ -175,44 +196,11 @@ class DistinctCopiesChurn(ChurnCase):
     def churn_copies(self, mode, *extra, at_end=None):
         copies = self.path("copies")
         os.mkdir(copies)
-        target = self.start_waiting_target(
-            [DLCHURN, "--lib", SHAREDLIB, "--copies", copies,
-             "--warmup", str(COPY_WARMUP), "--cycles", str(COPY_CYCLES),
-             "--every", str(EVERY), "--truth", self.path("truth.json"),
-             "--wait-signal"])
-        prof = self.start_syncprof(["--mode", mode, "--top", "0",
-                                    "--pid", str(target.pid), *extra])
-        self.go(target)
-        self.expect_line(target, "warm")
-        self.wait_idle(prof.pid)
-        warm_kb, (warm_fds, _) = vm_rss_kb(prof.pid), open_fds(prof.pid)
-        self.go(target)
-        self.expect_line(target, "done")
-        self.wait_idle(prof.pid)
-        end_kb, (end_fds, deleted) = vm_rss_kb(prof.pid), open_fds(prof.pid)
-        if at_end:
-            at_end(prof)
-        self.go(target)
-        self.assertEqual(target.wait(timeout=HANG_S), 0)
-        if at_end:
-            prof.send_signal(signal.SIGTERM)
-        run = self.finish_syncprof(prof)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        report, truth = self.churn(
+            mode, COPY_WARMUP, COPY_CYCLES, COPY_RSS_BOUND_KB,
+            "cycles of distinct copies",
+            ["--lib", SHAREDLIB, "--copies", copies], extra, at_end)
         self.assertEqual(os.listdir(copies), [])
-        self.assertEqual(deleted, [], f"{mode}: deleted files held open")
-        self.assertLessEqual(
-            end_fds, warm_fds + FD_SLACK,
-            f"{mode}: syncprof's descriptors went from {warm_fds} to "
-            f"{end_fds} over {COPY_CYCLES} cycles of distinct copies")
-        if not sanitized(SYNCPROF):
-            self.assertLessEqual(
-                end_kb - warm_kb, COPY_RSS_BOUND_KB,
-                f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} "
-                f"kB over {COPY_CYCLES} cycles of distinct copies")
-        truth = self.truth()
-        self.assertEqual(truth["cycles"], COPY_WARMUP + COPY_CYCLES)
-        report = run.reports[-1]
-        self.assertEqual(report["dropped"], 0)
         return report, truth
 
     def test_contended(self):

@@ -290,6 +290,36 @@ class Serve(SyncprofTestCase):
         shutil.copy(WORKLOAD, path)
         return path
 
+    def run_own(self, binary, truth, iters):
+        """binary (an own_workload copy) through the mutex scenario under
+        --all, alive after its work (--wait-end: go() ends it)."""
+        target = subprocess.Popen(
+            [binary, "mutex", "--threads", "4", "--iters", str(iters),
+             "--hold-us", "500", "--truth", self.path(truth), "--wait-end"],
+            stdout=subprocess.PIPE, text=True)
+        self.children.append(target)
+        self.wait_done(target)
+        return target
+
+    def wait_named(self, base, binary, target):
+        """Until syncprof's /metrics names binary's big_lock: --all reads
+        a process at its first wait, when its loop gets to it, and a
+        program that exits before then keeps its rows unnamed (its maps
+        are gone), which syncprof cannot help on a busy host."""
+        name = os.path.basename(binary)[:15]
+        deadline = time.monotonic() + 120
+        while not of_process(parse_metrics(self.get(base + "/metrics")[2]
+                                           .decode()),
+                             "syncprof_lock_waits_total", name,
+                             object="big_lock", type="mutex"):
+            self.assertLess(time.monotonic(), deadline,
+                            f"syncprof never read {name} (PID {target.pid})")
+            time.sleep(0.2)
+
+    def end_own(self, target):
+        self.go(target)
+        self.assertEqual(target.wait(timeout=120), 0)
+
     def start_prometheus(self, target):
         proc, api = promserver.start(self.tmp.name, target)
         self.children.append(proc)
@@ -326,11 +356,11 @@ class Serve(SyncprofTestCase):
         proc, base = self.start_serve("--all")
         netloc = urllib.parse.urlsplit(base).netloc
         _, api = self.start_prometheus(netloc)
-        # Started after syncprof: --all follows it from its first lock.
-        run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "400",
-                              "--hold-us", "500", "--truth", self.path("truth.json")],
-                             capture_output=True, text=True, timeout=120)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        # Started after syncprof: --all follows it from its first lock,
+        # and it lives until syncprof has read it.
+        target = self.run_own(binary, "truth.json", 400)
+        self.wait_named(base, binary, target)
+        self.end_own(target)
         truth = self.truth()
         # Its mutex waits: big_lock's, and those in the first moments
         # after its exec, before its program's names were read (then its
@@ -487,34 +517,32 @@ class Serve(SyncprofTestCase):
         first, second = (self.own_workload(f"svph{i}{os.getpid() % 10000}")
                          for i in (1, 2))
         proc, base = self.start_serve("--all")
-
-        def phase(binary, truth):
-            run = subprocess.run([binary, "mutex", "--threads", "4", "--iters", "300",
-                                  "--hold-us", "500", "--truth", self.path(truth)],
-                                 capture_output=True, text=True, timeout=120)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            return self.truth(truth)
-
-        phase(first, "first.json")
+        # Each phase's program lives to the end: its rows are told by its
+        # PID, which a program that exits before syncprof reads it (a busy
+        # host) keeps, not by its names.  Phase one is read before the
+        # window opens: its rows keep their names across the window.
+        one = self.run_own(first, "first.json", 300)
+        self.wait_named(base, first, one)
         fetch, out = self.fetch_window(proc, base, 8)
         started = time.monotonic()
-        truth = phase(second, "second.json")
+        two = self.run_own(second, "second.json", 300)
         self.assertLess(time.monotonic() - started, 8, "phase two outran the window")
+        truth = self.truth("second.json")
         _, err = fetch.communicate(timeout=120)
         self.assertEqual(fetch.returncode, 0, err)
-        profile = Profile(out)
-        name = os.path.basename
 
-        def of(binary):
+        def of(profile, target):
             return [s for s in profile.samples
-                    if s["labels"].get("process") == name(binary)[:15]
-                    and s["labels"].get("object") == "big_lock"]
+                    if s["labels"].get("pid") == str(target.pid)
+                    and s["labels"].get("class") == "lock"]
 
-        self.assertEqual(of(first), [])
-        self.assertWithin(sum(s["delay"] for s in of(second)), truth["wait_ns"],
-                          TOLERANCE)
+        window = Profile(out)
+        self.assertEqual(of(window, one), [])
+        self.assertWithin(sum(s["delay"] for s in of(window, two)),
+                          truth["wait_ns"], TOLERANCE)
         # Without ?seconds: everything since start, both phases.
         total = self.profile(base + "/debug/pprof/block")
-        self.assertTrue([s for s in total.samples
-                         if s["labels"].get("process") == name(first)[:15]])
+        self.assertTrue(of(total, one), total.samples)
+        self.end_own(one)
+        self.end_own(two)
         self.stop_serve(proc)

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/holdkit.h"
 #include "lib/targetkit.h"
 
 static struct {
@@ -70,7 +71,7 @@ static atomic_bool spin;
 static int io_pipe[2];
 
 static struct {
-	uint64_t cpu_ns, run_delay_ns, wall_ns;	/* the holder's stretch */
+	struct clocks holder;			/* the holder's stretches */
 	uint64_t wait_a_ns, wait_b_ns;		/* the waiters' own waits */
 	/*
 	 * The part of A's wait when B was not waiting: from B's lock of l2
@@ -81,43 +82,10 @@ static struct {
 } truth;
 static _Atomic uint64_t b_unlocked_at;
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The second field of /proc/thread-self/schedstat: run_delay in ns. */
-static uint64_t run_delay_ns(void)
-{
-	unsigned long long run = 0, delay = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &delay) != 2)
-			delay = 0;
-		fclose(f);
-	}
-	return delay;
-}
-
 static void wait_step(int n)
 {
 	while (atomic_load(&step) < n)
 		sleep_us(50);
-}
-
-/* Spins until CLOCK_THREAD_CPUTIME_ID moved on by ms. */
-static void compute_ms(int ms)
-{
-	uint64_t end = thread_cpu_ns() + (uint64_t)ms * 1000000;
-	volatile uint64_t x = 0;
-
-	while (thread_cpu_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			x += (uint64_t)i;
 }
 
 static void pin_to(int cpu)
@@ -142,24 +110,6 @@ static void *hog(void *arg)
 			;
 	}
 	return NULL;
-}
-
-struct stretch {
-	uint64_t cpu, delay, wall;
-};
-
-static void stretch_begin(struct stretch *s)
-{
-	s->cpu = thread_cpu_ns();
-	s->delay = run_delay_ns();
-	s->wall = now_ns();
-}
-
-static void stretch_end(const struct stretch *s)
-{
-	truth.wall_ns += now_ns() - s->wall;
-	truth.cpu_ns += thread_cpu_ns() - s->cpu;
-	truth.run_delay_ns += run_delay_ns() - s->delay;
 }
 
 /* --- convoy ---------------------------------------------------------- */
@@ -245,9 +195,9 @@ static void *convoy_c(void *arg)
 		wait_blocked_in_futex(atomic_load(&tid_a));
 		sleep_us(cfg.sleep_ms * 1000);
 		atomic_store(&spin, cfg.starve);
-		compute_ms(cfg.work_ms);
+		compute_us(cfg.work_ms * 1000);
 		atomic_store(&spin, false);
-		stretch_end(&s);
+		stretch_end(&s, &truth.holder);
 		if (cfg.rwlock)
 			pthread_rwlock_unlock(&rw);	/* RELEASE:c_rwunlock */
 		else
@@ -310,7 +260,7 @@ static void *io_h(void *arg)
 		stretch_begin(&s);
 		if (read(io_pipe[0], &c, 1) != 1)	/* blocking I/O, holding */
 			abort();
-		stretch_end(&s);
+		stretch_end(&s, &truth.holder);
 		pthread_mutex_unlock(&l1);	/* RELEASE:h_unlock */
 		wait_step(2 * i + 2);
 	}
@@ -397,8 +347,9 @@ int main(int argc, char **argv)
 			"\"wait_a_ns\": %" PRIu64 ", \"wait_b_ns\": %" PRIu64
 			", \"b_tail_ns\": %" PRIu64 ", \"a_woken_ns\": %" PRIu64
 			"}\n", (void *)&l1,
-			cfg.rwlock ? (void *)&rw : (void *)&l2, truth.cpu_ns,
-			truth.run_delay_ns, truth.wall_ns, truth.wait_a_ns,
+			cfg.rwlock ? (void *)&rw : (void *)&l2,
+			truth.holder.cpu_ns, truth.holder.run_delay_ns,
+			truth.holder.wall_ns, truth.wait_a_ns,
 			truth.wait_b_ns, truth.b_tail_ns, truth.a_woken_ns);
 		fclose(f);
 	}

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/holdkit.h"
 #include "lib/targetkit.h"
 
 #define CHILDREN 2
@@ -48,29 +49,6 @@ static struct shared *sh;
 static int iters = 20, hold_us = 3000;
 static const char *truth_dir;
 
-static void wait_until(atomic_int *flag, int value)
-{
-	while (atomic_load(flag) != value)
-		sleep_us(50);
-}
-
-static void write_truth(const char *name, const char *body)
-{
-	char path[4096];
-	FILE *f;
-
-	if (!truth_dir)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", truth_dir, name);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputs(body, f);
-	fclose(f);
-}
-
 /* The measured call, not a tail call: its call site is this line. */
 __attribute__((noinline)) static uint64_t child_wait(void)
 {
@@ -80,11 +58,12 @@ __attribute__((noinline)) static uint64_t child_wait(void)
 	return now_ns() - t0;
 }
 
-static void child(int c)
+static void child(int c, void *arg)
 {
 	uint64_t wait_ns = 0, count = 0;
 	char body[256], name[32];
 
+	(void)arg;
 	atomic_store(&sh->pid[c], (int)getpid());
 	for (int i = 1; i <= iters; i++) {
 		wait_until(&sh->held[c], i);
@@ -98,7 +77,7 @@ static void child(int c)
 		 (int)getpid(), (unsigned long long)count,
 		 (unsigned long long)wait_ns);
 	snprintf(name, sizeof(name), "child-%d.json", c);
-	write_truth(name, body);
+	write_truth(truth_dir, name, body);
 	_exit(0);
 }
 
@@ -106,9 +85,7 @@ static void hold_for(int c, int i)
 {
 	pthread_mutex_lock(&sh->lock); /* CALLSITE:procs_parent */
 	atomic_store(&sh->held[c], i);
-	for (int spent = 0; spent < 2000000 && !task_in_futex(sh->pid[c], sh->pid[c]);
-	     spent += 50)
-		sleep_us(50);
+	wait_task_in_futex(atomic_load(&sh->pid[c]));
 	sleep_us(hold_us);
 	pthread_mutex_unlock(&sh->lock);
 	wait_until(&sh->done[c], i);
@@ -129,7 +106,7 @@ int main(int argc, char **argv)
 	bool wait_signal = false, exec_child = false, spawn = false;
 	pid_t kids[CHILDREN + 1];
 	char body[256];
-	int opt, status, failed = 0;
+	int opt, failed;
 
 	while (!exec_child &&
 	       (opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
@@ -155,43 +132,31 @@ int main(int argc, char **argv)
 	if (wait_signal)
 		wait_for_go();
 	/* Forked now: after the profiler attached. */
-	for (int c = 0; c < CHILDREN; c++) {
-		kids[c] = fork();
-		if (kids[c] < 0)
-			return 1;
-		if (!kids[c])
-			child(c);
-	}
-	for (int c = 0; c < CHILDREN; c++)
-		while (!atomic_load(&sh->pid[c]))
-			sleep_us(50);
+	if (fork_children(kids, CHILDREN, child, NULL))
+		return 1;
+	wait_started(sh->pid, CHILDREN);
 	for (int i = 1; i <= iters; i++)
 		for (int c = 0; c < CHILDREN; c++)
 			hold_for(c, i);
-	for (int c = 0; c < CHILDREN; c++) {
-		waitpid(kids[c], &status, 0);
-		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
-	}
+	failed = reap_children(kids, CHILDREN);
 	if (exec_child && spawn) {
 		if (posix_spawn(&kids[CHILDREN], argv[optind], NULL, NULL,
 				argv + optind, environ))
 			return 1;
-		waitpid(kids[CHILDREN], &status, 0);
-		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
+		failed |= reap_children(&kids[CHILDREN], 1);
 	} else if (exec_child) {
 		kids[CHILDREN] = fork();
 		if (!kids[CHILDREN]) {
 			execv(argv[optind], argv + optind);
 			_exit(127);
 		}
-		waitpid(kids[CHILDREN], &status, 0);
-		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
+		failed |= reap_children(&kids[CHILDREN], 1);
 	}
 	snprintf(body, sizeof(body),
 		 "{\"pid\": %d, \"children\": [%d, %d], \"exec_child\": %d, "
 		 "\"object\": \"0x%llx\"}\n", (int)getpid(), (int)kids[0],
 		 (int)kids[1], exec_child ? (int)kids[CHILDREN] : 0,
 		 (unsigned long long)(uintptr_t)&sh->lock);
-	write_truth("parent.json", body);
+	write_truth(truth_dir, "parent.json", body);
 	return failed;
 }

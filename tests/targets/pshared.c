@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/holdkit.h"
 #include "lib/targetkit.h"
 
 #define MAX_CHILDREN 8
@@ -58,65 +59,8 @@ static int children = 2, iters = 10, spin_us = 3000, sleep_us_hold = 3000;
 static int memfd = -1;		/* --remap: the shared page's file */
 static const char *truth_dir;
 
-static struct {
-	uint64_t cpu_ns, run_delay_ns, wall_ns;	/* the holds' stretches */
-	uint64_t holds;
-} held;
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The second field of /proc/thread-self/schedstat: run_delay in ns. */
-static uint64_t run_delay_ns(void)
-{
-	unsigned long long run = 0, delay = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &delay) != 2)
-			delay = 0;
-		fclose(f);
-	}
-	return delay;
-}
-
-static void compute_us(int us)
-{
-	uint64_t end = thread_cpu_ns() + (uint64_t)us * 1000;
-	volatile uint64_t x = 0;
-
-	while (thread_cpu_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			x += (uint64_t)i;
-}
-
-static void wait_until(atomic_int *flag, int value)
-{
-	while (atomic_load(flag) != value)
-		sleep_us(50);
-}
-
-static void write_truth(const char *name, const char *body)
-{
-	char path[4096];
-	FILE *f;
-
-	if (!truth_dir)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", truth_dir, name);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputs(body, f);
-	fclose(f);
-}
+static struct clocks held;	/* the holds' stretches */
+static uint64_t holds;
 
 /* The measured call, through a typed pointer: its call site is this line. */
 __attribute__((noinline)) static uint64_t child_wait(struct board *b)
@@ -141,8 +85,9 @@ static struct board *remap(struct board *b)
 	return mine;
 }
 
-static void child(struct board *b, int c)
+static void child(int c, void *arg)
 {
+	struct board *b = arg;
 	uint64_t wait_ns = 0, count = 0;
 	char body[256], name[32];
 
@@ -161,7 +106,7 @@ static void child(struct board *b, int c)
 		 ", \"lock\": \"0x%llx\"}\n", (int)getpid(), count, wait_ns,
 		 (unsigned long long)(uintptr_t)&b->lock);
 	snprintf(name, sizeof(name), "child-%d.json", c);
-	write_truth(name, body);
+	write_truth(truth_dir, name, body);
 	_exit(0);
 }
 
@@ -169,25 +114,17 @@ static void child(struct board *b, int c)
 __attribute__((noinline)) static void parent_hold(struct board *b, int c,
 						  int i)
 {
-	uint64_t cpu, delay, wall;
-	pid_t kid;
+	struct stretch s;
 
 	pthread_mutex_lock(&b->lock); /* CALLSITE:pshared_hold */
-	kid = atomic_load(&b->pid[c]);
 	atomic_store(&b->held[c], i);
-	for (int spent = 0; spent < 2000000 && !task_in_futex(kid, kid);
-	     spent += 20)
-		sleep_us(20);
-	cpu = thread_cpu_ns();
-	delay = run_delay_ns();
-	wall = now_ns();
+	wait_task_in_futex(atomic_load(&b->pid[c]));
+	stretch_begin(&s);
 	compute_us(spin_us);
 	sleep_us(sleep_us_hold);
-	held.cpu_ns += thread_cpu_ns() - cpu;
-	held.run_delay_ns += run_delay_ns() - delay;
-	held.wall_ns += now_ns() - wall;
+	stretch_end(&s, &held);
 	pthread_mutex_unlock(&b->lock); /* RELEASE:pshared_unlock */
-	held.holds++;		/* after: the unlock is not a tail call */
+	holds++;		/* after: the unlock is not a tail call */
 }
 
 int main(int argc, char **argv)
@@ -208,7 +145,7 @@ int main(int argc, char **argv)
 	bool wait_signal = false;
 	pid_t kids[MAX_CHILDREN];
 	char body[1024];
-	int opt, status, failed = 0, len;
+	int opt, failed, len;
 	struct board *b;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -243,29 +180,19 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&b->lock, &attr);
 	if (wait_signal && !fork_first)
 		wait_for_go();
-	for (int c = 0; c < children; c++) {
-		kids[c] = fork();
-		if (kids[c] < 0)
-			return 1;
-		if (!kids[c])
-			child(b, c);
-	}
+	if (fork_children(kids, children, child, b))
+		return 1;
 	/* --fork-first: the children exist before the profiler attaches
 	   (they wait for the parent's first hold). */
 	if (wait_signal && fork_first)
 		wait_for_go();
-	for (int c = 0; c < children; c++)
-		while (!atomic_load(&b->pid[c]))
-			sleep_us(50);
+	wait_started(b->pid, children);
 	for (int i = 1; i <= iters; i++)
 		for (int c = 0; c < children; c++) {
 			parent_hold(b, c, i);
 			wait_until(&b->done[c], i);
 		}
-	for (int c = 0; c < children; c++) {
-		waitpid(kids[c], &status, 0);
-		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
-	}
+	failed = reap_children(kids, children);
 	len = snprintf(body, sizeof(body),
 		       "{\"pid\": %d, \"lock\": \"0x%llx\", \"offset\": %zu, "
 		       "\"holds\": %" PRIu64
@@ -273,12 +200,12 @@ int main(int argc, char **argv)
 		       ", \"holder_run_delay_ns\": %" PRIu64
 		       ", \"holder_wall_ns\": %" PRIu64 ", \"children\": [",
 		       (int)getpid(), (unsigned long long)(uintptr_t)&b->lock,
-		       offsetof(struct board, lock), held.holds,
+		       offsetof(struct board, lock), holds,
 		       held.cpu_ns, held.run_delay_ns, held.wall_ns);
 	for (int c = 0; c < children && len < (int)sizeof(body) - 16; c++)
 		len += snprintf(body + len, sizeof(body) - (size_t)len, "%s%d",
 				c ? ", " : "", (int)kids[c]);
 	snprintf(body + len, sizeof(body) - (size_t)len, "]}\n");
-	write_truth("parent.json", body);
+	write_truth(truth_dir, "parent.json", body);
 	return failed;
 }

@@ -18,6 +18,18 @@ static void run(const struct findings_input *in, struct finding **f, size_t *n)
 	assert_int_equal(findings__build(in, f, n), 0);
 }
 
+/* The busy share findings__weigh_threads gives in's thread i (sorted). */
+static double share(const struct findings_input *in, size_t i)
+{
+	struct findings_thread *t;
+	double busy;
+
+	assert_int_equal(findings__weigh_threads(in, &t), 0);
+	busy = t[i].busy;
+	free(t);
+	return busy;
+}
+
 /* The input of waits w and releases r (arrays) over a window of secs. */
 #define INPUT(w, r, secs) {						\
 		.waits = (w), .n_waits = sizeof(w) / sizeof((w)[0]),	\
@@ -88,8 +100,48 @@ static void test_long_hold_needs_most_of_the_charges(void **state)
 }
 
 /*
- * The decoy: more wait on the background lock, whose threads sleep
- * between rounds (busy 0.2), than on the workers' (busy 1): the workers'
+ * The decoy: the background lock 0xb0, whose thread 10 sleeps between
+ * rounds (busy 0.2), and the workers' lock 0xa0 (thread 20, busy 1),
+ * each lock's waits w charged to one release site of its own, over 4 s.
+ * The workers' lock must rank first, the two impacts near pct_a and
+ * pct_b.
+ */
+static void check_decoy(const struct findings_wait *w, size_t n_w,
+			double pct_a, double pct_b)
+{
+	struct findings_release r[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .site = 0x3, .pid = 1 },
+		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .site = 0x4, .pid = 1 },
+	};
+	/* 10: ran 0.2 s of the 1 s it neither waited nor queued; 20: all. */
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = n_w, .releases = r, .n_releases = 2,
+		.threads = t, .n_threads = 2, .elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	for (size_t i = 0; i < n_w; i++) {
+		struct findings_release *to = &r[w[i].object == 0xa0];
+
+		to->count += w[i].count;
+		to->wait_ns += w[i].wait_ns;
+	}
+	run(&in, &f, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(f[0].object, 0xa0);
+	assert_int_equal(f[1].object, 0xb0);
+	assert_true(f[0].impact_pct > pct_a - 0.1 && f[0].impact_pct < pct_a + 0.1);
+	assert_true(f[1].impact_pct > pct_b - 0.1 && f[1].impact_pct < pct_b + 0.1);
+	free(f);
+}
+
+/*
+ * More wait on the background lock than on the workers': the workers'
  * lock ranks first.
  */
 static void test_busy_threads_rank_first(void **state)
@@ -101,35 +153,12 @@ static void test_busy_threads_rank_first(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .callsite = 0x2,
 		  .pid = 1, .tid = 20, .count = 5, .wait_ns = 1 * S },
 	};
-	struct findings_release r[] = {
-		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .site = 0x3, .pid = 1,
-		  .count = 5, .wait_ns = 3 * S },
-		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .site = 0x4, .pid = 1,
-		  .count = 5, .wait_ns = 1 * S },
-	};
-	/* 10: ran 0.2 s of the 1 s it neither waited nor queued; 20: all. */
-	struct findings_thread t[] = {
-		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
-		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
-	};
-	struct findings_input in = INPUT(w, r, 4);
-	struct finding *f;
-	size_t n;
 
-	in.threads = t;
-	in.n_threads = 2;
-
-	run(&in, &f, &n);
-	assert_int_equal(n, 2);
-	assert_int_equal(f[0].object, 0xa0);
-	assert_int_equal(f[1].object, 0xb0);
 	/*
 	 * Of the work (3.2 s run, 0.2 x 3 s + 1 x 1 s lost to waits):
 	 * 1 / 4.8 and 0.6 / 4.8.
 	 */
-	assert_true(f[0].impact_pct > 20.8 && f[0].impact_pct < 20.9);
-	assert_true(f[1].impact_pct > 12.4 && f[1].impact_pct < 12.6);
-	free(f);
+	check_decoy(w, 2, 100.0 / 4.8, 60.0 / 4.8);
 }
 
 /*
@@ -148,35 +177,13 @@ static void test_exited_threads_weigh_as_their_lock(void **state)
 		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .callsite = 0x2,
 		  .pid = 1, .tid = 20, .count = 5, .wait_ns = 1 * S },
 	};
-	struct findings_release r[] = {
-		{ .type = SP_TYPE_MUTEX, .object = 0xb0, .site = 0x3, .pid = 1,
-		  .count = 7, .wait_ns = 4 * S },
-		{ .type = SP_TYPE_MUTEX, .object = 0xa0, .site = 0x4, .pid = 1,
-		  .count = 5, .wait_ns = 1 * S },
-	};
-	struct findings_thread t[] = {
-		{ .pid = 1, .tid = 10, .run_ns = S / 5, .span_ns = 4 * S },
-		{ .pid = 1, .tid = 20, .run_ns = 3 * S, .span_ns = 4 * S },
-	};
-	struct findings_input in = INPUT(w, r, 4);
-	struct finding *f;
-	size_t n;
 
-	in.threads = t;
-	in.n_threads = 2;
-
-	run(&in, &f, &n);
-	assert_int_equal(n, 2);
-	assert_int_equal(f[0].object, 0xa0);
-	assert_int_equal(f[1].object, 0xb0);
 	/*
 	 * 0xb0's 4 s weigh as thread 10's 0.2 (fully, the exited row's 1 s
 	 * would have put it first): of 3.2 s run and 0.8 + 1 s lost, 1 / 5
 	 * and 0.8 / 5.
 	 */
-	assert_true(f[0].impact_pct > 19.9 && f[0].impact_pct < 20.1);
-	assert_true(f[1].impact_pct > 15.9 && f[1].impact_pct < 16.1);
-	free(f);
+	check_decoy(w, 3, 20.0, 16.0);
 }
 
 /*
@@ -202,17 +209,51 @@ static void test_cpu_wait_after_a_wake_counted_once(void **state)
 	};
 
 	/* 0.5 s run of 1.5 s neither waited nor queued: a third. */
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.333 && t[0].busy < 0.334);
+	assert_true(share(&in, 0) > 0.333 && share(&in, 0) < 0.334);
 	/* Without the slices: 0.5 of 1 s left. */
 	t[0].slices = 0;
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	assert_true(share(&in, 0) > 0.499 && share(&in, 0) < 0.501);
 	/* Full mode counts every call: no estimate. */
 	t[0].slices = 10;
 	in.every_call = true;
-	findings__busy_shares(&in, t);
-	assert_true(t[0].busy > 0.499 && t[0].busy < 0.501);
+	assert_true(share(&in, 0) > 0.499 && share(&in, 0) < 0.501);
+}
+
+/*
+ * Each thread's waits found in one walk: the same tid in two processes
+ * kept apart, a thread of pid 0 taking its tid's waits in any process,
+ * idle waits left out; the result sorted by tid, then pid.
+ */
+static void test_busy_shares_by_thread(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .object = 0x1, .pid = 2, .tid = 10, .count = 1, .wait_ns = 2 * S },
+		{ .object = 0x1, .pid = 1, .tid = 10, .count = 1, .wait_ns = S },
+		{ .object = 0x2, .pid = 3, .tid = 7, .count = 1, .wait_ns = 3 * S },
+		{ .object = 0x3, .pid = 1, .tid = 10, .event = true, .count = 1,
+		  .wait_ns = 3 * S },
+	};
+	/* 4 s lives: run 1 s of what the lock waits left. */
+	struct findings_thread t[] = {
+		{ .pid = 2, .tid = 10, .run_ns = S, .span_ns = 4 * S },
+		{ .pid = 0, .tid = 7, .run_ns = S / 2, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 10, .run_ns = S, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = 4, .threads = t, .n_threads = 3,
+		.elapsed_ns = 4 * S,
+	};
+	struct findings_thread *by_tid;
+
+	assert_int_equal(findings__weigh_threads(&in, &by_tid), 0);
+	assert_int_equal(by_tid[0].tid, 7);
+	assert_true(by_tid[0].busy > 0.499 && by_tid[0].busy < 0.501);
+	assert_int_equal(by_tid[1].pid, 1);
+	assert_true(by_tid[1].busy > 0.333 && by_tid[1].busy < 0.334);
+	assert_int_equal(by_tid[2].pid, 2);
+	assert_true(by_tid[2].busy > 0.499 && by_tid[2].busy < 0.501);
+	free(by_tid);
 }
 
 /* Idle waits (class event) are no lock finding. */
@@ -498,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_busy_threads_rank_first),
 		cmocka_unit_test(test_exited_threads_weigh_as_their_lock),
 		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
+		cmocka_unit_test(test_busy_shares_by_thread),
 		cmocka_unit_test(test_idle_waits_give_none),
 		cmocka_unit_test(test_hot_stripe_names_the_object),
 		cmocka_unit_test(test_small_waits_give_none),

@@ -30,6 +30,12 @@ static void write_file(char *path, const char *text, size_t len)
 	close(fd);
 }
 
+/* A reader of a temporary file holding the string literal text. */
+#define OPEN_TEXT(path, text, r) do {					\
+		write_file(path, text, sizeof(text) - 1);		\
+		assert_int_equal(linereader__open(path, r), 0);		\
+	} while (0)
+
 static void test_lines_of_a_file(void **state)
 {
 	static const char text[] = "first\n\nthird line\nlast, no newline";
@@ -38,8 +44,7 @@ static void test_lines_of_a_file(void **state)
 	size_t len;
 
 	(void)state;
-	write_file(path, text, sizeof(text) - 1);
-	assert_int_equal(linereader__open(path, &r), 0);
+	OPEN_TEXT(path, text, &r);
 	line = linereader__next(r, &len);
 	assert_string_equal(line, "first");
 	assert_int_equal(len, 5);
@@ -94,8 +99,7 @@ static void test_nul_inside_a_line(void **state)
 	size_t len;
 
 	(void)state;
-	write_file(path, text, sizeof(text) - 1);
-	assert_int_equal(linereader__open(path, &r), 0);
+	OPEN_TEXT(path, text, &r);
 	line = linereader__next(r, &len);
 	assert_int_equal(len, 3);
 	assert_memory_equal(line, "a\0b", 3);

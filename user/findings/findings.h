@@ -100,7 +100,7 @@ struct findings_thread {
 	uint64_t runq_ns;
 	uint64_t slices;	/* times it went on a CPU (0: not known) */
 	uint64_t span_ns;	/* the part of the window it lived */
-	double busy;		/* set by findings__busy_shares */
+	double busy;		/* set by findings__weigh_threads */
 };
 
 struct findings_input {
@@ -112,6 +112,9 @@ struct findings_input {
 	size_t n_holders;
 	const struct findings_thread *threads;	/* unknown threads: busy 1 */
 	size_t n_threads;
+	/* threads sorted, busy set (findings__weigh_threads); NULL: weighed
+	   where needed */
+	const struct findings_thread *weighed;
 	bool every_call;	/* full mode: waits counts every acquisition */
 	size_t n_threads_alive;	/* threads of the program in the window
 				   (0: those seen in waits and threads) */
@@ -143,11 +146,13 @@ int findings__build(const struct findings_input *in, struct finding **out,
 /* "long-hold", "hot-stripe", ... (DESIGN.md's strings). */
 const char *findings__category_name(enum findings_category c);
 /*
- * Sets every thread's busy share from its times and its lock waits
- * (in->waits); threads is in->threads, writable.
+ * in's threads sorted by tid (then pid), each with its busy share from
+ * its times and its lock waits (in->waits): one walk of the waits, that
+ * findings__build and findings__folded_weights both read when given it
+ * as in->weighed.  *out is freed with free(); 0 or -ENOMEM.
  */
-void findings__busy_shares(const struct findings_input *in,
-			   struct findings_thread *threads);
+int findings__weigh_threads(const struct findings_input *in,
+			    struct findings_thread **out);
 /*
  * The weight of a lock's rows that lost their thread (tid 0: the rows
  * of threads that exited before the report was read, folded): what
@@ -168,13 +173,10 @@ int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 /* Waits by pid, type, object, call site (qsort's comparator). */
 int findings__wait_cmp(const void *pa, const void *pb);
 /*
- * Every lock with such rows, sorted by pid and object, weighed by the
- * threads by_tid (sorted by tid, busy shares set: findings__busy_shares);
- * 0 or -ENOMEM.
+ * Every lock with such rows, sorted by pid and object, weighed by in's
+ * threads; 0 or -ENOMEM.
  */
 int findings__folded_weights(const struct findings_input *in,
-			     const struct findings_thread *by_tid,
-			     size_t n_threads,
 			     struct findings_lock_weight **out, size_t *n);
 
 #endif

@@ -256,7 +256,7 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		free(r);
 		return err;
 	}
-	const struct findings_input in = {
+	struct findings_input in = {
 		.waits = w, .n_waits = n_w,
 		.releases = r, .n_releases = n_c,
 		.holders = h, .n_holders = n_h,
@@ -264,23 +264,15 @@ int findout__build(const struct snapshot *waits, const struct snapshot *charges,
 		.threads = threads, .n_threads = n_threads,
 		.elapsed_ns = elapsed_ns,
 	};
-	err = findings__build(&in, &out->list, &out->n);
-	if (!err && n_threads) {
-		out->threads = malloc(n_threads * sizeof(*out->threads));
-		if (!out->threads) {
-			err = -ENOMEM;
-		} else {
-			memcpy(out->threads, threads,
-			       n_threads * sizeof(*threads));
-			out->n_threads = n_threads;
-			findings__busy_shares(&in, out->threads);
-			qsort(out->threads, n_threads, sizeof(*threads),
-			      thread_tid_cmp);
-		}
+	/* One weighing serves the findings and the table's order. */
+	err = findings__weigh_threads(&in, &out->threads);
+	if (!err) {
+		out->n_threads = n_threads;
+		in.weighed = out->threads;
+		err = findings__build(&in, &out->list, &out->n);
 	}
 	if (!err)
-		err = findings__folded_weights(&in, out->threads,
-					       out->n_threads, &out->folded,
+		err = findings__folded_weights(&in, &out->folded,
 					       &out->n_folded);
 	free(w);
 	free(r);

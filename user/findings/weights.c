@@ -9,6 +9,12 @@
  * was read come folded without a thread: they weigh as their lock's
  * known waits, not fully (a background lock whose threads ended first
  * would otherwise outrank the lock its workers wait for).
+ *
+ * The shares are computed once a report, in one walk of the waits, each
+ * finding its threads by binary search (findings__weigh_threads), and
+ * serve both findings__build and the table's weights (in->weighed).  A
+ * walk of all the waits for each thread, done for each of the two, was
+ * what a report with a thousand threads spent most of its judging on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,54 +23,39 @@
 #include "findings.h"
 #include "sortorder.h"
 
-void findings__busy_shares(const struct findings_input *in,
-			   struct findings_thread *threads)
+/* A thread's busy share from its lock waits and the waits woken. */
+static void share_of(const struct findings_input *in, struct findings_thread *t,
+		     uint64_t locked, uint64_t woken)
 {
-	for (size_t i = 0; i < in->n_threads; i++) {
-		struct findings_thread *t = &threads[i];
-		uint64_t locked = 0, woken = 0, span = t->span_ns ? t->span_ns
-								  : in->elapsed_ns;
-		double free_ns, inside = 0;
+	uint64_t span = t->span_ns ? t->span_ns : in->elapsed_ns;
+	double free_ns, inside = 0;
 
-		for (size_t k = 0; k < in->n_waits; k++)
-			if (!in->waits[k].event && in->waits[k].tid == t->tid &&
-			    (!t->pid || in->waits[k].pid == t->pid)) {
-				locked += in->waits[k].wait_ns;
-				woken += in->waits[k].count;
-			}
-		/*
-		 * A woken lock wait ends when its thread runs again: the CPU
-		 * wait after the wake is in both its wait and runq_ns.  Each
-		 * time on a CPU follows one CPU wait: the lock waits' part,
-		 * one per wait that blocked, as long as the thread's average
-		 * (contended mode: every wait counted blocked; full mode
-		 * counts every call, most of them never woken).
-		 */
-		if (!in->every_call && t->slices)
-			inside = (double)t->runq_ns * (double)woken /
-				 (double)t->slices;
-		if (inside > (double)t->runq_ns)
-			inside = (double)t->runq_ns;
-		if (inside > (double)locked)
-			inside = (double)locked;
-		free_ns = (double)span - (double)locked - (double)t->runq_ns +
-			  inside;
-		if (free_ns <= 0)
-			t->busy = 1.0;	/* all of it waited: weigh it fully */
-		else
-			t->busy = (double)t->run_ns / free_ns;
-		if (t->busy > 1)
-			t->busy = 1;
-		if (t->busy < 0)
-			t->busy = 0;
-	}
+	/*
+	 * A woken lock wait ends when its thread runs again: the CPU
+	 * wait after the wake is in both its wait and runq_ns.  Each
+	 * time on a CPU follows one CPU wait: the lock waits' part,
+	 * one per wait that blocked, as long as the thread's average
+	 * (contended mode: every wait counted blocked; full mode
+	 * counts every call, most of them never woken).
+	 */
+	if (!in->every_call && t->slices)
+		inside = (double)t->runq_ns * (double)woken /
+			 (double)t->slices;
+	if (inside > (double)t->runq_ns)
+		inside = (double)t->runq_ns;
+	if (inside > (double)locked)
+		inside = (double)locked;
+	free_ns = (double)span - (double)locked - (double)t->runq_ns +
+		  inside;
+	if (free_ns <= 0)
+		t->busy = 1.0;	/* all of it waited: weigh it fully */
+	else
+		t->busy = (double)t->run_ns / free_ns;
+	if (t->busy > 1)
+		t->busy = 1;
+	if (t->busy < 0)
+		t->busy = 0;
 }
-
-/* Sorts the threads once: busy lookups by binary search. */
-struct busy_index {
-	const struct findings_thread *t;
-	size_t n;
-};
 
 static int thread_cmp(const void *pa, const void *pb)
 {
@@ -73,21 +64,81 @@ static int thread_cmp(const void *pa, const void *pb)
 	return order__u64(a->tid, b->tid) ?: order__u64(a->pid, b->pid);
 }
 
-static double busy_of(const struct busy_index *ix, uint32_t pid, uint32_t tid)
+/* The first of the threads t[0..n) (sorted by tid) with tid tid. */
+static size_t first_of(const struct findings_thread *t, size_t n,
+		       uint32_t tid)
 {
-	size_t lo = 0, hi = ix->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ix->t[mid].tid < tid)
+		if (t[mid].tid < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < ix->n && ix->t[lo].tid == tid; lo++)
-		if (!pid || !ix->t[lo].pid || ix->t[lo].pid == pid) {
-			double b = ix->t[lo].busy;
+	return lo;
+}
+
+/*
+ * A thread's lock waits and woken waits: one walk of the waits, each
+ * finding its threads by binary search (a thread of pid 0 is any
+ * process's thread of that tid).  The shares go in busy.
+ */
+static int busy_shares(const struct findings_input *in,
+		       struct findings_thread *t, size_t n)
+{
+	uint64_t *locked = calloc(2 * n + 1, sizeof(*locked));
+	uint64_t *woken = locked + n;
+
+	if (!locked)
+		return -ENOMEM;
+	for (size_t k = 0; k < in->n_waits; k++) {
+		const struct findings_wait *w = &in->waits[k];
+
+		if (w->event)
+			continue;
+		for (size_t i = first_of(t, n, w->tid);
+		     i < n && t[i].tid == w->tid; i++)
+			if (!t[i].pid || w->pid == t[i].pid) {
+				locked[i] += w->wait_ns;
+				woken[i] += w->count;
+			}
+	}
+	for (size_t i = 0; i < n; i++)
+		share_of(in, &t[i], locked[i], woken[i]);
+	free(locked);
+	return 0;
+}
+
+int findings__weigh_threads(const struct findings_input *in,
+			    struct findings_thread **out)
+{
+	struct findings_thread *t = malloc((in->n_threads + 1) * sizeof(*t));
+	int err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	if (in->n_threads)
+		memcpy(t, in->threads, in->n_threads * sizeof(*t));
+	qsort(t, in->n_threads, sizeof(*t), thread_cmp);
+	err = busy_shares(in, t, in->n_threads);
+	if (err) {
+		free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+/* The busy share of pid's thread tid in t[0..n) (sorted): 1 unknown. */
+static double busy_of(const struct findings_thread *t, size_t n, uint32_t pid,
+		      uint32_t tid)
+{
+	for (size_t i = first_of(t, n, tid); i < n && t[i].tid == tid; i++)
+		if (!pid || !t[i].pid || t[i].pid == pid) {
+			double b = t[i].busy;
 
 			return b < 0 ? 0 : b > 1 ? 1 : b;
 		}
@@ -131,13 +182,24 @@ static void weigh_folded(struct findings_wait *w, size_t from, size_t to,
 			w[k].busy = known_ns > 0 ? weighted / known_ns : none;
 }
 
-static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
-			size_t n)
+int findings__weigh(const struct findings_input *in, struct findings_wait *w,
+		    size_t n)
 {
+	struct findings_thread *own = NULL;
+	const struct findings_thread *t = in->weighed;
 	size_t end;
 
+	if (!t && in->n_threads) {
+		int err = findings__weigh_threads(in, &own);
+
+		if (err)
+			return err;
+		t = own;
+	}
 	for (size_t i = 0; i < n; i++)
-		w[i].busy = w[i].tid ? busy_of(busy, w[i].pid, w[i].tid) : -1;
+		w[i].busy = w[i].tid ? busy_of(t, in->n_threads, w[i].pid,
+						w[i].tid) : -1;
+	free(own);
 	qsort(w, n, sizeof(*w), findings__wait_cmp);
 	for (size_t i = 0; i < n; i = end) {
 		for (end = i; end < n && w[end].pid == w[i].pid &&
@@ -152,33 +214,15 @@ static void weigh_waits(const struct busy_index *busy, struct findings_wait *w,
 			;
 		weigh_folded(w, i, end, 1.0);
 	}
-}
-
-int findings__weigh(const struct findings_input *in, struct findings_wait *w,
-		    size_t n)
-{
-	struct findings_thread *t = malloc((in->n_threads + 1) * sizeof(*t));
-	const struct busy_index busy = { .t = t, .n = in->n_threads };
-
-	if (!t)
-		return -ENOMEM;
-	if (in->n_threads)
-		memcpy(t, in->threads, in->n_threads * sizeof(*t));
-	findings__busy_shares(in, t);
-	qsort(t, in->n_threads, sizeof(*t), thread_cmp);
-	weigh_waits(&busy, w, n);
-	free(t);
 	return 0;
 }
 
 int findings__folded_weights(const struct findings_input *in,
-			     const struct findings_thread *by_tid,
-			     size_t n_threads,
 			     struct findings_lock_weight **out, size_t *n_out)
 {
-	const struct busy_index busy = { .t = by_tid, .n = n_threads };
 	struct findings_wait *w = malloc((in->n_waits + 1) * sizeof(*w));
 	size_t n = 0, k = 0;
+	int err;
 
 	*out = NULL;
 	*n_out = 0;
@@ -187,9 +231,12 @@ int findings__folded_weights(const struct findings_input *in,
 	for (size_t i = 0; i < in->n_waits; i++)
 		if (!in->waits[i].event)
 			w[n++] = in->waits[i];
-	weigh_waits(&busy, w, n);	/* sorted by pid, type, object */
-	*out = calloc(n + 1, sizeof(**out));
-	if (!*out)
+	err = findings__weigh(in, w, n);	/* sorted by pid, type, object */
+	if (!err) {
+		*out = calloc(n + 1, sizeof(**out));
+		err = *out ? 0 : -ENOMEM;
+	}
+	if (err)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if (!w[i].tid && (!k || (*out)[k - 1].pid != w[i].pid ||
@@ -203,5 +250,5 @@ int findings__folded_weights(const struct findings_input *in,
 	return 0;
 fail:
 	free(w);
-	return -ENOMEM;
+	return err;
 }
