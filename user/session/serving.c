@@ -4,12 +4,21 @@
  * own and never calls back: the loop polls its fd, asks it what it wants
  * (serve__wants), reads the probes as a report does (session__read) and
  * hands the answers down: every read's change, named (a feed), and the
- * profiles it asked for, made here because the symbolizer is the loop's.
+ * profiles it asked for, named here because the symbolizer is the loop's.
+ *
+ * A profile's rows are named SERVING_SLICE_MS at a time: after each
+ * slice the loop goes back to its events (serve__again makes the
+ * server's fd readable, so poll returns at once) and names on at its
+ * next turn; the named job goes to the server, which encodes it on its
+ * own thread.  A slice ends between rows: a row whose program is named
+ * for the first time (its DWARF read) takes as long as that takes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "clock.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
@@ -19,12 +28,25 @@
 #include "whyrows.h"
 #include "session.h"
 
+/* The loop's time for profiles' names per turn, in ms. */
+#define SERVING_SLICE_MS	5
+
+/* A profile being named. */
+struct serving_job {
+	unsigned long id;
+	struct profile_job *job;
+};
+
 /* The server, and the last reads of --blame's and --why's charges. */
 struct serving {
 	struct serve *serve;
 	struct snapshot *blame;
 	struct why *why;
 	char scope[256];	/* the profiles' header (session__scope) */
+	struct serving_job *jobs;	/* oldest first */
+	size_t n_jobs, jobs_cap;
+	/* The loop's CPU on the server's wants (syncprof_serve_loop_*) */
+	uint64_t read_ns, profile_ns;
 };
 
 int session__serve_start(struct session *s)
@@ -48,6 +70,9 @@ void session__serve_free(struct session *s)
 
 	if (!g)
 		return;
+	for (size_t i = 0; i < g->n_jobs; i++)
+		profile__job_free(g->jobs[i].job);
+	free(g->jobs);
 	serve__free(g->serve);
 	snapshot__free(g->blame);
 	why__free(g->why);
@@ -69,7 +94,11 @@ int session__serve_publish(struct session *s)
 {
 	struct snapshot *changes;
 	const struct procset_entry *procs;
-	struct feed_health health = { .followed = session__alive(s) };
+	struct feed_health health = {
+		.followed = session__alive(s),
+		.loop_read_ns = s->serving->read_ns,
+		.loop_profile_ns = s->serving->profile_ns,
+	};
 	struct feed *feed = NULL;
 	size_t n;
 	int err;
@@ -109,43 +138,88 @@ static int session__serve_charges(struct session *s)
 	return err;
 }
 
+/* A window's start now, or a profile's job to name. */
 static void session__serve_profile(struct session *s,
 				   const struct profile_view *v,
 				   struct serve_want *want)
 {
+	struct serving *g = s->serving;
 	struct profile_start *start = NULL;
-	char *data = NULL;
-	size_t len = 0;
+	struct profile_job *job = NULL;
 	int err;
 
 	if (want->open)
 		err = profile__start(v, want->mutex, &start);
 	else
-		err = profile__make(s->symbolizer, s->stacks, v, want->mutex,
-				    want->start, &data, &len);
+		err = profile__job_new(v, want->mutex, want->start, &job);
+	if (!err && job)
+		err = array__grow(&g->jobs, &g->jobs_cap, g->n_jobs + 1,
+				  sizeof(*g->jobs));
 	profile__start_free(want->start);
 	want->start = NULL;
-	serve__answer(s->serving->serve, want->id, err, data, len, start);
+	if (!err && job) {
+		g->jobs[g->n_jobs++] = (struct serving_job){ want->id, job };
+		return;
+	}
+	profile__job_free(job);
+	serve__answer(g->serve, want->id, err, NULL, start);
 }
 
-int session__serve_dispatch(struct session *s)
+/*
+ * One slice of naming, from start (this turn's read counts in it): the
+ * oldest jobs first, each handed to the server once named; the server's
+ * fd readable again while any is left.
+ */
+static void session__serve_name(struct session *s, uint64_t start)
 {
 	struct serving *g = s->serving;
-	struct serve_want *wants = NULL;
-	struct profile_view v;
-	bool read = false;
-	size_t n = 0;
-	int err = serve__wants(g->serve, &read, &wants, &n);
+	uint64_t end = start + SERVING_SLICE_MS * 1000000ull;
 
-	if (err || (!read && !n))
-		return err;
+	while (g->n_jobs) {
+		struct serving_job *j = &g->jobs[0];
+		uint64_t now = clock__monotonic_ns();
+		int done = -ECANCELED;
+
+		if (now >= end)
+			break;
+		if (serve__wanted(g->serve, j->id))
+			done = profile__job_name(j->job, s->symbolizer,
+						 s->stacks, end - now);
+		if (!done)
+			break;
+		if (done < 0) {
+			profile__job_free(j->job);
+			j->job = NULL;
+		}
+		serve__answer(g->serve, j->id, done < 0 ? done : 0, j->job,
+			      NULL);
+		memmove(g->jobs, g->jobs + 1, --g->n_jobs * sizeof(*g->jobs));
+	}
+	if (g->n_jobs)
+		serve__again(g->serve);
+}
+
+/* A read for the server, and the answers to its wants. */
+static int session__serve_wants(struct session *s, struct serve_want *wants,
+				size_t n, uint64_t *read_ns)
+{
+	struct serving *g = s->serving;
+	uint64_t cpu = clock__thread_cpu_ns();
+	struct profile_view v;
+	int err;
+
 	/* An exec's new name first. */
 	if (session__space(s))
 		session__take_events(s);
 	err = session__read(s);
 	if (!err)
 		err = session__serve_publish(s);
-	if (!err && n)
+	/* Counted apart: what a scrape of /metrics costs the loop too. */
+	*read_ns = clock__thread_cpu_ns() - cpu;
+	g->read_ns += *read_ns;
+	if (!n)
+		return 0;
+	if (!err)
 		err = session__serve_charges(s);
 	/* Said to the clients that asked; the run goes on. */
 	if (err)
@@ -165,11 +239,29 @@ int session__serve_dispatch(struct session *s)
 	for (size_t i = 0; i < n; i++) {
 		if (err) {
 			profile__start_free(wants[i].start);
-			serve__answer(g->serve, wants[i].id, err, NULL, 0, NULL);
+			serve__answer(g->serve, wants[i].id, err, NULL, NULL);
 		} else {
 			session__serve_profile(s, &v, &wants[i]);
 		}
 	}
-	free(wants);
 	return 0;
+}
+
+int session__serve_dispatch(struct session *s)
+{
+	struct serving *g = s->serving;
+	struct serve_want *wants = NULL;
+	uint64_t start = clock__monotonic_ns();
+	uint64_t cpu = clock__thread_cpu_ns(), read_ns = 0;
+	bool read = false;
+	size_t n = 0;
+	int err = serve__wants(g->serve, &read, &wants, &n);
+
+	if (!err && (read || n))
+		err = session__serve_wants(s, wants, n, &read_ns);
+	free(wants);
+	if (!err)
+		session__serve_name(s, start);
+	g->profile_ns += clock__thread_cpu_ns() - cpu - read_ns;
+	return err;
 }
