@@ -87,6 +87,8 @@ int profile_worker__new(int done_fd, struct profile_worker **out)
 		return err;
 	}
 	w->started = true;
+	/* Named for top -H and /proc/PID/task/TID/comm. */
+	pthread_setname_np(w->thread, PROFILE_WORKER_NAME);
 	*out = w;
 	return 0;
 }

@@ -12,6 +12,9 @@
 
 #include "profile.h"
 
+/* The thread's name. */
+#define PROFILE_WORKER_NAME	"syncprof-pprof"
+
 struct profile_worker;
 
 /* A profile made. */
