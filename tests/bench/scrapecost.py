@@ -15,7 +15,8 @@ rwlocks that full mode's uprobes on libc trap.
 With --postgres: Debian's PostgreSQL 15 under pgbench -c 32 instead,
 syncprof --serve --pid <postmaster> --children in its default mode, the
 scrapes made while pgbench runs (as Prometheus would).  With --all:
-syncprof --all --serve, the host as it is (no workload of its own).
+syncprof --all --serve, the host as it is (no workload of its own; with
+--postgres too, pgbench runs meanwhile).
 
 Each GET also says what it cost the loop that reads the probes (the
 rest is the server's threads'): syncprof_serve_loop_seconds_total's
@@ -24,7 +25,7 @@ change over the GETs, per GET, apart for the reads a request asks
 names ("profiles").  --syncprof runs another build (one from before a
 change, with that counter).
 
-  tests/bench/scrapecost.py [--objects N] [--scrapes N] [--postgres | --all]
+  tests/bench/scrapecost.py [--objects N] [--scrapes N] [--postgres] [--all]
                             [--syncprof PATH] [--json FILE]
 
 Run as root from the repository, after make and make test-bins.  The
@@ -153,11 +154,12 @@ def main():
     os.chmod(tmp, 0o755)       # PostgreSQL runs as its own user
     targets, prof, pg, bench = [], None, None, None
     try:
+        if args.postgres:
+            pg = Postgres(tmp)
         if args.all:
             cmd = [args.syncprof, "--serve", "127.0.0.1:0", "-o", os.devnull,
                    "--all"]
         elif args.postgres:
-            pg = Postgres(tmp)
             cmd = [args.syncprof, "--serve", "127.0.0.1:0", "-o", os.devnull,
                    "--pid", str(pg.pid), "--children"]
         else:
@@ -211,7 +213,9 @@ def main():
         text = get(base + "/metrics").decode()
         series = int(re.search(r"(?m)^syncprof_series (\d+)$", text).group(1))
         out = {"series": series, "load": os.getloadavg()[0],
-               "target": "--all" if args.all else "pgbench -c 32" if pg else
+               "target": ", ".join(t for t in ("--all" if args.all else "",
+                                               "pgbench -c 32" if pg else "")
+                                   if t) or
                f"2 x {args.objects} objects, --no-coalesce"}
         print(f"{out['target']}: {series} series, load average {out['load']:.1f} "
               f"({os.cpu_count()} CPUs)")

@@ -6,12 +6,12 @@
  * (no thread, no holder), so its difference with the totals at its end
  * is the window's.
  *
- * A job owns copies of all it reads: the figures (a snapshot and --why's
- * charges of its own), the processes' names, the header's texts, and the
- * names profnames.c keeps; so it is named on the loop in slices, and
+ * A job owns copies of all it reads: the rows (report__build's are
+ * copies), --why's charges, the processes' names, the header's texts, and
+ * the names profnames.c keeps; so it is named on the loop in slices, and
  * encoded and gzipped on another thread, while the loop reads on.  What
- * the loop pays per profile is a copy of the totals, the grouping, and
- * the names' lookups (cached by the symbolizer after a program's first);
+ * the loop pays per profile is the grouping into rows, and the names'
+ * lookups (cached by the symbolizer after a program's first);
  * the encoding and the compression, most of a warm profile's cost, are
  * not the loop's.  Rejected: naming on the other thread (libdwfl is not
  * thread-safe, and the symbolizer's caches are the loop's), and one
@@ -55,7 +55,6 @@ static int profile__by_process(const struct snapshot *snap,
 }
 
 struct profile_job {
-	struct snapshot *snap;		/* the rows' figures */
 	struct why *why;		/* --why's, for /block; or NULL */
 	struct report_rows rows;
 	struct profnames *names;
@@ -153,7 +152,7 @@ int profile__job_new(const struct profile_view *v, bool mutex,
 	const struct snapshot *snap = mutex ? v->blame : v->waits;
 	const struct why *why = mutex ? NULL : v->why;
 	struct profile_job *job = calloc(1, sizeof(*job));
-	struct snapshot *now = NULL;
+	struct snapshot *now = NULL, *delta = NULL;
 	int err = 0;
 
 	*out = NULL;
@@ -163,21 +162,22 @@ int profile__job_new(const struct profile_view *v, bool mutex,
 	if (start && snap) {
 		err = profile__by_process(snap, &now);
 		if (!err)
-			err = snapshot__delta(now, start->totals, &job->snap);
-	} else if (snap) {
-		err = snapshot__merge(snap, NULL, &job->snap);
+			err = snapshot__delta(now, start->totals, &delta);
+		snap = delta;
 	}
 	/* A window's charges are its change; else a copy of the totals. */
 	if (!err && why)
 		err = why__delta(why, start ? start->why : NULL, &job->why);
 	if (!err)
 		err = profile__copy_view(job, v);
-	if (!err && job->snap)
-		err = report__build(snapshot__entries(job->snap),
-				    snapshot__count(job->snap), &feed_rows_by,
+	/* The rows are copies: the loop's snapshot is not kept. */
+	if (!err && snap)
+		err = report__build(snapshot__entries(snap),
+				    snapshot__count(snap), &feed_rows_by,
 				    &job->rows);
 	if (!err)
 		err = profnames__new(job->rows.count, &job->names);
+	snapshot__free(delta);
 	snapshot__free(now);
 	if (err) {
 		profile__job_free(job);
@@ -193,7 +193,6 @@ void profile__job_free(struct profile_job *job)
 		return;
 	profnames__free(job->names);
 	report__free(&job->rows);
-	snapshot__free(job->snap);
 	why__free(job->why);
 	for (size_t i = 0; i < job->n_processes; i++)
 		free((char *)job->processes[i].comm);

@@ -117,19 +117,29 @@ int session__serve_publish(struct session *s)
 	return err;
 }
 
-/* --blame's and --why's charges, read again for a profile. */
-static int session__serve_charges(struct session *s)
+/*
+ * --blame's charges, read again for the releasers' profiles (mutex), and
+ * --why's for the waiters' (block): each read of a large host's map
+ * costs the loop milliseconds, so only when a want needs it.
+ */
+static int session__serve_charges(struct session *s,
+				  const struct serve_want *wants, size_t n)
 {
 	struct serving *g = s->serving;
+	bool mutex = false, block = false;
 	int err = 0;
 
-	if (s->probes && s->opts->blame) {
+	for (size_t i = 0; i < n; i++) {
+		mutex |= wants[i].mutex;
+		block |= !wants[i].mutex;
+	}
+	if (mutex && s->probes && s->opts->blame) {
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
 		session__rekey_blame(s, g->blame);
 	}
-	if (!err && s->probes && s->opts->why) {
+	if (!err && block && s->probes && s->opts->why) {
 		why__free(g->why);
 		g->why = NULL;
 		err = probes__read_why(s->probes, &g->why);
@@ -220,7 +230,7 @@ static int session__serve_wants(struct session *s, struct serve_want *wants,
 	if (!n)
 		return 0;
 	if (!err)
-		err = session__serve_charges(s);
+		err = session__serve_charges(s, wants, n);
 	/* Said to the clients that asked; the run goes on. */
 	if (err)
 		pr_warn("--serve: cannot read the probes: %s", strerror(-err));
