@@ -94,17 +94,15 @@ int session__serve_publish(struct session *s)
 {
 	struct snapshot *changes;
 	const struct procset_entry *procs;
-	struct feed_health health = {
-		.followed = session__alive(s),
-		.loop_read_ns = s->serving->read_ns,
-		.loop_profile_ns = s->serving->profile_ns,
-	};
+	struct feed_health health = { .followed = session__alive(s) };
 	struct feed *feed = NULL;
 	size_t n;
 	int err;
 
 	if (!session__serving(s))
 		return 0;
+	health.loop_read_ns = s->serving->read_ns;
+	health.loop_profile_ns = s->serving->profile_ns;
 	symbolizer__cache_stats(&health.cache);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
