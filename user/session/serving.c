@@ -6,10 +6,12 @@
  * hands the answers down: every read's change, named (a feed), and the
  * profiles it asked for, named here because the symbolizer is the loop's.
  *
- * A profile's rows are named SERVING_SLICE_MS at a time: after each
- * slice the loop goes back to its events (serve__again makes the
- * server's fd readable, so poll returns at once) and names on at its
- * next turn; the named job goes to the server, which encodes it on its
+ * A profile is made over several turns of the loop: the turn that takes
+ * the request reads the probes (and the charges it needs); the next
+ * groups the rows (profile__job_new); then the rows are named
+ * SERVING_SLICE_MS at a time.  Between turns the loop goes back to its
+ * events (serve__again makes the server's fd readable, so poll returns
+ * at once); the named job goes to the server, which encodes it on its
  * own thread.  A slice ends between rows: a row whose program is named
  * for the first time (its DWARF read) takes as long as that takes.
  */
@@ -31,10 +33,12 @@
 /* The loop's time for profiles' names per turn, in ms. */
 #define SERVING_SLICE_MS	5
 
-/* A profile being named. */
+/* A profile being made: grouped (job), then named. */
 struct serving_job {
 	unsigned long id;
-	struct profile_job *job;
+	bool mutex;
+	struct profile_start *start;	/* a window's, until grouped */
+	struct profile_job *job;	/* NULL: not grouped yet */
 };
 
 /* The server, and the last reads of --blame's and --why's charges. */
@@ -70,8 +74,10 @@ void session__serve_free(struct session *s)
 
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n_jobs; i++)
+	for (size_t i = 0; i < g->n_jobs; i++) {
+		profile__start_free(g->jobs[i].start);
 		profile__job_free(g->jobs[i].job);
+	}
 	free(g->jobs);
 	serve__free(g->serve);
 	snapshot__free(g->blame);
@@ -146,39 +152,73 @@ static int session__serve_charges(struct session *s,
 	return err;
 }
 
-/* A window's start now, or a profile's job to name. */
+/* The run as the profiles see it now, from the loop's last read. */
+static void session__serve_view(struct session *s, struct profile_view *v)
+{
+	struct serving *g = s->serving;
+
+	session__scope(s, g->scope, sizeof(g->scope));
+	*v = (struct profile_view){
+		.waits = session__totals(s),
+		.blame = g->blame,
+		.why = g->why,
+		.pid = target__pid(s->target),
+		.comm = session__comm(s),
+		.scope = g->scope,
+		.mode = options__mode_name(s->opts->mode),
+	};
+	session__read_span(s, &v->start_ns, &v->now_ns);
+	v->processes = session__process_names(s, &v->n_processes);
+}
+
+/* A window's start now, or a profile to make from the next turn. */
 static void session__serve_profile(struct session *s,
 				   const struct profile_view *v,
 				   struct serve_want *want)
 {
 	struct serving *g = s->serving;
 	struct profile_start *start = NULL;
-	struct profile_job *job = NULL;
 	int err;
 
 	if (want->open)
 		err = profile__start(v, want->mutex, &start);
 	else
-		err = profile__job_new(v, want->mutex, want->start, &job);
-	if (!err && job)
 		err = array__grow(&g->jobs, &g->jobs_cap, g->n_jobs + 1,
 				  sizeof(*g->jobs));
-	profile__start_free(want->start);
-	want->start = NULL;
-	if (!err && job) {
-		g->jobs[g->n_jobs++] = (struct serving_job){ want->id, job };
+	if (!err && !want->open) {
+		g->jobs[g->n_jobs++] = (struct serving_job){
+			.id = want->id, .mutex = want->mutex,
+			.start = want->start,
+		};
+		want->start = NULL;
 		return;
 	}
-	profile__job_free(job);
+	profile__start_free(want->start);
+	want->start = NULL;
 	serve__answer(g->serve, want->id, err, NULL, start);
 }
 
+/* j's rows grouped from the loop's last read: 0 or -errno. */
+static int session__serve_group(struct session *s, struct serving_job *j)
+{
+	struct profile_view v;
+	int err;
+
+	session__serve_view(s, &v);
+	err = profile__job_new(&v, j->mutex, j->start, &j->job);
+	profile__start_free(j->start);
+	j->start = NULL;
+	return err;
+}
+
 /*
- * One slice of naming, from start (this turn's read counts in it): the
- * oldest jobs first, each handed to the server once named; the server's
- * fd readable again while any is left.
+ * One slice, from start (this turn's read counts in it): the oldest jobs
+ * first, each grouped, then named, then handed to the server; the
+ * server's fd readable again while any is left.  A turn that read the
+ * probes (read) leaves the grouping to the next: the read, the grouping
+ * and each slice of names are turns of their own.
  */
-static void session__serve_name(struct session *s, uint64_t start)
+static void session__serve_name(struct session *s, uint64_t start, bool read)
 {
 	struct serving *g = s->serving;
 	uint64_t end = start + SERVING_SLICE_MS * 1000000ull;
@@ -188,14 +228,22 @@ static void session__serve_name(struct session *s, uint64_t start)
 		uint64_t now = clock__monotonic_ns();
 		int done = -ECANCELED;
 
-		if (now >= end)
+		if (now >= end || (read && !j->job))
 			break;
-		if (serve__wanted(g->serve, j->id))
-			done = profile__job_name(j->job, s->symbolizer,
-						 s->stacks, end - now);
+		if (serve__wanted(g->serve, j->id)) {
+			done = j->job ? 0 : session__serve_group(s, j);
+			if (!done) {
+				now = clock__monotonic_ns();
+				if (now >= end)
+					break;
+				done = profile__job_name(j->job, s->symbolizer,
+							 s->stacks, end - now);
+			}
+		}
 		if (!done)
 			break;
 		if (done < 0) {
+			profile__start_free(j->start);
 			profile__job_free(j->job);
 			j->job = NULL;
 		}
@@ -232,18 +280,7 @@ static int session__serve_wants(struct session *s, struct serve_want *wants,
 	/* Said to the clients that asked; the run goes on. */
 	if (err)
 		pr_warn("--serve: cannot read the probes: %s", strerror(-err));
-	session__scope(s, g->scope, sizeof(g->scope));
-	v = (struct profile_view){
-		.waits = session__totals(s),
-		.blame = g->blame,
-		.why = g->why,
-		.pid = target__pid(s->target),
-		.comm = session__comm(s),
-		.scope = g->scope,
-		.mode = options__mode_name(s->opts->mode),
-	};
-	session__read_span(s, &v.start_ns, &v.now_ns);
-	v.processes = session__process_names(s, &v.n_processes);
+	session__serve_view(s, &v);
 	for (size_t i = 0; i < n; i++) {
 		if (err) {
 			profile__start_free(wants[i].start);
@@ -269,7 +306,7 @@ int session__serve_dispatch(struct session *s)
 		err = session__serve_wants(s, wants, n, &read_ns);
 	free(wants);
 	if (!err)
-		session__serve_name(s, start);
+		session__serve_name(s, start, read || n);
 	g->profile_ns += clock__thread_cpu_ns() - cpu - read_ns;
 	return err;
 }
