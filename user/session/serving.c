@@ -7,9 +7,9 @@
  * profiles it asked for, named here because the symbolizer is the loop's.
  *
  * A profile is made over several turns of the loop: the turn that takes
- * the request reads the probes (and the charges it needs); the next
- * groups the rows (profile__job_new); then the rows are named
- * SERVING_SLICE_MS at a time.  Between turns the loop goes back to its
+ * the request reads the probes; the next reads the charges it needs
+ * (--blame's, --why's); the next groups the rows (profile__job_new);
+ * then the rows are named SERVING_SLICE_MS at a time.  Between turns the loop goes back to its
  * events (serve__again makes the server's fd readable, so poll returns
  * at once); the named job goes to the server, which encodes it on its
  * own thread.  A slice ends between rows: a row whose program is named
@@ -37,6 +37,7 @@
 struct serving_job {
 	unsigned long id;
 	bool mutex;
+	bool charged;			/* its charges read again */
 	struct profile_start *start;	/* a window's, until grouped */
 	struct profile_job *job;	/* NULL: not grouped yet */
 };
@@ -126,17 +127,11 @@ int session__serve_publish(struct session *s)
  * --why's for the waiters' (block): each read of a large host's map
  * costs the loop milliseconds, so only when a want needs it.
  */
-static int session__serve_charges(struct session *s,
-				  const struct serve_want *wants, size_t n)
+static int session__serve_charges(struct session *s, bool mutex, bool block)
 {
 	struct serving *g = s->serving;
-	bool mutex = false, block = false;
 	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		mutex |= wants[i].mutex;
-		block |= !wants[i].mutex;
-	}
 	if (mutex && s->probes && s->opts->blame) {
 		snapshot__free(g->blame);
 		g->blame = NULL;
@@ -212,11 +207,39 @@ static int session__serve_group(struct session *s, struct serving_job *j)
 }
 
 /*
+ * j's next step: its charges (a turn of their own), its grouping, names
+ * until end.  1: named, 0: more at the next turn, or -errno.
+ */
+static int session__serve_step(struct session *s, struct serving_job *j,
+			       uint64_t end)
+{
+	uint64_t now;
+	int err;
+
+	if (!serve__wanted(s->serving->serve, j->id))
+		return -ECANCELED;
+	if (!j->charged) {
+		j->charged = true;
+		err = session__serve_charges(s, j->mutex, !j->mutex);
+		return err ? err : 0;
+	}
+	if (!j->job) {
+		err = session__serve_group(s, j);
+		if (err)
+			return err;
+	}
+	now = clock__monotonic_ns();
+	if (now >= end)
+		return 0;
+	return profile__job_name(j->job, s->symbolizer, s->stacks, end - now);
+}
+
+/*
  * One slice, from start (this turn's read counts in it): the oldest jobs
  * first, each grouped, then named, then handed to the server; the
  * server's fd readable again while any is left.  A turn that read the
- * probes (read) leaves the grouping to the next: the read, the grouping
- * and each slice of names are turns of their own.
+ * probes (read) leaves the rest to the next: the read, the charges, the
+ * grouping and each slice of names are turns of their own.
  */
 static void session__serve_name(struct session *s, uint64_t start, bool read)
 {
@@ -226,20 +249,11 @@ static void session__serve_name(struct session *s, uint64_t start, bool read)
 	while (g->n_jobs) {
 		struct serving_job *j = &g->jobs[0];
 		uint64_t now = clock__monotonic_ns();
-		int done = -ECANCELED;
+		int done;
 
 		if (now >= end || (read && !j->job))
 			break;
-		if (serve__wanted(g->serve, j->id)) {
-			done = j->job ? 0 : session__serve_group(s, j);
-			if (!done) {
-				now = clock__monotonic_ns();
-				if (now >= end)
-					break;
-				done = profile__job_name(j->job, s->symbolizer,
-							 s->stacks, end - now);
-			}
-		}
+		done = session__serve_step(s, j, end);
 		if (!done)
 			break;
 		if (done < 0) {
@@ -275,8 +289,11 @@ static int session__serve_wants(struct session *s, struct serve_want *wants,
 	g->read_ns += *read_ns;
 	if (!n)
 		return 0;
-	if (!err)
-		err = session__serve_charges(s, wants, n);
+	/* A window opens with the charges now; a profile reads its own. */
+	for (size_t i = 0; !err && i < n; i++)
+		if (wants[i].open)
+			err = session__serve_charges(s, wants[i].mutex,
+						     !wants[i].mutex);
 	/* Said to the clients that asked; the run goes on. */
 	if (err)
 		pr_warn("--serve: cannot read the probes: %s", strerror(-err));
