@@ -72,7 +72,10 @@ void profile__job_free(struct profile_job *job);
  */
 int profile__job_name(struct profile_job *job, struct symbolizer *sym,
 		      const struct stacktab *stacks, uint64_t budget_ns);
-/* The named job's profile, gzipped, in *data (malloc'd) and *len.  0 or -errno. */
+/*
+ * The named job's profile, gzipped, in *data (malloc'd) and *len; any
+ * thread.  0 or -errno.
+ */
 int profile__job_encode(const struct profile_job *job, char **data,
 			size_t *len);
 /* Its rows, and the bytes its copies hold. */

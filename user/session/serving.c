@@ -9,11 +9,12 @@
  * A profile is made over several turns of the loop: the turn that takes
  * the request reads the probes; the next reads the charges it needs
  * (--blame's, --why's); the next groups the rows (profile__job_new);
- * then the rows are named SERVING_SLICE_MS at a time.  Between turns the loop goes back to its
- * events (serve__again makes the server's fd readable, so poll returns
- * at once); the named job goes to the server, which encodes it on its
- * own thread.  A slice ends between rows: a row whose program is named
- * for the first time (its DWARF read) takes as long as that takes.
+ * then the rows are named SERVING_SLICE_MS at a time.  Between turns
+ * the loop goes back to its events (serve__again makes the server's fd
+ * readable, so poll returns at once); the named job goes to the server,
+ * which encodes it on its own thread.  A slice ends between rows: a row
+ * whose program is named for the first time (its DWARF read) takes as
+ * long as that takes.
  */
 #include <errno.h>
 #include <stdlib.h>
