@@ -14,10 +14,19 @@ rwlocks that full mode's uprobes on libc trap.
 
 With --postgres: Debian's PostgreSQL 15 under pgbench -c 32 instead,
 syncprof --serve --pid <postmaster> --children in its default mode, the
-scrapes made while pgbench runs (as Prometheus would).
+scrapes made while pgbench runs (as Prometheus would).  With --all:
+syncprof --all --serve, the host as it is (no workload of its own; with
+--postgres too, pgbench runs meanwhile).
 
-  tests/bench/scrapecost.py [--objects N] [--scrapes N] [--postgres]
-                            [--json FILE]
+Each GET also says what it cost the loop that reads the probes (the
+rest is the server's threads'): syncprof_serve_loop_seconds_total's
+change over the GETs, per GET, apart for the reads a request asks
+("read": what a /metrics costs the loop) and the profiles' copies and
+names ("profiles").  --syncprof runs another build (one from before a
+change, with that counter).
+
+  tests/bench/scrapecost.py [--objects N] [--scrapes N] [--postgres] [--all]
+                            [--syncprof PATH] [--json FILE]
 
 Run as root from the repository, after make and make test-bins.  The
 host's load average is printed with the figures.
@@ -58,13 +67,27 @@ def get(url):
         return r.read()
 
 
-def cost(pid, url, n):
-    """(CPU s, wall s, bytes) per GET of url, over n GETs."""
+LOOP = re.compile(r'(?m)^syncprof_serve_loop_seconds_total\{work="(\w+)"\} (\S+)$')
+
+
+def loop_s(base):
+    """syncprof_serve_loop_seconds_total by work: {} if not served.  A
+    pause first, so the reads and names of the GETs before are in it (a
+    scrape within 100 ms of a read is answered from that read)."""
+    time.sleep(0.3)
+    return {w: float(v) for w, v in LOOP.findall(get(base + "/metrics").decode())}
+
+
+def cost(pid, base, path, n):
+    """(CPU s, wall s, bytes, loop s by work) per GET of path, over n GETs."""
     size = 0
+    l0 = loop_s(base)
     c0, t0 = cpu_ns(pid), time.monotonic()
     for _ in range(n):
-        size = len(get(url))
-    return ((cpu_ns(pid) - c0) * 1e-9 / n, (time.monotonic() - t0) / n, size)
+        size = len(get(base + path))
+    cpu, wall = (cpu_ns(pid) - c0) * 1e-9 / n, (time.monotonic() - t0) / n
+    l1 = loop_s(base)
+    return (cpu, wall, size, {w: (l1[w] - l0.get(w, 0)) / n for w in l1})
 
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -123,6 +146,8 @@ def main():
     ap.add_argument("--objects", type=int, default=250)
     ap.add_argument("--scrapes", type=int, default=50)
     ap.add_argument("--postgres", action="store_true")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--syncprof", default=SYNCPROF)
     ap.add_argument("--json")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="syncprof-scrapecost-")
@@ -131,7 +156,11 @@ def main():
     try:
         if args.postgres:
             pg = Postgres(tmp)
-            cmd = [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
+        if args.all:
+            cmd = [args.syncprof, "--serve", "127.0.0.1:0", "-o", os.devnull,
+                   "--all"]
+        elif args.postgres:
+            cmd = [args.syncprof, "--serve", "127.0.0.1:0", "-o", os.devnull,
                    "--pid", str(pg.pid), "--children"]
         else:
             for name in ("scrapecost_a", "scrapecost_b"):
@@ -143,23 +172,28 @@ def main():
                                      stdout=subprocess.PIPE, text=True)
                 p.stdout.readline()         # "ready PID"
                 targets.append(p)
-            cmd = [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", os.devnull,
+            cmd = [args.syncprof, "--serve", "127.0.0.1:0", "-o", os.devnull,
                    "--mode", "full", "--no-coalesce", "--max-series",
                    # room for every object: a tenth is for "other"
                    str((2 * args.objects + 2) * 10 // 9 + 3)]
             for p in targets:
                 cmd += ["--pid", str(p.pid)]
-        prof = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        ready_r, ready_w = os.pipe()
+        prof = subprocess.Popen([cmd[0], "--ready-fd", str(ready_w), *cmd[1:]],
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True,
+                                pass_fds=(ready_w,))
+        os.close(ready_w)
         base = None
         for line in prof.stderr:
             m = re.search(r"serving on (http://[0-9.:]+)/", line)
             if m:
                 base = m.group(1)
-            if "profiling PID" in line:
                 break
-        if not base:
+        # "ready PID" once attached
+        if not base or not os.read(ready_r, 64).startswith(b"ready"):
             sys.exit("syncprof --serve did not start")
+        os.close(ready_r)
         drain = subprocess.Popen(["cat"], stdin=prof.stderr,
                                  stdout=subprocess.DEVNULL)
         if pg:
@@ -172,23 +206,36 @@ def main():
             p.send_signal(signal.SIGUSR1)
         for p in targets:
             p.stdout.readline()         # "done PID": every object locked
+        # --all: the loop's first read comes after its start's work
+        while args.all and not re.search(r"(?m)^syncprof_processes_followed [1-9]",
+                                         get(base + "/metrics").decode()):
+            time.sleep(0.5)
         text = get(base + "/metrics").decode()
         series = int(re.search(r"(?m)^syncprof_series (\d+)$", text).group(1))
         out = {"series": series, "load": os.getloadavg()[0],
-               "target": "pgbench -c 32" if pg else
+               "target": ", ".join(t for t in ("--all" if args.all else "",
+                                               "pgbench -c 32" if pg else "")
+                                   if t) or
                f"2 x {args.objects} objects, --no-coalesce"}
         print(f"{out['target']}: {series} series, load average {out['load']:.1f} "
               f"({os.cpu_count()} CPUs)")
         for path, n in (("/metrics", args.scrapes),
-                        ("/debug/pprof/block", max(5, args.scrapes // 5))):
-            first = cost(prof.pid, base + path, 1)
-            cpu, wall, size = cost(prof.pid, base + path, n)
+                        ("/debug/pprof/block", max(5, args.scrapes // 5)),
+                        ("/debug/pprof/mutex", max(5, args.scrapes // 5))):
+            first = cost(prof.pid, base, path, 1)
+            cpu, wall, size, loop = cost(prof.pid, base, path, n)
             out[path] = {"first_cpu_s": first[0], "first_wall_s": first[1],
-                         "cpu_s": cpu, "wall_s": wall, "bytes": size,
+                         "first_loop_s": first[3], "cpu_s": cpu,
+                         "wall_s": wall, "bytes": size, "loop_s": loop,
                          "scrapes": n}
+            said = ", ".join(f"{w} {v * 1e3:.2f}" for w, v in loop.items())
+            first_said = ", ".join(f"{w} {v * 1e3:.2f}"
+                                   for w, v in first[3].items())
             print(f"  {path:<20} {cpu * 1e3:7.2f} ms CPU, {wall * 1e3:7.2f} ms "
                   f"wall, {size} bytes per scrape ({n} scrapes; the first: "
                   f"{first[0] * 1e3:.2f} ms CPU, {first[1] * 1e3:.2f} ms wall)")
+            print(f"  {'':<20} the loop's: {said or 'not said'} ms per scrape "
+                  f"(the first: {first_said or 'not said'} ms)")
         if bench:
             bench.wait(timeout=300)
             bench = None

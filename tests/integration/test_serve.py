@@ -434,6 +434,93 @@ class Serve(SyncprofTestCase):
                               TOLERANCE, release)
         self.stop_serve(proc)
 
+    def thread_cpu_ns(self, pid, name):
+        """The run time of pid's threads called name, in ns."""
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/comm") as f:
+                    if f.read().strip() != name:
+                        continue
+                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except OSError:
+                pass
+        return total
+
+    def test_profiles_are_encoded_off_the_loop(self):
+        """A profile's rows are named on the loop that reads the probes,
+        and encoded and gzipped on the server's own thread
+        (syncprof-pprof).  With a row for each of 2 x 250 objects (full
+        mode, --no-coalesce): that thread works for every profile, the
+        loop's share is said in syncprof_serve_loop_seconds_total, another
+        client's /metrics answers meanwhile as fast as alone (a median
+        within 5 times its median alone, or 0.2 s), and go tool pprof
+        reads every lock call the targets counted."""
+        self.assertTrue(GO, "no go tool pprof: 'make deps' installs golang-go")
+        targets = [self.start_waiting_target(self.workload_cmd(
+            "many", "--objects", "250", "--wait-signal", "--wait-end",
+            truth=f"truth{i}.json")) for i in range(2)]
+        args = ["--mode", "full", "--no-coalesce", "--max-series", "1000"]
+        for t in targets:
+            args += ["--pid", str(t.pid)]
+        proc, base = self.start_serve(*args)
+        for t in targets:
+            self.go(t)
+        for t in targets:
+            self.assertTrue(t.stdout.readline().startswith("done "))
+        alone = []
+        for _ in range(10):
+            started = time.monotonic()
+            self.get(base + "/metrics")
+            alone.append(time.monotonic() - started)
+        before = self.scrape(base)
+        cpu = self.thread_cpu_ns(proc.pid, "syncprof-pprof")
+        sizes, errors = [], []
+
+        def fetch():
+            try:
+                for _ in range(4):
+                    sizes.append(len(self.get(base + "/debug/pprof/block")[2]))
+            except Exception as e:	# said by the test's thread below
+                errors.append(e)
+
+        fetcher = threading.Thread(target=fetch)
+        fetcher.start()
+        meanwhile = []
+        while fetcher.is_alive() or not meanwhile:
+            started = time.monotonic()
+            self.get(base + "/metrics")
+            meanwhile.append(time.monotonic() - started)
+        fetcher.join()
+        self.assertEqual(errors, [])
+        self.assertTrue(all(sizes), sizes)
+        self.assertGreater(self.thread_cpu_ns(proc.pid, "syncprof-pprof"), cpu,
+                           "the profiles' thread did not encode them")
+        median = sorted(alone)[len(alone) // 2]
+        during = sorted(meanwhile)[len(meanwhile) // 2]
+        self.assertLessEqual(during, max(0.2, 5 * median),
+                             f"/metrics took {meanwhile} while the profiles "
+                             f"were made, {alone} alone")
+        time.sleep(0.3)		# a read newer than 100 ms would serve
+        after = self.scrape(base)
+        loop = ("syncprof_serve_loop_seconds_total",
+                frozenset({("work", "profiles")}))
+        self.assertGreater(after[loop], before[loop])
+        profile = self.profile(base + "/debug/pprof/block")
+        for i, t in enumerate(targets):
+            truth = self.truth(f"truth{i}.json")
+            ours = [s for s in profile.samples
+                    if s["labels"].get("pid") == str(t.pid)]
+            objects = {s["labels"].get("object") for s in ours}
+            self.assertTrue(set(truth["objects"]) <= objects,
+                            set(truth["objects"]) - objects)
+            self.assertEqual(sum(s["count"] for s in ours if s["labels"].get(
+                "object") in truth["objects"]), truth["count"])
+            self.go(t)
+            self.assertEqual(t.wait(timeout=120), 0)
+        self.stop_serve(proc)
+
     def fetch_window(self, proc, base, seconds):
         """go tool pprof fetching /debug/pprof/block?seconds=N into a file,
         started; (its process, the file) once syncprof has opened the

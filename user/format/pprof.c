@@ -225,8 +225,8 @@ static char *hex_string(const unsigned char *bytes, size_t n)
 }
 
 /* The id of the mapping holding addr, added if new; 0: none, or no memory. */
-static uint64_t pprof__mapping(struct pprof *p, struct symbolizer *sym,
-			       uint64_t addr)
+static uint64_t pprof__mapping(struct pprof *p,
+			       const struct pprof_source *src, uint64_t addr)
 {
 	Profile *pr = &p->profile;
 	struct symbol_module mod;
@@ -234,7 +234,7 @@ static uint64_t pprof__mapping(struct pprof *p, struct symbolizer *sym,
 	void **slot;
 	char *build_id = NULL;
 
-	if (!sym || symbolizer__module(sym, addr, &mod))
+	if (!src || src->module(src->ctx, addr, &mod))
 		return 0;
 	slot = htab_find_slot_with_hash(p->mappings, &mod.start,
 					address_hash(mod.start), INSERT);
@@ -270,7 +270,8 @@ nomem:
 }
 
 /* The id of pc's location, added with its lines if new; 0: no memory. */
-static uint64_t pprof__location(struct pprof *p, struct symbolizer *sym,
+static uint64_t pprof__location(struct pprof *p,
+				const struct pprof_source *src,
 				const struct rowstacks_pc *pc)
 {
 	Profile *pr = &p->profile;
@@ -300,7 +301,7 @@ static uint64_t pprof__location(struct pprof *p, struct symbolizer *sym,
 	*loc = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
 	loc->id = pr->n_location + 1;
 	loc->address = address;
-	loc->mapping_id = pprof__mapping(p, sym, address);
+	loc->mapping_id = pprof__mapping(p, src, address);
 	if (loc->mapping_id)
 		m = pr->mapping[loc->mapping_id - 1];
 	loc->line = ptrs;
@@ -368,7 +369,7 @@ static size_t pprof__first_pc(const struct report_row *row,
 	return 0;
 }
 
-static int pprof__sample(struct pprof *p, struct symbolizer *sym,
+static int pprof__sample(struct pprof *p, const struct pprof_source *src,
 			 const struct report_row *row, int64_t object,
 			 const struct rowstacks_stack *st,
 			 const struct pprof_values *v)
@@ -385,7 +386,7 @@ static int pprof__sample(struct pprof *p, struct symbolizer *sym,
 			sizeof(*pr->sample)))
 		goto nomem;
 	for (size_t i = 0; i < n_pcs; i++) {
-		ids[i] = pprof__location(p, sym, &st->pcs[first + i]);
+		ids[i] = pprof__location(p, src, &st->pcs[first + i]);
 		if (!ids[i])
 			goto nomem;
 	}
@@ -438,7 +439,8 @@ nomem:
  * ("convoy_c (convoy.c:212)"), "(not seen)" when no release was, "none"
  * for the remainder no root was charged with.  -ENOMEM.
  */
-static int64_t pprof__root_text(struct pprof *p, struct symbolizer *sym,
+static int64_t pprof__root_text(struct pprof *p,
+				const struct pprof_source *src,
 				const struct why_root *root)
 {
 	struct symbol_frame frame = { 0 };
@@ -448,15 +450,15 @@ static int64_t pprof__root_text(struct pprof *p, struct symbolizer *sym,
 		return pprof__string(p, "none");
 	if (!root->site)
 		return pprof__string(p, "(not seen)");
-	if (sym)
-		symbolizer__callsite(sym, root->site, &frame.info);
+	if (src)
+		src->callsite(src->ctx, root->site, &frame.info);
 	names__frame_text(&frame, root->site, p->source_root,
 			  p->source_root_len, text, sizeof(text));
 	return pprof__string(p, text);
 }
 
 /* One sample per part of st: its roots, then the rest (root=none). */
-static int pprof__split(struct pprof *p, struct symbolizer *sym,
+static int pprof__split(struct pprof *p, const struct pprof_source *src,
 			const struct report_row *row, int64_t object,
 			const struct rowstacks_stack *st,
 			const struct why_row *roots)
@@ -469,21 +471,46 @@ static int pprof__split(struct pprof *p, struct symbolizer *sym,
 		const struct rootsplit_part *part = &p->parts[i];
 		struct pprof_values v = {
 			.count = part->count, .ns = part->ns,
-			.root = pprof__root_text(p, sym, part->root),
+			.root = pprof__root_text(p, src, part->root),
 			.root_state = part->root ? pprof__string(p,
 				why__state_name(part->root->state)) : 0,
 		};
 
 		if (v.root < 0 || v.root_state < 0)
 			return -ENOMEM;
-		err = pprof__sample(p, sym, row, object, st, &v);
+		err = pprof__sample(p, src, row, object, st, &v);
 	}
 	return err;
+}
+
+static int pprof__sym_module(void *ctx, uint64_t addr,
+			     struct symbol_module *out)
+{
+	return symbolizer__module(ctx, addr, out);
+}
+
+static void pprof__sym_callsite(void *ctx, uint64_t addr,
+				struct symbol_info *out)
+{
+	symbolizer__callsite(ctx, addr, out);
 }
 
 int pprof__add(struct pprof *p, struct symbolizer *sym,
 	       const struct report_row *row, const char *object_symbol,
 	       const struct rowstacks *rs)
+{
+	const struct pprof_source src = {
+		.module = pprof__sym_module,
+		.callsite = pprof__sym_callsite,
+		.ctx = sym,
+	};
+
+	return pprof__add_from(p, sym ? &src : NULL, row, object_symbol, rs);
+}
+
+int pprof__add_from(struct pprof *p, const struct pprof_source *src,
+		    const struct report_row *row, const char *object_symbol,
+		    const struct rowstacks *rs)
 {
 	struct why_row *roots = NULL;
 	char text[64];
@@ -506,8 +533,8 @@ int pprof__add(struct pprof *p, struct symbolizer *sym,
 
 		if (!st->count && !st->wait_ns)
 			continue;
-		err = roots ? pprof__split(p, sym, row, object, st, &roots[i])
-			    : pprof__sample(p, sym, row, object, st, &v);
+		err = roots ? pprof__split(p, src, row, object, st, &roots[i])
+			    : pprof__sample(p, src, row, object, st, &v);
 	}
 	rootsplit__stacks_free(roots, roots ? rs->n_stacks : 0);
 	return err;
@@ -576,6 +603,8 @@ int pprof__new(const struct pprof_window *window, struct pprof **out)
 	p->process_name = window->process_name;
 	p->process_ctx = window->process_ctx;
 	p->symbolized = window->symbolized;
+	p->source_root = window->source_root;
+	p->source_root_len = window->source_root ? window->source_root_len : 0;
 	if (window->scope)
 		snprintf(comment, sizeof(comment), "syncprof: %s, mode %s",
 			 window->scope, window->mode ? window->mode : "?");
@@ -726,7 +755,7 @@ int pprof__print(FILE *out, struct symbolizer *sym,
 	if (!sym)
 		return -EINVAL;
 	err = pprof__new(window, &p);
-	if (!err && p->why) {
+	if (!err && p->why && !p->source_root) {
 		p->source_root_len = names__source_root(rows, names);
 		p->source_root = names__source_root_text(rows, names,
 							 p->source_root_len);

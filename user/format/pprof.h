@@ -56,6 +56,25 @@ struct pprof_window {
 	 */
 	const struct why *why;
 	const struct report_settings *why_rows_by;
+	/*
+	 * --why's root frames are shown without this root of their files
+	 * (NULL: pprof__print finds it, names__source_root).
+	 */
+	const char *source_root;
+	size_t source_root_len;
+};
+
+/*
+ * Where a profile's mappings and its roots' call sites are named: the
+ * symbolizer (pprof__add), or names read from it earlier and kept
+ * (--serve builds its profiles off the loop that owns the symbolizer).
+ */
+struct pprof_source {
+	/* The mapping holding addr; -ENOENT: none. */
+	int (*module)(void *ctx, uint64_t addr, struct symbol_module *out);
+	/* The call site whose return address is addr (zeroed: unknown). */
+	void (*callsite)(void *ctx, uint64_t addr, struct symbol_info *out);
+	void *ctx;
 };
 
 int pprof__new(const struct pprof_window *window, struct pprof **out);
@@ -67,6 +86,10 @@ void pprof__free(struct pprof *p);
 int pprof__add(struct pprof *p, struct symbolizer *sym,
 	       const struct report_row *row, const char *object_symbol,
 	       const struct rowstacks *rs);
+/* The same, the mappings and roots named by src (NULL: none). */
+int pprof__add_from(struct pprof *p, const struct pprof_source *src,
+		    const struct report_row *row, const char *object_symbol,
+		    const struct rowstacks *rs);
 /*
  * Writes the profile, gzipped, to out.  A seekable out that already
  * holds data (the previous report of --interval) is emptied first: the

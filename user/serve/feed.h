@@ -31,6 +31,9 @@ struct feed_health {
 	struct format_drops drops;
 	size_t followed;	/* processes followed now */
 	struct symbolizer_cache_stats cache;	/* the loop's, as read */
+	/* The loop's CPU time on the server's wants so far, in ns: */
+	uint64_t loop_read_ns;		/* reads a scrape or a profile asked */
+	uint64_t loop_profile_ns;	/* profiles' copies and names */
 };
 
 /*

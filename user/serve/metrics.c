@@ -716,6 +716,13 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 	write_family(out, "syncprof_cpu_seconds_total", "counter",
 		     "CPU time syncprof itself used, user and system.");
 	fprintf(out, "syncprof_cpu_seconds_total %.6f\n", h->cpu_seconds);
+	write_family(out, "syncprof_serve_loop_seconds_total", "counter",
+		     "CPU time the loop that reads the probes spent on "
+		     "--serve's requests: reads for them, and the profiles' "
+		     "copies and names (the rest is the server's threads').");
+	fprintf(out, "syncprof_serve_loop_seconds_total{work=\"read\"} %.6f\n"
+		"syncprof_serve_loop_seconds_total{work=\"profiles\"} %.6f\n",
+		h->loop_read_seconds, h->loop_profile_seconds);
 	write_family(out, "syncprof_resident_memory_bytes", "gauge",
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",

@@ -47,6 +47,8 @@ struct metrics_health {
 	double cpu_seconds;		/* syncprof's own, user + system */
 	uint64_t resident_bytes;
 	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
+	/* The loop's CPU on the server's wants: reads, and profiles. */
+	double loop_read_seconds, loop_profile_seconds;
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

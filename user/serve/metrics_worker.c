@@ -82,6 +82,8 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.n_drops = sizeof(drops) / sizeof(drops[0]),
 		.processes_followed = w->health.followed,
 		.cache = &w->health.cache,
+		.loop_read_seconds = w->health.loop_read_ns * 1e-9,
+		.loop_profile_seconds = w->health.loop_profile_ns * 1e-9,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

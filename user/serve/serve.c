@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * HTTP by libmicrohttpd, on two threads of the server's own, apart from
- * the loop that reads the probes:
+ * HTTP by libmicrohttpd, on three threads of the server's own, apart
+ * from the loop that reads the probes:
  *
  * - the HTTP thread drives MHD (its epoll fd, in MHD's external mode)
  *   and keeps the bounds below; every MHD call is made on it;
  * - the worker (metrics_worker.c) owns /metrics' counters: it adds each
- *   read's named change (feed.h) the loop publishes, and renders a scrape.
+ *   read's named change (feed.h) the loop publishes, and renders a scrape;
+ * - the profile worker (profile_worker.c) encodes and gzips the profiles.
  *
  * The loop only hands over data.  A scrape asks it for a fresh read
  * (serve__fd, serve__wants) and waits for it at most
  * METRICS_WORKER_READ_WAIT_MS: a busy loop makes the answer older (by
- * at most HOUSEKEEPING_S, its own reads), never later.  The profiles are made on the loop
- * (profile.h: the symbolizer is the loop's, and libdwfl is not
- * thread-safe) and handed back by serve__answer; meanwhile the HTTP
- * thread and the worker go on serving the others.
+ * at most HOUSEKEEPING_S, its own reads), never later.  A profile's rows
+ * are named on the loop, in slices (profile.h: the symbolizer is the
+ * loop's, and libdwfl is not thread-safe), and handed back by
+ * serve__answer as a job of copies, which the profile worker encodes;
+ * meanwhile the HTTP thread and the worker go on serving the others.
  *
  * A request of only empty lines gets no 400: MHD 0.9.75 skips any number
  * of them before a request line, so the header bound shuts it.
@@ -61,6 +63,7 @@
 #include "listen.h"
 #include "log.h"
 #include "metrics_worker.h"
+#include "profile_worker.h"
 #include "serve.h"
 
 #define SERVE_MAX_CONNECTIONS		128
@@ -102,12 +105,10 @@ struct serve_request {
 	const char *type;
 };
 
-/* An answer from the loop, to the HTTP thread. */
+/* An answer from the loop, to the HTTP thread: an error or a start. */
 struct serve_done {
 	unsigned long id;
 	int err;
-	char *data;
-	size_t len;
 	struct profile_start *start;
 };
 
@@ -115,6 +116,7 @@ struct serve {
 	struct serve_config cfg;
 	struct MHD_Daemon *mhd;
 	struct metrics_worker *worker;
+	struct profile_worker *profiles;
 	int epoll_fd;		/* the HTTP thread's */
 	int wake_fd;		/* eventfd: answers for the HTTP thread */
 	int loop_fd;		/* eventfd: wants for the loop */
@@ -135,6 +137,8 @@ struct serve {
 	size_t n_wants, wants_cap;
 	struct serve_done *done;
 	size_t n_done, done_cap;
+	unsigned long *left;	/* wants whose client left, not answered */
+	size_t n_left, left_cap;
 };
 
 static void serve__kick(int fd)
@@ -175,28 +179,59 @@ int serve__wants(struct serve *s, bool *read, struct serve_want **wants,
 	return 0;
 }
 
+/* id out of the wants whose client left (lock held). */
+static void serve__unleave(struct serve *s, unsigned long id)
+{
+	for (size_t i = 0; i < s->n_left; i++)
+		if (s->left[i] == id)
+			s->left[i--] = s->left[--s->n_left];
+}
+
+bool serve__wanted(struct serve *s, unsigned long id)
+{
+	bool wanted = true;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_left && wanted; i++)
+		wanted = s->left[i] != id;
+	pthread_mutex_unlock(&s->lock);
+	return wanted;
+}
+
+void serve__again(struct serve *s)
+{
+	serve__kick(s->loop_fd);
+}
+
 void serve__publish(struct serve *s, struct feed *feed)
 {
 	metrics_worker__feed(s->worker, feed);
 }
 
-void serve__answer(struct serve *s, unsigned long id, int err, char *data,
-		   size_t len, struct profile_start *start)
+void serve__answer(struct serve *s, unsigned long id, int err,
+		   struct profile_job *job, struct profile_start *start)
 {
 	int grown;
 
+	pthread_mutex_lock(&s->lock);
+	serve__unleave(s, id);
+	pthread_mutex_unlock(&s->lock);
+	if (!err && job) {
+		err = profile_worker__add(s->profiles, id, job);
+		if (!err)
+			return;
+		profile__job_free(job);
+	}
 	pthread_mutex_lock(&s->lock);
 	grown = array__grow(&s->done, &s->done_cap, s->n_done + 1,
 			    sizeof(*s->done));
 	if (!grown)
 		s->done[s->n_done++] = (struct serve_done){
-			.id = id, .err = err, .data = data, .len = len,
-			.start = start,
+			.id = id, .err = err, .start = start,
 		};
 	pthread_mutex_unlock(&s->lock);
 	if (grown) {
 		/* The request ends in its window's bound, or its idle one. */
-		free(data);
 		profile__start_free(start);
 		return;
 	}
@@ -363,7 +398,30 @@ static void serve__take_done(struct serve *s)
 	struct serve_done *done;
 	size_t n;
 	struct metrics_page page;
+	struct profile_page profile;
 
+	while (profile_worker__take(s->profiles, &profile)) {
+		struct serve_request *req = serve__find(s, profile.id);
+
+		/* Answered: a leave told after the loop's answer is stale. */
+		pthread_mutex_lock(&s->lock);
+		serve__unleave(s, profile.id);
+		pthread_mutex_unlock(&s->lock);
+
+		if (!req || req->gone) {
+			free(profile.data);
+		} else if (profile.err) {
+			pr_warn("--serve: cannot make the profile: %s",
+				strerror(-profile.err));
+			serve__text_answer(req, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "cannot make the profile: %s\n",
+					   strerror(-profile.err));
+		} else {
+			serve__set_answer(req, MHD_HTTP_OK,
+					  "application/octet-stream",
+					  profile.data, profile.len);
+		}
+	}
 	while (metrics_worker__take(s->worker, &page)) {
 		struct serve_request *req = serve__find(s, page.id);
 
@@ -385,13 +443,14 @@ static void serve__take_done(struct serve *s)
 	n = s->n_done;
 	s->done = NULL;
 	s->n_done = s->done_cap = 0;
+	for (size_t i = 0; i < n; i++)
+		serve__unleave(s, done[i].id);
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < n; i++) {
 		struct serve_done *d = &done[i];
 		struct serve_request *req = serve__find(s, d->id);
 
 		if (!req || req->gone) {
-			free(d->data);
 			profile__start_free(d->start);
 		} else if (d->err) {
 			pr_warn("--serve: cannot make the profile: %s",
@@ -407,10 +466,6 @@ static void serve__take_done(struct serve *s)
 			req->phase = PHASE_WINDOW;
 			pr_info("--serve: %s: the next %u s from now",
 				request__path(req->t.page), req->t.seconds);
-		} else {
-			serve__set_answer(req, MHD_HTTP_OK,
-					  "application/octet-stream", d->data,
-					  d->len);
 		}
 	}
 	free(done);
@@ -663,6 +718,14 @@ static void serve__gone(struct serve *s, unsigned long id)
 	req->gone = true;
 	if (req->phase == PHASE_WORKER)
 		metrics_worker__cancel(s->worker, id);
+	/* The loop may be naming its profile: told to drop it. */
+	if (req->phase == PHASE_LOOP) {
+		pthread_mutex_lock(&s->lock);
+		if (!array__grow(&s->left, &s->left_cap, s->n_left + 1,
+				 sizeof(*s->left)))
+			s->left[s->n_left++] = id;
+		pthread_mutex_unlock(&s->lock);
+	}
 	serve__resume(req);
 }
 
@@ -791,6 +854,8 @@ int serve__new(const struct serve_config *cfg, struct serve **out)
 		err = metrics_worker__new(cfg->max_series, s->wake_fd,
 					  &s->worker);
 	if (!err)
+		err = profile_worker__new(s->wake_fd, &s->profiles);
+	if (!err)
 		err = -pthread_create(&s->thread, NULL, serve__main, s);
 	if (err)
 		goto fail;
@@ -826,12 +891,11 @@ void serve__free(struct serve *s)
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	metrics_worker__free(s->worker);
+	profile_worker__free(s->profiles);
 	for (size_t i = 0; i < s->n_wants; i++)
 		profile__start_free(s->wants[i].start);
-	for (size_t i = 0; i < s->n_done; i++) {
-		free(s->done[i].data);
+	for (size_t i = 0; i < s->n_done; i++)
 		profile__start_free(s->done[i].start);
-	}
 	conns__free(s->conns);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
@@ -842,6 +906,7 @@ void serve__free(struct serve *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->wants);
 	free(s->done);
+	free(s->left);
 	free(s->reqs);
 	free(s);
 }

@@ -10,8 +10,9 @@
  * only hands it data.  The loop polls serve__fd: when it is readable,
  * serve__wants says what the server wants (a fresh read, profiles), and
  * the loop hands it over with serve__publish (every read's change, named:
- * feed.h) and serve__answer (the profiles: profile.h).  Nothing here
- * calls back into the loop.
+ * feed.h) and serve__answer (the profiles' jobs, named: profile.h; the
+ * server encodes them on a thread of its own).  Nothing here calls back
+ * into the loop.
  */
 #ifndef SYNCPROF_SERVE_H
 #define SYNCPROF_SERVE_H
@@ -51,12 +52,19 @@ int serve__fd(const struct serve *s);
  */
 int serve__wants(struct serve *s, bool *read, struct serve_want **wants,
 		 size_t *n);
+/*
+ * Whether want id's client still waits (a profile in the making for one
+ * that left is dropped: serve__answer with -ECANCELED).
+ */
+bool serve__wanted(struct serve *s, unsigned long id);
+/* serve__fd readable again: the loop has more to do for the server. */
+void serve__again(struct serve *s);
 /* A read's change (taken), for /metrics.  Every read must come here once. */
 void serve__publish(struct serve *s, struct feed *feed);
 /*
- * The answer to want id: err (-errno, said to the client), or a profile
- * (data, len: taken), or a window's start (start: taken).
+ * The answer to want id: err (-errno, said to the client), or a profile's
+ * job, named (taken: encoded off the loop), or a window's start (taken).
  */
-void serve__answer(struct serve *s, unsigned long id, int err, char *data,
-		   size_t len, struct profile_start *start);
+void serve__answer(struct serve *s, unsigned long id, int err,
+		   struct profile_job *job, struct profile_start *start);
 #endif
