@@ -476,6 +476,11 @@ class StormOfPrograms(ChurnCase):
                             if r["type"] == "mutex"], "count")
         futex = self.total([r for r in report["rows"]
                             if r["type"] == "futex"], "count")
-        self.assertLessEqual(mutex, contended)
+        by_site = {}
+        for r in report["rows"]:
+            if r["type"] == "mutex":
+                site = (r["callsite"]["function"], r["object_symbol"])
+                by_site[site] = by_site.get(site, 0) + r["count"]
+        self.assertLessEqual(mutex, contended, by_site)
         self.assertGreaterEqual(mutex + futex, contended)
         self.assertLessEqual(mutex + futex, contended + contended // 20)
