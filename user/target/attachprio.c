@@ -33,7 +33,8 @@ void attachprio__raise(struct attachprio *ap)
 {
 	int nice;
 
-	ap->raised = false;
+	if (ap->raised)
+		return;
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, 0);
 	if (nice == -1 && errno)

@@ -14,7 +14,8 @@ struct attachprio {
 };
 
 /* Raises the calling thread's priority for the attach (a no-op when the
-   nice asked for is not higher than the one syncprof runs at). */
+   nice asked for is not higher than the one syncprof runs at, or when
+   raised already).  *ap starts zeroed. */
 void attachprio__raise(struct attachprio *ap);
 
 /* Every thread of syncprof back at the nice it was started with. */
