@@ -11,6 +11,8 @@
 struct attachprio {
 	int nice;		/* the nice syncprof was started with */
 	bool raised;
+	int group_nice;		/* its session's autogroup's, when it leads it */
+	bool group_raised;
 };
 
 /* Raises the calling thread's priority for the attach (a no-op when the
@@ -18,7 +20,8 @@ struct attachprio {
    raised already).  *ap starts zeroed. */
 void attachprio__raise(struct attachprio *ap);
 
-/* Every thread of syncprof back at the nice it was started with. */
+/* Every thread of syncprof back at the nice it was started with, and
+   its session's autogroup too. */
 void attachprio__restore(const struct attachprio *ap);
 
 #endif
