@@ -344,8 +344,10 @@ int main(int argc, char **argv)
 	 */
 	if (!opts.command)
 		attachprio__raise(&prio);
-	if (hostcheck__privileges() || hostcheck__kernel("/sys"))
+	if (hostcheck__privileges() || hostcheck__kernel("/sys")) {
+		attachprio__restore(&prio);
 		return 1;
+	}
 	if (session__reports_open(&s))
 		goto cleanup;
 	/* Blocked before launch; the child restores the caller's mask. */
@@ -445,6 +447,8 @@ int main(int argc, char **argv)
 	if (exit_code < 0)
 		exit_code = 0;	/* stopped before the launched command ended */
 cleanup:
+	/* Failed while attaching: its session's group is put back too. */
+	attachprio__restore(&prio);
 	session__serve_free(&s);
 	session__what_if_free(&s);
 	recording__free(s.recording);

@@ -120,7 +120,7 @@ void attachprio__raise(struct attachprio *ap)
 	attachprio__raise_group(ap);
 }
 
-void attachprio__restore(const struct attachprio *ap)
+void attachprio__restore(struct attachprio *ap)
 {
 	struct dirent *d;
 	DIR *dir;
@@ -129,8 +129,10 @@ void attachprio__restore(const struct attachprio *ap)
 	if (err)
 		pr_warn("syncprof's session stays at autogroup nice %d: %s",
 			ATTACH_NICE, strerror(-err));
+	ap->group_raised = false;
 	if (!ap->raised)
 		return;
+	ap->raised = false;
 	dir = opendir("/proc/self/task");
 	if (!dir) {
 		setpriority(PRIO_PROCESS, 0, ap->nice);

@@ -21,7 +21,7 @@ struct attachprio {
 void attachprio__raise(struct attachprio *ap);
 
 /* Every thread of syncprof back at the nice it was started with, and
-   its session's autogroup too. */
-void attachprio__restore(const struct attachprio *ap);
+   its session's autogroup too; once (a second call does nothing). */
+void attachprio__restore(struct attachprio *ap);
 
 #endif
