@@ -403,6 +403,7 @@ static __always_inline __u64 real_return_address(__u64 slot, __u64 ra)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct return_instance *ri;
+	struct uprobe_task *ut;
 
 	/*
 	 * Kernel internals, not an ABI: on a kernel whose uprobe structures
@@ -415,9 +416,16 @@ static __always_inline __u64 real_return_address(__u64 slot, __u64 ra)
 	    !bpf_core_field_exists(struct return_instance, orig_ret_vaddr) ||
 	    !bpf_core_field_exists(struct return_instance, next))
 		return ra;
-	if (!task->utask)
+	/*
+	 * Read, not loaded: a pointer field loaded from a trusted task
+	 * makes the verifier search the kernel's BTF by name for the
+	 * field's trust rule, at each of its many visits of this inlined
+	 * code (~8% of the attach's CPU here).  Two reads, as before.
+	 */
+	ut = BPF_CORE_READ(task, utask);
+	if (!ut)
 		return ra;
-	ri = BPF_CORE_READ(task, utask, return_instances);
+	ri = BPF_CORE_READ(ut, return_instances);
 	for (int i = 0; i < 4 && ri; i++) {
 		if (BPF_CORE_READ(ri, stack) == slot)
 			return BPF_CORE_READ(ri, orig_ret_vaddr);

@@ -80,9 +80,12 @@ static void log__vprint(enum log_level level, const char *fmt, va_list ap)
 
 	if (!log__enabled(level))
 		return;
+	/* One line at a time: the calibration's thread says things too. */
+	flockfile(out);
 	fputs(prefix[level], out);
 	vfprintf(out, fmt, ap);
 	fputc('\n', out);
+	funlockfile(out);
 }
 
 void log__print(enum log_level level, const char *fmt, ...)

@@ -71,8 +71,12 @@
 #include "futile.bpf.h"
 
 
-/* The probes' own time inside an entry-to-return interval, per site kind. */
-const volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
+/*
+ * The probes' own time inside an entry-to-return interval, per site kind.
+ * Written once before the probes attach, after the programs load: the
+ * calibration measures while they load (user/probes/calibrate.c).
+ */
+volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 
 /*
  * The generation of links that runs (SP_COOKIE_GEN): the loader switches

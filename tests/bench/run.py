@@ -1213,22 +1213,31 @@ def wait_attached(prof, what, verified=None):
     raise RuntimeError(f"{what} did not attach")
 
 
-def attach_detach_once(binary, args, verified=None):
+def attach_detach_once(binary, args, verified=None, sched=None,
+                       new_session=False):
     """Seconds from syncprof's start to 'profiling PID' on a sleeping
     process, and from SIGTERM to its exit; the CPU seconds syncprof used
     to attach.  verified: a dict that gets the instructions the verifier
     went through per program (-v), summed over the loads (full mode loads
-    its calibration's programs first)."""
+    its calibration's programs too).  sched: a dict that gets the seconds
+    syncprof's main thread ran and waited for a CPU while runnable
+    (/proc/PID/schedstat) by then.  new_session: syncprof leads a session
+    of its own (setsid), as a service does."""
     sleeper = subprocess.Popen(["sleep", "600"])
     t0 = time.monotonic()
     prof = subprocess.Popen([binary, "-v", *args, "--pid", str(sleeper.pid),
                              "-o", os.devnull],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, start_new_session=new_session)
     try:
         wait_attached(prof, f"{binary} {' '.join(args)}", verified)
         attach = time.monotonic() - t0
         cpu = servers.cpu_s(prof.pid)
+        if sched is not None:
+            with open(f"/proc/{prof.pid}/schedstat") as f:
+                ran, queued = f.read().split()[:2]
+            sched["ran_s"] = int(ran) / 1e9
+            sched["queued_s"] = int(queued) / 1e9
         t1 = time.monotonic()
         prof.terminate()
         prof.communicate(timeout=60)

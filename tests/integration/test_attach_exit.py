@@ -14,8 +14,9 @@ from harness import BUILD, HANG_S, SYNCPROF, SyncprofTestCase, parse_reports
 
 TARGETS = os.path.join(BUILD, "tests", "targets")
 # The first line -v prints, before the long part of the attach: the
-# unwind tables and the BPF programs' load.
-FIRST_LINE = {"contended": "contended mode:", "full": "calibration:"}
+# unwind tables and the BPF programs' load (full mode's calibration runs
+# beside the load, and says its figures after it).
+FIRST_LINE = {"contended": "contended mode:", "full": "full mode:"}
 GONE = "exited while syncprof attached"
 
 

@@ -28,6 +28,14 @@
  * never more than a probe costs.  The child maps syncprof's own libc, so
  * a target with another libc build gets the figures of this one.
  * Rejected: calibrating inside the target (it must not be run).
+ *
+ * It runs in a thread of its own (calibrate__start) while the real
+ * programs load: its own load is the verifier's work on the lock calls'
+ * two programs, and on a busy machine the two loads side by side on two
+ * CPUs took the wall time of one.  The figures go into the loaded
+ * programs' writable data before the probes attach.  Rejected: the real
+ * object's programs on the child (their filter is the target's PID, a
+ * constant the verifier folds; their rows would be the target's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -263,6 +271,7 @@ int calibrate__run(bool probe_at_entry, struct calibration *out)
 		.map_size = SESSIONS * CALIBRATE_CALLS + 64,
 		.probe_at_entry = probe_at_entry,
 		.rows_by_thread = true,
+		.lock_calls_only = true,
 	};
 	err = target__attach(pid, &child);
 	if (!err)
@@ -283,5 +292,49 @@ out_pipes:
 		if (done[i] >= 0)
 			close(done[i]);
 	}
+	return err;
+}
+
+/* A calibration in a thread of its own. */
+struct calibrate_run {
+	pthread_t thread;
+	bool probe_at_entry;
+	int err;
+	struct calibration cal;
+};
+
+static void *calibrate__thread(void *arg)
+{
+	struct calibrate_run *run = arg;
+
+	run->err = calibrate__run(run->probe_at_entry, &run->cal);
+	return NULL;
+}
+
+int calibrate__start(bool probe_at_entry, struct calibrate_run **out)
+{
+	struct calibrate_run *run = calloc(1, sizeof(*run));
+	int err;
+
+	if (!run)
+		return -ENOMEM;
+	run->probe_at_entry = probe_at_entry;
+	err = pthread_create(&run->thread, NULL, calibrate__thread, run);
+	if (err) {
+		free(run);
+		return -err;
+	}
+	*out = run;
+	return 0;
+}
+
+int calibrate__join(struct calibrate_run *run, struct calibration *out)
+{
+	int err;
+
+	pthread_join(run->thread, NULL);
+	err = run->err;
+	*out = run->cal;
+	free(run);
 	return err;
 }

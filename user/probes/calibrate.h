@@ -40,6 +40,14 @@ struct calibration {
  * 0 or -errno.
  */
 int calibrate__run(bool probe_at_entry, struct calibration *out);
+/*
+ * calibrate__run in a thread of its own, started now (the caller loads
+ * the real programs meanwhile); 0 or -errno (no thread: nothing runs).
+ */
+struct calibrate_run;
+int calibrate__start(bool probe_at_entry, struct calibrate_run **out);
+/* Waits for it to end, and frees it: calibrate__run's result. */
+int calibrate__join(struct calibrate_run *run, struct calibration *out);
 /* The median of n values (sorts them). */
 uint64_t calibrate__median(uint64_t *values, unsigned int n);
 /* Sorts n single-call intervals and sums them up in *out. */

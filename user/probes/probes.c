@@ -70,9 +70,13 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	if (err)
 		return err;
 	for (size_t i = 0; i < 3; i++)
-		bpf_program__set_autoload(full[i], !contended);
+		bpf_program__set_autoload(full[i], !contended &&
+					  !(cfg->lock_calls_only && i == 2));
 	for (size_t i = 0; i < 3; i++)
-		bpf_program__set_autoload(thread[i], p->multi && !contended);
+		bpf_program__set_autoload(thread[i], p->multi && !contended &&
+						     !cfg->lock_calls_only);
+	bpf_program__set_autoload(p->skel->progs.modules_changed,
+				  !cfg->lock_calls_only);
 	if (p->multi) {
 		bpf_program__set_expected_attach_type(full[0],
 						      UPROBEMULTI_ATTACH_TYPE);
@@ -280,8 +284,6 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	p->skel->rodata->wait_timing = cfg->wait_timing;
 	p->skel->rodata->rows_by_thread = cfg->rows_by_thread;
-	for (int k = 0; k < SP_SITE__COUNT; k++)
-		p->skel->rodata->calibration_ns[k] = cfg->calibration_ns[k];
 	p->skel->rodata->filter_tids = cfg->n_tids > 0;
 	p->skel->rodata->filter_types = cfg->types;
 	p->skel->rodata->filter_object_start = cfg->object_start;
@@ -346,11 +348,18 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	}
 	/* With or without stacks: thread_exit tells when this one exits. */
 	p->skel->bss->anchor_tid = (__u32)p->anchor;
+	probes__set_calibration(p, cfg->calibration_ns);
 	*out = p;
 	return 0;
 fail:
 	probes__free(p);
 	return err;
+}
+
+void probes__set_calibration(struct probes *p, const uint64_t *site_ns)
+{
+	for (int k = 0; k < SP_SITE__COUNT; k++)
+		p->skel->bss->calibration_ns[k] = site_ns[k];
 }
 
 int probes__attach(struct probes *p, const char *library)

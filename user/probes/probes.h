@@ -46,6 +46,12 @@ struct probes_config {
 	uint32_t cond_signal_offset;	/* 0: condvars named by their futex word */
 	bool probe_at_entry;		/* first instruction, not the cheapest site */
 	uint64_t calibration_ns[SP_SITE__COUNT]; /* probe time taken out of each call */
+	/*
+	 * Full mode's lock calls' entry and return programs only, attached
+	 * by probes__attach_function (the calibration): half the verifier's
+	 * work of the whole set.
+	 */
+	bool lock_calls_only;
 	unsigned int map_size;		/* stats map entries */
 	uint32_t ring_size;		/* --record's ring buffer in bytes; 0: off */
 	/* --states: thread states by the scheduler's tracepoints. */
@@ -97,6 +103,12 @@ int probes__threads_fd(const struct probes *p);
  */
 int probes__attach_function(struct probes *p, const char *library,
 			    const char *name, bool at_entry);
+/*
+ * Full mode: what the programs take out of each call, per kind of site
+ * (SP_SITE__COUNT figures), from now on.  Before probes__attach: the
+ * calibration may end after the load.
+ */
+void probes__set_calibration(struct probes *p, const uint64_t *site_ns);
 /* Removes the full-mode probes attached so far. */
 void probes__detach(struct probes *p);
 /*

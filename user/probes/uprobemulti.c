@@ -18,6 +18,7 @@
  * not have it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -107,11 +108,18 @@ bool uprobemulti__outlives_leader(void)
 	       (major > 6 || (major == 6 && minor >= 13));
 }
 
+static bool supported;
+
+static void uprobemulti__probe_once(void)
+{
+	supported = uprobemulti__probe();
+}
+
+/* Once: full mode's calibration asks from a thread of its own. */
 bool uprobemulti__supported(void)
 {
-	static int supported = -1;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (supported < 0)
-		supported = uprobemulti__probe();
+	pthread_once(&once, uprobemulti__probe_once);
 	return supported;
 }

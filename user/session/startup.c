@@ -104,37 +104,70 @@ static void calibration_text(const struct calibration *cal,
 			 sm->quartile_ns * 1e-3, sm->median_ns * 1e-3);
 }
 
-static void calibrate_probes(struct session *s, uint64_t *by_site)
+/* The calibration's figures kept and said; false when it failed. */
+static bool calibration_taken(struct session *s, int err,
+			      const struct calibration *cal)
 {
 	char emulated[160], stepped[160];
-	struct calibration cal;
-	int err = calibrate__run(s->opts->probe_at_entry, &cal);
 
 	if (err) {
 		pr_warn("cannot calibrate the probes (%s); waits include "
 			"their own time", strerror(-err));
-		return;
+		return false;
 	}
-	s->calibration.ns = cal.ns;
-	memcpy(s->calibration.site_ns, cal.by_site,
-	       sizeof(cal.by_site));
-	memcpy(by_site, cal.by_site, sizeof(cal.by_site));
-	calibration_text(&cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
-	calibration_text(&cal, SP_SITE_STEPPED, stepped, sizeof(stepped));
+	s->calibration.ns = cal->ns;
+	memcpy(s->calibration.site_ns, cal->by_site,
+	       sizeof(cal->by_site));
+	calibration_text(cal, SP_SITE_EMULATED, emulated, sizeof(emulated));
+	calibration_text(cal, SP_SITE_STEPPED, stepped, sizeof(stepped));
 	pr_info("calibration: %u single pthread_mutex_lock calls per site; "
 		"subtracted: %s at emulated sites, %s at single-stepped ones",
-		cal.calls, emulated, stepped);
-	if (cal.inverted)
+		cal->calls, emulated, stepped);
+	if (cal->inverted)
 		pr_warn("calibration unstable (a busy machine?): probes at "
 			"single-stepped sites read cheaper than at emulated "
 			"ones; subtracting %.2f us at both",
-			cal.by_site[SP_SITE_EMULATED] * 1e-3);
-	else if (cal.unstable)
+			cal->by_site[SP_SITE_EMULATED] * 1e-3);
+	else if (cal->unstable)
 		pr_warn("calibration unstable (a busy machine?): most calls "
 			"were slowed; subtracting the fastest, %.2f us at "
 			"emulated sites and %.2f us at single-stepped ones",
-			cal.by_site[SP_SITE_EMULATED] * 1e-3,
-			cal.by_site[SP_SITE_STEPPED] * 1e-3);
+			cal->by_site[SP_SITE_EMULATED] * 1e-3,
+			cal->by_site[SP_SITE_STEPPED] * 1e-3);
+	return true;
+}
+
+/*
+ * Full mode: the calibration starts in a thread of its own, to measure
+ * while the real programs load (calibrate.c); without a thread, here
+ * and now, into cfg.  *run NULL then.
+ */
+static void calibration_start(struct session *s, struct probes_config *cfg,
+			      struct calibrate_run **run)
+{
+	struct calibration cal;
+	int err;
+
+	*run = NULL;
+	if (!calibrate__start(s->opts->probe_at_entry, run))
+		return;
+	err = calibrate__run(s->opts->probe_at_entry, &cal);
+	if (calibration_taken(s, err, &cal))
+		memcpy(cfg->calibration_ns, cal.by_site, sizeof(cal.by_site));
+}
+
+/* The calibration's end, its figures into the loaded programs. */
+static void calibration_end(struct session *s, struct calibrate_run *run)
+{
+	struct calibration cal;
+	int err;
+
+	if (!run)
+		return;
+	err = calibrate__join(run, &cal);
+	/* The probes failed to load: that error is the one said. */
+	if (s->probes && calibration_taken(s, err, &cal))
+		probes__set_calibration(s->probes, cal.by_site);
 }
 
 /* Contended mode: the target's libc read, placed and measured. */
@@ -327,6 +360,7 @@ int session__start(struct session *s, char *library, size_t len,
 {
 	const struct options *opts = s->opts;
 	int err = target__pthread_library(s->target, library, len);
+	struct calibrate_run *calibrating = NULL;
 	bool several = options__several(opts);
 	pid_t root = target__pid(s->target);
 	uint64_t origin_ns;
@@ -426,7 +460,9 @@ int session__start(struct session *s, char *library, size_t len,
 		err = contended_setup(s, library, &cfg);
 	} else {
 		if (opts->calibrate)
-			calibrate_probes(s, cfg.calibration_ns);
+			calibration_start(s, &cfg, &calibrating);
+		pr_info("full mode: probes on %s%s", library, calibrating ?
+			"; calibrating while the programs load" : "");
 		char why[512];
 
 		/* Following an exec takes a tracepoint (tracefs). */
@@ -440,6 +476,8 @@ int session__start(struct session *s, char *library, size_t len,
 	if (err)
 		return err;
 	err = probes__new(&cfg, &s->probes);
+	/* Joined on failure too: its child and probes go first. */
+	calibration_end(s, calibrating);
 	if (!err && opts->lock_order)
 		err = session__lock_order_start(s);
 	if (!err && options__recording(opts))

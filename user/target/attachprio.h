@@ -11,13 +11,17 @@
 struct attachprio {
 	int nice;		/* the nice syncprof was started with */
 	bool raised;
+	int group_nice;		/* its session's autogroup's, when it leads it */
+	bool group_raised;
 };
 
 /* Raises the calling thread's priority for the attach (a no-op when the
-   nice asked for is not higher than the one syncprof runs at). */
+   nice asked for is not higher than the one syncprof runs at, or when
+   raised already).  *ap starts zeroed. */
 void attachprio__raise(struct attachprio *ap);
 
-/* Every thread of syncprof back at the nice it was started with. */
-void attachprio__restore(const struct attachprio *ap);
+/* Every thread of syncprof back at the nice it was started with, and
+   its session's autogroup too; once (a second call does nothing). */
+void attachprio__restore(struct attachprio *ap);
 
 #endif
