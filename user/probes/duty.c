@@ -1,89 +1,161 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --duty: full mode's uprobes attached for PCT% of each period, detached
- * for the rest.
+ * --duty: full mode's uprobes sample a window of PCT% of each period;
+ * for most of the rest they are detached.
  *
  * Detached, not gated: a uprobe whose program returns at once still costs
  * the target its trap and the kernel's round trip (the bulk of full
- * mode's cost, docs/performance.md), so a BPF flag that turns the
- * programs off would leave the target at full mode's speed.  Closing the
- * uprobe_multi links takes the breakpoints out; attaching them again
- * costs one link_create per link (the offsets are kept from the first
- * attach, no ELF is read again but the release functions').
+ * mode's cost, docs/performance.md), so a BPF flag alone would leave the
+ * target near full mode's speed.  But a flag decides what is *sampled*:
+ * BPF's duty_open is 1 only while the window is open, and a call is
+ * followed only if it enters then.  The probes are attached before the
+ * window opens and detached after it closes, so what the switches do
+ * (the kernel installs and removes the breakpoints one offset at a time,
+ * in every process mapping libc, under each one's mmap lock, then waits
+ * for grace periods: 0.1-2.8 s for a close on a loaded host, tens of ms
+ * on a quiet one) neither shortens nor lengthens the time sampled, and
+ * the target's stalls while its text pages are rewritten fall outside
+ * the windows.  The window's time is measured at the two stores of the
+ * flag.  Rejected, measured: timing the window from the attach's return
+ * to the close's start (the breakpoints go in and out during the calls,
+ * so its edges are uncertain by the switch itself: the counts on the
+ * tests' target read 2.6-8% over; its half, 4.5-7.6% under).
  *
- * The switch off closes the entry link first, then the return link, then
- * the unlocks' (--hold): a call entered before it still returns counted
- * in between, and a hold begun before it still ends.  A call or hold
- * whose end comes after its link is gone is lost to the kernel; the BPF
- * side drops it, counted as cut (SP_CNT_DUTY_CUT), when it meets it
- * again in a later slice: each slice has its number (duty_epoch), and a
- * call of an earlier slice is never counted as abandoned nor continued.
- * So a wait or hold longer than the gap between the two closes is seen
- * only if it ends inside its slice: the estimates of long waits lean
- * short (docs/modes.md).
+ * Each window is PCT% of its own period, so every period is sampled in
+ * the same share and the estimate (what the windows saw over their time,
+ * times the whole time, duty__scale) leans toward
+ * neither busy nor quiet periods.  A period is stretched (up to
+ * DUTY_STRETCH_MAX periods asked) when the last switches would not fit in
+ * its part off, and the probes stay attached through a period whose
+ * switches still would not fit: they are gated then, sampled as asked,
+ * the target paying the traps.  Rejected: a fixed period with slips (the
+ * first version): a close taking seconds under load stretched the periods
+ * in which the target was busy without sampling more of them, and the
+ * rates on memcached came at 0.6x continuous full mode's.
  *
- * The switch on attaches the unlocks first, then the return and entry
- * links (as probes__attach does).  The times on and off are measured
- * around the switches (CLOCK_MONOTONIC), not taken from the period.
+ * Holds and waits: a call that entered in the window is followed to its
+ * end.  The probes stay attached DUTY_TAIL_DIV-th of a period after the
+ * window closes (the tail), then the entry link closes first, then the
+ * return link, then the unlocks' (--hold): a hold or wait begun in the
+ * window and ended before its probe left is counted whole, one ended
+ * after is dropped and counted as cut (SP_CNT_DUTY_CUT, when a later
+ * attachment meets it: each has its number, duty_epoch).  So a single
+ * wait or hold longer than the tail and the closes leans the estimates
+ * short; anything shorter is sampled by where it began, with no bias.
+ * Rejected: holds measured only when both ends fall in the window (they
+ * lean short by the window's edge), and holds begun while the probes go
+ * in or out (the target stalls on its rewritten text then: longer holds,
+ * 1.19x continuous full mode's on memcached).
+ *
+ * The switches run in a thread of their own: the loop that reads the
+ * events, reports and serves goes on meanwhile.  Each switch holds the
+ * links' mutex; what moves the probes (following.c) takes it first
+ * (duty__pause).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "duty.h"
 #include "log.h"
 #include "probesimpl.h"
+#include "snapshot.h"
 #include "syncprof.skel.h"
+
+/* The tail after a window: this part of the period. */
+#define DUTY_TAIL_DIV		50
+/* The longest period the switches may stretch one to, in periods asked. */
+#define DUTY_STRETCH_MAX	8
+/*
+ * A report's span holding less than this part of its share of window
+ * time is scaled by the whole run's ratio, not its own (its counts then
+ * came mostly from calls of an earlier window returning).
+ */
+#define DUTY_THIN_DIV		4
 
 struct duty {
 	struct probes *probes;
 	unsigned int pct;
 	uint64_t period_ns;
-	int timer_fd;
-	bool on;
-	uint64_t start_ns;	/* the first slice's start */
-	uint64_t slice_ns;	/* the current slice's (on or off) start */
-	uint64_t on_ns;		/* the slices on before the current one */
-	uint64_t switches;
-	uint64_t end_ns;	/* the probes could not come back: 0, or when */
-	uint64_t switch_ns;	/* the entry links' closes, summed */
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t links;	/* held by a switch, or by duty__pause */
+	pthread_mutex_t lock;	/* what follows */
+	pthread_cond_t wake;	/* duty__free */
+	bool stop;
+	uint64_t start_ns;
+	bool open;
+	uint64_t open_ns;	/* the open window's start */
+	uint64_t on_ns;		/* the windows closed, summed */
+	bool attached;
+	uint64_t attached_since;
+	uint64_t attached_ns;	/* the attachments ended, summed */
+	uint64_t switches, switch_ns, kept;
+	bool ended;		/* the window open for good */
+	uint64_t mark_ns, mark_on_ns;	/* duty__scale's last mark */
+	/* The worker's own: how long the last switches took, smoothed up. */
+	uint64_t detach_est, attach_est;
 };
 
-/* Arms the timer for abs_ns (CLOCK_MONOTONIC). */
-static int duty__arm(struct duty *d, uint64_t abs_ns)
+static uint64_t duty__on_at(const struct duty *d, uint64_t now)
 {
-	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)(abs_ns / 1000000000ull),
-			      .tv_nsec = (long)(abs_ns % 1000000000ull) },
-	};
-
-	if (timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
-		return -errno;
-	return 0;
+	return d->on_ns + (d->open && now > d->open_ns ? now - d->open_ns : 0);
 }
 
-/*
- * Entry links first, then returns, then the unlocks' (see above).  The
- * breakpoints leave in the first part of the entry link's close (it
- * walks every process mapping the library, then waits for the programs
- * running): the slice on ends as the close begins, and calls entering
- * while it walks are counted beyond that time, at most *entries_ns
- * (reported as switch_ns) each switch.  Measured on workload (the
- * tests' target, its own call log): counting the whole close as on read
- * 6% under the calls it made in the slices, its half 4.5-7.6% under the
- * whole count, its start 2.6-8% over.
- */
-static void duty__detach(struct probes *p, uint64_t *entries_ns)
+static void duty__estimate(uint64_t *est, uint64_t ns)
 {
-	uint64_t t0 = clock__monotonic_ns();
+	*est = ns > *est ? ns : (3 * *est + ns) / 4;
+}
 
+/* Under lock: opens or closes the window, at the flag's store. */
+static void duty__set_open(struct duty *d, bool open)
+{
+	uint64_t now;
+
+	if (d->open == open)
+		return;
+	__atomic_store_n(&d->probes->skel->data->duty_open, open ? 1u : 0u,
+			 __ATOMIC_SEQ_CST);
+	now = clock__monotonic_ns();
+	if (open)
+		d->open_ns = now;
+	else
+		d->on_ns += now > d->open_ns ? now - d->open_ns : 0;
+	d->open = open;
+}
+
+/* Under lock: waits until abs_ns; true if told to stop. */
+static bool duty__sleep(struct duty *d, uint64_t abs_ns)
+{
+	while (!d->stop && clock__monotonic_ns() < abs_ns) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(abs_ns / 1000000000ull),
+			.tv_nsec = (long)(abs_ns % 1000000000ull),
+		};
+
+		pthread_cond_timedwait(&d->wake, &d->lock, &ts);
+	}
+	return d->stop;
+}
+
+/* Whether the probes are still the one uprobe_multi pair duty cycles. */
+static bool duty__cycles(const struct probes *p, bool attached)
+{
+	return p->anchor == p->tgid && !p->several &&
+	       p->n_multi_links == (attached ? 2 : 0);
+}
+
+/* Entry links first, then returns, then the unlocks' (see above). */
+static void duty__detach(struct probes *p)
+{
 	/* probes__attach_sites puts each pair's return link first. */
 	for (size_t i = 1; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
-	*entries_ns = clock__monotonic_ns() - t0;
 	for (size_t i = 0; i < p->n_multi_links; i += 2)
 		close(p->multi_links[i]);
 	p->n_multi_links = 0;
@@ -92,6 +164,7 @@ static void duty__detach(struct probes *p, uint64_t *entries_ns)
 	p->release_multi_link = -1;
 }
 
+/* The unlocks first, then the return and entry links. */
 static int duty__attach(struct probes *p)
 {
 	int err = 0;
@@ -106,14 +179,133 @@ static int duty__attach(struct probes *p)
 	return err;
 }
 
+/*
+ * Under lock, given up while the kernel works: detaches or attaches.
+ * -ESTALE when the probes moved (the cycle ends), or the attach's error.
+ */
+static int duty__switch(struct duty *d, bool attach)
+{
+	uint64_t t0, t1;
+	int err = 0;
+
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_lock(&d->links);
+	t0 = clock__monotonic_ns();
+	if (!duty__cycles(d->probes, !attach))
+		err = -ESTALE;
+	else if (attach)
+		err = duty__attach(d->probes);
+	else
+		duty__detach(d->probes);
+	t1 = clock__monotonic_ns();
+	pthread_mutex_unlock(&d->links);
+	pthread_mutex_lock(&d->lock);
+	if (err)
+		return err;
+	d->switch_ns += t1 - t0;
+	if (attach) {
+		d->attached = true;
+		d->attached_since = t0;
+		duty__estimate(&d->attach_est, t1 - t0);
+	} else {
+		d->attached = false;
+		d->attached_ns += t1 - d->attached_since;
+		d->switches++;
+		duty__estimate(&d->detach_est, t1 - t0);
+	}
+	pr_debug("--duty: %s in %.1f ms", attach ? "attached" : "detached",
+		 (double)(t1 - t0) * 1e-6);
+	return 0;
+}
+
+/* Under lock: the window open for good (the probes as they are). */
+static void duty__end(struct duty *d, int err)
+{
+	d->ended = true;
+	if (!d->attached) {
+		d->attached = true;
+		d->attached_since = clock__monotonic_ns();
+	}
+	duty__set_open(d, true);
+	if (err == -ESTALE)
+		pr_warn("--duty: the probes moved to another thread; they stay "
+			"on from %.2f s after the start",
+			(double)(clock__monotonic_ns() - d->start_ns) * 1e-9);
+	else if (err == -ESRCH || err == -ENOENT)
+		pr_debug("--duty: the target is gone (%s)", strerror(-err));
+	else
+		pr_warn("cannot attach the probes again (--duty): %s; they stay "
+			"as they are from %.2f s after the start", strerror(-err),
+			(double)(clock__monotonic_ns() - d->start_ns) * 1e-9);
+}
+
+/* The tail, and the switches as last measured, with as much again to spare. */
+static uint64_t duty__switching_ns(const struct duty *d)
+{
+	return 2 * (d->period_ns / DUTY_TAIL_DIV + d->detach_est + d->attach_est);
+}
+
+/* The next period: the one asked, or longer for the switches to fit
+   (with a quarter to spare for the time the window's close takes). */
+static uint64_t duty__period(const struct duty *d)
+{
+	uint64_t need = duty__switching_ns(d) / (100 - d->pct) * 125;
+	uint64_t most = d->period_ns * DUTY_STRETCH_MAX;
+
+	return need < d->period_ns ? d->period_ns : need > most ? most : need;
+}
+
+static void *duty__run(void *arg)
+{
+	struct duty *d = arg;
+	uint64_t window = d->start_ns;
+	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop && !err) {
+		uint64_t period = duty__period(d), next = window + period, now;
+
+		if (duty__sleep(d, window + period / 100 * d->pct))
+			break;
+		duty__set_open(d, false);
+		now = clock__monotonic_ns();
+		if (now + duty__switching_ns(d) > next) {
+			d->kept++;	/* gated off this time */
+		} else {
+			uint64_t lead = d->attach_est + d->attach_est / 2;
+
+			if (duty__sleep(d, now + d->period_ns / DUTY_TAIL_DIV))
+				break;
+			err = duty__switch(d, false);
+			if (!err && duty__sleep(d, next > lead ? next - lead : 0))
+				break;
+			if (!err)
+				err = duty__switch(d, true);
+		}
+		if (err)
+			break;
+		now = clock__monotonic_ns();
+		if (now < next && duty__sleep(d, next))
+			break;
+		window = now < next ? next : now;
+		duty__set_open(d, true);
+	}
+	if (err)
+		duty__end(d, err);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
 int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	      struct duty **out)
 {
+	pthread_condattr_t attr;
+	sigset_t all, old;
 	struct duty *d;
 	int err;
 
 	*out = NULL;
-	if (p->mode != PROBES_FULL || !p->multi || p->n_multi_links != 2 ||
+	if (p->mode != PROBES_FULL || !p->multi || !duty__cycles(p, true) ||
 	    !p->library || (p->releases && p->release_multi_link < 0)) {
 		pr_err("--duty needs full mode's probes in uprobe_multi links "
 		       "(Linux 6.6+) on one libc");
@@ -125,114 +317,106 @@ int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	d->probes = p;
 	d->pct = pct;
 	d->period_ns = period_ns;
-	d->on = true;
-	/* Called as the target goes on: --pid's was probed since
-	 * probes__live_ns (a moment), a command's runs from now. */
-	d->start_ns = d->slice_ns = clock__monotonic_ns();
-	pr_debug("--duty: starts at %llu ns", (unsigned long long)d->start_ns);
-	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->timer_fd < 0) {
-		err = -errno;
-		free(d);
-		return err;
-	}
-	err = duty__arm(d, d->start_ns + period_ns / 100 * pct);
+	/* --pid's probes counted since they went live; a command's, from
+	   now (it runs from its resume). */
+	d->start_ns = probes__live_ns(p) ? probes__live_ns(p)
+					 : clock__monotonic_ns();
+	d->open = d->attached = true;
+	d->open_ns = d->attached_since = d->mark_ns = d->start_ns;
+	p->skel->data->duty_open = 1;
+	pthread_mutex_init(&d->links, NULL);
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	/* Every signal is the loop's (its signalfd). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&d->thread, NULL, duty__run, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		duty__free(d);
 		return err;
 	}
+	d->started = true;
+	pr_debug("--duty: starts at %llu ns", (unsigned long long)d->start_ns);
 	*out = d;
 	return 0;
 }
 
-int duty__fd(const struct duty *d)
-{
-	return d->timer_fd;
-}
-
-int duty__tick(struct duty *d)
-{
-	uint64_t ticks, now;
-	int err;
-
-	if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return 0;
-	if (d->end_ns)
-		return 0;
-	if (d->on) {
-		uint64_t entries_ns;
-
-		now = clock__monotonic_ns();
-		duty__detach(d->probes, &entries_ns);
-		pr_debug("--duty: off at %llu ns in %.1f ms (entries %.1f ms)",
-			 (unsigned long long)now,
-			 (double)(clock__monotonic_ns() - now) * 1e-6,
-			 (double)entries_ns * 1e-6);
-		d->switch_ns += entries_ns;
-		d->on_ns += now - d->slice_ns;
-		d->on = false;
-		d->switches++;
-		d->slice_ns = now;
-		/* The next slice on starts a period after this one did. */
-		return duty__arm(d, d->slice_ns + d->period_ns / 100 * (100 - d->pct));
-	}
-	now = clock__monotonic_ns();
-	err = duty__attach(d->probes);
-	pr_debug("--duty: on at %llu ns in %.1f ms",
-		 (unsigned long long)clock__monotonic_ns(),
-		 (double)(clock__monotonic_ns() - now) * 1e-6);
-	if (err) {
-		/* The target exited between the switches, most likely: the
-		 * estimates stop where the last slice ended. */
-		d->end_ns = now;
-		pr_warn("cannot attach the probes again (--duty): %s; the "
-			"estimates end %.2f s after the start", strerror(-err),
-			(double)(now - d->start_ns) * 1e-9);
-		return 0;
-	}
-	now = clock__monotonic_ns();
-	d->on = true;
-	d->slice_ns = now;
-	return duty__arm(d, now + d->period_ns / 100 * d->pct);
-}
-
-void duty__times(const struct duty *d, uint64_t now_ns, struct duty_times *out)
+void duty__times(struct duty *d, uint64_t now_ns, struct duty_times *out)
 {
 	uint64_t on, all;
 
-	if (d->end_ns && now_ns > d->end_ns)
-		now_ns = d->end_ns;
-	on = d->on_ns + (d->on && now_ns > d->slice_ns ?
-			 now_ns - d->slice_ns : 0);
+	pthread_mutex_lock(&d->lock);
+	on = duty__on_at(d, now_ns);
 	all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
-
 	*out = (struct duty_times){
 		.pct = d->pct,
 		.on_ns = on,
 		.off_ns = all > on ? all - on : 0,
+		.attached_ns = d->attached_ns +
+			       (d->attached && now_ns > d->attached_since ?
+				now_ns - d->attached_since : 0),
 		.switches = d->switches,
 		.switch_ns = d->switch_ns,
-		.cut = probes__counter(d->probes, SP_CNT_DUTY_CUT),
+		.kept = d->kept,
 	};
+	pthread_mutex_unlock(&d->lock);
+	out->cut = probes__counter(d->probes, SP_CNT_DUTY_CUT);
 }
 
-void duty__factor(const struct duty *d, uint64_t now_ns, uint64_t *num,
-		  uint64_t *den)
+void duty__scale(struct duty *d, struct snapshot *rows, uint64_t now_ns,
+		 bool since_start, bool mark)
 {
-	struct duty_times t;
+	uint64_t on, all, num, den;
 
-	duty__times(d, now_ns, &t);
-	*num = t.on_ns + t.off_ns;
-	*den = t.on_ns;
-	if (!*den)
-		*num = *den = 1;
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (now_ns < d->mark_ns)
+		now_ns = d->mark_ns;
+	on = duty__on_at(d, now_ns);
+	all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
+	num = since_start ? all : now_ns - d->mark_ns;
+	den = since_start ? on : on - d->mark_on_ns;
+	if (den * 100 * DUTY_THIN_DIV < num * d->pct) {
+		num = all;
+		den = on;
+	}
+	if (mark) {
+		d->mark_ns = now_ns;
+		d->mark_on_ns = on;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (rows && num && den)
+		snapshot__scale(rows, num, den);
+}
+
+bool duty__pause(struct duty *d)
+{
+	return !pthread_mutex_trylock(&d->links);
+}
+
+void duty__resume(struct duty *d)
+{
+	pthread_mutex_unlock(&d->links);
 }
 
 void duty__free(struct duty *d)
 {
 	if (!d)
 		return;
-	if (d->timer_fd >= 0)
-		close(d->timer_fd);
+	if (d->started) {
+		pthread_mutex_lock(&d->lock);
+		d->stop = true;
+		pthread_cond_signal(&d->wake);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+	}
+	pthread_cond_destroy(&d->wake);
+	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->links);
 	free(d);
 }
