@@ -1778,6 +1778,7 @@ def main():
 
     def duty_cycle(res):
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
+        duty.targets(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
     # Real servers first, then the microbenchmarks.
     sections = [("servers", real_servers), ("findings", findings_cost),
