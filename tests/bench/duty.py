@@ -2,7 +2,7 @@
 
 memcached (4 threads, servers.Memcached) under memcaslap, paired runs:
 each profiled run right after an unprofiled one, for continuous full
-mode (--hold) and --duty 20 and --duty 50 (--hold too); the slowdown is
+mode (--hold) and --duty 50, 20 and 5 (--hold too); the slowdown is
 the median of the ratios.  The figures that full mode measures are set
 against continuous full mode's: the acquisition rate (lock calls per
 second, --duty's estimated) and the mean hold time, each the median over
@@ -15,9 +15,9 @@ load average is quoted before and after.
 Then the test targets, whose truth is their own (targets()): workload
 (two threads on one mutex, 10,000 calls each with holds of 200 us,
 every call timed by the target) and releaser hold (one thread timing its
-own 1,500 holds of 3 ms and 1 ms, about 6 s), under continuous full mode and --duty 50 and 20, the medians over
-the runs of syncprof's figure over the target's: lock calls, mean wait,
-holds and mean hold.
+own 1,500 holds of 3 ms and 1 ms, about 6 s), under continuous full
+mode and --duty 50, 20 and 5, the medians over the runs of syncprof's
+figure over the target's: lock calls, mean wait, holds and mean hold.
 """
 import json
 import os
@@ -37,6 +37,7 @@ CASES = [
     ("full", ["--mode", "full", "--hold"]),
     ("duty 50", ["--mode", "full", "--hold", "--duty", "50"]),
     ("duty 20", ["--mode", "full", "--hold", "--duty", "20"]),
+    ("duty 5", ["--mode", "full", "--hold", "--duty", "5"]),
 ]
 
 

@@ -21,24 +21,27 @@
  * so its edges are uncertain by the switch itself: the counts on the
  * tests' target read 2.6-8% over; its half, 4.5-7.6% under).
  *
- * Each window is PCT% of its own period, so every period is sampled in
- * the same share and the estimate (what the windows saw over their time,
- * times the whole time, duty__scale) leans toward neither busy nor quiet
- * periods; and it opens anywhere in its period (at random), so every
- * instant is as likely to be sampled: a target whose rate has a rhythm
- * (a launched one's start-up, a server's once-a-second housekeeping) is
- * not sampled always at the same point of it.  Measured: windows at the
- * periods' starts read 0.865x the calls of workload launched under
- * --duty 20 (medians of 5, a 2-3 s run whose first window fell on its
- * start-up).  A period is stretched (up to
- * DUTY_STRETCH_MAX periods asked) when the last switches would not fit in
- * its part off, and the probes stay attached through a period whose
- * switches still would not fit: they are gated then, sampled as asked,
- * the target paying the traps.  Rejected: a fixed period with slips (the
- * first version): a close taking seconds under load stretched the periods
- * in which the target was busy without sampling more of them, and the
- * rates on memcached came at 0.6x continuous full mode's.
- *
+ * Each window is PCT% of its own period, so busy and quiet periods are
+ * sampled alike, and the gaps between windows are drawn at random
+ * (uniform, from half to one and a half of the period's part off; the
+ * first as if the cycle had run all along), so that every instant is as
+ * likely to be sampled (PCT%): a target whose rate has a rhythm (a
+ * launched one's start-up, a server's once-a-second housekeeping) is not
+ * sampled always at the same point of it.  The estimate (duty__scale) is
+ * what a report's windows saw times its time over theirs.  Measured,
+ * windows at the periods' starts read 0.865x the calls of workload
+ * launched under --duty 20 (medians of 5: the first window fell on its
+ * start-up); a window placed anywhere in a period of fixed length
+ * samples the periods' edges less (its start is uniform, its cover is
+ * not), and interval reports of 1 s each scaled by their own ratio read
+ * 0.53x (a span with no window estimates 0).  A period is stretched (up to
+ * DUTY_STRETCH_MAX periods asked) when the last switches would not fit
+ * twice in its part off, and the probes stay attached through a gap
+ * that still would not hold them: they are gated then, sampled as asked,
+ * the target paying the traps.  Rejected: a fixed period with slips
+ * (the first version): a close taking seconds under load stretched the
+ * periods in which the target was busy without sampling more of them.
+
  * Holds and waits: a call that entered in the window is followed to its
  * end.  The probes stay attached DUTY_TAIL_DIV-th of a period after the
  * window closes (the tail), then every link closes: a hold or wait begun in the
@@ -80,11 +83,11 @@
 /* The longest period the switches may stretch one to, in periods asked. */
 #define DUTY_STRETCH_MAX	8
 /*
- * A report's span holding less than this part of its share of window
- * time is scaled by the whole run's ratio, not its own (its counts then
- * came mostly from calls of an earlier window returning).
+ * A report's span of this many periods or more is scaled by its time over
+ * its windows' time; a shorter one (which may hold no window, or be all
+ * window) by the run's so far.
  */
-#define DUTY_THIN_DIV		4
+#define DUTY_RATIO_CYCLES	4
 
 struct duty {
 	struct probes *probes;
@@ -108,7 +111,8 @@ struct duty {
 	uint64_t mark_ns, mark_on_ns;	/* duty__scale's last mark */
 	/* The worker's own: how long the last switches took, smoothed up. */
 	uint64_t detach_est, attach_est;
-	unsigned int seed;	/* the windows' phases */
+	unsigned int seed;	/* the gaps' draws */
+	uint64_t cycle_ns;	/* the period, as stretched last */
 };
 
 static uint64_t duty__on_at(const struct duty *d, uint64_t now)
@@ -314,27 +318,53 @@ static uint64_t duty__period(const struct duty *d)
 	return need < d->period_ns ? d->period_ns : need > most ? most : need;
 }
 
-/* Where in a period of period_ns a window of window_ns opens: anywhere. */
-static uint64_t duty__phase(struct duty *d, uint64_t period_ns,
-			    uint64_t window_ns)
+/* A uniform draw in [0, span_ns], to the microsecond. */
+static uint64_t duty__draw(struct duty *d, uint64_t span_ns)
 {
-	uint64_t span_us = (period_ns - window_ns) / 1000;
+	return span_ns / 1000 * (uint64_t)rand_r(&d->seed) / RAND_MAX * 1000;
+}
 
-	return span_us * (uint64_t)rand_r(&d->seed) / RAND_MAX * 1000;
+/* A gap between windows: uniform around the part off, mean off_ns. */
+static uint64_t duty__gap(struct duty *d, uint64_t off_ns)
+{
+	return off_ns / 2 + duty__draw(d, off_ns);
+}
+
+/*
+ * The first gap, as if the cycle had run all along (the residual of a
+ * gap: drawn up to its longest, kept as likely as a gap outlasts it).
+ */
+static uint64_t duty__first_gap(struct duty *d, uint64_t off_ns)
+{
+	for (;;) {
+		uint64_t x = duty__draw(d, off_ns / 2 * 3);
+
+		if (x <= off_ns / 2 ||
+		    duty__draw(d, off_ns) >= x - off_ns / 2)
+			return x;
+	}
 }
 
 static void *duty__run(void *arg)
 {
 	struct duty *d = arg;
-	uint64_t from = d->start_ns + d->on_ns;	/* the period's start */
+	uint64_t period = duty__period(d), window = period / 100 * d->pct;
+	uint64_t open_at, now = clock__monotonic_ns();
 	int err = 0;
 
 	pthread_mutex_lock(&d->lock);
+	/* Inside a window already, pct times in 100: its rest. */
+	if (duty__draw(d, 100 * 1000) < d->pct * 1000ull) {
+		duty__set_open(d, true);
+		if (duty__sleep(d, now + duty__draw(d, window)))
+			goto out;
+		duty__set_open(d, false);
+		open_at = clock__monotonic_ns() + duty__gap(d, period - window);
+	} else {
+		open_at = now + duty__first_gap(d, period - window);
+	}
 	while (!d->stop && !err) {
-		uint64_t period = duty__period(d), window = period / 100 * d->pct;
-		uint64_t open_at = from + duty__phase(d, period, window);
-		uint64_t now = clock__monotonic_ns();
-
+		now = clock__monotonic_ns();
 		if (now + duty__switching_ns(d) > open_at) {
 			d->kept++;	/* gated off until then */
 		} else {
@@ -356,13 +386,15 @@ static void *duty__run(void *arg)
 		if (duty__sleep(d, d->open_ns + window))
 			break;
 		duty__set_open(d, false);
-		now = clock__monotonic_ns();
-		/* A window opened late (the attach took longer) ends the
-		   period later: the next begins no earlier than now. */
-		from = from + period > now ? from + period : now;
+		/* The next: its length, then the gap before it. */
+		period = duty__period(d);
+		window = period / 100 * d->pct;
+		d->cycle_ns = period;
+		open_at = clock__monotonic_ns() + duty__gap(d, period - window);
 	}
 	if (err)
 		duty__end(d, err);
+out:
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
@@ -387,7 +419,7 @@ int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 		return -ENOMEM;
 	d->probes = p;
 	d->pct = pct;
-	d->period_ns = period_ns;
+	d->period_ns = d->cycle_ns = period_ns;
 	/* --pid's probes counted since they went live; a command's, from
 	   now (it runs from its resume). */
 	d->start_ns = probes__live_ns(p) ? probes__live_ns(p)
@@ -456,7 +488,9 @@ void duty__scale(struct duty *d, struct snapshot *rows, uint64_t now_ns,
 	all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
 	num = since_start ? all : now_ns - d->mark_ns;
 	den = since_start ? on : on - d->mark_on_ns;
-	if (den * 100 * DUTY_THIN_DIV < num * d->pct) {
+	/* A short span: the run's ratio so far (its windows' realized
+	   share, which slow switches can hold below the one asked). */
+	if (num < DUTY_RATIO_CYCLES * d->cycle_ns) {
 		num = all;
 		den = on;
 	}
