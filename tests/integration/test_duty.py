@@ -142,7 +142,7 @@ class Duty(SyncprofTestCase):
     def test_holds_within_the_holders_own(self):
         report, on_share = self.run_duty(
             [RELEASER, "hold", "--truth", self.path("truth.json"),
-             "--iters", "300", "--hold-us", "3000", "--hold2-us", "1000"],
+             "--iters", "600", "--hold-us", "3000", "--hold2-us", "1000"],
             "--hold")
         truth = self.truth()
         row = [r for r in self.rows_for(report, truth["big_lock"], "mutex")
@@ -152,14 +152,25 @@ class Duty(SyncprofTestCase):
         expected = truth["holds"]["mutex"]
         seen = row["holds"] * on_share
         self.assertLess(seen, expected["count"] * 0.8)
-        # A hold per switch may be cut (counted in duty.cut), and each
-        # window's edge is one iteration.
-        edges = report["duty"]["cut"] + 2 * self.windows(report)
+        # A hold per switch may be cut (counted in duty.cut), each
+        # window's edge is one iteration, and the holder's own rate
+        # spreads between half-seconds (beside busy loops it stalls).
+        n_on = self.windows(report)
+        edges = report["duty"]["cut"] + 2 * n_on
+        spans = truth["hold_spans"]
+        self.assertEqual(len(spans), expected["count"])
         self.assertEstimate(row["holds"], expected["count"],
-                            GOAL + edges / seen, "holds")
+                            GOAL + edges / seen +
+                            3 * rate_spread([t0 for t0, _ in spans]) /
+                            n_on ** 0.5, "holds")
+        # The mean hold: measured in the windows, within the holder's own
+        # spread between half-seconds (beside busy loops, and while the
+        # switches rewrite its text, its holds stretch) and one preempted
+        # hold over the holds seen.
         mean = expected["ns"] / expected["count"]
         self.assertEstimate(row["hold_avg_ns"], mean,
-                            GOAL + row["hold_max_ns"] / mean / seen,
+                            GOAL + row["hold_max_ns"] / mean / seen +
+                            3 * wait_spread(spans) / n_on ** 0.5,
                             "mean hold")
         self.assertLessEqual(row["hold_max_ns"], row["hold_ns"])
 
