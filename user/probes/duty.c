@@ -54,7 +54,7 @@
  * lean short by the window's edge), and holds begun while the probes go
  * in or out (the target stalls on its rewritten text then: longer holds;
  * the first version, which timed those, read memcached's mean hold at
- * 1.19x continuous full mode's, the releaser's holds now within 4% of
+ * 1.19x continuous full mode's, the releaser's holds now within 5% of
  * its own clock in every run of make bench).
  *
  * The switches run in a thread of their own: the loop that reads the
