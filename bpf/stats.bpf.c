@@ -18,6 +18,7 @@ const volatile __u32 target_tgid = 0;
 const volatile __u32 multi_target = 0;
 const volatile __u32 wait_timing = 0;
 volatile __u32 duty_epoch = 0;
+volatile __u32 duty_open = 1;
 /* 0: rows without their thread (stats_add in stats.bpf.h). */
 const volatile __u32 rows_by_thread = 1;
 volatile __u64 window = 0;

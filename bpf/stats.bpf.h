@@ -24,6 +24,14 @@ extern const volatile __u32 wait_timing;
  * lost its end while the probes were off: it is dropped, counted as cut.
  */
 extern volatile __u32 duty_epoch;
+/*
+ * --duty: 1 while the slice's window is open (the loader opens it once
+ * the probes are attached, closes it before they are detached): only a
+ * call entering then is followed, so the time sampled is the window's,
+ * measured by the loader at the two stores, not the attach's or detach's.
+ * Always 1 without --duty.
+ */
+extern volatile __u32 duty_open;
 extern const volatile __u32 rows_by_thread;
 /* Report window, advanced by the loader before each read. */
 extern volatile __u64 window;

@@ -98,7 +98,6 @@ static int loop_timer(struct pollfd *slot, uint64_t from_ns, double seconds,
 
 enum {
 	FD_SIGNAL, FD_TARGET, FD_EVENTS, FD_KEYS, FD_SERVE,
-	FD_DUTY,	/* --duty's switches (duty.c owns it) */
 	FD_INTERVAL, FD_DURATION, FD_MODULES, FD_STATES, /* timers, ours to close */
 	FD_HOUSEKEEPING,
 	FD__COUNT
@@ -130,7 +129,6 @@ static int session__loop(struct session *s, int signal_fd)
 	fds[FD_EVENTS].fd = probes__events_fd(s->probes);
 	fds[FD_KEYS].fd = s->live ? live__input_fd(s->live) : -1;
 	fds[FD_SERVE].fd = session__serve_fd(s);
-	fds[FD_DUTY].fd = s->duty ? duty__fd(s->duty) : -1;
 	/* --duration and --interval count from the window's start: the
 	   probes live, not the loop's (-d 1: one second measured). */
 	session__read_span(s, &origin_ns, &read_ns);
@@ -220,11 +218,6 @@ static int session__loop(struct session *s, int signal_fd)
 			if (!err && s->recording)
 				err = recording__checkpoint(s->recording,
 							    s->symbolizer);
-			if (err)
-				break;
-		}
-		if (fds[FD_DUTY].revents) {
-			err = duty__tick(s->duty);
 			if (err)
 				break;
 		}
@@ -456,6 +449,9 @@ cleanup:
 	stacktab__free(s.stacks);
 	symbolizer__free(s.symbolizer);
 	debugfetch__free(s.fetch);
+	/* --duty's switches end before the links they switch go. */
+	duty__free(s.duty);
+	s.duty = NULL;
 	probes__free(s.probes);
 	session__follow_free(&s);
 	session__startup_free(&s);

@@ -176,9 +176,9 @@ static const struct argp_option option_table[] = {
 	  "return of the call that took it to its unlock (Hold Time and "
 	  "Average Hold columns, JSON hold_ns and hold_max_ns)", 0 },
 	{ "duty", OPT_DUTY, "PCT", 0,
-	  "--mode full: the probes attached PCT% of each second only (1-100); "
-	  "counts and totals are scaled by the time they were on and marked "
-	  "as estimates, means and maxima come from the on-slices "
+	  "--mode full: the probes sample a window of PCT% of each second "
+	  "only (1-100); counts and totals are scaled by the windows' time "
+	  "and marked as estimates, means and maxima come from the windows "
 	  "(docs/modes.md)", 0 },
 	{ "lock-order", OPT_LOCK_ORDER, NULL, 0,
 	  "--mode full: the order in which each thread takes locks; report "

@@ -270,8 +270,10 @@ static __always_inline int on_enter(struct pt_regs *ctx)
 		type = class_type(class);
 		mutex = object;
 	}
-	/* Not pushed: its return finds no call of its own and does nothing. */
-	if (!lock_wanted(type, object))
+	/* Not pushed: its return finds no call of its own and does nothing.
+	 * --duty's window closed: the same (a hold it would begin is not
+	 * sampled either; the holds begun in the window end as above). */
+	if (!lock_wanted(type, object) || !duty_open)
 		return 0;
 	call = call_slot(st, depth);
 	call->sp = sp;

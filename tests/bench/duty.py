@@ -2,15 +2,22 @@
 
 memcached (4 threads, servers.Memcached) under memcaslap, paired runs:
 each profiled run right after an unprofiled one, for continuous full
-mode (--hold) and --duty 20 and --duty 50 (--hold too); the slowdown is
+mode (--hold) and --duty 50, 20 and 5 (--hold too); the slowdown is
 the median of the ratios.  The figures that full mode measures are set
 against continuous full mode's: the acquisition rate (lock calls per
 second, --duty's estimated) and the mean hold time, each the median over
 the pairs, from the JSON report.  The rate --duty estimates is the one
-the slices on saw, the target probed, which is continuous full mode's
+the windows saw, the target probed, which is continuous full mode's
 (lock calls per memcaslap operation would not do: the operations of the
-slices off, unprobed, come faster).  The machine's
+periods off, unprobed, come faster).  The machine's
 load average is quoted before and after.
+
+Then the test targets, whose truth is their own (targets()): workload
+(two threads on one mutex, 10,000 calls each with holds of 200 us,
+every call timed by the target) and releaser hold (one thread timing its
+own 1,500 holds of 3 ms and 1 ms, about 6 s), under continuous full
+mode and --duty 50, 20 and 5, the medians over the runs of syncprof's
+figure over the target's: lock calls, mean wait, holds and mean hold.
 """
 import json
 import os
@@ -22,10 +29,15 @@ import time
 
 import servers
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
+TARGETS = os.path.join(BUILD, "tests", "targets")
+
 CASES = [
     ("full", ["--mode", "full", "--hold"]),
     ("duty 50", ["--mode", "full", "--hold", "--duty", "50"]),
     ("duty 20", ["--mode", "full", "--hold", "--duty", "20"]),
+    ("duty 5", ["--mode", "full", "--hold", "--duty", "5"]),
 ]
 
 
@@ -132,4 +144,83 @@ def duty(results, syncprof, pairs):
     print(f"(calls/s: lock calls counted, --duty's estimated, per second of "
           f"the report; hold ns: mean hold; load average "
           f"{out['load_after']:.1f} at the end)")
+    print()
+
+
+def hold_line():
+    """The releaser's line of the timed mutex holds (/* HOLD:mutex */)."""
+    with open(os.path.join(ROOT, "tests", "targets", "releaser.c")) as f:
+        for number, text in enumerate(f, 1):
+            if "/* HOLD:mutex */" in text:
+                return number
+    raise RuntimeError("no HOLD:mutex in releaser.c")
+
+
+def target_run(syncprof, args, command):
+    """One launched target under syncprof: its report and its truth."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, truth = os.path.join(tmp, "r.json"), os.path.join(tmp, "t.json")
+        run = subprocess.run([syncprof, "-f", "json", "-o", out, "--top", "0",
+                              "--no-coalesce", *args, "--",
+                              *[truth if a == "TRUTH" else a for a in command]],
+                             capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            raise RuntimeError(f"syncprof failed: {run.stderr[-500:]}")
+        with open(out) as f:
+            report = json.loads(f.read().splitlines()[-1])
+        with open(truth) as f:
+            return report, json.load(f)
+
+
+def target_ratios(syncprof, args, line):
+    """syncprof's figures over the targets' own, for one run of each."""
+    report, truth = target_run(syncprof, args, [
+        os.path.join(TARGETS, "workload"), "mutex", "--threads", "2",
+        "--iters", "10000", "--hold-us", "200", "--truth", "TRUTH"])
+    rows = [r for r in report["rows"]
+            if r["object"] == truth["object"] and r["type"] == "mutex"]
+    count = sum(r["count"] for r in rows)
+    wait = sum(r["wait_ns"] for r in rows)
+    out = {"calls": count / truth["count"],
+           "mean_wait": (wait / count) / (truth["wait_ns"] / truth["count"])}
+    report, truth = target_run(syncprof, [*args, "--hold"], [
+        os.path.join(TARGETS, "releaser"), "hold", "--truth", "TRUTH",
+        "--iters", "1500", "--hold-us", "3000", "--hold2-us", "1000"])
+    rows = [r for r in report["rows"]
+            if r["object"] == truth["big_lock"] and r["type"] == "mutex" and
+            r["callsite"]["line"] == line]
+    holds = sum(r["holds"] for r in rows)
+    hold_ns = sum(r["hold_ns"] for r in rows)
+    expected = truth["holds"]["mutex"]
+    out["holds"] = holds / expected["count"]
+    out["mean_hold"] = (hold_ns / holds) / (expected["ns"] / expected["count"])
+    out["attached"] = (report["duty"]["attached_ns"] /
+                       (report["duty"]["on_ns"] + report["duty"]["off_ns"])
+                       if report["duty"] else 1.0)
+    return out
+
+
+def targets(results, syncprof, runs):
+    out = results["duty_targets"] = {"runs": runs, "load_before": loadavg()}
+    print(f"duty on the test targets, syncprof's figure over the target's "
+          f"own, medians of {runs}; load average {out['load_before']:.1f} "
+          f"at the start")
+    header = (f"{'mode':8} {'calls':>7} {'wait':>7} {'holds':>7} "
+              f"{'hold':>7} {'attached':>8}")
+    print(header)
+    print("-" * len(header))
+    line = hold_line()
+    for name, args in CASES:
+        args = [a for a in args if a != "--hold"]
+        r = [target_ratios(syncprof, args, line) for _ in range(runs)]
+        row = {k: median([x[k] for x in r]) for k in r[0]}
+        row["runs"] = r
+        out[name] = row
+        print(f"{name:8} {row['calls']:6.3f}x {row['mean_wait']:6.3f}x "
+              f"{row['holds']:6.3f}x {row['mean_hold']:6.3f}x "
+              f"{row['attached'] * 100:7.1f}%")
+    out["load_after"] = loadavg()
+    print(f"(calls, holds: the estimates over the target's counts; wait, "
+          f"hold: the means; attached: the share of the run the probes were "
+          f"in; load average {out['load_after']:.1f} at the end)")
     print()

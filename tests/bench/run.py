@@ -116,8 +116,9 @@ with --children and a report every second; then
 storm (tests/bench/storm.py): syncprof's CPU per short process that never
 waits, under --all and --children, on a storm of distinct programs; then
 duty (tests/bench/duty.py): memcached under continuous full mode and
---duty 50 and 20, paired, with the acquisition rates and mean holds set
-against continuous full mode's; then attach, with the CPU it takes and the verifier's
+--duty 50, 20 and 5, paired, with the acquisition rates and mean holds set
+against continuous full mode's, and the test targets' against their own
+truth; then attach, with the CPU it takes and the verifier's
 instructions; then attachload: attach wall and CPU time beside 0, 5 and 10
 busy loops, medians of 5.
 
@@ -1787,6 +1788,7 @@ def main():
 
     def duty_cycle(res):
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
+        duty.targets(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
     # Real servers first, then the microbenchmarks.
     sections = [("servers", real_servers), ("findings", findings_cost),

@@ -43,7 +43,8 @@
  *              (HOLD:mutex), a recursive mutex taken twice (HOLD:rec,
  *              the outermost hold), and a mutex held around a condvar
  *              wait that times out (HOLD:cond_lock up to the wait,
- *              HOLD:cond_wait from its return to the unlock)
+ *              HOLD:cond_wait from its return to the unlock); the
+ *              truth's hold_spans has each HOLD:mutex hold's start and end
  */
 #include <errno.h>
 #include <getopt.h>
@@ -473,9 +474,14 @@ static void bind_hold_functions(void)
  * thread preempted between the lock's return and the clock read is
  * holding the lock, which only this bound counts.
  */
+/* When each HOLD:mutex hold began and ended (the truth's hold_spans). */
+static uint64_t (*hold_spans)[2];
+static int n_hold_spans;
+
 __attribute__((noinline)) static void timed_holds(void)
 {
 	bind_hold_functions();
+	hold_spans = calloc((size_t)cfg.iters, sizeof(*hold_spans));
 	for (int i = 0; i < cfg.iters; i++) {
 		uint64_t t, mutex_ns, rec_ns, cond_lock_ns, cond_wait_ns;
 		uint64_t called, cond_lock_call_ns;
@@ -486,6 +492,10 @@ __attribute__((noinline)) static void timed_holds(void)
 		sleep_us(cfg.hold_us);
 		mutex_ns = now_ns() - t;
 		pthread_mutex_unlock(&big_lock);
+		if (hold_spans) {
+			hold_spans[n_hold_spans][0] = t;
+			hold_spans[n_hold_spans++][1] = t + mutex_ns;
+		}
 
 		pthread_mutex_lock(&rec_lock); /* HOLD:rec */
 		t = now_ns();
@@ -553,6 +563,12 @@ static void write_truth(const char *path)
 	fputc(']', f);
 	print_tallies(f, "releases", releases);
 	print_tallies(f, "holds", holds);
+	fputs(", \"hold_spans\": [", f);
+	for (int i = 0; i < n_hold_spans; i++)
+		fprintf(f, "%s[%llu, %llu]", i ? ", " : "",
+			(unsigned long long)hold_spans[i][0],
+			(unsigned long long)hold_spans[i][1]);
+	fputc(']', f);
 	fputs(", \"hist\": [", f);
 	for (int k = 0; k < HIST_SLOTS; k++) {
 		if (!hist[k])

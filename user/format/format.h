@@ -81,10 +81,13 @@ struct format_lock_order {
  */
 struct format_duty {
 	unsigned int pct;
-	uint64_t on_ns;		/* since attach */
+	uint64_t on_ns;		/* the windows sampled, since attach */
 	uint64_t off_ns;
 	uint64_t cut;		/* calls and holds cut by a switch off */
-	uint64_t switch_ns;	/* the removals of the entry probes, summed */
+	uint64_t switch_ns;	/* the detaches and attaches, summed */
+	uint64_t attached_ns;	/* the probes in place (the target's cost) */
+	uint64_t switches;	/* detaches */
+	uint64_t kept;		/* periods the probes stayed, gated */
 };
 
 struct format_meta {

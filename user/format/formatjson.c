@@ -319,13 +319,23 @@ json_t *format__json_report(const struct format_config *cfg,
 		"stepped", (json_int_t)meta->calibration_stepped_ns), err);
 	jsonout__set(o, "unwind_stopped", jsonout__uint(meta->unwind_stopped), err);
 	jsonout__set(o, "abandoned", jsonout__uint(meta->abandoned), err);
-	/* --duty: the cycle; null when the probes were on all along. */
-	jsonout__set(o, "duty", meta->duty ? json_pack("{sIsIsIsIsI}",
+	/* --duty: the cycle, and which row fields are estimates (scaled)
+	   and which measured in the windows; null when the probes were on
+	   all along. */
+	jsonout__set(o, "duty", meta->duty ? json_pack(
+		"{sIsIsIsIsIsIsIsIs[ssssssss]s[sssssss]}",
 		"pct", (json_int_t)meta->duty->pct,
 		"on_ns", (json_int_t)meta->duty->on_ns,
 		"off_ns", (json_int_t)meta->duty->off_ns,
 		"cut", (json_int_t)meta->duty->cut,
-		"switch_ns", (json_int_t)meta->duty->switch_ns) : json_null(),
+		"switch_ns", (json_int_t)meta->duty->switch_ns,
+		"attached_ns", (json_int_t)meta->duty->attached_ns,
+		"switches", (json_int_t)meta->duty->switches,
+		"kept", (json_int_t)meta->duty->kept,
+		"estimated", "count", "wait_ns", "failed", "failed_ns", "futile",
+		"hist", "holds", "hold_ns",
+		"measured", "avg_ns", "max_ns", "p50_ns", "p99_ns", "hold_avg_ns",
+		"hold_max_ns", "stacks") : json_null(),
 		err);
 	jsonout__set(o, "stacks_late", json_pack("{sIsI}",
 		"finished", (json_int_t)meta->late_finished,

@@ -100,11 +100,13 @@ static void table_duty_legend(FILE *out, const struct format_duty *d)
 		return;
 	on = (double)d->on_ns * 1e-9;
 	all = (double)(d->on_ns + d->off_ns) * 1e-9;
-	fprintf(out, "~ --duty %u%%: the probes were on %.2f s of %.2f s; Count, "
-		"Total Wait, Total Hold and the failures are estimates (what "
-		"they saw x%.2f), the averages and maxima measured while on; "
+	fprintf(out, "~ --duty %u%%: the probes were on %.2f s of %.2f s "
+		"(sampled; attached %.2f s); Count, Total Wait, Total Hold and "
+		"the failures are estimates (what they saw x%.2f), the "
+		"averages, percentiles and maxima measured in the samples; "
 		"%" PRIu64 " calls or holds cut by a switch off, not counted\n",
-		d->pct, on, all, on > 0 ? all / on : 1.0, d->cut);
+		d->pct, on, all, (double)d->attached_ns * 1e-9,
+		on > 0 ? all / on : 1.0, d->cut);
 }
 
 static void print_rule(FILE *out, int n)

@@ -17,6 +17,7 @@
 #include "array.h"
 #include "blockedtime.h"
 #include "clock.h"
+#include "duty.h"
 #include "format.h"
 #include "hostprocs.h"
 #include "log.h"
@@ -423,7 +424,14 @@ void session__follow_threads(struct session *s)
 {
 	uint64_t gap_ns;
 	bool stayed;
-	pid_t tid = probes__follow_threads(s->probes, &gap_ns, &stayed);
+	pid_t tid;
+
+	/* --duty: not while a switch runs (the next second tries again). */
+	if (s->duty && !duty__pause(s->duty))
+		return;
+	tid = probes__follow_threads(s->probes, &gap_ns, &stayed);
+	if (s->duty)
+		duty__resume(s->duty);
 
 	if (stayed)
 		pr_info("PID %d: the thread the probes were attached through "

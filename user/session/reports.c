@@ -534,8 +534,12 @@ static int session__print(struct session *s, const struct session_views *v,
 		struct duty_times t;
 
 		duty__times(s->duty, end_ns, &t);
-		duty = (struct format_duty){ t.pct, t.on_ns, t.off_ns, t.cut,
-					     t.switch_ns };
+		duty = (struct format_duty){
+			.pct = t.pct, .on_ns = t.on_ns, .off_ns = t.off_ns,
+			.cut = t.cut, .switch_ns = t.switch_ns,
+			.attached_ns = t.attached_ns, .switches = t.switches,
+			.kept = t.kept,
+		};
 	}
 	const struct format_meta meta = {
 		.pid = target__pid(s->target),
@@ -677,14 +681,8 @@ int session__read(struct session *s)
 		snapshot__free(snap);
 		return err;
 	}
+	/* --duty: scaled at the report (duty__scale), not at each read. */
 	err = snapshot__delta(snap, r->prev, &delta);
-	/* --duty: what the slices on saw, scaled to the whole time. */
-	if (!err && s->duty) {
-		uint64_t num, den;
-
-		duty__factor(s->duty, r->read_ns, &num, &den);
-		snapshot__scale(delta, num, den);
-	}
 	if (!err && r->keep_changes) {
 		struct snapshot *changes = NULL;
 
@@ -804,12 +802,18 @@ int session__report(struct session *s, bool final)
 	if (final)
 		session__notice_off_cpu(s, session__totals(s), waiting);
 	if (s->opts->cumulative) {
-		views = (struct session_views){ r->prev, blame, why, waiting,
-						caused };
+		struct snapshot *all = NULL;
+
+		if (s->duty && !snapshot__merge(NULL, r->prev, &all))
+			duty__scale(s->duty, all, r->read_ns, true, false);
+		views = (struct session_views){ all ? all : r->prev, blame, why,
+						waiting, caused };
 		err = session__print(s, &views, &settings, s->opts->stacks,
 				     STATES_SINCE_ORIGIN, r->attach_ns,
 				     r->read_ns, 0, closed);
+		snapshot__free(all);
 	} else {
+		duty__scale(s->duty, r->pending, r->read_ns, false, true);
 		if (blame)
 			err = snapshot__delta(blame, r->prev_blame, &blame_delta);
 		if (!err && why)
@@ -891,6 +895,7 @@ int session__refresh(struct session *s)
 	delta = r->pending;
 	r->pending = NULL;
 	r->last_ns = r->read_ns;
+	duty__scale(s->duty, delta, r->read_ns, false, true);
 	session__drops(s, &drops);
 	if (session__space(s)) {
 		size_t n;
