@@ -106,9 +106,14 @@ class Truth:
         self.proc.stdin.write(f"ab {frac}\n")
         self.proc.stdin.flush()
 
-    def ratios(self, frac):
+    def mark(self):
+        """Where the windows are now: gain()'s bounds."""
         with self.cond:
-            w = list(self.windows)
+            return len(self.windows)
+
+    def ratios(self, frac, since=0, until=None):
+        with self.cond:
+            w = list(self.windows[since:until])
         same = [i for i, (_, _, f) in enumerate(w) if abs(f - frac) < 1e-3]
         out = []
         for i in same:
@@ -120,9 +125,10 @@ class Truth:
                 out.append(w[i][1] / ((w[i - 1][1] + w[i + 1][1]) / 2))
         return out
 
-    def gain(self, frac):
-        """The real gain in %, and the number of pairs it rests on."""
-        r = self.ratios(frac)
+    def gain(self, frac, since=0, until=None):
+        """The real gain in %, and the number of pairs it rests on (of
+        the windows since..until: mark()'s)."""
+        r = self.ratios(frac, since, until)
         if not r:
             raise RuntimeError(f"no paired windows of ab {frac}")
         return (statistics.median(r) - 1) * 100, len(r)
