@@ -4,7 +4,14 @@
  * kept per thread, and the machine's idle CPU time (/proc/stat): what
  * the process's threads could have had is what they used plus what no
  * one used, at most one CPU per thread and the CPUs it may run on.  A
- * saturated machine gives a process no more than it gets.
+ * saturated machine gives a process no more than it gets, unless its
+ * threads sleep: a thread runnable a good part of a window got some rate
+ * of CPU per runnable time, and the scheduler gives it that rate for as
+ * long again as it slept (blocked on a lock, asleep in a server), so the
+ * window's capacity is at least that (taskcpu__window).  Measured on the
+ * test target beside busy loops: its 3 threads, blocked on the lock most
+ * of the time, got 0.05 CPUs and more with shorter holds, past a cap of
+ * what they used.
  *
  * Rejected, both measured against the shorter version run for real
  * beside other builds: each thread's own share of its runnable time
