@@ -282,7 +282,7 @@ def whatif_accuracy(results):
     """make bench's whatif section: results["whatif"]."""
     res = {"load_before": load_average(), "rows": [], "loads": []}
     print("--what-if: predicted gain vs the shorter version run for real "
-          "(tests/targets/whatif --ab)")
+          "(tests/targets/whatif --control or --ab)")
     print(f"{'case':<6} {'short':>5}  {'pred':>7} {'[low,':>8} "
           f"{'high]':>8} {'bnd':<4} {'before':>7} {'after':>7}  "
           f"{'error':>8}  {'inside':<6} {'exp s':>5} {'queue':>7}")
