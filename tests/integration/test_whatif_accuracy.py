@@ -15,8 +15,12 @@ inside the interval syncprof gives.
 The truth is only a truth when it held still: when the machine's load
 moved the real gain measured before the experiment and the one measured
 after it apart by more than the bound itself (two fifths of their
-pooled value), the attempt is made again, at most ATTEMPTS times; the
-last is held to the bound whatever its truth did.
+pooled value), the attempt is made again, at most ATTEMPTS times.  When
+no attempt's truth held still, there is nothing to hold the prediction
+to (beside busy loops and other suites the real gain for 25% shorter
+once read +83% before an experiment and -8% after it): the test is
+skipped, saying so, rather than passed or failed on noise.  The first
+attempt whose truth held still is held to the bound.
 """
 import os
 
@@ -30,7 +34,7 @@ LOCK_BOUND = ["--threads", "3", "--hold-us", "200", "--work-us", "20"]
 WINDOWS = 24
 # The issue's bound for the tests: within 20% (relative) of the real gain.
 WITHIN = 0.20
-ATTEMPTS = 2
+ATTEMPTS = 3
 
 
 class WhatIfAccuracy(SyncprofTestCase):
@@ -62,12 +66,16 @@ class WhatIfAccuracy(SyncprofTestCase):
         return entries, real, before, after
 
     def test_prediction_within_a_fifth_of_the_real_gain(self):
+        unstill = []
         for attempt in range(ATTEMPTS):
             entries, real, before, after = self.attempt()
-            still = all(abs(before[s] - after[s]) <= 2 * WITHIN * real[s][0]
-                        for s in (25, 50))
-            if still:
+            if all(abs(before[s] - after[s]) <= 2 * WITHIN * real[s][0]
+                   for s in (25, 50)):
                 break
+            unstill.append({s: (before[s], after[s]) for s in (25, 50)})
+        else:
+            self.skipTest(f"the real gain did not hold still in "
+                          f"{ATTEMPTS} attempts (before, after): {unstill}")
         summary = {s: {"predicted": entries[s]["predicted_gain_pct"],
                        "interval": (entries[s]["low_pct"],
                                     entries[s]["high_pct"]),
