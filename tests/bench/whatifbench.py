@@ -14,7 +14,12 @@ short window paired with the base windows beside it (a busy machine
 drifts by more than the effect); the median of those ratios is the real
 gain, measured just before and just after syncprof's prediction (made
 with --mode contended -d 1 --progress item_done on the unchanged
-target).  Three cases:
+target).  The lock and procs cases measure it in the very process
+syncprof profiles (tests/targets/whatif --control, whatiftruth.py: the
+same threads, the same scheduling group), their errors against the
+pooled median of before and after, WHATIF_REPEAT runs each (3), and
+print each case's median error with the load it was measured under.
+The cases:
 
   lock     3 workers, 200 us held, 20 us outside: the lock bounds them;
            predicted vs real gain for 25% and 50% shorter, the error
@@ -49,6 +54,8 @@ import tempfile
 import benchmain
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from whatiftruth import Truth  # noqa: E402
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
 SYNCPROF = os.path.join(ROOT, "syncprof")
 TARGET = os.path.join(BUILD, "tests", "targets", "whatif")
@@ -59,6 +66,10 @@ PROCS = ["--procs", "2", "--threads", "2", "--hold-us", "200", "--work-us",
          "20"]
 # A run that hangs is ended: longer than any experiment takes.
 HANG_S = 300
+# Windows per fraction on each side of a paired case's experiment, and
+# the paired cases' runs.
+WINDOWS = 30
+REPEAT = int(os.environ.get("WHATIF_REPEAT", "3"))
 
 
 def load_average():
@@ -81,6 +92,50 @@ def real_gain(args, frac, seconds=6):
     if not ratios:
         raise RuntimeError(f"whatif --ab {frac}: no paired windows")
     return (statistics.median(ratios) - 1) * 100
+
+
+def predict_pid(pid, what_if, extra=()):
+    """syncprof's report on a running target: a 1 s profile, then the
+    experiment."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        run = subprocess.run([SYNCPROF, "--mode", "contended", "--pid",
+                              str(pid), "-d", "1", "--format", "json", "-o",
+                              out, "--progress", "item_done", what_if,
+                              *extra], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True,
+                             timeout=HANG_S)
+        if run.returncode != 0:
+            raise RuntimeError(f"syncprof {what_if}: status "
+                               f"{run.returncode}: {run.stderr.strip()}")
+        with open(out) as f:
+            text = f.read()
+    report = [json.loads(line) for line in text.splitlines()
+              if line.startswith("{")][-1]
+    if not report.get("what_if"):
+        raise RuntimeError(f"syncprof {what_if}: no what_if in the report")
+    return report
+
+
+def paired(args, what_if, extra=(), header=0):
+    """The prediction on a running target between two measurements of
+    the real gain by the same process (whatiftruth.py: 25%, 50%, the
+    experiment, 50%, 25%): the report, and each fraction's real gains
+    before and after."""
+    with Truth(TARGET, args, hang_s=HANG_S) as truth:
+        if header:
+            truth.lines(header)
+        truth.settle()
+        for s in (25, 50):
+            truth.measure(s / 100, WINDOWS)
+        middle = truth.mark()
+        report = predict_pid(truth.pid, what_if, extra)
+        for s in (50, 25):
+            truth.measure(s / 100, WINDOWS)
+        reals = {s: (truth.gain(s / 100, until=middle)[0],
+                     truth.gain(s / 100, since=middle)[0],
+                     truth.gain(s / 100)[0]) for s in (25, 50)}
+    return report, reals
 
 
 def predict(args, what_if, extra=()):
@@ -130,10 +185,12 @@ def entry(report, obj, shorter):
 
 
 def compare(name, w, reals):
-    """One prediction beside the real gains before and after it."""
-    real = statistics.mean(reals)
+    """One prediction beside the real gains before and after it (and
+    their pooled median, third, when measured in the same process)."""
+    real = reals[2] if len(reals) > 2 else statistics.mean(reals)
     err = (w["predicted_gain_pct"] - real) / real * 100 if real else None
-    inside = w["low_pct"] <= max(reals) and w["high_pct"] >= min(reals)
+    inside = (w["low_pct"] <= real <= w["high_pct"] if len(reals) > 2 else
+              w["low_pct"] <= max(reals) and w["high_pct"] >= min(reals))
     row = {"case": name, "shorter_pct": w["shorter_pct"],
            "predicted_pct": w["predicted_gain_pct"], "low_pct": w["low_pct"],
            "high_pct": w["high_pct"], "bound": w["bound"],
@@ -155,13 +212,14 @@ def compare(name, w, reals):
 
 
 def lock_case(rows, loads):
-    loads.append(load_average())
-    before = {s: real_gain(LOCK_BOUND, s / 100) for s in (25, 50)}
-    report = predict(LOCK_BOUND, "--what-if=work_lock")
-    for s in (25, 50):
-        rows.append(compare("lock", entry(report, "work_lock", s),
-                            (before[s], real_gain(LOCK_BOUND, s / 100))))
-    loads.append(load_average())
+    for _ in range(REPEAT):
+        loads.append(load_average())
+        report, reals = paired(LOCK_BOUND, "--what-if=work_lock")
+        for s in (25, 50):
+            rows.append(compare("lock", entry(report, "work_lock", s),
+                                reals[s]))
+            rows[-1]["load"] = loads[-1]
+        loads.append(load_average())
 
 
 def cpu_case(rows, loads):
@@ -174,13 +232,30 @@ def cpu_case(rows, loads):
 
 
 def procs_case(rows, loads):
-    loads.append(load_average())
-    before = {s: real_gain(PROCS, s / 100) for s in (25, 50)}
-    report = predict(PROCS, "--what-if", ["--children"])
-    for s in (25, 50):
-        rows.append(compare("procs", entry(report, None, s),
-                            (before[s], real_gain(PROCS, s / 100))))
-    loads.append(load_average())
+    for _ in range(REPEAT):
+        loads.append(load_average())
+        report, reals = paired(PROCS, "--what-if", ["--children"], header=2)
+        for s in (25, 50):
+            rows.append(compare("procs", entry(report, None, s), reals[s]))
+            rows[-1]["load"] = loads[-1]
+        loads.append(load_average())
+
+
+def medians(rows):
+    """Each case's and fraction's median error and its load."""
+    out = {}
+    for r in rows:
+        if r["error_pct"] is not None and "load" in r:
+            out.setdefault((r["case"], r["shorter_pct"]), []).append(r)
+    for (case, short), rs in sorted(out.items()):
+        errs = [abs(r["error_pct"]) for r in rs]
+        within = sum(1 for e in errs if e <= 20)
+        inside = sum(1 for r in rs if r["real_inside_interval"])
+        print(f"{case} {short:.0f}%: median |error| "
+              f"{statistics.median(errs):.1f}% over {len(rs)} runs "
+              f"(within 20%: {within}, real inside the interval: "
+              f"{inside}), load average {min(r['load'] for r in rs):.1f} "
+              f"to {max(r['load'] for r in rs):.1f}")
 
 
 def decoy_case(results, loads):
@@ -208,7 +283,7 @@ def whatif_accuracy(results):
     """make bench's whatif section: results["whatif"]."""
     res = {"load_before": load_average(), "rows": [], "loads": []}
     print("--what-if: predicted gain vs the shorter version run for real "
-          "(tests/targets/whatif --ab)")
+          "(tests/targets/whatif --control or --ab)")
     print(f"{'case':<6} {'short':>5}  {'pred':>7} {'[low,':>8} "
           f"{'high]':>8} {'bnd':<4} {'before':>7} {'after':>7}  "
           f"{'error':>8}  {'inside':<6} {'exp s':>5} {'queue':>7}")
@@ -221,6 +296,7 @@ def whatif_accuracy(results):
         procs_case(res["rows"], res["loads"])
     if "decoy" in only:
         decoy_case(res, res["loads"])
+    medians(res["rows"])
     capped = [r for r in res["rows"] if r["case"] == "cpu"]
     for r in capped:
         below = r["predicted_pct"] < r["lock_gain_pct"]

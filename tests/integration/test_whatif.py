@@ -5,10 +5,10 @@ the errors of an unknown function or lock, null without the option, the
 target left as before when syncprof is killed in the middle, and the
 experiment across forked processes sharing one lock (--children).
 
-How close the predictions come to the shorter version run for real, the
-decoy lock and the CPU cap are measured by make bench (whatif section,
-tests/bench/whatifbench.py) beside the machine's load, not asserted
-here: on a loaded machine they hold on some runs and not on others."""
+How close the predictions come to the shorter version run for real is
+test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
+by make bench (whatif section, tests/bench/whatifbench.py) beside the
+machine's load."""
 import os
 import signal
 import subprocess

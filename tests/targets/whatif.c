@@ -61,6 +61,27 @@ __attribute__((noinline)) void item_done(void)
 
 static double iterations_per_ns;
 
+/* The shortening now, as a fraction x 1e6 (--ab, or --control's), and
+   the windows' length. */
+static atomic_uint ab_ppm, window_ms = 250;
+
+/* --control: "ab FRAC" lines on stdin set it, until end-of-file. */
+static void *control(void *arg)
+{
+	char line[64];
+	double frac;
+	unsigned int ms;
+
+	(void)arg;
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "ab %lf", &frac) == 1 && frac >= 0 && frac < 1)
+			atomic_store(&ab_ppm, (unsigned int)(frac * 1e6));
+		if (sscanf(line, "window %u", &ms) == 1 && ms > 0)
+			atomic_store(&window_ms, ms);
+	}
+	return NULL;
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -131,17 +152,21 @@ static void *decoy(void *arg)
 
 int main(int argc, char **argv)
 {
-	int threads = 3, decoys = 0, window_ms = 250, procs = 0;
+	int threads = 3, decoys = 0, procs = 0;
+	bool controlled = false;
 	pid_t kids[16];
 	double seconds = 10, ab = 0;
 	unsigned int base_ns = 200000;
 	pthread_t t[64];
 	int n = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *k = argv[i], *v = argv[i + 1];
+	for (int i = 1; i < argc; i += 2) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(k, "--threads"))
+		if (!strcmp(k, "--control")) {
+			controlled = true;
+			i--;
+		} else if (!strcmp(k, "--threads"))
 			threads = atoi(v);
 		else if (!strcmp(k, "--hold-us"))
 			base_ns = (unsigned int)(atof(v) * 1000);
@@ -154,7 +179,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--seconds"))
 			seconds = atof(v);
 		else if (!strcmp(k, "--window-ms"))
-			window_ms = atoi(v);
+			atomic_store(&window_ms, (unsigned int)atoi(v));
 		else if (!strcmp(k, "--ab"))
 			ab = atof(v);
 		else if (!strcmp(k, "--procs"))
@@ -211,6 +236,13 @@ int main(int argc, char **argv)
 		pthread_create(&t[n++], NULL, worker, NULL);
 	for (int i = 0; i < decoys; i++)
 		pthread_create(&t[n++], NULL, decoy, NULL);
+	atomic_store(&ab_ppm, (unsigned int)(ab * 1e6));
+	if (controlled) {
+		pthread_t c;
+
+		pthread_create(&c, NULL, control, NULL);
+		pthread_detach(c);
+	}
 	{
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 		unsigned long before = atomic_load(&sh->items);
@@ -219,24 +251,26 @@ int main(int argc, char **argv)
 		int w = 0;
 
 		while (now_ns() < end) {
-			bool shorter = ab > 0 && (w & 1);
+			double frac = atomic_load(&ab_ppm) / 1e6;
+			bool shorter = frac > 0 && (w & 1);
 			unsigned long after;
 			uint64_t t1;
 
 			atomic_store(&sh->hold_ns, shorter ?
-				     (unsigned int)(base_ns * (1 - ab)) : base_ns);
-			sleep_us(window_ms * 1000);
+				     (unsigned int)(base_ns * (1 - frac)) : base_ns);
+			sleep_us((int)atomic_load(&window_ms) * 1000);
 			after = atomic_load(&sh->items);
 			t1 = now_ns();
-			printf("%s %.1f", ab > 0 ? (shorter ? "short" : "base")
+			printf("%s %.1f", frac > 0 ? (shorter ? "short" : "base")
 						 : "rate",
 			       (double)(after - before) / ((double)(t1 - t0) * 1e-9));
 			{
 				unsigned long u = atomic_load(&sh->unlocks);
 				unsigned long sl = atomic_load(&sh->slow_unlocks);
 
-				printf(" slow %.3f\n", u > unlocked ?
-				       (double)(sl - slow) / (double)(u - unlocked) : 0.0);
+				printf(" slow %.3f ab %.2f\n", u > unlocked ?
+				       (double)(sl - slow) / (double)(u - unlocked) : 0.0,
+				       frac);
 				unlocked = u;
 				slow = sl;
 			}

@@ -128,6 +128,44 @@ static void test_cpus_cap_where_the_bottleneck_moves(void **state UNUSED)
 	assert_true(p.low_pct < p.gain_pct && p.gain_pct < p.high_pct);
 }
 
+/* Two windows starved of CPU (a tenth of the rate) among 16: the
+   median's slope stays the lock's, a mean's would not. */
+static void test_starved_windows_leave_the_slope(void **state UNUSED)
+{
+	struct whatif_window w[40];
+	struct whatif_fit fit;
+	size_t n = lock_bound(w, 8, 200e-6, 20e-6, 0);
+
+	w[5].rate /= 10;
+	w[13].rate /= 10;
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	assert_true(fabs(fit.slope - 200.0 / 220) < 0.05);
+	assert_true(fit.low <= fit.slope && fit.slope <= fit.high);
+}
+
+/* A slope past the share of the time the lock is held is the delay's
+   own cost: the lock's arithmetic takes the share (Amdahl). */
+static void test_slope_bounded_by_the_time_held(void **state UNUSED)
+{
+	struct whatif_fit fit = { .slope = 6, .low = 5, .high = 7,
+				  .held = 0.9 };
+	struct whatif_prediction p;
+
+	whatifmodel__predict(&fit, 0.5, NULL, 0, NULL, &p);
+	/* 1 / (1 - 0.5 x 0.9) - 1 */
+	assert_true(fabs(p.gain_pct - (1 / 0.55 - 1) * 100) < 1e-6);
+	assert_true(p.low_pct <= p.gain_pct && p.gain_pct <= p.high_pct);
+	/* Holds that read more than all the time: all of it. */
+	fit.held = 1.4;
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &p);
+	assert_true(fabs(p.gain_pct - (1 / 0.75 - 1) * 100) < 1e-6);
+	/* Not known: the slope alone. */
+	fit.held = 0;
+	fit.slope = 0.5;
+	whatifmodel__predict(&fit, 0.5, NULL, 0, NULL, &p);
+	assert_true(fabs(p.gain_pct - (1 / 0.75 - 1) * 100) < 1e-6);
+}
+
 static void test_too_few_windows_is_einval(void **state UNUSED)
 {
 	struct whatif_window w[3] = {
@@ -187,6 +225,8 @@ int main(void)
 		cmocka_unit_test(test_drift_cancels_in_pairs),
 		cmocka_unit_test(test_lock_nothing_needs_predicts_nothing),
 		cmocka_unit_test(test_cpus_cap_where_the_bottleneck_moves),
+		cmocka_unit_test(test_starved_windows_leave_the_slope),
+		cmocka_unit_test(test_slope_bounded_by_the_time_held),
 		cmocka_unit_test(test_too_few_windows_is_einval),
 		cmocka_unit_test(test_queue_of_one_thread_is_its_own_cycle),
 		cmocka_unit_test(test_queue_saturated_and_idle_locks),

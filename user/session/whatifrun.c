@@ -306,6 +306,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	}
 	if (err)
 		return err;
+	fit.held = r.holds_per_s * (double)r.hold_ns * 1e-9;
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
 		"[%.3f, %.3f], %.2f s", name, r.hold_ns, fit.slope, fit.low,
 		fit.high, (double)r.elapsed_ns * 1e-9);

@@ -272,6 +272,41 @@ static uint64_t progress_now(struct experiment *e)
 				    : counts(e)->acquisitions;
 }
 
+/* The counters a phase reads, and when. */
+struct stamp {
+	uint64_t ns;
+	uint64_t holds, hold_ns, off_ns, holders, units;
+};
+
+/* A read of the clock this far from the counters' is retried. */
+#define STAMP_SLACK_NS	1000000ull
+#define STAMP_TRIES	8
+
+/*
+ * The counters with the time they were read at: between two clock reads
+ * close together (syncprof runs at its own nice, and on a loaded machine
+ * it can be off its CPU for a quarter of a second between reading the
+ * clock and the counters, which the threads' holds and progress go on
+ * filling: the hold phase once read more hold than time on a mutex).
+ */
+static void stamp_now(struct experiment *e, struct stamp *st)
+{
+	for (int i = 0; i < STAMP_TRIES; i++) {
+		uint64_t before = clock__monotonic_ns();
+
+		st->holds = counts(e)->holds;
+		st->hold_ns = counts(e)->hold_ns;
+		st->off_ns = counts(e)->hold_off_ns;
+		st->holders = counts(e)->holders;
+		st->units = progress_now(e);
+		st->ns = clock__monotonic_ns();
+		if (st->ns - before <= STAMP_SLACK_NS) {
+			st->ns = before + (st->ns - before) / 2;
+			return;
+		}
+	}
+}
+
 /* Waits seconds, unless a stop fd fires first (-EINTR). */
 static int wait_window(struct experiment *e, double seconds)
 {
@@ -297,10 +332,11 @@ static int wait_window(struct experiment *e, double seconds)
 static int hold_phase(struct experiment *e, struct experiment_result *r,
 		      double *rate)
 {
-	uint64_t holds = 0, hold_ns = 0, off_ns = 0, units = 0, start = 0;
+	uint64_t holds, hold_ns, off_ns, units;
 	/* Threads that held it, from the probes' start (keyed by object:
 	   those of other objects' experiments are not ours). */
 	uint64_t holders = counts(e)->holders;
+	struct stamp first, last;
 	struct bpf_link *sw;
 	size_t n_hold = 0;
 	double s;
@@ -339,20 +375,17 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	   target a moment (its text pages are replaced). */
 	if (!err)
 		err = wait_window(e, SETTLE_S);
-	holds = counts(e)->holds;
-	hold_ns = counts(e)->hold_ns;
-	off_ns = counts(e)->hold_off_ns;
-	units = progress_now(e);
-	start = clock__monotonic_ns();
+	stamp_now(e, &first);
 	if (!err)
 		err = wait_window(e, HOLD_PHASE_S);
 	/* Read before the probes go: removing them takes a while. */
-	s = (double)(clock__monotonic_ns() - start) * 1e-9;
-	holds = counts(e)->holds - holds;
-	hold_ns = counts(e)->hold_ns - hold_ns;
-	off_ns = counts(e)->hold_off_ns - off_ns;
-	holders = counts(e)->holders - holders;
-	units = progress_now(e) - units;
+	stamp_now(e, &last);
+	s = (double)(last.ns - first.ns) * 1e-9;
+	holds = last.holds - first.holds;
+	hold_ns = last.hold_ns - first.hold_ns;
+	off_ns = last.off_ns - first.off_ns;
+	holders = last.holders - holders;
+	units = last.units - first.units;
 	n_hold = e->n_hold;
 	detach(e->hold_links, &e->n_hold);
 	bpf_link__destroy(sw);
@@ -421,12 +454,14 @@ int experiment__run(struct experiment *e, uint64_t object,
 		double frac = window_delay(i);
 		uint64_t delay = (uint64_t)(frac * (double)r->hold_ns);
 		uint64_t units, start, spent;
+		struct stamp at;
 
 		if (delay > WHATIF_MAX_DELAY_NS)
 			delay = WHATIF_MAX_DELAY_NS;
 		e->skel->bss->delay_ns = delay;
-		units = progress_now(e);
-		start = clock__monotonic_ns();
+		stamp_now(e, &at);
+		units = at.units;
+		start = at.ns;
 		if (!frac)
 			err = taskcpu__begin(cpu);
 		if (!err)
@@ -439,10 +474,11 @@ int experiment__run(struct experiment *e, uint64_t object,
 		e->skel->bss->delay_ns = 0;
 		if (err)
 			break;
-		spent = clock__monotonic_ns() - start;
+		stamp_now(e, &at);
+		spent = at.ns - start;
 		r->windows[i] = (struct whatif_window){
 			.delay = (double)delay / (double)r->hold_ns,
-			.rate = (double)(progress_now(e) - units) /
+			.rate = (double)(at.units - units) /
 				((double)spent * 1e-9),
 			.used = frac ? 0 : used,
 			.capacity = frac ? 0 : capacity,

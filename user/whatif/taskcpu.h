@@ -34,7 +34,10 @@ void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
 /*
  * The same for the last window alone (between the last begin and end),
  * and the most the threads could use: a CPU each, within the CPUs the
- * process may run on.
+ * process may run on.  Its capacity is also at least what the threads
+ * runnable a good part of it would get runnable all of it, at the rate
+ * of CPU per runnable time they got (a thread that sleeps less gets
+ * more on a machine others keep busy).
  */
 void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
 		     double min_share, double *used, double *capacity,

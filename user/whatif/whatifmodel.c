@@ -46,17 +46,11 @@
 
 #include "whatifmodel.h"
 
-/* Student's t, two-sided 95%, by degrees of freedom (1..30; then 2.0). */
-static double t95(size_t df)
+static int cmp_double(const void *a, const void *b)
 {
-	static const double t[] = {
-		0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26,
-		2.23, 2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.10, 2.09,
-		2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05,
-		2.04,
-	};
+	double x = *(const double *)a, y = *(const double *)b;
 
-	return df < sizeof(t) / sizeof(t[0]) ? t[df] : 2.0;
+	return x < y ? -1 : x > y;
 }
 
 /* The mean time per unit of the reference windows nearest i. */
@@ -80,49 +74,62 @@ static double reference(const struct whatif_window *w, size_t n, size_t i)
 	return got ? sum / got : 0;
 }
 
+/*
+ * The median of v[0..n) (sorted in place) and its distribution-free 95%
+ * interval: the order statistics n/2 -+ 1.96 sqrt(n)/2 (the binomial's
+ * normal approximation), the extremes for few.
+ */
+static double median_of(double *v, size_t n, double *low, double *high)
+{
+	double half = 0.98 * sqrt((double)n);
+	size_t lo, hi;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	lo = (double)n / 2 > half + 1 ? (size_t)((double)n / 2 - half) : 0;
+	hi = n - 1 - lo;
+	*low = v[lo];
+	*high = v[hi];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Window i's estimate of the slope; false: it has none. */
+static bool estimate(const struct whatif_window *w, size_t n, size_t i,
+		     double *b)
+{
+	double ref;
+
+	if (w[i].delay == 0 || w[i].rate <= 0)
+		return false;
+	ref = reference(w, n, i);
+	if (ref <= 0)
+		return false;
+	*b = (1 / w[i].rate / ref - 1) / w[i].delay;
+	return true;
+}
+
 int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		     struct whatif_fit *out)
 {
-	double sum = 0, sq = 0, base = 0, level_lo = INFINITY;
-	double level_hi = -INFINITY;
+	double est[WHATIF_MAX_WINDOWS], base = 0, lo, hi;
 	size_t pairs = 0, nbase = 0;
 
 	*out = (struct whatif_fit){ 0 };
 	for (size_t i = 0; i < n; i++) {
-		double ref, b;
-
-		if (w[i].delay == 0) {
-			if (w[i].rate > 0) {
-				base += w[i].rate;
-				nbase++;
-			}
-			continue;
+		if (w[i].delay == 0 && w[i].rate > 0) {
+			base += w[i].rate;
+			nbase++;
 		}
-		ref = reference(w, n, i);
-		if (ref <= 0 || w[i].rate <= 0)
-			continue;
-		b = (1 / w[i].rate / ref - 1) / w[i].delay;
-		sum += b;
-		sq += b * b;
-		pairs++;
+		if (pairs < WHATIF_MAX_WINDOWS && estimate(w, n, i, &est[pairs]))
+			pairs++;
 	}
 	if (pairs < 2 || !nbase)
 		return -EINVAL;
 	out->pairs = pairs;
 	out->base_rate = base / (double)nbase;
-	out->slope = sum / (double)pairs;
-	{
-		double var = (sq - sum * sum / (double)pairs) /
-			     (double)(pairs - 1);
-		double half = t95(pairs - 1) * sqrt(var > 0 ? var : 0) /
-			      sqrt((double)pairs);
-
-		out->low = out->slope - half;
-		out->high = out->slope + half;
-	}
-	/* Each delay's own mean: a bend widens the interval. */
+	out->slope = median_of(est, pairs, &out->low, &out->high);
+	/* Each delay's own median: a bend widens the interval. */
 	for (size_t pass = 0; pass < n; pass++) {
-		double d = w[pass].delay, s = 0;
+		double d = w[pass].delay, mine[WHATIF_MAX_WINDOWS];
 		size_t m = 0;
 		bool first = true;
 
@@ -133,21 +140,16 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 				first = false;
 		if (!first)
 			continue;
-		for (size_t i = 0; i < n; i++) {
-			double ref = w[i].delay == d ? reference(w, n, i) : 0;
-
-			if (ref > 0 && w[i].rate > 0) {
-				s += (1 / w[i].rate / ref - 1) / d;
+		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
+			if (w[i].delay == d && estimate(w, n, i, &mine[m]))
 				m++;
-			}
-		}
 		if (m) {
-			level_lo = fmin(level_lo, s / (double)m);
-			level_hi = fmax(level_hi, s / (double)m);
+			double level = median_of(mine, m, &lo, &hi);
+
+			out->low = fmin(out->low, level);
+			out->high = fmax(out->high, level);
 		}
 	}
-	out->low = fmin(out->low, level_lo);
-	out->high = fmax(out->high, level_hi);
 	return 0;
 }
 
@@ -165,16 +167,9 @@ static double lock_gain(double slope, double shorter)
 	return (1 / (1 - cut) - 1) * 100;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The CPUs' bound, in %, over the reference windows that know their
- * CPUs: their mean, and as its interval the range the middle 80% of the
+ * CPUs: the bound of their sums, and as its interval the range the middle 80% of the
  * windows' bounds lay in (the machine's load moves the bound from one
  * window to the next, and the real run sees other windows), widened
  * down to the bound with no more CPU than the target used (idle CPUs
@@ -184,7 +179,8 @@ static int cmp_double(const void *a, const void *b)
 static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		    const struct whatif_cpu *cpu, struct whatif_prediction *out)
 {
-	double sum = 0, most = 0, least = 0, caps[WHATIF_MAX_WINDOWS];
+	double most = 0, least = 0, caps[WHATIF_MAX_WINDOWS];
+	double used = 0, could = 0, freed = 0;
 	size_t m = 0;
 
 	out->cap_pct = -1;
@@ -201,13 +197,18 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		c = (fmax(w[i].capacity, w[i].used) / left - 1) * 100;
 		most += (fmax(w[i].most, w[i].capacity) / left - 1) * 100;
 		least += (w[i].used / left - 1) * 100;
-		sum += c;
 		caps[m++] = c;
+		used += w[i].used;
+		could += fmax(w[i].capacity, w[i].used);
+		freed += holds * shorter;
 	}
 	if (!m)
 		return;
-	out->cap_pct = sum / (double)m;
 	qsort(caps, m, sizeof(*caps), cmp_double);
+	/* The point from the windows together (CPU per unit is a ratio: a
+	   window's own is noisy, and its bound convex in it), the interval
+	   from their spread. */
+	out->cap_pct = (could / (used - freed) - 1) * 100;
 	out->cap_low_pct = fmin(fmin(caps[m / 10], out->cap_pct),
 				least / (double)m);
 	out->cap_high_pct = fmax(caps[m - 1 - m / 10], out->cap_pct);
@@ -219,10 +220,17 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 			  const struct whatif_cpu *cpu,
 			  struct whatif_prediction *out)
 {
+	/* Amdahl: holds s shorter take s x (the share of the time the
+	   lock is held, all of it at most) off the time at most; a slope
+	   past it is the delay's own cost (a spin no one preempts, its
+	   CPU taken from the threads outside the lock). */
+	double slope = fit->held > 0 ? fmin(fit->slope, fmin(fit->held, 1)) :
+		       fit->slope;
+
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
-	out->lock_gain_pct = lock_gain(fit->slope, shorter);
+	out->lock_gain_pct = lock_gain(slope, shorter);
 	out->gain_pct = out->lock_gain_pct;
-	out->low_pct = lock_gain(fit->low, shorter);
+	out->low_pct = lock_gain(fmin(fit->low, slope), shorter);
 	out->high_pct = lock_gain(fit->high, shorter);
 	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)

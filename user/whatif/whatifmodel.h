@@ -39,6 +39,10 @@ struct whatif_fit {
 	double high;
 	size_t pairs;		/* delayed windows with a reference */
 	double base_rate;	/* progress per second, reference windows */
+	/* The share of the time the lock was held (its holds per second x
+	   the mean hold), set by the caller; 0: not known.  The slope is
+	   bounded by it (whatifmodel__predict). */
+	double held;
 };
 
 /* What the lock's holds cost the CPUs: seconds on a CPU per unit. */

@@ -1,0 +1,155 @@
+"""The real gain of shorter critical sections, measured by the target
+itself (tests/targets/whatif --control), in the process syncprof
+profiles: for the --what-if tests and make bench's whatif section.
+
+The target makes items and prints its rate every window; an "ab FRAC"
+line on its stdin makes its windows alternate between the critical
+section as given ("base") and FRAC shorter ("short"), "ab 0" ends that.
+Each short window is paired with the base windows on either side of it
+(a loaded machine drifts by more than the effect); the real gain is the
+median of those ratios, pooled over every time FRAC was measured: before
+syncprof's experiment and after it, in that order for one fraction and
+the other order for the other, so that a load that grows or falls over
+the minute weighs on both sides of the prediction alike.  The windows
+are made long enough for MIN_ITEMS items each at the rate the target
+makes them (settle()): on a machine others keep busy a window of a few
+items is noise.
+"""
+import statistics
+import subprocess
+import threading
+
+# Items per window, at least; the windows' length within these bounds.
+MIN_ITEMS = 200
+WINDOW_MS = (100, 600)
+
+
+class Truth:
+    """A running tests/targets/whatif --control and its windows."""
+
+    def __init__(self, target, args, window_ms=100, hang_s=240):
+        self.hang_s = hang_s
+        self.proc = subprocess.Popen([target, *args, "--control",
+                                      "--seconds", "3600", "--window-ms",
+                                      str(window_ms)],
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.pid = self.proc.pid
+        # (kind, rate, fraction), in the target's order.
+        self.windows = []
+        self.header = []
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            words = line.split()
+            with self.cond:
+                if words[:1] in (["rate"], ["base"], ["short"]):
+                    self.windows.append((words[0], float(words[1]),
+                                         float(words[5])))
+                else:
+                    self.header.append(words)
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def lines(self, n):
+        """The first n lines that are not windows (--procs: lock, pids)."""
+        with self.cond:
+            if not self.cond.wait_for(lambda: len(self.header) >= n,
+                                      self.hang_s):
+                raise RuntimeError("the target printed no header")
+            return self.header[:n]
+
+    def _count(self, frac):
+        return sum(1 for _, _, f in self.windows if abs(f - frac) < 1e-3)
+
+    def wait_windows(self, n, frac=0.0):
+        """Until n more windows of fraction frac are printed (counted in
+        windows, not seconds: a loaded machine prints them late)."""
+        with self.cond:
+            want = self._count(frac) + n
+            if not self.cond.wait_for(lambda: self._count(frac) >= want
+                                      or self.proc.poll() is not None,
+                                      self.hang_s):
+                raise RuntimeError(f"the target printed too few windows "
+                                   f"of ab {frac}")
+            if self.proc.poll() is not None:
+                raise RuntimeError("the target ended")
+
+    def settle(self, windows=5):
+        """Waits for windows of holds as given, and sets the windows'
+        length from their rate; returns it (ms)."""
+        self.wait_windows(windows)
+        rates = sorted(self.rates()[-windows:])
+        rate = rates[len(rates) // 2]
+        ms = WINDOW_MS[1] if rate <= 0 else 1000 * MIN_ITEMS / rate
+        ms = int(min(max(ms, WINDOW_MS[0]), WINDOW_MS[1]))
+        self.proc.stdin.write(f"window {ms}\n")
+        self.proc.stdin.flush()
+        # The window under way keeps its length.
+        self.wait_windows(1)
+        return ms
+
+    def measure(self, frac, windows):
+        """The shorter version for real: windows alternating base and
+        frac shorter, then holds as given again."""
+        self.send(frac)
+        self.wait_windows(windows, frac)
+        self.send(0)
+        # The window under way when the line came keeps its fraction.
+        self.wait_windows(1)
+
+    def send(self, frac):
+        self.proc.stdin.write(f"ab {frac}\n")
+        self.proc.stdin.flush()
+
+    def mark(self):
+        """Where the windows are now: gain()'s bounds."""
+        with self.cond:
+            return len(self.windows)
+
+    def ratios(self, frac, since=0, until=None):
+        with self.cond:
+            w = list(self.windows[since:until])
+        same = [i for i, (_, _, f) in enumerate(w) if abs(f - frac) < 1e-3]
+        out = []
+        for i in same:
+            if (w[i][0] == "short" and 0 < i < len(w) - 1
+                    and w[i - 1][0] == "base" and w[i + 1][0] == "base"
+                    and abs(w[i - 1][2] - frac) < 1e-3
+                    and abs(w[i + 1][2] - frac) < 1e-3
+                    and w[i - 1][1] + w[i + 1][1] > 0):
+                out.append(w[i][1] / ((w[i - 1][1] + w[i + 1][1]) / 2))
+        return out
+
+    def gain(self, frac, since=0, until=None):
+        """The real gain in %, and the number of pairs it rests on (of
+        the windows since..until: mark()'s)."""
+        r = self.ratios(frac, since, until)
+        if not r:
+            raise RuntimeError(f"no paired windows of ab {frac}")
+        return (statistics.median(r) - 1) * 100, len(r)
+
+    def rates(self, frac=0.0):
+        with self.cond:
+            return [r for k, r, f in self.windows
+                    if k == "rate" and abs(f - frac) < 1e-3]
+
+    def close(self):
+        try:
+            self.proc.kill()
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.reader.join(timeout=5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
