@@ -569,10 +569,21 @@ class Live(SyncprofTestCase):
         for row in screen.rows:
             self.assertEqual(row.get("Thread name"), "demo", row["line"])
         self.assertEqual(screen.show(), "all")
-        # Paused: the rows stay as they are while the keys move.
-        tmux.keys("p")
-        screen = self.wait_for(tmux, lambda s: s.setting("paused"), "PAUSED")
-        fit = len(screen.rows)
+        # Paused: the rows stay as they are while the keys move.  A page
+        # down lands on row fit + 1 only if a whole page lies below it
+        # (the last page is shown full), and each window's rows differ:
+        # paused again until the frozen table is two pages and more.
+        for _ in range(20):
+            tmux.keys("p")
+            screen = self.wait_for(tmux, lambda s: s.setting("paused"),
+                                   "PAUSED")
+            fit = len(screen.rows)
+            if int(screen.settings.group(8)) >= 2 * fit + 2:
+                break
+            tmux.keys("p")
+            self.wait_for(tmux, lambda s: not s.setting("paused"), "resumed")
+        else:
+            self.fail(f"the table never held two pages: {screen.text}")
         self.assertNotIn("from row", screen.lines[2])
         # End: the last rows, the table scrolled; Home: back to the top.
         tmux.keys("End")
