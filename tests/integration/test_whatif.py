@@ -9,6 +9,7 @@ How close the predictions come to the shorter version run for real is
 test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
 by make bench (whatif section, tests/bench/whatifbench.py) beside the
 machine's load."""
+import json
 import os
 import signal
 import subprocess
@@ -137,6 +138,12 @@ class WhatIf(SyncprofTestCase):
         self.read_stderr_until(prof, "delays begin", "the delayed windows")
         # Well inside them: the target's own next windows.
         read_rates(time.monotonic() + 1.5)
+        ours = self.prog_ids(prof.pid)
+        loaded = json.loads(subprocess.run(
+            ["bpftool", "--json", "prog", "show"], capture_output=True,
+            text=True, timeout=HANG_S, check=True).stdout)
+        self.assertIn("whatif_release",
+                      [p.get("name") for p in loaded if p["id"] in ours])
         killed = time.monotonic()
         prof.kill()
         prof.wait()
@@ -151,12 +158,29 @@ class WhatIf(SyncprofTestCase):
         self.assertGreater(max(delayed[-6:]), 0.3, rates)
         # And are gone: no unlock slowed, no program of syncprof's left.
         self.assertLess(max(slow for r, slow in after), 0.05, after)
-        progs = subprocess.run(["bpftool", "prog", "show"],
-                               capture_output=True, text=True,
-                               timeout=HANG_S).stdout
-        self.assertNotIn("whatif_release", progs)
+        # Its own: other tests may be running experiments meanwhile.
+        progs = json.loads(subprocess.run(
+            ["bpftool", "--json", "prog", "show"], capture_output=True,
+            text=True, timeout=HANG_S, check=True).stdout)
+        left = [p for p in progs if p["id"] in ours]
+        self.assertEqual(left, [])
         target.kill()
         target.wait()
+
+    @staticmethod
+    def prog_ids(pid):
+        """The IDs of the BPF programs process pid holds open."""
+        ids = set()
+        fdinfo = f"/proc/{pid}/fdinfo"
+        for fd in os.listdir(fdinfo):
+            try:
+                with open(os.path.join(fdinfo, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            ids.add(int(line.split()[1]))
+            except OSError:
+                pass
+        return ids
 
     def test_unknown_function_and_lock_name_the_choices(self):
         prof = subprocess.run([SYNCPROF, "--what-if", "--progress",
