@@ -108,8 +108,14 @@ def predict_pid(pid, what_if, extra=()):
         if run.returncode != 0:
             raise RuntimeError(f"syncprof {what_if}: status "
                                f"{run.returncode}: {run.stderr.strip()}")
-        with open(out) as f:
-            text = f.read()
+        return last_report(out, what_if)
+
+
+def last_report(path, what_if):
+    """The last of the JSON reports in path (one a line), which must
+    hold the experiment's entries."""
+    with open(path) as f:
+        text = f.read()
     report = [json.loads(line) for line in text.splitlines()
               if line.startswith("{")][-1]
     if not report.get("what_if"):
@@ -166,14 +172,7 @@ def predict(args, what_if, extra=()):
         if proc.returncode != 0:
             raise RuntimeError(f"syncprof {what_if}: status "
                                f"{proc.returncode}: {err.strip()}")
-        with open(out) as f:
-            text = f.read()
-    # One JSON report a line: the last one.
-    report = [json.loads(line) for line in text.splitlines()
-              if line.startswith("{")][-1]
-    if not report.get("what_if"):
-        raise RuntimeError(f"syncprof {what_if}: no what_if in the report")
-    return report
+        return last_report(out, what_if)
 
 
 def entry(report, obj, shorter):
