@@ -77,6 +77,22 @@ class ChurnCase(SyncprofTestCase):
         line = target.stdout.readline()
         self.assertTrue(line.startswith(word + " "), f"target said {line!r}")
 
+    def assertBoundedGrowth(self, start, end, fd_slack, rss_bound_kb, over):
+        """syncprof's descriptors and VmRSS grew from start to end, each
+        (kB, descriptors, deleted files held), by fd_slack and
+        rss_bound_kb at most (RSS unchecked under a sanitizer); over:
+        what they grew over, for the messages."""
+        (start_kb, start_fds, _), (end_kb, end_fds, deleted) = start, end
+        self.assertLessEqual(
+            end_fds, start_fds + fd_slack,
+            f"syncprof's descriptors went from {start_fds} to {end_fds} "
+            f"over {over} (deleted: {deleted})")
+        if not sanitized(SYNCPROF):
+            self.assertLessEqual(
+                end_kb - start_kb, rss_bound_kb,
+                f"syncprof's VmRSS went from {start_kb} to {end_kb} kB over "
+                f"{over}")
+
     def churn(self, mode, warmup, cycles, rss_bound_kb, what, target_args,
               extra=(), at_end=None):
         """dlchurn (target_args: its library, --copies) under syncprof
@@ -109,15 +125,9 @@ class ChurnCase(SyncprofTestCase):
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(deleted, [], f"{mode}: deleted files held open")
-        self.assertLessEqual(
-            end_fds, warm_fds + FD_SLACK,
-            f"{mode}: syncprof's descriptors went from {warm_fds} to "
-            f"{end_fds} over {cycles} {what}")
-        if not sanitized(SYNCPROF):
-            self.assertLessEqual(
-                end_kb - warm_kb, rss_bound_kb,
-                f"{mode}: syncprof's VmRSS went from {warm_kb} to {end_kb} "
-                f"kB over {cycles} {what}")
+        self.assertBoundedGrowth((warm_kb, warm_fds, None),
+                                 (end_kb, end_fds, deleted), FD_SLACK,
+                                 rss_bound_kb, f"{cycles} {what} ({mode})")
         truth = self.truth()
         self.assertEqual(truth["cycles"], warmup + cycles)
         report = run.reports[-1]
@@ -356,15 +366,9 @@ class ShortChildrenChurn(ChurnCase):
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(len(truths), CHILDREN)
-        self.assertLessEqual(
-            end_fds, start_fds + FD_SLACK,
-            f"syncprof's descriptors went from {start_fds} to {end_fds} "
-            f"over {CHILDREN} children (deleted: {deleted})")
-        if not sanitized(SYNCPROF):
-            self.assertLessEqual(
-                end_kb - start_kb, CHILD_RSS_BOUND_KB,
-                f"syncprof's VmRSS went from {start_kb} to {end_kb} kB over "
-                f"{CHILDREN} children")
+        self.assertBoundedGrowth((start_kb, start_fds, None),
+                                 (end_kb, end_fds, deleted), FD_SLACK,
+                                 CHILD_RSS_BOUND_KB, f"{CHILDREN} children")
         report = run.reports[-1]
         self.assertEqual(report["dropped"], 0)
         # Every child's contended acquisitions counted, the joins of its
@@ -451,15 +455,9 @@ class StormOfPrograms(ChurnCase):
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(len(truths), STORM_WARMUP + STORM)
-        self.assertLessEqual(
-            end_fds, warm_fds + STORM_FD_SLACK,
-            f"syncprof's descriptors went from {warm_fds} to {end_fds} "
-            f"over {STORM} programs (deleted: {deleted})")
-        if not sanitized(SYNCPROF):
-            self.assertLessEqual(
-                end_kb - warm_kb, STORM_RSS_BOUND_KB,
-                f"syncprof's VmRSS went from {warm_kb} to {end_kb} kB over "
-                f"{STORM} programs")
+        self.assertBoundedGrowth((warm_kb, warm_fds, None),
+                                 (end_kb, end_fds, deleted), STORM_FD_SLACK,
+                                 STORM_RSS_BOUND_KB, f"{STORM} programs")
         report = run.reports[-1]
         self.assertEqual(report["dropped"], 0)
         self.assertLessEqual(len(report["processes"]), EXITED_KEPT + 1)
