@@ -387,23 +387,22 @@ static int snapshot__rekeyed(const struct snapshot *prev,
 		snapshot__free(moved);
 		return -ENOMEM;
 	}
+	/* One lookup a row: those that stay from the front, in prev's
+	 * order; those that moved from the back (the seal sorts them). */
 	for (size_t i = 0; i < prev->count; i++) {
 		const struct sp_key *to = snapshot__moved(cur,
 							  &prev->entries[i].key);
+		struct snapshot_entry *slot;
 
-		if (to == &prev->entries[i].key)
+		if (to == &prev->entries[i].key) {
 			moved->entries[stay++] = prev->entries[i];
-	}
-	for (size_t i = 0; i < prev->count; i++) {
-		const struct sp_key *to = snapshot__moved(cur,
-							  &prev->entries[i].key);
-
-		if (to == &prev->entries[i].key)
 			continue;
-		moved->entries[stay + n_moved] = prev->entries[i];
-		moved->entries[stay + n_moved++].key = *to;
+		}
+		slot = &moved->entries[prev->count - ++n_moved];
+		*slot = prev->entries[i];
+		slot->key = *to;
 	}
-	moved->count = stay + n_moved;
+	moved->count = prev->count;
 	/* prev sealed: what stayed is sorted and unique. */
 	moved->sealed = prev->sealed == prev->count ? stay : 0;
 	snapshot__seal(moved);
