@@ -16,9 +16,12 @@ STARTED_AT = 5
 
 
 def autogroup_nice(pid):
-    """The nice of pid's session's autogroup ("/autogroup-N nice K")."""
+    """The nice of pid's session's autogroup ("/autogroup-N nice K"), or
+    None for a session in the boot-time group, which /proc shows empty (a
+    container whose first process never called setsid)."""
     with open(f"/proc/{pid}/autogroup") as f:
-        return int(f.read().split()[-1])
+        fields = f.read().split()
+    return int(fields[-1]) if fields else None
 
 
 def autogroups_on():
