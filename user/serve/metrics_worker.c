@@ -7,7 +7,6 @@
  * scrape at most METRICS_WORKER_READ_WAIT_MS.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_worker.h"
+#include "worker.h"
 
 #define MS	1000000ull
 
@@ -31,21 +31,16 @@ struct worker_job {
 struct metrics_worker {
 	struct metrics *metrics;	/* the thread's alone */
 	struct feed_health health;	/* the last feed's, the thread's */
-	int done_fd;
-	pthread_t thread;
-	bool started;
+	struct worker *thread;
+	struct outbox *outbox;
 
-	pthread_mutex_t lock;	/* the rest */
-	pthread_cond_t cond;
-	bool stopping;
+	/* Under the worker's lock: */
 	struct feed **feeds;
 	size_t n_feeds, feeds_cap;
 	uint64_t fed_ns;	/* when the last feed came (0: none yet) */
 	bool read_asked;	/* a read asked for, not yet fed */
 	struct worker_job *jobs;
 	size_t n_jobs, jobs_cap;
-	struct metrics_page *done;
-	size_t n_done, done_cap;
 };
 
 static void worker__health(struct metrics_worker *w, double *cpu,
@@ -134,84 +129,56 @@ static ssize_t worker__ready(struct metrics_worker *w, uint64_t now,
 	return -1;
 }
 
-static void *worker__main(void *arg)
+static void worker__step(struct worker *thread, void *arg)
 {
 	struct metrics_worker *w = arg;
+	struct outbox_page page = { 0 };
+	uint64_t next;
+	ssize_t at;
 
-	pthread_mutex_lock(&w->lock);
-	while (!w->stopping) {
-		struct metrics_page page = { 0 };
-		uint64_t next;
-		ssize_t at;
+	if (w->n_feeds) {
+		struct feed **feeds = w->feeds;
+		size_t n = w->n_feeds;
 
-		if (w->n_feeds) {
-			struct feed **feeds = w->feeds;
-			size_t n = w->n_feeds;
-
-			w->feeds = NULL;
-			w->n_feeds = w->feeds_cap = 0;
-			pthread_mutex_unlock(&w->lock);
-			worker__add(w, feeds, n);
-			pthread_mutex_lock(&w->lock);
-			continue;
-		}
-		at = worker__ready(w, clock__monotonic_ns(), &next);
-		if (at < 0) {
-			struct timespec ts = {
-				.tv_sec = (time_t)(next / 1000000000ull),
-				.tv_nsec = (long)(next % 1000000000ull),
-			};
-
-			if (next == UINT64_MAX)
-				pthread_cond_wait(&w->cond, &w->lock);
-			else
-				pthread_cond_timedwait(&w->cond, &w->lock, &ts);
-			continue;
-		}
-		page.id = w->jobs[at].id;
-		w->jobs[at] = w->jobs[--w->n_jobs];
-		pthread_mutex_unlock(&w->lock);
-		page.err = worker__render(w, &page.data, &page.len);
-		pthread_mutex_lock(&w->lock);
-		/* Its room was made when it was queued. */
-		w->done[w->n_done++] = page;
-		pthread_mutex_unlock(&w->lock);
-		{
-			uint64_t one = 1;
-
-			if (write(w->done_fd, &one, sizeof(one)) < 0)
-				pr_debug("--serve: eventfd: %s", strerror(errno));
-		}
-		pthread_mutex_lock(&w->lock);
+		w->feeds = NULL;
+		w->n_feeds = w->feeds_cap = 0;
+		worker__unlock(thread);
+		worker__add(w, feeds, n);
+		worker__lock(thread);
+		return;
 	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
+	at = worker__ready(w, clock__monotonic_ns(), &next);
+	if (at < 0) {
+		worker__wait(thread, next == UINT64_MAX ? WORKER_FOREVER : next);
+		return;
+	}
+	page.id = w->jobs[at].id;
+	w->jobs[at] = w->jobs[--w->n_jobs];
+	worker__unlock(thread);
+	page.err = worker__render(w, &page.data, &page.len);
+	outbox__put(w->outbox, page);
+	worker__lock(thread);
 }
 
 int metrics_worker__new(unsigned int max_series, int done_fd,
 			struct metrics_worker **out)
 {
 	struct metrics_worker *w = calloc(1, sizeof(*w));
-	pthread_condattr_t attr;
 	int err;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->done_fd = done_fd;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	err = metrics__new(max_series, &w->metrics);
 	if (!err)
-		err = -pthread_create(&w->thread, NULL, worker__main, w);
+		err = outbox__new(done_fd, &w->outbox);
+	if (!err)
+		err = worker__start(METRICS_WORKER_NAME, worker__step, w,
+				    &w->thread);
 	if (err) {
 		metrics_worker__free(w);
 		return err;
 	}
-	w->started = true;
 	*out = w;
 	return 0;
 }
@@ -220,23 +187,13 @@ void metrics_worker__free(struct metrics_worker *w)
 {
 	if (!w)
 		return;
-	if (w->started) {
-		pthread_mutex_lock(&w->lock);
-		w->stopping = true;
-		pthread_cond_signal(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-	}
+	worker__stop(w->thread);
 	for (size_t i = 0; i < w->n_feeds; i++)
 		feed__free(w->feeds[i]);
-	for (size_t i = 0; i < w->n_done; i++)
-		free(w->done[i].data);
 	free(w->feeds);
 	free(w->jobs);
-	free(w->done);
+	outbox__free(w->outbox);
 	metrics__free(w->metrics);
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
 
@@ -244,16 +201,16 @@ void metrics_worker__feed(struct metrics_worker *w, struct feed *feed)
 {
 	int err;
 
-	pthread_mutex_lock(&w->lock);
+	worker__lock(w->thread);
 	err = array__grow(&w->feeds, &w->feeds_cap, w->n_feeds + 1,
 			  sizeof(*w->feeds));
 	if (!err) {
 		w->feeds[w->n_feeds++] = feed;
 		w->fed_ns = clock__monotonic_ns();
 		w->read_asked = false;
-		pthread_cond_signal(&w->cond);
+		worker__wake(w->thread);
 	}
-	pthread_mutex_unlock(&w->lock);
+	worker__unlock(w->thread);
 	if (err) {
 		pr_warn("--serve: /metrics lost a read's change: %s",
 			strerror(-err));
@@ -265,47 +222,47 @@ int metrics_worker__want(struct metrics_worker *w, unsigned long id,
 			 bool *read)
 {
 	uint64_t now = clock__monotonic_ns();
+	/* Room for its page first: a render always finds its slot. */
+	int err = outbox__reserve(w->outbox);
 	bool fresh;
-	int err;
 
 	*read = false;
-	pthread_mutex_lock(&w->lock);
+	if (err)
+		return err;
+	worker__lock(w->thread);
 	fresh = w->fed_ns && now - w->fed_ns < METRICS_WORKER_FRESH_MS * MS;
-	/* Room for its page too: a render always finds its slot. */
 	err = array__grow(&w->jobs, &w->jobs_cap, w->n_jobs + 1,
 			  sizeof(*w->jobs));
-	if (!err)
-		err = array__grow(&w->done, &w->done_cap,
-				  w->n_done + w->n_jobs + 1, sizeof(*w->done));
 	if (!err) {
 		w->jobs[w->n_jobs++] = (struct worker_job){
 			.id = id, .asked_ns = now, .fresh = fresh,
 		};
 		*read = !fresh && !w->read_asked;
 		w->read_asked |= *read;
-		pthread_cond_signal(&w->cond);
+		worker__wake(w->thread);
 	}
-	pthread_mutex_unlock(&w->lock);
+	worker__unlock(w->thread);
+	if (err)
+		outbox__unreserve(w->outbox);
 	return err;
 }
 
 void metrics_worker__cancel(struct metrics_worker *w, unsigned long id)
 {
-	pthread_mutex_lock(&w->lock);
+	size_t dropped = 0;
+
+	worker__lock(w->thread);
 	for (size_t i = 0; i < w->n_jobs; i++)
-		if (w->jobs[i].id == id)
+		if (w->jobs[i].id == id) {
 			w->jobs[i--] = w->jobs[--w->n_jobs];
-	pthread_mutex_unlock(&w->lock);
+			dropped++;
+		}
+	worker__unlock(w->thread);
+	while (dropped--)
+		outbox__unreserve(w->outbox);
 }
 
-bool metrics_worker__take(struct metrics_worker *w, struct metrics_page *page)
+bool metrics_worker__take(struct metrics_worker *w, struct outbox_page *page)
 {
-	bool any;
-
-	pthread_mutex_lock(&w->lock);
-	any = w->n_done > 0;
-	if (any)
-		*page = w->done[--w->n_done];
-	pthread_mutex_unlock(&w->lock);
-	return any;
+	return outbox__take(w->outbox, page);
 }

@@ -14,19 +14,14 @@
 #include <stddef.h>
 
 #include "feed.h"
+#include "outbox.h"
 
 #define METRICS_WORKER_READ_WAIT_MS	50
 #define METRICS_WORKER_FRESH_MS		100
+/* The thread's name. */
+#define METRICS_WORKER_NAME		"syncprof-scrape"
 
 struct metrics_worker;
-
-/* A scrape's answer. */
-struct metrics_page {
-	unsigned long id;
-	int err;		/* -errno, or 0 with: */
-	char *data;		/* malloc'd */
-	size_t len;
-};
 
 /* Starts the thread; done_fd (an eventfd) is written when a page is done. */
 int metrics_worker__new(unsigned int max_series, int done_fd,
@@ -43,6 +38,6 @@ int metrics_worker__want(struct metrics_worker *w, unsigned long id,
 /* Its client left: no page. */
 void metrics_worker__cancel(struct metrics_worker *w, unsigned long id);
 /* A page done, if any: true and *page (the caller's). */
-bool metrics_worker__take(struct metrics_worker *w, struct metrics_page *page);
+bool metrics_worker__take(struct metrics_worker *w, struct outbox_page *page);
 
 #endif

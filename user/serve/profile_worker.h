@@ -10,20 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "outbox.h"
 #include "profile.h"
 
 /* The thread's name. */
 #define PROFILE_WORKER_NAME	"syncprof-pprof"
 
 struct profile_worker;
-
-/* A profile made. */
-struct profile_page {
-	unsigned long id;
-	int err;		/* -errno, or 0 with: */
-	char *data;		/* malloc'd */
-	size_t len;
-};
 
 /* Starts the thread; done_fd (an eventfd) is written when a page is done. */
 int profile_worker__new(int done_fd, struct profile_worker **out);
@@ -32,6 +25,6 @@ void profile_worker__free(struct profile_worker *w);
 int profile_worker__add(struct profile_worker *w, unsigned long id,
 			struct profile_job *job);
 /* A page done, if any: true and *page (the caller's). */
-bool profile_worker__take(struct profile_worker *w, struct profile_page *page);
+bool profile_worker__take(struct profile_worker *w, struct outbox_page *page);
 
 #endif

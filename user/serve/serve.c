@@ -397,8 +397,8 @@ static void serve__take_done(struct serve *s)
 {
 	struct serve_done *done;
 	size_t n;
-	struct metrics_page page;
-	struct profile_page profile;
+	struct outbox_page page;
+	struct outbox_page profile;
 
 	while (profile_worker__take(s->profiles, &profile)) {
 		struct serve_request *req = serve__find(s, profile.id);
