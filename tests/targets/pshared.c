@@ -24,7 +24,9 @@
  * DIR/parent.json with its holds' clocks, from the child's entry into
  * the futex to the unlock: CPU time (CLOCK_THREAD_CPUTIME_ID), wait for
  * a CPU (run_delay of /proc/thread-self/schedstat) and wall time (the
- * rest is asleep).
+ * rest is asleep).  The parent sees that entry by polling, so the child's
+ * wait starts between its turn given (turn_*: the same clocks from the
+ * store that lets the child go) and the holder_* stretch's start.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -60,6 +62,7 @@ static int memfd = -1;		/* --remap: the shared page's file */
 static const char *truth_dir;
 
 static struct clocks held;	/* the holds' stretches */
+static struct clocks held_all;	/* the same from before the child's turn */
 static uint64_t holds;
 
 /* The measured call, through a typed pointer: its call site is this line. */
@@ -114,15 +117,17 @@ static void child(int c, void *arg)
 __attribute__((noinline)) static void parent_hold(struct board *b, int c,
 						  int i)
 {
-	struct stretch s;
+	struct stretch s, all;
 
 	pthread_mutex_lock(&b->lock); /* CALLSITE:pshared_hold */
+	stretch_begin(&all);
 	atomic_store(&b->held[c], i);
 	wait_task_in_futex(atomic_load(&b->pid[c]));
 	stretch_begin(&s);
 	compute_us(spin_us);
 	sleep_us(sleep_us_hold);
 	stretch_end(&s, &held);
+	stretch_end(&all, &held_all);
 	pthread_mutex_unlock(&b->lock); /* RELEASE:pshared_unlock */
 	holds++;		/* after: the unlock is not a tail call */
 }
@@ -198,10 +203,14 @@ int main(int argc, char **argv)
 		       "\"holds\": %" PRIu64
 		       ", \"holder_cpu_ns\": %" PRIu64
 		       ", \"holder_run_delay_ns\": %" PRIu64
-		       ", \"holder_wall_ns\": %" PRIu64 ", \"children\": [",
+		       ", \"holder_wall_ns\": %" PRIu64
+		       ", \"turn_cpu_ns\": %" PRIu64
+		       ", \"turn_run_delay_ns\": %" PRIu64
+		       ", \"turn_wall_ns\": %" PRIu64 ", \"children\": [",
 		       (int)getpid(), (unsigned long long)(uintptr_t)&b->lock,
 		       offsetof(struct board, lock), holds,
-		       held.cpu_ns, held.run_delay_ns, held.wall_ns);
+		       held.cpu_ns, held.run_delay_ns, held.wall_ns,
+		       held_all.cpu_ns, held_all.run_delay_ns, held_all.wall_ns);
 	for (int c = 0; c < children && len < (int)sizeof(body) - 16; c++)
 		len += snprintf(body + len, sizeof(body) - (size_t)len, "%s%d",
 				c ? ", " : "", (int)kids[c]);

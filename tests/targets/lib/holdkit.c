@@ -18,16 +18,26 @@ uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t run_delay_ns(void)
+/* run_delay and the slices run (fields 2 and 3 of schedstat). */
+static void schedstat_read(uint64_t *delay, uint64_t *slices)
 {
-	unsigned long long run = 0, delay = 0;
+	unsigned long long run = 0, d = 0, n = 0;
 	FILE *f = fopen("/proc/thread-self/schedstat", "r");
 
 	if (f) {
-		if (fscanf(f, "%llu %llu", &run, &delay) != 2)
-			delay = 0;
+		if (fscanf(f, "%llu %llu %llu", &run, &d, &n) != 3)
+			d = n = 0;
 		fclose(f);
 	}
+	*delay = d;
+	*slices = n;
+}
+
+uint64_t run_delay_ns(void)
+{
+	uint64_t delay, slices;
+
+	schedstat_read(&delay, &slices);
 	return delay;
 }
 
@@ -41,18 +51,39 @@ void compute_us(int us)
 			x += (uint64_t)i;
 }
 
+/*
+ * The three clocks at one instant: read again while the thread was
+ * switched out between the reads (the slices it has run moved on), which
+ * would put that wait for a CPU in the wall time and not in run_delay, or
+ * the other way round: beside busy loops one such wait is milliseconds.
+ */
+static void clocks_now(struct stretch *now)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t before, after, delay;
+
+		schedstat_read(&now->delay, &before);
+		now->cpu = thread_cpu_ns();
+		now->wall = now_ns();
+		schedstat_read(&delay, &after);
+		if (after == before && delay == now->delay)
+			return;
+	}
+}
+
 void stretch_begin(struct stretch *s)
 {
-	s->cpu = thread_cpu_ns();
-	s->delay = run_delay_ns();
-	s->wall = now_ns();
+	clocks_now(s);
 }
 
 void stretch_end(const struct stretch *s, struct clocks *sum)
 {
-	sum->cpu_ns += thread_cpu_ns() - s->cpu;
-	sum->run_delay_ns += run_delay_ns() - s->delay;
-	sum->wall_ns += now_ns() - s->wall;
+	struct stretch end;
+
+	clocks_now(&end);
+	sum->cpu_ns += end.cpu - s->cpu;
+	sum->run_delay_ns += end.delay - s->delay;
+	sum->wall_ns += end.wall - s->wall;
 }
 
 void wait_until(atomic_int *flag, int value)
