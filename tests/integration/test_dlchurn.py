@@ -466,9 +466,10 @@ class StormOfPrograms(ChurnCase):
         # its process was gone before its lock was read.  The futex rows
         # count each futex wait, the exits' own among them, and beside
         # busy loops a contended call can wait twice (woken, then beaten
-        # to the lock): 43 more than the truth in 3,000 were seen.  The
-        # rows of the ~220 processes let go, counted twice, would be
-        # ~440 more: 5% of the truth tells the two apart.
+        # to the lock), typed mutex or not: 43 and 108 more than the truth
+        # in 3,000 were seen.  The rows of the ~220 processes let go,
+        # counted twice, would be ~440 more: 5% of the truth tells the
+        # two apart.
         contended = sum(t["contended"] for t in truths)
         mutex = self.total([r for r in report["rows"]
                             if r["type"] == "mutex"], "count")
@@ -479,6 +480,6 @@ class StormOfPrograms(ChurnCase):
             if r["type"] == "mutex":
                 site = (r["callsite"]["function"], r["object_symbol"])
                 by_site[site] = by_site.get(site, 0) + r["count"]
-        self.assertLessEqual(mutex, contended, by_site)
         self.assertGreaterEqual(mutex + futex, contended)
-        self.assertLessEqual(mutex + futex, contended + contended // 20)
+        self.assertLessEqual(mutex + futex, contended + contended // 20,
+                             by_site)
