@@ -38,7 +38,7 @@ static int options__check_duty(const struct options *opts)
 		pr_err("--duty below 100 is not with %s: it needs every lock "
 		       "taken and let go (use --duty 100, or leave it out)",
 		       opts->lock_order ? "--lock-order" :
-		       opts->blame ? "--blame, --why or --serve" :
+		       opts->blame ? "--blame or --why" :
 		       opts->record_dir ? "--record" : "--chrome");
 		return -EINVAL;
 	}
@@ -109,8 +109,11 @@ int options__check(struct options *opts, bool top_given)
 	}
 	if (opts->all)
 		opts->children = true;
-	/* /debug/pprof/mutex is the releasers' profile. */
-	if (opts->serve)
+	/*
+	 * /debug/pprof/mutex is the releasers' profile; --duty below 100
+	 * cuts the releases, and serves /metrics and /block without it.
+	 */
+	if (opts->serve && !(opts->duty_pct && opts->duty_pct < 100))
 		opts->blame = true;
 	if (opts->pid && opts->command) {
 		pr_err("give either --pid PID or a COMMAND, not both");

@@ -14,9 +14,13 @@ around the switches, so no allowance is made for how long those take
 """
 import statistics
 import subprocess
+import time
+import urllib.error
 
-from harness import SYNCPROF, UNDER_TOLERANCE, SyncprofTestCase
+from harness import HANG_S, SYNCPROF, UNDER_TOLERANCE, SyncprofTestCase
+from test_serve import of_process
 from test_waits import RELEASER, marker_line
+import test_serve
 
 GOAL = 0.05
 SLICE_S = 0.5           # --duty 50: the probes on half of each second
@@ -196,6 +200,73 @@ class Duty(SyncprofTestCase):
             self.assertIs(row["estimated"], False)
 
 
+class DutyServed(SyncprofTestCase):
+    """--serve with --duty: /metrics counts the calls the windows saw,
+    exactly, beside the windows' time and the whole run's, from which
+    the reader estimates the whole; the releasers' profile, which needs
+    every release, is refused with the reason; promtool checks each
+    scrape."""
+    start_serve = test_serve.Serve.start_serve
+    stop_serve = test_serve.Serve.stop_serve
+    scrape = test_serve.Serve.scrape
+    get = test_serve.Serve.get
+    assertEstimate = Duty.assertEstimate
+
+    def test_metrics_count_the_windows_and_say_their_share(self):
+        target = self.start_waiting_target(self.workload_cmd(
+            "mutex", "--threads", "2", "--iters", "1000", "--hold-us",
+            "2000", "--log-calls", "--wait-signal"))
+        proc, base = self.start_serve("--pid", str(target.pid), "--mode",
+                                      "full", "--duty", "50",
+                                      "--no-coalesce")
+        before = self.scrape(base)
+        started = time.monotonic()
+        self.go(target)
+        self.assertEqual(target.wait(timeout=HANG_S), 0)
+        ran = time.monotonic() - started
+        # Until syncprof has seen the exit: its read then holds every call.
+        deadline = time.monotonic() + HANG_S
+        while True:
+            after = self.scrape(base)
+            if after[("syncprof_processes_followed", frozenset())] == 0:
+                break
+            self.assertLess(time.monotonic(), deadline, "exit not seen")
+            time.sleep(0.1)
+        span = time.monotonic() - started
+        truth = self.truth()
+
+        def moved(name):
+            key = (name, frozenset())
+            return after[key] - before.get(key, 0.0)
+
+        self.assertEqual(after[("syncprof_duty_percent", frozenset())], 50)
+        window, elapsed = (moved("syncprof_duty_window_seconds_total"),
+                           moved("syncprof_duty_seconds_total"))
+        self.assertGreater(window, 0)
+        self.assertLess(window / elapsed, 0.65, (window, elapsed))
+        seen = of_process(after, "syncprof_lock_waits_total", "workload",
+                          object="big_lock", type="mutex")
+        self.assertLess(seen, truth["count"] * 0.8,
+                        "the probes were off half the time: fewer calls seen")
+        # The estimate the HELP text gives, over the scrapes around the
+        # run: within the sampling's reach (as the report's estimate)
+        # and the share of the span the target did not run.
+        n_on = max(1, round(elapsed))
+        starts = [c[0] for c in truth["calls"]]
+        allowed = (GOAL + 3 * rate_spread(starts) / n_on ** 0.5 +
+                   2 * n_on / max(seen, 1) + (span - ran) / ran)
+        self.assertEstimate(seen * elapsed / window, truth["count"], allowed,
+                            "count from /metrics")
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            self.get(base + "/debug/pprof/mutex")
+        self.assertEqual(refused.exception.code, 501)
+        self.assertIn(b"--duty", refused.exception.read())
+        status, _, body = self.get(base + "/debug/pprof/block")
+        self.assertEqual(status, 200)
+        self.assertGreater(len(body), 0)
+        self.stop_serve(proc)
+
+
 class DutyRefused(SyncprofTestCase):
 
     def refused(self, *args):
@@ -220,6 +291,8 @@ class DutyRefused(SyncprofTestCase):
     def test_not_with_what_needs_every_lock(self):
         err = self.refused("--mode", "full", "--duty", "50", "--lock-order")
         self.assertIn("--lock-order", err)
+        err = self.refused("--mode", "full", "--duty", "50", "--blame")
+        self.assertIn("--blame", err)
 
     def test_all_in_full_mode_refused_with_the_reason(self):
         proc = subprocess.run([SYNCPROF, "--all", "--mode", "full"],

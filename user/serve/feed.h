@@ -34,6 +34,10 @@ struct feed_health {
 	/* The loop's CPU time on the server's wants so far, in ns: */
 	uint64_t loop_read_ns;		/* reads a scrape or a profile asked */
 	uint64_t loop_profile_ns;	/* profiles' copies and names */
+	/* --duty below 100 (pct 0: none): the windows the calls are
+	   counted in, against the time since the probes went live. */
+	unsigned int duty_pct;
+	uint64_t duty_window_ns, duty_ns, duty_cut;
 };
 
 /*

@@ -662,6 +662,32 @@ static void metrics__write_histogram(const struct metrics_series *s,
 		out__flush(o);
 }
 
+/*
+ * --duty: the lock series count the calls entered in the windows, exactly;
+ * the whole run's is an estimate the reader makes, by the windows' share.
+ */
+static void metrics__write_duty(const struct metrics_health *h, FILE *out)
+{
+	write_family(out, "syncprof_duty_percent", "gauge",
+		     "--duty: the share of each period full mode's probes "
+		     "count; the syncprof_lock_* series count the calls "
+		     "entered in these windows only. The whole run's rate is "
+		     "estimated as rate(x) * rate(syncprof_duty_seconds_total)"
+		     " / rate(syncprof_duty_window_seconds_total).");
+	fprintf(out, "syncprof_duty_percent %u\n", h->duty_pct);
+	write_family(out, "syncprof_duty_window_seconds_total", "counter",
+		     "--duty: the time the windows were open.");
+	fprintf(out, "syncprof_duty_window_seconds_total %.6f\n",
+		h->duty_window_seconds);
+	write_family(out, "syncprof_duty_seconds_total", "counter",
+		     "--duty: the time since the probes went live.");
+	fprintf(out, "syncprof_duty_seconds_total %.6f\n", h->duty_seconds);
+	write_family(out, "syncprof_duty_cut_total", "counter",
+		     "--duty: calls and holds still going when their probes "
+		     "left, not counted (not lost: outside the sample).");
+	fprintf(out, "syncprof_duty_cut_total %" PRIu64 "\n", h->duty_cut);
+}
+
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		   FILE *out)
 {
@@ -729,5 +755,7 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		h->resident_bytes);
 	if (h->cache)
 		cachemetrics__write(out, h->cache);
+	if (h->duty_pct)
+		metrics__write_duty(h, out);
 	return ferror(out) ? -EIO : 0;
 }

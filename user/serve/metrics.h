@@ -49,6 +49,10 @@ struct metrics_health {
 	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
 	/* The loop's CPU on the server's wants: reads, and profiles. */
 	double loop_read_seconds, loop_profile_seconds;
+	/* --duty below 100 (pct 0: none); see feed.h. */
+	unsigned int duty_pct;
+	double duty_window_seconds, duty_seconds;
+	uint64_t duty_cut;
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

@@ -79,6 +79,10 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.cache = &w->health.cache,
 		.loop_read_seconds = w->health.loop_read_ns * 1e-9,
 		.loop_profile_seconds = w->health.loop_profile_ns * 1e-9,
+		.duty_pct = w->health.duty_pct,
+		.duty_window_seconds = w->health.duty_window_ns * 1e-9,
+		.duty_seconds = w->health.duty_ns * 1e-9,
+		.duty_cut = w->health.duty_cut,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

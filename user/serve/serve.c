@@ -673,8 +673,12 @@ static enum MHD_Result serve__handle(void *cls, struct MHD_Connection *conn,
 		serve__suspend(req, PHASE_WORKER);
 		return MHD_YES;
 	}
-	case REQUEST_BLOCK:
 	case REQUEST_MUTEX:
+		if (s->cfg.no_mutex)
+			return serve__text(conn, MHD_HTTP_NOT_IMPLEMENTED,
+					   "%s\n", s->cfg.no_mutex);
+		/* fallthrough */
+	case REQUEST_BLOCK:
 		err = serve__want(req, req->t.seconds != 0);
 		if (err)
 			return serve__text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,

@@ -27,6 +27,8 @@
 struct serve_config {
 	const char *listen;		/* [HOST:]PORT */
 	unsigned int max_series;	/* --max-series */
+	/* Why /debug/pprof/mutex cannot be served (NULL: it can). */
+	const char *no_mutex;
 };
 
 /* A profile the server waits for. */

@@ -22,6 +22,7 @@
 
 #include "array.h"
 #include "clock.h"
+#include "duty.h"
 #include "log.h"
 #include "options.h"
 #include "probes.h"
@@ -60,6 +61,9 @@ int session__serve_start(struct session *s)
 	const struct serve_config cfg = {
 		.listen = s->opts->serve,
 		.max_series = s->opts->max_series,
+		.no_mutex = s->opts->blame ? NULL :
+			    "the releasers' profile needs every release, which "
+			    "--duty's switches cut: leave --duty out for it",
 	};
 	struct serving *g = calloc(1, sizeof(*g));
 
@@ -111,6 +115,15 @@ int session__serve_publish(struct session *s)
 		return 0;
 	health.loop_read_ns = s->serving->read_ns;
 	health.loop_profile_ns = s->serving->profile_ns;
+	if (s->duty) {
+		struct duty_times t;
+
+		duty__times(s->duty, clock__monotonic_ns(), &t);
+		health.duty_pct = t.pct;
+		health.duty_window_ns = t.on_ns;
+		health.duty_ns = t.on_ns + t.off_ns;
+		health.duty_cut = t.cut;
+	}
 	symbolizer__cache_stats(&health.cache);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
