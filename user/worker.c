@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -20,12 +21,15 @@ struct worker {
 	bool stopping;
 	worker_step_fn step;
 	void *arg;
+	char name[16];		/* the kernel keeps 15 bytes */
 };
 
 static void *worker__main(void *arg)
 {
 	struct worker *w = arg;
 
+	/* Named before its first step, from the thread itself. */
+	pthread_setname_np(pthread_self(), w->name);
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping)
 		w->step(w, w->arg);
@@ -53,6 +57,7 @@ int worker__start(const char *name, worker_step_fn step, void *arg,
 		return -ENOMEM;
 	w->step = step;
 	w->arg = arg;
+	snprintf(w->name, sizeof(w->name), "%s", name);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -66,7 +71,6 @@ int worker__start(const char *name, worker_step_fn step, void *arg,
 		worker__destroy(w);
 		return err;
 	}
-	pthread_setname_np(w->thread, name);
 	*out = w;
 	return 0;
 }
