@@ -2,8 +2,8 @@
 /*
  * The readers of the maps of waits: the stats map (with the rows of
  * exited threads folded out, see fold.c), the histograms and --hold's
- * holds beside it, --blame's charges, the waits in progress, and the
- * stacks of the rows read.
+ * holds beside it, --blame's charges, the waits in progress (the stacks
+ * of the rows read: stackread.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,37 +28,6 @@ void probes__set_translate(struct probes *p,
 {
 	p->translate = translate;
 	p->translate_ctx = ctx;
-}
-
-int probes__read_stacks(struct probes *p, const struct snapshot *snap,
-			struct stacktab *tab)
-{
-	const struct snapshot_entry *e = snapshot__entries(snap);
-	int fd = bpf_map__fd(p->skel->maps.stacks);
-	struct sp_stack *stack = p->stack_buf;
-
-	for (size_t i = 0; i < snapshot__count(snap); i++) {
-		const uint64_t *frames;
-		enum stacktab_end end;
-		uint64_t id = e[i].key.stack_id;
-		uint32_t n;
-		int err;
-
-		if (!id || !stacktab__get(tab, id, &frames, &n, &end))
-			continue;
-		if (bpf_map_lookup_elem(fd, &id, stack))
-			continue;	/* lost: the map was full (counted) */
-		n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
-		for (uint32_t k = 0; p->translate && k < n; k++)
-			stack->pcs[k] = p->translate(p->translate_ctx,
-						     (pid_t)e[i].key.pid,
-						     stack->pcs[k]);
-		err = stacktab__add(tab, id, (const uint64_t *)stack->pcs, n,
-				    (enum stacktab_end)stack->end);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 /*

@@ -261,6 +261,8 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	err = fold__new(cfg->per_thread, &p->fold);
+	if (!err)
+		err = stacktab__new(&p->raw_stacks);
 	if (err)
 		goto fail;
 	p->skel = syncprof_bpf__open();
@@ -472,6 +474,7 @@ void probes__free(struct probes *p)
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
+	stacktab__free(p->raw_stacks);
 	free(p->keys);
 	free(p->values);
 	free(p->counter_values);

@@ -199,9 +199,17 @@ void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,
 						 uint64_t pc),
 			   void *ctx);
-/* Adds to tab the stacks of snap's entries that it does not have yet. */
+/*
+ * Adds to tab the stacks of snap's entries that it does not have yet,
+ * after draining the kernel's stacks table (stackread.c): a stack read
+ * is held by tab, no longer by the kernel.
+ */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);
+/* Stacks drained and named by no row read yet, held raw. */
+size_t probes__stacks_pending(const struct probes *p);
+/* Stacks the kernel's table held at the last drain: made since the one before. */
+size_t probes__stacks_drained(const struct probes *p);
 /*
  * Time the kernel spent in syncprof's programs, and how many times they
  * ran (all 0 unless sysctl kernel.bpf_stats_enabled is 1).

@@ -158,6 +158,8 @@ struct probes {
 	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
+	struct stacktab *raw_stacks;	/* drained, not resolved yet */
+	size_t stacks_drained;		/* by the last drain (stackread.c) */
 	struct ring_buffer *events;
 	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */

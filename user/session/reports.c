@@ -755,6 +755,11 @@ static int session__read_charges(struct session *s, struct snapshot **blame,
 		err = probes__read_why(s->probes, why);
 	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
 		err = probes__read_caused(s->probes, caused);
+	/* The releases' stacks, by the releasers' processes (the keys'). */
+	if (!err && *blame)
+		err = probes__read_stacks(s->probes, *blame, s->stacks);
+	if (!err && *caused)
+		err = probes__read_stacks(s->probes, *caused, s->stacks);
 	session__rekey_why(s, *why);
 	session__rekey_blame(s, *blame);
 	session__rekey_blame(s, *caused);

@@ -137,6 +137,10 @@ static int session__serve_charges(struct session *s, bool mutex, bool block)
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
+		/* The releases' stacks, by the releasers' processes. */
+		if (!err)
+			err = probes__read_stacks(s->probes, g->blame,
+						  s->stacks);
 		session__rekey_blame(s, g->blame);
 	}
 	if (!err && block && s->probes && s->opts->why) {
