@@ -97,6 +97,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
+	p->caused = cfg->blame && cfg->caused && contended;
+	p->skel->rodata->caused_enabled = p->caused;
 	p->skel->rodata->why_enabled = cfg->why;
 	p->skel->rodata->hold_enabled = p->hold;
 	p->skel->rodata->lockorder_enabled = p->lock_order;
@@ -104,9 +106,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 				       cfg->blame ? cfg->map_size : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.caused,
-					       cfg->blame && contended ?
-					       cfg->map_size : 1);
-	if (!err && !(cfg->blame && contended))
+					       p->caused ? cfg->map_size : 1);
+	if (!err && !p->caused)
 		err = bpf_map__set_max_entries(p->skel->maps.recent, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.hold_stats,
@@ -475,6 +476,7 @@ void probes__free(struct probes *p)
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
 	stacktab__free(p->raw_stacks);
+	probes__caused_free(p);
 	free(p->keys);
 	free(p->values);
 	free(p->counter_values);

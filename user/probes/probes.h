@@ -58,6 +58,9 @@ struct probes_config {
 	bool states;
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
+	bool caused;			/* contended, with blame: charge waits
+					   to the holds they waited through
+					   (read by the findings only) */
 	bool why;			/* --why (contended): holders' states,
 					   chains' roots; needs blame, states */
 	bool hold;			/* --hold (full mode): time holds */
@@ -206,9 +209,11 @@ void probes__set_translate(struct probes *p,
  */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);
+/* Rows the last read found in the stats map. */
+size_t probes__rows_read(const struct probes *p);
 /* Stacks drained and named by no row read yet, held raw. */
 size_t probes__stacks_pending(const struct probes *p);
-/* Stacks the kernel's table held at the last drain: made since the one before. */
+/* Stacks drained since the last read began: made since the read before. */
 size_t probes__stacks_drained(const struct probes *p);
 /*
  * Time the kernel spent in syncprof's programs, and how many times they
@@ -263,6 +268,9 @@ struct probes_drops {
 	uint64_t skipped;	/* runs the kernel skipped (BPF recursion) */
 	uint64_t ring;		/* --record: waits counted, not in the
 				   timeline (the ring was full) */
+	/* Not events: records of counted waits, not kept (not in the sum). */
+	uint64_t blame_full;	/* charges to releases, --blame's map full */
+	uint64_t caused_full;	/* parts charged to holds, caused map full */
 };
 
 void probes__drops(struct probes *p, struct probes_drops *out);

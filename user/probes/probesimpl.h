@@ -159,7 +159,13 @@ struct probes {
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
 	struct stacktab *raw_stacks;	/* drained, not resolved yet */
-	size_t stacks_drained;		/* by the last drain (stackread.c) */
+	size_t stacks_drained;		/* drained since the last read began */
+	size_t rows_read;		/* in the stats map at the last read */
+	bool caused;			/* the caused map is filled */
+	/* Its rows of exited threads, taken out of it since its last read. */
+	struct sp_key *caused_gone_keys;
+	struct sp_value *caused_gone_values;
+	size_t n_caused_gone, cap_caused_gone;
 	struct ring_buffer *events;
 	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
@@ -195,6 +201,21 @@ struct probes {
 	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
 	void *translate_ctx;
 };
+
+/* causedread.c */
+/* A map of charges to releases (blame, caused), as a sealed snapshot. */
+int probes__read_charges(struct probes *p, int fd, struct snapshot **out);
+/* Whether the kernel told of tid's exit (tid 0: of pid's). */
+typedef bool (*probes_told_gone_fn)(const struct probes *p, __u32 pid,
+				    __u32 tid);
+/*
+ * The caused map's rows of exited threads (dead: sorted TIDs) and, with
+ * several processes, of the exits the kernel told (told, else NULL), out
+ * of the map and kept for its next read.
+ */
+int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
+			probes_told_gone_fn told);
+void probes__caused_free(struct probes *p);
 
 /* procevents.c */
 /* pid's thread tid (0: the whole process) exited: its rows fold. */

@@ -89,7 +89,6 @@ static int probes__drain_stacks(struct probes *p, const struct stacktab *tab)
 
 	if (!values)
 		return -ENOMEM;
-	p->stacks_drained = 0;
 	do {
 		n = DRAIN_BATCH;
 		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch_out, keys,
@@ -147,6 +146,11 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 size_t probes__stacks_pending(const struct probes *p)
 {
 	return p->raw_stacks ? stacktab__count(p->raw_stacks) : 0;
+}
+
+size_t probes__rows_read(const struct probes *p)
+{
+	return p->rows_read;
 }
 
 size_t probes__stacks_drained(const struct probes *p)

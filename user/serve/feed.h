@@ -34,6 +34,8 @@ struct feed_health {
 	/* The loop's CPU time on the server's wants so far, in ns: */
 	uint64_t loop_read_ns;		/* reads a scrape or a profile asked */
 	uint64_t loop_profile_ns;	/* profiles' copies and names */
+	uint64_t kernel_rows;		/* the stats map's, at the last read */
+	uint64_t kernel_stacks;		/* the stacks map's, at the last read */
 };
 
 /*

@@ -84,6 +84,9 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.cache = &w->health.cache,
 		.loop_read_seconds = w->health.loop_read_ns * 1e-9,
 		.loop_profile_seconds = w->health.loop_profile_ns * 1e-9,
+		.charges_lost = { d->blame_full, d->caused_full },
+		.kernel_rows = w->health.kernel_rows,
+		.kernel_stacks = w->health.kernel_stacks,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

@@ -309,6 +309,7 @@ void session__drops(struct session *s, struct format_drops *out)
 	*out = (struct format_drops){
 		.map_full = d.map_full, .no_storage = d.no_storage,
 		.nested = d.nested, .skipped = d.skipped, .ring = d.ring,
+		.blame_full = d.blame_full, .caused_full = d.caused_full,
 	};
 }
 

@@ -112,6 +112,10 @@ int session__serve_publish(struct session *s)
 	health.loop_read_ns = s->serving->read_ns;
 	health.loop_profile_ns = s->serving->profile_ns;
 	symbolizer__cache_stats(&health.cache);
+	if (s->probes) {
+		health.kernel_rows = probes__rows_read(s->probes);
+		health.kernel_stacks = probes__stacks_drained(s->probes);
+	}
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
