@@ -70,7 +70,7 @@ static int probes__drain_each(struct probes *p, int fd,
 			continue;
 		}
 		if (bpf_map_delete_elem(fd, &id))
-			return -errno;
+			break;	/* left for the next read */
 		err = probes__keep_raw(p, tab, id, stack);
 	}
 	return err;
