@@ -264,6 +264,9 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	err = fold__new(cfg->per_thread, &p->fold);
 	if (!err)
 		err = stacktab__new(&p->raw_stacks);
+	if (!err)
+		err = stacktab__new(&p->raw_old);
+	p->raw_keep_reads = cfg->unnamed_stacks_reads;
 	if (err)
 		goto fail;
 	p->skel = syncprof_bpf__open();
@@ -476,6 +479,7 @@ void probes__free(struct probes *p)
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
 	stacktab__free(p->raw_stacks);
+	stacktab__free(p->raw_old);
 	probes__caused_free(p);
 	free(p->keys);
 	free(p->values);

@@ -58,6 +58,11 @@ struct probes_config {
 	bool states;
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
+	/*
+	 * Stacks drained that no row read names are held this many reads
+	 * to twice as many, then let go (counted); 0: for the whole run.
+	 */
+	unsigned int unnamed_stacks_reads;
 	bool caused;			/* contended, with blame: charge waits
 					   to the holds they waited through
 					   (read by the findings only) */
@@ -211,8 +216,11 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);
 /* Rows the last read found in the stats map. */
 size_t probes__rows_read(const struct probes *p);
-/* Stacks drained and named by no row read yet, held raw. */
-size_t probes__stacks_pending(const struct probes *p);
+/*
+ * Stacks drained and named by no row read yet, held raw; *let_go: those
+ * let go unnamed (probes_config.unnamed_stacks_reads).
+ */
+size_t probes__stacks_pending(const struct probes *p, uint64_t *let_go);
 /* Stacks drained since the last read began: made since the read before. */
 size_t probes__stacks_drained(const struct probes *p);
 /*

@@ -158,7 +158,11 @@ struct probes {
 	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
-	struct stacktab *raw_stacks;	/* drained, not resolved yet */
+	/* Drained, not resolved yet: this generation and the one before. */
+	struct stacktab *raw_stacks, *raw_old;
+	unsigned int raw_reads;		/* drains of this generation */
+	unsigned int raw_keep_reads;	/* its length; 0: kept for the run */
+	uint64_t raw_let_go;		/* stacks of generations let go */
 	size_t stacks_drained;		/* drained since the last read began */
 	size_t rows_read;		/* in the stats map at the last read */
 	bool caused;			/* the caused map is filled */

@@ -21,6 +21,13 @@
  * reader of stacks goes through the loader's tables (no row's stack is
  * looked up in the kernel after a read).
  *
+ * What no row has named stays raw for the run, unless the session asks
+ * otherwise: --serve reads --blame's rows (whose releases' stacks are
+ * walked at every wake of the host under --all) only when a mutex
+ * profile is asked, so its raw stacks go in generations of
+ * unnamed_stacks_reads reads (two tables, the older one freed whole:
+ * no per-stack age), counted; a row that names one later has no frames.
+ *
  * Rejected: deleting only the ids the rows read named, and only after
  * they were copied: the rows of --blame (a release's stack), --lock-order
  * and the holds are read at reports and scrapes, not at every read, or
@@ -40,7 +47,7 @@
 /* Stacks per lookup-and-delete call. */
 #define DRAIN_BATCH 256
 
-/* One drained stack: to the raw table, unless tab resolved it already. */
+/* One drained stack: to the raw table, unless held already. */
 static int probes__keep_raw(struct probes *p, const struct stacktab *tab,
 			    uint64_t id, const struct sp_stack *stack)
 {
@@ -49,7 +56,9 @@ static int probes__keep_raw(struct probes *p, const struct stacktab *tab,
 	uint32_t n;
 
 	p->stacks_drained++;
-	if (!id || !stacktab__get(tab, id, &frames, &n, &end))
+	if (!id || !stacktab__get(tab, id, &frames, &n, &end) ||
+	    !stacktab__get(p->raw_stacks, id, &frames, &n, &end) ||
+	    !stacktab__get(p->raw_old, id, &frames, &n, &end))
 		return 0;
 	n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
 	return stacktab__add(p->raw_stacks, id, (const uint64_t *)stack->pcs,
@@ -76,6 +85,29 @@ static int probes__drain_each(struct probes *p, int fd,
 	return err;
 }
 
+/*
+ * Every raw_keep_reads drains, the generation before is let go and this
+ * one becomes it: a stack no row named is held between one and two
+ * generations.
+ */
+static int probes__age_raw(struct probes *p)
+{
+	struct stacktab *fresh;
+	int err;
+
+	if (!p->raw_keep_reads || ++p->raw_reads < p->raw_keep_reads)
+		return 0;
+	err = stacktab__new(&fresh);
+	if (err)
+		return err;
+	p->raw_let_go += stacktab__count(p->raw_old);
+	stacktab__free(p->raw_old);
+	p->raw_old = p->raw_stacks;
+	p->raw_stacks = fresh;
+	p->raw_reads = 0;
+	return 0;
+}
+
 /* The kernel's stacks table, emptied into the raw table. */
 static int probes__drain_stacks(struct probes *p, const struct stacktab *tab)
 {
@@ -87,8 +119,10 @@ static int probes__drain_stacks(struct probes *p, const struct stacktab *tab)
 	int err = 0, ret;
 	__u32 n;
 
-	if (!values)
-		return -ENOMEM;
+	if (!values || (err = probes__age_raw(p))) {
+		free(values);
+		return values ? err : -ENOMEM;
+	}
 	do {
 		n = DRAIN_BATCH;
 		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch_out, keys,
@@ -127,25 +161,29 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 		if (!id || !stacktab__get(tab, id, &frames, &n, &end)) {
 			/* A late walk's full stack came first (latewalk.c). */
 			stacktab__remove(p->raw_stacks, id);
+			stacktab__remove(p->raw_old, id);
 			continue;
 		}
-		if (stacktab__get(p->raw_stacks, id, &frames, &n, &end))
-			continue;	/* lost: the map was full (counted) */
+		if (stacktab__get(p->raw_stacks, id, &frames, &n, &end) &&
+		    stacktab__get(p->raw_old, id, &frames, &n, &end))
+			continue;	/* lost: a map full, or let go (counted) */
 		for (uint32_t k = 0; k < n; k++)
 			pcs[k] = p->translate ? p->translate(p->translate_ctx,
 							     (pid_t)e[i].key.pid,
 							     frames[k])
 					      : frames[k];
 		err = stacktab__add(tab, id, pcs, n, end);
-		if (!err)
-			stacktab__remove(p->raw_stacks, id);
+		if (!err && stacktab__remove(p->raw_stacks, id))
+			stacktab__remove(p->raw_old, id);
 	}
 	return err;
 }
 
-size_t probes__stacks_pending(const struct probes *p)
+size_t probes__stacks_pending(const struct probes *p, uint64_t *let_go)
 {
-	return p->raw_stacks ? stacktab__count(p->raw_stacks) : 0;
+	*let_go = p->raw_let_go;
+	return p->raw_stacks ? stacktab__count(p->raw_stacks) +
+			       stacktab__count(p->raw_old) : 0;
 }
 
 size_t probes__rows_read(const struct probes *p)
