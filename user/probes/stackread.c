@@ -133,10 +133,11 @@ static int probes__drain_stacks(struct probes *p, const struct stacktab *tab)
 			err = probes__drain_each(p, fd, tab);
 			break;
 		}
-		for (__u32 i = 0; !err && i < n; i++)
-			err = probes__keep_raw(p, tab, keys[i],
-					       (const struct sp_stack *)(values +
-								 i * vsize));
+		for (__u32 i = 0; !err && i < n; i++) {
+			const void *v = values + i * vsize;
+
+			err = probes__keep_raw(p, tab, keys[i], v);
+		}
 		in = &batch_out;
 	} while (!ret && !err);
 	free(values);
@@ -166,12 +167,12 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 		}
 		if (stacktab__get(p->raw_stacks, id, &frames, &n, &end) &&
 		    stacktab__get(p->raw_old, id, &frames, &n, &end))
-			continue;	/* lost: a map full, or let go (counted) */
+			continue;	/* lost (a map full), or let go */
 		for (uint32_t k = 0; k < n; k++)
-			pcs[k] = p->translate ? p->translate(p->translate_ctx,
-							     (pid_t)e[i].key.pid,
-							     frames[k])
-					      : frames[k];
+			pcs[k] = p->translate ?
+				 p->translate(p->translate_ctx,
+					      (pid_t)e[i].key.pid, frames[k]) :
+				 frames[k];
 		err = stacktab__add(tab, id, pcs, n, end);
 		if (!err && stacktab__remove(p->raw_stacks, id))
 			stacktab__remove(p->raw_old, id);
