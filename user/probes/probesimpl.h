@@ -206,6 +206,17 @@ struct probes {
 	void *translate_ctx;
 };
 
+/* stackread.c */
+/*
+ * The raw frames (untranslated) of a stack no row read has named yet:
+ * drained (held here) or made since the last drain (p->stack_buf's
+ * copy, valid until the next call).  0, or -ENOENT: lost, or let go.
+ * What a reader of the rows' stacks asks after the session's table,
+ * instead of the kernel's (which each read drains).
+ */
+int probes__raw_stack(struct probes *p, uint64_t id, const uint64_t **frames,
+		      uint32_t *n, enum stacktab_end *end);
+
 /* causedread.c */
 /* A map of charges to releases (blame, caused), as a sealed snapshot. */
 int probes__read_charges(struct probes *p, int fd, struct snapshot **out);

@@ -144,6 +144,24 @@ static int probes__drain_stacks(struct probes *p, const struct stacktab *tab)
 	return err;
 }
 
+int probes__raw_stack(struct probes *p, uint64_t id, const uint64_t **frames,
+		      uint32_t *n, enum stacktab_end *end)
+{
+	struct sp_stack *stack = p->stack_buf;
+
+	if (!stacktab__get(p->raw_stacks, id, frames, n, end) ||
+	    !stacktab__get(p->raw_old, id, frames, n, end))
+		return 0;
+	/* Made since the last drain: still the kernel's. */
+	if (!id || !p->stack_depth ||
+	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stacks), &id, stack))
+		return -ENOENT;
+	*frames = (const uint64_t *)stack->pcs;
+	*n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
+	*end = (enum stacktab_end)stack->end;
+	return 0;
+}
+
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab)
 {
@@ -165,8 +183,7 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			stacktab__remove(p->raw_old, id);
 			continue;
 		}
-		if (stacktab__get(p->raw_stacks, id, &frames, &n, &end) &&
-		    stacktab__get(p->raw_old, id, &frames, &n, &end))
+		if (probes__raw_stack(p, id, &frames, &n, &end))
 			continue;	/* lost (a map full), or let go */
 		for (uint32_t k = 0; k < n; k++)
 			pcs[k] = p->translate ?
