@@ -317,9 +317,15 @@ static __always_inline void hist_add(struct sp_key *key, __u64 ns)
  * increments, and max_candidate_ns (the wait, or the whole acquisition so
  * far) may raise the maxima; a failure adds max_candidate_ns to failed_ns.
  */
-static __always_inline void value_add(void *map, struct sp_key *key,
-				      __u64 wait_ns, __u64 max_candidate_ns,
-				      __u64 count_inc, __u64 failed_inc)
+/*
+ * Adds a wait to key's row of map; a row that cannot be made (the map
+ * full) bumps the counter full: the stats map's is a wait lost, a side
+ * map's (--blame's charges) only that side's record of it.
+ */
+static __always_inline void value_add_or(void *map, struct sp_key *key,
+					 __u64 wait_ns, __u64 max_candidate_ns,
+					 __u64 count_inc, __u64 failed_inc,
+					 __u32 full)
 {
 	__u64 cur_window = window;
 	__u64 failed_ns = failed_inc ? max_candidate_ns : 0;
@@ -336,7 +342,7 @@ static __always_inline void value_add(void *map, struct sp_key *key,
 	struct sp_value *v = map_lookup_or_init(map, key, &init, &inserted);
 
 	if (!v) {
-		counter_bump(SP_CNT_DROPPED_STATS);
+		counter_bump(full);
 		return;
 	}
 	if (inserted)
@@ -365,6 +371,14 @@ static __always_inline void value_add(void *map, struct sp_key *key,
 	} else if (max_candidate_ns > v->window_max_ns) {
 		v->window_max_ns = max_candidate_ns;
 	}
+}
+
+static __always_inline void value_add(void *map, struct sp_key *key,
+				      __u64 wait_ns, __u64 max_candidate_ns,
+				      __u64 count_inc, __u64 failed_inc)
+{
+	value_add_or(map, key, wait_ns, max_candidate_ns, count_inc,
+		     failed_inc, SP_CNT_DROPPED_STATS);
 }
 
 /*

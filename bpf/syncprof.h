@@ -160,6 +160,12 @@ enum sp_counter {
 				   full (its stack stays cut, counted) */
 	SP_CNT_DUTY_CUT,	/* --duty: calls and holds in progress when
 				   the probes went off, not counted */
+	SP_CNT_BLAME_FULL,	/* --blame's map full: a wait's charge to the
+				   release that ended it was not kept (the
+				   wait itself is counted) */
+	SP_CNT_CAUSED_FULL,	/* the caused map full: a part of a wait
+				   charged to a hold was not kept (for the
+				   findings; the wait itself is counted) */
 	SP_CNT__COUNT,
 };
 

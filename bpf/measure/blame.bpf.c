@@ -14,6 +14,7 @@
 #include "why.bpf.h"
 
 const volatile __u32 blame_enabled = 0;
+const volatile __u32 caused_enabled = 0;
 
 releasing_map_t releasing SEC(".maps");
 release_by_map_t woken_by SEC(".maps");

@@ -57,6 +57,8 @@ struct sp_release {
 
 /* Defined in blame.bpf.c. */
 extern const volatile __u32 blame_enabled;
+/* The holds' charges (caused, recent): only when a report reads them. */
+extern const volatile __u32 caused_enabled;
 
 /* The release a thread is making (contended: its futex wake). */
 typedef struct {
@@ -148,7 +150,7 @@ static __always_inline void blame_charge(__u32 type, __u64 object,
 		if (rel->pid != waiter)
 			key.owner_tid = waiter;
 	}
-	value_add(&blame, &key, ns, ns, 1, 0);
+	value_add_or(&blame, &key, ns, ns, 1, 0, SP_CNT_BLAME_FULL);
 }
 
 /*
@@ -172,7 +174,8 @@ static __always_inline void caused_add(__u32 type, __u64 object, __u64 site,
 	};
 
 	if (ns)
-		value_add(&caused, &key, ns, ns, count, 0);
+		value_add_or(&caused, &key, ns, ns, count, 0,
+			     SP_CNT_CAUSED_FULL);
 }
 
 /*
@@ -260,7 +263,7 @@ static __always_inline void blame_release(__u64 site, __u64 stack_id,
 	rel->cmd = cmd;
 	if (requeue)
 		bpf_map_update_elem(&requeues, &uaddr, rel, BPF_ANY);
-	else
+	else if (caused_enabled)
 		recent_note(rel);
 }
 
@@ -311,7 +314,8 @@ static __always_inline void blame_wait_end(struct sp_contended *st,
 		}
 	}
 	blame_charge(st->key.type, st->key.object, &rel, ns);
-	if (rel.uaddr == st->uaddr && st->key.type != SP_TYPE_CONDVAR &&
+	if (caused_enabled && rel.uaddr == st->uaddr &&
+	    st->key.type != SP_TYPE_CONDVAR &&
 	    st->key.type != SP_TYPE_BARRIER && st->key.type != SP_TYPE_JOIN &&
 	    st->key.type != SP_TYPE_PARK)
 		caused_charge(st->key.type, st->key.object, st->uaddr, t0,

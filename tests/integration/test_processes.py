@@ -260,46 +260,61 @@ FORKBURST = os.path.join(BUILD, "tests", "targets", "forkburst")
 
 
 class ExitedProcessesLeaveTheMap(SyncprofTestCase):
-    """The kernel's row table holds what is alive, not every process that
+    """The kernel's tables hold what is alive, not every process that
     ever waited: a shell runs tests/targets/forkburst RUNS times in turn
     (each forks PROCS children, whose waiter thread blocks on a mutex
-    --iters times, counted by the children themselves), under --children
-    with a row table of MAP_ROWS, fewer than the children's rows.  Each
-    exited child's rows leave the table at the read after the kernel
-    tells its exit (folded, still counted), so every wait the children
-    made is counted.  Before, the rows of an exited process stayed in the
-    table for the whole run: it filled, and the later waits were lost
-    (700 of 2,400 counted).  Call sites only (--stack-depth 0): the
-    stacks' table is another, and each run of a program is a new layout
-    (ASLR), so new stacks."""
+    --iters times, 32 distinct functions deep, counted by the children
+    themselves), under --children with tables of MAP_ROWS, fewer than
+    the children's rows.  Each exited child's rows leave the row table
+    at the read after the kernel tells its exit (folded, still counted),
+    so every wait the children made is counted.  Before, the rows of an
+    exited process stayed in the table for the whole run: it filled, and
+    the later waits were lost (700 of 2,400 counted).  The charges of
+    its waits to the holds they waited through (the findings' caused
+    table) leave as its rows do; a full charge table loses no wait, and
+    is no drop (before, thousands of "drops" with every wait counted).
+
+    With stacks, each run of the program is a new layout (ASLR), so new
+    stacks: the kernel's stacks table is drained at each read, so it
+    holds the stacks made since the last, and the last children's waits
+    keep their stacks as the first ones' do (before, 216 of 240
+    children's rows had no frames: the table was full of the first
+    runs' stacks)."""
 
     RUNS = 60
     PROCS = 4
     ITERS = 10
     MAP_ROWS = 64
+    DEPTH = 32  # frames kept (--stack-depth): forkburst's waiter is deeper
 
-    def test_rows_of_exited_children_fold(self):
+    def storm(self, args, runs=RUNS, procs=PROCS, map_rows=MAP_ROWS):
+        """The storm under syncprof: (the run, its one report, the
+        bursts' truth, the children's mutex rows)."""
         truth = self.path("truth.jsonl")
         # Paced: a stalled syncprof only slows the runs down.
-        script = (f"i=0; while [ $i -lt {self.RUNS} ]; do "
-                  f"{FORKBURST} --procs {self.PROCS} --iters {self.ITERS} "
+        script = (f"i=0; while [ $i -lt {runs} ]; do "
+                  f"{FORKBURST} --procs {procs} --iters {self.ITERS} "
                   f">> {truth} || exit 1; sleep 0.1; i=$((i + 1)); done")
         run = self.launch(["--children", "--mode", "contended", "--top", "0",
-                           "--map-size", str(self.MAP_ROWS),
-                           "--stack-depth", "0", "--per-process"],
+                           "--map-size", str(map_rows),
+                           "--per-process", *args],
                           ["sh", "-c", script])
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(len(run.reports), 1, run.stderr)
         report = run.reports[0]
         with open(truth) as f:
             bursts = [json.loads(line) for line in f if line.strip()]
-        self.assertEqual(len(bursts), self.RUNS)
+        self.assertEqual(len(bursts), runs)
         children = sum(b["procs"] for b in bursts)
-        waits = sum(b["waits"] for b in bursts)
         # The premise: more children (a row each at least) than rows.
-        self.assertGreater(children, 2 * self.MAP_ROWS)
-        counted = sum(r["count"] for r in report["rows"]
-                      if r["type"] == "mutex")
+        self.assertGreater(children, map_rows)
+        rows = [r for r in report["rows"] if r["type"] == "mutex"]
+        self.assertCounted(run, report, rows,
+                           sum(b["waits"] for b in bursts))
+        return run, report, bursts, rows
+
+    def assertCounted(self, run, report, rows, waits):
+        counted = sum(r["count"] for r in rows)
         # Nothing lost: each acquisition blocked at least once, as the
         # children count them.  A woken waiter that finds the futex word
         # changed waits again (counted twice: 2-7% over beside busy
@@ -308,3 +323,50 @@ class ExitedProcessesLeaveTheMap(SyncprofTestCase):
         # counted twice they would be near 2x.
         self.assertGreaterEqual(counted, waits, run.stderr[-2000:])
         self.assertLess(counted, waits * 1.5, run.stderr[-2000:])
+        # No wait lost, so no drop: a full charge table is said apart.
+        self.assertEqual(report["dropped"], 0, report["dropped_causes"])
+        self.assertEqual(report["dropped_causes"]["map_full"], 0)
+        self.assertEqual(set(report["charges_lost"]), {"blame", "caused"})
+
+    def test_rows_of_exited_children_fold(self):
+        self.storm(["--stack-depth", "0"])
+
+    def test_charges_of_exited_children_leave_the_caused_table(self):
+        # A table that a second of the storm does not fill (at 64 it
+        # does: some charges are lost between two reads), but that the
+        # charges of the whole run overflow: --blame's table, which keeps
+        # the rows of exited processes, loses some; the findings' caused
+        # table, whose rows leave with their process's, none.
+        _, report, _, _ = self.storm(["--stack-depth", "0"],
+                                     runs=150, map_rows=512)
+        lost = report["charges_lost"]
+        self.assertGreater(lost["blame"], 0, "premise: charges overflow")
+        self.assertEqual(lost["caused"], 0)
+
+    def test_stacks_of_exited_children_leave_the_stacks_table(self):
+        # One child a run: the rows a second of the storm makes stay
+        # below MAP_ROWS (the row table is the other half of the test),
+        # the stacks made over the whole run do not.
+        run, report, bursts, rows = self.storm(
+            ["--stacks", "--stack-depth", str(self.DEPTH), "-v"],
+            runs=2 * self.RUNS, procs=1)
+        # Every child's waits have their stack, the last runs' as the
+        # first's.  A walk that began before the tables of a child's new
+        # image were read stays cut (1 frame, said at -v as "just after
+        # an exec"); the others have DEPTH frames (the waiter is deeper).
+        children = sum(b["procs"] for b in bursts)
+        self.assertEqual(len({r["pid"] for r in rows}), children)
+        whole = 0
+        for r in rows:
+            framed = [st for st in r["stacks"] if st["frames"]]
+            self.assertTrue(framed, f"pid {r['pid']}: no frames\n"
+                            + run.stderr[-2000:])
+            whole += any(len(st["frames"]) == self.DEPTH for st in framed)
+        # A table that stayed full would have left most none.
+        self.assertGreater(whole, len(rows) // 2)
+        # The premise: the kernel made more distinct stacks over the run
+        # (each exec'd run has its own addresses, so its own stack IDs)
+        # than its table holds; -v says how many the loader resolved.
+        kept = re.search(r"stacks: (\d+) kept", run.stderr)
+        self.assertIsNotNone(kept, run.stderr[-2000:])
+        self.assertGreater(int(kept.group(1)), 1.5 * self.MAP_ROWS)

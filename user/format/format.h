@@ -32,6 +32,14 @@ struct format_drops {
 	uint64_t skipped;	/* program runs the kernel skipped */
 	uint64_t ring;		/* --record: counted, left out of the
 				   recording (its ring buffer was full) */
+	/*
+	 * No events lost, so not in the total: records of counted waits
+	 * that a full table could not keep (JSON "charges_lost").
+	 */
+	uint64_t blame_full;	/* a wait's charge to the release that
+				   ended it (--blame's table) */
+	uint64_t caused_full;	/* a part of a wait charged to a hold (the
+				   findings' table) */
 };
 
 uint64_t format__drops_total(const struct format_drops *d);

@@ -346,6 +346,10 @@ json_t *format__json_report(const struct format_config *cfg,
 		"nested", (json_int_t)d->nested,
 		"skipped", (json_int_t)d->skipped,
 		"ring", (json_int_t)d->ring), err);
+	/* Records of counted waits a full table did not keep: no drops. */
+	jsonout__set(o, "charges_lost", json_pack("{sIsI}",
+		"blame", (json_int_t)d->blame_full,
+		"caused", (json_int_t)d->caused_full), err);
 	jsonout__set(o, "map_size", jsonout__uint(meta->map_size), err);
 	jsonout__set(o, "rows_total", jsonout__uint(rows->total), err);
 	jsonout__set(o, "notices", json_notices(meta, err), err);

@@ -98,6 +98,8 @@ void probes__drops(struct probes *p, struct probes_drops *out)
 	out->nested = probes__counter(p, SP_CNT_DROPPED_NESTED);
 	out->skipped = probes__recursion_misses(p, false);
 	out->ring = probes__counter(p, SP_CNT_DROPPED_RING);
+	out->blame_full = probes__counter(p, SP_CNT_BLAME_FULL);
+	out->caused_full = probes__counter(p, SP_CNT_CAUSED_FULL);
 }
 
 uint64_t probes__dropped(struct probes *p)

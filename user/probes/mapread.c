@@ -2,8 +2,8 @@
 /*
  * The readers of the maps of waits: the stats map (with the rows of
  * exited threads folded out, see fold.c), the histograms and --hold's
- * holds beside it, --blame's charges, the waits in progress, and the
- * stacks of the rows read.
+ * holds beside it, --blame's charges, the waits in progress (the stacks
+ * of the rows read: stackread.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,37 +28,6 @@ void probes__set_translate(struct probes *p,
 {
 	p->translate = translate;
 	p->translate_ctx = ctx;
-}
-
-int probes__read_stacks(struct probes *p, const struct snapshot *snap,
-			struct stacktab *tab)
-{
-	const struct snapshot_entry *e = snapshot__entries(snap);
-	int fd = bpf_map__fd(p->skel->maps.stacks);
-	struct sp_stack *stack = p->stack_buf;
-
-	for (size_t i = 0; i < snapshot__count(snap); i++) {
-		const uint64_t *frames;
-		enum stacktab_end end;
-		uint64_t id = e[i].key.stack_id;
-		uint32_t n;
-		int err;
-
-		if (!id || !stacktab__get(tab, id, &frames, &n, &end))
-			continue;
-		if (bpf_map_lookup_elem(fd, &id, stack))
-			continue;	/* lost: the map was full (counted) */
-		n = stack->n < p->stack_depth ? stack->n : p->stack_depth;
-		for (uint32_t k = 0; p->translate && k < n; k++)
-			stack->pcs[k] = p->translate(p->translate_ctx,
-						     (pid_t)e[i].key.pid,
-						     stack->pcs[k]);
-		err = stacktab__add(tab, id, (const uint64_t *)stack->pcs, n,
-				    (enum stacktab_end)stack->end);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 /*
@@ -163,7 +132,8 @@ static int order__gone(const void *a, const void *b)
  * Several: whether the kernel told of the thread's exit, or of its
  * process's (the told exits of this read and the one before, sorted).
  */
-static bool probes__told_gone(const struct probes *p, __u32 pid, __u32 tid)
+static bool probes__told_gone(const struct probes *p, __u32 pid,
+			      __u32 tid)
 {
 	for (int g = 0; g < 2; g++) {
 		struct probes_gone key = { .pid = pid, .tid = 0 };
@@ -264,6 +234,9 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	}
 	if (!err && n_dead && p->hold)
 		err = probes__fold_holds(p, dead, n_dead);
+	if (!err)
+		err = probes__fold_caused(p, dead, n_dead,
+					  p->several ? probes__told_gone : NULL);
 	if (p->several)
 		probes__gone_end(p);
 	free(tids);
@@ -398,6 +371,8 @@ int probes__read(struct probes *p, struct snapshot **out)
 	if (err)
 		goto fail;
 	n = probes__read_map(p, fd);
+	p->rows_read = n;
+	p->stacks_drained = 0;	/* counted by this read's drains */
 	gone = calloc(n ? n : 1, sizeof(*gone));
 	if (!gone) {
 		err = -ENOMEM;
@@ -440,42 +415,9 @@ fail:
 	return err;
 }
 
-/* A map of charges to releases (blame, caused), as a sealed snapshot. */
-static int probes__read_charges(struct probes *p, int fd,
-				struct snapshot **out)
-{
-	struct snapshot *snap;
-	struct sp_key key, next;
-	struct sp_key *prev = NULL;
-	int err = snapshot__new(&snap);
-
-	if (err)
-		return err;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, p->values))
-			continue;
-		err = snapshot__add(snap, &key, p->values, 1,
-				    p->window - 1);
-		if (err) {
-			snapshot__free(snap);
-			return err;
-		}
-	}
-	snapshot__seal(snap);
-	*out = snap;
-	return 0;
-}
-
 int probes__read_blame(struct probes *p, struct snapshot **out)
 {
 	return probes__read_charges(p, bpf_map__fd(p->skel->maps.blame), out);
-}
-
-int probes__read_caused(struct probes *p, struct snapshot **out)
-{
-	return probes__read_charges(p, bpf_map__fd(p->skel->maps.caused), out);
 }
 
 int probes__read_why(struct probes *p, struct why **out)

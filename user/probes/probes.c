@@ -97,6 +97,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
+	p->caused = cfg->blame && cfg->caused && contended;
+	p->skel->rodata->caused_enabled = p->caused;
 	p->skel->rodata->why_enabled = cfg->why;
 	p->skel->rodata->hold_enabled = p->hold;
 	p->skel->rodata->lockorder_enabled = p->lock_order;
@@ -104,9 +106,8 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 				       cfg->blame ? cfg->map_size : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.caused,
-					       cfg->blame && contended ?
-					       cfg->map_size : 1);
-	if (!err && !(cfg->blame && contended))
+					       p->caused ? cfg->map_size : 1);
+	if (!err && !p->caused)
 		err = bpf_map__set_max_entries(p->skel->maps.recent, 1);
 	if (!err)
 		err = bpf_map__set_max_entries(p->skel->maps.hold_stats,
@@ -261,6 +262,11 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		goto fail;
 	}
 	err = fold__new(cfg->per_thread, &p->fold);
+	if (!err)
+		err = stacktab__new(&p->raw_stacks);
+	if (!err)
+		err = stacktab__new(&p->raw_old);
+	p->raw_keep_reads = cfg->unnamed_stacks_reads;
 	if (err)
 		goto fail;
 	p->skel = syncprof_bpf__open();
@@ -472,6 +478,9 @@ void probes__free(struct probes *p)
 	unwinder__free(p->unwinder);
 	syncprof_bpf__destroy(p->skel);
 	free(p->stack_buf);
+	stacktab__free(p->raw_stacks);
+	stacktab__free(p->raw_old);
+	probes__caused_free(p);
 	free(p->keys);
 	free(p->values);
 	free(p->counter_values);

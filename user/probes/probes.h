@@ -58,6 +58,14 @@ struct probes_config {
 	bool states;
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
+	/*
+	 * Stacks drained that no row read names are held this many reads
+	 * to twice as many, then let go (counted); 0: for the whole run.
+	 */
+	unsigned int unnamed_stacks_reads;
+	bool caused;			/* contended, with blame: charge waits
+					   to the holds they waited through
+					   (read by the findings only) */
 	bool why;			/* --why (contended): holders' states,
 					   chains' roots; needs blame, states */
 	bool hold;			/* --hold (full mode): time holds */
@@ -199,9 +207,22 @@ void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,
 						 uint64_t pc),
 			   void *ctx);
-/* Adds to tab the stacks of snap's entries that it does not have yet. */
+/*
+ * Adds to tab the stacks of snap's entries that it does not have yet,
+ * after draining the kernel's stacks table (stackread.c): a stack read
+ * is held by tab, no longer by the kernel.
+ */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);
+/* Rows the last read found in the stats map. */
+size_t probes__rows_read(const struct probes *p);
+/*
+ * Stacks drained and named by no row read yet, held raw; *let_go: those
+ * let go unnamed (probes_config.unnamed_stacks_reads).
+ */
+size_t probes__stacks_pending(const struct probes *p, uint64_t *let_go);
+/* Stacks drained since the last read began: made since the read before. */
+size_t probes__stacks_drained(const struct probes *p);
 /*
  * Time the kernel spent in syncprof's programs, and how many times they
  * ran (all 0 unless sysctl kernel.bpf_stats_enabled is 1).
@@ -255,6 +276,9 @@ struct probes_drops {
 	uint64_t skipped;	/* runs the kernel skipped (BPF recursion) */
 	uint64_t ring;		/* --record: waits counted, not in the
 				   timeline (the ring was full) */
+	/* Not events: records of counted waits, not kept (not in the sum). */
+	uint64_t blame_full;	/* charges to releases, --blame's map full */
+	uint64_t caused_full;	/* parts charged to holds, caused map full */
 };
 
 void probes__drops(struct probes *p, struct probes_drops *out);

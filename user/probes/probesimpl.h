@@ -158,6 +158,18 @@ struct probes {
 	struct offcpu *offcpu;		/* --off-cpu, or NULL */
 	unsigned int stack_depth;
 	void *stack_buf;		/* one stacks map value */
+	/* Drained, not resolved yet: this generation and the one before. */
+	struct stacktab *raw_stacks, *raw_old;
+	unsigned int raw_reads;		/* drains of this generation */
+	unsigned int raw_keep_reads;	/* its length; 0: kept for the run */
+	uint64_t raw_let_go;		/* stacks of generations let go */
+	size_t stacks_drained;		/* drained since the last read began */
+	size_t rows_read;		/* in the stats map at the last read */
+	bool caused;			/* the caused map is filled */
+	/* Its rows of exited threads, taken out of it since its last read. */
+	struct sp_key *caused_gone_keys;
+	struct sp_value *caused_gone_values;
+	size_t n_caused_gone, cap_caused_gone;
 	struct ring_buffer *events;
 	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
@@ -193,6 +205,32 @@ struct probes {
 	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
 	void *translate_ctx;
 };
+
+/* stackread.c */
+/*
+ * The raw frames (untranslated) of a stack no row read has named yet:
+ * drained (held here) or made since the last drain (p->stack_buf's
+ * copy, valid until the next call).  0, or -ENOENT: lost, or let go.
+ * What a reader of the rows' stacks asks after the session's table,
+ * instead of the kernel's (which each read drains).
+ */
+int probes__raw_stack(struct probes *p, uint64_t id, const uint64_t **frames,
+		      uint32_t *n, enum stacktab_end *end);
+
+/* causedread.c */
+/* A map of charges to releases (blame, caused), as a sealed snapshot. */
+int probes__read_charges(struct probes *p, int fd, struct snapshot **out);
+/* Whether the kernel told of tid's exit (tid 0: of pid's). */
+typedef bool (*probes_told_gone_fn)(const struct probes *p, __u32 pid,
+				    __u32 tid);
+/*
+ * The caused map's rows of exited threads (dead: sorted TIDs) and, with
+ * several processes, of the exits the kernel told (told, else NULL), out
+ * of the map and kept for its next read.
+ */
+int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
+			probes_told_gone_fn told);
+void probes__caused_free(struct probes *p);
 
 /* procevents.c */
 /* pid's thread tid (0: the whole process) exited: its rows fold. */

@@ -38,6 +38,8 @@ struct feed_health {
 	   counted in, against the time since the probes went live. */
 	unsigned int duty_pct;
 	uint64_t duty_window_ns, duty_ns, duty_cut;
+	uint64_t kernel_rows;		/* the stats map's, at the last read */
+	uint64_t kernel_stacks;		/* the stacks map's, at the last read */
 };
 
 /*

@@ -720,6 +720,21 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 	for (size_t i = 0; i < h->n_drops; i++)
 		fprintf(out, "syncprof_dropped_total{cause=\"%s\"} %" PRIu64 "\n",
 			h->drop_causes[i], h->drops[i]);
+	write_family(out, "syncprof_charges_lost_total", "counter",
+		     "Records of counted waits a full kernel table could not "
+		     "keep (no wait lost): a wait's charge to the release "
+		     "that ended it (blame), a part charged to a hold "
+		     "(caused, for the findings).");
+	fprintf(out, "syncprof_charges_lost_total{table=\"blame\"} %" PRIu64
+		"\nsyncprof_charges_lost_total{table=\"caused\"} %" PRIu64 "\n",
+		h->charges_lost[0], h->charges_lost[1]);
+	write_family(out, "syncprof_kernel_entries", "gauge",
+		     "Entries in the kernel's tables at the last read: rows "
+		     "of waits (the bound is --map-size), stacks made since "
+		     "the read before (drained at each read).");
+	fprintf(out, "syncprof_kernel_entries{table=\"rows\"} %" PRIu64
+		"\nsyncprof_kernel_entries{table=\"stacks\"} %" PRIu64 "\n",
+		h->kernel_rows, h->kernel_stacks);
 	write_family(out, "syncprof_processes_followed", "gauge",
 		     "Processes whose waits are counted now.");
 	fprintf(out, "syncprof_processes_followed %zu\n", h->processes_followed);

@@ -47,6 +47,10 @@ struct metrics_health {
 	double cpu_seconds;		/* syncprof's own, user + system */
 	uint64_t resident_bytes;
 	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
+	/* Records of counted waits not kept, tables full: blame, caused. */
+	uint64_t charges_lost[2];
+	/* The kernel's tables at the loop's last read: rows, stacks. */
+	uint64_t kernel_rows, kernel_stacks;
 	/* The loop's CPU on the server's wants: reads, and profiles. */
 	double loop_read_seconds, loop_profile_seconds;
 	/* --duty below 100 (pct 0: none); see feed.h. */

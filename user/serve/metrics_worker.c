@@ -83,6 +83,9 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.duty_window_seconds = w->health.duty_window_ns * 1e-9,
 		.duty_seconds = w->health.duty_ns * 1e-9,
 		.duty_cut = w->health.duty_cut,
+		.charges_lost = { d->blame_full, d->caused_full },
+		.kernel_rows = w->health.kernel_rows,
+		.kernel_stacks = w->health.kernel_stacks,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

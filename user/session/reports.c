@@ -309,6 +309,7 @@ void session__drops(struct session *s, struct format_drops *out)
 	*out = (struct format_drops){
 		.map_full = d.map_full, .no_storage = d.no_storage,
 		.nested = d.nested, .skipped = d.skipped, .ring = d.ring,
+		.blame_full = d.blame_full, .caused_full = d.caused_full,
 	};
 }
 
@@ -755,6 +756,11 @@ static int session__read_charges(struct session *s, struct snapshot **blame,
 		err = probes__read_why(s->probes, why);
 	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
 		err = probes__read_caused(s->probes, caused);
+	/* The releases' stacks, by the releasers' processes (the keys'). */
+	if (!err && *blame)
+		err = probes__read_stacks(s->probes, *blame, s->stacks);
+	if (!err && *caused)
+		err = probes__read_stacks(s->probes, *caused, s->stacks);
 	session__rekey_why(s, *why);
 	session__rekey_blame(s, *blame);
 	session__rekey_blame(s, *caused);

@@ -125,6 +125,10 @@ int session__serve_publish(struct session *s)
 		health.duty_cut = t.cut;
 	}
 	symbolizer__cache_stats(&health.cache);
+	if (s->probes) {
+		health.kernel_rows = probes__rows_read(s->probes);
+		health.kernel_stacks = probes__stacks_drained(s->probes);
+	}
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
@@ -150,6 +154,10 @@ static int session__serve_charges(struct session *s, bool mutex, bool block)
 		snapshot__free(g->blame);
 		g->blame = NULL;
 		err = probes__read_blame(s->probes, &g->blame);
+		/* The releases' stacks, by the releasers' processes. */
+		if (!err)
+			err = probes__read_stacks(s->probes, g->blame,
+						  s->stacks);
 		session__rekey_blame(s, g->blame);
 	}
 	if (!err && block && s->probes && s->opts->why) {

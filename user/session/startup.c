@@ -284,7 +284,10 @@ static void report_unwind_tables(struct session *s)
 void session__report_costs(struct session *s)
 {
 	struct probes_stack_counts c;
+	struct probes_drops drops;
 	struct probes_late_stats late;
+	uint64_t let_go = 0;
+	size_t pending;
 	uint64_t run_ns, runs, n;
 
 	if (!s->probes)
@@ -301,8 +304,18 @@ void session__report_costs(struct session *s)
 			"were lost to a full ring: their waits are counted, but "
 			"those processes may be unnamed, or walked with their "
 			"parent's tables", (unsigned long long)n);
+	probes__drops(s->probes, &drops);
+	if (drops.blame_full || drops.caused_full)
+		pr_info("charges not kept, their tables full (--map-size %u): "
+			"%llu of waits to the releases that ended them, %llu "
+			"parts of waits to the holds they waited through (for "
+			"the findings); every wait is counted",
+			s->opts->map_size,
+			(unsigned long long)drops.blame_full,
+			(unsigned long long)drops.caused_full);
 	probes__stack_counts(s->probes, &c);
 	probes__late_stats(s->probes, &late);
+	pending = probes__stacks_pending(s->probes, &let_go);
 	if (late.finished || late.cut)
 		pr_info("stacks cut by tables read late: %llu finished when "
 			"the tables came, %llu left cut",
@@ -312,12 +325,15 @@ void session__report_costs(struct session *s)
 		pr_info("stacks: %zu kept; call sites left inside libc %llu "
 			"(unwind_stopped); walks stopped early %llu (JIT or "
 			"anonymous code %llu, just after an exec %llu), frames "
-			"lost to a full map %llu, frame cache misses %llu",
+			"lost to a full map %llu, frame cache misses %llu; "
+			"%zu drained and named by no row read (%llu let go "
+			"unnamed)",
 			stacktab__count(s->stacks),
 			(unsigned long long)probes__unwind_stopped(s->probes),
 			(unsigned long long)c.stopped, (unsigned long long)c.anon,
 			(unsigned long long)c.stale, (unsigned long long)c.lost,
-			(unsigned long long)c.misses);
+			(unsigned long long)c.misses, pending,
+			(unsigned long long)let_go);
 	probes__wait_timing(s->probes, &run_ns, &runs);
 	if (runs)
 		pr_info("BPF time per %s: %.0f ns over %llu (the programs' own "
@@ -440,6 +456,15 @@ int session__start(struct session *s, char *library, size_t len,
 				  live__applies(opts, isatty(STDOUT_FILENO)),
 		.blame = opts->blame ||
 			 (opts->mode == MODE_CONTENDED && !opts->serve),
+		/* The findings, which --serve does not make, read them. */
+		.caused = !opts->serve,
+		/*
+		 * --serve reads the releases' rows at /debug/pprof/mutex's
+		 * asks only, and under --all every wake of the host walks
+		 * its stack: the stacks no row named go after 2-4 minutes.
+		 * A report reads every row at its end: all stay.
+		 */
+		.unnamed_stacks_reads = opts->serve ? 120 : 0,
 		.why = opts->why,
 		.hold = opts->hold,
 		.lock_order = opts->lock_order,

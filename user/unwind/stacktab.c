@@ -139,6 +139,39 @@ int stacktab__get(const struct stacktab *tab, uint64_t id,
 	return 0;
 }
 
+/*
+ * Linear probing's deletion: the entries after the emptied slot, up to
+ * the next empty one, move back into it when their home slot does not
+ * lie between the two (cyclically), so every entry stays reachable from
+ * its home without tombstones.
+ */
+int stacktab__remove(struct stacktab *tab, uint64_t id)
+{
+	size_t mask = tab->cap - 1, i, j;
+	struct stack_slot *slot;
+
+	if (!id)
+		return -ENOENT;
+	slot = stacktab__slot(tab->slots, tab->cap, id);
+	if (!slot->id)
+		return -ENOENT;
+	free(slot->frames);
+	tab->count--;
+	i = (size_t)(slot - tab->slots);
+	for (j = (i + 1) & mask; tab->slots[j].id; j = (j + 1) & mask) {
+		uint64_t other = tab->slots[j].id;
+		size_t home = (size_t)(other ^ other >> 32) & mask;
+
+		/* home in (i, j]: the entry is reachable where it is. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		tab->slots[i] = tab->slots[j];
+		i = j;
+	}
+	tab->slots[i] = (struct stack_slot){ 0 };
+	return 0;
+}
+
 size_t stacktab__count(const struct stacktab *tab)
 {
 	return tab->count;

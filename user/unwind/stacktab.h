@@ -4,8 +4,10 @@
  * a stack id (0: no stack kept), and this table gives its frames.  Frames
  * are absolute return addresses, innermost first (the first one: where
  * the walk left libc, the return address of the call into it);
- * renderers look each up at pc - 1, as a call site.  Stacks are kept for the whole run: a report printed after
- * the target exited still has them.
+ * renderers look each up at pc - 1, as a call site.  Stacks are kept for
+ * the whole run: a report printed after the target exited still has
+ * them.  The loader also keeps the frames it drained from the kernel and
+ * has not resolved yet in a table of this kind (probes/stackread.c).
  */
 #ifndef SYNCPROF_STACKTAB_H
 #define SYNCPROF_STACKTAB_H
@@ -38,6 +40,8 @@ int stacktab__add(struct stacktab *tab, uint64_t id, const uint64_t *frames,
  */
 int stacktab__get(const struct stacktab *tab, uint64_t id,
 		  const uint64_t **frames, uint32_t *n, enum stacktab_end *end);
+/* Forgets id and its frames: 0, or -ENOENT when the table has no such id. */
+int stacktab__remove(struct stacktab *tab, uint64_t id);
 size_t stacktab__count(const struct stacktab *tab);
 /*
  * Stack id is also known as to (the same frames, interned apart: a late
