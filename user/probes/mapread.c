@@ -440,6 +440,13 @@ fail:
 	return err;
 }
 
+void probes__exited_rows(const struct probes *p, size_t *rows,
+			 uint64_t *merged)
+{
+	*rows = fold__rows(p->fold);
+	*merged = 0;
+}
+
 /* A map of charges to releases (blame, caused), as a sealed snapshot. */
 static int probes__read_charges(struct probes *p, int fd,
 				struct snapshot **out)

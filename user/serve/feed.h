@@ -34,6 +34,10 @@ struct feed_health {
 	/* The loop's CPU time on the server's wants so far, in ns: */
 	uint64_t loop_read_ns;		/* reads a scrape or a profile asked */
 	uint64_t loop_profile_ns;	/* profiles' copies and names */
+	/* Rows of exited threads kept (fold.h), and those merged into
+	   the "other" rows by its bound. */
+	size_t exited_rows;
+	uint64_t exited_rows_merged;
 };
 
 /*

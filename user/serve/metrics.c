@@ -723,6 +723,15 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 	fprintf(out, "syncprof_serve_loop_seconds_total{work=\"read\"} %.6f\n"
 		"syncprof_serve_loop_seconds_total{work=\"profiles\"} %.6f\n",
 		h->loop_read_seconds, h->loop_profile_seconds);
+	write_family(out, "syncprof_exited_rows", "gauge",
+		     "Rows of exited threads and processes kept, merged by "
+		     "program and call site.");
+	fprintf(out, "syncprof_exited_rows %zu\n", h->exited_rows);
+	write_family(out, "syncprof_exited_rows_merged_total", "counter",
+		     "Rows of exited processes merged into their program's "
+		     "\"other\" row by the bound on exited rows.");
+	fprintf(out, "syncprof_exited_rows_merged_total %" PRIu64 "\n",
+		h->exited_rows_merged);
 	write_family(out, "syncprof_resident_memory_bytes", "gauge",
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",

@@ -49,6 +49,9 @@ struct metrics_health {
 	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
 	/* The loop's CPU on the server's wants: reads, and profiles. */
 	double loop_read_seconds, loop_profile_seconds;
+	/* The rows of exited threads kept, and those merged by the bound. */
+	size_t exited_rows;
+	uint64_t exited_rows_merged;
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

@@ -112,6 +112,9 @@ int session__serve_publish(struct session *s)
 	health.loop_read_ns = s->serving->read_ns;
 	health.loop_profile_ns = s->serving->profile_ns;
 	symbolizer__cache_stats(&health.cache);
+	if (s->probes)
+		probes__exited_rows(s->probes, &health.exited_rows,
+				    &health.exited_rows_merged);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
