@@ -202,6 +202,13 @@ void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,
 						 uint64_t pc),
 			   void *ctx);
+/*
+ * Several processes: tab (the one probes__read_stacks fills) keeps the
+ * canonical stacks of folded rows too, and probes__read gives every key
+ * with canonical addresses (see probes__set_translate) and the folded
+ * rows' stacks by their canonical frames.
+ */
+void probes__set_stacks(struct probes *p, struct stacktab *tab);
 /* Adds to tab the stacks of snap's entries that it does not have yet. */
 int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 			struct stacktab *tab);

@@ -674,9 +674,9 @@ int session__read(struct session *s)
 		return err;
 	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err)
+	if (!err)	/* keys canonical already: probes__set_stacks */
 		err = session__now(s, &r->read_ns);
-	session__rekey(s, snap);
+	err = err ? err : snapshot__follow(&r->pending, snap);
 	if (err) {
 		snapshot__free(snap);
 		return err;
