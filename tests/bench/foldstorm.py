@@ -155,10 +155,16 @@ class Prof:
                 with urllib.request.urlopen(
                         f"http://127.0.0.1:{self.port}/metrics", timeout=10) as f:
                     text = f.read().decode()
-                self.metrics = {m.group(1): float(m.group(2)) for m in
-                                re.finditer(r"^(syncprof_exited_rows|syncprof_series"
-                                            r"|syncprof_exited_rows_merged_total)"
-                                            r" (\S+)$", text, re.M)}
+                self.metrics = {}
+                for m in re.finditer(r'^(syncprof_exited_rows|syncprof_series)'
+                                     r'(?:\{processes="(\w+)"\})? (\S+)$',
+                                     text, re.M):
+                    name = m.group(1) + (f"_{m.group(2)}" if m.group(2) else "")
+                    self.metrics[name] = float(m.group(3))
+                if "syncprof_exited_rows_named" in self.metrics:
+                    self.metrics["syncprof_exited_rows"] = (
+                        self.metrics["syncprof_exited_rows_named"] +
+                        self.metrics["syncprof_exited_rows_forgotten"])
             except OSError:
                 self.failed += 1
             time.sleep(SCRAPE_S)
@@ -166,7 +172,7 @@ class Prof:
     def sample(self):
         return {"cpu_s": cpu_s(self.proc.pid), "rss_mb": rss_mb(self.proc.pid),
                 "exited_rows": self.metrics.get("syncprof_exited_rows"),
-                "merged": self.metrics.get("syncprof_exited_rows_merged_total"),
+                "forgotten": self.metrics.get("syncprof_exited_rows_forgotten"),
                 "series": self.metrics.get("syncprof_series")}
 
     def end(self):

@@ -384,8 +384,10 @@ static void test_runs_of_one_program_fold_into_one_row(void **state UNUSED)
 	}
 	/* Named processes keep their rows apart (their PIDs). */
 	assert_int_equal(fold__rows(f), 100);
+	assert_int_equal(fold__rows_forgotten(f), 0);
 	assert_int_equal(fold__forget_pids(f, pids, 50, 3, r2), 0);
 	assert_int_equal(fold__rows(f), 2);
+	assert_int_equal(fold__rows_forgotten(f), 2);
 	rows = fold__entries(f, 2, &n);
 	assert_non_null(rows);
 	assert_int_equal(n, 2);
@@ -502,6 +504,13 @@ static void test_sorted_rows_match_a_scan(void **state UNUSED)
 		assert_true(rows || !n);
 		assert_int_equal(n, n_model);
 		assert_int_equal(fold__rows(f), n_model);
+		{
+			size_t pid0 = 0;
+
+			for (size_t i = 0; i < n_model; i++)
+				pid0 += !model[i].key.pid;
+			assert_int_equal(fold__rows_forgotten(f), pid0);
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct model_row *r = model_find(model, n_model,
 							 &rows[i].key);
@@ -519,6 +528,45 @@ static void test_sorted_rows_match_a_scan(void **state UNUSED)
 	fold__free(f);
 }
 
+/*
+ * Beyond the bound on rows of process 0, the rows of processes whose
+ * addresses never merge (never seen mapped) join their type's "other"
+ * row: the total is kept, and the merged rows are counted.
+ */
+static void test_forgotten_rows_beyond_the_bound_join_other(void **state UNUSED)
+{
+	struct snapshot *s = snap_new(), *r2 = snap_new();
+	uint64_t want = 0, got = 0;
+	pid_t pids[40];
+	struct fold *f;
+	const struct snapshot_entry *rows;
+	size_t n;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	fold__set_max_forgotten(f, 10);
+	for (uint32_t run = 0; run < 40; run++) {
+		struct sp_key k = key(0x1000 + run * 0x100, 7, 0);
+		struct sp_value v = val(run + 1, 5, 5, 2, 5);
+
+		k.type = run % 2;
+		k.pid = pids[run] = (pid_t)(200 + run);
+		assert_int_equal(fold__add(f, &k, &v, 2, s), 0);
+		want += v.count;
+	}
+	assert_int_equal(fold__forget_pids(f, pids, 40, 3, r2), 0);
+	/* 10 rows of their own, then one "other" row a type. */
+	assert_int_equal(fold__rows_forgotten(f), 12);
+	assert_int_equal(fold__merged(f), 30);
+	rows = fold__entries(f, 2, &n);
+	assert_int_equal(n, 12);
+	for (size_t i = 0; i < n; i++)
+		got += rows[i].count;
+	assert_int_equal(got, want);
+	snapshot__free(s);
+	snapshot__free(r2);
+	fold__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_forgotten_processes_fold_into_process_0),
 		cmocka_unit_test(test_runs_of_one_program_fold_into_one_row),
 		cmocka_unit_test(test_sorted_rows_match_a_scan),
+		cmocka_unit_test(test_forgotten_rows_beyond_the_bound_join_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,16 @@
 #include "array.h"
 #include "fold.h"
 
+/*
+ * Rows of forgotten processes merge by program, call site and stack
+ * when syncprof knew the process's layout; one it never saw mapped (it
+ * ended before its maps were read) keeps its own addresses, so its
+ * rows never merge.  Beyond this many rows of process 0, a new one goes
+ * to the "other" row of its lock type (no object, call site or stack):
+ * ~1 kB a row (the table's slot and the sorted entry).
+ */
+#define FOLD_MAX_FORGOTTEN 4096
+
 struct fold_slot {
 	struct sp_key key;
 	struct sp_value value;	/* the stats map's row */
@@ -49,6 +59,9 @@ struct fold {
 	struct fold_slot *slots;
 	size_t cap;		/* a power of two, or 0 */
 	size_t used;
+	size_t used_pid0;	/* of them, of process 0 */
+	size_t max_pid0;	/* their bound (0: none) */
+	uint64_t merged;	/* rows merged into the "other" rows */
 	size_t threads;
 	void (*canon)(void *ctx, struct sp_key *key);	/* or NULL */
 	void *canon_ctx;
@@ -71,6 +84,7 @@ int fold__new(bool keep_threads, struct fold **out)
 	if (!f)
 		return -ENOMEM;
 	f->keep_threads = keep_threads;
+	f->max_pid0 = FOLD_MAX_FORGOTTEN;
 	*out = f;
 	return 0;
 }
@@ -177,6 +191,7 @@ static struct fold_slot *fold__claim(struct fold *f, const struct sp_key *target
 		slot->used = true;
 		slot->key = *target;
 		f->used++;
+		f->used_pid0 += !target->pid;
 	}
 	return slot;
 }
@@ -417,6 +432,7 @@ static void fold__delete(struct fold *f, size_t i)
 {
 	size_t mask = f->cap - 1, j = i;
 
+	f->used_pid0 -= !f->slots[i].key.pid;
 	for (;;) {
 		size_t home;
 
@@ -432,6 +448,12 @@ static void fold__delete(struct fold *f, size_t i)
 	}
 	memset(&f->slots[i], 0, sizeof(f->slots[i]));
 	f->used--;
+}
+
+/* The row of process 0 that takes key's waits beyond the bound. */
+static struct sp_key fold__other(const struct sp_key *key)
+{
+	return (struct sp_key){ .type = key->type };
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -480,6 +502,11 @@ int fold__forget_pids(struct fold *f, pid_t *pids, size_t n,
 		struct fold_slot *slot;
 
 		key.pid = 0;
+		if (f->max_pid0 && f->used_pid0 >= f->max_pid0 &&
+		    !fold__slot(f->slots, f->cap, &key)->used) {
+			key = fold__other(&key);
+			f->merged++;
+		}
 		err = snapshot__add_move(snap, &out[k].key, &key);
 		if (!err)
 			err = array__grow(&f->removed, &f->cap_removed,
@@ -512,4 +539,19 @@ size_t fold__threads(const struct fold *f)
 size_t fold__rows(const struct fold *f)
 {
 	return f->used;
+}
+
+size_t fold__rows_forgotten(const struct fold *f)
+{
+	return f->used_pid0;
+}
+
+void fold__set_max_forgotten(struct fold *f, size_t n)
+{
+	f->max_pid0 = n;
+}
+
+uint64_t fold__merged(const struct fold *f)
+{
+	return f->merged;
 }

@@ -70,6 +70,16 @@ int fold__into(struct fold *f, struct snapshot *snap, uint64_t closing);
 void fold__thread_exited(struct fold *f);
 size_t fold__threads(const struct fold *f);
 size_t fold__rows(const struct fold *f);
+/* Of them, the rows of process 0: of processes no longer named. */
+size_t fold__rows_forgotten(const struct fold *f);
+/*
+ * Beyond n rows of process 0 (0: no bound; 4,096 unless set), a row of a
+ * forgotten process that would be a new one joins the "other" row of
+ * its lock type instead (no object, call site or stack: see fold.c);
+ * fold__merged counts those rows.
+ */
+void fold__set_max_forgotten(struct fold *f, size_t n);
+uint64_t fold__merged(const struct fold *f);
 /*
  * The key a row of an exited thread is kept under: key itself, or with
  * no thread and no holder; then canon's.

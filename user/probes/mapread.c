@@ -527,10 +527,11 @@ fail:
 }
 
 void probes__exited_rows(const struct probes *p, size_t *rows,
-			 uint64_t *merged)
+			 size_t *forgotten, uint64_t *merged)
 {
 	*rows = fold__rows(p->fold);
-	*merged = 0;
+	*forgotten = fold__rows_forgotten(p->fold);
+	*merged = fold__merged(p->fold);
 }
 
 /* A map of charges to releases (blame, caused), as a sealed snapshot. */

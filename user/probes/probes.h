@@ -191,9 +191,12 @@ void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
  * deltaed against the one read before it.
  */
 int probes__read(struct probes *p, struct snapshot **out);
-/* The rows of exited threads kept, and those merged by their bound. */
+/*
+ * The rows of exited threads kept; of them, of forgotten processes; and
+ * the rows merged into the "other" rows by their bound (fold.h).
+ */
 void probes__exited_rows(const struct probes *p, size_t *rows,
-			 uint64_t *merged);
+			 size_t *forgotten, uint64_t *merged);
 /*
  * Several processes: the frames probes__read_stacks keeps are
  * translate(ctx, pid, pc) of the raw ones (canonical addresses).

@@ -34,10 +34,11 @@ struct feed_health {
 	/* The loop's CPU time on the server's wants so far, in ns: */
 	uint64_t loop_read_ns;		/* reads a scrape or a profile asked */
 	uint64_t loop_profile_ns;	/* profiles' copies and names */
-	/* Rows of exited threads kept (fold.h), and those merged into
-	   the "other" rows by its bound. */
+	/* Rows of exited threads kept (fold.h); of them, those of
+	   processes no longer named (process 0). */
 	size_t exited_rows;
-	uint64_t exited_rows_merged;
+	size_t exited_rows_forgotten;
+	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
 };
 
 /*

@@ -49,9 +49,10 @@ struct metrics_health {
 	const struct symbolizer_cache_stats *cache;	/* NULL: none said */
 	/* The loop's CPU on the server's wants: reads, and profiles. */
 	double loop_read_seconds, loop_profile_seconds;
-	/* The rows of exited threads kept, and those merged by the bound. */
+	/* The rows of exited threads kept; those of forgotten processes. */
 	size_t exited_rows;
-	uint64_t exited_rows_merged;
+	size_t exited_rows_forgotten;
+	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

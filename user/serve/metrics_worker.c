@@ -85,6 +85,7 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.loop_read_seconds = w->health.loop_read_ns * 1e-9,
 		.loop_profile_seconds = w->health.loop_profile_ns * 1e-9,
 		.exited_rows = w->health.exited_rows,
+		.exited_rows_forgotten = w->health.exited_rows_forgotten,
 		.exited_rows_merged = w->health.exited_rows_merged,
 	};
 	FILE *out = open_memstream(data, len);

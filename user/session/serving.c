@@ -114,6 +114,7 @@ int session__serve_publish(struct session *s)
 	symbolizer__cache_stats(&health.cache);
 	if (s->probes)
 		probes__exited_rows(s->probes, &health.exited_rows,
+				    &health.exited_rows_forgotten,
 				    &health.exited_rows_merged);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
