@@ -658,17 +658,18 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 	return waiting;
 }
 
-/*
- * Reads the probes: the change since the read before joins pending.
- * Every read goes through here, reports or not (see fold.c).
- */
+/* Reads the probes: the change since the read before joins pending.
+   Every read goes through here, reports or not (see fold.c). */
 int session__read(struct session *s)
 {
 	struct reports *r = s->reports;
 	struct snapshot *snap, *delta = NULL, *sum = NULL;
 	int err;
 
-	/* No probes: the target exited before they were attached. */
+	/* Several: told exits and first waits first (folded rows are named
+	   as they go).  No probes: the target exited before they attached. */
+	if (s->probes && session__space(s))
+		session__take_events(s);
 	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
 	if (err)
 		return err;
