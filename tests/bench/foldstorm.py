@@ -155,16 +155,17 @@ class Prof:
                 with urllib.request.urlopen(
                         f"http://127.0.0.1:{self.port}/metrics", timeout=10) as f:
                     text = f.read().decode()
-                self.metrics = {}
+                metrics = {}
                 for m in re.finditer(r'^(syncprof_exited_rows|syncprof_series)'
                                      r'(?:\{processes="(\w+)"\})? (\S+)$',
                                      text, re.M):
                     name = m.group(1) + (f"_{m.group(2)}" if m.group(2) else "")
-                    self.metrics[name] = float(m.group(3))
-                if "syncprof_exited_rows_named" in self.metrics:
-                    self.metrics["syncprof_exited_rows"] = (
-                        self.metrics["syncprof_exited_rows_named"] +
-                        self.metrics["syncprof_exited_rows_forgotten"])
+                    metrics[name] = float(m.group(3))
+                if "syncprof_exited_rows_named" in metrics:
+                    metrics["syncprof_exited_rows"] = (
+                        metrics["syncprof_exited_rows_named"] +
+                        metrics["syncprof_exited_rows_forgotten"])
+                self.metrics = metrics
             except OSError:
                 self.failed += 1
             time.sleep(SCRAPE_S)

@@ -368,6 +368,9 @@ class ExitedRunsFoldByProgram(SyncprofTestCase):
                                       "syncprof did not serve", timeout=120)
         m = test_serve.SERVING.search(text)
         self.assertTrue(m, text)
+        text = self.read_stderr_until(prof, "profiling PID",
+                                      "syncprof did not attach", timeout=120)
+        shell = re.search(r"profiling PID (\d+)", text).group(1)
         prof.stderr_log = test_serve.StderrLog(
             prof, getattr(prof, "unread_stderr", ""))
         base = f"http://{m.group(1)}:{m.group(2)}"
@@ -394,9 +397,13 @@ class ExitedRunsFoldByProgram(SyncprofTestCase):
         forgotten = samples[("syncprof_exited_rows",
                              frozenset({("processes", "forgotten")}))]
         merged = samples[("syncprof_exited_rows_merged_total", frozenset())]
-        with open(go_on, "w"):
-            pass
-        # --serve serves on after its command: stopped as a unit is.
+        with open(go_on, "w") as f:
+            f.write("go\n")
+        # --serve serves on after its command: stopped as a unit is,
+        # once the shell is gone (else the signal is the shell's too).
+        self.assertTrue(prof.stderr_log.wait_for(f"PID {shell} exited\n",
+                                                 HANG_S),
+                        prof.stderr_log.text[-2000:])
         prof.send_signal(signal.SIGTERM)
         status = prof.wait(timeout=HANG_S)
         self.assertEqual(status, 0, prof.stderr_log.finish(60)[-2000:])
