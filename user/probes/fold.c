@@ -24,6 +24,21 @@
  * rows of process 0 (fold__forget_pids), so under --all the rows grow
  * with what the programs do, not with how many processes ever ran
  * (PostgreSQL's backend per connection: rows per backend, forever).
+ * For that, a row is folded under its canonical key (the caller gives
+ * lock and call site as canonical addresses; fold__set_canon's function
+ * makes the stack id the id of its canonical frames): each exec'd run
+ * of a program has its own addresses and stack ids, and keyed by them
+ * its rows never merged.  Rejected: keeping raw keys and making them
+ * canonical at each read (what was done: a sort of every row again at
+ * each read, and a process forgotten by the address space could no
+ * longer be translated at all).
+ *
+ * The rows are also kept sorted (fold__entries), and only the keys
+ * changed since the last read are made again and merged in, so that a
+ * read joins them in one pass instead of sorting them with the live
+ * rows every second.  Rejected: a sorted array alone (an add to a row
+ * would be a binary search and an insert, a forget a move of half the
+ * array); a balanced tree (a pointer walk per row at each read).
  *
  * Rejected: an LRU map (it evicts live rows as readily as dead ones, and
  * silently); deleting rows at thread exit from BPF (sched_process_exit
