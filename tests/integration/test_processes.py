@@ -8,8 +8,13 @@ the notice when the work is in children syncprof does not follow."""
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 
-from harness import BUILD, HANG_S, ROOT, SyncprofTestCase
+import test_serve
+from harness import BUILD, HANG_S, ROOT, SYNCPROF, SyncprofTestCase
+from test_serve import of_process
 
 PROCS = os.path.join(BUILD, "tests", "targets", "procs")
 BLOCKING = os.path.join(BUILD, "tests", "targets", "blocking")
@@ -370,3 +375,116 @@ class ExitedProcessesLeaveTheMap(SyncprofTestCase):
         kept = re.search(r"stacks: (\d+) kept", run.stderr)
         self.assertIsNotNone(kept, run.stderr[-2000:])
         self.assertGreater(int(kept.group(1)), 1.5 * self.MAP_ROWS)
+
+
+# procset.c names the newest EXITED_KEEP exited processes (dropping the
+# oldest once a quarter more have exited); the rows of the others go to
+# process 0.
+NAMED_EXITED = 1024 + 1024 // 4
+
+
+class ExitedRunsFoldByProgram(SyncprofTestCase):
+    """The rows of forgotten processes are bounded by what their programs
+    do, not by how many ran: a shell runs tests/targets/forkburst RUNS
+    times (a new exec each: its own addresses, ASLR, so its own stack ids
+    in the kernel), each forking PROCS children whose waiter blocks on a
+    static mutex --iters times (counted by the children themselves),
+    under --children --serve.  More processes end than syncprof names, so
+    the rows of the oldest go to process 0, merged by program, call site
+    and canonical stack: the final report's process-0 rows of forkburst
+    hold the waits of several runs under a few stacks, where each run
+    kept a stack id of its own before; /metrics says how many rows
+    process 0 holds (syncprof_exited_rows{processes="forgotten"}).
+    Every wait is still counted.  The
+    children hold the lock long enough to be seen alive: a process that
+    ends before syncprof reads its maps cannot be named."""
+
+    RUNS = 24
+    PROCS = 64
+    ITERS = 2
+    HOLD_US = 700000
+    # Stacks of one program's exited waiters: the lock's, cut and
+    # finished late, and a join at most.
+    SITES = 8
+
+    scrape = test_serve.Serve.scrape
+    get = test_serve.Serve.get
+
+    def test_runs_of_one_program_leave_few_rows(self):
+        truth, done, go_on = (self.path("truth.jsonl"), self.path("done"),
+                              self.path("go_on"))
+        os.mkfifo(go_on)
+        report_path = self.path("report.json")
+        # No process after the runs: the rows then stay as scraped.
+        script = (f"i=0; while [ $i -lt {self.RUNS} ]; do "
+                  f"{FORKBURST} --procs {self.PROCS} --iters {self.ITERS} "
+                  f"--hold-us {self.HOLD_US} >> {truth} || exit 1; "
+                  f"i=$((i + 1)); done; : > {done}; read x < {go_on}")
+        prof = subprocess.Popen(
+            [SYNCPROF, "-v", "--serve", "127.0.0.1:0", "-o", report_path,
+             "--format", "json", "--per-process", "--top", "0",
+             "--children", "--mode", "contended", "--", "sh", "-c", script],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.children.append(prof)
+        text = self.read_stderr_until(prof, "serving on",
+                                      "syncprof did not serve", timeout=120)
+        m = test_serve.SERVING.search(text)
+        self.assertTrue(m, text)
+        text = self.read_stderr_until(prof, "profiling PID",
+                                      "syncprof did not attach", timeout=120)
+        shell = re.search(r"profiling PID (\d+)", text).group(1)
+        prof.stderr_log = test_serve.StderrLog(
+            prof, getattr(prof, "unread_stderr", ""))
+        base = f"http://{m.group(1)}:{m.group(2)}"
+        deadline = time.monotonic() + 20 * HANG_S
+        while not os.path.exists(done):
+            self.assertIsNone(prof.poll(), prof.stderr_log.text[-2000:])
+            self.assertLess(time.monotonic(), deadline, "the runs did not end")
+            time.sleep(0.2)
+        with open(truth) as f:
+            bursts = [json.loads(line) for line in f if line.strip()]
+        self.assertEqual(len(bursts), self.RUNS)
+        waits = sum(b["waits"] for b in bursts)
+        # The premise: more processes ended than syncprof names.
+        self.assertGreater(self.RUNS * (self.PROCS + 1), NAMED_EXITED + 100)
+        # Until every exit is read and folded (a read a second).
+        deadline = time.monotonic() + HANG_S
+        while True:
+            samples = self.scrape(base)
+            counted = of_process(samples, "syncprof_lock_waits_total",
+                                 "forkburst")
+            if counted >= waits or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        forgotten = samples[("syncprof_exited_rows",
+                             frozenset({("processes", "forgotten")}))]
+        merged = samples[("syncprof_exited_rows_merged_total", frozenset())]
+        with open(go_on, "w") as f:
+            f.write("go\n")
+        # --serve serves on after its command: stopped as a unit is,
+        # once the shell is gone (else the signal is the shell's too).
+        self.assertTrue(prof.stderr_log.wait_for(f"PID {shell} exited\n",
+                                                 HANG_S),
+                        prof.stderr_log.text[-2000:])
+        prof.send_signal(signal.SIGTERM)
+        status = prof.wait(timeout=HANG_S)
+        self.assertEqual(status, 0, prof.stderr_log.finish(60)[-2000:])
+        rows = self._read_reports(report_path)[-1]["rows"]
+        counted = sum(r["count"] for r in rows if r["type"] == "mutex")
+        # Nothing lost (a waiter woken to a taken lock waits again: a
+        # little over; counted twice it would be near 2x).
+        self.assertGreaterEqual(counted, waits)
+        self.assertLess(counted, waits * 1.5)
+        gone = [r for r in rows if r["pid"] is None]
+        named = [r for r in gone if r["callsite"]["module"] and
+                 r["type"] == "mutex"]
+        named_stacks = sum(len(r["stacks"]) for r in named)
+        # Several runs' waits in the named rows of process 0, under a
+        # few stacks: the runs merged.
+        self.assertGreater(sum(r["count"] for r in named),
+                           2 * self.PROCS * self.ITERS, gone)
+        self.assertLessEqual(named_stacks, self.SITES, named)
+        # The rows /metrics says process 0 holds, none merged by the
+        # bound on them (fold.c: 4,096), this far under it.
+        self.assertGreater(forgotten, 0)
+        self.assertEqual(merged, 0)

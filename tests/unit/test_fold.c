@@ -4,6 +4,8 @@
  * deltas across a fold (each row counted once, maxima kept).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -342,6 +344,229 @@ static void test_many_rows_grow_the_table(void **state UNUSED)
 	fold__free(f);
 }
 
+/* A fake canonical stack: a run's stack id pid * 1000 + site is site. */
+static void canon_site(void *ctx UNUSED, struct sp_key *k)
+{
+	k->stack_id %= 1000;
+}
+
+/*
+ * N runs of one program (each its own PID and its own stack ids, as ASLR
+ * makes them) leave one row a call site once their processes are
+ * forgotten; the totals are what the runs added, summed by a scan.
+ */
+static void test_runs_of_one_program_fold_into_one_row(void **state UNUSED)
+{
+	struct snapshot *s = snap_new(), *r2 = snap_new();
+	uint64_t want_count[2] = { 0 }, want_wait[2] = { 0 };
+	pid_t pids[50];
+	struct fold *f;
+	size_t n;
+	const struct snapshot_entry *rows;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	fold__set_canon(f, canon_site, NULL);
+	for (uint32_t run = 0; run < 50; run++) {
+		pids[run] = (pid_t)(100 + run);
+		for (uint32_t t = 0; t < 2; t++) {
+			for (uint64_t site = 1; site <= 2; site++) {
+				struct sp_key k = key(0x10, 1000 + run * 2 + t, 0);
+				struct sp_value v = val(run + t + 1, 10 * (run + 1),
+							10, 2, 10);
+
+				k.pid = pids[run];
+				k.stack_id = pids[run] * 1000 + site;
+				assert_int_equal(fold__add(f, &k, &v, 2, s), 0);
+				want_count[site - 1] += v.count;
+				want_wait[site - 1] += v.wait_ns;
+			}
+		}
+	}
+	/* Named processes keep their rows apart (their PIDs). */
+	assert_int_equal(fold__rows(f), 100);
+	assert_int_equal(fold__rows_forgotten(f), 0);
+	assert_int_equal(fold__forget_pids(f, pids, 50, 3, r2), 0);
+	assert_int_equal(fold__rows(f), 2);
+	assert_int_equal(fold__rows_forgotten(f), 2);
+	rows = fold__entries(f, 2, &n);
+	assert_non_null(rows);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t site = rows[i].key.stack_id;
+
+		assert_true(site == 1 || site == 2);
+		assert_int_equal(rows[i].key.pid, 0);
+		assert_int_equal(rows[i].key.tid, 0);
+		assert_int_equal(rows[i].count, want_count[site - 1]);
+		assert_int_equal(rows[i].wait_ns, want_wait[site - 1]);
+	}
+	snapshot__free(s);
+	snapshot__free(r2);
+	fold__free(f);
+}
+
+/* A scan's model of the fold: every row added, under its folded key. */
+struct model_row {
+	struct sp_key key;
+	uint64_t count, wait_ns, hist1;
+};
+
+static struct model_row *model_find(struct model_row *m, size_t n,
+				    const struct sp_key *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(&m[i].key, k, sizeof(*k)))
+			return &m[i];
+	return NULL;
+}
+
+static void model_add(struct model_row *m, size_t *n, const struct sp_key *k,
+		      uint64_t count, uint64_t wait_ns, uint64_t hist1)
+{
+	struct model_row *r = model_find(m, *n, k);
+
+	if (!r) {
+		r = &m[(*n)++];
+		*r = (struct model_row){ .key = *k };
+	}
+	r->count += count;
+	r->wait_ns += wait_ns;
+	r->hist1 += hist1;
+}
+
+/*
+ * The sorted rows, made again only where they changed, against a scan
+ * of every row added: rounds of random rows, histograms, and forgotten
+ * processes (their rows deleted from the table and moved to process 0).
+ */
+static void test_sorted_rows_match_a_scan(void **state UNUSED)
+{
+	static struct model_row model[4096];
+	unsigned int seed = 7;
+	size_t n_model = 0;
+	struct fold *f;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	fold__set_canon(f, canon_site, NULL);
+	for (uint64_t round = 2; round < 40; round++) {
+		struct snapshot *s = snap_new();
+		const struct snapshot_entry *rows;
+		size_t n, adds = (size_t)rand_r(&seed) % 60;
+
+		for (size_t a = 0; a < adds; a++) {
+			struct sp_key k = key(0x10 + (uint64_t)rand_r(&seed) % 7,
+					      (uint32_t)rand_r(&seed) % 500 + 1, 0);
+			struct sp_value v = val((uint64_t)rand_r(&seed) % 9 + 1,
+						(uint64_t)rand_r(&seed) % 999 + 1,
+						5, round + 1, 5);
+			struct sp_hist h = { 0 };
+			struct sp_key folded;
+
+			k.pid = (uint32_t)rand_r(&seed) % 12 + 1;
+			k.stack_id = k.pid * 1000 + (uint64_t)rand_r(&seed) % 3;
+			h.slot[1] = (uint64_t)rand_r(&seed) % 4;
+			folded = fold__key(f, &k);
+			assert_int_equal(fold__add(f, &k, &v, round + 1, s), 0);
+			assert_int_equal(fold__add_hist(f, &k, &h), 0);
+			model_add(model, &n_model, &folded, v.count, v.wait_ns,
+				  h.slot[1]);
+		}
+		if (round % 5 == 0) {
+			pid_t forget[3];
+
+			for (int i = 0; i < 3; i++)
+				forget[i] = rand_r(&seed) % 12 + 1;
+			assert_int_equal(fold__forget_pids(f, forget, 3,
+							   round + 1, s), 0);
+			for (size_t i = 0; i < n_model; i++) {
+				struct model_row *r = &model[i], *to;
+				struct sp_key k = r->key;
+				bool gone = false;
+
+				for (int j = 0; j < 3; j++)
+					gone |= k.pid && (pid_t)k.pid == forget[j];
+				if (!gone)
+					continue;
+				k.pid = 0;
+				to = model_find(model, n_model, &k);
+				if (!to) {
+					r->key = k;
+					continue;
+				}
+				to->count += r->count;
+				to->wait_ns += r->wait_ns;
+				to->hist1 += r->hist1;
+				*r = model[--n_model];
+				i--;
+			}
+		}
+		rows = fold__entries(f, round, &n);
+		assert_true(rows || !n);
+		assert_int_equal(n, n_model);
+		assert_int_equal(fold__rows(f), n_model);
+		{
+			size_t pid0 = 0;
+
+			for (size_t i = 0; i < n_model; i++)
+				pid0 += !model[i].key.pid;
+			assert_int_equal(fold__rows_forgotten(f), pid0);
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct model_row *r = model_find(model, n_model,
+							 &rows[i].key);
+
+			if (i)
+				assert_true(snapshot__key_cmp(&rows[i - 1].key,
+							      &rows[i].key) < 0);
+			assert_non_null(r);
+			assert_int_equal(rows[i].count, r->count);
+			assert_int_equal(rows[i].wait_ns, r->wait_ns);
+			assert_int_equal(rows[i].hist[1], r->hist1);
+		}
+		snapshot__free(s);
+	}
+	fold__free(f);
+}
+
+/*
+ * Beyond the bound on rows of process 0, the rows of processes whose
+ * addresses never merge (never seen mapped) join their type's "other"
+ * row: the total is kept, and the merged rows are counted.
+ */
+static void test_forgotten_rows_beyond_the_bound_join_other(void **state UNUSED)
+{
+	struct snapshot *s = snap_new(), *r2 = snap_new();
+	uint64_t want = 0, got = 0;
+	pid_t pids[40];
+	struct fold *f;
+	const struct snapshot_entry *rows;
+	size_t n;
+
+	assert_int_equal(fold__new(false, &f), 0);
+	fold__set_max_forgotten(f, 10);
+	for (uint32_t run = 0; run < 40; run++) {
+		struct sp_key k = key(0x1000 + run * 0x100, 7, 0);
+		struct sp_value v = val(run + 1, 5, 5, 2, 5);
+
+		k.type = run % 2;
+		k.pid = pids[run] = (pid_t)(200 + run);
+		assert_int_equal(fold__add(f, &k, &v, 2, s), 0);
+		want += v.count;
+	}
+	assert_int_equal(fold__forget_pids(f, pids, 40, 3, r2), 0);
+	/* 10 rows of their own, then one "other" row a type. */
+	assert_int_equal(fold__rows_forgotten(f), 12);
+	assert_int_equal(fold__merged(f), 30);
+	rows = fold__entries(f, 2, &n);
+	assert_int_equal(n, 12);
+	for (size_t i = 0; i < n; i++)
+		got += rows[i].count;
+	assert_int_equal(got, want);
+	snapshot__free(s);
+	snapshot__free(r2);
+	fold__free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +578,9 @@ int main(void)
 		cmocka_unit_test(test_fold_keeps_the_open_windows_maximum),
 		cmocka_unit_test(test_many_rows_grow_the_table),
 		cmocka_unit_test(test_forgotten_processes_fold_into_process_0),
+		cmocka_unit_test(test_runs_of_one_program_fold_into_one_row),
+		cmocka_unit_test(test_sorted_rows_match_a_scan),
+		cmocka_unit_test(test_forgotten_rows_beyond_the_bound_join_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

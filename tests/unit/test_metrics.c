@@ -25,7 +25,8 @@ static char *render(struct metrics *m)
 	const struct metrics_health h = {
 		.drop_causes = causes, .drops = drops, .n_drops = 1,
 		.processes_followed = 2, .cpu_seconds = 1.5,
-		.resident_bytes = 4096,
+		.resident_bytes = 4096, .exited_rows = 10,
+		.exited_rows_forgotten = 3, .exited_rows_merged = 7,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -100,6 +101,10 @@ static void test_changes_add_up(void **state UNUSED)
 			       "callsite=\"worker x.c:10\"} 6\n"));
 	assert_non_null(strstr(text, "syncprof_dropped_total{cause=\"map_full\"} 3\n"));
 	assert_non_null(strstr(text, "syncprof_processes_followed 2\n"));
+	/* The rows held: of named processes, of forgotten ones. */
+	assert_non_null(strstr(text, "syncprof_exited_rows{processes=\"named\"} 7\n"));
+	assert_non_null(strstr(text, "syncprof_exited_rows{processes=\"forgotten\"} 3\n"));
+	assert_non_null(strstr(text, "syncprof_exited_rows_merged_total 7\n"));
 	free(text);
 	/* Seconds to the nanosecond; counts past 32 bits. */
 	add(m, "server", "tiny t.c:1", 5000000000ull, 1500, NULL);

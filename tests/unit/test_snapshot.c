@@ -799,10 +799,131 @@ static void test_scale_sums_not_maxima(void **state UNUSED)
 	snapshot__free(s);
 }
 
+/*
+ * The delta's one pass down cur and prev, moves included, against a
+ * scan: each of prev's rows counted under the key cur moved it to (or
+ * its own), summed, and subtracted from cur's row of that key.
+ */
+static void test_delta_walk_matches_a_scan(void **state UNUSED)
+{
+	unsigned int seed = 11;
+
+	for (int round = 0; round < 30; round++) {
+		struct snapshot *prev = new_snapshot(), *cur = new_snapshot();
+		struct snapshot *d = NULL;
+		struct sp_key from[8], to[8];
+		int n_moves = round % 8;
+
+		for (int i = 0; i < 150; i++)
+			add1(prev, mixed_key(&seed), val(1 + i % 5, 10, 10, 0, 10, 1), 1);
+		snapshot__seal(prev);
+		/* cur: every row of prev grown by 0-2, and new ones. */
+		for (size_t i = 0; i < snapshot__count(prev); i++) {
+			const struct snapshot_entry *e = &snapshot__entries(prev)[i];
+
+			add1(cur, e->key, val(e->count + i % 3, 10, 10, 0, 10, 2), 2);
+		}
+		for (int i = 0; i < 40; i++)
+			add1(cur, mixed_key(&seed), val(7, 10, 10, 0, 10, 2), 2);
+		/* Moves: rows of prev to tid 0 (folded), whose cur row is
+		   then their sum and more. */
+		for (int m = 0; m < n_moves; m++) {
+			from[m] = snapshot__entries(prev)[(size_t)(m * 17 + round) %
+						       snapshot__count(prev)].key;
+			to[m] = from[m];
+			to[m].tid = 0;
+			assert_int_equal(snapshot__add_move(cur, &from[m], &to[m]), 0);
+			add1(cur, to[m], val(100, 10, 10, 0, 10, 2), 2);
+		}
+		snapshot__seal(cur);
+		assert_int_equal(snapshot__delta(cur, prev, &d), 0);
+		assert_sorted_unique(d);
+		for (size_t i = 0; i < snapshot__count(cur); i++) {
+			const struct snapshot_entry *c = &snapshot__entries(cur)[i];
+			uint64_t before = 0;
+
+			/* prev's rows that end up under c's key. */
+			for (size_t j = 0; j < snapshot__count(prev); j++) {
+				const struct snapshot_entry *p = &snapshot__entries(prev)[j];
+				const struct sp_key *at = &p->key;
+
+				for (int m = 0; m < n_moves; m++)
+					if (!snapshot__key_cmp(&from[m], at)) {
+						at = &to[m];
+						break;
+					}
+				if (!snapshot__key_cmp(at, &c->key))
+					before += p->count;
+			}
+			assert_int_equal(count_of(d, &c->key),
+					 c->count >= before ? c->count - before
+							    : c->count);
+		}
+		snapshot__free(d);
+		snapshot__free(prev);
+		snapshot__free(cur);
+	}
+}
+
+/* A join of sorted rows is the merge a seal of both gives. */
+static void test_join_is_a_sorted_sum(void **state UNUSED)
+{
+	struct snapshot *a = new_snapshot(), *b = new_snapshot();
+	struct snapshot *ref = new_snapshot();
+	unsigned int seed = 3;
+
+	for (int i = 0; i < 120; i++) {
+		struct sp_key k = mixed_key(&seed);
+
+		add1(i % 2 ? a : b, k, val(1 + i % 3, 10, 10, 0, 10, 1), 1);
+		add1(ref, k, val(1 + i % 3, 10, 10, 0, 10, 1), 1);
+	}
+	snapshot__seal(b);
+	snapshot__seal(ref);
+	assert_int_equal(snapshot__join(a, snapshot__entries(b),
+					snapshot__count(b)), 0);
+	assert_sorted_unique(a);
+	assert_int_equal(snapshot__count(a), snapshot__count(ref));
+	for (size_t i = 0; i < snapshot__count(ref); i++) {
+		const struct snapshot_entry *e = &snapshot__entries(ref)[i];
+
+		assert_int_equal(count_of(a, &e->key), e->count);
+	}
+	snapshot__free(a);
+	snapshot__free(b);
+	snapshot__free(ref);
+}
+
+/* A report's pending rows follow the moves: each once, under its new key. */
+static void test_follow_moves_pending_rows(void **state UNUSED)
+{
+	struct snapshot *pending = new_snapshot(), *cur = new_snapshot();
+	struct sp_key t1 = key(0x10, 0x100, 0, 5), t2 = key(0x10, 0x100, 0, 6);
+	struct sp_key folded = key(0x10, 0x100, 0, 0);
+
+	add1(pending, t1, val(3, 30, 10, 0, 10, 1), 1);
+	add1(pending, t2, val(4, 40, 10, 0, 10, 1), 1);
+	add1(pending, folded, val(2, 20, 10, 0, 10, 1), 1);
+	snapshot__seal(pending);
+	assert_int_equal(snapshot__add_move(cur, &t1, &folded), 0);
+	snapshot__seal(cur);
+	assert_int_equal(snapshot__follow(&pending, cur), 0);
+	assert_sorted_unique(pending);
+	assert_int_equal(snapshot__count(pending), 2);
+	assert_int_equal(count_of(pending, &folded), 5);
+	assert_int_equal(count_of(pending, &t2), 4);
+	assert_int_equal(count_of(pending, &t1), 0);
+	snapshot__free(pending);
+	snapshot__free(cur);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_is_empty),
+		cmocka_unit_test(test_delta_walk_matches_a_scan),
+		cmocka_unit_test(test_join_is_a_sorted_sum),
+		cmocka_unit_test(test_follow_moves_pending_rows),
 		cmocka_unit_test(test_add_sums_cpus),
 		cmocka_unit_test(test_add_max_is_max_not_sum_or_last),
 		cmocka_unit_test(test_add_window_max_only_from_current_window),

@@ -24,6 +24,21 @@
  * rows of process 0 (fold__forget_pids), so under --all the rows grow
  * with what the programs do, not with how many processes ever ran
  * (PostgreSQL's backend per connection: rows per backend, forever).
+ * For that, a row is folded under its canonical key (the caller gives
+ * lock and call site as canonical addresses; fold__set_canon's function
+ * makes the stack id the id of its canonical frames): each exec'd run
+ * of a program has its own addresses and stack ids, and keyed by them
+ * its rows never merged.  Rejected: keeping raw keys and making them
+ * canonical at each read (what was done: a sort of every row again at
+ * each read, and a process forgotten by the address space could no
+ * longer be translated at all).
+ *
+ * The rows are also kept sorted (fold__entries), and only the keys
+ * changed since the last read are made again and merged in, so that a
+ * read joins them in one pass instead of sorting them with the live
+ * rows every second.  Rejected: a sorted array alone (an add to a row
+ * would be a binary search and an insert, a forget a move of half the
+ * array); a balanced tree (a pointer walk per row at each read).
  *
  * Rejected: an LRU map (it evicts live rows as readily as dead ones, and
  * silently); deleting rows at thread exit from BPF (sched_process_exit
@@ -33,7 +48,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "fold.h"
+
+/*
+ * Rows of forgotten processes merge by program, call site and stack
+ * when syncprof knew the process's layout; one it never saw mapped (it
+ * ended before its maps were read) keeps its own addresses, so its
+ * rows never merge.  Beyond this many rows of process 0, a new one goes
+ * to the "other" row of its lock type (no object, call site or stack):
+ * ~1 kB a row (the table's slot and the sorted entry).
+ */
+#define FOLD_MAX_FORGOTTEN 4096
 
 struct fold_slot {
 	struct sp_key key;
@@ -48,7 +74,22 @@ struct fold {
 	struct fold_slot *slots;
 	size_t cap;		/* a power of two, or 0 */
 	size_t used;
+	size_t used_pid0;	/* of them, of process 0 */
+	size_t max_pid0;	/* their bound (0: none) */
+	uint64_t merged;	/* rows merged into the "other" rows */
 	size_t threads;
+	void (*canon)(void *ctx, struct sp_key *key);	/* or NULL */
+	void *canon_ctx;
+	/* The rows sorted by key as of the last fold__entries, and the
+	   keys changed (added to) or gone since. */
+	struct snapshot_entry *sorted;
+	size_t n_sorted;
+	struct sp_key *changed, *removed;
+	size_t n_changed, cap_changed, n_removed, cap_removed;
+	/* The keys changed in the last two calls: their window maxima
+	   change as those windows close. */
+	struct sp_key *recent[2];
+	size_t n_recent[2], cap_recent[2];
 };
 
 int fold__new(bool keep_threads, struct fold **out)
@@ -58,6 +99,7 @@ int fold__new(bool keep_threads, struct fold **out)
 	if (!f)
 		return -ENOMEM;
 	f->keep_threads = keep_threads;
+	f->max_pid0 = FOLD_MAX_FORGOTTEN;
 	*out = f;
 	return 0;
 }
@@ -67,7 +109,19 @@ void fold__free(struct fold *f)
 	if (!f)
 		return;
 	free(f->slots);
+	free(f->sorted);
+	free(f->changed);
+	free(f->removed);
+	free(f->recent[0]);
+	free(f->recent[1]);
 	free(f);
+}
+
+void fold__set_canon(struct fold *f,
+		     void (*canon)(void *ctx, struct sp_key *key), void *ctx)
+{
+	f->canon = canon;
+	f->canon_ctx = ctx;
 }
 
 struct sp_key fold__key(const struct fold *f, const struct sp_key *key)
@@ -78,6 +132,8 @@ struct sp_key fold__key(const struct fold *f, const struct sp_key *key)
 		k.tid = 0;
 		k.owner_tid = 0;
 	}
+	if (f->canon)
+		f->canon(f->canon_ctx, &k);
 	return k;
 }
 
@@ -141,11 +197,16 @@ static struct fold_slot *fold__claim(struct fold *f, const struct sp_key *target
 
 	if ((f->used + 1) * 4 > f->cap * 3 && fold__grow(f))
 		return NULL;
+	if (array__grow(&f->changed, &f->cap_changed, f->n_changed + 1,
+			sizeof(*f->changed)))
+		return NULL;
+	f->changed[f->n_changed++] = *target;
 	slot = fold__slot(f->slots, f->cap, target);
 	if (!slot->used) {
 		slot->used = true;
 		slot->key = *target;
 		f->used++;
+		f->used_pid0 += !target->pid;
 	}
 	return slot;
 }
@@ -218,41 +279,157 @@ int fold__add_hist(struct fold *f, const struct sp_key *key,
 	return 0;
 }
 
-int fold__into(const struct fold *f, struct snapshot *snap, uint64_t closing)
+/* A slot's rows as a snapshot's entry, read as window `closing` closed. */
+static void fold__entry_of(const struct fold_slot *slot, uint64_t closing,
+			   struct snapshot_entry *e)
 {
-	for (size_t i = 0; i < f->cap; i++) {
-		int err;
+	memset(e, 0, sizeof(*e));
+	e->key = slot->key;
+	if (slot->has_value) {
+		e->count = slot->value.count;
+		e->wait_ns = slot->value.wait_ns;
+		e->failed = slot->value.failed;
+		e->failed_ns = slot->value.failed_ns;
+		e->futile = slot->value.futile;
+		e->max_ns = slot->value.max_ns;
+		e->window_max_ns = window_max(&slot->value, closing);
+	}
+	if (slot->has_hold) {
+		e->hold_count = slot->hold.count;
+		e->hold_ns = slot->hold.wait_ns;
+		e->hold_max_ns = slot->hold.max_ns;
+		e->hold_window_max_ns = window_max(&slot->hold, closing);
+	}
+	for (int i = 0; slot->has_hist && i < SP_HIST_SLOTS; i++)
+		e->hist[i] = slot->hist.slot[i];
+}
 
-		const struct fold_slot *slot = &f->slots[i];
+static int cmp_key(const void *a, const void *b)
+{
+	return snapshot__key_cmp(a, b);
+}
 
-		if (!slot->used)
-			continue;
-		err = slot->has_value ? snapshot__add(snap, &slot->key,
-						      &slot->value, 1, closing)
-				      : 0;
-		if (!err && slot->has_hold)
-			err = snapshot__add_hold(snap, &slot->key, &slot->hold,
-						 1, closing);
-		if (!err && slot->has_hist)
-			err = snapshot__add_hist(snap, &slot->key, &slot->hist);
-		if (err)
-			return err;
+/* Sorts keys and drops repeats; the count left. */
+static size_t sort_unique(struct sp_key *keys, size_t n)
+{
+	size_t out = 0;
+
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_key);
+	for (size_t i = 0; i < n; i++)
+		if (!out || snapshot__key_cmp(&keys[out - 1], &keys[i]))
+			keys[out++] = keys[i];
+	return out;
+}
+
+/*
+ * Adds the recent keys to the changed ones, and makes the changed ones
+ * (n_new, before those) the newest recent ones.  0 or -ENOMEM.
+ */
+static int fold__age(struct fold *f)
+{
+	size_t n_new = f->n_changed;
+	struct sp_key *newest;
+
+	for (int g = 0; g < 2; g++) {
+		if (array__grow(&f->changed, &f->cap_changed,
+				f->n_changed + f->n_recent[g],
+				sizeof(*f->changed)))
+			return -ENOMEM;
+		memcpy(f->changed + f->n_changed, f->recent[g],
+		       f->n_recent[g] * sizeof(*f->changed));
+		f->n_changed += f->n_recent[g];
+	}
+	/* The oldest's array holds the newest from now on. */
+	if (array__grow(&f->recent[1], &f->cap_recent[1], n_new,
+			sizeof(*f->recent[1])))
+		return -ENOMEM;
+	newest = f->recent[1];
+	memcpy(newest, f->changed, n_new * sizeof(*newest));
+	f->recent[1] = f->recent[0];
+	f->n_recent[1] = f->n_recent[0];
+	f->recent[0] = newest;
+	f->n_recent[0] = sort_unique(newest, n_new);
+	{
+		size_t cap = f->cap_recent[1];
+
+		f->cap_recent[1] = f->cap_recent[0];
+		f->cap_recent[0] = cap;
 	}
 	return 0;
 }
 
-/* Adds a slot's rows into the slot of the same key in slots. */
-static struct fold_slot *fold__put(struct fold_slot *slots, size_t cap,
-				   const struct fold_slot *from,
-				   const struct sp_key *key, uint64_t open)
+/*
+ * The sorted rows brought up to date: the rows that stayed unchanged
+ * are copied in order, the changed ones made again from their slots,
+ * the gone ones left out; one pass, with only the changed keys sorted.
+ * A row changed in the last two calls is made again too: its window
+ * maxima change as its windows close (the open one, then the next).
+ */
+const struct snapshot_entry *fold__entries(struct fold *f, uint64_t closing,
+					   size_t *n)
 {
-	struct fold_slot *to = fold__slot(slots, cap, key);
+	size_t nc, nr, i = 0, j = 0, r = 0, out = 0;
+	struct snapshot_entry *to;
 
-	if (!to->used) {
-		*to = *from;
-		to->key = *key;
-		return to;
+	*n = f->n_sorted;
+	if (!f->n_changed && !f->n_removed && !f->n_recent[0] &&
+	    !f->n_recent[1])
+		return f->sorted;
+	if (fold__age(f))
+		return NULL;
+	nc = sort_unique(f->changed, f->n_changed);
+	nr = sort_unique(f->removed, f->n_removed);
+	to = malloc((f->n_sorted + nc + 1) * sizeof(*to));
+	if (!to)
+		return NULL;
+	while (i < f->n_sorted || j < nc) {
+		int c = j == nc ? -1 : i == f->n_sorted ? 1
+			: snapshot__key_cmp(&f->sorted[i].key, &f->changed[j]);
+
+		if (c >= 0) {
+			const struct fold_slot *slot;
+
+			i += c == 0;	/* made again */
+			slot = f->cap ? fold__slot(f->slots, f->cap,
+						   &f->changed[j]) : NULL;
+			if (slot && slot->used)
+				fold__entry_of(slot, closing, &to[out++]);
+			j++;
+			continue;
+		}
+		while (r < nr && snapshot__key_cmp(&f->removed[r],
+						   &f->sorted[i].key) < 0)
+			r++;
+		if (r < nr && !snapshot__key_cmp(&f->removed[r],
+						 &f->sorted[i].key)) {
+			i++;
+			continue;
+		}
+		to[out++] = f->sorted[i++];
 	}
+	free(f->sorted);
+	f->sorted = to;
+	f->n_sorted = out;
+	f->n_removed = f->n_changed = 0;
+	*n = out;
+	return to;
+}
+
+int fold__into(struct fold *f, struct snapshot *snap, uint64_t closing)
+{
+	size_t n;
+	const struct snapshot_entry *rows = fold__entries(f, closing, &n);
+
+	if (!rows && n)
+		return -ENOMEM;
+	return snapshot__join(snap, rows, n);
+}
+
+/* Adds from's rows into to (both of one key). */
+static void fold__merge_slot(struct fold_slot *to, const struct fold_slot *from,
+			     uint64_t open)
+{
 	if (from->has_value)
 		fold__merge(&to->value, &from->value, open);
 	if (from->has_hold)
@@ -262,7 +439,36 @@ static struct fold_slot *fold__put(struct fold_slot *slots, size_t cap,
 	to->has_value |= from->has_value;
 	to->has_hold |= from->has_hold;
 	to->has_hist |= from->has_hist;
-	return NULL;
+}
+
+/* Takes slot i out of the table (linear probing: the run after it moves
+   back, so that no lookup stops early at the hole). */
+static void fold__delete(struct fold *f, size_t i)
+{
+	size_t mask = f->cap - 1, j = i;
+
+	f->used_pid0 -= !f->slots[i].key.pid;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!f->slots[j].used)
+			break;
+		home = (size_t)key_hash(&f->slots[j].key) & mask;
+		/* j may fill the hole at i unless its home lies in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		f->slots[i] = f->slots[j];
+		i = j;
+	}
+	memset(&f->slots[i], 0, sizeof(f->slots[i]));
+	f->used--;
+}
+
+/* The row of process 0 that takes key's waits beyond the bound. */
+static struct sp_key fold__other(const struct sp_key *key)
+{
+	return (struct sp_key){ .type = key->type };
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -272,38 +478,66 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Only the forgotten processes' rows are touched: they are copied out,
+ * deleted, and claimed again under process 0.  Rebuilding the table at
+ * each read that forgot one process cost a copy of every row.
+ */
 int fold__forget_pids(struct fold *f, pid_t *pids, size_t n,
 		      uint64_t open, struct snapshot *snap)
 {
-	struct fold_slot *slots;
-	size_t used = 0;
+	struct fold_slot *out = NULL;
+	size_t n_out = 0, cap_out = 0;
+	int err = 0;
 
 	if (!n || !f->used)
 		return 0;
 	qsort(pids, n, sizeof(*pids), cmp_pid);
-	slots = calloc(f->cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
 	for (size_t i = 0; i < f->cap; i++) {
 		const struct fold_slot *from = &f->slots[i];
 		pid_t pid = (pid_t)from->key.pid;
-		struct sp_key key = from->key;
 
-		if (!from->used)
+		if (!from->used || !pid ||
+		    !bsearch(&pid, pids, n, sizeof(*pids), cmp_pid))
 			continue;
-		if (pid && bsearch(&pid, pids, n, sizeof(*pids), cmp_pid)) {
-			key.pid = 0;
-			if (snapshot__add_move(snap, &from->key, &key)) {
-				free(slots);
-				return -ENOMEM;
-			}
+		if (array__grow(&out, &cap_out, n_out + 1, sizeof(*out))) {
+			free(out);
+			return -ENOMEM;
 		}
-		used += fold__put(slots, f->cap, from, &key, open) != NULL;
+		out[n_out++] = *from;
 	}
-	free(f->slots);
-	f->slots = slots;
-	f->used = used;
-	return 0;
+	for (size_t k = 0; k < n_out; k++) {
+		struct fold_slot *slot = fold__slot(f->slots, f->cap,
+						    &out[k].key);
+
+		fold__delete(f, (size_t)(slot - f->slots));
+	}
+	for (size_t k = 0; k < n_out && !err; k++) {
+		struct sp_key key = out[k].key;
+		struct fold_slot *slot;
+
+		key.pid = 0;
+		if (f->max_pid0 && f->used_pid0 >= f->max_pid0 &&
+		    !fold__slot(f->slots, f->cap, &key)->used) {
+			key = fold__other(&key);
+			f->merged++;
+		}
+		err = snapshot__add_move(snap, &out[k].key, &key);
+		if (!err)
+			err = array__grow(&f->removed, &f->cap_removed,
+					  f->n_removed + 1, sizeof(*f->removed));
+		if (err)
+			break;
+		f->removed[f->n_removed++] = out[k].key;
+		slot = fold__claim(f, &key);
+		if (!slot) {
+			err = -ENOMEM;
+			break;
+		}
+		fold__merge_slot(slot, &out[k], open);
+	}
+	free(out);
+	return err;
 }
 
 void fold__thread_exited(struct fold *f)
@@ -320,4 +554,19 @@ size_t fold__threads(const struct fold *f)
 size_t fold__rows(const struct fold *f)
 {
 	return f->used;
+}
+
+size_t fold__rows_forgotten(const struct fold *f)
+{
+	return f->used_pid0;
+}
+
+void fold__set_max_forgotten(struct fold *f, size_t n)
+{
+	f->max_pid0 = n;
+}
+
+uint64_t fold__merged(const struct fold *f)
+{
+	return f->merged;
 }

@@ -15,6 +15,7 @@
 
 #include "array.h"
 #include "fold.h"
+#include "latewalk.h"
 #include "sortorder.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
@@ -28,6 +29,83 @@ void probes__set_translate(struct probes *p,
 {
 	p->translate = translate;
 	p->translate_ctx = ctx;
+}
+
+/*
+ * Several processes: a row's key with its object and call site as
+ * canonical addresses (procspace.h), as reports key it; the stack stays
+ * the thread's, whose id the kernel's stack table knows.
+ */
+static struct sp_key probes__live_key(const struct probes *p,
+				      const struct sp_key *raw)
+{
+	struct sp_key k = *raw;
+
+	if (p->translate) {
+		k.callsite = p->translate(p->translate_ctx, (pid_t)k.pid,
+					  k.callsite);
+		k.object = p->translate(p->translate_ctx, (pid_t)k.pid,
+					k.object);
+	}
+	return k;
+}
+
+/*
+ * The frames of a row's stack, canonical: the table's when a read kept
+ * them (translated then), else the raw ones a drain holds or the
+ * kernel's, translated now.  False when none has them (lost: counted).
+ */
+static bool probes__stack_frames(struct probes *p, pid_t pid, uint64_t id,
+				 uint64_t *pcs, uint32_t *n, uint32_t *end)
+{
+	const uint64_t *frames;
+	enum stacktab_end e;
+
+	if (!stacktab__get(p->stacks, stacktab__canonical(p->stacks, id),
+			   &frames, n, &e)) {
+		memcpy(pcs, frames, *n * sizeof(*pcs));
+		*end = (uint32_t)e;
+		return true;
+	}
+	/* Drained and held raw, or made since the last drain. */
+	if (probes__raw_stack(p, id, &frames, n, &e))
+		return false;
+	*end = (uint32_t)e;
+	for (uint32_t k = 0; k < *n; k++)
+		pcs[k] = p->translate(p->translate_ctx, pid, frames[k]);
+	return true;
+}
+
+/*
+ * A folded row's stack under the id of its canonical frames (the id the
+ * kernel would give them: for the process whose addresses are the
+ * canonical ones, its own id), kept in the session's table: the runs of
+ * one program, each with its own addresses, fold into one row.  A stack
+ * whose frames are lost keeps its id.
+ */
+static void probes__canonical_stack(void *ctx, struct sp_key *key)
+{
+	struct probes *p = ctx;
+	uint64_t pcs[SP_STACK_MAX_DEPTH], id;
+	const uint64_t *frames;
+	enum stacktab_end e;
+	uint32_t n, end, have;
+
+	if (!key->stack_id || !p->translate || !p->stacks ||
+	    !probes__stack_frames(p, (pid_t)key->pid, key->stack_id, pcs, &n,
+				  &end))
+		return;
+	id = latewalk__stack_id(pcs, n, end);
+	if (stacktab__get(p->stacks, id, &frames, &have, &e) &&
+	    stacktab__add(p->stacks, id, pcs, n, (enum stacktab_end)end))
+		return;
+	key->stack_id = id;
+}
+
+void probes__set_stacks(struct probes *p, struct stacktab *tab)
+{
+	p->stacks = tab;
+	fold__set_canon(p->fold, probes__canonical_stack, p);
 }
 
 /*
@@ -84,7 +162,9 @@ static int probes__fold_holds(struct probes *p, const __u32 *dead,
 		/* A deleted key's successor is the next one after prev. */
 		if (bsearch(&next.tid, dead, n_dead, sizeof(*dead), order__u32_at) &&
 		    !bpf_map_lookup_and_delete_elem(fd, &next, &row)) {
-			err = fold__add_hold(p->fold, &next, &row, p->window);
+			struct sp_key key = probes__live_key(p, &next);
+
+			err = fold__add_hold(p->fold, &key, &row, p->window);
 			continue;
 		}
 		prev = next;
@@ -219,6 +299,7 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	for (size_t i = 0; i < n_dead; i++)
 		fold__thread_exited(p->fold);
 	for (size_t i = 0; i < n && n_dead && !err; i++) {
+		struct sp_key key = probes__live_key(p, &p->keys[i]);
 		struct sp_value last;
 
 		if (!bsearch(&p->keys[i].tid, dead, n_dead, sizeof(*dead), order__u32_at))
@@ -227,10 +308,10 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 		if (bpf_map_lookup_and_delete_elem(fd, &p->keys[i], &last))
 			continue;
 		gone[i] = true;
-		err = fold__add(p->fold, &p->keys[i], &last, p->window, snap);
+		err = fold__add(p->fold, &key, &last, p->window, snap);
 		if (!err && !bpf_map_lookup_and_delete_elem(hist_fd,
 							    &p->keys[i], &hist))
-			err = fold__add_hist(p->fold, &p->keys[i], &hist);
+			err = fold__add_hist(p->fold, &key, &hist);
 	}
 	if (!err && n_dead && p->hold)
 		err = probes__fold_holds(p, dead, n_dead);
@@ -275,12 +356,12 @@ static int probes__add_side(struct probes *p, bool hist, int stats_fd,
 			    const struct sp_key *key, const void *value,
 			    struct snapshot *snap, uint64_t closing)
 {
-	struct sp_key at = *key;
+	struct sp_key at = probes__live_key(p, key);
 	struct sp_value row;
 
 	if (!bsearch(key, live, n_live, sizeof(*live), cmp_key) &&
 	    bpf_map_lookup_elem(stats_fd, key, &row))
-		at = fold__key(p->fold, key);
+		at = fold__key(p->fold, &at);
 	return hist ? snapshot__add_hist(snap, &at, value)
 		    : snapshot__add_hold(snap, &at, value, 1, closing);
 }
@@ -384,18 +465,22 @@ int probes__read(struct probes *p, struct snapshot **out)
 			goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct sp_key key;
+
 		if (gone[i])
 			continue;
-		err = snapshot__add(snap, &p->keys[i], &p->values[i], 1, closing);
+		key = probes__live_key(p, &p->keys[i]);
+		err = snapshot__add(snap, &key, &p->values[i], 1, closing);
 		if (err)
 			goto fail;
 		/* The rows still in the map, for the side maps' lookups. */
 		p->keys[live++] = p->keys[i];
 	}
 	qsort(p->keys, live, sizeof(*p->keys), cmp_key);
+	/* The live rows sorted, the folded ones joined in one pass: only
+	   what changed is sorted (fold.c).  Sorted, so the side maps' rows
+	   add to their rows in place. */
 	err = fold__into(p->fold, snap, closing);
-	/* Sorted, so the side maps' rows add to their rows in place. */
-	snapshot__seal(snap);
 	if (!err)
 		err = probes__read_side(p, hist_fd, fd, p->keys, live, snap,
 					closing);
@@ -413,6 +498,14 @@ fail:
 	free(gone);
 	snapshot__free(snap);
 	return err;
+}
+
+void probes__exited_rows(const struct probes *p, size_t *rows,
+			 size_t *forgotten, uint64_t *merged)
+{
+	*rows = fold__rows(p->fold);
+	*forgotten = fold__rows_forgotten(p->fold);
+	*merged = fold__merged(p->fold);
 }
 
 int probes__read_blame(struct probes *p, struct snapshot **out)

@@ -200,6 +200,12 @@ void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);
  */
 int probes__read(struct probes *p, struct snapshot **out);
 /*
+ * The rows of exited threads kept; of them, of forgotten processes; and
+ * the rows merged into the "other" rows by their bound (fold.h).
+ */
+void probes__exited_rows(const struct probes *p, size_t *rows,
+			 size_t *forgotten, uint64_t *merged);
+/*
  * Several processes: the frames probes__read_stacks keeps are
  * translate(ctx, pid, pc) of the raw ones (canonical addresses).
  */
@@ -207,6 +213,13 @@ void probes__set_translate(struct probes *p,
 			   uint64_t (*translate)(void *ctx, pid_t pid,
 						 uint64_t pc),
 			   void *ctx);
+/*
+ * Several processes: tab (the one probes__read_stacks fills) keeps the
+ * canonical stacks of folded rows too, and probes__read gives every key
+ * with canonical addresses (see probes__set_translate) and the folded
+ * rows' stacks by their canonical frames.
+ */
+void probes__set_stacks(struct probes *p, struct stacktab *tab);
 /*
  * Adds to tab the stacks of snap's entries that it does not have yet,
  * after draining the kernel's stacks table (stackread.c): a stack read

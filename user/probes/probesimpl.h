@@ -204,6 +204,7 @@ struct probes {
 	uint64_t lost_events_seen;	/* SP_CNT_LOST_PROC_EVENTS, last read */
 	uint64_t (*translate)(void *ctx, pid_t pid, uint64_t pc);
 	void *translate_ctx;
+	struct stacktab *stacks;	/* the session's, for folded rows */
 };
 
 /* stackread.c */

@@ -40,6 +40,11 @@ struct feed_health {
 	uint64_t duty_window_ns, duty_ns, duty_cut;
 	uint64_t kernel_rows;		/* the stats map's, at the last read */
 	uint64_t kernel_stacks;		/* the stacks map's, at the last read */
+	/* Rows of exited threads kept (fold.h); of them, those of
+	   processes no longer named (process 0). */
+	size_t exited_rows;
+	size_t exited_rows_forgotten;
+	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
 };
 
 /*

@@ -764,6 +764,19 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 	fprintf(out, "syncprof_serve_loop_seconds_total{work=\"read\"} %.6f\n"
 		"syncprof_serve_loop_seconds_total{work=\"profiles\"} %.6f\n",
 		h->loop_read_seconds, h->loop_profile_seconds);
+	write_family(out, "syncprof_exited_rows", "gauge",
+		     "Rows of exited threads kept: of processes still named "
+		     "(the newest exited), and of those forgotten, merged by "
+		     "program, call site and stack.");
+	fprintf(out, "syncprof_exited_rows{processes=\"named\"} %zu\n",
+		h->exited_rows - h->exited_rows_forgotten);
+	fprintf(out, "syncprof_exited_rows{processes=\"forgotten\"} %zu\n",
+		h->exited_rows_forgotten);
+	write_family(out, "syncprof_exited_rows_merged_total", "counter",
+		     "Rows of forgotten processes merged into the \"other\" "
+		     "row of their lock type by the bound on such rows.");
+	fprintf(out, "syncprof_exited_rows_merged_total %" PRIu64 "\n",
+		h->exited_rows_merged);
 	write_family(out, "syncprof_resident_memory_bytes", "gauge",
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",

@@ -57,6 +57,10 @@ struct metrics_health {
 	unsigned int duty_pct;
 	double duty_window_seconds, duty_seconds;
 	uint64_t duty_cut;
+	/* The rows of exited threads kept; those of forgotten processes. */
+	size_t exited_rows;
+	size_t exited_rows_forgotten;
+	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

@@ -86,6 +86,9 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.charges_lost = { d->blame_full, d->caused_full },
 		.kernel_rows = w->health.kernel_rows,
 		.kernel_stacks = w->health.kernel_stacks,
+		.exited_rows = w->health.exited_rows,
+		.exited_rows_forgotten = w->health.exited_rows_forgotten,
+		.exited_rows_merged = w->health.exited_rows_merged,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

@@ -659,25 +659,26 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 	return waiting;
 }
 
-/*
- * Reads the probes: the change since the read before joins pending.
- * Every read goes through here, reports or not (see fold.c).
- */
+/* Reads the probes: the change since the read before joins pending.
+   Every read goes through here, reports or not (see fold.c). */
 int session__read(struct session *s)
 {
 	struct reports *r = s->reports;
 	struct snapshot *snap, *delta = NULL, *sum = NULL;
 	int err;
 
-	/* No probes: the target exited before they were attached. */
+	/* Several: told exits and first waits first (folded rows are named
+	   as they go).  No probes: the target exited before they attached. */
+	if (s->probes && session__space(s))
+		session__take_events(s);
 	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
 	if (err)
 		return err;
 	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err)
+	if (!err)	/* keys canonical already: probes__set_stacks */
 		err = session__now(s, &r->read_ns);
-	session__rekey(s, snap);
+	err = err ? err : snapshot__follow(&r->pending, snap);
 	if (err) {
 		snapshot__free(snap);
 		return err;

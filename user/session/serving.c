@@ -129,6 +129,10 @@ int session__serve_publish(struct session *s)
 		health.kernel_rows = probes__rows_read(s->probes);
 		health.kernel_stacks = probes__stacks_drained(s->probes);
 	}
+	if (s->probes)
+		probes__exited_rows(s->probes, &health.exited_rows,
+				    &health.exited_rows_forgotten,
+				    &health.exited_rows_merged);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);

@@ -511,6 +511,8 @@ int session__start(struct session *s, char *library, size_t len,
 		return err;
 	if (several)
 		probes__set_translate(s->probes, session__translate, s);
+	if (several)
+		probes__set_stacks(s->probes, s->stacks);
 	report_unwind_tables(s);
 	err = probes__attach(s->probes, library);
 	/* The report's window: from the probes live, not their load. */

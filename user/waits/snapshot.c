@@ -274,6 +274,39 @@ void snapshot__seal(struct snapshot *snap)
 	snap->sealed = out;
 }
 
+int snapshot__join(struct snapshot *snap, const struct snapshot_entry *rows,
+		   size_t n)
+{
+	struct snapshot_entry *to;
+	size_t i = 0, j = 0, out = 0, cap;
+
+	snapshot__seal(snap);
+	if (!n)
+		return 0;
+	cap = snap->count + n;
+	to = malloc(cap * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	while (i < snap->count || j < n) {
+		int c = i == snap->count ? 1 : j == n ? -1
+			: snapshot__key_cmp(&snap->entries[i].key, &rows[j].key);
+
+		if (c < 0) {
+			to[out++] = snap->entries[i++];
+		} else if (c > 0) {
+			to[out++] = rows[j++];
+		} else {
+			to[out] = snap->entries[i++];
+			wait_stats__add(&to[out++].stats, &rows[j++].stats);
+		}
+	}
+	free(snap->entries);
+	snap->entries = to;
+	snap->count = snap->sealed = out;
+	snap->cap = cap;
+	return 0;
+}
+
 void snapshot__rekey(struct snapshot *snap,
 		     void (*fn)(void *ctx, struct sp_key *key), void *ctx)
 {
@@ -410,17 +443,129 @@ static int snapshot__rekeyed(const struct snapshot *prev,
 	return 0;
 }
 
+/*
+ * The rows prev holds under keys cur moved rows to: the moved rows under
+ * their new keys, with prev's own row of that key (unless it moved too);
+ * sealed.  A read moves a few rows: prev is not copied for them.
+ */
+static int snapshot__moved_rows(const struct snapshot *prev,
+				const struct snapshot *cur,
+				struct snapshot **out)
+{
+	struct snapshot *moved;
+	int err = snapshot__new(&moved);
+
+	for (size_t i = 0; !err && i < cur->n_moves; i++) {
+		const struct snapshot_entry *from =
+			snapshot__find(prev, &cur->moves[i].from);
+		struct snapshot_entry *e;
+
+		if (!from)
+			continue;
+		e = snapshot__append(moved);
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		*e = *from;
+		e->key = cur->moves[i].to;
+	}
+	if (err) {
+		snapshot__free(moved);
+		return err;
+	}
+	snapshot__seal(moved);
+	for (size_t i = 0; i < moved->count; i++) {
+		const struct sp_key *k = &moved->entries[i].key;
+		const struct snapshot_entry *own = snapshot__find(prev, k);
+
+		if (own && snapshot__moved(cur, k) == k)
+			wait_stats__add(&moved->entries[i].stats, &own->stats);
+	}
+	*out = moved;
+	return 0;
+}
+
+/* The growth of c over p (NULL: none before), or false when none. */
+static bool snapshot__growth(const struct snapshot_entry *c,
+			     const struct snapshot_entry *p,
+			     struct snapshot_entry *d)
+{
+	*d = *c;
+	if (p) {
+		d->count = growth(c->count, p->count);
+		d->wait_ns = growth(c->wait_ns, p->wait_ns);
+		d->failed = growth(c->failed, p->failed);
+		d->failed_ns = growth(c->failed_ns, p->failed_ns);
+		d->futile = growth(c->futile, p->futile);
+		for (size_t k = 0; k < SP_HIST_SLOTS; k++)
+			d->hist[k] = growth(c->hist[k], p->hist[k]);
+		d->hold_count = growth(c->hold_count, p->hold_count);
+		d->hold_ns = growth(c->hold_ns, p->hold_ns);
+	}
+	if (!d->count && !d->wait_ns && !d->failed && !d->hold_count &&
+	    !d->futile)
+		return false;
+	/*
+	 * The window's own maximum; a call that ended between the window
+	 * switch and the read is in the next window's maximum, but if it
+	 * raised the all-time maximum it is this one's.
+	 */
+	d->max_ns = c->window_max_ns;
+	if ((!p || c->max_ns > p->max_ns) && c->max_ns > d->max_ns)
+		d->max_ns = c->max_ns;
+	d->hold_max_ns = c->hold_window_max_ns;
+	if ((!p || c->hold_max_ns > p->hold_max_ns) &&
+	    c->hold_max_ns > d->hold_max_ns)
+		d->hold_max_ns = c->hold_max_ns;
+	return true;
+}
+
+/* Where a sorted walk finds the entries of prev, in ascending keys. */
+struct snapshot_cursor {
+	const struct snapshot *snap;
+	size_t at;
+	bool linear;	/* keys asked in ascending order, snap sealed */
+};
+
+/* The entry of key, for ascending keys: one pass down the snapshot. */
+static const struct snapshot_entry *
+snapshot__cursor_find(struct snapshot_cursor *c, const struct sp_key *key)
+{
+	const struct snapshot *s = c->snap;
+
+	if (!c->linear)
+		return s ? snapshot__find(s, key) : NULL;
+	while (s && c->at < s->count &&
+	       snapshot__key_cmp(&s->entries[c->at].key, key) < 0)
+		c->at++;
+	if (s && c->at < s->count &&
+	    !snapshot__key_cmp(&s->entries[c->at].key, key))
+		return &s->entries[c->at];
+	return NULL;
+}
+
+/*
+ * cur and prev sealed (every read's are): one pass down both, as a
+ * merge, where a binary search of prev for each of cur's rows cost a
+ * server most of a read.  Rows that moved are looked up in the few
+ * rows moved_rows made.
+ */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out)
 {
 	struct snapshot *delta, *moved = NULL;
+	bool linear = cur->sealed == cur->count &&
+		      (!prev || prev->sealed == prev->count);
+	struct snapshot_cursor in_prev = { prev, 0, linear };
+	struct snapshot_cursor in_moved = { NULL, 0, linear };
 	int err;
 
 	if (prev && cur->n_moves) {
-		err = snapshot__rekeyed(prev, cur, &moved);
+		err = snapshot__moved_rows(prev, cur, &moved);
 		if (err)
 			return err;
-		prev = moved;
+		in_moved.snap = moved;
 	}
 	err = snapshot__new(&delta);
 	if (err) {
@@ -429,36 +574,19 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 	}
 	for (size_t i = 0; i < cur->count; i++) {
 		const struct snapshot_entry *c = &cur->entries[i];
-		const struct snapshot_entry *p = prev ? snapshot__find(prev, &c->key) : NULL;
-		struct snapshot_entry d = *c;
+		const struct snapshot_entry *p = snapshot__cursor_find(&in_moved,
+								       &c->key);
+		const struct snapshot_entry *own = snapshot__cursor_find(&in_prev,
+									 &c->key);
+		struct snapshot_entry d, *slot;
 
-		if (p) {
-			d.count = growth(c->count, p->count);
-			d.wait_ns = growth(c->wait_ns, p->wait_ns);
-			d.failed = growth(c->failed, p->failed);
-			d.failed_ns = growth(c->failed_ns, p->failed_ns);
-			d.futile = growth(c->futile, p->futile);
-			for (size_t k = 0; k < SP_HIST_SLOTS; k++)
-				d.hist[k] = growth(c->hist[k], p->hist[k]);
-			d.hold_count = growth(c->hold_count, p->hold_count);
-			d.hold_ns = growth(c->hold_ns, p->hold_ns);
-		}
-		if (!d.count && !d.wait_ns && !d.failed && !d.hold_count &&
-		    !d.futile)
+		/* prev's row of this key counts here unless it moved. */
+		if (!p && own && (!cur->n_moves ||
+				  snapshot__moved(cur, &c->key) == &c->key))
+			p = own;
+		if (!snapshot__growth(c, p, &d))
 			continue;
-		/*
-		 * The window's own maximum; a call that ended between the
-		 * window switch and the read is in the next window's maximum,
-		 * but if it raised the all-time maximum it is this one's.
-		 */
-		d.max_ns = c->window_max_ns;
-		if ((!p || c->max_ns > p->max_ns) && c->max_ns > d.max_ns)
-			d.max_ns = c->max_ns;
-		d.hold_max_ns = c->hold_window_max_ns;
-		if ((!p || c->hold_max_ns > p->hold_max_ns) &&
-		    c->hold_max_ns > d.hold_max_ns)
-			d.hold_max_ns = c->hold_max_ns;
-		struct snapshot_entry *slot = snapshot__append(delta);
+		slot = snapshot__append(delta);
 		if (!slot) {
 			snapshot__free(delta);
 			snapshot__free(moved);
@@ -469,6 +597,21 @@ int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 	snapshot__free(moved);
 	snapshot__seal(delta);	/* in cur's order: sorted already */
 	*out = delta;
+	return 0;
+}
+
+int snapshot__follow(struct snapshot **kept, const struct snapshot *cur)
+{
+	struct snapshot *moved;
+	int err;
+
+	if (!*kept || !cur->n_moves)
+		return 0;
+	err = snapshot__rekeyed(*kept, cur, &moved);
+	if (err)
+		return err;
+	snapshot__free(*kept);
+	*kept = moved;
 	return 0;
 }
 

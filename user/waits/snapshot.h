@@ -50,6 +50,13 @@ size_t snapshot__threads_exited(const struct snapshot *snap);
 /* Sorts and merges duplicate keys; call once before reading it. */
 void snapshot__seal(struct snapshot *snap);
 /*
+ * Adds n entries sorted by key, no key twice (a sealed snapshot's, the
+ * folded rows'), to snap: sealed first, then one pass down both, equal
+ * keys summed.  0 or -ENOMEM.
+ */
+int snapshot__join(struct snapshot *snap, const struct snapshot_entry *rows,
+		   size_t n);
+/*
  * Rewrites every key (entries and moves) with fn, then seals again:
  * entries fn makes equal merge.  Several processes: addresses become
  * canonical ones (procspace.h).
@@ -67,6 +74,12 @@ const struct snapshot_entry *snapshot__entries(const struct snapshot *snap);
  */
 int snapshot__delta(const struct snapshot *cur, const struct snapshot *prev,
 		    struct snapshot **out);
+/*
+ * *kept (a sum of deltas: what a report will show) with its rows under
+ * the keys cur moved them to, so that it holds no row of a thread or
+ * process cur folded away; 0 or -ENOMEM (*kept as it was).
+ */
+int snapshot__follow(struct snapshot **kept, const struct snapshot *cur);
 /*
  * a and b (either may be NULL) added key by key: counts, waits and
  * failures summed, maxima the larger; sealed.  Summing the deltas of
