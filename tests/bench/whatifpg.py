@@ -48,6 +48,8 @@ DELAY_US = int(os.environ.get("WHATIF_PG_DELAY_US", "4000"))
 CLIENTS = os.environ.get("WHATIF_PG_CLIENTS", "8")
 RUN_S = 3
 PAIRS = int(os.environ.get("WHATIF_PG_PAIRS", "5"))
+# WHATIF_PG_VERBOSE=1: syncprof's debug lines (each window's rate).
+VERBOSE = "-vv" if os.environ.get("WHATIF_PG_VERBOSE") else "-v"
 HANG_S = 300
 # PostgreSQL 15's lwlocknames.txt: WALWriteLock is main lock 8.
 WAL_WRITE_LOCK = 8
@@ -88,7 +90,7 @@ def predict(pg, addr):
         # Its backends forked, connected and in their loop.
         time.sleep(2)
         out = os.path.join(pg.dir, "whatif.json")
-        prof = subprocess.run([SYNCPROF, "-v", "--mode", "contended", "--pid",
+        prof = subprocess.run([SYNCPROF, VERBOSE, "--mode", "contended", "--pid",
                                str(pg.postmaster()), "--children", "-d", "2",
                                f"--what-if=0x{addr:x}", "--progress",
                                "CommitTransactionCommand", "--format",
