@@ -62,7 +62,16 @@ static void test_slow_progress_lengthens_the_window(void **state UNUSED)
 	make(400, 4750, 200e-6, &p, 0);
 	assert_true(fabs(p.window_s - WHATIFPLAN_MIN_UNITS / 400) < 1e-12);
 	make(50, 4750, 200e-6, &p, 0);
-	assert_true(fabs(p.window_s - WHATIFPLAN_WINDOW_MAX_S) < 1e-12);
+	assert_true(fabs(p.window_s - WHATIFPLAN_UNITS_MAX_S) < 1e-12);
+	/* A hold a unit, 3.8 ms each (preempted): still the units'
+	   window, every round, the budget past 3 s (16 x 0.4 s x 250/s x
+	   2.85 ms = 4.56 s expected). */
+	make(250, 250, 3.8e-3, &p, 0);
+	assert_true(fabs(p.window_s - WHATIFPLAN_MIN_UNITS / 250) < 1e-12);
+	assert_int_equal(p.rounds, WHATIFPLAN_ROUNDS_MAX);
+	assert_true(fabs(p.budget_s - 4.56 * WHATIFPLAN_MARGIN) < 1e-9);
+	make(150, 150, 6.5e-3, &p, 0);
+	assert_true(fabs(p.window_s - WHATIFPLAN_UNITS_MAX_S) < 1e-12);
 }
 
 /*

@@ -10,7 +10,9 @@
  * a flush, commits a group of transactions at each release: windows of
  * 0.15 s, long enough for 100 commits, saw 3 flushes each and read 0 to
  * 1052 commits/s with no delay at all).  So the window is the longer of
- * the two, within [WINDOW_MIN_S, WINDOW_MAX_S].
+ * the two: the units' at most UNITS_MAX_S (a slow target: the former
+ * windows, unchanged), the holds' at most WINDOW_MAX_S, at least
+ * WINDOW_MIN_S.
  *
  * The delay a round injects is expected at most window x holds per
  * second x (d25 + d50) (summed over threads: a lock held by several at
@@ -61,7 +63,8 @@ int whatifplan__make(const struct whatifplan_input *in,
 	if (!(in->rate > 0) || !(in->holds_per_s > 0) || !(in->hold_s > 0) ||
 	    !(in->max_delay_s > 0))
 		return -EINVAL;
-	window = WHATIFPLAN_MIN_UNITS / in->rate;
+	window = clamp(WHATIFPLAN_MIN_UNITS / in->rate, 0,
+		       WHATIFPLAN_UNITS_MAX_S);
 	if (WHATIFPLAN_MIN_HOLDS / in->holds_per_s > window)
 		window = WHATIFPLAN_MIN_HOLDS / in->holds_per_s;
 	out->window_s = clamp(window, WHATIFPLAN_WINDOW_MIN_S,

@@ -18,7 +18,8 @@
 #define WHATIFPLAN_MIN_UNITS	100.0
 #define WHATIFPLAN_MIN_HOLDS	40.0
 #define WHATIFPLAN_WINDOW_MIN_S	0.08
-#define WHATIFPLAN_WINDOW_MAX_S	1.0
+#define WHATIFPLAN_UNITS_MAX_S	0.5	/* the units' window at most */
+#define WHATIFPLAN_WINDOW_MAX_S	1.0	/* the holds' */
 /* The windows of one experiment, in all, at most. */
 #define WHATIFPLAN_TIME_MAX_S	45.0
 /* The delay budget: the plan's expected delay times the margin, within
