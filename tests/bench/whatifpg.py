@@ -154,6 +154,10 @@ def whatif_postgres(results):
                    "low_pct": w["low_pct"], "high_pct": w["high_pct"],
                    "bound": w["bound"], "hold_us": hold_us,
                    "lock_gain_pct": w["lock_gain_pct"],
+                   "cpu_cap_pct": w["cpu_cap_pct"],
+                   "windows": w["windows"],
+                   "delay_budget_ns": w["delay_budget_ns"],
+                   "injected_ns": w["injected_ns"],
                    "queue_gain_pct": w["queue_gain_pct"],
                    "rate_before": w["rate_before"],
                    "experiment_s": w["experiment_s"]}
