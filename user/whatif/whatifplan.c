@@ -25,8 +25,9 @@
  * (the hold phase's rate moves with the machine's load), never below
  * WHATIFPLAN_BUDGET_MIN_S nor above WHATIFPLAN_BUDGET_MAX_S; the rounds
  * are cut to fit the largest budget and the windows' time
- * (WHATIFPLAN_TIME_MAX_S), down to WHATIFPLAN_ROUNDS_MIN, below which
- * the median's interval is the extremes' and no prediction is made.
+ * (WHATIFPLAN_TIME_MAX_S), down to WHATIFPLAN_ROUNDS_MIN (12
+ * estimates, the fewest whose median's interval leaves out two on each
+ * side), below which no experiment is made.
  * An exclusive lock always fits: it is held at most all the time, so a
  * round injects at most 0.75 of a window, 0.75 s, and 8 rounds fit the
  * largest budget with the margin.  Only a lock held by several threads
