@@ -740,40 +740,6 @@ static int session__finish_late(struct session *s, bool final)
 }
 
 /*
- * What a report reads beside the waits: --blame's and --why's charges
- * and, in contended mode, the waits each site caused, keyed as the rows
- * are; none kept on an error.
- */
-static int session__read_charges(struct session *s, struct snapshot **blame,
-				 struct why **why, struct snapshot **caused)
-{
-	int err = 0;
-
-	*blame = *caused = NULL;
-	*why = NULL;
-	if (s->probes && s->opts->blame)
-		err = probes__read_blame(s->probes, blame);
-	if (!err && s->probes && s->opts->why)
-		err = probes__read_why(s->probes, why);
-	if (!err && s->probes && s->opts->mode == MODE_CONTENDED)
-		err = probes__read_caused(s->probes, caused);
-	/* The releases' stacks, by the releasers' processes (the keys'). */
-	if (!err && *blame)
-		err = probes__read_stacks(s->probes, *blame, s->stacks);
-	if (!err && *caused)
-		err = probes__read_stacks(s->probes, *caused, s->stacks);
-	session__rekey_why(s, *why);
-	session__rekey_blame(s, *blame);
-	session__rekey_blame(s, *caused);
-	if (err) {
-		snapshot__free(*blame);
-		snapshot__free(*caused);
-		why__free(*why);
-	}
-	return err;
-}
-
-/*
  * One report of the window since the last; the last report of the run
  * (final) also lists the waits still in progress.  Interval reports do
  * not: those waits are counted in the window where they end, and a

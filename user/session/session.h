@@ -120,6 +120,13 @@ void session__rename(struct session *s);
 void session__scope(struct session *s, char *buf, size_t len);
 void session__rekey(struct session *s, struct snapshot *snap);
 /* --blame's charges: objects by the waiter's process. */
+/*
+ * What a report reads beside the waits: --blame's and --why's charges
+ * and, in contended mode, the waits each site caused, keyed as the rows
+ * are; none kept on an error.
+ */
+int session__read_charges(struct session *s, struct snapshot **blame,
+			  struct why **why, struct snapshot **caused);
 void session__rekey_blame(struct session *s, struct snapshot *snap);
 /* --why's charges: rows and roots' sites merged the same way. */
 void session__rekey_why(struct session *s, struct why *w);
