@@ -108,7 +108,7 @@ to qemu-system-x86_64 (time, CPU, RSS; BENCH_BASE alongside).
 First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
-each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
+each (the duty sections' loads: BENCH_DUTY_SECONDS, default the same) (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
 what the findings cost (findings, servers.py): their CPU by syncprof -v's
 thread clock against all of syncprof's CPU, PostgreSQL under pgbench -C

@@ -101,6 +101,7 @@ class Memcached:
     """memcached -t 4 on 127.0.0.1 and an ephemeral port, no UDP."""
 
     def __init__(self):
+        self.seconds = SECONDS      # of each load
         self.port = str(free_port())
         self.server = subprocess.Popen(
             ["memcached", "-u", "nobody", "-l", "127.0.0.1", "-p", self.port,
@@ -123,9 +124,9 @@ class Memcached:
     def load(self):
         """Operations per second of memcaslap (90% get, 10% set)."""
         run = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{self.port}",
-                              "-T", "2", "-c", "16", "-t", f"{SECONDS}s"],
+                              "-T", "2", "-c", "16", "-t", f"{self.seconds}s"],
                              capture_output=True, text=True,
-                             timeout=SECONDS + 120)
+                             timeout=self.seconds + 120)
         m = re.search(r"TPS: (\d+)", run.stdout)
         if not m:
             raise RuntimeError(f"memcaslap: {run.stdout[-300:]} {run.stderr[-300:]}")
@@ -166,6 +167,7 @@ class MariaDB:
 
     def __init__(self, threads=4):
         self.threads = threads
+        self.seconds = SECONDS      # of each load
         self.dir = tempfile.mkdtemp(prefix="syncprof-bench-mariadb-")
         self.data = os.path.join(self.dir, "data")
         self.sock = os.path.join(self.dir, "sock")
@@ -211,14 +213,14 @@ class MariaDB:
             ["sysbench", "oltp_read_write", "--db-driver=mysql",
              "--mysql-socket=" + self.sock, "--mysql-user=root",
              "--mysql-db=test", *self.TABLES, *args],
-            capture_output=True, text=True, timeout=SECONDS + 300)
+            capture_output=True, text=True, timeout=self.seconds + 300)
 
     def pid(self):
         return self.server.pid
 
     def load(self):
         """Transactions per second of sysbench oltp_read_write."""
-        run = self.sysbench(f"--threads={self.threads}", f"--time={SECONDS}",
+        run = self.sysbench(f"--threads={self.threads}", f"--time={self.seconds}",
                             "run")
         m = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", run.stdout)
         if run.returncode or not m:
