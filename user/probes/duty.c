@@ -64,8 +64,9 @@
  * end, gated by the flag.  Each probed offset costs a switch the same,
  * called or not (the kernel puts its breakpoint in and takes it out of
  * every process mapping the file, under that process's mmap lock):
- * measured on memcached under memcaslap at load 16-19, a switch off
- * took 105-202 ms moving 10 offsets against 232-1668 ms moving 28.
+ * measured on memcached under memcaslap at load 10-17, a cycle's
+ * switches took 448 ms moving 10 offsets against 1,030 ms moving 28
+ * (medians of 4; on MariaDB no gain, docs/performance.md).
  * Rejected: choosing the switched set by the calls seen (a BPF counter
  * per function on every call, and a set that changes needs links
  * re-formed, each a switch of its own); keeping the entries attached and
