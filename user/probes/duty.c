@@ -61,9 +61,10 @@
  * time (probe_spec.switched: the mutexes' lock and trylock, the
  * condvars' waits, the rwlocks' plain locks and the four releases of
  * those); the others are kept attached from the first switch off to the
- * end, gated by the flag.  Each probed offset costs a switch the same,
- * called or not (the kernel puts its breakpoint in and takes it out of
- * every process mapping the file, under that process's mmap lock):
+ * end, gated by the flag.  Part of a switch's cost is per probed
+ * offset, called or not (the kernel puts its breakpoint in and takes it
+ * out of every process mapping the file, under that process's mmap
+ * lock):
  * measured on memcached under memcaslap at load 10-17, a cycle's
  * switches took 448 ms moving 10 offsets against 1,030 ms moving 28
  * (medians of 4; on MariaDB no gain, docs/performance.md).

@@ -23,8 +23,8 @@ struct syncprof_bpf;
  * switched: --duty attaches and detaches the function's probes at every
  * switch (duty.c); the others stay attached, gated by the window's flag.
  * The functions a lock-heavy program calls all the time are switched;
- * each probed offset costs a switch the same (the kernel walks every
- * process mapping the file, under its mmap lock), called or not.
+ * part of a switch's cost is per probed offset, called or not (the
+ * kernel walks every process mapping the file, under its mmap lock).
  */
 static const struct probe_spec {
 	const char *func;
