@@ -66,9 +66,12 @@ DEB_PKGS    += libclang-rt-14-dev
 DEB_PKGS    += uftrace
 
 # make bench compares with bpftrace doing full mode's job, and loads
-# memcached with memcaslap (section servers).
+# memcached with memcaslap (section servers), and a private MariaDB
+# (mariadb-server-core above; mariadb-install-db needs the client core's
+# my_print_defaults) with sysbench (section duty_mariadb).  Not the
+# mariadb-server package: its install starts the system's instance.
 ifeq ($(BENCH),1)
-DEB_PKGS    += bpftrace memcached libmemcached-tools
+DEB_PKGS    += bpftrace memcached libmemcached-tools mariadb-client-core sysbench
 endif
 
 ifeq ($(V),1)

@@ -1,4 +1,5 @@
-"""make bench, section duty: full mode that can stay on (--duty PCT).
+"""make bench, sections duty and duty_mariadb: full mode that can stay
+on (--duty PCT).
 
 memcached (4 threads, servers.Memcached) under memcaslap, paired runs:
 each profiled run right after an unprofiled one, for continuous full
@@ -6,11 +7,17 @@ mode (--hold) and --duty 50, 20 and 5 (--hold too); the slowdown is
 the median of the ratios.  The figures that full mode measures are set
 against continuous full mode's: the acquisition rate (lock calls per
 second, --duty's estimated) and the mean hold time, each the median over
-the pairs, from the JSON report.  The rate --duty estimates is the one
+the pairs, from the JSON report, with what the switches cost: the share
+of the run the probes were attached and the switches' kernel time per
+cycle, a detach and an attach (JSON duty.attached_ns, switch_ns,
+switches).  The rate --duty estimates is the one
 the windows saw, the target probed, which is continuous full mode's
 (lock calls per memcaslap operation would not do: the operations of the
 periods off, unprobed, come faster).  The machine's
 load average is quoted before and after.
+
+Section duty_mariadb: the same pairs on Debian's MariaDB, a private
+instance (servers.MariaDB) under sysbench oltp_read_write (4 threads).
 
 Then the test targets, whose truth is their own (targets()): workload
 (two threads on one mutex, 10,000 calls each with holds of 200 us,
@@ -28,6 +35,11 @@ import tempfile
 import time
 
 import servers
+
+# Each load under --duty: the switches stretch the periods (up to 8 s)
+# when they are slow, and a run needs many windows for its sampling
+# error to fall (BENCH_DUTY_SECONDS: longer loads than the servers').
+SECONDS = int(os.environ.get("BENCH_DUTY_SECONDS", str(servers.SECONDS)))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
@@ -87,30 +99,38 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def duty(results, syncprof, pairs):
-    out = results["duty"] = {"seconds": servers.SECONDS, "pairs": pairs,
-                             "load_before": loadavg()}
-    print(f"duty: memcached (4 threads) under memcaslap (2 threads, 16 "
-          f"connections, {servers.SECONDS} s), paired runs, medians of "
-          f"{pairs}; load average {out['load_before']:.1f} at the start")
+def share(r, key):
+    """A --duty run's share of its time: the windows' (on_ns) or the
+    probes' attached (attached_ns)."""
+    d = r["duty"]
+    return d[key] / (d["on_ns"] + d["off_ns"]) if d else None
+
+
+def switch_ms(r):
+    """A --duty run's kernel time per cycle of switches (a detach and an
+    attach), in ms."""
+    d = r["duty"]
+    return d["switch_ns"] / d["switches"] / 1e6 if d and d["switches"] else None
+
+
+def paired(out, server, syncprof, pairs):
+    """The pairs on one server, then the table: out[case] the medians."""
+    runs = {name: [] for name, _ in CASES}
+    for _ in range(pairs):
+        for name, args in CASES:
+            load = loadavg()
+            plain = server.load()
+            prof = profiled(syncprof, server, args)
+            prof["load"] = load
+            prof["plain_ops_per_s"] = plain
+            prof["ratio"] = prof["ops_per_s"] / plain
+            prof["calls_per_op"] = prof["calls_per_s"] / prof["ops_per_s"]
+            runs[name].append(prof)
     header = (f"{'mode':8} {'ops/s none':>10} {'with':>9} {'ratio':>6} "
               f"{'calls/s':>9} {'vs full':>8} {'hold ns':>8} {'vs full':>8} "
-              f"{'on %':>5}")
+              f"{'on %':>5} {'att %':>5} {'sw ms':>6}")
     print(header)
     print("-" * len(header))
-    server = servers.Memcached()
-    runs = {name: [] for name, _ in CASES}
-    try:
-        for _ in range(pairs):
-            for name, args in CASES:
-                plain = server.load()
-                prof = profiled(syncprof, server, args)
-                prof["plain_ops_per_s"] = plain
-                prof["ratio"] = prof["ops_per_s"] / plain
-                prof["calls_per_op"] = prof["calls_per_s"] / prof["ops_per_s"]
-                runs[name].append(prof)
-    finally:
-        server.stop()
     base = None
     for name, _ in CASES:
         r = runs[name]
@@ -121,9 +141,9 @@ def duty(results, syncprof, pairs):
             "calls_per_op": median([x["calls_per_op"] for x in r]),
             "calls_per_s": median([x["calls_per_s"] for x in r]),
             "hold_mean_ns": median([x["hold_mean_ns"] for x in r]),
-            "on_share": median([x["duty"]["on_ns"] / (x["duty"]["on_ns"] +
-                                                       x["duty"]["off_ns"])
-                                for x in r if x["duty"]]),
+            "on_share": median([share(x, "on_ns") for x in r]),
+            "attached_share": median([share(x, "attached_ns") for x in r]),
+            "switch_ms": median([switch_ms(x) for x in r]),
             "runs": r,
         }
         if base is None:
@@ -134,16 +154,70 @@ def duty(results, syncprof, pairs):
                                else None)
         out[name] = row
         on = f"{row['on_share'] * 100:5.1f}" if row["on_share"] else f"{'100':>5}"
+        att = (f"{row['attached_share'] * 100:5.1f}" if row["attached_share"]
+               else f"{'100':>5}")
+        sw = f"{row['switch_ms']:6.0f}" if row["switch_ms"] else f"{'-':>6}"
         hold_vs = (f"{row['hold_vs_full']:7.3f}x" if row["hold_vs_full"]
                    else f"{'n/a':>8}")
         print(f"{name:8} {row['plain_ops_per_s']:10.0f} {row['ops_per_s']:9.0f} "
               f"{row['ratio']:5.2f}x {row['calls_per_s']:9.0f} "
               f"{row['calls_vs_full']:7.3f}x {row['hold_mean_ns'] or 0:8.0f} "
-              f"{hold_vs} {on}")
+              f"{hold_vs} {on} {att} {sw}")
+    print("pairs (ratio, calls/s, hold ns, attached, load): " + "; ".join(
+        f"{name}: " + ", ".join(
+            f"{x['ratio']:.2f}x {x['calls_per_s']:.0f} "
+            f"{x['hold_mean_ns'] or 0:.0f} "
+            f"{(share(x, 'attached_ns') or 1) * 100:.0f}% {x['load']:.1f}"
+            for x in runs[name]) for name, _ in CASES))
+
+
+LEGEND = ("(calls/s: lock calls counted, --duty's estimated, per second of "
+          "the report; hold ns: mean hold; on %: the windows' share of the "
+          "run, att %: the probes' (attached), sw ms: the switches' kernel "
+          "time per cycle, a detach and an attach; load average {:.1f} at "
+          "the end)")
+
+
+def duty(results, syncprof, pairs):
+    out = results["duty"] = {"seconds": SECONDS, "pairs": pairs,
+                             "load_before": loadavg()}
+    print(f"duty: memcached (4 threads) under memcaslap (2 threads, 16 "
+          f"connections, {SECONDS} s), paired runs, medians of "
+          f"{pairs}; load average {out['load_before']:.1f} at the start")
+    server = servers.Memcached()
+    server.seconds = SECONDS
+    try:
+        paired(out, server, syncprof, pairs)
+    finally:
+        server.stop()
     out["load_after"] = loadavg()
-    print(f"(calls/s: lock calls counted, --duty's estimated, per second of "
-          f"the report; hold ns: mean hold; load average "
-          f"{out['load_after']:.1f} at the end)")
+    print(LEGEND.format(out["load_after"]))
+    print()
+
+
+def mariadb(results, syncprof, pairs, threads=4):
+    """MariaDB (servers.MariaDB, private) under sysbench oltp_read_write,
+    the same pairs and figures as memcached's."""
+    out = results["duty_mariadb"] = {"seconds": SECONDS,
+                                     "pairs": pairs, "threads": threads,
+                                     "load_before": loadavg()}
+    print(f"duty_mariadb: MariaDB under sysbench oltp_read_write ({threads} "
+          f"threads, {SECONDS} s), paired runs, medians of {pairs}; "
+          f"load average {out['load_before']:.1f} at the start")
+    missing = servers.MariaDB.missing()
+    if missing:
+        print(f"duty_mariadb: skipped: make deps BENCH=1 installs {missing}")
+        print()
+        return
+    server = servers.MariaDB(threads)
+    server.seconds = SECONDS
+    try:
+        paired(out, server, syncprof, pairs)
+    finally:
+        server.stop()
+    out["load_after"] = loadavg()
+    print(LEGEND.format(out["load_after"]).replace("lock calls", "lock calls "
+                                                   "(pthread)"))
     print()
 
 

@@ -108,7 +108,7 @@ to qemu-system-x86_64 (time, CPU, RSS; BENCH_BASE alongside).
 First of all, real servers (servers, tests/bench/servers.py): PostgreSQL
 with pgbench under --children, memcached with memcaslap in both modes,
 BENCH_SERVER_PAIRS pairs (default 3) of BENCH_SERVER_SECONDS (default 8)
-each (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
+each (the duty sections' loads: BENCH_DUTY_SECONDS, default the same) (BENCH_BASE=/path/to/an/older/syncprof: that one too, in the same
 pairs; BENCH_SERVER_CASES="memcached cont+why,..." only those cases); then
 what the findings cost (findings, servers.py): their CPU by syncprof -v's
 thread clock against all of syncprof's CPU, PostgreSQL under pgbench -C
@@ -118,7 +118,9 @@ waits, under --all and --children, on a storm of distinct programs; then
 duty (tests/bench/duty.py): memcached under continuous full mode and
 --duty 50, 20 and 5, paired, with the acquisition rates and mean holds set
 against continuous full mode's, and the test targets' against their own
-truth; then attach, with the CPU it takes and the verifier's
+truth; then duty_mariadb: the same pairs on a private MariaDB
+(Debian's mariadbd in a temp dir, own socket and port) under sysbench
+oltp_read_write; then attach, with the CPU it takes and the verifier's
 instructions; then attachload: attach wall and CPU time beside 0, 5 and 10
 busy loops, medians of 5.
 
@@ -130,7 +132,7 @@ were measured under; then on PostgreSQL (whatif_pg,
 tests/bench/whatifpg.py): WALWriteLock's holds predicted shorter under
 pgbench, against commit_delay lowered by as much, run for real.
 
-BENCH_ONLY=servers,findings,storm,duty,attach,attachload,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif,whatif_pg (comma
+BENCH_ONLY=servers,findings,storm,duty,duty_mariadb,attach,attachload,main,overhead,cost,bystander,stacks,recording,states,offcpu,tools,processes,serve,targetfiles,whatif,whatif_pg (comma
 separated) runs only those sections (BENCH_ONLY=recording alone writes
 results-recording.json, BENCH_ONLY=processes alone results-processes.json).
 Results go to build/bench/results.json as well as the tables on stdout.
@@ -1790,10 +1792,13 @@ def main():
         duty.duty(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
         duty.targets(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
 
+    def duty_mariadb(res):
+        duty.mariadb(res, SYNCPROF, int(os.environ.get("BENCH_SERVER_PAIRS", "3")))
+
     # Real servers first, then the microbenchmarks.
     sections = [("servers", real_servers), ("findings", findings_cost),
                 ("storm", short_processes),
-                ("duty", duty_cycle),
+                ("duty", duty_cycle), ("duty_mariadb", duty_mariadb),
                 ("attach", attach_detach),
                 ("attachload", lambda res: attachload.attach_under_load(
                     res, SYNCPROF, PAIRS, attach_detach_once)),

@@ -101,6 +101,7 @@ class Memcached:
     """memcached -t 4 on 127.0.0.1 and an ephemeral port, no UDP."""
 
     def __init__(self):
+        self.seconds = SECONDS      # of each load
         self.port = str(free_port())
         self.server = subprocess.Popen(
             ["memcached", "-u", "nobody", "-l", "127.0.0.1", "-p", self.port,
@@ -123,9 +124,9 @@ class Memcached:
     def load(self):
         """Operations per second of memcaslap (90% get, 10% set)."""
         run = subprocess.run(["memcaslap", "-s", f"127.0.0.1:{self.port}",
-                              "-T", "2", "-c", "16", "-t", f"{SECONDS}s"],
+                              "-T", "2", "-c", "16", "-t", f"{self.seconds}s"],
                              capture_output=True, text=True,
-                             timeout=SECONDS + 120)
+                             timeout=self.seconds + 120)
         m = re.search(r"TPS: (\d+)", run.stdout)
         if not m:
             raise RuntimeError(f"memcaslap: {run.stdout[-300:]} {run.stderr[-300:]}")
@@ -135,6 +136,107 @@ class Memcached:
         if self.server.poll() is None:
             self.server.terminate()
             self.server.wait(timeout=30)
+
+
+class MariaDB:
+    """Debian's mariadbd run privately: its own datadir
+    (mariadb-install-db) in a temp dir, its own socket, 127.0.0.1 and an
+    ephemeral port; never the system instance.  Loaded by Debian's
+    sysbench (oltp_read_write: point and range selects, updates, a
+    delete and an insert per transaction) over the socket as root
+    (unix_socket authentication: the bench runs as root).  The redo log
+    is written at each commit but flushed once a second
+    (innodb_flush_log_at_trx_commit=2): the load is the server's CPU and
+    locks, not the disk's fsyncs, which on a shared host vary far more
+    than the profiler's cost."""
+
+    MARIADBD = "/usr/sbin/mariadbd"
+    TABLES = ["--tables=4", "--table-size=10000"]
+
+    @classmethod
+    def missing(cls):
+        """What make deps BENCH=1 would install, or None."""
+        if not os.path.exists(cls.MARIADBD):
+            return "mariadb-server-core"
+        for tool, package in (("mariadb-install-db", "mariadb-server-core"),
+                              ("my_print_defaults", "mariadb-client-core"),
+                              ("sysbench", "sysbench")):
+            if not shutil.which(tool):
+                return package
+        return None
+
+    def __init__(self, threads=4):
+        self.threads = threads
+        self.seconds = SECONDS      # of each load
+        self.dir = tempfile.mkdtemp(prefix="syncprof-bench-mariadb-")
+        self.data = os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "sock")
+        self.log = os.path.join(self.dir, "err.log")
+        self.server = None
+        init = subprocess.run(["mariadb-install-db", "--no-defaults",
+                               "--datadir=" + self.data, "--user=root",
+                               "--skip-name-resolve"],
+                              capture_output=True, text=True, timeout=300)
+        if init.returncode:
+            self.stop()
+            raise RuntimeError(f"mariadb-install-db: {init.stdout[-300:]} "
+                               f"{init.stderr[-300:]}")
+        self.port = str(free_port())
+        self.server = subprocess.Popen(
+            [self.MARIADBD, "--no-defaults", "--datadir=" + self.data,
+             "--socket=" + self.sock, "--port=" + self.port,
+             "--bind-address=127.0.0.1", "--user=root",
+             "--pid-file=" + os.path.join(self.dir, "pid"),
+             "--log-error=" + self.log, "--innodb-buffer-pool-size=128M",
+             "--innodb-flush-log-at-trx-commit=2", "--max-connections=50"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not self.ready():
+            if time.monotonic() > deadline or self.server.poll() is not None:
+                self.stop()
+                raise RuntimeError("mariadbd did not start")
+            time.sleep(0.2)
+        fill = self.sysbench("prepare")
+        if fill.returncode:
+            self.stop()
+            raise RuntimeError(f"sysbench prepare: {fill.stderr[-300:]}")
+
+    def ready(self):
+        try:
+            with open(self.log) as f:
+                return "ready for connections" in f.read()
+        except FileNotFoundError:
+            return False
+
+    def sysbench(self, *args):
+        return subprocess.run(
+            ["sysbench", "oltp_read_write", "--db-driver=mysql",
+             "--mysql-socket=" + self.sock, "--mysql-user=root",
+             "--mysql-db=test", *self.TABLES, *args],
+            capture_output=True, text=True, timeout=self.seconds + 300)
+
+    def pid(self):
+        return self.server.pid
+
+    def load(self):
+        """Transactions per second of sysbench oltp_read_write."""
+        run = self.sysbench(f"--threads={self.threads}", f"--time={self.seconds}",
+                            "run")
+        m = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", run.stdout)
+        if run.returncode or not m:
+            raise RuntimeError(f"sysbench: {run.stdout[-300:]} {run.stderr[-300:]}")
+        return float(m.group(1))
+
+    def stop(self):
+        """A clean shutdown (SIGTERM), then the temp dir goes."""
+        if self.server and self.server.poll() is None:
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def cpu_s(pid):

@@ -57,6 +57,23 @@
  * 1.19x continuous full mode's, the releaser's holds now within 5% of
  * its own clock in every run of make bench).
  *
+ * What is switched: the functions a lock-heavy program calls all the
+ * time (probe_spec.switched: the mutexes' lock and trylock, the
+ * condvars' waits, the rwlocks' plain locks and the four releases of
+ * those); the others are kept attached from the first switch off to the
+ * end, gated by the flag.  Part of a switch's cost is per probed
+ * offset, called or not (the kernel puts its breakpoint in and takes it
+ * out of every process mapping the file, under that process's mmap
+ * lock):
+ * measured on memcached under memcaslap at load 10-17, a cycle's
+ * switches took 448 ms moving 10 offsets against 1,030 ms moving 28
+ * (medians of 4; on MariaDB no gain, docs/performance.md).
+ * Rejected: choosing the switched set by the calls seen (a BPF counter
+ * per function on every call, and a set that changes needs links
+ * re-formed, each a switch of its own); keeping the entries attached and
+ * switching only the returns (an entry's trap is a fifth of a call's
+ * cost, paid on every call).
+ *
  * The switches run in a thread of their own: the loop that reads the
  * events, reports and serves goes on meanwhile.  Each switch holds the
  * links' mutex; what moves the probes (following.c) takes it first
@@ -115,6 +132,10 @@ struct duty {
 	uint64_t detach_est, attach_est;
 	unsigned int seed;	/* the gaps' draws */
 	uint64_t cycle_ns;	/* the period, as stretched last */
+	/* multi_links[0, kept_links): the kept set's, attached for good */
+	size_t kept_links;
+	bool split;		/* switches move the switched set only */
+	bool split_tried;
 };
 
 static uint64_t duty__on_at(const struct duty *d, uint64_t now)
@@ -158,11 +179,67 @@ static bool duty__sleep(struct duty *d, uint64_t abs_ns)
 	return d->stop;
 }
 
-/* Whether the probes are still the one uprobe_multi pair duty cycles. */
-static bool duty__cycles(const struct probes *p, bool attached)
+/*
+ * Whether the probes are still the uprobe_multi pair duty cycles, after
+ * the kept set's pair (kept_links: 0 or 2).
+ */
+static bool duty__cycles(const struct probes *p, size_t kept_links,
+			 bool attached)
 {
 	return p->anchor == p->tgid && !p->several &&
-	       p->n_multi_links == (attached ? 2 : 0);
+	       p->n_multi_links == kept_links + (attached ? 2 : 0);
+}
+
+/* The sites of one set (probe_spec.switched), in index, offset, cookie. */
+static size_t duty__sites(const struct probes *p, enum probes_set set,
+			  size_t *index, uint64_t *offset, uint64_t *cookie)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_sites; i++) {
+		if (probe_table[p->site_index[i]].switched !=
+		    (set == PROBES_SET_SWITCHED))
+			continue;
+		index[n] = p->site_index[i];
+		offset[n] = p->site_offset[i];
+		cookie[n++] = p->site_cookie[i];
+	}
+	return n;
+}
+
+/*
+ * Once, at the first switch off: the kept set attached for good (gated
+ * by the flag).  On failure the links go and every switch moves them
+ * all, as before.
+ */
+static void duty__keep(struct duty *d)
+{
+	struct probes *p = d->probes;
+	size_t index[N_PROBES];
+	uint64_t offset[N_PROBES], cookie[N_PROBES];
+	size_t n = duty__sites(p, PROBES_SET_KEPT, index, offset, cookie);
+	int err = 0;
+
+	d->split_tried = true;
+	if (n)
+		err = probes__attach_sites(p, p->library, index, offset,
+					   cookie, n);
+	if (!err && p->releases)
+		err = probes__attach_release_set(p, p->library,
+						 PROBES_SET_KEPT);
+	if (err) {
+		for (size_t i = 0; i < p->n_multi_links; i++)
+			close(p->multi_links[i]);
+		p->n_multi_links = 0;
+		if (p->release_kept_link >= 0)
+			close(p->release_kept_link);
+		p->release_kept_link = -1;
+		pr_debug("--duty: every probe switched (%s)", strerror(-err));
+		return;
+	}
+	d->kept_links = p->n_multi_links;
+	d->split = true;
+	pr_debug("--duty: %zu of %zu functions kept attached", n, p->n_sites);
 }
 
 static void *duty__close_one(void *fd)
@@ -179,18 +256,19 @@ static void *duty__close_one(void *fd)
  * The window is closed already, so the order no longer matters (nothing
  * enters the sample meanwhile).
  */
-static void duty__detach(struct probes *p)
+static void duty__detach(struct duty *d)
 {
+	struct probes *p = d->probes;
 	int fds[sizeof(p->multi_links) / sizeof(p->multi_links[0]) + 1];
 	pthread_t threads[sizeof(fds) / sizeof(fds[0])];
 	bool started[sizeof(fds) / sizeof(fds[0])] = { false };
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n_multi_links; i++)
+	for (size_t i = d->kept_links; i < p->n_multi_links; i++)
 		fds[n++] = p->multi_links[i];
 	if (p->release_multi_link >= 0)
 		fds[n++] = p->release_multi_link;
-	p->n_multi_links = 0;
+	p->n_multi_links = d->kept_links;
 	p->release_multi_link = -1;
 	for (size_t i = 1; i < n; i++)
 		started[i] = !pthread_create(&threads[i], NULL, duty__close_one,
@@ -201,6 +279,8 @@ static void duty__detach(struct probes *p)
 		else
 			close(fds[i]);
 	}
+	if (!d->split_tried)
+		duty__keep(d);
 }
 
 /*
@@ -226,20 +306,31 @@ static bool duty__target_runs(pid_t pid)
 	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
 }
 
-/* The unlocks first, then the return and entry links. */
-static int duty__attach(struct probes *p)
+/* The unlocks first, then the return and entry links (of the switched
+   set once the kept one is in). */
+static int duty__attach(struct duty *d)
 {
+	struct probes *p = d->probes;
+	enum probes_set set = d->split ? PROBES_SET_SWITCHED : PROBES_SET_ALL;
+	size_t index[N_PROBES], n = p->n_sites;
+	uint64_t offset[N_PROBES], cookie[N_PROBES];
 	int err = 0;
 
 	if (!duty__target_runs(p->tgid))
 		return -ESRCH;
+	if (d->split)
+		n = duty__sites(p, set, index, offset, cookie);
+	else {
+		memcpy(index, p->site_index, n * sizeof(*index));
+		memcpy(offset, p->site_offset, n * sizeof(*offset));
+		memcpy(cookie, p->site_cookie, n * sizeof(*cookie));
+	}
 	p->skel->bss->duty_epoch++;
 	if (p->releases)
-		err = probes__attach_releases(p, p->library);
+		err = probes__attach_release_set(p, p->library, set);
 	if (!err)
-		err = probes__attach_sites(p, p->library, p->site_index,
-					   p->site_offset, p->site_cookie,
-					   p->n_sites);
+		err = probes__attach_sites(p, p->library, index, offset,
+					   cookie, n);
 	return err;
 }
 
@@ -255,12 +346,12 @@ static int duty__switch(struct duty *d, bool attach)
 	pthread_mutex_unlock(&d->lock);
 	pthread_mutex_lock(&d->links);
 	t0 = clock__monotonic_ns();
-	if (!duty__cycles(d->probes, !attach))
+	if (!duty__cycles(d->probes, d->kept_links, !attach))
 		err = -ESTALE;
 	else if (attach)
-		err = duty__attach(d->probes);
+		err = duty__attach(d);
 	else
-		duty__detach(d->probes);
+		duty__detach(d);
 	t1 = clock__monotonic_ns();
 	pthread_mutex_unlock(&d->links);
 	pthread_mutex_lock(&d->lock);
@@ -410,7 +501,7 @@ int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	int err;
 
 	*out = NULL;
-	if (p->mode != PROBES_FULL || !p->multi || !duty__cycles(p, true) ||
+	if (p->mode != PROBES_FULL || !p->multi || !duty__cycles(p, 0, true) ||
 	    !p->library || (p->releases && p->release_multi_link < 0)) {
 		pr_err("--duty needs full mode's probes in uprobe_multi links "
 		       "(Linux 6.6+) on one libc");

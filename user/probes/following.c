@@ -245,6 +245,10 @@ static int probes__attach_through(struct probes *p, pid_t tid,
 		if (p->release_multi_link >= 0)
 			close(p->release_multi_link);
 		p->release_multi_link = -1;
+		/* --duty's kept releases: all of them are in the new link. */
+		if (p->release_kept_link >= 0)
+			close(p->release_kept_link);
+		p->release_kept_link = -1;
 		err = probes__attach_releases(p, p->library);
 		for (size_t i = 0; i < N_RELEASES; i++)
 			probes__retire(p, old_releases[i]);

@@ -314,6 +314,19 @@ int probes__attach_table(struct probes *p, const char *library,
  */
 int probes__attach_releases(struct probes *p, const char *library)
 {
+	return probes__attach_release_set(p, library, PROBES_SET_ALL);
+}
+
+/* Whether release_table[i] is in the set. */
+static bool probes__in_set(const struct probe_spec *spec, enum probes_set set)
+{
+	return set == PROBES_SET_ALL ||
+	       spec->switched == (set == PROBES_SET_SWITCHED);
+}
+
+int probes__attach_release_set(struct probes *p, const char *library,
+			       enum probes_set set)
+{
 	uint64_t offsets[N_RELEASES], cookies[N_RELEASES];
 	size_t index[N_RELEASES], n = 0;
 	struct elfimage *image;
@@ -332,6 +345,8 @@ int probes__attach_releases(struct probes *p, const char *library)
 		struct elfimage_func func;
 		struct probes_site site;
 
+		if (!probes__in_set(spec, set))
+			continue;
 		err = elfimage__find_func(image, spec->func, &func);
 		if (err && !spec->required) {
 			err = 0;
@@ -358,16 +373,20 @@ int probes__attach_releases(struct probes *p, const char *library)
 	/* Through another thread than the leader: perf-event links (see
 	 * probes__follow_threads). */
 	if (p->multi && (p->anchor == p->tgid || p->several)) {
-		p->release_multi_link = uprobemulti__attach(
+		int *link = set == PROBES_SET_KEPT ? &p->release_kept_link
+						   : &p->release_multi_link;
+
+		*link = uprobemulti__attach(
 			bpf_program__fd(p->skel->progs.unlock_enter), library,
 			offsets, cookies, (uint32_t)n, false,
 			probes__probe_pid(p, true));
-		if (p->release_multi_link < 0)
+		if (*link < 0)
 			pr_err("cannot attach uprobes to the release functions "
-			       "of %s: %s", library,
-			       strerror(-p->release_multi_link));
-		return p->release_multi_link < 0 ? p->release_multi_link : 0;
+			       "of %s: %s", library, strerror(-*link));
+		return *link < 0 ? *link : 0;
 	}
+	if (set != PROBES_SET_ALL)
+		return -EOPNOTSUPP;	/* --duty: uprobe_multi links only */
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i]);
 

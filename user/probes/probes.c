@@ -242,6 +242,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 	p->anchor = cfg->tgid;
 	p->loader_multi_link = -1;
 	p->release_multi_link = -1;
+	p->release_kept_link = -1;
 	p->multi = uprobemulti__supported();
 	if (!p->multi && cfg->mode == PROBES_FULL)
 		pr_info("this kernel has no uprobe_multi links (Linux 6.6): "
@@ -446,6 +447,8 @@ void probes__free(struct probes *p)
 		close(p->loader_multi_link);
 	if (p->release_multi_link >= 0)
 		close(p->release_multi_link);
+	if (p->release_kept_link >= 0)
+		close(p->release_kept_link);
 	bpf_link__destroy(p->exit_link);
 	bpf_link__destroy(p->fork_link);
 	bpf_link__destroy(p->proc_exit_link);

@@ -19,33 +19,41 @@ struct fold;
 struct ring_buffer;
 struct syncprof_bpf;
 
+/*
+ * switched: --duty attaches and detaches the function's probes at every
+ * switch (duty.c); the others stay attached, gated by the window's flag.
+ * The functions a lock-heavy program calls all the time are switched;
+ * part of a switch's cost is per probed offset, called or not (the
+ * kernel walks every process mapping the file, under its mmap lock).
+ */
 static const struct probe_spec {
 	const char *func;
 	enum sp_probe_class class;
 	bool required;
+	bool switched;
 } probe_table[] = {
-	{ "pthread_mutex_lock", SP_CLASS_MUTEX, true },
-	{ "pthread_mutex_trylock", SP_CLASS_MUTEX, true },
-	{ "pthread_mutex_timedlock", SP_CLASS_MUTEX, false },
-	{ "pthread_mutex_clocklock", SP_CLASS_MUTEX, false },	/* glibc 2.30+ */
-	{ "pthread_cond_wait", SP_CLASS_CONDVAR, true },
-	{ "pthread_cond_timedwait", SP_CLASS_CONDVAR, false },
-	{ "pthread_cond_clockwait", SP_CLASS_CONDVAR, false },	/* glibc 2.30+ */
-	{ "pthread_rwlock_rdlock", SP_CLASS_RWLOCK_R, false },
-	{ "pthread_rwlock_tryrdlock", SP_CLASS_RWLOCK_R, false },
-	{ "pthread_rwlock_timedrdlock", SP_CLASS_RWLOCK_R, false },
-	{ "pthread_rwlock_clockrdlock", SP_CLASS_RWLOCK_R, false },	/* 2.30+ */
-	{ "pthread_rwlock_wrlock", SP_CLASS_RWLOCK_W, false },
-	{ "pthread_rwlock_trywrlock", SP_CLASS_RWLOCK_W, false },
-	{ "pthread_rwlock_timedwrlock", SP_CLASS_RWLOCK_W, false },
-	{ "pthread_rwlock_clockwrlock", SP_CLASS_RWLOCK_W, false },	/* 2.30+ */
-	{ "sem_wait", SP_CLASS_SEM, false },
-	{ "sem_trywait", SP_CLASS_SEM, false },
-	{ "sem_timedwait", SP_CLASS_SEM, false },
-	{ "sem_clockwait", SP_CLASS_SEM, false },	/* glibc 2.30+ */
-	{ "pthread_barrier_wait", SP_CLASS_BARRIER, false },
-	{ "pthread_spin_lock", SP_CLASS_SPIN, false },
-	{ "pthread_spin_trylock", SP_CLASS_SPIN, false },
+	{ "pthread_mutex_lock", SP_CLASS_MUTEX, true, true },
+	{ "pthread_mutex_trylock", SP_CLASS_MUTEX, true, true },
+	{ "pthread_mutex_timedlock", SP_CLASS_MUTEX, false, false },
+	{ "pthread_mutex_clocklock", SP_CLASS_MUTEX, false, false },	/* glibc 2.30+ */
+	{ "pthread_cond_wait", SP_CLASS_CONDVAR, true, true },
+	{ "pthread_cond_timedwait", SP_CLASS_CONDVAR, false, true },
+	{ "pthread_cond_clockwait", SP_CLASS_CONDVAR, false, false },	/* glibc 2.30+ */
+	{ "pthread_rwlock_rdlock", SP_CLASS_RWLOCK_R, false, true },
+	{ "pthread_rwlock_tryrdlock", SP_CLASS_RWLOCK_R, false, false },
+	{ "pthread_rwlock_timedrdlock", SP_CLASS_RWLOCK_R, false, false },
+	{ "pthread_rwlock_clockrdlock", SP_CLASS_RWLOCK_R, false, false },	/* 2.30+ */
+	{ "pthread_rwlock_wrlock", SP_CLASS_RWLOCK_W, false, true },
+	{ "pthread_rwlock_trywrlock", SP_CLASS_RWLOCK_W, false, false },
+	{ "pthread_rwlock_timedwrlock", SP_CLASS_RWLOCK_W, false, false },
+	{ "pthread_rwlock_clockwrlock", SP_CLASS_RWLOCK_W, false, false },	/* 2.30+ */
+	{ "sem_wait", SP_CLASS_SEM, false, false },
+	{ "sem_trywait", SP_CLASS_SEM, false, false },
+	{ "sem_timedwait", SP_CLASS_SEM, false, false },
+	{ "sem_clockwait", SP_CLASS_SEM, false, false },	/* glibc 2.30+ */
+	{ "pthread_barrier_wait", SP_CLASS_BARRIER, false, false },
+	{ "pthread_spin_lock", SP_CLASS_SPIN, false, false },
+	{ "pthread_spin_trylock", SP_CLASS_SPIN, false, false },
 };
 
 #define N_PROBES (sizeof(probe_table) / sizeof(probe_table[0]))
@@ -58,12 +66,12 @@ static const struct probe_spec {
  * 2.36: an init is seen as a release of a lock no one holds.
  */
 static const struct probe_spec release_table[] = {
-	{ "pthread_mutex_unlock", SP_CLASS_UNLOCK, true },
-	{ "pthread_cond_signal", SP_CLASS_SIGNAL, true },
-	{ "pthread_cond_broadcast", SP_CLASS_SIGNAL, true },
-	{ "pthread_rwlock_unlock", SP_CLASS_RWUNLOCK, false },
-	{ "pthread_spin_unlock", SP_CLASS_UNLOCK, false },
-	{ "sem_post", SP_CLASS_SIGNAL, false },
+	{ "pthread_mutex_unlock", SP_CLASS_UNLOCK, true, true },
+	{ "pthread_cond_signal", SP_CLASS_SIGNAL, true, true },
+	{ "pthread_cond_broadcast", SP_CLASS_SIGNAL, true, true },
+	{ "pthread_rwlock_unlock", SP_CLASS_RWUNLOCK, false, true },
+	{ "pthread_spin_unlock", SP_CLASS_UNLOCK, false, false },
+	{ "sem_post", SP_CLASS_SIGNAL, false, false },
 };
 
 #define N_RELEASES (sizeof(release_table) / sizeof(release_table[0]))
@@ -148,6 +156,7 @@ struct probes {
 	struct bpf_link *release_link;	/* --blame, contended: sched_waking */
 	struct bpf_link *release_links[N_RELEASES];	/* full: unlocks */
 	int release_multi_link;		/* the same in one uprobe_multi link */
+	int release_kept_link;		/* --duty: the releases not switched */
 	bool releases;			/* full mode: attach release_table */
 	bool hold;
 	bool lock_order;		/* --lock-order: held sets, order pairs */
@@ -248,6 +257,14 @@ void probes__forget_file(char **kept);
 int probes__attach_table(struct probes *p, const char *library,
 			 const char *only, bool at_entry);
 int probes__attach_releases(struct probes *p, const char *library);
+/* Which of a table's functions (probe_spec.switched): --duty's sets. */
+enum probes_set { PROBES_SET_ALL, PROBES_SET_SWITCHED, PROBES_SET_KEPT };
+/*
+ * The releases of set: ALL and SWITCHED into release_multi_link, KEPT
+ * into release_kept_link (uprobe_multi links only, else -EOPNOTSUPP).
+ */
+int probes__attach_release_set(struct probes *p, const char *library,
+			       enum probes_set set);
 void probes__destroy_links(struct bpf_link **links, size_t n);
 
 /* lateread.c */
