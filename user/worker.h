@@ -21,7 +21,8 @@ typedef void (*worker_step_fn)(struct worker *w, void *arg);
 /*
  * Starts a thread named name (top -H, /proc/PID/task/TID/comm) that runs
  * step(w, arg) while not stopped, every signal blocked (the loop takes
- * them).  0 or -errno.
+ * them).  *out is set once the thread runs: a step uses its own w.
+ * 0 or -errno.
  */
 int worker__start(const char *name, worker_step_fn step, void *arg,
 		  struct worker **out);

@@ -82,12 +82,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -96,6 +94,10 @@
 #include "probesimpl.h"
 #include "snapshot.h"
 #include "syncprof.skel.h"
+#include "worker.h"
+
+/* The switches' thread's name. */
+#define DUTY_THREAD_NAME	"syncprof-duty"
 
 /* The tail after a window: this part of the period. */
 #define DUTY_TAIL_DIV		50
@@ -112,12 +114,9 @@ struct duty {
 	struct probes *probes;
 	unsigned int pct;
 	uint64_t period_ns;
-	pthread_t thread;
-	bool started;
 	pthread_mutex_t links;	/* held by a switch, or by duty__pause */
-	pthread_mutex_t lock;	/* what follows */
-	pthread_cond_t wake;	/* duty__free */
-	bool stop;
+	struct worker *thread;	/* the switches; its lock: what follows */
+	bool cycled;		/* the cycle ran (it ends once) */
 	uint64_t start_ns;
 	bool open;
 	uint64_t open_ns;	/* the open window's start */
@@ -165,18 +164,13 @@ static void duty__set_open(struct duty *d, bool open)
 	d->open = open;
 }
 
-/* Under lock: waits until abs_ns; true if told to stop. */
-static bool duty__sleep(struct duty *d, uint64_t abs_ns)
+/* Under w's lock: waits until abs_ns; true if told to stop. */
+static bool duty__sleep(struct worker *w, uint64_t abs_ns)
 {
-	while (!d->stop && clock__monotonic_ns() < abs_ns) {
-		struct timespec ts = {
-			.tv_sec = (time_t)(abs_ns / 1000000000ull),
-			.tv_nsec = (long)(abs_ns % 1000000000ull),
-		};
-
-		pthread_cond_timedwait(&d->wake, &d->lock, &ts);
-	}
-	return d->stop;
+	while (clock__monotonic_ns() < abs_ns)
+		if (worker__wait(w, abs_ns))
+			return true;
+	return worker__stopping(w);
 }
 
 /*
@@ -338,12 +332,12 @@ static int duty__attach(struct duty *d)
  * Under lock, given up while the kernel works: detaches or attaches.
  * -ESTALE when the probes moved (the cycle ends), or the attach's error.
  */
-static int duty__switch(struct duty *d, bool attach)
+static int duty__switch(struct duty *d, struct worker *w, bool attach)
 {
 	uint64_t t0, t1;
 	int err = 0;
 
-	pthread_mutex_unlock(&d->lock);
+	worker__unlock(w);
 	pthread_mutex_lock(&d->links);
 	t0 = clock__monotonic_ns();
 	if (!duty__cycles(d->probes, d->kept_links, !attach))
@@ -354,7 +348,7 @@ static int duty__switch(struct duty *d, bool attach)
 		duty__detach(d);
 	t1 = clock__monotonic_ns();
 	pthread_mutex_unlock(&d->links);
-	pthread_mutex_lock(&d->lock);
+	worker__lock(w);
 	if (err)
 		return err;
 	d->switch_ns += t1 - t0;
@@ -438,45 +432,51 @@ static uint64_t duty__first_gap(struct duty *d, uint64_t off_ns)
 	}
 }
 
-static void *duty__run(void *arg)
+/* The cycle, run once by its thread (w) with the lock held. */
+static void duty__run(struct worker *w, void *arg)
 {
 	struct duty *d = arg;
-	uint64_t period = duty__period(d), window = period / 100 * d->pct;
-	uint64_t open_at, now = clock__monotonic_ns();
+	uint64_t period, window, open_at, now = clock__monotonic_ns();
 	int err = 0;
 
-	pthread_mutex_lock(&d->lock);
+	if (d->cycled) {	/* ended: the probes stay as they are */
+		worker__wait(w, WORKER_FOREVER);
+		return;
+	}
+	d->cycled = true;
+	period = duty__period(d);
+	window = period / 100 * d->pct;
 	/* Inside a window already, pct times in 100: its rest. */
 	if (duty__draw(d, 100 * 1000) < d->pct * 1000ull) {
 		duty__set_open(d, true);
-		if (duty__sleep(d, now + duty__draw(d, window)))
-			goto out;
+		if (duty__sleep(w, now + duty__draw(d, window)))
+			return;
 		duty__set_open(d, false);
 		open_at = clock__monotonic_ns() + duty__gap(d, period - window);
 	} else {
 		open_at = now + duty__first_gap(d, period - window);
 	}
-	while (!d->stop && !err) {
+	while (!worker__stopping(w) && !err) {
 		now = clock__monotonic_ns();
 		if (now + duty__switching_ns(d) > open_at) {
 			d->kept++;	/* gated off until then */
 		} else {
 			uint64_t lead = d->attach_est + d->attach_est / 2;
 
-			if (duty__sleep(d, now + d->period_ns / DUTY_TAIL_DIV))
+			if (duty__sleep(w, now + d->period_ns / DUTY_TAIL_DIV))
 				break;
-			err = duty__switch(d, false);
-			if (!err && duty__sleep(d, open_at - lead))
+			err = duty__switch(d, w, false);
+			if (!err && duty__sleep(w, open_at - lead))
 				break;
 			if (!err)
-				err = duty__switch(d, true);
+				err = duty__switch(d, w, true);
 			if (err)
 				break;
 		}
-		if (duty__sleep(d, open_at))
+		if (duty__sleep(w, open_at))
 			break;
 		duty__set_open(d, true);
-		if (duty__sleep(d, d->open_ns + window))
+		if (duty__sleep(w, d->open_ns + window))
 			break;
 		duty__set_open(d, false);
 		/* The next: its length, then the gap before it. */
@@ -487,16 +487,11 @@ static void *duty__run(void *arg)
 	}
 	if (err)
 		duty__end(d, err);
-out:
-	pthread_mutex_unlock(&d->lock);
-	return NULL;
 }
 
 int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	      struct duty **out)
 {
-	pthread_condattr_t attr;
-	sigset_t all, old;
 	struct duty *d;
 	int err;
 
@@ -525,21 +520,11 @@ int duty__new(struct probes *p, unsigned int pct, uint64_t period_ns,
 	d->on_ns = clock__monotonic_ns() - d->start_ns;
 	d->seed = (unsigned int)(d->on_ns ^ (uint64_t)getpid());
 	pthread_mutex_init(&d->links, NULL);
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->wake, &attr);
-	pthread_condattr_destroy(&attr);
-	/* Every signal is the loop's (its signalfd). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&d->thread, NULL, duty__run, d);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = worker__start(DUTY_THREAD_NAME, duty__run, d, &d->thread);
 	if (err) {
 		duty__free(d);
 		return err;
 	}
-	d->started = true;
 	pr_debug("--duty: starts at %llu ns", (unsigned long long)d->start_ns);
 	*out = d;
 	return 0;
@@ -549,7 +534,7 @@ void duty__times(struct duty *d, uint64_t now_ns, struct duty_times *out)
 {
 	uint64_t on, all;
 
-	pthread_mutex_lock(&d->lock);
+	worker__lock(d->thread);
 	on = duty__on_at(d, now_ns);
 	all = now_ns > d->start_ns ? now_ns - d->start_ns : 0;
 	*out = (struct duty_times){
@@ -563,7 +548,7 @@ void duty__times(struct duty *d, uint64_t now_ns, struct duty_times *out)
 		.switch_ns = d->switch_ns,
 		.kept = d->kept,
 	};
-	pthread_mutex_unlock(&d->lock);
+	worker__unlock(d->thread);
 	out->cut = probes__counter(d->probes, SP_CNT_DUTY_CUT);
 }
 
@@ -574,7 +559,7 @@ void duty__scale(struct duty *d, struct snapshot *rows, uint64_t now_ns,
 
 	if (!d)
 		return;
-	pthread_mutex_lock(&d->lock);
+	worker__lock(d->thread);
 	if (now_ns < d->mark_ns)
 		now_ns = d->mark_ns;
 	on = duty__on_at(d, now_ns);
@@ -591,7 +576,7 @@ void duty__scale(struct duty *d, struct snapshot *rows, uint64_t now_ns,
 		d->mark_ns = now_ns;
 		d->mark_on_ns = on;
 	}
-	pthread_mutex_unlock(&d->lock);
+	worker__unlock(d->thread);
 	if (rows && num && den)
 		snapshot__scale(rows, num, den);
 }
@@ -610,15 +595,7 @@ void duty__free(struct duty *d)
 {
 	if (!d)
 		return;
-	if (d->started) {
-		pthread_mutex_lock(&d->lock);
-		d->stop = true;
-		pthread_cond_signal(&d->wake);
-		pthread_mutex_unlock(&d->lock);
-		pthread_join(d->thread, NULL);
-	}
-	pthread_cond_destroy(&d->wake);
-	pthread_mutex_destroy(&d->lock);
+	worker__stop(d->thread);
 	pthread_mutex_destroy(&d->links);
 	free(d);
 }
