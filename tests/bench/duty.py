@@ -178,19 +178,23 @@ LEGEND = ("(calls/s: lock calls counted, --duty's estimated, per second of "
           "the end)")
 
 
-def duty(results, syncprof, pairs):
-    out = results["duty"] = {"seconds": SECONDS, "pairs": pairs,
-                             "load_before": loadavg()}
-    print(f"duty: memcached (4 threads) under memcaslap (2 threads, 16 "
-          f"connections, {SECONDS} s), paired runs, medians of "
-          f"{pairs}; load average {out['load_before']:.1f} at the start")
-    server = servers.Memcached()
+def run_pairs(out, server, syncprof, pairs):
+    """The paired runs on a server started for them, stopped after."""
     server.seconds = SECONDS
     try:
         paired(out, server, syncprof, pairs)
     finally:
         server.stop()
     out["load_after"] = loadavg()
+
+
+def duty(results, syncprof, pairs):
+    out = results["duty"] = {"seconds": SECONDS, "pairs": pairs,
+                             "load_before": loadavg()}
+    print(f"duty: memcached (4 threads) under memcaslap (2 threads, 16 "
+          f"connections, {SECONDS} s), paired runs, medians of "
+          f"{pairs}; load average {out['load_before']:.1f} at the start")
+    run_pairs(out, servers.Memcached(), syncprof, pairs)
     print(LEGEND.format(out["load_after"]))
     print()
 
@@ -209,13 +213,7 @@ def mariadb(results, syncprof, pairs, threads=4):
         print(f"duty_mariadb: skipped: make deps BENCH=1 installs {missing}")
         print()
         return
-    server = servers.MariaDB(threads)
-    server.seconds = SECONDS
-    try:
-        paired(out, server, syncprof, pairs)
-    finally:
-        server.stop()
-    out["load_after"] = loadavg()
+    run_pairs(out, servers.MariaDB(threads), syncprof, pairs)
     print(LEGEND.format(out["load_after"]).replace("lock calls", "lock calls "
                                                    "(pthread)"))
     print()

@@ -32,6 +32,8 @@ import threading
 import time
 import urllib.request
 
+from storm import cpu_s
+
 PROGRAMS = int(os.environ.get("FOLD_PROGRAMS", "20"))
 THREADS = int(os.environ.get("FOLD_THREADS", "3"))
 ITERS = int(os.environ.get("FOLD_ITERS", "20"))
@@ -103,17 +105,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def cpu_s(pid):
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e9
 
 
 def rss_mb(pid):
