@@ -74,7 +74,7 @@
 /*
  * The probes' own time inside an entry-to-return interval, per site kind.
  * Written once before the probes attach, after the programs load: the
- * calibration measures while they load (user/probes/calibrate.c).
+ * calibration measures while they load (user/calibrate/calibrate.c).
  */
 volatile __u64 calibration_ns[SP_SITE__COUNT] = {};
 

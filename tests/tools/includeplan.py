@@ -154,7 +154,8 @@ def folder(mod):
 # circle yet (report/ using session/), before the arrow back comes.  A
 # new folder takes its place here, or --check refuses it.
 STAGES = ["text", "files", "order", "waits", "target", "states",
-          "debuginfo", "symbols", "unwind", "probes", "whatif", "report",
+          "debuginfo", "symbols", "unwind", "libc", "probes", "calibrate",
+          "whatif", "report",
           "findings", "format", "live", "record", "serve", "session"]
 
 
