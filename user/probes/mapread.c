@@ -320,7 +320,8 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 					  p->several ? probes__told_gone : NULL);
 	if (!err)
 		err = probes__fold_blame(p, dead, n_dead,
-					 p->several ? probes__told_gone : NULL);
+					 p->several ? probes__told_gone : NULL,
+					 probes__canonical_stack);
 	if (p->several)
 		probes__gone_end(p);
 	free(tids);

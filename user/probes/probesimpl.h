@@ -257,10 +257,12 @@ int probes__charge_keys(int fd, struct sp_key **keys, size_t *n);
 /* blamekeep.c */
 /*
  * --blame's rows of exited threads and processes (as fold_caused), out
- * of the map and kept for every later read of it.
+ * of the map and kept for every later read of it; canon(p, key) makes a
+ * row's stack canonical where it is kept by program (see blamekeep.c).
  */
 int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
-		       probes_told_gone_fn told);
+		       probes_told_gone_fn told,
+		       void (*canon)(void *p, struct sp_key *key));
 void probes__blame_kept_free(struct probes *p);
 
 /* procevents.c */
