@@ -336,17 +336,34 @@ class ExitedProcessesLeaveTheMap(SyncprofTestCase):
     def test_rows_of_exited_children_fold(self):
         self.storm(["--stack-depth", "0"])
 
-    def test_charges_of_exited_children_leave_the_caused_table(self):
+    def test_charges_of_exited_children_leave_the_charge_tables(self):
         # A table that a second of the storm does not fill (at 64 it
         # does: some charges are lost between two reads), but that the
-        # charges of the whole run overflow: --blame's table, which keeps
-        # the rows of exited processes, loses some; the findings' caused
-        # table, whose rows leave with their process's, none.
-        _, report, _, _ = self.storm(["--stack-depth", "0"],
-                                     runs=150, map_rows=512)
+        # charges of the whole run overflow: the rows of --blame's table
+        # and of the findings' caused table leave with their process's
+        # (kept in syncprof for every later read), and none is lost.
+        run, report, bursts, rows = self.storm(
+            ["--stack-depth", "0", "--blame"], runs=150, map_rows=512)
         lost = report["charges_lost"]
-        self.assertGreater(lost["blame"], 0, "premise: charges overflow")
+        self.assertEqual(lost["blame"], 0, run.stderr[-2000:])
         self.assertEqual(lost["caused"], 0)
+        # The premise: more distinct charge rows over the run (each
+        # child's releases: --per-process keeps the releaser's process)
+        # than the table holds.
+        blame = [b for b in report["blame"] if b["type"] == "mutex"]
+        children = {b["pid"] for b in blame}
+        self.assertEqual(report["blame_total"], len(report["blame"]))
+        self.assertGreater(len(blame), 512)
+        self.assertGreater(len(children), 512)
+        # Every wait the children counted is charged to a release, once:
+        # the charges are the waits' own (each ended wait charged to the
+        # release that ended it), so they sum to the rows' counts and
+        # waits, kept or not.
+        charged = sum(b["count"] for b in blame)
+        self.assertGreaterEqual(charged, sum(b["waits"] for b in bursts))
+        self.assertEqual(charged, sum(r["count"] for r in rows))
+        self.assertEqual(sum(b["wait_ns"] for b in blame),
+                         sum(r["wait_ns"] for r in rows))
 
     def test_stacks_of_exited_children_leave_the_stacks_table(self):
         # One child a run: the rows a second of the storm makes stay
@@ -375,6 +392,90 @@ class ExitedProcessesLeaveTheMap(SyncprofTestCase):
         kept = re.search(r"stacks: (\d+) kept", run.stderr)
         self.assertIsNotNone(kept, run.stderr[-2000:])
         self.assertGreater(int(kept.group(1)), 1.5 * self.MAP_ROWS)
+
+
+class ExitedChargesServed(SyncprofTestCase):
+    """--blame under --serve (the releasers' profile, /debug/pprof/mutex),
+    beside a storm of short programs: tests/targets/forkburst run RUNS
+    times under --children, each child's waits charged to its own
+    releases (a row of --blame's table per child at least), with a table
+    of MAP_ROWS rows.  The rows of exited children leave the table and
+    are kept by syncprof (syncprof_charge_rows_kept{table="blame"}), so
+    no charge is lost, and the profile go tool pprof fetches charges
+    every wait the children made, as /metrics counts them.  Before, the
+    rows stayed in the table for the whole run: it filled, and the later
+    charges were lost (syncprof_charges_lost_total{table="blame"})."""
+
+    RUNS = 60
+    PROCS = 4
+    ITERS = 10
+    MAP_ROWS = 128
+
+    start_serve = test_serve.Serve.start_serve
+    stop_serve = test_serve.Serve.stop_serve
+    scrape = test_serve.Serve.scrape
+    get = test_serve.Serve.get
+    profile = test_serve.Serve.profile
+
+    def test_mutex_profile_keeps_the_charges_of_exited_children(self):
+        self.assertTrue(test_serve.GO,
+                        "no go tool pprof: 'make deps' installs golang-go")
+        truth, done, go_on = (self.path("truth.jsonl"), self.path("done"),
+                              self.path("go_on"))
+        os.mkfifo(go_on)
+        script = (f"i=0; while [ $i -lt {self.RUNS} ]; do "
+                  f"{FORKBURST} --procs {self.PROCS} --iters {self.ITERS} "
+                  f">> {truth} || exit 1; sleep 0.1; i=$((i + 1)); done; "
+                  f": > {done}; read x < {go_on}")
+        proc, base = self.start_serve(
+            "--children", "--mode", "contended", "--blame", "--per-process",
+            "--stack-depth", "0", "--map-size", str(self.MAP_ROWS),
+            "--", "sh", "-c", script)
+        deadline = time.monotonic() + 20 * HANG_S
+        while not os.path.exists(done):
+            self.assertIsNone(proc.poll(), proc.stderr_log.text[-2000:])
+            self.assertLess(time.monotonic(), deadline, "the runs did not end")
+            time.sleep(0.2)
+        with open(truth) as f:
+            bursts = [json.loads(line) for line in f if line.strip()]
+        self.assertEqual(len(bursts), self.RUNS)
+        waits = sum(b["waits"] for b in bursts)
+        children = sum(b["procs"] for b in bursts)
+        # Until every exit is read and folded (a read a second).
+        deadline = time.monotonic() + HANG_S
+        while True:
+            samples = self.scrape(base)
+            counted = of_process(samples, "syncprof_lock_waits_total",
+                                 "forkburst", type="mutex")
+            if counted >= waits or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        profile = self.profile(base + "/debug/pprof/mutex")
+        after = self.scrape(base)
+        with open(go_on, "w") as f:
+            f.write("go\n")
+        self.stop_serve(proc)
+        table = frozenset({("table", "blame")})
+        self.assertEqual(samples[("syncprof_charges_lost_total", table)], 0)
+        self.assertEqual(after[("syncprof_charges_lost_total", table)], 0)
+        # The premise: more rows of exited children than the table holds
+        # (a child's rows at least), kept out of it; none merged by the
+        # bound on them (blamekeep.c: 16,384), this far under it.
+        kept = samples[("syncprof_charge_rows_kept", table)]
+        self.assertGreater(children, self.MAP_ROWS)
+        self.assertGreaterEqual(kept, children)
+        self.assertEqual(samples[("syncprof_charge_rows_merged_total",
+                                  table)], 0)
+        # Every wait counted (a woken waiter that finds the lock taken
+        # again waits again: a little over), and charged once.
+        self.assertGreaterEqual(counted, waits)
+        self.assertLess(counted, waits * 1.5)
+        ours = [s for s in profile.samples
+                if s["labels"].get("process") == "forkburst"
+                and s["labels"].get("type") == "mutex"]
+        self.assertEqual(sum(s["count"] for s in ours),
+                         of_process(after, "syncprof_lock_waits_total",
+                                    "forkburst", type="mutex"))
 
 
 # procset.c names the newest EXITED_KEEP exited processes (dropping the

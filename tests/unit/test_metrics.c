@@ -27,6 +27,7 @@ static char *render(struct metrics *m)
 		.processes_followed = 2, .cpu_seconds = 1.5,
 		.resident_bytes = 4096, .exited_rows = 10,
 		.exited_rows_forgotten = 3, .exited_rows_merged = 7,
+		.blame_rows_kept = 11, .blame_rows_merged = 2,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -105,6 +106,10 @@ static void test_changes_add_up(void **state UNUSED)
 	assert_non_null(strstr(text, "syncprof_exited_rows{processes=\"named\"} 7\n"));
 	assert_non_null(strstr(text, "syncprof_exited_rows{processes=\"forgotten\"} 3\n"));
 	assert_non_null(strstr(text, "syncprof_exited_rows_merged_total 7\n"));
+	assert_non_null(strstr(text,
+			       "syncprof_charge_rows_kept{table=\"blame\"} 11\n"));
+	assert_non_null(strstr(text,
+			       "syncprof_charge_rows_merged_total{table=\"blame\"} 2\n"));
 	free(text);
 	/* Seconds to the nanosecond; counts past 32 bits. */
 	add(m, "server", "tiny t.c:1", 5000000000ull, 1500, NULL);

@@ -58,12 +58,12 @@ int probes__read_charges(struct probes *p, int fd, struct snapshot **out)
 /* Keys per lookup_batch call. */
 #define CAUSED_BATCH 1024
 
-/* Whether no wait can add to the row any more. */
-static bool caused__gone(const struct probes *p, const struct sp_key *key,
+bool probes__charge_gone(const struct probes *p, const struct sp_key *key,
 			 const __u32 *dead, size_t n_dead,
 			 probes_told_gone_fn told)
 {
-	if (bsearch(&key->tid, dead, n_dead, sizeof(*dead), order__u32_at))
+	if (key->tid && bsearch(&key->tid, dead, n_dead, sizeof(*dead),
+				order__u32_at))
 		return true;
 	if (!told)
 		return false;
@@ -98,26 +98,20 @@ static int caused__take(struct probes *p, int fd, const struct sp_key *key)
 	return 0;
 }
 
-int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
-			probes_told_gone_fn told)
+int probes__charge_keys(int fd, struct sp_key **out, size_t *n_out)
 {
-	int fd = bpf_map__fd(p->skel->maps.caused);
 	struct sp_key *keys = NULL;
-	struct sp_value *values = NULL;
-	size_t got = 0, n_gone = 0, cap = 0;
+	struct sp_value *values = malloc(CAUSED_BATCH * sizeof(*values));
+	size_t got = 0, cap = 0;
 	__u32 batch_out = 0, n;
 	void *in = NULL;
-	int err = 0, ret = 0;
+	int err = values ? 0 : -ENOMEM, ret = 0;
 
-	if (!p->caused || (!n_dead && !(told && (p->n_gone[0] ||
-						  p->n_gone[1]))))
-		return 0;
-	values = malloc(CAUSED_BATCH * sizeof(*values));
-	if (!values)
-		return -ENOMEM;
 	/* The keys first: a key taken out while the batches walk the
 	   buckets would move their cursor. */
 	do {
+		if (err)
+			break;
 		if (array__grow(&keys, &cap, got + CAUSED_BATCH,
 				sizeof(*keys))) {
 			err = -ENOMEM;
@@ -143,13 +137,34 @@ int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
 				keys[got++] = next;
 		}
 	}
+	free(values);
+	if (err) {
+		free(keys);
+		return err;
+	}
+	*out = keys;
+	*n_out = got;
+	return 0;
+}
+
+int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
+			probes_told_gone_fn told)
+{
+	int fd = bpf_map__fd(p->skel->maps.caused);
+	struct sp_key *keys = NULL;
+	size_t got = 0, n_gone = 0;
+	int err;
+
+	if (!p->caused || (!n_dead && !(told && (p->n_gone[0] ||
+						  p->n_gone[1]))))
+		return 0;
+	err = probes__charge_keys(fd, &keys, &got);
 	for (size_t i = 0; !err && i < got; i++)
-		if (caused__gone(p, &keys[i], dead, n_dead, told))
+		if (probes__charge_gone(p, &keys[i], dead, n_dead, told))
 			keys[n_gone++] = keys[i];
 	for (size_t i = 0; !err && i < n_gone; i++)
 		err = caused__take(p, fd, &keys[i]);
 	free(keys);
-	free(values);
 	return err;
 }
 

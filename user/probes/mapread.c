@@ -318,6 +318,10 @@ static int probes__fold_exited(struct probes *p, int fd, size_t n,
 	if (!err)
 		err = probes__fold_caused(p, dead, n_dead,
 					  p->several ? probes__told_gone : NULL);
+	if (!err)
+		err = probes__fold_blame(p, dead, n_dead,
+					 p->several ? probes__told_gone : NULL,
+					 probes__canonical_stack);
 	if (p->several)
 		probes__gone_end(p);
 	free(tids);
@@ -506,11 +510,6 @@ void probes__exited_rows(const struct probes *p, size_t *rows,
 	*rows = fold__rows(p->fold);
 	*forgotten = fold__rows_forgotten(p->fold);
 	*merged = fold__merged(p->fold);
-}
-
-int probes__read_blame(struct probes *p, struct snapshot **out)
-{
-	return probes__read_charges(p, bpf_map__fd(p->skel->maps.blame), out);
 }
 
 int probes__read_why(struct probes *p, struct why **out)

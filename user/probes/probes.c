@@ -97,6 +97,7 @@ static int probes__configure(struct probes *p, const struct probes_config *cfg)
 	bpf_program__set_autoload(p->skel->progs.unlock_enter_thread,
 				  p->releases && p->multi);
 	p->skel->rodata->blame_enabled = cfg->blame;
+	p->blame = cfg->blame;
 	p->caused = cfg->blame && cfg->caused && contended;
 	p->skel->rodata->caused_enabled = p->caused;
 	p->skel->rodata->why_enabled = cfg->why;
@@ -484,6 +485,7 @@ void probes__free(struct probes *p)
 	stacktab__free(p->raw_stacks);
 	stacktab__free(p->raw_old);
 	probes__caused_free(p);
+	probes__blame_kept_free(p);
 	free(p->keys);
 	free(p->values);
 	free(p->counter_values);

@@ -264,6 +264,13 @@ uint64_t probes__live_ns(const struct probes *p);
  */
 int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
+ * --blame's rows of exited threads and processes kept out of its map
+ * (blamekeep.c), and of those taken out, the rows merged into the "other"
+ * rows beyond its bound.
+ */
+void probes__blame_kept(const struct probes *p, size_t *rows,
+			uint64_t *merged);
+/*
  * Contended mode with blame on: the waits charged to the holds they
  * overlapped, by the release that ended each hold (bpf/measure/
  * blame.bpf.h, caused); counts: the waits each release woke.

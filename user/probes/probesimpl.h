@@ -179,6 +179,8 @@ struct probes {
 	struct sp_key *caused_gone_keys;
 	struct sp_value *caused_gone_values;
 	size_t n_caused_gone, cap_caused_gone;
+	bool blame;			/* --blame's map is filled */
+	struct blamekeep *blame_kept;	/* its rows taken out (blamekeep.c) */
 	struct ring_buffer *events;
 	unsigned int events_seen;	/* PROBES_EVENT_* since the last consume */
 	uint64_t anchor_exit_ns;	/* when its exit was told (CLOCK_MONOTONIC) */
@@ -241,6 +243,27 @@ typedef bool (*probes_told_gone_fn)(const struct probes *p, __u32 pid,
 int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
 			probes_told_gone_fn told);
 void probes__caused_free(struct probes *p);
+/*
+ * Whether no charge can add to a charge map's row any more: its releasing
+ * thread is in dead (sorted TIDs), or (told, several processes) the
+ * kernel told of its thread's or process's exit, or of the waiter's.
+ */
+bool probes__charge_gone(const struct probes *p, const struct sp_key *key,
+			 const __u32 *dead, size_t n_dead,
+			 probes_told_gone_fn told);
+/* Every key of a charge map (fd), read before any is taken out. */
+int probes__charge_keys(int fd, struct sp_key **keys, size_t *n);
+
+/* blamekeep.c */
+/*
+ * --blame's rows of exited threads and processes (as fold_caused), out
+ * of the map and kept for every later read of it; canon(p, key) makes a
+ * row's stack canonical where it is kept by program (see blamekeep.c).
+ */
+int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
+		       probes_told_gone_fn told,
+		       void (*canon)(void *p, struct sp_key *key));
+void probes__blame_kept_free(struct probes *p);
 
 /* procevents.c */
 /* pid's thread tid (0: the whole process) exited: its rows fold. */

@@ -45,6 +45,10 @@ struct feed_health {
 	size_t exited_rows;
 	size_t exited_rows_forgotten;
 	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
+	/* --blame's rows of exited threads kept out of its kernel table
+	   (probes__blame_kept); merged into "other" rows by the bound. */
+	size_t blame_rows_kept;
+	uint64_t blame_rows_merged;
 };
 
 /*

@@ -777,6 +777,17 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		     "row of their lock type by the bound on such rows.");
 	fprintf(out, "syncprof_exited_rows_merged_total %" PRIu64 "\n",
 		h->exited_rows_merged);
+	write_family(out, "syncprof_charge_rows_kept", "gauge",
+		     "Rows of a charge table (blame: --blame's) of exited "
+		     "threads and processes, taken out of the kernel's table "
+		     "and kept.");
+	fprintf(out, "syncprof_charge_rows_kept{table=\"blame\"} %zu\n",
+		h->blame_rows_kept);
+	write_family(out, "syncprof_charge_rows_merged_total", "counter",
+		     "Rows of a charge table merged into the \"other\" row "
+		     "of their lock type by the bound on the rows kept.");
+	fprintf(out, "syncprof_charge_rows_merged_total{table=\"blame\"} %"
+		PRIu64 "\n", h->blame_rows_merged);
 	write_family(out, "syncprof_resident_memory_bytes", "gauge",
 		     "syncprof's resident memory.");
 	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",

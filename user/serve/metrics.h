@@ -61,6 +61,9 @@ struct metrics_health {
 	size_t exited_rows;
 	size_t exited_rows_forgotten;
 	uint64_t exited_rows_merged;	/* into "other" rows, by the bound */
+	/* --blame's rows of exited threads kept; merged by the bound. */
+	size_t blame_rows_kept;
+	uint64_t blame_rows_merged;
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

@@ -89,6 +89,8 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.exited_rows = w->health.exited_rows,
 		.exited_rows_forgotten = w->health.exited_rows_forgotten,
 		.exited_rows_merged = w->health.exited_rows_merged,
+		.blame_rows_kept = w->health.blame_rows_kept,
+		.blame_rows_merged = w->health.blame_rows_merged,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

@@ -133,6 +133,9 @@ int session__serve_publish(struct session *s)
 		probes__exited_rows(s->probes, &health.exited_rows,
 				    &health.exited_rows_forgotten,
 				    &health.exited_rows_merged);
+	if (s->probes)
+		probes__blame_kept(s->probes, &health.blame_rows_kept,
+				   &health.blame_rows_merged);
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
