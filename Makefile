@@ -599,7 +599,7 @@ FUZZ_MODS_replay := record/replay record/recmeta record/recnames record/rectext 
                     record/evlog record/chrome format/format report/report \
                     waits/snapshot waits/waitstats report/hist report/columns text/jsonout \
                     text/utf8 text/text target/readiness report/callgraph \
-                    format/folded probes/fold format/pprof report/rowstacks \
+                    format/folded waits/fold format/pprof report/rowstacks \
                     report/whyrows waits/whycharges format/rootsplit report/names report/stateformat \
                     symbols/srcpath outfile options optcheck optvalue locktype log array \
                     waits/offcalls states/threadstates unwind/stacktab \

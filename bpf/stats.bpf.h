@@ -76,7 +76,7 @@ static __always_inline bool lock_wanted(__u32 type, __u64 object)
  * CPU at a time updates it (atomics, no bouncing), and the map costs its
  * rows, not rows x CPUs (131,072 rows x 64 CPUs x 64 bytes would be
  * 512 MiB preallocated).  Allocated as rows appear; the loader takes the
- * rows of exited threads out (user/probes/fold.c).
+ * rows of exited threads out (user/waits/fold.c).
  */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -157,7 +157,7 @@ int findings__wait_cmp(const void *pa, const void *pb)
 /*
  * Each wait's weight: its thread's busy share.  The rows of threads that
  * exited before the report was read are folded into one row without a
- * thread (probes/fold.c): they weigh as the lock's other waits do (the
+ * thread (waits/fold.c): they weigh as the lock's other waits do (the
  * same threads, mostly, gone at the end), else as the process's, and
  * only then fully.  Weighing them fully made a background lock whose
  * threads ended first outrank the one its workers wait for.
