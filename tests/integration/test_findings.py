@@ -88,11 +88,16 @@ class Findings(SyncprofTestCase):
         self.assertGreaterEqual(truth["holds"], 3, truth)
         first = self.assertFirst(report, truth)
         self.assertEqual(first["site"]["line"], truth["lines"][1], first)
-        # Within 10% either way: a part runs from the release before the
-        # hold began (a few microseconds) and the target's clock brackets
-        # more than the futex wait.
-        error = abs(first["wait_ns"] - truth["overlap_ns"]) / truth["overlap_ns"]
-        self.assertLessEqual(error, 0.10, (first["wait_ns"], truth))
+        # Between the holds' overlap and the overlap up to each hold's
+        # handoff (the next getter's acquisition: the getter the
+        # reporter's release woke is charged to it until it runs, late
+        # on a busy host), within 10% either way: a part runs from the
+        # release before the hold began (a few microseconds) and the
+        # target's clock brackets more than the futex wait.
+        self.assertGreaterEqual(first["wait_ns"], truth["overlap_ns"] * 0.90,
+                                (first["wait_ns"], truth))
+        self.assertLessEqual(first["wait_ns"], truth["handoff_overlap_ns"] * 1.10,
+                             (first["wait_ns"], truth))
         # --blame keeps its contract (the release that woke each waiter):
         # the reporter's unlock woke only the first of each queue.
         woke = sum(b["wait_ns"] for b in report["blame"]

@@ -323,9 +323,22 @@ class Fleet(SyncprofTestCase):
         for t in targets:
             self.assertEqual(t.wait(timeout=HANG_S), 0)
         truths = [self.truth(f"{os.path.basename(name)}-{i}.json") for i in range(3)]
-        m = self.scrape(base)
+        m = self.scrape_counted(base, os.path.basename(name),
+                                sum(t["count"] for t in truths))
         self.stop_serve(proc)
         return m, truths
+
+    def scrape_counted(self, base, process, count):
+        """/metrics once process's lock waits number count (the targets'
+        own), or the last scrape at the deadline: a target's last events
+        reach syncprof's loop after it has exited, later on a busy host."""
+        deadline = time.monotonic() + HANG_S
+        while True:
+            m = self.scrape(base)
+            seen = sum(waits_of(m, process=process, **{"class": "lock"}).values())
+            if seen >= count or time.monotonic() > deadline:
+                return m
+            time.sleep(0.2)
 
     def test_instances_of_one_lock_share_a_series(self):
         tag = os.getpid() % 10000

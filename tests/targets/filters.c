@@ -26,10 +26,16 @@
  *
  * The truth (JSON): the threads' TIDs, the objects' addresses, and per
  * (thread, object, type) the calls made and how many of them took at
- * least --min-us by the caller's clock.  Flags are polled with nanosleep,
- * never a futex: the measured locks are the only ones.
+ * least --min-us by the caller's clock (long_calls), and how many did
+ * without the time the thread waited for a CPU meanwhile (sure_calls:
+ * its run delay, /proc/thread-self/schedstat).  The caller's clock
+ * brackets the probes' interval, and a busy host can stretch the gap
+ * between the two only by keeping the thread from a CPU: a profiler
+ * sees between sure_calls and long_calls of them.  Flags are polled
+ * with nanosleep, never a futex: the measured locks are the only ones.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,7 +75,7 @@ static atomic_int go;		/* the threads start */
 /* One (thread, object, type) of the truth. */
 struct tally {
 	const char *thread, *object, *type;
-	uint64_t calls, long_calls;
+	uint64_t calls, long_calls, sure_calls;
 };
 
 #define MAX_TALLIES 16
@@ -94,11 +100,39 @@ static struct tally *tally_new(const char *thread, const char *object,
 	return t;
 }
 
-static void tally_add(struct tally *t, uint64_t t0)
+/* The calling thread's time waiting for a CPU so far, in ns. */
+static uint64_t run_delay_ns(void)
 {
+	static __thread int fd = -1;
+	char buf[96];
+	unsigned long long run, delay;
+	ssize_t n;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		perror("filters: /proc/thread-self/schedstat");
+		exit(1);
+	}
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &delay) != 2) {
+		fprintf(stderr, "filters: schedstat unreadable: %s\n", buf);
+		exit(1);
+	}
+	return delay;
+}
+
+/* A call begun at t0 (d0: the run delay then) has returned. */
+static void tally_add(struct tally *t, uint64_t t0, uint64_t d0)
+{
+	uint64_t took = now_ns() - t0, delayed = run_delay_ns() - d0;
+
 	t->calls++;
-	if (now_ns() - t0 >= cfg.min_ns)
+	if (took >= cfg.min_ns)
 		t->long_calls++;
+	if (took >= delayed && took - delayed >= cfg.min_ns)
+		t->sure_calls++;
 }
 
 static void name_thread(const char *name)
@@ -120,10 +154,10 @@ static void wait_flag(atomic_int *flag, int value)
 
 static void timed_lock(pthread_mutex_t *m, struct tally *t)
 {
-	uint64_t t0 = now_ns();
+	uint64_t d0 = run_delay_ns(), t0 = now_ns();
 
 	pthread_mutex_lock(m);
-	tally_add(t, t0);
+	tally_add(t, t0, d0);
 }
 
 static struct tally *mutex_tallies[2][2], *rec_tally, *condwait_tallies[2],
@@ -165,10 +199,10 @@ static void *condwait(void *arg)
 	for (int k = 1; k <= cfg.iters; k++) {
 		timed_lock(&cond_lock, condwait_tallies[0]);
 		while (round_no < k) {
-			uint64_t t0 = now_ns();
+			uint64_t d0 = run_delay_ns(), t0 = now_ns();
 
 			pthread_cond_wait(&cond, &cond_lock);
-			tally_add(condwait_tallies[1], t0);
+			tally_add(condwait_tallies[1], t0, d0);
 		}
 		pthread_mutex_unlock(&cond_lock);
 	}
@@ -249,10 +283,12 @@ static void write_truth(const char *path)
 	fputs("}, \"calls\": [", f);
 	for (int i = 0; i < n_tallies; i++)
 		fprintf(f, "%s{\"thread\": \"%s\", \"object\": \"%s\", "
-			"\"type\": \"%s\", \"calls\": %llu, \"long_calls\": %llu}",
+			"\"type\": \"%s\", \"calls\": %llu, \"long_calls\": %llu, "
+			"\"sure_calls\": %llu}",
 			i ? ", " : "", tallies[i].thread, tallies[i].object,
 			tallies[i].type, (unsigned long long)tallies[i].calls,
-			(unsigned long long)tallies[i].long_calls);
+			(unsigned long long)tallies[i].long_calls,
+			(unsigned long long)tallies[i].sure_calls);
 	fputs("]}\n", f);
 	fclose(f);
 }
