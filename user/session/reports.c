@@ -198,8 +198,6 @@ int session__open_window(struct session *s, uint64_t *origin_ns)
 		r->pending = NULL;
 		if (!err)
 			r->attach_ns = r->states ? r->read_ns : before;
-		/* A recording's replay leaves out the base's windows too. */
-		r->next_window = probes__window(s->probes);
 	} else if (r->states) {
 		err = session__now(s, &r->attach_ns);
 	}
