@@ -190,14 +190,11 @@ int session__open_window(struct session *s, uint64_t *origin_ns)
 	int err = 0;
 
 	if (s->probes) {
-		/* Taken before the read: a call it did not hold ended after. */
-		uint64_t before = clock__monotonic_ns();
-
 		err = session__read(s);
 		snapshot__free(r->pending);
 		r->pending = NULL;
 		if (!err)
-			r->attach_ns = r->states ? r->read_ns : before;
+			r->attach_ns = r->read_ns;
 	} else if (r->states) {
 		err = session__now(s, &r->attach_ns);
 	}
