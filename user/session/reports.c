@@ -175,29 +175,17 @@ void session__set_origin(struct session *s, uint64_t at_ns)
 }
 
 /*
- * The probes are attached: the first window begins now, at a read of
- * them, once every probe that counts is in (the load, the verifier and
- * the placing of the probes count nothing, and are no part of it); with
- * --states at the first read of the threads map.  The probes placed
- * first counted while the others were placed (full mode's many
- * uprobes: milliseconds on a busy host): that read is the first
- * window's base, so the calls that ended before its start are not in
- * it.  *origin_ns: when.
+ * The probes are attached: the first window began at the origin, once
+ * every probe that counts was in (the load, the verifier and the
+ * placing of the probes count nothing, and are no part of it); with
+ * --states it begins at the first read of the threads map.  *origin_ns:
+ * when.
  */
 int session__open_window(struct session *s, uint64_t *origin_ns)
 {
 	struct reports *r = s->reports;
-	int err = 0;
+	int err = r->states ? session__now(s, &r->attach_ns) : 0;
 
-	if (s->probes) {
-		err = session__read(s);
-		snapshot__free(r->pending);
-		r->pending = NULL;
-		if (!err)
-			r->attach_ns = r->read_ns;
-	} else if (r->states) {
-		err = session__now(s, &r->attach_ns);
-	}
 	if (err)
 		return err;
 	r->last_ns = r->read_ns = r->live_ns = r->attach_ns;
@@ -676,7 +664,7 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 int session__read(struct session *s)
 {
 	struct reports *r = s->reports;
-	struct snapshot *snap = NULL, *delta = NULL, *sum = NULL;
+	struct snapshot *snap, *delta = NULL, *sum = NULL;
 	int err;
 
 	/* Several: told exits and first waits first (folded rows are named
@@ -684,19 +672,13 @@ int session__read(struct session *s)
 	if (s->probes && session__space(s))
 		session__take_events(s);
 	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
-	if (!err)	/* the exited ones' last waits are in snap, named next */
-		session__mark_read(s);
-	/* The window ends at the counters' read, not after the stacks'
-	   (on a busy host that took tens of ms, and the calls that ended
-	   in it counted in the next window, before its start). */
-	if (!err)
-		err = session__now(s, &r->read_ns);
-	if (err) {
-		snapshot__free(snap);
+	if (err)
 		return err;
-	}
-	if (s->probes)	/* keys canonical already: probes__set_stacks */
+	session__mark_read(s);	/* the exited ones' last waits are in snap */
+	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
+	if (!err)	/* keys canonical already: probes__set_stacks */
+		err = session__now(s, &r->read_ns);
 	err = err ? err : snapshot__follow(&r->pending, snap);
 	if (err) {
 		snapshot__free(snap);
