@@ -832,17 +832,6 @@ unsigned int session__take_events(struct session *s)
 	return seen;
 }
 
-/*
- * The probes were read: the processes that exited before hold no more
- * waits in the kernel's map, and this read's rows are named before any
- * more events are taken, so they may be let go (procset__read).
- */
-void session__mark_read(struct session *s)
-{
-	if (s->follow)
-		procset__read(s->follow->procs);
-}
-
 /* "and N more processes", "and its children", for the start message. */
 const char *session__others(struct session *s)
 {

@@ -674,7 +674,6 @@ int session__read(struct session *s)
 	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
 	if (err)
 		return err;
-	session__mark_read(s);	/* the exited ones' last waits are in snap */
 	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
 	if (!err)	/* keys canonical already: probes__set_stacks */

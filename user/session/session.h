@@ -148,7 +148,6 @@ void session__sweep_processes(struct session *s);
 void session__target_exited(struct session *s);
 void session__root_gone(struct session *s);
 unsigned int session__take_events(struct session *s);
-void session__mark_read(struct session *s);
 const char *session__others(struct session *s);
 /* Every process followed, one or several, as named now. */
 const struct procset_entry *session__process_names(const struct session *s,

@@ -18,11 +18,7 @@
  * sweep and report looked through all of them (40,000 in an hour; the
  * add alone was the loop's largest cost).  The PIDs let go are handed
  * out once (procset__forgotten): their rows are folded into the rows
- * of exited processes (fold.c), whose names are gone.  A process that
- * exited since the last read of the probes (procset__read) is never let
- * go: its last waits, still in the kernel's map, would be read nameless.
- * Under --all a busy loop took in more than a thousand exits at once,
- * and a program's final counts went to process 0.
+ * of exited processes (fold.c), whose names are gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,7 +41,6 @@ struct entry {
 	pid_t parent;
 	unsigned long long start;	/* clock ticks after boot; 0: unknown */
 	char comm[COMM_MAX];
-	bool unread;		/* exited since the last read */
 };
 
 struct procset {
@@ -83,20 +78,12 @@ static void procset__mark_exited(struct procset *set, size_t i)
 	if (set->exited[i])
 		return;
 	set->exited[i] = true;
-	set->entries[i].unread = true;
 	set->n_exited++;
-}
-
-void procset__read(struct procset *set)
-{
-	for (size_t i = 0; i < set->n; i++)
-		set->entries[i].unread = false;
 }
 
 /*
  * Beyond EXITED_KEEP + a quarter, the oldest exited go (in the order
- * they came), down to EXITED_KEEP: one pass for many removals.  Those
- * exited since the last read stay (fewer go, or none).
+ * they came), down to EXITED_KEEP: one pass for many removals.
  */
 static void procset__trim(struct procset *set)
 {
@@ -106,7 +93,7 @@ static void procset__trim(struct procset *set)
 		return;
 	drop = set->n_exited - EXITED_KEEP;
 	for (size_t i = 0; i < set->n; i++) {
-		if (drop && set->exited[i] && !set->entries[i].unread) {
+		if (drop && set->exited[i]) {
 			drop--;
 			set->n_exited--;
 			if (!array__grow(&set->forgotten, &set->forgotten_cap,

@@ -48,11 +48,6 @@ size_t procset__sweep(struct procset *set, pid_t *gone, size_t max);
  * its next change.
  */
 size_t procset__forgotten(struct procset *set, pid_t **pids);
-/*
- * The probes were read (and their rows named) since the exits marked so
- * far: those processes may be let go from now on.
- */
-void procset__read(struct procset *set);
 /* Every process followed (the newest exited), in the order they came. */
 const struct procset_entry *procset__list(const struct procset *set,
 					   size_t *n);
