@@ -225,6 +225,9 @@ static char *hex_string(const unsigned char *bytes, size_t n)
 }
 
 /* The id of the mapping holding addr, added if new; 0: none, or no memory. */
+/* The mapping of a served profile's addresses in no module known. */
+#define PPROF_UNKNOWN_MAPPING	"[unknown]"
+
 static uint64_t pprof__mapping(struct pprof *p,
 			       const struct pprof_source *src, uint64_t addr)
 {
@@ -234,8 +237,22 @@ static uint64_t pprof__mapping(struct pprof *p,
 	void **slot;
 	char *build_id = NULL;
 
-	if (!src || src->module(src->ctx, addr, &mod))
-		return 0;
+	if (!src || src->module(src->ctx, addr, &mod)) {
+		if (!p->symbolized)
+			return 0;	/* left for pprof to map elsewhere */
+		/*
+		 * A served profile's address in no module known (a process
+		 * gone before its maps were read): a mapping of its own,
+		 * marked named as far as can be.  pprof would make one up,
+		 * unmarked, and ask the server to name it (a POST to
+		 * /debug/pprof/symbol, which fails the fetch).
+		 */
+		mod = (struct symbol_module){
+			.path = PPROF_UNKNOWN_MAPPING,
+			.start = UINT64_MAX - 1,
+			.end = UINT64_MAX,
+		};
+	}
 	slot = htab_find_slot_with_hash(p->mappings, &mod.start,
 					address_hash(mod.start), INSERT);
 	if (!slot)
