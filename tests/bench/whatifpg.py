@@ -10,7 +10,7 @@ syncs the WAL (XLogWrite) and releases it.  So commit_delay lengthens
 exactly that lock's holds, and lowering it shortens them by a known
 amount.
 
-1. A private cluster (tests/integration/pgcluster.py), scale 2 (WHATIF_PG_SCALE),
+1. A private cluster (tests/integration/pgcluster.py), scale 2,
    commit_delay = DELAY_US, commit_siblings = 1.
 2. The prediction, on the unchanged server: pgbench -c CLIENTS runs,
    its backends started; syncprof --pid <postmaster> --children -d 2
@@ -48,11 +48,6 @@ DELAY_US = int(os.environ.get("WHATIF_PG_DELAY_US", "4000"))
 CLIENTS = os.environ.get("WHATIF_PG_CLIENTS", "8")
 RUN_S = 3
 PAIRS = int(os.environ.get("WHATIF_PG_PAIRS", "5"))
-# pgbench's scale: its branches (one row each, updated by every
-# transaction, its row lock held through the commit's WAL flush).
-SCALE = int(os.environ.get("WHATIF_PG_SCALE", "2"))
-# WHATIF_PG_VERBOSE=1: syncprof's debug lines (each window's rate).
-VERBOSE = "-vv" if os.environ.get("WHATIF_PG_VERBOSE") else "-v"
 HANG_S = 300
 # PostgreSQL 15's lwlocknames.txt: WALWriteLock is main lock 8.
 WAL_WRITE_LOCK = 8
@@ -93,7 +88,7 @@ def predict(pg, addr):
         # Its backends forked, connected and in their loop.
         time.sleep(2)
         out = os.path.join(pg.dir, "whatif.json")
-        prof = subprocess.run([SYNCPROF, VERBOSE, "--mode", "contended", "--pid",
+        prof = subprocess.run([SYNCPROF, "-v", "--mode", "contended", "--pid",
                                str(pg.postmaster()), "--children", "-d", "2",
                                f"--what-if=0x{addr:x}", "--progress",
                                "CommitTransactionCommand", "--format",
@@ -134,13 +129,8 @@ def whatif_postgres(results):
         # make bench goes on with its other sections.
         raise RuntimeError(f"PostgreSQL: {e}") from e
     result = {"commit_delay_us": DELAY_US, "clients": CLIENTS,
-              "scale": SCALE,
               "load_before": load_average(), "rows": []}
     try:
-        if SCALE != 2:  # pgcluster fills at scale 2
-            fill = pg.pgbench("-i", "-s", str(SCALE))
-            if fill.returncode:
-                raise RuntimeError(f"pgbench -i: {fill.stderr}")
         set_delay(pg, DELAY_US)
         addr = pg.main_lwlock(WAL_WRITE_LOCK)
         base = tps(pg, RUN_S)
@@ -148,8 +138,7 @@ def whatif_postgres(results):
         for line in notes:
             print(line)
         print(f"--what-if on PostgreSQL: WALWriteLock (0x{addr:x}), "
-              f"commit_delay {DELAY_US} us, pgbench -s {SCALE} "
-              f"-c {CLIENTS}, "
+              f"commit_delay {DELAY_US} us, pgbench -c {CLIENTS}, "
               f"{base:.0f} tps before")
         print(f"{'short':>5} {'pred':>7} {'[low,':>8} {'high]':>8} bnd  "
               f"{'lock':>7} {'queue':>7} {'hold us':>8} {'delay us':>8} "
@@ -163,10 +152,6 @@ def whatif_postgres(results):
                    "low_pct": w["low_pct"], "high_pct": w["high_pct"],
                    "bound": w["bound"], "hold_us": hold_us,
                    "lock_gain_pct": w["lock_gain_pct"],
-                   "cpu_cap_pct": w["cpu_cap_pct"],
-                   "windows": w["windows"],
-                   "delay_budget_ns": w["delay_budget_ns"],
-                   "injected_ns": w["injected_ns"],
                    "queue_gain_pct": w["queue_gain_pct"],
                    "rate_before": w["rate_before"],
                    "experiment_s": w["experiment_s"]}

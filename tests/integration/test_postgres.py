@@ -315,17 +315,6 @@ class Postgres(SyncprofTestCase):
             self.assertGreaterEqual(w["holders"], 1, w)
             self.assertGreater(w["hold_ns"], 0, w)
             self.assertGreater(w["injected_ns"], 0, w)
-            # The plan fitted to holds of milliseconds: a budget of 3 to
-            # 10 s, the delay within it (a release in flight may pass it
-            # by its own delay, 10 ms at most), and the windows run to
-            # the plan's end (6 rounds at least) unless it ran out.
-            self.assertGreaterEqual(w["delay_budget_ns"], 3 * 10**9, w)
-            self.assertLessEqual(w["delay_budget_ns"], 10 * 10**9, w)
-            self.assertLessEqual(w["injected_ns"],
-                                 w["delay_budget_ns"] + 10**7, w)
-            self.assertTrue(w["windows"] >= 25 and w["windows"] % 4 == 1
-                            or w["injected_ns"] >=
-                            w["delay_budget_ns"] - 10**7, w)
             self.assertGreater(w["rate_before"], 0, w)
             self.assertLessEqual(w["low_pct"], w["predicted_gain_pct"], w)
             self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],

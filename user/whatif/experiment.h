@@ -13,7 +13,12 @@
 #include <sys/types.h>
 
 #include "whatifmodel.h"
-#include "whatifplan.h"
+
+/* Reference, +25%, reference, +50%, ... and a last reference. */
+#define EXPERIMENT_ROUNDS	16
+#define EXPERIMENT_WINDOWS	(EXPERIMENT_ROUNDS * 4 + 1)
+/* Injected delay, summed over threads, one lock's experiment at most. */
+#define EXPERIMENT_BUDGET_NS	3000000000ull
 
 struct experiment_config {
 	/* The processes: the lock's holders and the progress may be in any
@@ -37,8 +42,7 @@ struct experiment_result {
 	double holds_per_s;
 	double rate;			/* progress/s, hold phase */
 	uint64_t holders;		/* threads that held it then */
-	struct whatifplan plan;		/* the windows and the budget */
-	struct whatif_window windows[WHATIFPLAN_WINDOWS_MAX];
+	struct whatif_window windows[EXPERIMENT_WINDOWS];
 	size_t n_windows;
 	struct whatif_cpu cpu;		/* the holds' CPU */
 	double used, capacity;		/* CPUs, reference windows in all */
@@ -59,9 +63,7 @@ int experiment__open(const struct experiment_config *cfg,
 void experiment__free(struct experiment *e);
 /*
  * Runs one lock's experiment: -ENODATA when it was not held in the hold
- * phase or nothing progressed, -ENOSPC when its windows would need more
- * delay than the largest budget (out->plan says how much; said on
- * stderr), -EINTR when a stop fd fired.
+ * phase or nothing progressed, -EINTR when a stop fd fired.
  */
 int experiment__run(struct experiment *e, uint64_t object,
 		    struct experiment_result *out);

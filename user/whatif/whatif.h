@@ -32,8 +32,6 @@ struct whatif_entry {
 	double delayed_rate;		/* during the delayed windows */
 	double after_rate;		/* the last window, delay off */
 	uint64_t injected_ns;		/* delay injected */
-	uint64_t budget_ns;		/* the most it could (its plan's) */
-	unsigned int windows;		/* the windows run */
 	double experiment_s;		/* the lock's experiment, in all */
 };
 
