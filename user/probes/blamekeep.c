@@ -226,9 +226,6 @@ int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
 		       void (*canon)(void *p, struct sp_key *key))
 {
 	int fd = bpf_map__fd(p->skel->maps.blame);
-	struct sp_key *keys = NULL;
-	size_t got = 0, n_gone = 0;
-	int err;
 
 	if (!p->blame || (!n_dead && !(told && (p->n_gone[0] ||
 						 p->n_gone[1]))))
@@ -239,14 +236,8 @@ int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
 			return -ENOMEM;
 	}
 	p->blame_kept->canon = canon;
-	err = probes__charge_keys(fd, &keys, &got);
-	for (size_t i = 0; !err && i < got; i++)
-		if (probes__charge_gone(p, &keys[i], dead, n_dead, told))
-			keys[n_gone++] = keys[i];
-	for (size_t i = 0; !err && i < n_gone; i++)
-		err = blamekeep__take(p, fd, &keys[i]);
-	free(keys);
-	return err;
+	return probes__take_gone_charges(p, fd, dead, n_dead, told,
+					 blamekeep__take);
 }
 
 int probes__read_blame(struct probes *p, struct snapshot **out)

@@ -147,25 +147,33 @@ int probes__charge_keys(int fd, struct sp_key **out, size_t *n_out)
 	return 0;
 }
 
-int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
-			probes_told_gone_fn told)
+int probes__take_gone_charges(struct probes *p, int fd, const __u32 *dead,
+			      size_t n_dead, probes_told_gone_fn told,
+			      probes_take_charge_fn take)
 {
-	int fd = bpf_map__fd(p->skel->maps.caused);
 	struct sp_key *keys = NULL;
 	size_t got = 0, n_gone = 0;
-	int err;
+	int err = probes__charge_keys(fd, &keys, &got);
 
-	if (!p->caused || (!n_dead && !(told && (p->n_gone[0] ||
-						  p->n_gone[1]))))
-		return 0;
-	err = probes__charge_keys(fd, &keys, &got);
 	for (size_t i = 0; !err && i < got; i++)
 		if (probes__charge_gone(p, &keys[i], dead, n_dead, told))
 			keys[n_gone++] = keys[i];
 	for (size_t i = 0; !err && i < n_gone; i++)
-		err = caused__take(p, fd, &keys[i]);
+		err = take(p, fd, &keys[i]);
 	free(keys);
 	return err;
+}
+
+int probes__fold_caused(struct probes *p, const __u32 *dead, size_t n_dead,
+			probes_told_gone_fn told)
+{
+	int fd = bpf_map__fd(p->skel->maps.caused);
+
+	if (!p->caused || (!n_dead && !(told && (p->n_gone[0] ||
+						  p->n_gone[1]))))
+		return 0;
+	return probes__take_gone_charges(p, fd, dead, n_dead, told,
+					 caused__take);
 }
 
 int probes__read_caused(struct probes *p, struct snapshot **out)

@@ -253,6 +253,13 @@ bool probes__charge_gone(const struct probes *p, const struct sp_key *key,
 			 probes_told_gone_fn told);
 /* Every key of a charge map (fd), read before any is taken out. */
 int probes__charge_keys(int fd, struct sp_key **keys, size_t *n);
+/* Takes a gone row (probes__charge_gone) out of a charge map: 0/-errno. */
+typedef int (*probes_take_charge_fn)(struct probes *p, int fd,
+				     const struct sp_key *key);
+/* Every gone row of a charge map, each through take; 0 or -errno. */
+int probes__take_gone_charges(struct probes *p, int fd, const __u32 *dead,
+			      size_t n_dead, probes_told_gone_fn told,
+			      probes_take_charge_fn take);
 
 /* blamekeep.c */
 /*
