@@ -30,7 +30,20 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
-              "holders"}
+              "holders", "stolen_pct"}
+
+
+def machine_ticks():
+    """/proc/stat's busy and stolen ticks, all CPUs."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return v[0] + v[1] + v[2] + v[5] + v[6], v[7]
+
+
+def stolen_share(before, after):
+    """The host's share (%) of the busy time between two readings."""
+    busy, steal = after[0] - before[0], after[1] - before[1]
+    return 100 * steal / (busy + steal) if busy + steal else 0
 
 
 class WhatIf(SyncprofTestCase):
@@ -59,11 +72,13 @@ class WhatIf(SyncprofTestCase):
                                         for line in target.stdout),
             daemon=True)
         reader.start()
+        stolen_before = machine_ticks()
         prof = self.start_syncprof(["--mode", "contended", "--pid",
                                     str(target.pid), "-d", "1",
                                     "--what-if=work_lock", "--progress",
                                     "item_done"])
         run = self.finish_syncprof(prof)
+        stolen = stolen_share(stolen_before, machine_ticks())
         seen = list(rates)
         target.kill()
         target.wait()
@@ -105,6 +120,11 @@ class WhatIf(SyncprofTestCase):
                                     (w, seen))
             self.assertLessEqual(w["rate_before"], 2 * max(seen), (w, seen))
             self.assertGreater(w["rate_during"], 0, w)
+            # The host's share of the busy time in the reference
+            # windows, against /proc/stat's over the whole run.
+            self.assertGreaterEqual(w["stolen_pct"], 0, w)
+            self.assertLessEqual(abs(w["stolen_pct"] - stolen), 10,
+                                 (w, stolen))
             # The queue's cross-check: the target's 3 workers hold it.
             self.assertEqual(w["holders"], 3, w)
             if w["queue_gain_pct"] is not None:

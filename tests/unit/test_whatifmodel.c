@@ -166,6 +166,60 @@ static void test_slope_bounded_by_the_time_held(void **state UNUSED)
 	assert_true(fabs(p.gain_pct - (1 / 0.75 - 1) * 100) < 1e-6);
 }
 
+/* A host that takes a share of the guest's CPUs widens the interval by
+   that share of the slope, both ways; the point stays. */
+static void test_stolen_share_widens_the_interval(void **state UNUSED)
+{
+	struct whatif_fit fit = { .slope = 0.8, .low = 0.78, .high = 0.82,
+				  .held = 0.9 };
+	struct whatif_prediction own, guest;
+
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &own);
+	fit.stolen = 0.1;
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &guest);
+	assert_true(fabs(guest.gain_pct - own.gain_pct) < 1e-9);
+	/* 1 / (1 - 0.25 x 0.78 x 0.9) - 1, 1 / (1 - 0.25 x 0.8 x 1.1) - 1 */
+	assert_true(fabs(guest.low_pct - (1 / (1 - 0.25 * 0.702) - 1) * 100) <
+		    1e-6);
+	assert_true(fabs(guest.high_pct - (1 / (1 - 0.25 * 0.88) - 1) * 100) <
+		    1e-6);
+	assert_true(guest.low_pct < own.low_pct &&
+		    guest.high_pct > own.high_pct);
+	/* Past half of the time, no wider. */
+	fit.stolen = 0.9;
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &guest);
+	assert_true(fabs(guest.low_pct - (1 / (1 - 0.25 * 0.39) - 1) * 100) <
+		    1e-6);
+}
+
+/* Cut to the share held, the interval reaches down to the queue's gain;
+   a slope inside the share keeps its own. */
+static void test_queue_widens_a_prediction_cut_to_the_share_held(
+	void **state UNUSED)
+{
+	struct whatif_fit fit = { .slope = 1.2, .low = 1.1, .high = 1.3,
+				  .held = 0.9 };
+	struct whatif_prediction p;
+
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &p);
+	assert_true(p.at_held);
+	assert_true(p.low_pct > 25);
+	whatifmodel__span_queue(&p, 20);
+	assert_true(fabs(p.low_pct - 20) < 1e-9);
+	assert_true(p.lock_low_pct > 25);
+	/* Above the low end already, or none: no change. */
+	whatifmodel__span_queue(&p, 30);
+	assert_true(fabs(p.low_pct - 20) < 1e-9);
+	whatifmodel__span_queue(&p, NAN);
+	assert_true(fabs(p.low_pct - 20) < 1e-9);
+	fit.slope = 0.8;
+	fit.low = 0.7;
+	whatifmodel__predict(&fit, 0.25, NULL, 0, NULL, &p);
+	assert_false(p.at_held);
+	whatifmodel__span_queue(&p, 5);
+	assert_true(p.low_pct > 15);
+}
+
 static void test_too_few_windows_is_einval(void **state UNUSED)
 {
 	struct whatif_window w[3] = {
@@ -227,6 +281,8 @@ int main(void)
 		cmocka_unit_test(test_cpus_cap_where_the_bottleneck_moves),
 		cmocka_unit_test(test_starved_windows_leave_the_slope),
 		cmocka_unit_test(test_slope_bounded_by_the_time_held),
+		cmocka_unit_test(test_stolen_share_widens_the_interval),
+		cmocka_unit_test(test_queue_widens_a_prediction_cut_to_the_share_held),
 		cmocka_unit_test(test_too_few_windows_is_einval),
 		cmocka_unit_test(test_queue_of_one_thread_is_its_own_cycle),
 		cmocka_unit_test(test_queue_saturated_and_idle_locks),

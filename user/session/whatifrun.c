@@ -307,13 +307,15 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	if (err)
 		return err;
 	fit.held = r.holds_per_s * (double)r.hold_ns * 1e-9;
+	fit.stolen = r.stolen;
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
-		"[%.3f, %.3f], %.2f s", name, r.hold_ns, fit.slope, fit.low,
-		fit.high, (double)r.elapsed_ns * 1e-9);
+		"[%.3f, %.3f], %.2f s, host took %.1f%%", name, r.hold_ns,
+		fit.slope, fit.low, fit.high, (double)r.elapsed_ns * 1e-9,
+		fit.stolen * 100);
 	pr_debug("--what-if: %s: queue of %" PRIu64 " holders, %.2f holds "
 		 "a unit, held %.3f of the time, progress %.0f/s", name,
 		 r.holders, r.rate > 0 ? r.holds_per_s / r.rate : 0.0,
-		 r.holds_per_s * (double)r.hold_ns * 1e-9, r.rate);
+		 fit.held, r.rate);
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
 		struct whatif_entry w = {
 			.object = l->address,
@@ -327,6 +329,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.injected_ns = r.injected_ns,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
 			.holders = (unsigned int)r.holders,
+			.stolen = r.stolen,
 			.queue_pct = NAN,
 		};
 		double q;
@@ -336,8 +339,10 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		if (r.rate > 0 &&
 		    !whatifmodel__queue(w.holders, r.holds_per_s / r.rate,
 					(double)r.hold_ns * 1e-9, r.rate,
-					shorter[i], &q))
+					shorter[i], &q)) {
 			w.queue_pct = q;
+			whatifmodel__span_queue(&w.p, q);
+		}
 		if (l->site)
 			symbolizer__callsite(s->symbolizer, l->site,
 					     &w.site_info);

@@ -12,6 +12,20 @@
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
  *
+ * The probes that time a hold sit inside it: the lock's return probe
+ * reads the clock before the trap returns to the holder, the unlock's
+ * probe after the trap in.  Their share of the mean hold is measured
+ * once (empty_hold_ns): a forked child takes and drops a mutex of its
+ * own under the same programs, EMPTY_SESSIONS times EMPTY_HOLDS, and
+ * the median session's mean hold on a CPU is what an empty critical
+ * section reads.  It is taken off the hold: the delays are fractions of
+ * the target's own critical section, and the share of the time the lock
+ * is held is its, not the probes'.  Where the probes cost more than a
+ * critical section of a few microseconds, the measured hold was mostly
+ * them and the delays were too long (a prediction too high by the
+ * ratio).  A child whose libc is not the target's reads nothing: then
+ * nothing is taken off, and the debug log says so.
+ *
  * Several processes (--children, several --pid): every probe is attached
  * once per process, with its PID (not system-wide: other programs using
  * the same libc pay nothing, and a lock at the same address in one of
@@ -22,8 +36,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -32,6 +51,7 @@
 #include "elfimage.h"
 #include "experiment.h"
 #include "log.h"
+#include "sortorder.h"
 #include "taskcpu.h"
 #include "whatifbpf.h"
 #include "whatif.skel.h"
@@ -46,6 +66,12 @@
 #define MIN_UNITS	100.0
 /* A thread that ran less than this share of the time adds no capacity. */
 #define MIN_RUN_SHARE	0.02
+/* The empty critical section: sessions of holds, the median's mean. */
+#define EMPTY_SESSIONS	5
+#define EMPTY_HOLDS	400
+#define EMPTY_WAIT_MS	2000
+/* The hold left once the probes' part is off, at least this share. */
+#define MIN_HOLD_SHARE	0.05
 
 static const char *const unlock_funcs[] = {
 	"pthread_mutex_unlock", "pthread_rwlock_unlock", "pthread_spin_unlock",
@@ -88,6 +114,9 @@ struct experiment {
 	struct hold_func holds[ARRAY_SIZE(lock_funcs) +
 			       ARRAY_SIZE(program_locks)];
 	size_t n_holds;
+	uint64_t unlock_offset;		/* pthread_mutex_unlock's, in libc */
+	uint64_t empty_ns;		/* the probes' part of a hold */
+	bool empty_known;
 };
 
 static int attach(struct bpf_program *prog, bool ret, pid_t pid,
@@ -213,6 +242,12 @@ int experiment__open(const struct experiment_config *cfg,
 			cfg->libc_path, f.file_offset, HELD_ZERO,
 			lock_funcs[i] };
 	}
+	{
+		struct elfimage_func f;
+
+		if (!elfimage__find_func(libc, unlock_funcs[0], &f))
+			e->unlock_offset = f.file_offset;
+	}
 	err = attach_funcs(e, libc, cfg->libc_path,
 			   e->skel->progs.whatif_release, unlock_funcs,
 			   ARRAY_SIZE(unlock_funcs));
@@ -328,6 +363,119 @@ static int wait_window(struct experiment *e, double seconds)
 	}
 }
 
+/* The empty critical section's mutex: at one address in the child. */
+static pthread_mutex_t empty_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The child: a session of empty holds per byte read, a byte back. */
+static void empty_child(int fd)
+{
+	unsigned char b;
+
+	while (read(fd, &b, 1) == 1) {
+		for (int i = 0; i < EMPTY_HOLDS; i++) {
+			pthread_mutex_lock(&empty_lock);
+			pthread_mutex_unlock(&empty_lock);
+		}
+		if (write(fd, &b, 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+/* One session: its mean hold on a CPU, 0 when none was timed.  A child
+   gone raises no SIGPIPE (MSG_NOSIGNAL). */
+static uint64_t empty_session(struct experiment *e, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct stamp a, b;
+	unsigned char byte = 1;
+
+	stamp_now(e, &a);
+	if (send(fd, &byte, 1, MSG_NOSIGNAL) != 1 ||
+	    poll(&pfd, 1, EMPTY_WAIT_MS) != 1 || read(fd, &byte, 1) != 1)
+		return 0;
+	stamp_now(e, &b);
+	if (b.holds == a.holds || b.hold_ns - a.hold_ns < b.off_ns - a.off_ns)
+		return 0;
+	return (b.hold_ns - a.hold_ns - (b.off_ns - a.off_ns)) /
+	       (b.holds - a.holds);
+}
+
+/*
+ * What the probes add to a measured hold: an empty critical section's
+ * hold under them, in a child of syncprof (design comment above).
+ */
+static uint64_t empty_hold_ns(struct experiment *e)
+{
+	const struct hold_func *lock = NULL;
+	uint64_t means[EMPTY_SESSIONS], saved = e->skel->bss->object;
+	struct bpf_link **links = NULL, *sw = NULL;
+	size_t n = 0, cap = 0, got = 0;
+	int sv[2], err;
+	pid_t child;
+
+	for (size_t i = 0; i < e->n_holds; i++)
+		if (!strcmp(e->holds[i].name, lock_funcs[0]))
+			lock = &e->holds[i];
+	if (!lock || !e->unlock_offset ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return 0;
+	child = fork();
+	if (child == 0) {
+		close(sv[0]);
+		empty_child(sv[1]);
+	}
+	close(sv[1]);
+	e->skel->bss->object = (uint64_t)(uintptr_t)&empty_lock;
+	err = child < 0 ? -errno : 0;
+	if (!err)
+		err = attach(e->skel->progs.whatif_lock, false, child,
+			     lock->path, lock->offset, &links, &n, &cap);
+	if (!err)
+		err = attach(e->skel->progs.whatif_locked, true, child,
+			     lock->path, lock->offset, &links, &n, &cap);
+	if (!err)
+		err = attach(e->skel->progs.whatif_release, false, child,
+			     e->cfg.libc_path, e->unlock_offset, &links, &n,
+			     &cap);
+	if (!err) {
+		sw = bpf_program__attach(e->skel->progs.whatif_switch);
+		err = sw ? 0 : -errno;
+	}
+	for (int i = 0; !err && i < EMPTY_SESSIONS; i++) {
+		uint64_t mean = empty_session(e, sv[0]);
+
+		if (mean)
+			means[got++] = mean;
+	}
+	bpf_link__destroy(sw);
+	detach(links, &n);
+	free(links);
+	e->skel->bss->object = saved;
+	close(sv[0]);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (err)
+		pr_debug("--what-if: the empty hold not measured: %s",
+			 strerror(-err));
+	else if (!got)
+		pr_debug("--what-if: the empty hold not timed (syncprof's libc "
+			 "is not %s?): nothing taken off the holds",
+			 e->cfg.libc_path);
+	qsort(means, got, sizeof(*means), order__u64_at);
+	return got ? means[got / 2] : 0;
+}
+
+/* A mean hold with the probes' part off, never below MIN_HOLD_SHARE. */
+static uint64_t without_probes(uint64_t hold, uint64_t probes)
+{
+	uint64_t floor = (uint64_t)((double)hold * MIN_HOLD_SHARE);
+
+	return hold > probes && hold - probes > floor ? hold - probes : floor;
+}
+
 /* The hold phase: the lock's mean hold, its holds and progress per s. */
 static int hold_phase(struct experiment *e, struct experiment_result *r,
 		      double *rate)
@@ -403,6 +551,9 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	if (!holds)
 		return -ENODATA;
 	r->hold_cpu_ns = hold_ns / holds;
+	r->probe_ns = e->empty_ns;
+	r->hold_ns = without_probes(r->hold_ns, e->empty_ns);
+	r->hold_cpu_ns = without_probes(r->hold_cpu_ns, e->empty_ns);
 	r->holds_per_s = (double)holds / s;
 	r->holders = holders;
 	r->rate = *rate;
@@ -434,6 +585,12 @@ int experiment__run(struct experiment *e, uint64_t object,
 
 	*r = (struct experiment_result){ 0 };
 	e->skel->bss->delay_ns = 0;
+	if (!e->empty_known) {
+		e->empty_ns = empty_hold_ns(e);
+		e->empty_known = true;
+		pr_debug("--what-if: an empty critical section reads %.1f us "
+			 "under the probes", (double)e->empty_ns / 1e3);
+	}
 	e->skel->bss->object = object;
 	err = taskcpu__new(e->cfg.pids, e->cfg.n_pids, &cpu);
 	if (!err)
@@ -505,6 +662,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	if (!err && r->n_windows) {
 		taskcpu__usage(cpu, ref_ns, MIN_RUN_SHARE, &r->used,
 			       &r->capacity);
+		r->stolen = taskcpu__stolen(cpu);
 		/* Holds per unit of progress (hold phase) x mean on a CPU. */
 		r->cpu.hold_cpu_per_unit = r->holds_per_s / rate *
 					   (double)r->hold_cpu_ns * 1e-9;

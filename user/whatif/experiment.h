@@ -37,8 +37,11 @@ struct experiment_config {
 };
 
 struct experiment_result {
-	uint64_t hold_ns;		/* mean hold, hold phase */
-	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
+	/* Mean hold, hold phase, and its part on a CPU: the probes' part
+	   (probe_ns, an empty critical section's) taken off both */
+	uint64_t hold_ns;
+	uint64_t hold_cpu_ns;
+	uint64_t probe_ns;
 	double holds_per_s;
 	double rate;			/* progress/s, hold phase */
 	uint64_t holders;		/* threads that held it then */
@@ -46,6 +49,7 @@ struct experiment_result {
 	size_t n_windows;
 	struct whatif_cpu cpu;		/* the holds' CPU */
 	double used, capacity;		/* CPUs, reference windows in all */
+	double stolen;			/* the host's share, in them */
 	double rate_delayed;		/* progress/s, delayed windows */
 	double rate_after;		/* the last window, no delay */
 	uint64_t injected_ns;		/* delay injected in all */

@@ -41,6 +41,13 @@
    window or more gets its rate of CPU per runnable time as capacity. */
 #define RUNNABLE_SHARE	0.1
 
+/* The machine's ticks since boot, all CPUs. */
+struct machine_ticks {
+	uint64_t idle;		/* idle and I/O wait */
+	uint64_t busy;		/* user, nice, system, interrupts */
+	uint64_t steal;		/* taken by the host from a guest's CPUs */
+};
+
 struct taskcpu_thread {
 	pid_t pid, tid;
 	uint64_t run_begin, wait_begin;	/* at the window's begin */
@@ -54,8 +61,9 @@ struct taskcpu {
 	size_t n_pids;
 	int cpus;			/* the most any of them may run on */
 	long hz;			/* /proc/stat's ticks per second */
-	uint64_t idle_begin;		/* idle ticks at the window's begin */
+	struct machine_ticks begin;	/* at the window's begin */
 	uint64_t idle;			/* idle ticks in the windows */
+	uint64_t busy, steal;		/* busy and stolen ticks in them */
 	uint64_t last_idle;		/* in the last window */
 	struct taskcpu_thread *threads;
 	size_t n, cap;
@@ -166,19 +174,29 @@ static int read_all(struct taskcpu *t, bool begin)
 static double share_of(const struct taskcpu *t, double active, double used,
 		       uint64_t idle, uint64_t window_ns);
 
-/* The machine's idle and I/O wait ticks since boot, all CPUs. */
-static uint64_t idle_ticks(void)
+static struct machine_ticks machine_ticks(void)
 {
-	unsigned long long v[5] = { 0 };
+	unsigned long long v[8] = { 0 };
+	struct machine_ticks m = { 0 };
 	FILE *f = fopen("/proc/stat", "r");
+	int got;
 
 	if (!f)
-		return 0;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		   &v[3], &v[4]) != 5)
-		v[3] = v[4] = 0;
+		return m;
+	got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		     &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
-	return v[3] + v[4];
+	if (got < 5)
+		return m;
+	m.idle = v[3] + v[4];
+	m.busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	m.steal = got == 8 ? v[7] : 0;
+	return m;
+}
+
+static uint64_t ticks_since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
 }
 
 int taskcpu__begin(struct taskcpu *t)
@@ -186,17 +204,25 @@ int taskcpu__begin(struct taskcpu *t)
 	for (size_t i = 0; i < t->n; i++)
 		t->threads[i].seen = t->threads[i].last_run =
 			t->threads[i].last_wait = 0;
-	t->idle_begin = idle_ticks();
+	t->begin = machine_ticks();
 	return read_all(t, true);
 }
 
 int taskcpu__end(struct taskcpu *t)
 {
-	uint64_t now = idle_ticks();
+	struct machine_ticks now = machine_ticks();
 
-	t->last_idle = now > t->idle_begin ? now - t->idle_begin : 0;
+	t->last_idle = ticks_since(now.idle, t->begin.idle);
 	t->idle += t->last_idle;
+	t->busy += ticks_since(now.busy, t->begin.busy);
+	t->steal += ticks_since(now.steal, t->begin.steal);
 	return read_all(t, false);
+}
+
+double taskcpu__stolen(const struct taskcpu *t)
+{
+	return t->busy + t->steal ? (double)t->steal /
+				    (double)(t->busy + t->steal) : 0;
 }
 
 void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,

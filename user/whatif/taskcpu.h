@@ -39,6 +39,12 @@ void taskcpu__usage(const struct taskcpu *t, uint64_t window_ns,
  * of CPU per runnable time they got (a thread that sleeps less gets
  * more on a machine others keep busy).
  */
+/*
+ * The share of the machine's busy time in the windows that the host took
+ * from its CPUs (a guest's steal; 0 on a machine of its own).
+ */
+double taskcpu__stolen(const struct taskcpu *t);
+
 void taskcpu__window(const struct taskcpu *t, uint64_t window_ns,
 		     double min_share, double *used, double *capacity,
 		     double *most);

@@ -33,6 +33,7 @@ struct whatif_entry {
 	double after_rate;		/* the last window, delay off */
 	uint64_t injected_ns;		/* delay injected */
 	double experiment_s;		/* the lock's experiment, in all */
+	double stolen;			/* the host's share of the busy time */
 };
 
 struct whatif {

@@ -43,6 +43,9 @@ struct whatif_fit {
 	   the mean hold), set by the caller; 0: not known.  The slope is
 	   bounded by it (whatifmodel__predict). */
 	double held;
+	/* The share of the machine's busy time its host took (a guest's
+	   steal), set by the caller: the interval widens by it. */
+	double stolen;
 };
 
 /* What the lock's holds cost the CPUs: seconds on a CPU per unit. */
@@ -59,6 +62,8 @@ struct whatif_prediction {
 	double cap_low_pct;	/* its interval */
 	double cap_high_pct;
 	bool capped;		/* the CPUs, not the lock, would bound it */
+	bool at_held;		/* the slope cut to the share held */
+	double lock_low_pct;	/* the slope's own low, before the queue's */
 };
 
 /*
@@ -94,5 +99,12 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
  */
 int whatifmodel__queue(unsigned int threads, double visits, double hold_s,
 		       double rate, double shorter, double *gain_pct);
+
+/*
+ * A prediction cut to the share held (at_held) takes the queue's gain
+ * into its interval: the slope then says only that the lock bounds at
+ * least that much.
+ */
+void whatifmodel__span_queue(struct whatif_prediction *p, double queue_pct);
 
 #endif

@@ -32,9 +32,9 @@ static void site_text(const struct whatif_entry *e, char *buf, size_t len)
 bool whatifout__disagree(const struct whatif_entry *e)
 {
 	/* The slope's interval before the CPUs' cap (the queue sees no
-	   CPUs), and apart by more than a quarter of the slope's gain or
+	   CPUs) and before the queue's own gain widened it, and apart by more than a quarter of the slope's gain or
 	   5 points: the two see the same lock through different noise. */
-	double low = fmin(e->p.low_pct, e->p.lock_gain_pct);
+	double low = fmin(e->p.lock_low_pct, e->p.lock_gain_pct);
 	double high = fmax(e->p.high_pct, e->p.lock_gain_pct);
 	double apart = fabs(e->queue_pct - e->p.lock_gain_pct);
 
@@ -170,6 +170,7 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 			     json_null() : json_boolean(!whatifout__disagree(e)),
 			     err);
 		jsonout__set(o, "holders", jsonout__uint(e->holders), err);
+		jsonout__set(o, "stolen_pct", json_real(e->stolen * 100), err);
 		jsonout__append(list, o, err);
 	}
 	return list;
