@@ -30,7 +30,8 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
-              "holders", "stolen_pct"}
+              "holders", "stolen_pct", "placebo_slope", "placebo_cpu",
+              "slope_without_placebo"}
 
 
 def machine_ticks():

@@ -109,19 +109,60 @@ static double median_of(double *v, size_t n, double *low, double *high)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Window i's estimate of the slope; false: it has none. */
-static bool estimate(const struct whatif_window *w, size_t n, size_t i,
-		     double *b)
+/* The time per unit of delayed window i's placebo; 0: none. */
+static double placebo_of(const struct whatif_window *w, size_t n, size_t i)
+{
+	for (size_t j = i ? i - 1 : i + 1; j <= i + 1 && j < n; j += 2)
+		if (w[j].placebo && w[j].delay == w[i].delay && w[j].rate > 0)
+			return 1 / w[j].rate;
+	return 0;
+}
+
+/* Window i's estimate of the slope (a delayed window's, against its
+   placebo when it has one and `own`); false: it has none. */
+static bool estimate_of(const struct whatif_window *w, size_t n, size_t i,
+			bool own, double *b)
 {
 	double ref;
 
-	if (w[i].delay == 0 || w[i].rate <= 0)
+	if (w[i].delay == 0 || w[i].rate <= 0 || w[i].placebo)
 		return false;
-	ref = reference(w, n, i);
+	ref = own ? placebo_of(w, n, i) : 0;
+	if (ref <= 0)
+		ref = reference(w, n, i);
 	if (ref <= 0)
 		return false;
 	*b = (1 / w[i].rate / ref - 1) / w[i].delay;
 	return true;
+}
+
+static bool estimate(const struct whatif_window *w, size_t n, size_t i,
+		     double *b)
+{
+	return estimate_of(w, n, i, true, b);
+}
+
+/* The placebo's slope: its windows against the references beside them;
+   NAN without. */
+static double placebo_slope(const struct whatif_window *w, size_t n,
+			    size_t *pairs)
+{
+	double est[WHATIF_MAX_WINDOWS], lo, hi, ref;
+	size_t m = 0;
+
+	*pairs = 0;
+	for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++) {
+		if (!w[i].placebo || w[i].delay == 0 || w[i].rate <= 0)
+			continue;
+		ref = reference(w, n, i);
+		if (ref > 0)
+			est[m++] = (1 / w[i].rate / ref - 1) / w[i].delay;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].placebo && w[i].delay != 0 && w[i].rate > 0 &&
+		    placebo_of(w, n, i) > 0)
+			(*pairs)++;
+	return m ? median_of(est, m, &lo, &hi) : NAN;
 }
 
 int whatifmodel__fit(const struct whatif_window *w, size_t n,
@@ -143,6 +184,17 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		return -EINVAL;
 	out->pairs = pairs;
 	out->base_rate = base / (double)nbase;
+	out->placebo = placebo_slope(w, n, &out->placebo_pairs);
+	/* Against the references alone: the slope without the placebo. */
+	{
+		double raw[WHATIF_MAX_WINDOWS];
+		size_t m = 0;
+
+		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
+			if (estimate_of(w, n, i, false, &raw[m]))
+				m++;
+		out->raw = median_of(raw, m, &lo, &hi);
+	}
 	out->slope = median_of(est, pairs, &out->low, &out->high);
 	/* Each delay's own median: a bend widens the interval. */
 	for (size_t pass = 0; pass < n; pass++) {
@@ -150,15 +202,16 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		size_t m = 0;
 		bool first = true;
 
-		if (d == 0)
+		if (d == 0 || w[pass].placebo)
 			continue;
 		for (size_t j = 0; j < pass; j++)
-			if (w[j].delay == d)
+			if (w[j].delay == d && !w[j].placebo)
 				first = false;
 		if (!first)
 			continue;
 		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
-			if (w[i].delay == d && estimate(w, n, i, &mine[m]))
+			if (w[i].delay == d && !w[i].placebo &&
+			    estimate(w, n, i, &mine[m]))
 				m++;
 		if (m) {
 			double level = median_of(mine, m, &lo, &hi);

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --what-if's placebo.  The delay that lengthens a lock's holds is a spin
+ * on a CPU (whatif.bpf.c): on a machine others keep busy, that CPU is
+ * taken from every runnable thread, the ones that make progress
+ * included, so a lock no progress needs reads a small slope of its own
+ * (a decoy lock, slept under by threads that make nothing, read gains of
+ * 0.2% to 11% beside load averages of 10 to 37).  The placebo spends the
+ * same CPU without any lock: in windows of its own, beside each delayed
+ * window, a child of syncprof spins in bursts of the delay's length at
+ * the rate the delayed window spent (experiment.c); the delayed window
+ * is compared with its placebo rather than with the windows without
+ * delay, so the CPU's part cancels and the lock's own part is left.
+ *
+ * Rejected: the same spin in the target's own threads after the release
+ * (a return probe on the unlocks).  It costs the CPU in the same
+ * threads, but it also lengthens those threads' own path: where the
+ * holders make the progress and their loop is not slack (two workers,
+ * a lock held half the time), the placebo slows them as much as the
+ * delay does, and the lock's part read half of what it is.  A child
+ * lengthens no thread's path of the target; it takes the CPU as one more
+ * runnable task at the target's nice, which is what the spin in a
+ * thread that was asleep (the decoy's) is too.  Where the spinning
+ * thread is the bottleneck's holder, its spin takes no CPU from itself
+ * and the placebo's does: the lock's part then reads a little low (by
+ * the placebo's own slope, a few hundredths beside load averages of 30).
+ *
+ * The child spins on its own CPU clock (a burst preempted still spends
+ * burst_ns of CPU), then sleeps to the next burst's start; it reads what
+ * to do from a page shared with syncprof, polled each millisecond when
+ * idle.  It is killed when the experiment ends, and by the kernel when
+ * syncprof dies (PR_SET_PDEATHSIG), SIGKILL included.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "placebo.h"
+
+#define IDLE_POLL_NS	1000000ull
+
+struct placebo_page {
+	atomic_uint_fast64_t burst_ns;
+	atomic_uint_fast64_t period_ns;
+};
+
+struct placebo {
+	struct placebo_page *page;
+	pid_t child;
+};
+
+static void sleep_until(uint64_t when)
+{
+	struct timespec ts = { .tv_sec = (time_t)(when / 1000000000ull),
+			       .tv_nsec = (long)(when % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+static void burn(uint64_t ns)
+{
+	uint64_t start = clock__thread_cpu_ns();
+
+	while (clock__thread_cpu_ns() - start < ns)
+		;
+}
+
+static void __attribute__((noreturn)) child_loop(struct placebo_page *pg,
+						  pid_t parent)
+{
+	uint64_t next = clock__monotonic_ns();
+
+	for (;;) {
+		uint64_t burst = atomic_load(&pg->burst_ns);
+		uint64_t period = atomic_load(&pg->period_ns);
+		uint64_t now;
+
+		if (getppid() != parent)
+			_exit(0);
+		now = clock__monotonic_ns();
+		if (!burst || !period) {
+			next = now + IDLE_POLL_NS;
+			sleep_until(next);
+			continue;
+		}
+		/* Late (preempted): the next burst starts now. */
+		if (next + period < now)
+			next = now;
+		burn(burst);
+		next += period;
+		if (next > clock__monotonic_ns())
+			sleep_until(next);
+	}
+}
+
+int placebo__start(pid_t like, struct placebo **out)
+{
+	struct placebo *p = calloc(1, sizeof(*p));
+	pid_t parent = getpid();
+	int nice_like;
+
+	if (!p)
+		return -ENOMEM;
+	errno = 0;
+	nice_like = getpriority(PRIO_PROCESS, (id_t)like);
+	if (errno)
+		nice_like = 0;
+	p->page = mmap(NULL, sizeof(*p->page), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->page == MAP_FAILED) {
+		int err = -errno;
+
+		free(p);
+		return err;
+	}
+	p->child = fork();
+	if (p->child < 0) {
+		int err = -errno;
+
+		munmap(p->page, sizeof(*p->page));
+		free(p);
+		return err;
+	}
+	if (p->child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		/* At the target's nice: it competes as the target's spin. */
+		setpriority(PRIO_PROCESS, 0, nice_like);
+		child_loop(p->page, parent);
+	}
+	*out = p;
+	return 0;
+}
+
+void placebo__set(struct placebo *p, uint64_t burst_ns, double duty)
+{
+	uint64_t period = 0;
+
+	if (!p)
+		return;
+	if (burst_ns && duty > 0)
+		period = duty >= 1 ? burst_ns :
+			 (uint64_t)((double)burst_ns / duty);
+	/* Period first: the child reads burst, then period. */
+	atomic_store(&p->page->burst_ns, 0);
+	atomic_store(&p->page->period_ns, period);
+	atomic_store(&p->page->burst_ns, period ? burst_ns : 0);
+}
+
+void placebo__stop(struct placebo *p)
+{
+	if (!p)
+		return;
+	if (p->child > 0) {
+		kill(p->child, SIGKILL);
+		waitpid(p->child, NULL, 0);
+	}
+	munmap(p->page, sizeof(*p->page));
+	free(p);
+}
