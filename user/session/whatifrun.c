@@ -308,6 +308,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		return err;
 	fit.held = r.holds_per_s * (double)r.hold_ns * 1e-9;
 	fit.stolen = r.stolen;
+	fit.cpu_share = r.hold_ns ? (double)r.hold_cpu_ns / (double)r.hold_ns : 0;
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
 		"[%.3f, %.3f] (%zu against a placebo, whose own read %.3f "
 		"spending %.2f CPUs; %.3f against the references alone), "

@@ -297,19 +297,30 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	   lock is held, all of it at most) off the time at most; a slope
 	   past it is the delay's own cost (a spin no one preempts, its
 	   CPU taken from the threads outside the lock). */
-	double slope = fit->held > 0 ? fmin(fit->slope, fmin(fit->held, 1)) :
-		       fit->slope;
+	/* The placebo took the delay's CPU off the slope; a shorter
+	   section frees the CPU of its part on a CPU, which the CPU's own
+	   slope (the placebo's) then gives back. */
+	double freed = isnan(fit->placebo) ? 0 :
+		       fmax(fit->placebo, 0) * fmin(fmax(fit->cpu_share, 0), 1);
+	double own = fit->slope + freed;
+	double slope;
+
+	/* A slope whose interval reaches 0 is not told from none: no gain,
+	   the interval says how much there might be. */
+	if (fit->low + freed <= 0 && !isnan(fit->placebo))
+		own = 0;
+	slope = fit->held > 0 ? fmin(own, fmin(fit->held, 1)) : own;
 
 	double stolen = fmin(fmax(fit->stolen, 0), WHATIF_MAX_STOLEN);
 
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
-	out->at_held = slope < fit->slope;
+	out->at_held = slope < own;
 	out->lock_gain_pct = lock_gain(slope, shorter);
 	out->gain_pct = out->lock_gain_pct;
-	out->low_pct = lock_gain(fmin(fit->low, slope) * (1 - stolen),
+	out->low_pct = lock_gain(fmin(fit->low + freed, slope) * (1 - stolen),
 				 shorter);
 	out->lock_low_pct = out->low_pct;
-	out->high_pct = lock_gain(fmax(fit->high, slope * (1 + stolen)),
+	out->high_pct = lock_gain(fmax(fit->high + freed, slope * (1 + stolen)),
 				  shorter);
 	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)

@@ -47,6 +47,10 @@ struct whatif_fit {
 	double placebo;
 	size_t placebo_pairs;	/* delayed windows against a placebo */
 	double raw;		/* the slope against the references alone */
+	/* The share of the mean hold on a CPU, set by the caller (0: none
+	   known): that much of the placebo's slope is the section's own
+	   (shorter code frees its CPU), whatifmodel__predict. */
+	double cpu_share;
 	double base_rate;	/* progress per second, reference windows */
 	/* The share of the time the lock was held (its holds per second x
 	   the mean hold), set by the caller; 0: not known.  The slope is
