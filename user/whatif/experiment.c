@@ -8,10 +8,12 @@
  * delayed window every other two), and a last reference: every delayed
  * window has a reference on each side and its placebo beside it
  * (whatifmodel.c), and the last one shows the rate once the delay is
- * off.  A placebo window delays nothing: syncprof's child spends the CPU
- * the last delayed window of its fraction spent, in bursts of the delay
- * (placebo.c); when the child cannot start, it is a reference window.  The window's length gives each at least
- * MIN_UNITS units of progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
+ * off.  A placebo window delays nothing of the target's: syncprof's
+ * child releases a lock of its own, and the program spins there for the
+ * delay, as often as spends the CPU the last delayed window of its
+ * fraction spent (placebo.c); without the child, it is a reference
+ * window.  The window's length gives each at least MIN_UNITS units of
+ * progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
  *
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
@@ -281,10 +283,20 @@ int experiment__open(const struct experiment_config *cfg,
 	elfimage__close(libc);
 	if (err)
 		goto fail;
-	if (placebo__start(cfg->pids[0], &e->placebo)) {
-		pr_warn("--what-if: no placebo (cannot fork): the delayed "
-			"windows are compared with the references only");
+	if (e->unlock_offset && !placebo__start(cfg->pids[0], &e->placebo) &&
+	    attach(e->skel->progs.whatif_release, false,
+		   placebo__pid(e->placebo), cfg->libc_path, e->unlock_offset,
+		   &e->links, &e->n_links, &e->cap_links)) {
+		placebo__stop(e->placebo);
 		e->placebo = NULL;
+	}
+	if (e->placebo) {
+		e->skel->bss->placebo_object = placebo__lock();
+		e->skel->bss->placebo_tgid = (uint32_t)placebo__pid(e->placebo);
+	} else {
+		pr_warn("--what-if: no placebo (no child, or its unlock not "
+			"probed): the delayed windows are compared with the "
+			"references only");
 	}
 	*out = e;
 	return 0;
@@ -297,8 +309,10 @@ void experiment__free(struct experiment *e)
 {
 	if (!e)
 		return;
-	if (e->skel)
+	if (e->skel) {
 		e->skel->bss->delay_ns = 0;
+		e->skel->bss->placebo_delay = 0;
+	}
 	placebo__stop(e->placebo);
 	detach(e->hold_links, &e->n_hold);
 	detach(e->links, &e->n_links);
@@ -627,6 +641,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 		double frac = window_delay(i, &placebo);
 		uint64_t delay = (uint64_t)(frac * (double)r->hold_ns);
 		uint64_t units, start, spent, spun = counts(e)->injected_ns;
+		uint64_t burnt = counts(e)->placebo_ns;
 		struct stamp at;
 		/* The placebo spends what its fraction's delay spent last. */
 		double *dy = &duty[frac > 0.3];
@@ -635,10 +650,13 @@ int experiment__run(struct experiment *e, uint64_t object,
 			placebo = false, frac = 0, delay = 0;
 		if (delay > WHATIF_MAX_DELAY_NS)
 			delay = WHATIF_MAX_DELAY_NS;
-		if (placebo)
-			placebo__set(e->placebo, delay, *dy);
-		else
+		if (placebo) {
+			e->skel->bss->placebo_delay = delay;
+			placebo__set(e->placebo, *dy >= 1 ? delay :
+				     (uint64_t)((double)delay / *dy));
+		} else {
 			e->skel->bss->delay_ns = delay;
+		}
 		stamp_now(e, &at);
 		units = at.units;
 		start = at.ns;
@@ -652,13 +670,14 @@ int experiment__run(struct experiment *e, uint64_t object,
 			taskcpu__window(cpu, clock__monotonic_ns() - start,
 					MIN_RUN_SHARE, &used, &capacity, &most);
 		e->skel->bss->delay_ns = 0;
-		placebo__set(e->placebo, 0, 0);
+		placebo__set(e->placebo, 0);
+		e->skel->bss->placebo_delay = 0;
 		if (err)
 			break;
 		stamp_now(e, &at);
 		spent = at.ns - start;
 		if (placebo) {
-			burned += *dy * (double)spent * 1e-9;
+			burned += (double)(counts(e)->placebo_ns - burnt) * 1e-9;
 			placebo_s += (double)spent * 1e-9;
 		} else if (frac) {
 			*dy = (double)(counts(e)->injected_ns - spun) /

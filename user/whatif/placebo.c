@@ -4,13 +4,17 @@
  * on a CPU (whatif.bpf.c): on a machine others keep busy, that CPU is
  * taken from every runnable thread, the ones that make progress
  * included, so a lock no progress needs reads a small slope of its own
- * (a decoy lock, slept under by threads that make nothing, read gains of
- * 0.2% to 11% beside load averages of 10 to 37).  The placebo spends the
- * same CPU without any lock: in windows of its own, beside each delayed
- * window, a child of syncprof spins in bursts of the delay's length at
- * the rate the delayed window spent (experiment.c); the delayed window
- * is compared with its placebo rather than with the windows without
- * delay, so the CPU's part cancels and the lock's own part is left.
+ * (a decoy lock, slept under by threads that make nothing, read slopes
+ * of 0.005 to 1.1 against the windows without delay beside load averages
+ * of 14 to 37: gains of 0% to 29% for holds 25% shorter).  The placebo
+ * spends the same CPU without any lock: in windows of its own, beside
+ * each delayed window, a child of syncprof releases a mutex of its own,
+ * which no one else takes, at the rate that spends what the delayed
+ * window of that fraction spent, and the experiment's program spins at
+ * each release for the delay's length (experiment.c, whatif.bpf.c); the
+ * delayed window is compared with its placebo rather than with the
+ * windows without delay, so the CPU's part cancels and the lock's own
+ * part is left.
  *
  * Rejected: the same spin in the target's own threads after the release
  * (a return probe on the unlocks).  It costs the CPU in the same
@@ -25,13 +29,18 @@
  * and the placebo's does: the lock's part then reads a little low (by
  * the placebo's own slope, a few hundredths beside load averages of 30).
  *
- * The child spins on its own CPU clock (a burst preempted still spends
- * burst_ns of CPU), then sleeps to the next burst's start; it reads what
- * to do from a page shared with syncprof, polled each millisecond when
- * idle.  It is killed when the experiment ends, and by the kernel when
- * syncprof dies (PR_SET_PDEATHSIG), SIGKILL included.
+ * The spin is the delay's own program, in the kernel: a first placebo
+ * spun in user space on the child's CPU clock took less from the
+ * target than the delay did (the target's threads woke and preempted
+ * it; nothing preempts a probe's spin), and a decoy still read slopes
+ * of 0.1 against it where the references read 0.9.  The child reads its
+ * period from a page shared with syncprof, polled each millisecond when
+ * idle, and sleeps to each release's time.  It is killed when the
+ * experiment ends, and by the kernel when syncprof dies
+ * (PR_SET_PDEATHSIG), SIGKILL included.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -49,9 +58,11 @@
 #define IDLE_POLL_NS	1000000ull
 
 struct placebo_page {
-	atomic_uint_fast64_t burst_ns;
 	atomic_uint_fast64_t period_ns;
 };
+
+/* The child's own lock: at one address in it and in syncprof. */
+static pthread_mutex_t placebo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct placebo {
 	struct placebo_page *page;
@@ -68,36 +79,28 @@ static void sleep_until(uint64_t when)
 		;
 }
 
-static void burn(uint64_t ns)
-{
-	uint64_t start = clock__thread_cpu_ns();
-
-	while (clock__thread_cpu_ns() - start < ns)
-		;
-}
-
 static void __attribute__((noreturn)) child_loop(struct placebo_page *pg,
 						  pid_t parent)
 {
 	uint64_t next = clock__monotonic_ns();
 
 	for (;;) {
-		uint64_t burst = atomic_load(&pg->burst_ns);
 		uint64_t period = atomic_load(&pg->period_ns);
 		uint64_t now;
 
 		if (getppid() != parent)
 			_exit(0);
 		now = clock__monotonic_ns();
-		if (!burst || !period) {
+		if (!period) {
 			next = now + IDLE_POLL_NS;
 			sleep_until(next);
 			continue;
 		}
-		/* Late (preempted): the next burst starts now. */
+		/* Late (preempted): the next release is now. */
 		if (next + period < now)
 			next = now;
-		burn(burst);
+		pthread_mutex_lock(&placebo_lock);
+		pthread_mutex_unlock(&placebo_lock);	/* the spin */
 		next += period;
 		if (next > clock__monotonic_ns())
 			sleep_until(next);
@@ -144,19 +147,20 @@ int placebo__start(pid_t like, struct placebo **out)
 	return 0;
 }
 
-void placebo__set(struct placebo *p, uint64_t burst_ns, double duty)
+void placebo__set(struct placebo *p, uint64_t period_ns)
 {
-	uint64_t period = 0;
+	if (p)
+		atomic_store(&p->page->period_ns, period_ns);
+}
 
-	if (!p)
-		return;
-	if (burst_ns && duty > 0)
-		period = duty >= 1 ? burst_ns :
-			 (uint64_t)((double)burst_ns / duty);
-	/* Period first: the child reads burst, then period. */
-	atomic_store(&p->page->burst_ns, 0);
-	atomic_store(&p->page->period_ns, period);
-	atomic_store(&p->page->burst_ns, period ? burst_ns : 0);
+pid_t placebo__pid(const struct placebo *p)
+{
+	return p ? p->child : 0;
+}
+
+uint64_t placebo__lock(void)
+{
+	return (uint64_t)(uintptr_t)&placebo_lock;
 }
 
 void placebo__stop(struct placebo *p)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --what-if's placebo: a child of syncprof that spends, when told, the
- * CPU a lock's delay spends, in bursts of the delay's length, holding no
- * lock of the target's (placebo.c).
+ * --what-if's placebo: a child of syncprof that releases a lock of its
+ * own at a given rate, where the experiment's program spins as it does
+ * at the target's delayed releases (placebo.c).
  */
 #ifndef SYNCPROF_PLACEBO_H
 #define SYNCPROF_PLACEBO_H
@@ -18,10 +18,13 @@ struct placebo;
  */
 int placebo__start(pid_t like, struct placebo **out);
 /*
- * Bursts of burst_ns of the child's CPU, `duty` CPUs' worth in all (at
- * most one: a burst every burst_ns / duty); 0: idle.
+ * A release of the child's own lock every period_ns (0: none); the
+ * experiment's program spins at it (whatif.bpf.c).
  */
-void placebo__set(struct placebo *p, uint64_t burst_ns, double duty);
+void placebo__set(struct placebo *p, uint64_t period_ns);
+pid_t placebo__pid(const struct placebo *p);
+/* The child's lock, at the same address in it as in syncprof. */
+uint64_t placebo__lock(void);
 /* Ends the child; NULL is fine. */
 void placebo__stop(struct placebo *p);
 
