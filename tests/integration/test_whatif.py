@@ -6,9 +6,9 @@ target left as before when syncprof is killed in the middle, and the
 experiment across forked processes sharing one lock (--children).
 
 How close the predictions come to the shorter version run for real is
-test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
-by make bench (whatif section, tests/bench/whatifbench.py) beside the
-machine's load."""
+test_whatif_accuracy.py's, the decoy lock's test_whatif_cases.py's; the
+CPU cap is measured by make bench (whatif section,
+tests/bench/whatifbench.py) beside the machine's load."""
 import json
 import os
 import signal
