@@ -608,6 +608,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	uint64_t over = counts(e)->over_budget;
 	double rate = 0, window_s, delayed = 0, used = 0, capacity = 0;
 	double most = 0, duty[2] = { 0, 0 }, burned = 0, placebo_s = 0;
+	double delayed_s = 0;
 	struct taskcpu *cpu = NULL;
 	size_t n_delayed = 0;
 	int err;
@@ -697,6 +698,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 			 "units/s, %.2f s", i, delay, r->windows[i].rate,
 			 (double)spent * 1e-9);
 		if (frac && !placebo) {
+			delayed_s += (double)spent * 1e-9;
 			delayed += r->windows[i].rate;
 			n_delayed++;
 		} else {
@@ -719,6 +721,10 @@ int experiment__run(struct experiment *e, uint64_t object,
 					   (double)r->hold_cpu_ns * 1e-9;
 		r->rate_delayed = n_delayed ? delayed / (double)n_delayed : 0;
 		r->placebo_cpu = placebo_s > 0 ? burned / placebo_s : 0;
+		pr_debug("--what-if: the delay spent %.3f CPUs in its windows, "
+			 "the placebo %.3f in its", delayed_s > 0 ?
+			 (double)(counts(e)->injected_ns - injected_ns) * 1e-9 /
+			 delayed_s : 0.0, r->placebo_cpu);
 		r->rate_after = r->windows[r->n_windows - 1].delay == 0 ?
 				r->windows[r->n_windows - 1].rate : 0;
 	}

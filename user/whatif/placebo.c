@@ -35,9 +35,13 @@
  * it; nothing preempts a probe's spin), and a decoy still read slopes
  * of 0.1 against it where the references read 0.9.  The child reads its
  * period from a page shared with syncprof, polled each millisecond when
- * idle, and sleeps to each release's time.  It is killed when the
- * experiment ends, and by the kernel when syncprof dies
- * (PR_SET_PDEATHSIG), SIGKILL included.
+ * idle, and sleeps to each release's time; woken late, it makes the
+ * releases due meanwhile, so that it spends the CPU asked on a busy
+ * machine too.  It is killed when the experiment ends, and by the
+ * kernel when syncprof dies (PR_SET_PDEATHSIG), SIGKILL included; it
+ * closes every descriptor it inherits first, so the experiment's links
+ * (the delay) go with syncprof's (the child holding them kept the
+ * target's unlocks slow for a second after a SIGKILL).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -56,6 +60,8 @@
 #include "placebo.h"
 
 #define IDLE_POLL_NS	1000000ull
+/* The releases a late child makes up for, at most this far back. */
+#define CATCH_UP_NS	10000000ull
 
 struct placebo_page {
 	atomic_uint_fast64_t period_ns;
@@ -96,14 +102,17 @@ static void __attribute__((noreturn)) child_loop(struct placebo_page *pg,
 			sleep_until(next);
 			continue;
 		}
-		/* Late (preempted): the next release is now. */
-		if (next + period < now)
-			next = now;
-		pthread_mutex_lock(&placebo_lock);
-		pthread_mutex_unlock(&placebo_lock);	/* the spin */
-		next += period;
-		if (next > clock__monotonic_ns())
-			sleep_until(next);
+		/* Late (woken late on a busy machine): the releases due since
+		   are made now, up to CATCH_UP_NS of them, so that the CPU
+		   spent is the one asked for. */
+		if (next + CATCH_UP_NS < now)
+			next = now - CATCH_UP_NS;
+		while (next <= now) {
+			pthread_mutex_lock(&placebo_lock);
+			pthread_mutex_unlock(&placebo_lock);	/* the spin */
+			next += period;
+		}
+		sleep_until(next);
 	}
 }
 
@@ -136,6 +145,9 @@ int placebo__start(pid_t like, struct placebo **out)
 		return err;
 	}
 	if (p->child == 0) {
+		/* None of syncprof's descriptors: its BPF links must die
+		   with it, not wait for the child. */
+		close_range(3, ~0u, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(0);
