@@ -193,7 +193,7 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
 			if (estimate_of(w, n, i, false, &raw[m]))
 				m++;
-		out->raw = median_of(raw, m, &lo, &hi);
+		out->raw = m ? median_of(raw, m, &lo, &hi) : NAN;
 	}
 	out->slope = median_of(est, pairs, &out->low, &out->high);
 	/* Each delay's own median: a bend widens the interval. */

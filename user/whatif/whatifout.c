@@ -174,8 +174,8 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 		jsonout__set(o, "placebo_slope", isnan(e->placebo_slope) ?
 			     json_null() : json_real(e->placebo_slope), err);
 		jsonout__set(o, "placebo_cpu", json_real(e->placebo_cpu), err);
-		jsonout__set(o, "slope_without_placebo",
-			     json_real(e->raw_slope), err);
+		jsonout__set(o, "slope_without_placebo", isnan(e->raw_slope) ?
+			     json_null() : json_real(e->raw_slope), err);
 		jsonout__append(list, o, err);
 	}
 	return list;
