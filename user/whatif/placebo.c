@@ -56,7 +56,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "log.h"
 #include "placebo.h"
 
 #define IDLE_POLL_NS	1000000ull
