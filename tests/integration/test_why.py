@@ -108,12 +108,14 @@ class Why(SyncprofTestCase):
     def outside_chain(self, truth, waiter):
         """The part of a waiter's wait, by the target's own clocks, that
         the chain to C's release does not cover: A's ("l1") while B was
-        not waiting (B running from its lock of l2 to its unlock of l1,
-        then A woken and waiting for a CPU, long on a busy machine); B's
+        not waiting (B woken by C's release, until its lock of l2
+        returned; B running from there to its unlock of l1; then A woken:
+        the waits for a CPU are long on a busy machine); B's
         ("l2") outside C's measured stretch (before it, and B woken after
         C's release)."""
         if waiter == "l1":
-            return truth["b_tail_ns"] + truth["a_woken_ns"]
+            return (truth["b_woken_ns"] + truth["b_tail_ns"] +
+                    truth["a_woken_ns"])
         return max(0, truth["wait_b_ns"] - truth["holder_wall_ns"])
 
     def least_in_chain(self, wait_ns, outside):
