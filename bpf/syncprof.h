@@ -441,7 +441,9 @@ enum sp_lock_source {
  * CPU that the hypervisor gave that virtual CPU to someone else (steal
  * time), not counted as running; in_rq and in_steal_ns: the run queue
  * the thread was switched in on (a kernel address; 0: not known,
- * nothing counted as stolen) and the steal it had accounted then.
+ * nothing counted as stolen) and the steal it had accounted then;
+ * out_steal_ns: that queue's steal over the running since the last
+ * switch-out, which settles it.
  */
 struct sp_thread {
 	__u64 seq;
@@ -456,6 +458,7 @@ struct sp_thread {
 	__u64 stolen_ns;
 	__u64 in_rq;
 	__u64 in_steal_ns;
+	__u64 out_steal_ns;
 	__u64 out_exec_ns;
 	__u64 out_run_delay_ns;
 	__u64 out_running_ns;

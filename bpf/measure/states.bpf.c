@@ -45,10 +45,14 @@
  * something else while a thread is on one of the guest's CPUs: that time
  * is in neither the thread's CPU time nor its run-queue wait.  The steal
  * its run queue accounted, read at the switch-in and again at the
- * switch-out (the thread does not change CPU in between), gives the
- * stolen part of the stretch, counted in stolen_ns instead of running.
- * A stretch whose switch-in was missed counts none: settle() then moves
- * its steal to runnable, as before.
+ * switch-out (the thread does not change CPU in between), says how much
+ * of the running the events charged beyond the kernel's CPU time is
+ * stolen: settle() moves that much of the surplus, no more, to stolen_ns
+ * (the run queue's steal is as of its last clock update, which a switch
+ * may skip: read alone, it counted time stolen before a switch-in as the
+ * thread's, and running fell below its CPU time).  A stretch whose
+ * switch-in was missed counts none: settle() moves its surplus to
+ * runnable, as before.
  *
  * Consistency.  A thread's events are serialized by the scheduler (its
  * run queue's lock), but the loader copies entries while they change:
@@ -140,18 +144,17 @@ static __always_inline void switched_in(struct sp_thread *t)
 /*
  * Adds the time since since_ns to `state`'s counter; the clock moves on.
  * Running is charged by the current thread only (its switch-out or
- * exit): the part of it the host stole goes to stolen.
+ * exit, settle() next): the steal of its run queue meanwhile is noted.
  */
 static __always_inline void charge(struct sp_thread *t, __u32 state, __u64 now)
 {
-	__u64 d = now > t->since_ns ? now - t->since_ns : 0, stolen;
+	__u64 d = now > t->since_ns ? now - t->since_ns : 0;
 	__u32 type = t->lock_type;
 
 	switch (state) {
 	case SP_THREAD_RUNNING:
-		stolen = stolen_since_in(t, d);
-		t->stolen_ns += stolen;
-		t->running_ns += d - stolen;
+		t->out_steal_ns += stolen_since_in(t, d);
+		t->running_ns += d;
 		break;
 	case SP_THREAD_RUNNABLE:
 		t->runnable_ns += d;
@@ -218,10 +221,11 @@ static __always_inline __u64 move_ns(__u64 *from, __u64 *to, __u64 want,
  * queue (sched_info.run_delay, /proc's schedstat).  A missed switch-in
  * (its wait for a CPU charged as running), a missed switch-out (its
  * running charged as waiting), a missed wakeup (its wait for a CPU
- * charged as sleep) and a microsecond of clock skew at each switch make
- * them differ from what the events charged: the difference moves between
- * the stretch's counters, never more than the giver was charged in the
- * stretch, so the sum stays the same.
+ * charged as sleep), a microsecond of clock skew at each switch and the
+ * host's steal make them differ from what the events charged: the
+ * difference moves between the stretch's counters, never more than the
+ * giver was charged in the stretch, so the sum stays the same.  Steal is
+ * settled first, by the run queue's account of it in the stretch.
  */
 static __always_inline void settle(struct sp_thread *t)
 {
@@ -232,6 +236,12 @@ static __always_inline void settle(struct sp_thread *t)
 	__u64 ran_kernel = exec > t->out_exec_ns ? exec - t->out_exec_ns : 0;
 	__u64 *slept = 0;
 
+	/* Stolen: the surplus over the CPU time, up to the queue's steal. */
+	if (ran > ran_kernel) {
+		ran -= move_ns(&t->running_ns, &t->stolen_ns,
+			       t->out_steal_ns, ran - ran_kernel);
+	}
+	t->out_steal_ns = 0;
 	if (ran_kernel > ran)
 		waited -= move_ns(&t->runnable_ns, &t->running_ns,
 				  ran_kernel - ran, waited);
