@@ -105,7 +105,8 @@ static struct sp_release why_no_release;
  * The holder's clocks at now: its counters and the open interval.  A
  * running holder's interval less the steal its run queue has accounted
  * since its switch-in (as of that queue's last clock update) is running,
- * the rest stolen, as its switch-out will count them.
+ * the rest stolen; its switch-out settles them on its CPU time
+ * (states.bpf.c), which a holder on another CPU does not show.
  */
 static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
 				       __u64 at[SP_WHY_CLOCKS])
