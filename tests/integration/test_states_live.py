@@ -75,7 +75,11 @@ class StatesLive(SyncprofTestCase):
         # any time a virtual machine's host stole from it last).
         _, bar, shares = found["worker"]
         self.assertRegex(bar, r"^\|+\+*#+\.+~* *$")
-        self.assertGreater(shares[2], 20.0)
+        # Of its time not waiting for a CPU (beside busy loops, most of
+        # it) nor stolen, the 20 ms holds it waits for make half: a fifth
+        # at least.
+        self.assertGreater(shares[2], 0.2 * (100.0 - shares[1] - shares[4]),
+                           shares)
         self.assertAlmostEqual(sum(shares), 100.0, delta=0.5)
         # The bar's cells in their colours.
         text = self.wait_for(tmux, lambda t: "worker" in t, "colours", escapes=True)
