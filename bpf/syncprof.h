@@ -437,7 +437,13 @@ enum sp_lock_source {
  * (sched_info.run_delay), the running and runnable counters, the state
  * it went into and that state's counter: they settle running, runnable
  * and the sleep between two switch-outs on the kernel's own accounting
- * when an event went missing.
+ * when an event went missing.  stolen_ns: the part of its time on a
+ * CPU that the hypervisor gave that virtual CPU to someone else (steal
+ * time), not counted as running; in_rq and in_steal_ns: the run queue
+ * the thread was switched in on (a kernel address; 0: not known,
+ * nothing counted as stolen) and the steal it had accounted then;
+ * out_steal_ns: that queue's steal over the running since the last
+ * switch-out, which settles it.
  */
 struct sp_thread {
 	__u64 seq;
@@ -449,6 +455,10 @@ struct sp_thread {
 	__u64 sleep_ns;
 	__u64 lock_ns[SP_TYPE__COUNT];	/* by type; SP_TYPE_FUTEX: a futex
 					   wait of no known lock */
+	__u64 stolen_ns;
+	__u64 in_rq;
+	__u64 in_steal_ns;
+	__u64 out_steal_ns;
 	__u64 out_exec_ns;
 	__u64 out_run_delay_ns;
 	__u64 out_running_ns;
@@ -495,6 +505,8 @@ enum sp_why_state {
 	SP_WHY_RUNNABLE,
 	SP_WHY_LOCK,
 	SP_WHY_SLEEP,
+	SP_WHY_STOLEN,		/* on a CPU the hypervisor ran something
+				   else on (steal time) */
 	SP_WHY_UNKNOWN,
 	SP_WHY_WOKEN,		/* holder only: from the release to the
 				   waiter's return, the waiter's own wait

@@ -52,7 +52,7 @@ struct sp_release {
 	__u32 pid;		/* the releaser's process */
 	__u32 clocked;		/* woken_by, --why: at[] holds the
 				   releaser's clocks at the wakeup */
-	__u64 at[4];		/* see why.bpf.h */
+	__u64 at[5];		/* SP_WHY_CLOCKS, see why.bpf.h */
 };
 
 /* Defined in blame.bpf.c. */

@@ -41,6 +41,19 @@
  * what the events charged since the last switch-out agree with them.
  * Events that cannot follow a thread's state are counted (sched gaps).
  *
+ * Stolen time (steal.bpf.h).  In a virtual machine the host may run
+ * something else while a thread is on one of the guest's CPUs: that time
+ * is in neither the thread's CPU time nor its run-queue wait.  The steal
+ * its run queue accounted, read at the switch-in and again at the
+ * switch-out (the thread does not change CPU in between), says how much
+ * of the running the events charged beyond the kernel's CPU time is
+ * stolen: settle() moves that much of the surplus, no more, to stolen_ns
+ * (the run queue's steal is as of its last clock update, which a switch
+ * may skip: read alone, it counted time stolen before a switch-in as the
+ * thread's, and running fell below its CPU time).  A stretch whose
+ * switch-in was missed counts none: settle() moves its surplus to
+ * runnable, as before.
+ *
  * Consistency.  A thread's events are serialized by the scheduler (its
  * run queue's lock), but the loader copies entries while they change:
  * each update is bracketed by two increments of seq, and the reader keeps
@@ -54,6 +67,7 @@
 #include "waits.bpf.h"
 #include "sched.bpf.h"
 #include "threads.bpf.h"
+#include "steal.bpf.h"
 
 #define CLONE_THREAD		0x00010000
 /* sched_switch's prev_state: TASK_REPORT_MAX (0x100) marks a preemption,
@@ -102,7 +116,36 @@ static __always_inline void update_end(struct sp_thread *t)
 	__sync_fetch_and_add(&t->seq, 1);
 }
 
-/* Adds the time since since_ns to `state`'s counter; the clock moves on. */
+/*
+ * The current thread's stretch on its CPU since its switch-in: the steal
+ * its run queue accounted since then (0 when the switch-in is not known,
+ * or was on another run queue), at most d.  The switch-in is used up.
+ */
+static __always_inline __u64 stolen_since_in(struct sp_thread *t, __u64 d)
+{
+	__u64 rq = steal_rq(), steal, stolen = 0;
+
+	if (rq && t->in_rq == rq) {
+		steal = steal_of(rq);
+		if (steal > t->in_steal_ns)
+			stolen = steal - t->in_steal_ns;
+	}
+	t->in_rq = 0;
+	return stolen < d ? stolen : d;
+}
+
+/* The thread goes on this CPU now: its run queue's steal. */
+static __always_inline void switched_in(struct sp_thread *t)
+{
+	t->in_rq = steal_rq();
+	t->in_steal_ns = steal_of(t->in_rq);
+}
+
+/*
+ * Adds the time since since_ns to `state`'s counter; the clock moves on.
+ * Running is charged by the current thread only (its switch-out or
+ * exit, settle() next): the steal of its run queue meanwhile is noted.
+ */
 static __always_inline void charge(struct sp_thread *t, __u32 state, __u64 now)
 {
 	__u64 d = now > t->since_ns ? now - t->since_ns : 0;
@@ -110,6 +153,7 @@ static __always_inline void charge(struct sp_thread *t, __u32 state, __u64 now)
 
 	switch (state) {
 	case SP_THREAD_RUNNING:
+		t->out_steal_ns += stolen_since_in(t, d);
 		t->running_ns += d;
 		break;
 	case SP_THREAD_RUNNABLE:
@@ -177,10 +221,11 @@ static __always_inline __u64 move_ns(__u64 *from, __u64 *to, __u64 want,
  * queue (sched_info.run_delay, /proc's schedstat).  A missed switch-in
  * (its wait for a CPU charged as running), a missed switch-out (its
  * running charged as waiting), a missed wakeup (its wait for a CPU
- * charged as sleep) and a microsecond of clock skew at each switch make
- * them differ from what the events charged: the difference moves between
- * the stretch's counters, never more than the giver was charged in the
- * stretch, so the sum stays the same.
+ * charged as sleep), a microsecond of clock skew at each switch and the
+ * host's steal make them differ from what the events charged: the
+ * difference moves between the stretch's counters, never more than the
+ * giver was charged in the stretch, so the sum stays the same.  Steal is
+ * settled first, by the run queue's account of it in the stretch.
  */
 static __always_inline void settle(struct sp_thread *t)
 {
@@ -191,6 +236,12 @@ static __always_inline void settle(struct sp_thread *t)
 	__u64 ran_kernel = exec > t->out_exec_ns ? exec - t->out_exec_ns : 0;
 	__u64 *slept = 0;
 
+	/* Stolen: the surplus over the CPU time, up to the queue's steal. */
+	if (ran > ran_kernel) {
+		ran -= move_ns(&t->running_ns, &t->stolen_ns,
+			       t->out_steal_ns, ran - ran_kernel);
+	}
+	t->out_steal_ns = 0;
 	if (ran_kernel > ran)
 		waited -= move_ns(&t->runnable_ns, &t->running_ns,
 				  ran_kernel - ran, waited);
@@ -304,6 +355,8 @@ static __always_inline struct sp_thread *thread_create(__u32 tid, __u64 now)
 
 	if (bpf_core_field_exists(task->sched_info))
 		init.out_run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
+	init.in_rq = steal_rq();
+	init.in_steal_ns = steal_of(init.in_rq);
 	t = map_lookup_or_init(&threads, &tid, &init, &inserted);
 	if (!t)
 		counter_bump(SP_CNT_DROPPED_THREADS);
@@ -350,6 +403,7 @@ static __always_inline void switch_in(struct sp_thread *t, __u64 now)
 	if (!start_if_new(t, now))
 		charge(t, asleep(t->state) ? t->state : SP_THREAD_RUNNABLE, now);
 	t->state = SP_THREAD_RUNNING;
+	switched_in(t);
 	update_end(t);
 }
 

@@ -241,6 +241,8 @@ __noinline int why_wait_end(const struct sp_key *row,
 		 h[SP_WHY_RUNNABLE], &dropped);
 	why_root(mine, row, site, pid, SP_WHY_SLEEP, h[SP_WHY_SLEEP],
 		 &dropped);
+	why_root(mine, row, site, pid, SP_WHY_STOLEN, h[SP_WHY_STOLEN],
+		 &dropped);
 	why_root(mine, row, site, pid, SP_WHY_UNKNOWN,
 		 h[SP_WHY_UNKNOWN], &dropped);
 	/* After the release: the waiter's own wait, at the release. */

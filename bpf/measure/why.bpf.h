@@ -14,10 +14,10 @@
  *
  * The holder's state.  --why runs --states' programs (states.bpf.c):
  * every thread of the target has cumulative counters (running,
- * runnable, lock wait, other sleep) in `threads`, kept up to date at
- * each of its switches and wakeups, plus the state it is in since
- * since_ns.  A counter read "now" is the counter plus the open interval.
- * As a wait begins, the holder's four clocks are read (a mutex's holder
+ * runnable, lock wait, other sleep, stolen) in `threads`, kept up to
+ * date at each of its switches and wakeups, plus the state it is in
+ * since since_ns.  A counter read "now" is the counter plus the open interval.
+ * As a wait begins, the holder's clocks are read (a mutex's holder
  * from its owner word, an rwlock's writer from __cur_writer); as the
  * holder wakes the waiter (--blame's sched_waking program,
  * blame.bpf.c), again: the differences are exactly
@@ -55,8 +55,9 @@
 
 #include "threads.bpf.h"
 #include "blame.bpf.h"
+#include "steal.bpf.h"
 
-#define SP_WHY_CLOCKS	4	/* enum sp_why_state up to SP_WHY_SLEEP */
+#define SP_WHY_CLOCKS	5	/* enum sp_why_state up to SP_WHY_STOLEN */
 
 /* The wait in flight of a thread: its holder and the holder's clocks. */
 struct sp_why_wait {
@@ -100,11 +101,17 @@ extern why_map_t why SEC(".maps");
  */
 static struct sp_release why_no_release;
 
-/* The holder's four clocks at now: its counters and the open interval. */
+/*
+ * The holder's clocks at now: its counters and the open interval.  A
+ * running holder's interval less the steal its run queue has accounted
+ * since its switch-in (as of that queue's last clock update) is running,
+ * the rest stolen; its switch-out settles them on its CPU time
+ * (states.bpf.c), which a holder on another CPU does not show.
+ */
 static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
 				       __u64 at[SP_WHY_CLOCKS])
 {
-	__u64 d = now > t->since_ns ? now - t->since_ns : 0, lock = 0;
+	__u64 d = now > t->since_ns ? now - t->since_ns : 0, lock = 0, s = 0;
 
 	for (int i = 0; i < SP_TYPE__COUNT; i++)
 		lock += t->lock_ns[i];
@@ -112,9 +119,16 @@ static __always_inline void why_clocks(const struct sp_thread *t, __u64 now,
 	at[SP_WHY_RUNNABLE] = t->runnable_ns;
 	at[SP_WHY_LOCK] = lock;
 	at[SP_WHY_SLEEP] = t->sleep_ns;
+	at[SP_WHY_STOLEN] = t->stolen_ns;
 	switch (t->state) {
 	case SP_THREAD_RUNNING:
-		at[SP_WHY_RUNNING] += d;
+		if (t->in_rq) {
+			s = steal_of(t->in_rq);
+			s = s > t->in_steal_ns ? s - t->in_steal_ns : 0;
+			s = s < d ? s : d;
+		}
+		at[SP_WHY_RUNNING] += d - s;
+		at[SP_WHY_STOLEN] += s;
 		break;
 	case SP_THREAD_RUNNABLE:
 		at[SP_WHY_RUNNABLE] += d;

@@ -24,11 +24,13 @@ DECOY_WORKERS = 3
 
 class Findings(SyncprofTestCase):
 
-    def run_scenario(self, scenario, *args, mode="contended", hold_ms=None):
+    def run_scenario(self, scenario, *args, mode="contended", hold_ms=None,
+                     linger_ms=None):
         target = self.start_waiting_target(
             [FINDCORPUS, scenario, "--wait-signal", "--seconds", "2",
              "--truth", self.path("truth.json"),
-             *(["--hold-ms", str(hold_ms)] if hold_ms else [])])
+             *(["--hold-ms", str(hold_ms)] if hold_ms else []),
+             *(["--linger-ms", str(linger_ms)] if linger_ms else [])])
         run = self.profile_to_the_end(target, "--mode", mode, *args)
         self.assertEqual(len(run.reports), 1, run.stderr)
         report = run.reports[0]
@@ -159,6 +161,26 @@ class Findings(SyncprofTestCase):
     def test_stripes_in_full_mode(self):
         report, truth = self.run_scenario("stripes", mode="full")
         self.assertFirst(report, truth)
+
+    def test_stripes_whose_workers_end_first(self):
+        # The workers end 1.5 s before the process (its main thread
+        # lingers after the joins): syncprof reads the map meanwhile
+        # (every half second) and folds their rows into rows without a
+        # thread.  They weigh as the workers did, not as the main
+        # thread, which sleeps and waited only for the loader's locks
+        # (what a loaded host does too when it delays the exit past a
+        # read).
+        report, truth = self.run_scenario("stripes", mode="full",
+                                          linger_ms=1500)
+        first = self.assertFirst(report, truth)
+        self.assertEqual(first["objects"], 8, first)
+        # The workers compute between their lock calls: their waits
+        # weigh at least half, against at most the workers' whole time
+        # (the --seconds they ran) and all their waits.  Weighed as the
+        # main thread, they weighed ~0.
+        floor = 50 * first["wait_ns"] / (truth["workers"] * 2e9 +
+                                         first["lock_wait_ns"])
+        self.assertGreater(first["impact_pct"], floor, (first, truth))
 
     # --- futile-wakeups (contended mode: full mode's count is every
     # acquisition, its futile share no measure of lost races) -------------

@@ -31,6 +31,20 @@ def marker_line(source, name):
     raise AssertionError(f"no CALLSITE:{name} in {source}")
 
 
+
+def runs_done(test, prof, done, truth, runs):
+    """Waits for the runs' script to touch done (syncprof still serving),
+    then their truth: one JSON line per run, runs of them."""
+    deadline = time.monotonic() + 20 * HANG_S
+    while not os.path.exists(done):
+        test.assertIsNone(prof.poll(), prof.stderr_log.text[-2000:])
+        test.assertLess(time.monotonic(), deadline, "the runs did not end")
+        time.sleep(0.2)
+    with open(truth) as f:
+        bursts = [json.loads(line) for line in f if line.strip()]
+    test.assertEqual(len(bursts), runs)
+    return bursts
+
 class Processes(SyncprofTestCase):
 
     def procs_cmd(self, *args):
@@ -431,14 +445,7 @@ class ExitedChargesServed(SyncprofTestCase):
             "--children", "--mode", "contended", "--blame", "--per-process",
             "--stack-depth", "0", "--map-size", str(self.MAP_ROWS),
             "--", "sh", "-c", script)
-        deadline = time.monotonic() + 20 * HANG_S
-        while not os.path.exists(done):
-            self.assertIsNone(proc.poll(), proc.stderr_log.text[-2000:])
-            self.assertLess(time.monotonic(), deadline, "the runs did not end")
-            time.sleep(0.2)
-        with open(truth) as f:
-            bursts = [json.loads(line) for line in f if line.strip()]
-        self.assertEqual(len(bursts), self.RUNS)
+        bursts = runs_done(self, proc, done, truth, self.RUNS)
         waits = sum(b["waits"] for b in bursts)
         children = sum(b["procs"] for b in bursts)
         # Until every exit is read and folded (a read a second).
@@ -537,14 +544,7 @@ class ExitedRunsFoldByProgram(SyncprofTestCase):
         prof.stderr_log = test_serve.StderrLog(
             prof, getattr(prof, "unread_stderr", ""))
         base = f"http://{m.group(1)}:{m.group(2)}"
-        deadline = time.monotonic() + 20 * HANG_S
-        while not os.path.exists(done):
-            self.assertIsNone(prof.poll(), prof.stderr_log.text[-2000:])
-            self.assertLess(time.monotonic(), deadline, "the runs did not end")
-            time.sleep(0.2)
-        with open(truth) as f:
-            bursts = [json.loads(line) for line in f if line.strip()]
-        self.assertEqual(len(bursts), self.RUNS)
+        bursts = runs_done(self, prof, done, truth, self.RUNS)
         waits = sum(b["waits"] for b in bursts)
         # The premise: more processes ended than syncprof names.
         self.assertGreater(self.RUNS * (self.PROCS + 1), NAMED_EXITED + 100)

@@ -74,13 +74,14 @@ static struct {
 	struct clocks holder;			/* the holder's stretches */
 	uint64_t wait_a_ns, wait_b_ns;		/* the waiters' own waits */
 	/*
-	 * The part of A's wait when B was not waiting: from B's lock of l2
-	 * returning to its unlock of l1, and from that unlock to A's lock
-	 * returning (A woken, waiting for a CPU on a busy machine).
+	 * The part of A's wait when B was not waiting: from C's release to
+	 * B's lock of l2 returning (B woken, waiting for a CPU on a busy
+	 * machine), from there to its unlock of l1, and from that unlock to
+	 * A's lock returning (A woken).
 	 */
-	uint64_t b_tail_ns, a_woken_ns;
+	uint64_t b_woken_ns, b_tail_ns, a_woken_ns;
 } truth;
-static _Atomic uint64_t b_unlocked_at;
+static _Atomic uint64_t b_unlocked_at, c_unlocked_at;
 
 static void wait_step(int n)
 {
@@ -154,6 +155,9 @@ static void *convoy_b(void *arg)
 		uint64_t t1 = now_ns();
 
 		truth.wait_b_ns += t1 - t0;
+		/* C's release inside the wait: B was woken by it. */
+		if (atomic_load(&c_unlocked_at) > t0)
+			truth.b_woken_ns += t1 - atomic_load(&c_unlocked_at);
 		if (cfg.rwlock)
 			pthread_rwlock_unlock(&rw);
 		else
@@ -198,6 +202,8 @@ static void *convoy_c(void *arg)
 		compute_us(cfg.work_ms * 1000);
 		atomic_store(&spin, false);
 		stretch_end(&s, &truth.holder);
+		/* Before the unlock: B cannot return from its lock earlier. */
+		atomic_store(&c_unlocked_at, now_ns());
 		if (cfg.rwlock)
 			pthread_rwlock_unlock(&rw);	/* RELEASE:c_rwunlock */
 		else
@@ -345,12 +351,14 @@ int main(int argc, char **argv)
 			"\"holder_run_delay_ns\": %" PRIu64 ", "
 			"\"holder_wall_ns\": %" PRIu64 ", "
 			"\"wait_a_ns\": %" PRIu64 ", \"wait_b_ns\": %" PRIu64
+			", \"b_woken_ns\": %" PRIu64
 			", \"b_tail_ns\": %" PRIu64 ", \"a_woken_ns\": %" PRIu64
 			"}\n", (void *)&l1,
 			cfg.rwlock ? (void *)&rw : (void *)&l2,
 			truth.holder.cpu_ns, truth.holder.run_delay_ns,
 			truth.holder.wall_ns, truth.wait_a_ns,
-			truth.wait_b_ns, truth.b_tail_ns, truth.a_woken_ns);
+			truth.wait_b_ns, truth.b_woken_ns, truth.b_tail_ns,
+			truth.a_woken_ns);
 		fclose(f);
 	}
 	if (wait_end)

@@ -36,8 +36,11 @@
  *            wq_waiters[i].sem; the holder flushes for --hold-ms / 20
  *            and hands the lock to the next with sem_post
  *
- * findcorpus SCENARIO [--seconds S] [--hold-ms N] [--truth FILE]
- *            [--wait-signal]
+ * findcorpus SCENARIO [--seconds S] [--hold-ms N] [--linger-ms N]
+ *            [--truth FILE] [--wait-signal]
+ *
+ * --linger-ms: main stays N ms after its threads end (a program's
+ * cleanup), so that the threads exit long before the process does.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -57,6 +60,7 @@
 static struct {
 	double seconds;
 	int hold_ms;
+	int linger_ms;
 	const char *truth;
 } cfg = { .seconds = 2.0, .hold_ms = 80 };
 
@@ -689,8 +693,9 @@ static void write_truth(const struct scenario *sc, double secs)
 	FILE *f = truth_open();
 
 	fprintf(f, "{\"scenario\": \"%s\", \"seconds\": %.3f, \"items\": %llu, "
-		"\"waited_ns\": %llu, \"other_waited_ns\": %llu, ",
+		"\"workers\": %d, \"waited_ns\": %llu, \"other_waited_ns\": %llu, ",
 		sc->name, secs, (unsigned long long)atomic_load(&items),
+		sc->n_workers,
 		(unsigned long long)atomic_load(&waited_ns[0]),
 		(unsigned long long)atomic_load(&waited_ns[1]));
 	if (!strcmp(sc->name, "kvstore"))
@@ -761,6 +766,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "hold-ms", required_argument, NULL, 'H' },
 		{ "truth", required_argument, NULL, 't' },
+		{ "linger-ms", required_argument, NULL, 'L' },
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -774,6 +780,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's': cfg.seconds = atof(optarg); break;
 		case 'H': cfg.hold_ms = atoi(optarg); break;
+		case 'L': cfg.linger_ms = atoi(optarg); break;
 		case 't': cfg.truth = optarg; break;
 		case 'w': wait_signal = true; break;
 		default: return 2;
@@ -813,6 +820,8 @@ int main(int argc, char **argv)
 	atomic_store(&stop, true);
 	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
+	if (cfg.linger_ms)
+		sleep_us(cfg.linger_ms * 1000);
 	write_truth(sc, (double)(now_ns() - t0) * 1e-9);
 	return 0;
 }

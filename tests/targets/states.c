@@ -64,6 +64,9 @@ struct truth {
 	uint64_t run_delay_ns;
 	uint64_t start_delay_ns;	/* on a run queue before its first
 					   instruction: outside wall_ns */
+	uint64_t end_ns;	/* CLOCK_MONOTONIC at its last read: what is
+				   left of its life (returning, exiting) is
+				   before the truth's end_ns */
 	int schedstat_fd;
 };
 
@@ -111,7 +114,8 @@ static void truth_end(struct truth *t, uint64_t start_ns)
 {
 	t->run_delay_ns = run_delay_ns(t);
 	t->cpu_ns = thread_cpu_ns();
-	t->wall_ns = now_ns() - start_ns;
+	t->end_ns = now_ns();
+	t->wall_ns = t->end_ns - start_ns;
 	close(t->schedstat_fd);
 }
 
@@ -224,9 +228,10 @@ static void write_truth(const char *path, uint64_t start_ns, uint64_t end_ns)
 		fprintf(f, "%s{\"tid\": %d, \"name\": \"%s\", \"cpu_ns\": %" PRIu64
 			", \"wall_ns\": %" PRIu64 ", \"sleep_ns\": %" PRIu64
 			", \"lock_ns\": %" PRIu64 ", \"run_delay_ns\": %" PRIu64
-			", \"start_delay_ns\": %" PRIu64 "}",
+			", \"start_delay_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 "}",
 			i ? ", " : "", (int)t->tid, t->name, t->cpu_ns, t->wall_ns,
-			t->sleep_ns, t->lock_ns, t->run_delay_ns, t->start_delay_ns);
+			t->sleep_ns, t->lock_ns, t->run_delay_ns, t->start_delay_ns,
+			t->end_ns);
 	}
 	fprintf(f, "]}\n");
 	fclose(f);

@@ -187,6 +187,56 @@ static void test_exited_threads_weigh_as_their_lock(void **state)
 }
 
 /*
+ * Workers that exited before the report was read, their rows folded
+ * (tid 0), and a main thread that sleeps in its joins with a few
+ * microseconds of another lock's waits: the folded rows weigh as the
+ * threads without rows of their own, taken as one, not as the main
+ * thread (which weighed them 0 and lost the hot stripe).
+ */
+static void test_exited_workers_weigh_as_themselves(void **state)
+{
+	(void)state;
+	struct findings_wait w[] = {
+		{ .type = SP_TYPE_MUTEX, .object = 0x10, .callsite = 0x1,
+		  .pid = 1, .count = 100, .wait_ns = 3 * S },
+		{ .type = SP_TYPE_MUTEX, .object = 0x20, .callsite = 0x1,
+		  .pid = 1, .count = 10, .wait_ns = 3 * S / 10 },
+		{ .type = SP_TYPE_MUTEX, .object = 0x30, .callsite = 0x1,
+		  .pid = 1, .count = 10, .wait_ns = S / 5 },
+		{ .type = SP_TYPE_MUTEX, .object = 0x40, .callsite = 0x2,
+		  .pid = 1, .tid = 1, .count = 4, .wait_ns = 10000 },
+	};
+	/* Main sleeps; the workers ran 3 s, queued 1 s of their 8 s. */
+	struct findings_thread t[] = {
+		{ .pid = 1, .tid = 1, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 2, .run_ns = 3 * S / 2, .runq_ns = S / 2,
+		  .slices = 100, .span_ns = 4 * S },
+		{ .pid = 1, .tid = 3, .run_ns = 3 * S / 2, .runq_ns = S / 2,
+		  .slices = 100, .span_ns = 4 * S },
+	};
+	struct findings_input in = {
+		.waits = w, .n_waits = 4, .threads = t, .n_threads = 3,
+		.every_call = true, .elapsed_ns = 4 * S,
+	};
+	struct finding *f;
+	size_t n;
+
+	/*
+	 * The workers: 3 s run of the 8 - 3.5 - 1 s they neither waited
+	 * nor queued, 6/7; of 3 s run and 3.5 x 6/7 s lost, the hot
+	 * stripe's 3 x 6/7 s: 3/7.
+	 */
+	run(&in, &f, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].category, FINDING_HOT_STRIPE);
+	assert_int_equal(f[0].object, 0x10);
+	assert_int_equal(f[0].n_objects, 3);
+	assert_true(f[0].impact_pct > 300.0 / 7 - 0.1 &&
+		    f[0].impact_pct < 300.0 / 7 + 0.1);
+	free(f);
+}
+
+/*
  * A woken wait's CPU wait is in both its wait and the run queue: one
  * average CPU wait per lock wait goes back to the thread's sleep.
  */
@@ -538,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_long_hold_needs_most_of_the_charges),
 		cmocka_unit_test(test_busy_threads_rank_first),
 		cmocka_unit_test(test_exited_threads_weigh_as_their_lock),
+		cmocka_unit_test(test_exited_workers_weigh_as_themselves),
 		cmocka_unit_test(test_cpu_wait_after_a_wake_counted_once),
 		cmocka_unit_test(test_busy_shares_by_thread),
 		cmocka_unit_test(test_idle_waits_give_none),

@@ -97,6 +97,29 @@ static void test_table(void **state UNUSED)
 	assert_non_null(strstr(text, "io?[2J"));
 	assert_non_null(strstr(text, "50.0%  (futex 20.0%); started at +0.50 s"));
 	assert_non_null(strstr(text, "(futex): futex waits of no known lock type"));
+	/* No time stolen: no column for it. */
+	assert_null(strstr(text, "Stolen"));
+	free(text);
+}
+
+/* Time a hypervisor stole from a thread: a column of its own. */
+static void test_table_stolen(void **state UNUSED)
+{
+	struct states_row r = row(42, "spinner", 600 * MS, 200 * MS, 0, 0);
+	struct states_report rep = {
+		.start_ns = 0, .end_ns = 1000 * MS, .rows = &r, .count = 1,
+	};
+	struct capture c;
+	char *text;
+
+	r.ns[STATES_STOLEN] = 200 * MS;
+	r.alive_ns += 200 * MS;
+	capture_begin(&c);
+	stateformat__table(c.f, &rep);
+	text = capture_end(&c);
+	assert_non_null(strstr(text, "Sleep       %      Stolen       %    Alive"));
+	assert_non_null(strstr(text, "0.000    0.0%       0.200   20.0%   100.0%"));
+	assert_non_null(strstr(text, "Stolen: on a CPU the hypervisor ran"));
 	free(text);
 }
 
@@ -158,18 +181,19 @@ static void test_json(void **state UNUSED)
 	rows[0].state = SP_THREAD_DEAD;
 	rows[1].threads = 3;
 	rows[1].state = -1;
+	rows[1].ns[STATES_STOLEN] = 5;
 	stateformat__json(report, &rep, &err);
 	assert_int_equal(err, 0);
 	text = json_dumps(report, 0);
 	assert_string_equal(text,
 		"{\"threads\": [{\"tid\": 42, \"comm\": \"wo\\\"rk\", \"threads_in_group\": 1, "
 		"\"running_ns\": 1, \"runnable_ns\": 2, \"lock_ns\": 3, "
-		"\"sleep_ns\": 4, \"alive_ns\": 10, \"lock_by_type\": "
+		"\"sleep_ns\": 4, \"stolen_ns\": 0, \"alive_ns\": 10, \"lock_by_type\": "
 		"{\"mutex\": 3}, \"futex_ns\": 1, \"state\": \"exited\", "
 		"\"born_ns\": null, \"exit_ns\": 90}, "
 		"{\"tid\": null, \"comm\": \"pool\", \"threads_in_group\": 3, "
 		"\"running_ns\": 10, \"runnable_ns\": 20, \"lock_ns\": 30, "
-		"\"sleep_ns\": 40, \"alive_ns\": 100, \"lock_by_type\": {}, "
+		"\"sleep_ns\": 40, \"stolen_ns\": 5, \"alive_ns\": 100, \"lock_by_type\": {}, "
 		"\"futex_ns\": 0, \"state\": null, \"born_ns\": null, "
 		"\"exit_ns\": null}], \"sched_missed\": 0}");
 	/* It reads back. */
@@ -202,6 +226,7 @@ static void test_csv(void **state UNUSED)
 	rows[0].type_ns[SP_TYPE_RWLOCK_R] = 3;
 	rows[1].threads = 3;
 	rows[1].state = -1;
+	rows[1].ns[STATES_STOLEN] = 7;
 	capture_begin(&c);
 	stateformat__csv_header(c.f);
 	stateformat__csv(c.f, 7, 1234, &rep);
@@ -216,6 +241,10 @@ static void test_csv(void **state UNUSED)
 	assert_memory_equal(line2, "7,1234,5,105,42,\"a,b\",1,10,1,2,3,4,sleep,,,"
 			    "0,0,0,3,", 46);
 	assert_memory_equal(line3, "7,1234,5,105,,pool,3,100,10,20,30,40,,,,", 40);
+	/* Stolen time: the last field. */
+	assert_memory_equal(line2 - strlen(",stolen_ns\n"), ",stolen_ns\n",
+			    strlen(",stolen_ns\n"));
+	assert_memory_equal(strchr(line3, '\n') - 2, ",7", 2);
 	/* A line has the header's fields. */
 	{
 		size_t header = 0, l3 = 0;
@@ -231,7 +260,11 @@ static void test_csv(void **state UNUSED)
 
 static int sum(const int cells[STATES__COUNT])
 {
-	return cells[0] + cells[1] + cells[2] + cells[3];
+	int n = 0;
+
+	for (int k = 0; k < STATES__COUNT; k++)
+		n += cells[k];
+	return n;
 }
 
 static void test_bar(void **state UNUSED)
@@ -284,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_stolen),
 		cmocka_unit_test(test_table_group),
 		cmocka_unit_test(test_group_name),
 		cmocka_unit_test(test_json),

@@ -38,7 +38,7 @@ static void test_layout(void **state UNUSED)
 	assert_int_equal(lay.name_w, 6);
 	assert_int_equal(lay.width, 100);
 	assert_int_equal(lay.bar_x, 7 + 2 + 6 + 2 + 1);
-	assert_int_equal(lay.bar_w, 100 - (7 + 2 + 6 + 2 + 2 + 4 * 6));
+	assert_int_equal(lay.bar_w, 100 - (7 + 2 + 6 + 2 + 2 + 5 * 6));
 	/* Long names are capped; a narrow window keeps a usable bar. */
 	statepanel__layout(40, 60, &lay);
 	assert_int_equal(lay.name_w, 24);
@@ -66,12 +66,13 @@ static void test_title(void **state UNUSED)
 	statepanel__title_text(&lay, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "    TID  Name    | running  + runnable  "
 			       "# lock wait  . sleep"));
-	assert_non_null(strstr(buf, " Run%  Rdy% Lock%  Slp%"));
+	assert_non_null(strstr(buf, "# lock wait  . sleep  ~ stolen"));
+	assert_non_null(strstr(buf, " Run%  Rdy% Lock%  Slp%  Stl%"));
 	assert_int_equal((int)strlen(buf), lay.width);
 	/* A short bar gets the short legend. */
-	statepanel__layout(66, 6, &lay);
+	statepanel__layout(74, 6, &lay);
 	statepanel__title_text(&lay, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "|run +rdy #lock .sleep"));
+	assert_non_null(strstr(buf, "|run +rdy #lock .sleep ~stl"));
 }
 
 static void test_row(void **state UNUSED)
@@ -80,17 +81,17 @@ static void test_row(void **state UNUSED)
 	struct statepanel_layout lay;
 	char buf[256], bar[64];
 
-	statepanel__layout(7 + 2 + 6 + 2 + 2 + 24 + 20, 6, &lay);
+	statepanel__layout(7 + 2 + 6 + 2 + 2 + 30 + 20, 6, &lay);
 	assert_int_equal(lay.bar_w, 20);
 	statepanel__row_text(&lay, &r, 1000, buf, sizeof(buf));
 	memcpy(bar, buf + lay.bar_x, 20);
 	bar[20] = '\0';
 	assert_string_equal(bar, "|||||+########......");
 	assert_memory_equal(buf, "     42  worker  [", 18);
-	assert_string_equal(buf + lay.bar_x + 20, "]  25.0   5.0  40.0  30.0");
+	assert_string_equal(buf + lay.bar_x + 20, "]  25.0   5.0  40.0  30.0   0.0");
 
 	/* Half a window alive: half a bar; a group: its name and count. */
-	statepanel__layout(7 + 2 + 7 + 2 + 2 + 24 + 20, 7, &lay);
+	statepanel__layout(7 + 2 + 7 + 2 + 2 + 30 + 20, 7, &lay);
 	r = row(STATES_NO_TID, "pool", 500, 0, 0, 500);
 	r.threads = 2;
 	statepanel__row_text(&lay, &r, 1000, buf, sizeof(buf));
@@ -98,8 +99,19 @@ static void test_row(void **state UNUSED)
 	bar[20] = '\0';
 	assert_string_equal(bar, "|||||.....          ");
 	assert_memory_equal(buf, "      -  pool \u00d72  [", 20);
-	assert_non_null(strstr(buf, "]  25.0   0.0   0.0  25.0"));
+	assert_non_null(strstr(buf, "]  25.0   0.0   0.0  25.0   0.0"));
 	assert_int_equal(statepanel_chars[STATES_LOCK], '#');
+
+	/* Time the hypervisor stole from the thread: its own cells, last. */
+	statepanel__layout(7 + 2 + 6 + 2 + 2 + 30 + 20, 6, &lay);
+	r = row(43, "worker", 250, 50, 300, 300);
+	r.ns[STATES_STOLEN] = 100;
+	r.alive_ns += 100;
+	statepanel__row_text(&lay, &r, 1000, buf, sizeof(buf));
+	memcpy(bar, buf + lay.bar_x, 20);
+	bar[20] = '\0';
+	assert_string_equal(bar, "|||||+######......~~");
+	assert_string_equal(buf + lay.bar_x + 20, "]  25.0   5.0  30.0  30.0  10.0");
 }
 
 int main(void)

@@ -99,6 +99,41 @@ static void test_open_interval(void **state UNUSED)
 	threadstates__free(ts);
 }
 
+/* Stolen time is a state of its own, in the window's sum; grouped too. */
+static void test_stolen(void **state UNUSED)
+{
+	struct thread_sample s[2] = {
+		sample(10, "w", 100 * MS, SP_THREAD_RUNNING, 100 * MS),
+		sample(11, "w", 100 * MS, SP_THREAD_RUNNING, 100 * MS),
+	};
+	struct states_report rep;
+	struct threadstates *ts = new_ts();
+
+	update(ts, s, 2, 100 * MS);
+	/* Each on a CPU 80 ms, of which the host ran another guest 20 ms
+	   (10 ms for 11), then runnable since 180 ms. */
+	for (int i = 0; i < 2; i++) {
+		s[i].t.running_ns = (60 + 10 * (uint64_t)i) * MS;
+		s[i].t.stolen_ns = (20 - 10 * (uint64_t)i) * MS;
+		s[i].t.state = SP_THREAD_RUNNABLE;
+		s[i].t.since_ns = 180 * MS;
+	}
+	update(ts, s, 2, 200 * MS);
+	assert_int_equal(threadstates__report(ts, STATES_SINCE_MARK, false, &rep), 0);
+	assert_int_equal(row_of(&rep, 10)->ns[STATES_RUNNING], 60 * MS);
+	assert_int_equal(row_of(&rep, 10)->ns[STATES_STOLEN], 20 * MS);
+	assert_int_equal(row_of(&rep, 10)->ns[STATES_RUNNABLE], 20 * MS);
+	assert_int_equal(row_sum(row_of(&rep, 10)), row_of(&rep, 10)->alive_ns);
+	threadstates__free_report(&rep);
+	assert_int_equal(threadstates__report(ts, STATES_SINCE_MARK, true, &rep), 0);
+	assert_int_equal(rep.count, 1);
+	assert_int_equal(rep.rows[0].ns[STATES_STOLEN], 30 * MS);
+	assert_int_equal(row_sum(&rep.rows[0]), 200 * MS);
+	threadstates__free_report(&rep);
+	assert_string_equal(threadstates__kind_name(STATES_STOLEN), "stolen");
+	threadstates__free(ts);
+}
+
 /* Seeded before the origin: only what happened after it counts. */
 static void test_seeded_before_origin(void **state UNUSED)
 {
@@ -420,6 +455,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_interval),
+		cmocka_unit_test(test_stolen),
 		cmocka_unit_test(test_seeded_before_origin),
 		cmocka_unit_test(test_mark_and_origin),
 		cmocka_unit_test(test_born_and_dead),

@@ -8,7 +8,15 @@
  * and the run queue).  The rows of threads that exited before the report
  * was read come folded without a thread: they weigh as their lock's
  * known waits, not fully (a background lock whose threads ended first
- * would otherwise outrank the lock its workers wait for).
+ * would otherwise outrank the lock its workers wait for).  A lock whose
+ * waiters all exited weighs as those threads did, taken as one: the
+ * process's threads with no rows of their own, their run over their time
+ * less the folded waits and their CPU waits.  The process's other
+ * threads' waits only when no such thread is known: weighed by them, a
+ * main thread that sleeps in its joins, with a few microseconds of the
+ * loader's locks, made seconds of its exited workers' waits weigh
+ * nothing (a program whose workers end before it does, or whose exit a
+ * loaded host delays past a read, lost its findings).
  *
  * The shares are computed once a report, in one walk of the waits, each
  * finding its threads by binary search (findings__weigh_threads), and
@@ -17,6 +25,7 @@
  * what a report with a thousand threads spent most of its judging on.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +167,10 @@ int findings__wait_cmp(const void *pa, const void *pb)
  * Each wait's weight: its thread's busy share.  The rows of threads that
  * exited before the report was read are folded into one row without a
  * thread (waits/fold.c): they weigh as the lock's other waits do (the
- * same threads, mostly, gone at the end), else as the process's, and
- * only then fully.  Weighing them fully made a background lock whose
- * threads ended first outrank the one its workers wait for.
+ * same threads, mostly, gone at the end), else as the threads whose
+ * rows were folded (gone_share), else as the process's, and only then
+ * fully.  Weighing them fully made a background lock whose threads
+ * ended first outrank the one its workers wait for.
  */
 /*
  * The waits in [from, to) whose weight is not known yet (busy < 0) weigh
@@ -182,12 +192,73 @@ static void weigh_folded(struct findings_wait *w, size_t from, size_t to,
 			w[k].busy = known_ns > 0 ? weighted / known_ns : none;
 }
 
+/*
+ * The busy share of pid's threads in t[0..n_t) (pid 0: any process's)
+ * that have no rows of their own (their tids not in tids[0..n_tids),
+ * sorted): the threads whose rows were folded when they exited, with
+ * those that waited for no lock.  Taken as one thread whose lock waits
+ * are the folded rows of w[from, to) (pid's rows); -1: no such thread.
+ */
+static double gone_share(const struct findings_input *in,
+			 const struct findings_thread *t, size_t n_t,
+			 const uint32_t *tids, size_t n_tids, uint32_t pid,
+			 const struct findings_wait *w, size_t from, size_t to)
+{
+	struct findings_thread gone = { .pid = pid };
+	uint64_t locked = 0, woken = 0;
+	size_t threads = 0;
+
+	for (size_t i = 0; i < n_t; i++) {
+		const struct findings_thread *e = &t[i];
+
+		if ((pid && e->pid && e->pid != pid) ||
+		    bsearch(&e->tid, tids, n_tids, sizeof(*tids),
+			    order__u32_at))
+			continue;
+		gone.run_ns += e->run_ns;
+		gone.runq_ns += e->runq_ns;
+		gone.slices += e->slices;
+		gone.span_ns += e->span_ns ? e->span_ns : in->elapsed_ns;
+		threads++;
+	}
+	if (!threads)
+		return -1;
+	for (size_t k = from; k < to; k++)
+		if (!w[k].tid) {
+			locked += w[k].wait_ns;
+			woken += w[k].count;
+		}
+	share_of(in, &gone, locked, woken);
+	return gone.busy;
+}
+
+/* The tids of the waits w[0..n) that have one, sorted, each once. */
+static uint32_t *row_tids(const struct findings_wait *w, size_t n,
+			  size_t *n_out)
+{
+	uint32_t *tids = malloc((n + 1) * sizeof(*tids));
+	size_t k = 0;
+
+	*n_out = 0;
+	if (!tids)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].tid)
+			tids[k++] = w[i].tid;
+	qsort(tids, k, sizeof(*tids), order__u32_at);
+	for (size_t i = 0; i < k; i++)
+		if (!*n_out || tids[*n_out - 1] != tids[i])
+			tids[(*n_out)++] = tids[i];
+	return tids;
+}
+
 int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 		    size_t n)
 {
 	struct findings_thread *own = NULL;
 	const struct findings_thread *t = in->weighed;
-	size_t end;
+	uint32_t *tids;
+	size_t end, n_tids;
 
 	if (!t && in->n_threads) {
 		int err = findings__weigh_threads(in, &own);
@@ -196,10 +267,14 @@ int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 			return err;
 		t = own;
 	}
+	tids = row_tids(w, n, &n_tids);
+	if (!tids) {
+		free(own);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++)
 		w[i].busy = w[i].tid ? busy_of(t, in->n_threads, w[i].pid,
 						w[i].tid) : -1;
-	free(own);
 	qsort(w, n, sizeof(*w), findings__wait_cmp);
 	for (size_t i = 0; i < n; i = end) {
 		for (end = i; end < n && w[end].pid == w[i].pid &&
@@ -208,12 +283,26 @@ int findings__weigh(const struct findings_input *in, struct findings_wait *w,
 			;
 		weigh_folded(w, i, end, -1);
 	}
-	/* Locks no known thread waited on: as their process's waits. */
+	/*
+	 * Locks no known thread waited on: as the threads whose rows were
+	 * folded, else as their process's waits.
+	 */
 	for (size_t i = 0; i < n; i = end) {
+		double gone = -1;
+		bool unknown = false;
+
 		for (end = i; end < n && w[end].pid == w[i].pid; end++)
-			;
+			unknown |= w[end].busy < 0;
+		if (unknown)	/* a walk of the threads: only when needed */
+			gone = gone_share(in, t, in->n_threads, tids, n_tids,
+					  w[i].pid, w, i, end);
+		for (size_t k = i; gone >= 0 && k < end; k++)
+			if (w[k].busy < 0)
+				w[k].busy = gone;
 		weigh_folded(w, i, end, 1.0);
 	}
+	free(tids);
+	free(own);
 	return 0;
 }
 

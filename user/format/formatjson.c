@@ -142,7 +142,8 @@ static json_t *json_quantile(const struct report_row *r, double q)
  * chains: {"frame": FRAME (null: release not seen), "state", "wait_ns",
  * "waits", "pid"}, largest first.  "unknown_ns": the wait no holder's
  * clock covers (no owner known, or a wait a signal interrupted);
- * "woken_ns": from the holder's release to the waiter's return.
+ * "woken_ns": from the holder's release to the waiter's return;
+ * "stolen_ns": the holder on a CPU the hypervisor ran something else on.
  */
 static json_t *json_why(const struct format_config *cfg,
 			const struct format_meta *meta,
@@ -168,6 +169,8 @@ static json_t *json_why(const struct format_config *cfg,
 		     err);
 	jsonout__set(holder, "sleep_ns", jsonout__uint(w.holder[SP_WHY_SLEEP]),
 		     err);
+	jsonout__set(holder, "stolen_ns",
+		     jsonout__uint(w.holder[SP_WHY_STOLEN]), err);
 	jsonout__set(holder, "unknown_ns",
 		     jsonout__uint(w.holder[SP_WHY_UNKNOWN]), err);
 	jsonout__set(holder, "woken_ns",

@@ -30,6 +30,7 @@ const char statepanel_chars[STATES__COUNT] = {
 	[STATES_RUNNABLE] = '+',
 	[STATES_LOCK] = '#',
 	[STATES_SLEEP] = '.',
+	[STATES_STOLEN] = '~',
 };
 
 static const short bar_colors[STATES__COUNT] = {
@@ -37,9 +38,10 @@ static const short bar_colors[STATES__COUNT] = {
 	[STATES_RUNNABLE] = COLOR_YELLOW,
 	[STATES_LOCK] = COLOR_RED,
 	[STATES_SLEEP] = COLOR_BLUE,
+	[STATES_STOLEN] = COLOR_MAGENTA,
 };
 
-/* Colour pairs 1..4 (pair 0 is the terminal's own). */
+/* Colour pairs 1..STATES__COUNT (pair 0 is the terminal's own). */
 #define PAIR_BASE	1
 
 static int clamp(int v, int lo, int hi)
@@ -74,8 +76,9 @@ int statepanel__lines(int available, size_t n)
 void statepanel__title_text(const struct statepanel_layout *lay, char *buf,
 			    size_t len)
 {
-	static const char legend[] = "| running  + runnable  # lock wait  . sleep";
-	static const char brief[] = "|run +rdy #lock .sleep";
+	static const char legend[] =
+		"| running  + runnable  # lock wait  . sleep  ~ stolen";
+	static const char brief[] = "|run +rdy #lock .sleep ~stl";
 	const char *bar = lay->bar_w + 2 >= (int)sizeof(legend) ? legend : brief;
 	char *pos = buf, *end = buf + len;
 
@@ -84,8 +87,9 @@ void statepanel__title_text(const struct statepanel_layout *lay, char *buf,
 	buf[0] = '\0';
 	text__append(&pos, end, "%*s  %-*s  %-*.*s", TID_W, "TID", lay->name_w, "Name",
 	       lay->bar_w + 2, lay->bar_w + 2, bar);
-	text__append(&pos, end, " %*s %*s %*s %*s", SHARE_W, "Run%", SHARE_W, "Rdy%",
-	       SHARE_W, "Lock%", SHARE_W, "Slp%");
+	text__append(&pos, end, " %*s %*s %*s %*s %*s", SHARE_W, "Run%",
+		     SHARE_W, "Rdy%", SHARE_W, "Lock%", SHARE_W, "Slp%",
+		     SHARE_W, "Stl%");
 }
 
 static double share(uint64_t ns, uint64_t window_ns)

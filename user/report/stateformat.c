@@ -58,7 +58,10 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 	char name[NAME_MAX_BYTES];
 	int name_w = 4, width;
 	unsigned int threads = 0;
-	bool futex = false;
+	bool futex = false, stolen = false;
+	/* Stolen time has a column where some row has any (a virtual
+	   machine's host ran another guest on its CPU). */
+	int kinds = STATES_STOLEN;
 
 	for (size_t i = 0; i < rep->count; i++) {
 		int w;
@@ -69,7 +72,10 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 			name_w = w;
 		threads += rep->rows[i].threads;
 		futex |= rep->rows[i].type_ns[SP_TYPE_FUTEX] != 0;
+		stolen |= rep->rows[i].ns[STATES_STOLEN] != 0;
 	}
+	if (stolen)
+		kinds = STATES_STOLEN + 1;
 	fprintf(out, "\nThread states: %u thread%s", threads,
 		threads == 1 ? "" : "s");
 	if (rep->grouped)
@@ -82,9 +88,12 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		fprintf(out, "; %" PRIu64 " scheduler event%s missed since attach",
 			rep->sched_missed, rep->sched_missed == 1 ? "" : "s");
 	fputc('\n', out);
-	width = fprintf(out, "%7s  %-*s  %10s %7s  %10s %7s  %10s %7s  %10s %7s  %7s  %s",
+	width = fprintf(out, "%7s  %-*s  %10s %7s  %10s %7s  %10s %7s  %10s %7s",
 			"TID", name_w, "Name", "Running", "%", "Runnable", "%",
-			"Lock wait", "%", "Sleep", "%", "Alive", "Lock wait by type");
+			"Lock wait", "%", "Sleep", "%");
+	if (stolen)
+		width += fprintf(out, "  %10s %7s", "Stolen", "%");
+	width += fprintf(out, "  %7s  %s", "Alive", "Lock wait by type");
 	fputc('\n', out);
 	for (int i = 0; i < width; i++)
 		fputc('-', out);
@@ -101,7 +110,7 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 		else
 			fprintf(out, "%7" PRId64, r->tid);
 		fprintf(out, "  %s%*s", name, name_w - text__width(name), "");
-		for (int k = 0; k < STATES__COUNT; k++)
+		for (int k = 0; k < kinds; k++)
 			fprintf(out, "  %10.3f %6.1f%%", (double)r->ns[k] * 1e-9,
 				share(r->ns[k], capacity));
 		fprintf(out, "  %6.1f%%", share(r->alive_ns, capacity));
@@ -131,6 +140,9 @@ void stateformat__table(FILE *out, const struct states_report *rep)
 	if (futex)
 		fputs("(futex): futex waits of no known lock type (pthread_join, "
 		      "a custom lock), counted as Sleep\n", out);
+	if (stolen)
+		fputs("Stolen: on a CPU the hypervisor ran something else on "
+		      "(steal time), not counted as Running\n", out);
 }
 
 void stateformat__json(json_t *report, const struct states_report *rep,
@@ -163,6 +175,7 @@ void stateformat__json(json_t *report, const struct states_report *rep,
 		jsonout__set(o, "runnable_ns", jsonout__uint(r->ns[STATES_RUNNABLE]), err);
 		jsonout__set(o, "lock_ns", jsonout__uint(r->ns[STATES_LOCK]), err);
 		jsonout__set(o, "sleep_ns", jsonout__uint(r->ns[STATES_SLEEP]), err);
+		jsonout__set(o, "stolen_ns", jsonout__uint(r->ns[STATES_STOLEN]), err);
 		jsonout__set(o, "alive_ns", jsonout__uint(r->alive_ns), err);
 		for (int t = 0; t < SP_TYPE__COUNT; t++) {
 			if (t != SP_TYPE_FUTEX && r->type_ns[t])
@@ -204,7 +217,7 @@ void stateformat__csv_header(FILE *out)
 		fputc(',', out);
 		csv_type_column(out, t);
 	}
-	fputc('\n', out);
+	fputs(",stolen_ns\n", out);
 }
 
 void stateformat__csv(FILE *out, unsigned int sequence, pid_t pid,
@@ -232,7 +245,7 @@ void stateformat__csv(FILE *out, unsigned int sequence, pid_t pid,
 			fprintf(out, "%" PRIu64, r->exit_ns);
 		for (int t = 0; t < CSV_LOCK_TYPES; t++)
 			fprintf(out, ",%" PRIu64, r->type_ns[t]);
-		fputc('\n', out);
+		fprintf(out, ",%" PRIu64 "\n", r->ns[STATES_STOLEN]);
 	}
 }
 

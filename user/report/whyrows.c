@@ -223,6 +223,8 @@ const char *why__state_title(uint32_t state)
 		[SP_WHY_LOCK] = "a holder in a lock wait whose chain was "
 				"not followed",
 		[SP_WHY_SLEEP] = "the last holder slept (I/O, timers, poll)",
+		[SP_WHY_STOLEN] = "the last holder's CPU ran something else "
+				  "(the hypervisor's steal time)",
 		[SP_WHY_UNKNOWN] = "no owner known (condvars, semaphores, "
 				   "...): the releaser",
 		[SP_WHY_WOKEN] = "released: the waiter's own wait for a CPU "
@@ -239,6 +241,7 @@ const char *why__state_name(uint32_t state)
 		[SP_WHY_RUNNABLE] = "runnable",
 		[SP_WHY_LOCK] = "lock",
 		[SP_WHY_SLEEP] = "sleep",
+		[SP_WHY_STOLEN] = "stolen",
 		[SP_WHY_UNKNOWN] = "unknown",
 		[SP_WHY_WOKEN] = "woken",
 	};

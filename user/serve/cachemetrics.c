@@ -3,6 +3,7 @@
 
 #include "array.h"
 #include "cachemetrics.h"
+#include "promtext.h"
 #include "symbolizer.h"
 
 void cachemetrics__write(FILE *out, const struct symbolizer_cache_stats *stats)
@@ -29,7 +30,6 @@ void cachemetrics__write(FILE *out, const struct symbolizer_cache_stats *stats)
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
-		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n",
-			rows[i].name, rows[i].help, rows[i].name,
-			rows[i].type, rows[i].name, *rows[i].value);
+		promtext__one(out, rows[i].name, rows[i].type, rows[i].help,
+			      *rows[i].value);
 }

@@ -54,6 +54,7 @@
 #include "array.h"
 #include "cachemetrics.h"
 #include "metrics.h"
+#include "promtext.h"
 
 /* le = 2^(METRICS_FIRST_LOG2 + METRICS_STEP * i) ns. */
 #define METRICS_FIRST_LOG2	10
@@ -611,12 +612,6 @@ static void out__seconds_line(struct metrics_out *o, uint64_t ns)
 	out__put(o, "\n", 1);
 }
 
-static void write_family(FILE *out, const char *name, const char *type,
-			 const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /* Which value of a series a counter family shows. */
 enum metrics_value {
 	VALUE_WAIT,
@@ -668,24 +663,24 @@ static void metrics__write_histogram(const struct metrics_series *s,
  */
 static void metrics__write_duty(const struct metrics_health *h, FILE *out)
 {
-	write_family(out, "syncprof_duty_percent", "gauge",
-		     "--duty: the share of each period full mode's probes "
-		     "count; the syncprof_lock_* series count the calls "
-		     "entered in these windows only. The whole run's rate is "
-		     "estimated as rate(x) * rate(syncprof_duty_seconds_total)"
-		     " / rate(syncprof_duty_window_seconds_total).");
-	fprintf(out, "syncprof_duty_percent %u\n", h->duty_pct);
-	write_family(out, "syncprof_duty_window_seconds_total", "counter",
-		     "--duty: the time the windows were open.");
-	fprintf(out, "syncprof_duty_window_seconds_total %.6f\n",
-		h->duty_window_seconds);
-	write_family(out, "syncprof_duty_seconds_total", "counter",
-		     "--duty: the time since the probes went live.");
-	fprintf(out, "syncprof_duty_seconds_total %.6f\n", h->duty_seconds);
-	write_family(out, "syncprof_duty_cut_total", "counter",
-		     "--duty: calls and holds still going when their probes "
-		     "left, not counted (not lost: outside the sample).");
-	fprintf(out, "syncprof_duty_cut_total %" PRIu64 "\n", h->duty_cut);
+	promtext__one(out, "syncprof_duty_percent", "gauge",
+		      "--duty: the share of each period full mode's "
+		      "probes count; the syncprof_lock_* series count the "
+		      "calls entered in these windows only. The whole "
+		      "run's rate is estimated as rate(x) * "
+		      "rate(syncprof_duty_seconds_total) / "
+		      "rate(syncprof_duty_window_seconds_total).",
+		      h->duty_pct);
+	promtext__one_real(out, "syncprof_duty_window_seconds_total", "counter",
+			   "--duty: the time the windows were open.",
+			   h->duty_window_seconds);
+	promtext__one_real(out, "syncprof_duty_seconds_total", "counter",
+			   "--duty: the time since the probes went live.",
+			   h->duty_seconds);
+	promtext__one(out, "syncprof_duty_cut_total", "counter",
+		      "--duty: calls and holds still going when their "
+		      "probes left, not counted (not lost: outside the "
+		      "sample).", h->duty_cut);
 }
 
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
@@ -693,105 +688,103 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 {
 	struct metrics_out o = { .out = out };
 
-	write_family(out, "syncprof_lock_wait_seconds_total", "counter",
-		     "Time threads spent blocked waiting on the lock "
-		     "(class=\"lock\") or for the event (class=\"event\").");
+	promtext__family(out, "syncprof_lock_wait_seconds_total", "counter",
+			 "Time threads spent blocked waiting on the lock "
+			 "(class=\"lock\") or for the event (class=\"event\").");
 	metrics__write_counter(m, &o, "syncprof_lock_wait_seconds_total",
 			       VALUE_WAIT);
-	write_family(out, "syncprof_lock_waits_total", "counter",
-		     "Waits that ended with the lock (contended acquisitions).");
+	promtext__family(out, "syncprof_lock_waits_total", "counter",
+			 "Waits that ended with the lock (contended "
+			 "acquisitions).");
 	metrics__write_counter(m, &o, "syncprof_lock_waits_total", VALUE_COUNT);
-	write_family(out, "syncprof_lock_failed_total", "counter",
-		     "Waits that ended without the lock (timeouts, failed "
-		     "trylocks, errors).");
+	promtext__family(out, "syncprof_lock_failed_total", "counter",
+			 "Waits that ended without the lock (timeouts, failed "
+			 "trylocks, errors).");
 	metrics__write_counter(m, &o, "syncprof_lock_failed_total",
 			       VALUE_FAILED);
-	write_family(out, "syncprof_lock_wait_seconds", "histogram",
-		     "Single waits by duration (the kernel's log2 buckets, "
-		     "every other one).");
+	promtext__family(out, "syncprof_lock_wait_seconds", "histogram",
+			 "Single waits by duration (the kernel's log2 "
+			 "buckets, every other one).");
 	for (size_t i = 0; i < m->n_series; i++)
 		metrics__write_histogram(m->series[i], &o);
 	out__flush(&o);
 	free(o.data);
 	if (o.err)
 		return o.err;
-	write_family(out, "syncprof_dropped_total", "counter",
-		     "Waits and events syncprof could not count, by cause.");
+	promtext__family(out, "syncprof_dropped_total", "counter",
+			 "Waits and events syncprof could not count, by cause.");
 	for (size_t i = 0; i < h->n_drops; i++)
 		fprintf(out, "syncprof_dropped_total{cause=\"%s\"} %" PRIu64 "\n",
 			h->drop_causes[i], h->drops[i]);
-	write_family(out, "syncprof_charges_lost_total", "counter",
-		     "Records of counted waits a full kernel table could not "
-		     "keep (no wait lost): a wait's charge to the release "
-		     "that ended it (blame), a part charged to a hold "
-		     "(caused, for the findings).");
+	promtext__family(out, "syncprof_charges_lost_total", "counter",
+			 "Records of counted waits a full kernel table could "
+			 "not keep (no wait lost): a wait's charge to the "
+			 "release that ended it (blame), a part charged to a "
+			 "hold (caused, for the findings).");
 	fprintf(out, "syncprof_charges_lost_total{table=\"blame\"} %" PRIu64
 		"\nsyncprof_charges_lost_total{table=\"caused\"} %" PRIu64 "\n",
 		h->charges_lost[0], h->charges_lost[1]);
-	write_family(out, "syncprof_kernel_entries", "gauge",
-		     "Entries in the kernel's tables at the last read: rows "
-		     "of waits (the bound is --map-size), stacks made since "
-		     "the read before (drained at each read).");
+	promtext__family(out, "syncprof_kernel_entries", "gauge",
+			 "Entries in the kernel's tables at the last read: "
+			 "rows of waits (the bound is --map-size), stacks "
+			 "made since the read before (drained at each read).");
 	fprintf(out, "syncprof_kernel_entries{table=\"rows\"} %" PRIu64
 		"\nsyncprof_kernel_entries{table=\"stacks\"} %" PRIu64 "\n",
 		h->kernel_rows, h->kernel_stacks);
-	write_family(out, "syncprof_processes_followed", "gauge",
-		     "Processes whose waits are counted now.");
-	fprintf(out, "syncprof_processes_followed %zu\n", h->processes_followed);
-	write_family(out, "syncprof_series", "gauge",
-		     "Series of waits exposed, the \"other\" ones included.");
-	fprintf(out, "syncprof_series %zu\n", m->n_series);
-	write_family(out, "syncprof_series_max", "gauge",
-		     "The bound on syncprof_series (--max-series).");
-	fprintf(out, "syncprof_series_max %u\n", m->max_series);
-	write_family(out, "syncprof_series_dropped_waits_total", "counter",
-		     "Waits summed under a class's \"other\" series because "
-		     "--max-series left their series no room (evicted "
-		     "series' waits included).");
-	fprintf(out, "syncprof_series_dropped_waits_total %" PRIu64 "\n",
-		m->dropped_waits);
-	write_family(out, "syncprof_series_evicted_total", "counter",
-		     "Series given up for one with more wait time.");
-	fprintf(out, "syncprof_series_evicted_total %" PRIu64 "\n",
-		m->evictions);
-	write_family(out, "syncprof_cpu_seconds_total", "counter",
-		     "CPU time syncprof itself used, user and system.");
-	fprintf(out, "syncprof_cpu_seconds_total %.6f\n", h->cpu_seconds);
-	write_family(out, "syncprof_serve_loop_seconds_total", "counter",
-		     "CPU time the loop that reads the probes spent on "
-		     "--serve's requests: reads for them, and the profiles' "
-		     "copies and names (the rest is the server's threads').");
+	promtext__one(out, "syncprof_processes_followed", "gauge",
+		      "Processes whose waits are counted now.",
+		      h->processes_followed);
+	promtext__one(out, "syncprof_series", "gauge",
+		      "Series of waits exposed, the \"other\" ones "
+		      "included.", m->n_series);
+	promtext__one(out, "syncprof_series_max", "gauge",
+		      "The bound on syncprof_series (--max-series).",
+		      m->max_series);
+	promtext__one(out, "syncprof_series_dropped_waits_total", "counter",
+		      "Waits summed under a class's \"other\" series "
+		      "because --max-series left their series no room "
+		      "(evicted series' waits included).",
+		      m->dropped_waits);
+	promtext__one(out, "syncprof_series_evicted_total", "counter",
+		      "Series given up for one with more wait time.",
+		      m->evictions);
+	promtext__one_real(out, "syncprof_cpu_seconds_total", "counter",
+			   "CPU time syncprof itself used, user and system.",
+			   h->cpu_seconds);
+	promtext__family(out, "syncprof_serve_loop_seconds_total", "counter",
+			 "CPU time the loop that reads the probes spent on "
+			 "--serve's requests: reads for them, and the "
+			 "profiles' copies and names (the rest is the "
+			 "server's threads').");
 	fprintf(out, "syncprof_serve_loop_seconds_total{work=\"read\"} %.6f\n"
 		"syncprof_serve_loop_seconds_total{work=\"profiles\"} %.6f\n",
 		h->loop_read_seconds, h->loop_profile_seconds);
-	write_family(out, "syncprof_exited_rows", "gauge",
-		     "Rows of exited threads kept: of processes still named "
-		     "(the newest exited), and of those forgotten, merged by "
-		     "program, call site and stack.");
+	promtext__family(out, "syncprof_exited_rows", "gauge",
+			 "Rows of exited threads kept: of processes still "
+			 "named (the newest exited), and of those forgotten, "
+			 "merged by program, call site and stack.");
 	fprintf(out, "syncprof_exited_rows{processes=\"named\"} %zu\n",
 		h->exited_rows - h->exited_rows_forgotten);
 	fprintf(out, "syncprof_exited_rows{processes=\"forgotten\"} %zu\n",
 		h->exited_rows_forgotten);
-	write_family(out, "syncprof_exited_rows_merged_total", "counter",
-		     "Rows of forgotten processes merged into the \"other\" "
-		     "row of their lock type by the bound on such rows.");
-	fprintf(out, "syncprof_exited_rows_merged_total %" PRIu64 "\n",
-		h->exited_rows_merged);
-	write_family(out, "syncprof_charge_rows_kept", "gauge",
-		     "Rows of a charge table (blame: --blame's) of exited "
-		     "threads and processes, taken out of the kernel's table "
-		     "and kept.");
+	promtext__one(out, "syncprof_exited_rows_merged_total", "counter",
+		      "Rows of forgotten processes merged into the "
+		      "\"other\" row of their lock type by the bound on "
+		      "such rows.", h->exited_rows_merged);
+	promtext__family(out, "syncprof_charge_rows_kept", "gauge",
+			 "Rows of a charge table (blame: --blame's) of exited "
+			 "threads and processes, taken out of the kernel's "
+			 "table and kept.");
 	fprintf(out, "syncprof_charge_rows_kept{table=\"blame\"} %zu\n",
 		h->blame_rows_kept);
-	write_family(out, "syncprof_charge_rows_merged_total", "counter",
-		     "Rows of a charge table merged into the \"other\" row "
-		     "of their lock type by the bound on the rows kept.");
+	promtext__family(out, "syncprof_charge_rows_merged_total", "counter",
+			 "Rows of a charge table merged into the \"other\" "
+			 "row of their lock type by the bound on the rows "
+			 "kept.");
 	fprintf(out, "syncprof_charge_rows_merged_total{table=\"blame\"} %"
 		PRIu64 "\n", h->blame_rows_merged);
-	write_family(out, "syncprof_resident_memory_bytes", "gauge",
-		     "syncprof's resident memory.");
-	fprintf(out, "syncprof_resident_memory_bytes %" PRIu64 "\n",
-		h->resident_bytes);
+	promtext__one(out, "syncprof_resident_memory_bytes", "gauge",
+		      "syncprof's resident memory.", h->resident_bytes);
 	if (h->cache)
 		cachemetrics__write(out, h->cache);
 	if (h->duty_pct)

@@ -34,11 +34,15 @@
 #include "sortorder.h"
 #include "threadstates.h"
 
-/* Accounts per thread: running, runnable, sleep, then one per lock type. */
+/*
+ * Accounts per thread: running, runnable, sleep, stolen, then one per
+ * lock type.
+ */
 enum {
 	ACC_RUNNING = 0,
 	ACC_RUNNABLE,
 	ACC_SLEEP,
+	ACC_STOLEN,
 	ACC_LOCK0,
 	ACC__COUNT = ACC_LOCK0 + SP_TYPE__COUNT,
 };
@@ -81,6 +85,7 @@ static const char *const kind_names[STATES__COUNT] = {
 	[STATES_RUNNABLE] = "runnable",
 	[STATES_LOCK] = "lock",
 	[STATES_SLEEP] = "sleep",
+	[STATES_STOLEN] = "stolen",
 };
 
 const char *threadstates__state_name(int state)
@@ -186,6 +191,7 @@ static void sample_totals(const struct sp_thread *t, uint64_t now_ns,
 	acc[ACC_RUNNING] = t->running_ns;
 	acc[ACC_RUNNABLE] = t->runnable_ns;
 	acc[ACC_SLEEP] = t->sleep_ns;
+	acc[ACC_STOLEN] = t->stolen_ns;
 	for (int i = 0; i < SP_TYPE__COUNT; i++)
 		acc[ACC_LOCK0 + i] = t->lock_ns[i];
 	if (open < ACC__COUNT && now_ns > t->since_ns)
@@ -343,6 +349,7 @@ static void row_add(struct states_row *row, const uint64_t acc[ACC__COUNT])
 	row->ns[STATES_RUNNING] += acc[ACC_RUNNING];
 	row->ns[STATES_RUNNABLE] += acc[ACC_RUNNABLE];
 	row->ns[STATES_SLEEP] += acc[ACC_SLEEP];
+	row->ns[STATES_STOLEN] += acc[ACC_STOLEN];
 	for (int i = 0; i < SP_TYPE__COUNT; i++) {
 		uint64_t ns = acc[ACC_LOCK0 + i];
 

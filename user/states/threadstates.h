@@ -20,13 +20,15 @@ struct thread_sample {
 	struct sp_thread t;
 };
 
-/* The four states of a report. */
+/* The states of a report. */
 enum states_kind {
 	STATES_RUNNING = 0,
 	STATES_RUNNABLE,	/* waiting for a CPU */
 	STATES_LOCK,		/* blocked in a wait on a known lock type */
 	STATES_SLEEP,		/* blocked otherwise (futex waits of no
 				   known lock included) */
+	STATES_STOLEN,		/* on a CPU the hypervisor gave to another
+				   guest meanwhile (steal time) */
 	STATES__COUNT,
 };
 

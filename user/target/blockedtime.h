@@ -6,7 +6,10 @@
  * its last.
  * Set beside the futex waits syncprof counted, it tells a program whose
  * waits are mostly elsewhere (poll, reads, sleeps), which --off-cpu
- * sees.
+ * sees.  In a virtual machine, the time the host ran something else on
+ * a thread's CPU (steal) is in neither of schedstat's numbers, so it
+ * counts as blocked here: /proc keeps steal per CPU, not per thread
+ * (--states counts it per thread, as stolen).
  */
 #ifndef SYNCPROF_BLOCKEDTIME_H
 #define SYNCPROF_BLOCKEDTIME_H
