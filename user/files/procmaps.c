@@ -309,6 +309,22 @@ void procmaps__keep_exec_files(struct procmaps *maps)
 	maps->count = kept;
 }
 
+int procmaps__exec_files(const struct procmaps *maps, struct procmaps **out)
+{
+	struct procmaps *copy = procmaps__new();
+	int err = copy ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < maps->count; i++)
+		if (maps->entries[i].exec && maps->entries[i].path[0] == '/')
+			err = procmaps__add(copy, &maps->entries[i]);
+	if (err) {
+		procmaps__free(copy);
+		return err;
+	}
+	*out = copy;
+	return 0;
+}
+
 size_t procmaps__count(const struct procmaps *maps)
 {
 	return maps->count;
