@@ -52,9 +52,13 @@ struct scan {
 /*
  * The candidates of a module are read a span at a time: one pread per
  * symbol was a syscall for each of the thousands of data symbols of a
- * large program, once a second while a heap lock stays unnamed.
+ * large program, once a second while a heap lock stays unnamed.  A span
+ * is cut where two candidates lie a page or more apart, so it reads no
+ * page of the target that the reads one by one would not (the target's
+ * memory is read, never paged in beyond that).
  */
 #define SPAN_MAX (64 * 1024)
+#define SPAN_GAP 4096
 
 static int cmp_candidate(const void *pa, const void *pb)
 {
@@ -133,8 +137,10 @@ static int scan_module(Dwfl_Module *mod, void **userdata, const char *mname,
 	if (s->n_c > 1)
 		qsort(s->c, s->n_c, sizeof(*s->c), cmp_candidate);
 	for (size_t i = 0, j; i < s->n_c && !s->err; i = j) {
-		for (j = i + 1; j < s->n_c && s->c[j].addr - s->c[i].addr <=
-					      SPAN_MAX - sizeof(uint64_t); j++)
+		for (j = i + 1; j < s->n_c &&
+			     s->c[j].addr - s->c[j - 1].addr < SPAN_GAP &&
+			     s->c[j].addr - s->c[i].addr <=
+			     SPAN_MAX - sizeof(uint64_t); j++)
 			;
 		scan_span(s, i, j);
 	}
