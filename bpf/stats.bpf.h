@@ -218,6 +218,29 @@ static __always_inline bool is_target(__u64 pid_tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/*
+ * Several processes: whether an event can wait for the loader's next
+ * wake-up (another event's, or its housekeeping tick, where it takes the
+ * ring first): a fork read at its first wait, the exec of a process not
+ * read yet, an exit.  Each had woken the loader, three times for every
+ * short program of a fork/exec storm that never waits.  The others wake
+ * it always: a record that does not wake would keep the ring's own
+ * wake-up (only when the loader has read everything before) from the
+ * next.
+ */
+static __always_inline __u64 module_event_wakeup(__u32 type, __u32 tgid,
+						 __u32 parent)
+{
+	if (!multi_target)
+		return 0;
+	if ((type == SP_MODULE_EVENT_FORK && !(parent & SP_FORK_READ_NOW)) ||
+	    (type == SP_MODULE_EVENT_EXEC &&
+	     bpf_map_lookup_elem(&unread_procs, &tgid)) ||
+	    type == SP_MODULE_EVENT_EXIT || type == SP_MODULE_EVENT_THREAD_EXIT)
+		return BPF_RB_NO_WAKEUP;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* Tells the loader something happened in process tgid. */
 static __always_inline void module_event(__u32 type, __u32 tgid,
 					 __u32 parent)
@@ -231,7 +254,7 @@ static __always_inline void module_event(__u32 type, __u32 tgid,
 		ev->parent = parent;
 		ev->pad = 0;
 		bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-		bpf_ringbuf_submit(ev, 0);
+		bpf_ringbuf_submit(ev, module_event_wakeup(type, tgid, parent));
 	} else {
 		counter_bump(SP_CNT_LOST_PROC_EVENTS);
 	}

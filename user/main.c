@@ -185,7 +185,10 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (fds[FD_DURATION].revents)
 			break;
-		if (fds[FD_EVENTS].revents) {
+		/* Several: forks and exits do not wake the loop (stats.bpf.h);
+		   the tick takes them, before the sweep asks /proc. */
+		if (fds[FD_EVENTS].revents ||
+		    (session__space(s) && fds[FD_HOUSEKEEPING].revents)) {
 			unsigned int seen = session__take_events(s);
 
 			if (seen & PROBES_EVENT_THREAD_EXIT)

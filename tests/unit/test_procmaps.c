@@ -474,6 +474,40 @@ static void test_read_self(void **state UNUSED)
 	assert_int_equal(procmaps__read(-1, &maps), -ENOENT);
 }
 
+/*
+ * The executable files of a list, copied: the list itself unchanged,
+ * the copy's paths its own (the unwinder keeps the copy, the names the
+ * whole list).
+ */
+static void test_exec_files_copy(void **state UNUSED)
+{
+	static const char text[] =
+		"55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 11 /usr/bin/prog\n"
+		"55d0c0a21000-55d0c0a40000 r-xp 00021000 08:01 11 /usr/bin/prog\n"
+		"55d0c0a40000-55d0c0a41000 rw-p 00040000 08:01 11 /usr/bin/prog\n"
+		"55d0c0a41000-55d0c0a60000 rw-p 00000000 00:00 0 \n"
+		"7f0000000000-7f0000020000 r-xp 00002000 08:01 22 /lib/libc.so.6 (deleted)\n"
+		"7f0000100000-7f0000101000 r-xp 00000000 00:00 0 [vdso]\n";
+	struct procmaps *maps = NULL, *code = NULL;
+	const struct procmaps_entry *e;
+
+	assert_int_equal(parse_text(text, &maps), 0);
+	assert_int_equal(procmaps__exec_files(maps, &code), 0);
+	assert_int_equal(procmaps__count(maps), 6);
+	assert_int_equal(procmaps__count(code), 2);
+	procmaps__free(maps);
+	e = procmaps__entry(code, 0);
+	assert_int_equal(e->start, 0x55d0c0a21000ull);
+	assert_int_equal(e->offset, 0x21000);
+	assert_int_equal(e->inode, 11);
+	assert_string_equal(e->path, "/usr/bin/prog");
+	e = procmaps__entry(code, 1);
+	assert_int_equal(e->start, 0x7f0000000000ull);
+	assert_true(e->deleted);
+	assert_string_equal(e->path, "/lib/libc.so.6");
+	procmaps__free(code);
+}
+
 /* The maps entry of this test's own code. */
 static const struct procmaps_entry *own_code(struct procmaps **maps)
 {
@@ -559,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_is_library_negative),
 		cmocka_unit_test(test_find_library),
 		cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_exec_files_copy),
 		cmocka_unit_test(test_file_path_of_own_code),
 		cmocka_unit_test(test_file_path_rejects_other_file),
 		cmocka_unit_test(test_file_path_of_anonymous_memory),

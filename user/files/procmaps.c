@@ -206,11 +206,11 @@ static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid)
 }
 
 /*
- * The task whose /proc files show process pid's memory: pid, or once its
- * main thread has exited (its maps file is then empty, its root gone) a
- * live thread of it.
+ * A live thread of process pid whose /proc maps file shows its memory
+ * (once the main thread has exited its maps file is empty, its root
+ * gone), or pid when there is none.
  */
-static pid_t procmaps__reader(pid_t pid)
+static pid_t procmaps__live_thread(pid_t pid)
 {
 	char path[64], line[8];
 	struct dirent *entry;
@@ -218,15 +218,6 @@ static pid_t procmaps__reader(pid_t pid)
 	FILE *f;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	if (fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return pid;
-	}
-	fclose(f);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
@@ -251,20 +242,53 @@ static pid_t procmaps__reader(pid_t pid)
 	return found;
 }
 
+/* Bytes asked of the kernel a read: most processes' maps in one. */
+#define MAPS_READ_BUF (64 * 1024)
+
+/*
+ * /proc/PID/maps opened once and parsed from there: opening it first to
+ * see whether it was empty, then again to parse it, made the kernel
+ * print its first page twice, for every new process under --all.  Only
+ * an empty file (a main thread that exited) asks the other threads.
+ */
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
 	char path[64];
+	char *buf = malloc(MAPS_READ_BUF);
 	FILE *file;
-	int err;
+	int err, c;
 
-	pid = procmaps__reader(pid);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	file = fopen(path, "re");
-	if (!file)
-		return -errno;
+	if (!file) {
+		err = -errno;
+		free(buf);
+		return err;
+	}
+	if (buf)
+		setvbuf(file, buf, _IOFBF, MAPS_READ_BUF);
+	c = getc(file);
+	if (c != EOF) {
+		ungetc(c, file);
+	} else {
+		pid_t tid = procmaps__live_thread(pid);
+
+		fclose(file);
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
+		file = fopen(path, "re");
+		if (!file) {
+			err = -errno;
+			free(buf);
+			return err;
+		}
+		if (buf)
+			setvbuf(file, buf, _IOFBF, MAPS_READ_BUF);
+		pid = tid;
+	}
 	/* A read cut short (the process ended meanwhile) is not the list. */
 	err = procmaps__parse(file, out);
 	fclose(file);
+	free(buf);
 	if (!err)
 		procmaps__resolve_paths(*out, pid);
 	return err;
@@ -283,6 +307,22 @@ void procmaps__keep_exec_files(struct procmaps *maps)
 			free((char *)e->path);
 	}
 	maps->count = kept;
+}
+
+int procmaps__exec_files(const struct procmaps *maps, struct procmaps **out)
+{
+	struct procmaps *copy = procmaps__new();
+	int err = copy ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < maps->count; i++)
+		if (maps->entries[i].exec && maps->entries[i].path[0] == '/')
+			err = procmaps__add(copy, &maps->entries[i]);
+	if (err) {
+		procmaps__free(copy);
+		return err;
+	}
+	*out = copy;
+	return 0;
 }
 
 size_t procmaps__count(const struct procmaps *maps)
@@ -377,18 +417,50 @@ static bool same_file(const char *path, const struct procmaps_entry *entry)
  * namespaces and replacements on disk, but needs CAP_SYS_ADMIN; and its
  * directory is no place to look for a debuglink, hence second.
  */
+static bool procmaps__file_path_as(pid_t pid,
+				   const struct procmaps_entry *entry,
+				   char *path, size_t len)
+{
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, entry->path);
+	if (same_file(path, entry))
+		return true;
+	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, entry->start, entry->end);
+	return same_file(path, entry);
+}
+
+/*
+ * Whether process pid's maps file is empty (its main thread exited):
+ * then its other threads show its memory.
+ */
+static bool procmaps__leader_gone(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	c = getc(f);
+	fclose(f);
+	return c == EOF;
+}
+
 int procmaps__file_path(pid_t pid, const struct procmaps_entry *entry,
 			char *path, size_t len)
 {
+	pid_t tid;
+
 	if (entry->path[0] != '/')
 		return -ENOENT;
-	pid = procmaps__reader(pid);
-	snprintf(path, len, "/proc/%d/root%s", (int)pid, entry->path);
-	if (same_file(path, entry))
+	/* The process's own files first: its main thread mostly lives, and
+	   asking whether it does read the first page of its maps. */
+	if (procmaps__file_path_as(pid, entry, path, len))
 		return 0;
-	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, entry->start, entry->end);
-	if (same_file(path, entry))
+	tid = procmaps__leader_gone(pid) ? procmaps__live_thread(pid) : pid;
+	if (tid != pid && procmaps__file_path_as(tid, entry, path, len))
 		return 0;
 	/* The process has exited since its maps were read: the same file
 	   (device and inode) under its name in syncprof's root. */

@@ -35,6 +35,8 @@ void procmaps__free(struct procmaps *maps);
 
 /* Drops every entry but executable, file-backed ones. */
 void procmaps__keep_exec_files(struct procmaps *maps);
+/* A copy of the executable, file-backed entries only. */
+int procmaps__exec_files(const struct procmaps *maps, struct procmaps **out);
 size_t procmaps__count(const struct procmaps *maps);
 const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
 					     size_t index);

@@ -403,6 +403,17 @@ const struct procmaps *probes__last_maps(const struct probes *p, pid_t pid)
 	return p ? unwinder__last_maps(p->unwinder, pid) : NULL;
 }
 
+void probes__keep_maps(struct probes *p, bool keep)
+{
+	if (p && p->unwinder)
+		unwinder__keep_maps(p->unwinder, keep);
+}
+
+struct procmaps *probes__take_maps(struct probes *p, pid_t pid)
+{
+	return p ? unwinder__take_maps(p->unwinder, pid) : NULL;
+}
+
 int probes__sync_modules(struct probes *p)
 {
 	int err = 0;

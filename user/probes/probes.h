@@ -189,6 +189,10 @@ int probes__sync_modules(struct probes *p);
 int probes__sync_process(struct probes *p, pid_t pid);
 /* The maps the last sync of pid read, or NULL (unwinder__last_maps). */
 const struct procmaps *probes__last_maps(const struct probes *p, pid_t pid);
+/* While keep: each sync's whole read of the maps, for names (unwinder.h). */
+void probes__keep_maps(struct probes *p, bool keep);
+/* The kept read of pid's maps, the caller's to free; NULL: none. */
+struct procmaps *probes__take_maps(struct probes *p, pid_t pid);
 /* Whether waits are unwound through the target's modules. */
 bool probes__unwinds(const struct probes *p);
 void probes__unwind_stats(const struct probes *p, struct unwinder_stats *st);

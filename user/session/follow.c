@@ -23,6 +23,7 @@
 #include "log.h"
 #include "options.h"
 #include "probes.h"
+#include "procmaps.h"
 #include "procset.h"
 #include "procspace.h"
 #include "notices.h"
@@ -528,8 +529,10 @@ static void session__name_process(struct session *s, pid_t pid, pid_t parent)
 	struct procspace *space = s->follow->space;
 	int err;
 
-	/* The parent's own mappings are read first, by the caller. */
-	err = procspace__update(space, pid, parent);
+	/* The parent's own mappings are read first, by the caller; the
+	   child's are its sync's read when this round synced it. */
+	err = procspace__update_from(space, pid, parent,
+				     probes__take_maps(s->probes, pid));
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_warn("PID %d: cannot read its mappings (%s); some of its "
 			"waits may go unnamed", (int)pid, strerror(-err));
@@ -672,12 +675,18 @@ static void session__process_events(struct session *s)
 			if (!batch[i].exit && !follow__unread(f, batch[i].pid) &&
 			    (batch[i].fork || batch[i].exec || batch[i].load))
 				session__sync_process(s, batch[i].pid);
+			else	/* a read before these events names nothing */
+				procmaps__free(probes__take_maps(s->probes,
+								 batch[i].pid));
 	} else {
 		/* No memory to batch: every event's process, as it came. */
 		for (size_t i = 0; i < n; i++)
 			if (ev[i].type != SP_MODULE_EVENT_EXIT &&
 			    !follow__unread(f, ev[i].pid))
 				session__sync_process(s, ev[i].pid);
+			else
+				procmaps__free(probes__take_maps(s->probes,
+								 ev[i].pid));
 	}
 	free(sorted);
 	free(batch);
@@ -723,9 +732,12 @@ static void session__name_processes(struct session *s)
 		if (b->fork)
 			session__name_process(s, b->pid, b->parent);
 		if (b->exec)
-			procspace__exec(f->space, b->pid);
+			procspace__exec_from(f->space, b->pid,
+					     probes__take_maps(s->probes, b->pid));
 		else if (b->load && !b->fork)
-			procspace__update(f->space, b->pid, 0);
+			procspace__update_from(f->space, b->pid, 0,
+					       probes__take_maps(s->probes,
+								 b->pid));
 	}
 	for (size_t i = 0; i < m; i++) {
 		if (!batch[i].exit)
@@ -820,6 +832,10 @@ unsigned int session__take_events(struct session *s)
 {
 	unsigned int seen = probes__consume_events(s->probes);
 
+	/* Several: a process synced here is named from its sync's read of
+	   its maps (one read of /proc where there were two). */
+	probes__keep_maps(s->probes, session__space(s) != NULL);
+
 	for (int round = 0; seen & PROBES_EVENT_PROCESSES; round++) {
 		session__process_events(s);
 		seen &= ~PROBES_EVENT_PROCESSES;
@@ -829,6 +845,7 @@ unsigned int session__take_events(struct session *s)
 	}
 	if (session__space(s))
 		session__name_processes(s);
+	probes__keep_maps(s->probes, false);
 	return seen;
 }
 

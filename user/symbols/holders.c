@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A snapshot, sorted by pointer value: one pread of /proc/PID/mem per
- * candidate symbol (a few thousand in a large program, a few ms), made
- * when a heap object has no name and at most once a second.  Only
+ * A snapshot, sorted by pointer value: the first word of each candidate
+ * symbol (a few thousand in a large program) read from /proc/PID/mem,
+ * the symbols that lie close together in one read, made when a heap
+ * object has no name and at most once a second.  Only
  * variables of 8 to 64 bytes are read (a GRWLock is 16): a lock handle
  * is small, and larger objects' first words are rarely lock pointers.
  * Rejected: probing g_rw_lock_*'s argument at entry (a uprobe on every
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +34,79 @@ struct holders {
 	size_t n, cap;
 };
 
+/* A data symbol whose first word is to be read: libdwfl's name. */
+struct candidate {
+	uint64_t addr;
+	const char *name;
+};
+
 struct scan {
 	struct holders *h;
+	struct candidate *c;	/* one module's, reused for the next */
+	size_t n_c, cap_c;
+	char *span;		/* SPAN_MAX bytes */
 	int fd;
 	int err;
 };
+
+/*
+ * The candidates of a module are read a span at a time: one pread per
+ * symbol was a syscall for each of the thousands of data symbols of a
+ * large program, once a second while a heap lock stays unnamed.  A span
+ * is cut where two candidates lie a page or more apart, so it reads no
+ * page of the target that the reads one by one would not (the target's
+ * memory is read, never paged in beyond that).
+ */
+#define SPAN_MAX (64 * 1024)
+#define SPAN_GAP 4096
+
+static int cmp_candidate(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int scan_add(struct scan *s, const char *name, uint64_t value)
+{
+	char *bare;
+
+	if (array__grow(&s->h->v, &s->h->cap, s->h->n + 1, sizeof(*s->h->v)))
+		return -ENOMEM;
+	bare = strndup(name, strcspn(name, "@"));
+	s->h->v[s->h->n].name = bare ? demangle__name(bare) : NULL;
+	free(bare);
+	if (!s->h->v[s->h->n].name)
+		return -ENOMEM;
+	s->h->v[s->h->n++].value = value;
+	return 0;
+}
+
+/*
+ * The first words of the sorted candidates [i, j), which lie within
+ * SPAN_MAX bytes: one read of their span, or, when part of it cannot be
+ * read (a hole in the mappings), one read each.
+ */
+static void scan_span(struct scan *s, size_t i, size_t j)
+{
+	uint64_t lo = s->c[i].addr;
+	size_t len = (size_t)(s->c[j - 1].addr - lo) + sizeof(uint64_t);
+	bool whole = s->span && pread(s->fd, s->span, len, (off_t)lo) ==
+				(ssize_t)len;
+
+	for (size_t k = i; k < j && !s->err; k++) {
+		uint64_t value;
+
+		if (whole)
+			memcpy(&value, s->span + (s->c[k].addr - lo),
+			       sizeof(value));
+		else if (pread(s->fd, &value, sizeof(value),
+			       (off_t)s->c[k].addr) != (ssize_t)sizeof(value))
+			continue;
+		if (value >= 4096)
+			s->err = scan_add(s, s->c[k].name, value);
+	}
+}
 
 static int scan_module(Dwfl_Module *mod, void **userdata, const char *mname,
 		       Dwarf_Addr start, void *arg)
@@ -47,34 +117,32 @@ static int scan_module(Dwfl_Module *mod, void **userdata, const char *mname,
 	(void)userdata;
 	(void)mname;
 	(void)start;
+	s->n_c = 0;
 	for (int i = 1; i < n && !s->err; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
-		uint64_t value;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
 							   NULL, NULL, NULL);
-		char *bare;
 
 		if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
 		    sym.st_shndx == SHN_UNDEF || sym.st_size < 8 ||
 		    sym.st_size > 64)
 			continue;
-		if (pread(s->fd, &value, sizeof(value), (off_t)addr) !=
-		    (ssize_t)sizeof(value) || value < 4096)
-			continue;
-		if (array__grow(&s->h->v, &s->h->cap, s->h->n + 1,
-				sizeof(*s->h->v))) {
+		if (array__grow(&s->c, &s->cap_c, s->n_c + 1, sizeof(*s->c))) {
 			s->err = -ENOMEM;
 			break;
 		}
-		bare = strndup(name, strcspn(name, "@"));
-		s->h->v[s->h->n].name = bare ? demangle__name(bare) : NULL;
-		free(bare);
-		if (!s->h->v[s->h->n].name) {
-			s->err = -ENOMEM;
-			break;
-		}
-		s->h->v[s->h->n++].value = value;
+		s->c[s->n_c++] = (struct candidate){ addr, name };
+	}
+	if (s->n_c > 1)
+		qsort(s->c, s->n_c, sizeof(*s->c), cmp_candidate);
+	for (size_t i = 0, j; i < s->n_c && !s->err; i = j) {
+		for (j = i + 1; j < s->n_c &&
+			     s->c[j].addr - s->c[j - 1].addr < SPAN_GAP &&
+			     s->c[j].addr - s->c[i].addr <=
+			     SPAN_MAX - sizeof(uint64_t); j++)
+			;
+		scan_span(s, i, j);
 	}
 	return s->err ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
@@ -100,8 +168,11 @@ int holders__build(Dwfl *dwfl, pid_t pid, struct holders **out)
 		free(h);
 		return -errno;
 	}
+	s.span = malloc(SPAN_MAX);
 	dwfl_getmodules(dwfl, scan_module, &s, 0);
 	close(s.fd);
+	free(s.span);
+	free(s.c);
 	if (s.err) {
 		holders__free(h);
 		return s.err;

@@ -282,31 +282,37 @@ static void procspace__drop_stale(struct procspace *ps, const struct proc *p)
 	ps->n_regions = out;
 }
 
-int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
+int procspace__update_from(struct procspace *ps, pid_t pid, pid_t parent,
+			   struct procmaps *maps)
 {
 	struct proc *p = procspace__get(ps, pid);
 	struct symbolizer *sym;
-	struct procmaps *maps;
 	bool homed = false, lost;
 	int err;
 
-	if (!p)
+	if (!p) {
+		procmaps__free(maps);
 		return -ENOMEM;
+	}
 	if (parent && !p->n_segs) {
 		const struct proc *from = procspace__find(ps, parent);
 
 		/* fork: the parent's layout, until the child's own is read. */
 		for (size_t i = 0; from && i < from->n_segs; i++) {
 			err = segs_add(p, &from->segs[i]);
-			if (err)
+			if (err) {
+				procmaps__free(maps);
 				return err;
+			}
 			/* segs_add may move procs: none added here. */
 			from = procspace__find(ps, parent);
 		}
 	}
-	if (p->exited)
+	if (p->exited) {
+		procmaps__free(maps);
 		return 0;
-	err = procmaps__read(pid, &maps);
+	}
+	err = maps ? 0 : procmaps__read(pid, &maps);
 	if (err)
 		return err;
 	lost = segs_lost_file(p, maps);
@@ -340,18 +346,31 @@ int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
 	return err;
 }
 
-int procspace__exec(struct procspace *ps, pid_t pid)
+int procspace__update(struct procspace *ps, pid_t pid, pid_t parent)
+{
+	return procspace__update_from(ps, pid, parent, NULL);
+}
+
+int procspace__exec_from(struct procspace *ps, pid_t pid,
+			 struct procmaps *maps)
 {
 	struct proc *p = procspace__get(ps, pid);
 
-	if (!p)
+	if (!p) {
+		procmaps__free(maps);
 		return -ENOMEM;
+	}
 	/* The old image's regions keep their symbolizer; this one is new. */
 	if (p->sym)
 		symbolizer__freeze(p->sym);
 	p->sym = NULL;
 	p->image_named = false;
-	return procspace__update(ps, pid, 0);
+	return procspace__update_from(ps, pid, 0, maps);
+}
+
+int procspace__exec(struct procspace *ps, pid_t pid)
+{
+	return procspace__exec_from(ps, pid, NULL);
 }
 
 /* The oldest exited process beyond EXITED_KEEP goes (never the first). */

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct procmaps;
+
 struct procspace;
 struct symbolizer;
 
@@ -25,8 +27,16 @@ void procspace__free(struct procspace *ps);
  * child is gone before its maps are read; 0 for none.
  */
 int procspace__update(struct procspace *ps, pid_t pid, pid_t parent);
+/*
+ * The same from maps just read (procmaps__read's whole list, taken over:
+ * freed here); NULL reads them.
+ */
+int procspace__update_from(struct procspace *ps, pid_t pid, pid_t parent,
+			   struct procmaps *maps);
 /* After an exec: names of the new image come from a new symbolizer. */
 int procspace__exec(struct procspace *ps, pid_t pid);
+int procspace__exec_from(struct procspace *ps, pid_t pid,
+			 struct procmaps *maps);
 /* pid has exited: its maps and names are kept, /proc is read no more. */
 void procspace__exited(struct procspace *ps, pid_t pid);
 /*

@@ -79,6 +79,12 @@ struct proc {
 	struct procmaps *last_maps;	/* the last read, for naming */
 };
 
+/* A sync's whole read of a process's maps, kept for its names. */
+struct kept_maps {
+	pid_t pid;
+	struct procmaps *maps;
+};
+
 /* A table's rows read back from the kernel, for late walks. */
 struct rowcopy {
 	uint32_t slot;
@@ -104,6 +110,9 @@ struct unwinder {
 	uint32_t next_slot;
 	struct proc *procs;
 	size_t n_procs, cap_procs;
+	bool keep_maps;		/* unwinder__keep_maps */
+	struct kept_maps *kept;
+	size_t n_kept, cap_kept;
 	struct unwinder_stats stats;
 };
 
@@ -138,6 +147,8 @@ void unwinder__free(struct unwinder *u)
 		procmaps__free(u->procs[i].last_maps);
 	}
 	free(u->procs);
+	unwinder__keep_maps(u, false);
+	free(u->kept);
 	for (size_t i = 0; i < u->n_copies; i++)
 		free(u->copies[i].rows);
 	free(u->copies);
@@ -443,16 +454,49 @@ static const struct placed *placed_in(const struct placed *v, size_t n,
 	return NULL;
 }
 
-/* The maps of pid: its executable file mappings; -ESRCH when none. */
-static int unwinder__read_maps(pid_t pid, struct procmaps **out)
+/* A whole read of pid's maps kept (the newest), or let go. */
+static void unwinder__stash(struct unwinder *u, pid_t pid,
+			    struct procmaps *whole)
 {
-	int err = procmaps__read(pid, out);
+	for (size_t i = 0; i < u->n_kept; i++) {
+		if (u->kept[i].pid != pid)
+			continue;
+		procmaps__free(u->kept[i].maps);
+		u->kept[i].maps = whole;
+		return;
+	}
+	if (array__grow(&u->kept, &u->cap_kept, u->n_kept + 1,
+			sizeof(*u->kept))) {
+		procmaps__free(whole);
+		return;
+	}
+	u->kept[u->n_kept++] = (struct kept_maps){ pid, whole };
+}
+
+/*
+ * The maps of pid: its executable file mappings; -ESRCH when none.
+ * While maps are kept, the whole read is kept for unwinder__take_maps.
+ */
+static int unwinder__read_maps(struct unwinder *u, pid_t pid,
+			       struct procmaps **out)
+{
+	struct procmaps *whole;
+	int err = procmaps__read(pid, &whole);
 
 	if (err) {
 		pr_debug("unwind: PID %d: maps: %s", (int)pid, strerror(-err));
 		return err;
 	}
-	procmaps__keep_exec_files(*out);
+	if (u->keep_maps && !procmaps__exec_files(whole, out)) {
+		/* A zombie's empty read is no layout to name by. */
+		if (procmaps__count(*out))
+			unwinder__stash(u, pid, whole);
+		else
+			procmaps__free(whole);
+	} else {
+		procmaps__keep_exec_files(whole);
+		*out = whole;
+	}
 	if (!procmaps__count(*out)) {
 		/* Exited (a zombie maps nothing): keep what was placed. */
 		procmaps__free(*out);
@@ -460,6 +504,29 @@ static int unwinder__read_maps(pid_t pid, struct procmaps **out)
 		return -ESRCH;
 	}
 	return 0;
+}
+
+void unwinder__keep_maps(struct unwinder *u, bool keep)
+{
+	u->keep_maps = keep;
+	if (keep)
+		return;
+	for (size_t i = 0; i < u->n_kept; i++)
+		procmaps__free(u->kept[i].maps);
+	u->n_kept = 0;
+}
+
+struct procmaps *unwinder__take_maps(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; u && i < u->n_kept; i++) {
+		struct procmaps *maps = u->kept[i].maps;
+
+		if (u->kept[i].pid != pid)
+			continue;
+		u->kept[i] = u->kept[--u->n_kept];
+		return maps;
+	}
+	return NULL;
 }
 
 /*
@@ -494,7 +561,7 @@ static int unwinder__place_round(struct unwinder *u, struct proc *pr,
 				u->cfg.busy(u->cfg.busy_ctx);
 			if (!last) {
 				last = true;	/* one read per round */
-				if (!unwinder__read_maps(pr->pid, again)) {
+				if (!unwinder__read_maps(u, pr->pid, again)) {
 					err = 1;
 					break;
 				}
@@ -529,7 +596,7 @@ int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq)
 
 	if (!pr)
 		return -ENOMEM;
-	err = unwinder__read_maps(pid, &maps);
+	err = unwinder__read_maps(u, pid, &maps);
 	if (err)
 		return err;
 	for (int round = 0; maps; round++) {

@@ -67,6 +67,16 @@ int unwinder__sync_pid(struct unwinder *u, pid_t pid, uint32_t exec_seq);
  * names its addresses too, when the process is gone before another read.
  */
 const struct procmaps *unwinder__last_maps(const struct unwinder *u, pid_t pid);
+/*
+ * While keep is true, each sync keeps its whole read of a process's maps
+ * (every mapping, not only code) until it is taken: a process named
+ * right after its sync (several processes) is named from the read its
+ * tables were built from instead of reading /proc again.  false lets go
+ * of the reads not taken.
+ */
+void unwinder__keep_maps(struct unwinder *u, bool keep);
+/* The kept read of pid's maps, the caller's to free; NULL: none. */
+struct procmaps *unwinder__take_maps(struct unwinder *u, pid_t pid);
 /* The process has exited: its mapping array leaves the kernel. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 /*
