@@ -46,6 +46,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -448,8 +449,14 @@ static uint64_t empty_hold_ns(struct experiment *e)
 		return 0;
 	child = fork();
 	if (child == 0) {
-		close(sv[0]);
-		empty_child(sv[1]);
+		/* Its socket as fd 3 and nothing else of syncprof's (a link
+		   kept open would keep a probe in the target), and gone with
+		   syncprof. */
+		if (dup2(sv[1], 3) != 3)
+			_exit(1);
+		close_range(4, ~0u, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		empty_child(3);
 	}
 	close(sv[1]);
 	e->skel->bss->object = (uint64_t)(uintptr_t)&empty_lock;
