@@ -199,6 +199,11 @@ static int session__loop(struct session *s, int signal_fd)
 		}
 		if (session__space(s) && fds[FD_HOUSEKEEPING].revents)
 			session__sweep_processes(s);
+		/* Forks not taken yet (they do not wake the loop) may have
+		   made a process to follow: taken before the end. */
+		if (session__space(s) && !session__alive(s) &&
+		    !session__serving(s))
+			session__take_events(s);
 		if (session__space(s) && !session__alive(s) &&
 		    !session__serving(s)) {
 			pr_info("every followed process exited");
