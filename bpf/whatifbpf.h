@@ -26,7 +26,6 @@ struct whatif_counts {
 	__u64 hold_ns;
 	__u64 hold_off_ns;	/* the part of hold_ns off a CPU */
 	__u64 holders;		/* threads that held it (hold phase) */
-	__u64 placebo_ns;	/* the placebo's spin (its own lock) */
 };
 
 #endif

@@ -19,12 +19,6 @@
  * (whatif_locked_any), LWLockConditionalAcquire and LWLockAcquireOrWait
  * only when they return true (whatif_locked_true).
  *
- * The placebo (user/whatif/placebo.c) spins the same way, placebo_ns at
- * each release of placebo_object in the placebo child (placebo_tgid) of
- * syncprof: the delay's CPU, in the kernel as the delay's, no lock of
- * the target's held.  Bounded by WHATIF_MAX_DELAY_NS too; not counted
- * in the target's budget (it delays nothing of the target's).
- *
  * The hold phase times the object's holds (lock return to unlock) with
  * whatif_lock/whatif_locked, attached for that phase only: a return probe
  * costs every lock call, and the delay windows are better without it.
@@ -45,9 +39,6 @@ char LICENSE[] SEC("license") = "GPL";
 __u64 object;		/* the lock whose holds are lengthened */
 __u64 delay_ns;		/* 0: none */
 __u64 budget_ns;	/* total delay allowed */
-__u64 placebo_object;	/* the placebo child's own lock */
-__u64 placebo_delay;	/* its spin; 0: none */
-__u32 placebo_tgid;
 struct whatif_counts counts;
 
 struct {
@@ -95,21 +86,8 @@ int BPF_KPROBE(whatif_release, void *lock)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 want = delay_ns, start, end, *since;
 
-	if ((__u64)lock != object) {
-		__u64 spin = placebo_delay;
-
-		if (!spin || (__u64)lock != placebo_object ||
-		    bpf_get_current_pid_tgid() >> 32 != placebo_tgid)
-			return 0;
-		if (spin > WHATIF_MAX_DELAY_NS)
-			spin = WHATIF_MAX_DELAY_NS;
-		start = bpf_ktime_get_ns();
-		end = start + spin;
-		bpf_loop(WHATIF_SPIN_LOOPS, spin_until, &end, 0);
-		__sync_fetch_and_add(&counts.placebo_ns,
-				     bpf_ktime_get_ns() - start);
+	if ((__u64)lock != object)
 		return 0;
-	}
 	start = bpf_ktime_get_ns();
 	since = bpf_map_lookup_elem(&held_since, &tid);
 	if (since) {

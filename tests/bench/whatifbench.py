@@ -269,17 +269,11 @@ def decoy_case(results, loads):
           f"{wait.get('decoy_lock', 0) / 1e6:.1f} ms, work_lock "
           f"{wait.get('work_lock', 0) / 1e6:.1f} ms")
     for s in (25, 50):
-        de = entry(report, "decoy_lock", s)
-        d = de["predicted_gain_pct"]
+        d = entry(report, "decoy_lock", s)["predicted_gain_pct"]
         w = entry(report, "work_lock", s)["predicted_gain_pct"]
-        out[f"{s}"] = {"decoy_pct": d, "work_lock_pct": w,
-                       "decoy_slope_without_placebo":
-                       de.get("slope_without_placebo"),
-                       "decoy_placebo_slope": de.get("placebo_slope")}
+        out[f"{s}"] = {"decoy_pct": d, "work_lock_pct": w}
         print(f"decoy: {s}% shorter: decoy_lock predicted {d:.1f}%, "
-              f"work_lock {w:.1f}% (decoy_lock's slope without the "
-              f"placebo {de.get('slope_without_placebo')}, the placebo's "
-              f"{de.get('placebo_slope')})")
+              f"work_lock {w:.1f}%")
     loads.append(load_average())
     results["decoy"] = out
 

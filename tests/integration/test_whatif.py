@@ -6,9 +6,9 @@ target left as before when syncprof is killed in the middle, and the
 experiment across forked processes sharing one lock (--children).
 
 How close the predictions come to the shorter version run for real is
-test_whatif_accuracy.py's, the decoy lock's test_whatif_cases.py's; the
-CPU cap is measured by make bench (whatif section,
-tests/bench/whatifbench.py) beside the machine's load."""
+test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
+by make bench (whatif section, tests/bench/whatifbench.py) beside the
+machine's load."""
 import json
 import os
 import signal
@@ -30,8 +30,7 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
-              "holders", "stolen_pct", "placebo_slope", "placebo_cpu",
-              "slope_without_placebo"}
+              "holders", "stolen_pct"}
 
 
 def machine_ticks():

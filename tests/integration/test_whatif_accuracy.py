@@ -23,7 +23,6 @@ skipped, saying so, rather than passed or failed on noise.  The first
 attempt whose truth held still is held to the bound.
 """
 import os
-import sys
 
 from harness import BUILD, SyncprofTestCase
 from whatiftruth import Truth
@@ -87,8 +86,6 @@ class WhatIfAccuracy(SyncprofTestCase):
                        "before": before[s], "after": after[s],
                        "attempt": attempt + 1}
                    for s in (25, 50)}
-        # The figures docs/what-if.md quotes, passed or not.
-        print(f"\nwhat-if accuracy: {summary}", file=sys.stderr)
         for s in (25, 50):
             w = entries[s]
             gain, pairs = real[s]

@@ -308,13 +308,9 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		return err;
 	fit.held = r.holds_per_s * (double)r.hold_ns * 1e-9;
 	fit.stolen = r.stolen;
-	fit.cpu_share = r.hold_ns ? (double)r.hold_cpu_ns / (double)r.hold_ns : 0;
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
-		"[%.3f, %.3f] (%zu against a placebo, whose own read %.3f "
-		"spending %.2f CPUs; %.3f against the references alone), "
-		"%.2f s, host took %.1f%%", name,
-		r.hold_ns, fit.slope, fit.low, fit.high, fit.placebo_pairs,
-		fit.placebo, r.placebo_cpu, fit.raw, (double)r.elapsed_ns * 1e-9,
+		"[%.3f, %.3f], %.2f s, host took %.1f%%", name, r.hold_ns,
+		fit.slope, fit.low, fit.high, (double)r.elapsed_ns * 1e-9,
 		fit.stolen * 100);
 	pr_debug("--what-if: %s: queue of %" PRIu64 " holders, %.2f holds "
 		 "a unit, held %.3f of the time, progress %.0f/s", name,
@@ -334,9 +330,6 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
 			.holders = (unsigned int)r.holders,
 			.stolen = r.stolen,
-			.placebo_slope = fit.placebo,
-			.raw_slope = fit.raw,
-			.placebo_cpu = r.placebo_cpu,
 			.queue_pct = NAN,
 		};
 		double q;

@@ -2,18 +2,12 @@
 /*
  * --what-if's windows on one lock.  First the hold phase: the lock's
  * holds timed for HOLD_PHASE_S (the lock return probes attached for it
- * only).  Then EXPERIMENT_ROUNDS rounds of six windows, reference,
- * +25% of the mean hold and its placebo, reference, +50% and its placebo
- * (the delays' order swapped every other round, the placebo before its
- * delayed window every other two), and a last reference: every delayed
- * window has a reference on each side and its placebo beside it
- * (whatifmodel.c), and the last one shows the rate once the delay is
- * off.  A placebo window delays nothing of the target's: syncprof's
- * child releases a lock of its own, and the program spins there for the
- * delay, as often as spends the CPU the last delayed window of its
- * fraction spent (placebo.c); without the child, it is a reference
- * window.  The window's length gives each at least MIN_UNITS units of
- * progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
+ * only).  Then EXPERIMENT_ROUNDS rounds of four windows, reference,
+ * +25% of the mean hold, reference, +50% (the delays' order swapped
+ * every other round), and a last reference: every delayed window has a
+ * reference on each side (whatifmodel.c), and the last one shows the
+ * rate once the delay is off.  The window's length gives each at least
+ * MIN_UNITS units of progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
  *
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
@@ -58,7 +52,6 @@
 #include "elfimage.h"
 #include "experiment.h"
 #include "log.h"
-#include "placebo.h"
 #include "sortorder.h"
 #include "taskcpu.h"
 #include "whatifbpf.h"
@@ -125,7 +118,6 @@ struct experiment {
 	uint64_t unlock_offset;		/* pthread_mutex_unlock's, in libc */
 	uint64_t empty_ns;		/* the probes' part of a hold */
 	bool empty_known;
-	struct placebo *placebo;	/* NULL: placebo windows are references */
 };
 
 static int attach(struct bpf_program *prog, bool ret, pid_t pid,
@@ -284,21 +276,6 @@ int experiment__open(const struct experiment_config *cfg,
 	elfimage__close(libc);
 	if (err)
 		goto fail;
-	if (e->unlock_offset && !placebo__start(cfg->pids[0], &e->placebo) &&
-	    attach(e->skel->progs.whatif_release, false,
-		   placebo__pid(e->placebo), cfg->libc_path, e->unlock_offset,
-		   &e->links, &e->n_links, &e->cap_links)) {
-		placebo__stop(e->placebo);
-		e->placebo = NULL;
-	}
-	if (e->placebo) {
-		e->skel->bss->placebo_object = placebo__lock();
-		e->skel->bss->placebo_tgid = (uint32_t)placebo__pid(e->placebo);
-	} else {
-		pr_warn("--what-if: no placebo (no child, or its unlock not "
-			"probed): the delayed windows are compared with the "
-			"references only");
-	}
 	*out = e;
 	return 0;
 fail:
@@ -310,11 +287,8 @@ void experiment__free(struct experiment *e)
 {
 	if (!e)
 		return;
-	if (e->skel) {
+	if (e->skel)
 		e->skel->bss->delay_ns = 0;
-		e->skel->bss->placebo_delay = 0;
-	}
-	placebo__stop(e->placebo);
 	detach(e->hold_links, &e->n_hold);
 	detach(e->links, &e->n_links);
 	free(e->hold_links);
@@ -593,17 +567,14 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	return r->hold_ns ? 0 : -ENODATA;
 }
 
-/* The delay of window i, as a fraction of the mean hold, and whether it
-   is the placebo's window of that delay. */
-static double window_delay(size_t i, bool *placebo)
+/* The delay of window i, as a fraction of the mean hold. */
+static double window_delay(size_t i)
 {
-	size_t round = i / 6, slot = i % 6;
+	size_t round = i / 4, slot = i % 4;
 
-	*placebo = false;
-	if (i >= EXPERIMENT_ROUNDS * 6 || slot % 3 == 0)
+	if (i >= EXPERIMENT_ROUNDS * 4 || !(slot & 1))
 		return 0;
-	*placebo = (slot % 3 == 1) == !!(round & 2);
-	return (slot < 3) == !(round & 1) ? 0.25 : 0.5;
+	return (slot == 1) == !(round & 1) ? 0.25 : 0.5;
 }
 
 int experiment__run(struct experiment *e, uint64_t object,
@@ -614,8 +585,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	uint64_t injected_ns = counts(e)->injected_ns;
 	uint64_t over = counts(e)->over_budget;
 	double rate = 0, window_s, delayed = 0, used = 0, capacity = 0;
-	double most = 0, duty[2] = { 0, 0 }, burned = 0, placebo_s = 0;
-	double delayed_s = 0;
+	double most = 0;
 	struct taskcpu *cpu = NULL;
 	size_t n_delayed = 0;
 	int err;
@@ -645,26 +615,14 @@ int experiment__run(struct experiment *e, uint64_t object,
 	/* Budget per experiment: what the earlier ones spent is not ours. */
 	e->skel->bss->budget_ns = counts(e)->injected_ns + EXPERIMENT_BUDGET_NS;
 	for (size_t i = 0; !err && i < EXPERIMENT_WINDOWS; i++) {
-		bool placebo;
-		double frac = window_delay(i, &placebo);
+		double frac = window_delay(i);
 		uint64_t delay = (uint64_t)(frac * (double)r->hold_ns);
-		uint64_t units, start, spent, spun = counts(e)->injected_ns;
-		uint64_t burnt = counts(e)->placebo_ns;
+		uint64_t units, start, spent;
 		struct stamp at;
-		/* The placebo spends what its fraction's delay spent last. */
-		double *dy = &duty[frac > 0.3];
 
-		if (placebo && (!e->placebo || *dy <= 0))
-			placebo = false, frac = 0, delay = 0;
 		if (delay > WHATIF_MAX_DELAY_NS)
 			delay = WHATIF_MAX_DELAY_NS;
-		if (placebo) {
-			e->skel->bss->placebo_delay = delay;
-			placebo__set(e->placebo, *dy >= 1 ? delay :
-				     (uint64_t)((double)delay / *dy));
-		} else {
-			e->skel->bss->delay_ns = delay;
-		}
+		e->skel->bss->delay_ns = delay;
 		stamp_now(e, &at);
 		units = at.units;
 		start = at.ns;
@@ -678,22 +636,12 @@ int experiment__run(struct experiment *e, uint64_t object,
 			taskcpu__window(cpu, clock__monotonic_ns() - start,
 					MIN_RUN_SHARE, &used, &capacity, &most);
 		e->skel->bss->delay_ns = 0;
-		placebo__set(e->placebo, 0);
-		e->skel->bss->placebo_delay = 0;
 		if (err)
 			break;
 		stamp_now(e, &at);
 		spent = at.ns - start;
-		if (placebo) {
-			burned += (double)(counts(e)->placebo_ns - burnt) * 1e-9;
-			placebo_s += (double)spent * 1e-9;
-		} else if (frac) {
-			*dy = (double)(counts(e)->injected_ns - spun) /
-			      (double)spent;
-		}
 		r->windows[i] = (struct whatif_window){
 			.delay = (double)delay / (double)r->hold_ns,
-			.placebo = placebo,
 			.rate = (double)(at.units - units) /
 				((double)spent * 1e-9),
 			.used = frac ? 0 : used,
@@ -704,8 +652,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 		pr_debug("--what-if: window %zu: delay %" PRIu64 " ns, %.0f "
 			 "units/s, %.2f s", i, delay, r->windows[i].rate,
 			 (double)spent * 1e-9);
-		if (frac && !placebo) {
-			delayed_s += (double)spent * 1e-9;
+		if (frac) {
 			delayed += r->windows[i].rate;
 			n_delayed++;
 		} else {
@@ -727,11 +674,6 @@ int experiment__run(struct experiment *e, uint64_t object,
 		r->cpu.hold_cpu_per_unit = r->holds_per_s / rate *
 					   (double)r->hold_cpu_ns * 1e-9;
 		r->rate_delayed = n_delayed ? delayed / (double)n_delayed : 0;
-		r->placebo_cpu = placebo_s > 0 ? burned / placebo_s : 0;
-		pr_debug("--what-if: the delay spent %.3f CPUs in its windows, "
-			 "the placebo %.3f in its", delayed_s > 0 ?
-			 (double)(counts(e)->injected_ns - injected_ns) * 1e-9 /
-			 delayed_s : 0.0, r->placebo_cpu);
 		r->rate_after = r->windows[r->n_windows - 1].delay == 0 ?
 				r->windows[r->n_windows - 1].rate : 0;
 	}

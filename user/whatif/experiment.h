@@ -14,10 +14,9 @@
 
 #include "whatifmodel.h"
 
-/* Reference, +25% and its placebo, reference, +50% and its placebo, ...
-   and a last reference. */
+/* Reference, +25%, reference, +50%, ... and a last reference. */
 #define EXPERIMENT_ROUNDS	16
-#define EXPERIMENT_WINDOWS	(EXPERIMENT_ROUNDS * 6 + 1)
+#define EXPERIMENT_WINDOWS	(EXPERIMENT_ROUNDS * 4 + 1)
 /* Injected delay, summed over threads, one lock's experiment at most. */
 #define EXPERIMENT_BUDGET_NS	3000000000ull
 
@@ -52,7 +51,6 @@ struct experiment_result {
 	double used, capacity;		/* CPUs, reference windows in all */
 	double stolen;			/* the host's share, in them */
 	double rate_delayed;		/* progress/s, delayed windows */
-	double placebo_cpu;		/* CPUs the placebo spent, its windows */
 	double rate_after;		/* the last window, no delay */
 	uint64_t injected_ns;		/* delay injected in all */
 	uint64_t injected;		/* releases delayed */

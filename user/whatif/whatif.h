@@ -34,10 +34,6 @@ struct whatif_entry {
 	uint64_t injected_ns;		/* delay injected */
 	double experiment_s;		/* the lock's experiment, in all */
 	double stolen;			/* the host's share of the busy time */
-	/* The placebo's own slope (the delay's CPU alone); NAN: none */
-	double placebo_slope;
-	double placebo_cpu;		/* CPUs it spent, in its windows */
-	double raw_slope;		/* the slope against references alone */
 };
 
 struct whatif {

@@ -109,60 +109,19 @@ static double median_of(double *v, size_t n, double *low, double *high)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The time per unit of delayed window i's placebo; 0: none. */
-static double placebo_of(const struct whatif_window *w, size_t n, size_t i)
-{
-	for (size_t j = i ? i - 1 : i + 1; j <= i + 1 && j < n; j += 2)
-		if (w[j].placebo && w[j].delay == w[i].delay && w[j].rate > 0)
-			return 1 / w[j].rate;
-	return 0;
-}
-
-/* Window i's estimate of the slope (a delayed window's, against its
-   placebo when it has one and `own`); false: it has none. */
-static bool estimate_of(const struct whatif_window *w, size_t n, size_t i,
-			bool own, double *b)
+/* Window i's estimate of the slope; false: it has none. */
+static bool estimate(const struct whatif_window *w, size_t n, size_t i,
+		     double *b)
 {
 	double ref;
 
-	if (w[i].delay == 0 || w[i].rate <= 0 || w[i].placebo)
+	if (w[i].delay == 0 || w[i].rate <= 0)
 		return false;
-	ref = own ? placebo_of(w, n, i) : 0;
-	if (ref <= 0)
-		ref = reference(w, n, i);
+	ref = reference(w, n, i);
 	if (ref <= 0)
 		return false;
 	*b = (1 / w[i].rate / ref - 1) / w[i].delay;
 	return true;
-}
-
-static bool estimate(const struct whatif_window *w, size_t n, size_t i,
-		     double *b)
-{
-	return estimate_of(w, n, i, true, b);
-}
-
-/* The placebo's slope: its windows against the references beside them;
-   NAN without. */
-static double placebo_slope(const struct whatif_window *w, size_t n,
-			    size_t *pairs)
-{
-	double est[WHATIF_MAX_WINDOWS], lo, hi, ref;
-	size_t m = 0;
-
-	*pairs = 0;
-	for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++) {
-		if (!w[i].placebo || w[i].delay == 0 || w[i].rate <= 0)
-			continue;
-		ref = reference(w, n, i);
-		if (ref > 0)
-			est[m++] = (1 / w[i].rate / ref - 1) / w[i].delay;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!w[i].placebo && w[i].delay != 0 && w[i].rate > 0 &&
-		    placebo_of(w, n, i) > 0)
-			(*pairs)++;
-	return m ? median_of(est, m, &lo, &hi) : NAN;
 }
 
 int whatifmodel__fit(const struct whatif_window *w, size_t n,
@@ -184,17 +143,6 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		return -EINVAL;
 	out->pairs = pairs;
 	out->base_rate = base / (double)nbase;
-	out->placebo = placebo_slope(w, n, &out->placebo_pairs);
-	/* Against the references alone: the slope without the placebo. */
-	{
-		double raw[WHATIF_MAX_WINDOWS];
-		size_t m = 0;
-
-		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
-			if (estimate_of(w, n, i, false, &raw[m]))
-				m++;
-		out->raw = m ? median_of(raw, m, &lo, &hi) : NAN;
-	}
 	out->slope = median_of(est, pairs, &out->low, &out->high);
 	/* Each delay's own median: a bend widens the interval. */
 	for (size_t pass = 0; pass < n; pass++) {
@@ -202,16 +150,15 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		size_t m = 0;
 		bool first = true;
 
-		if (d == 0 || w[pass].placebo)
+		if (d == 0)
 			continue;
 		for (size_t j = 0; j < pass; j++)
-			if (w[j].delay == d && !w[j].placebo)
+			if (w[j].delay == d)
 				first = false;
 		if (!first)
 			continue;
 		for (size_t i = 0; i < n && m < WHATIF_MAX_WINDOWS; i++)
-			if (w[i].delay == d && !w[i].placebo &&
-			    estimate(w, n, i, &mine[m]))
+			if (w[i].delay == d && estimate(w, n, i, &mine[m]))
 				m++;
 		if (m) {
 			double level = median_of(mine, m, &lo, &hi);
@@ -297,30 +244,19 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	   lock is held, all of it at most) off the time at most; a slope
 	   past it is the delay's own cost (a spin no one preempts, its
 	   CPU taken from the threads outside the lock). */
-	/* The placebo took the delay's CPU off the slope; a shorter
-	   section frees the CPU of its part on a CPU, which the CPU's own
-	   slope (the placebo's) then gives back. */
-	double freed = isnan(fit->placebo) ? 0 :
-		       fmax(fit->placebo, 0) * fmin(fmax(fit->cpu_share, 0), 1);
-	double own = fit->slope + freed;
-	double slope;
-
-	/* A slope whose interval reaches 0 is not told from none: no gain,
-	   the interval says how much there might be. */
-	if (fit->low + freed <= 0 && !isnan(fit->placebo))
-		own = 0;
-	slope = fit->held > 0 ? fmin(own, fmin(fit->held, 1)) : own;
+	double slope = fit->held > 0 ? fmin(fit->slope, fmin(fit->held, 1)) :
+		       fit->slope;
 
 	double stolen = fmin(fmax(fit->stolen, 0), WHATIF_MAX_STOLEN);
 
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
-	out->at_held = slope < own;
+	out->at_held = slope < fit->slope;
 	out->lock_gain_pct = lock_gain(slope, shorter);
 	out->gain_pct = out->lock_gain_pct;
-	out->low_pct = lock_gain(fmin(fit->low + freed, slope) * (1 - stolen),
+	out->low_pct = lock_gain(fmin(fit->low, slope) * (1 - stolen),
 				 shorter);
 	out->lock_low_pct = out->low_pct;
-	out->high_pct = lock_gain(fmax(fit->high + freed, slope * (1 + stolen)),
+	out->high_pct = lock_gain(fmax(fit->high, slope * (1 + stolen)),
 				  shorter);
 	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)

@@ -19,10 +19,6 @@
 struct whatif_window {
 	double delay;		/* delay per hold, as a fraction of the mean
 				   hold; 0: a reference window */
-	/* A placebo window: no delay, but the CPU the delay of that
-	   fraction spends, spent by syncprof's child (placebo.c); a delayed
-	   window beside one of the same delay is compared with it. */
-	bool placebo;
 	double rate;		/* progress per second in it */
 	/* Reference windows: the CPUs the target's threads used in it,
 	   the CPUs they could have had (theirs and the idle ones), and at
@@ -42,15 +38,6 @@ struct whatif_fit {
 	double low;
 	double high;
 	size_t pairs;		/* delayed windows with a reference */
-	/* The placebo's own slope (its windows against the references):
-	   what the delay's CPU alone does; NAN without placebo windows */
-	double placebo;
-	size_t placebo_pairs;	/* delayed windows against a placebo */
-	double raw;		/* the slope against the references alone */
-	/* The share of the mean hold on a CPU, set by the caller (0: none
-	   known): that much of the placebo's slope is the section's own
-	   (shorter code frees its CPU), whatifmodel__predict. */
-	double cpu_share;
 	double base_rate;	/* progress per second, reference windows */
 	/* The share of the time the lock was held (its holds per second x
 	   the mean hold), set by the caller; 0: not known.  The slope is
@@ -80,12 +67,11 @@ struct whatif_prediction {
 };
 
 /*
- * Fits the slope: each delayed window against its placebo window (the
- * one beside it of the same delay), else the reference windows on either
- * side of it (drift cancels), one estimate per window; their median,
- * with a distribution-free 95% interval widened to hold the median of
- * each delay on its own (a slope that bends).  -EINVAL: fewer than two
- * delayed windows with a reference.
+ * Fits the slope: each delayed window against the reference windows on
+ * either side of it (drift cancels), one estimate per window; their mean,
+ * with an interval from their spread (Student's t, 95%) widened to hold
+ * the mean of each delay on its own (a slope that bends).  -EINVAL:
+ * fewer than two delayed windows with a reference.
  */
 int whatifmodel__fit(const struct whatif_window *w, size_t n,
 		     struct whatif_fit *out);

@@ -171,11 +171,6 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 			     err);
 		jsonout__set(o, "holders", jsonout__uint(e->holders), err);
 		jsonout__set(o, "stolen_pct", json_real(e->stolen * 100), err);
-		jsonout__set(o, "placebo_slope", isnan(e->placebo_slope) ?
-			     json_null() : json_real(e->placebo_slope), err);
-		jsonout__set(o, "placebo_cpu", json_real(e->placebo_cpu), err);
-		jsonout__set(o, "slope_without_placebo", isnan(e->raw_slope) ?
-			     json_null() : json_real(e->raw_slope), err);
 		jsonout__append(list, o, err);
 	}
 	return list;
