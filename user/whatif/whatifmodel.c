@@ -252,12 +252,22 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
 	out->at_held = slope < fit->slope;
 	out->lock_gain_pct = lock_gain(slope, shorter);
+	/* Cut to the share held: the share reads low where the hold
+	   phase's probes lengthen the handoffs, the slope high where the
+	   spin's own CPU counts; the point is the middle of the two (the
+	   slope at most the whole lock), the interval spans both. */
+	if (out->at_held)
+		out->lock_gain_pct = (out->lock_gain_pct +
+				      lock_gain(fmin(fit->slope, 1), shorter)) / 2;
 	out->gain_pct = out->lock_gain_pct;
 	out->low_pct = lock_gain(fmin(fit->low, slope) * (1 - stolen),
 				 shorter);
 	out->lock_low_pct = out->low_pct;
 	out->high_pct = lock_gain(fmax(fit->high, slope * (1 + stolen)),
 				  shorter);
+	/* Cut to the share held, up to the whole lock's arithmetic. */
+	if (out->at_held)
+		out->high_pct = fmax(out->high_pct, lock_gain(1, shorter));
 	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)
 		return;
