@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
-import soak  # noqa: E402  (Storm, proc_sample, loadavg, stop)
+import soak  # noqa: E402  (Storm, proc_sample, start_syncprof, ...)
 
 SCRAPE_S = 5
 
@@ -55,30 +55,6 @@ class Scraper(threading.Thread):
             self.scrapes += 1
 
 
-def start(binary, port, workdir, timeout):
-    from harness import read_line
-    read_end, write_end = os.pipe()
-    stderr = open(os.path.join(workdir, "syncprof.stderr"), "w")
-    try:
-        proc = subprocess.Popen(
-            [binary, "--ready-fd", str(write_end), "--all",
-             "--serve", f"127.0.0.1:{port}", "-o", os.devnull],
-            pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=stderr)
-    finally:
-        os.close(write_end)
-        stderr.close()
-    try:
-        line = read_line(read_end, timeout)
-    finally:
-        os.close(read_end)
-    if not line.startswith("ready "):
-        proc.kill()
-        proc.wait()
-        raise RuntimeError(f"{binary} did not attach ({line!r}): "
-                           + soak.tail(os.path.join(workdir, "syncprof.stderr")))
-    return proc
-
-
 def one_run(binary, args, build, pg, perf_out):
     """{cpu_s, storm_runs, load} of one run of binary under the load."""
     from harness import HANG_S, free_port
@@ -87,7 +63,7 @@ def one_run(binary, args, build, pg, perf_out):
     storm = scraper = None
     try:
         port = free_port()
-        prof = start(binary, port, workdir, HANG_S)
+        prof = soak.start_syncprof(binary, port, workdir, HANG_S)
         children.append(prof)
         perf = None
         if perf_out:

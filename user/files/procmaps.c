@@ -245,6 +245,19 @@ static pid_t procmaps__live_thread(pid_t pid)
 /* Bytes asked of the kernel a read: most processes' maps in one. */
 #define MAPS_READ_BUF (64 * 1024)
 
+/* /proc/PID/maps, read through buf (NULL: stdio's own); NULL, errno. */
+static FILE *procmaps__open(pid_t pid, char *buf)
+{
+	char path[64];
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	file = fopen(path, "re");
+	if (file && buf)
+		setvbuf(file, buf, _IOFBF, MAPS_READ_BUF);
+	return file;
+}
+
 /*
  * /proc/PID/maps opened once and parsed from there: opening it first to
  * see whether it was empty, then again to parse it, made the kernel
@@ -253,37 +266,21 @@ static pid_t procmaps__live_thread(pid_t pid)
  */
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
-	char path[64];
 	char *buf = malloc(MAPS_READ_BUF);
-	FILE *file;
+	FILE *file = procmaps__open(pid, buf);
 	int err, c;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	file = fopen(path, "re");
+	if (file && (c = getc(file)) != EOF) {
+		ungetc(c, file);
+	} else if (file) {
+		fclose(file);
+		pid = procmaps__live_thread(pid);
+		file = procmaps__open(pid, buf);
+	}
 	if (!file) {
 		err = -errno;
 		free(buf);
 		return err;
-	}
-	if (buf)
-		setvbuf(file, buf, _IOFBF, MAPS_READ_BUF);
-	c = getc(file);
-	if (c != EOF) {
-		ungetc(c, file);
-	} else {
-		pid_t tid = procmaps__live_thread(pid);
-
-		fclose(file);
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
-		file = fopen(path, "re");
-		if (!file) {
-			err = -errno;
-			free(buf);
-			return err;
-		}
-		if (buf)
-			setvbuf(file, buf, _IOFBF, MAPS_READ_BUF);
-		pid = tid;
 	}
 	/* A read cut short (the process ended meanwhile) is not the list. */
 	err = procmaps__parse(file, out);
