@@ -26,6 +26,26 @@ struct whatif_counts {
 	__u64 hold_ns;
 	__u64 hold_off_ns;	/* the part of hold_ns off a CPU */
 	__u64 holders;		/* threads that held it (hold phase) */
+	__u64 reach_lost;	/* progress threads or wakes not kept: the
+				   maps were full */
 };
+
+/* A thread that held an object in a hold phase. */
+struct whatif_holder {
+	__u64 object;
+	__u32 tid;
+	__u32 pad;
+};
+
+/* A wakeup between two threads of the experiment's processes. */
+struct whatif_wake {
+	__u32 waker;
+	__u32 wakee;
+};
+
+/* The maps that keep the hold phase's threads and wakes. */
+#define WHATIF_MAX_PROCESSES	1024
+#define WHATIF_MAX_PROGRESS	4096
+#define WHATIF_MAX_WAKES	16384
 
 #endif

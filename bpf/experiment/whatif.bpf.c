@@ -32,6 +32,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "whatifbpf.h"
+#include "errno.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -39,6 +40,7 @@ char LICENSE[] SEC("license") = "GPL";
 __u64 object;		/* the lock whose holds are lengthened */
 __u64 delay_ns;		/* 0: none */
 __u64 budget_ns;	/* total delay allowed */
+__u32 observing;	/* the hold phase: progress threads noted */
 struct whatif_counts counts;
 
 struct {
@@ -62,18 +64,33 @@ struct {
 	__type(value, __u64);
 } switched_out SEC(".maps");	/* tid -> when its holder left the CPU */
 
-struct holder {
-	__u64 object;
-	__u32 tid;
-	__u32 pad;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, struct holder);
+	__type(key, struct whatif_holder);
 	__type(value, __u8);
 } holders SEC(".maps");		/* the threads that held each object */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WHATIF_MAX_PROCESSES);
+	__type(key, __u32);
+	__type(value, __u8);
+} processes SEC(".maps");	/* the experiment's tgids */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WHATIF_MAX_PROGRESS);
+	__type(key, __u32);
+	__type(value, __u8);
+} progress_threads SEC(".maps");	/* tids that made progress */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WHATIF_MAX_WAKES);
+	__type(key, struct whatif_wake);
+	__type(value, __u64);
+} wakes SEC(".maps");		/* waker -> wakee: how many */
 
 static long spin_until(__u64 index, void *ctx)
 {
@@ -91,7 +108,7 @@ int BPF_KPROBE(whatif_release, void *lock)
 	start = bpf_ktime_get_ns();
 	since = bpf_map_lookup_elem(&held_since, &tid);
 	if (since) {
-		struct holder h = { .object = object, .tid = tid };
+		struct whatif_holder h = { .object = object, .tid = tid };
 		__u8 one = 1;
 
 		if (!bpf_map_update_elem(&holders, &h, &one, BPF_NOEXIST))
@@ -119,7 +136,16 @@ int BPF_KPROBE(whatif_release, void *lock)
 SEC("uprobe")
 int BPF_KPROBE(whatif_progress)
 {
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+	long err;
+
 	__sync_fetch_and_add(&counts.progress, 1);
+	if (!observing || bpf_map_lookup_elem(&progress_threads, &tid))
+		return 0;
+	err = bpf_map_update_elem(&progress_threads, &tid, &one, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		__sync_fetch_and_add(&counts.reach_lost, 1);
 	return 0;
 }
 
@@ -192,5 +218,30 @@ int BPF_PROG(whatif_switch, bool preempt, struct task_struct *prev,
 		__sync_fetch_and_add(&counts.hold_off_ns, now - *out);
 		bpf_map_delete_elem(&switched_out, &next_tid);
 	}
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(whatif_waking, struct task_struct *p)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 waker_tgid = (__u32)(id >> 32);
+	__u32 wakee_tgid = BPF_CORE_READ(p, tgid);
+	struct whatif_wake edge = { .waker = (__u32)id };
+	__u64 one = 1, *n;
+	long err;
+
+	if (!bpf_map_lookup_elem(&processes, &waker_tgid) ||
+	    !bpf_map_lookup_elem(&processes, &wakee_tgid))
+		return 0;
+	edge.wakee = BPF_CORE_READ(p, pid);
+	n = bpf_map_lookup_elem(&wakes, &edge);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(&wakes, &edge, &one, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		__sync_fetch_and_add(&counts.reach_lost, 1);
 	return 0;
 }

@@ -30,7 +30,7 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
-              "holders", "stolen_pct"}
+              "holders", "stolen_pct", "reaches_progress"}
 
 
 def machine_ticks():
@@ -92,6 +92,8 @@ class WhatIf(SyncprofTestCase):
         for w in entries:
             self.assertEqual(set(w), ENTRY_KEYS)
             self.assertEqual(w["progress"], "calls of item_done()")
+            # Its holders make the items.
+            self.assertIs(w["reaches_progress"], True, w)
             self.assertEqual(w["site"]["function"], "worker")
             self.assertLessEqual(w["low_pct"], w["predicted_gain_pct"], w)
             self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],
@@ -294,8 +296,9 @@ class WhatIf(SyncprofTestCase):
             self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],
                                     w)
             self.assertGreater(w["injected_ns"], 0, w)
-            # Both children's 2 workers held it.
+            # Both children's 2 workers held it, and made the items.
             self.assertEqual(w["holders"], 4, w)
+            self.assertIs(w["reaches_progress"], True, w)
             # The holds were timed in the children: HOLD_NS of CPU each.
             self.assertGreaterEqual(w["hold_cpu_ns"], 0.8 * HOLD_NS, w)
             self.assertLessEqual(w["hold_cpu_ns"], w["hold_ns"], w)

@@ -20,6 +20,13 @@
  * --decoy-hold-us under it, in a loop, making nothing: more wait than
  * work_lock, and no item needs it.
  *
+ * --feeder-us F: a feeder thread makes each item's token under
+ * feed_lock (F of work on a CPU) and posts it; a worker waits for a
+ * token before each item.  Only the feeder holds feed_lock and it makes
+ * no item, but every item waits for it: a lock the progress needs
+ * through a wakeup.  At most FEED_AHEAD tokens wait.  --ab shortens
+ * feed_lock's holds by the same fraction as work_lock's.
+ *
  * --procs P: the workers run in P forked processes (--threads each),
  * the parent only counts and prints; their lock is then shared_lock, a
  * PTHREAD_PROCESS_SHARED mutex in a page mapped MAP_SHARED before the
@@ -27,6 +34,7 @@
  * hold's length are in that page too.  The parent prints "lock 0xADDR"
  * and "pids P1 P2 ..." first.  Children die with the parent.
  */
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -38,6 +46,9 @@
 
 pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t decoy_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define FEED_AHEAD	16
 
 /* What every process shares (MAP_SHARED: --procs forks after it). */
 struct shared {
@@ -49,7 +60,9 @@ struct shared {
 
 static struct shared *sh;
 static pthread_mutex_t *lock;		/* work_lock, or sh->shared_lock */
-static unsigned int work_ns, decoy_ns;
+static unsigned int work_ns, decoy_ns, feed_ns;
+static unsigned int base_ns = 200000;	/* --hold-us */
+static sem_t tokens, room;
 
 /* Opens with a nop: x86 uprobes refuse a first instruction with a lock
    prefix (the atomic add). */
@@ -126,6 +139,8 @@ static void *worker(void *arg)
 		unsigned int hold = atomic_load(&sh->hold_ns);
 		uint64_t t0;
 
+		if (feed_ns)
+			sem_wait(&tokens);
 		pthread_mutex_lock(lock);
 		spin_ns(hold);
 		t0 = thread_cpu_ns();
@@ -134,7 +149,24 @@ static void *worker(void *arg)
 			atomic_fetch_add(&sh->slow_unlocks, 1);
 		atomic_fetch_add(&sh->unlocks, 1);
 		item_done();
+		if (feed_ns)
+			sem_post(&room);
 		spin_ns(work_ns);
+	}
+	return NULL;
+}
+
+static void *feeder(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sh->stop)) {
+		sem_wait(&room);
+		pthread_mutex_lock(&feed_lock);
+		/* --ab shortens it as it does the workers'. */
+		spin_ns((uint64_t)feed_ns * atomic_load(&sh->hold_ns) /
+			base_ns);
+		pthread_mutex_unlock(&feed_lock);
+		sem_post(&tokens);
 	}
 	return NULL;
 }
@@ -156,7 +188,6 @@ int main(int argc, char **argv)
 	bool controlled = false;
 	pid_t kids[16];
 	double seconds = 10, ab = 0;
-	unsigned int base_ns = 200000;
 	pthread_t t[64];
 	int n = 0;
 
@@ -176,6 +207,8 @@ int main(int argc, char **argv)
 			decoys = atoi(v);
 		else if (!strcmp(k, "--decoy-hold-us"))
 			decoy_ns = (unsigned int)(atof(v) * 1000);
+		else if (!strcmp(k, "--feeder-us"))
+			feed_ns = (unsigned int)atoi(v) * 1000;
 		else if (!strcmp(k, "--seconds"))
 			seconds = atof(v);
 		else if (!strcmp(k, "--window-ms"))
@@ -189,8 +222,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (threads + decoys > 64 || threads < 1 || procs < 0 || procs > 16)
+	if (threads + decoys > 62 || threads < 1 || procs < 0 || procs > 16 ||
+	    (feed_ns && procs))
 		return 2;
+	sem_init(&tokens, 0, 0);
+	sem_init(&room, 0, FEED_AHEAD);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
@@ -212,6 +248,8 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(lock);
 	pthread_mutex_lock(&decoy_lock);
 	pthread_mutex_unlock(&decoy_lock);
+	pthread_mutex_lock(&feed_lock);
+	pthread_mutex_unlock(&feed_lock);
 	for (int p = 0; p < procs; p++) {
 		kids[p] = fork();
 		if (kids[p] < 0)
@@ -236,6 +274,8 @@ int main(int argc, char **argv)
 		pthread_create(&t[n++], NULL, worker, NULL);
 	for (int i = 0; i < decoys; i++)
 		pthread_create(&t[n++], NULL, decoy, NULL);
+	if (feed_ns)
+		pthread_create(&t[n++], NULL, feeder, NULL);
 	atomic_store(&ab_ppm, (unsigned int)(ab * 1e6));
 	if (controlled) {
 		pthread_t c;
@@ -281,6 +321,11 @@ int main(int argc, char **argv)
 		}
 	}
 	atomic_store(&sh->stop, true);
+	/* Whoever waits for a token or for room sees the stop. */
+	for (int i = 0; feed_ns && i <= threads; i++) {
+		sem_post(&tokens);
+		sem_post(&room);
+	}
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	for (int p = 0; p < procs; p++)

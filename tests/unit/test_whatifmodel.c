@@ -70,6 +70,29 @@ static void test_drift_cancels_in_pairs(void **state UNUSED)
 	assert_true(fabs(fit.slope - 200.0 / 220) < 0.02);
 }
 
+/* A lock apart from the progress: only its holds' CPU, where the CPUs
+   were the limit. */
+static void test_apart_lock_frees_only_its_cpu(void **state UNUSED)
+{
+	struct whatif_prediction p = { .gain_pct = 16.5, .low_pct = 8,
+				       .high_pct = 30, .lock_gain_pct = 16.5,
+				       .capped = true, .at_held = true };
+
+	/* 1000 holds/s of 10 us on a CPU, half shorter: 5 ms/s of 1 CPU. */
+	whatifmodel__apart(&p, 0.5, 1000 * 10e-6, 1.0, 1.0);
+	assert_true(fabs(p.gain_pct - 0.5) < 1e-9);
+	assert_true(p.low_pct == 0 && fabs(p.high_pct - 0.5) < 1e-9);
+	assert_true(p.lock_gain_pct == 16.5);	/* what the delay showed */
+	assert_false(p.capped);
+	assert_false(p.at_held);
+	/* An idle CPU takes what it frees: nothing gained. */
+	whatifmodel__apart(&p, 0.5, 1000 * 10e-6, 1.0, 1.6);
+	assert_true(p.gain_pct == 0 && fabs(p.high_pct - 0.5) < 1e-9);
+	/* Holds off a CPU (asleep under the lock) free nothing. */
+	whatifmodel__apart(&p, 0.5, 0, 1.0, 1.0);
+	assert_true(p.gain_pct == 0 && p.high_pct == 0);
+}
+
 static void test_lock_nothing_needs_predicts_nothing(void **state UNUSED)
 {
 	struct whatif_window w[17];
@@ -284,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_stolen_share_widens_the_interval),
 		cmocka_unit_test(test_queue_widens_a_prediction_cut_to_the_share_held),
 		cmocka_unit_test(test_too_few_windows_is_einval),
+		cmocka_unit_test(test_apart_lock_frees_only_its_cpu),
 		cmocka_unit_test(test_queue_of_one_thread_is_its_own_cycle),
 		cmocka_unit_test(test_queue_saturated_and_idle_locks),
 		cmocka_unit_test(test_queue_overlapping_holds_is_erange),

@@ -316,6 +316,11 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		 "a unit, held %.3f of the time, progress %.0f/s", name,
 		 r.holders, r.rate > 0 ? r.holds_per_s / r.rate : 0.0,
 		 fit.held, r.rate);
+	if (r.reach == WHATIF_REACH_NO)
+		pr_info("--what-if: %s: none of its %" PRIu64 " holders woke, "
+			"or made, progress (%" PRIu64 " threads did) in %" PRIu64
+			" wakeup pairs: apart from it, only its holds' CPU "
+			"counts", name, r.holders, r.progress_threads, r.wakes);
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
 		struct whatif_entry w = {
 			.object = l->address,
@@ -331,12 +336,20 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.holders = (unsigned int)r.holders,
 			.stolen = r.stolen,
 			.queue_pct = NAN,
+			.reach = r.reach,
 		};
 		double q;
 
 		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
 				     &r.cpu, &w.p);
-		if (r.rate > 0 &&
+		/* Apart: its slope is the delay's CPU, and the queue's
+		   customers are not the progress's. */
+		if (r.reach == WHATIF_REACH_NO)
+			whatifmodel__apart(&w.p, shorter[i],
+					   r.holds_per_s *
+					   (double)r.hold_cpu_ns * 1e-9,
+					   r.used, r.capacity);
+		else if (r.rate > 0 &&
 		    !whatifmodel__queue(w.holders, r.holds_per_s / r.rate,
 					(double)r.hold_ns * 1e-9, r.rate,
 					shorter[i], &q)) {

@@ -26,6 +26,12 @@
  * ratio).  A child whose libc is not the target's reads nothing: then
  * nothing is taken off, and the debug log says so.
  *
+ * The hold phase also asks whether the lock can matter to the progress
+ * at all (wakereach.c): the threads that held it, the threads that made
+ * progress, and every wakeup among the experiment's processes.  Only with
+ * --progress: the default progress, every lock call, is made by every
+ * lock's holders.
+ *
  * Several processes (--children, several --pid): every probe is attached
  * once per process, with its PID (not system-wide: other programs using
  * the same libc pay nothing, and a lock at the same address in one of
@@ -54,6 +60,7 @@
 #include "log.h"
 #include "sortorder.h"
 #include "taskcpu.h"
+#include "wakereach.h"
 #include "whatifbpf.h"
 #include "whatif.skel.h"
 
@@ -118,6 +125,7 @@ struct experiment {
 	uint64_t unlock_offset;		/* pthread_mutex_unlock's, in libc */
 	uint64_t empty_ns;		/* the probes' part of a hold */
 	bool empty_known;
+	bool processes_kept;		/* all in the programs' map */
 };
 
 static int attach(struct bpf_program *prog, bool ret, pid_t pid,
@@ -228,6 +236,16 @@ int experiment__open(const struct experiment_config *cfg,
 		goto fail;
 	}
 	e->skel->bss->budget_ns = EXPERIMENT_BUDGET_NS;
+	e->processes_kept = true;
+	for (size_t p = 0; p < cfg->n_pids; p++) {
+		uint32_t tgid = (uint32_t)cfg->pids[p];
+		uint8_t one = 1;
+
+		if (bpf_map__update_elem(e->skel->maps.processes, &tgid,
+					 sizeof(tgid), &one, sizeof(one),
+					 BPF_ANY))
+			e->processes_kept = false;
+	}
 	err = elfimage__open(cfg->libc_path, &libc);
 	if (err) {
 		pr_err("--what-if: cannot read %s: %s", cfg->libc_path,
@@ -483,6 +501,92 @@ static uint64_t without_probes(uint64_t hold, uint64_t probes)
 	return hold > probes && hold - probes > floor ? hold - probes : floor;
 }
 
+/* Empties a map of the hold phase's, for the next lock's. */
+static void map_clear(struct bpf_map *map, size_t key_size)
+{
+	unsigned char key[16];
+
+	if (key_size > sizeof(key))
+		return;
+	while (!bpf_map__get_next_key(map, NULL, key, key_size))
+		if (bpf_map__delete_elem(map, key, key_size, 0))
+			break;
+}
+
+/* The keys of a map, in *keys (key_size bytes each). */
+static int map_keys(struct bpf_map *map, size_t key_size, void *keys,
+		    size_t *n)
+{
+	unsigned char **out = keys, prev[16];
+	size_t cap = 0;
+	const void *at = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (key_size > sizeof(prev))
+		return -EINVAL;
+	for (;;) {
+		int err = array__grow(out, &cap, *n + 1, key_size);
+
+		if (err)
+			return err;
+		if (bpf_map__get_next_key(map, at, *out + *n * key_size,
+					  key_size))
+			return 0;
+		memcpy(prev, *out + *n * key_size, key_size);
+		at = prev;
+		(*n)++;
+	}
+}
+
+/*
+ * Whether the object's holders reach a thread that made progress, from
+ * what the hold phase kept (the design comment above).
+ */
+static int judge_reach(struct experiment *e, uint64_t object, bool lost,
+		       struct experiment_result *r)
+{
+	struct whatif_holder *held = NULL;
+	struct whatif_wake *wakes = NULL;
+	uint32_t *progress = NULL, *holders = NULL;
+	struct wakereach_graph g = { 0 };
+	size_t n_held = 0, n_holders = 0;
+	bool reached = true;
+	int err;
+
+	r->reach = WHATIF_REACH_UNKNOWN;
+	err = map_keys(e->skel->maps.progress_threads, sizeof(*progress),
+		       &progress, &g.n_progress);
+	if (!err)
+		err = map_keys(e->skel->maps.wakes, sizeof(*wakes), &wakes,
+			       &g.n_wakes);
+	if (!err)
+		err = map_keys(e->skel->maps.holders, sizeof(*held), &held,
+			       &n_held);
+	if (!err && n_held)
+		holders = malloc(n_held * sizeof(*holders));
+	if (!err && n_held && !holders)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n_held; i++)
+		if (held[i].object == object)
+			holders[n_holders++] = held[i].tid;
+	r->progress_threads = g.n_progress;
+	r->wakes = g.n_wakes;
+	g.holders = holders;
+	g.n_holders = n_holders;
+	g.progress = progress;
+	g.wakes = wakes;
+	if (!err && !lost && g.n_progress && n_holders)
+		err = wakereach__judge(&g, &reached);
+	if (!err && !lost && g.n_progress && n_holders)
+		r->reach = reached ? WHATIF_REACH_YES : WHATIF_REACH_NO;
+	free(held);
+	free(holders);
+	free(progress);
+	free(wakes);
+	return err;
+}
+
 /* The hold phase: the lock's mean hold, its holds and progress per s. */
 static int hold_phase(struct experiment *e, struct experiment_result *r,
 		      double *rate)
@@ -491,11 +595,16 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	/* Threads that held it, from the probes' start (keyed by object:
 	   those of other objects' experiments are not ours). */
 	uint64_t holders = counts(e)->holders;
+	uint64_t lost = counts(e)->reach_lost;
 	struct stamp first, last;
-	struct bpf_link *sw;
+	struct bpf_link *sw, *waking = NULL;
 	size_t n_hold = 0;
+	bool observe = e->cfg.progress_path && e->processes_kept;
 	double s;
 	int err = 0;
+
+	map_clear(e->skel->maps.progress_threads, sizeof(uint32_t));
+	map_clear(e->skel->maps.wakes, sizeof(struct whatif_wake));
 
 	for (size_t i = 0; !err && i < e->n_holds; i++) {
 		const struct hold_func *h = &e->holds[i];
@@ -526,6 +635,14 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	sw = err ? NULL : bpf_program__attach(e->skel->progs.whatif_switch);
 	if (!err && !sw)
 		err = -errno;
+	if (!err && observe) {
+		waking = bpf_program__attach(e->skel->progs.whatif_waking);
+		if (!waking)
+			pr_debug("--what-if: no wakeups seen: %s",
+				 strerror(errno));
+		observe = waking != NULL;
+	}
+	e->skel->bss->observing = observe;
 	/* Counted once the probes are in: installing them stalls the
 	   target a moment (its text pages are replaced). */
 	if (!err)
@@ -542,8 +659,13 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	holders = last.holders - holders;
 	units = last.units - first.units;
 	n_hold = e->n_hold;
+	e->skel->bss->observing = 0;
+	bpf_link__destroy(waking);
 	detach(e->hold_links, &e->n_hold);
 	bpf_link__destroy(sw);
+	if (!err && observe)
+		err = judge_reach(e, e->skel->bss->object,
+				  counts(e)->reach_lost != lost, r);
 	if (err)
 		return err;
 	r->hold_ns = holds ? hold_ns / holds : 0;
@@ -552,9 +674,14 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	hold_ns = off_ns < hold_ns ? hold_ns - off_ns : 0;
 	*rate = (double)units / s;
 	pr_debug("--what-if: hold phase of 0x%llx (%zu+%zu probes): %llu "
-		 "holds, %llu ns on a CPU, progress %.0f/s",
+		 "holds, %llu ns on a CPU, progress %.0f/s; %llu threads made "
+		 "progress, %llu wakeup pairs, holders reach them: %s",
 		 (unsigned long long)e->skel->bss->object, e->n_links, n_hold,
-		 (unsigned long long)holds, (unsigned long long)hold_ns, *rate);
+		 (unsigned long long)holds, (unsigned long long)hold_ns, *rate,
+		 (unsigned long long)r->progress_threads,
+		 (unsigned long long)r->wakes,
+		 r->reach == WHATIF_REACH_YES ? "yes" :
+		 r->reach == WHATIF_REACH_NO ? "no" : "not known");
 	if (!holds)
 		return -ENODATA;
 	r->hold_cpu_ns = hold_ns / holds;

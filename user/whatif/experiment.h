@@ -45,6 +45,11 @@ struct experiment_result {
 	double holds_per_s;
 	double rate;			/* progress/s, hold phase */
 	uint64_t holders;		/* threads that held it then */
+	/* Whether those reach a thread that made progress then, by
+	   wakeups (wakereach.c); the threads and wakeups seen */
+	enum whatif_reach reach;
+	uint64_t progress_threads;
+	uint64_t wakes;
 	struct whatif_window windows[EXPERIMENT_WINDOWS];
 	size_t n_windows;
 	struct whatif_cpu cpu;		/* the holds' CPU */

@@ -34,6 +34,7 @@ struct whatif_entry {
 	uint64_t injected_ns;		/* delay injected */
 	double experiment_s;		/* the lock's experiment, in all */
 	double stolen;			/* the host's share of the busy time */
+	enum whatif_reach reach;	/* its holders and the progress */
 };
 
 struct whatif {

@@ -48,6 +48,14 @@ struct whatif_fit {
 	double stolen;
 };
 
+/* Whether the lock's holders reach a thread that makes progress
+   (wakereach.c). */
+enum whatif_reach {
+	WHATIF_REACH_UNKNOWN,	/* no --progress, none seen, maps full */
+	WHATIF_REACH_YES,
+	WHATIF_REACH_NO,	/* apart: only its holds' CPU can matter */
+};
+
 /* What the lock's holds cost the CPUs: seconds on a CPU per unit. */
 struct whatif_cpu {
 	double hold_cpu_per_unit;
@@ -106,5 +114,16 @@ int whatifmodel__queue(unsigned int threads, double visits, double hold_s,
  * least that much.
  */
 void whatifmodel__span_queue(struct whatif_prediction *p, double queue_pct);
+
+/*
+ * A lock apart from the progress (WHATIF_REACH_NO): holds `shorter`
+ * shorter free that share of their CPU (hold_cpu_per_s: seconds on a
+ * CPU per second) for the target's threads, which used `used` CPUs and
+ * could have had `capacity`.  The gain is that CPU's share of theirs
+ * where they had no more to take, else 0; the interval from 0 to the
+ * share.  lock_gain_pct keeps the slope's gain: what the delay showed.
+ */
+void whatifmodel__apart(struct whatif_prediction *p, double shorter,
+			double hold_cpu_per_s, double used, double capacity);
 
 #endif

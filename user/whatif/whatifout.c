@@ -11,6 +11,8 @@
 
 static const char *bound_of(const struct whatif_entry *e)
 {
+	if (e->reach == WHATIF_REACH_NO)
+		return "apart";
 	return e->p.capped ? "cpu" : "lock";
 }
 
@@ -84,6 +86,15 @@ void whatifout__table(FILE *out, const struct whatif *w)
 			      "straight line or single bottleneck, or the "
 			      "queue's alike holders, does not hold; trust "
 			      "neither alone.\n", out);
+			break;
+		}
+	for (size_t i = 0; i < w->n; i++)
+		if (w->entries[i].reach == WHATIF_REACH_NO) {
+			fputs("Bound apart: none of the lock's holders made "
+			      "progress or woke a thread that did, directly "
+			      "or through others: no progress waits for it; "
+			      "the gain shown is the CPU its holds would "
+			      "free.\n", out);
 			break;
 		}
 	for (size_t i = 0; i < w->n; i++)
@@ -171,6 +182,9 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 			     err);
 		jsonout__set(o, "holders", jsonout__uint(e->holders), err);
 		jsonout__set(o, "stolen_pct", json_real(e->stolen * 100), err);
+		jsonout__set(o, "reaches_progress",
+			     e->reach == WHATIF_REACH_UNKNOWN ? json_null() :
+			     json_boolean(e->reach == WHATIF_REACH_YES), err);
 		jsonout__append(list, o, err);
 	}
 	return list;
