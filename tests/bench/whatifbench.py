@@ -269,11 +269,15 @@ def decoy_case(results, loads):
           f"{wait.get('decoy_lock', 0) / 1e6:.1f} ms, work_lock "
           f"{wait.get('work_lock', 0) / 1e6:.1f} ms")
     for s in (25, 50):
-        d = entry(report, "decoy_lock", s)["predicted_gain_pct"]
+        de = entry(report, "decoy_lock", s)
+        d = de["predicted_gain_pct"]
         w = entry(report, "work_lock", s)["predicted_gain_pct"]
-        out[f"{s}"] = {"decoy_pct": d, "work_lock_pct": w}
-        print(f"decoy: {s}% shorter: decoy_lock predicted {d:.1f}%, "
-              f"work_lock {w:.1f}%")
+        out[f"{s}"] = {"decoy_pct": d, "work_lock_pct": w,
+                       "decoy_bound": de["bound"],
+                       "decoy_slope_pct": de["lock_gain_pct"]}
+        print(f"decoy: {s}% shorter: decoy_lock predicted {d:.1f}% "
+              f"(bound {de['bound']}, its slope alone "
+              f"{de['lock_gain_pct']:.1f}%), work_lock {w:.1f}%")
     loads.append(load_average())
     results["decoy"] = out
 
