@@ -313,6 +313,8 @@ class Postgres(SyncprofTestCase):
             # Timed from the LWLock calls' returns: held by backends,
             # and delayed at their releases.
             self.assertGreaterEqual(w["holders"], 1, w)
+            # The backends that hold it commit, or wait for it to.
+            self.assertIs(w["reaches_progress"], True, w)
             self.assertGreater(w["hold_ns"], 0, w)
             self.assertGreater(w["injected_ns"], 0, w)
             self.assertGreater(w["rate_before"], 0, w)
