@@ -191,8 +191,8 @@ static const struct argp_option option_table[] = {
 	{ "what-if", OPT_WHAT_IF, "OBJECT,...", OPTION_ARG_OPTIONAL,
 	  "At the end, experiment on the running target: how much faster it "
 	  "would go if each lock's critical sections were 25% and 50% "
-	  "shorter (default: the locks with the most wait); a few seconds "
-	  "per lock, delays of at most 10 ms per hold (docs/what-if.md)", 0 },
+	  "shorter (default: the three locks with the most wait that some "
+	  "progress waits for); a few seconds per lock, delays of at most 10 ms per hold (docs/what-if.md)", 0 },
 	{ "progress", OPT_PROGRESS, "FUNCTION", 0,
 	  "--what-if: the target's function whose calls count as progress "
 	  "(a request served); without it, lock acquisitions", 0 },

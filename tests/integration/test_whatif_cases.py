@@ -8,7 +8,8 @@ machine (the delay spins on a CPU the workers would have had), so its
 slope alone read gains of 1% to 40%.  Its holders wake no thread that
 makes items, directly or through others (user/whatif/wakereach.c): it
 must read apart from the progress and predict at most DECOY_MAX_PCT,
-while work_lock, in the same run, reaches the progress.
+while work_lock, in the same run, reaches the progress.  --what-if is
+given no list: the decoy, with the most wait, is tried first.
 
 A feeder (--feeder-us): only the feeder thread holds feed_lock and it
 makes no item, but each item waits for a token the feeder posts after
@@ -43,7 +44,8 @@ class WhatIfCases(SyncprofTestCase):
     def what_if(self, pid, locks):
         prof = self.start_syncprof(["--mode", "contended", "--pid",
                                     str(pid), "-d", "1",
-                                    "--what-if=" + ",".join(locks),
+                                    "--what-if" + ("=" + ",".join(locks)
+                                                   if locks else ""),
                                     "--progress", "item_done"])
         run = self.finish_syncprof(prof)
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -52,7 +54,8 @@ class WhatIfCases(SyncprofTestCase):
     def test_a_decoy_lock_is_apart_and_predicts_nothing(self):
         with Truth(TARGET, DECOY) as truth:
             truth.settle()
-            run = self.what_if(truth.pid, ["decoy_lock", "work_lock"])
+            # No list: the locks by wait, the decoy first.
+            run = self.what_if(truth.pid, [])
         report = run.reports[-1]
         wait = {}
         for row in report["rows"]:
@@ -78,6 +81,9 @@ class WhatIfCases(SyncprofTestCase):
             self.assertIn(w["bound"], ("lock", "cpu"), w)
             self.assertGreater(w["predicted_gain_pct"], DECOY_MAX_PCT, w)
         self.assertIn("decoy_lock: none of its", run.stderr)
+        self.assertIn("the next lock by wait is tried", run.stderr)
+        self.assertEqual(report["what_if"][0]["object"], "decoy_lock",
+                         report["what_if"])
 
     def test_a_feeder_reaches_the_progress_through_wakeups(self):
         with Truth(TARGET, FEEDER) as truth:

@@ -3,7 +3,10 @@
  * --what-if as a stage of the run: the progress function found when
  * syncprof attaches (a wrong name fails then, not after the profile),
  * the locks chosen from the profile at its end (the ones asked for, or
- * the WHATIF_DEFAULT_LOCKS with the most wait), each one's experiment
+ * the WHATIF_DEFAULT_LOCKS with the most wait that some progress waits
+ * for: a lock found apart from the progress gives its entry and the
+ * next one by wait is tried, up to WHATIF_DEFAULT_TRIES), each one's
+ * experiment
  * (experiment.c), its predictions (whatifmodel.c), kept in s->what_if
  * for the final report.  The experiment's own waits (its delays lengthen
  * the lock's holds) are read apart and left out of the report.
@@ -37,6 +40,9 @@
 #include "whatifrun.h"
 
 #define WHATIF_DEFAULT_LOCKS	3
+/* Without a list: locks tried at most, apart ones (no progress waits for
+   them) not counted in the three. */
+#define WHATIF_DEFAULT_TRIES	6
 /* Functions named when --progress names none of the target's. */
 #define WHATIF_CHOICES		12
 
@@ -254,8 +260,8 @@ static int choose(struct session *s, const struct seen_lock *seen,
 	*out = NULL;
 	*n = 0;
 	if (!objects) {
-		size_t k = n_seen < WHATIF_DEFAULT_LOCKS ? n_seen :
-			   WHATIF_DEFAULT_LOCKS;
+		size_t k = n_seen < WHATIF_DEFAULT_TRIES ? n_seen :
+			   WHATIF_DEFAULT_TRIES;
 
 		if (!k)
 			return 0;
@@ -281,9 +287,10 @@ static int choose(struct session *s, const struct seen_lock *seen,
 	return err;
 }
 
-/* One lock's experiment, into its entries. */
+/* One lock's experiment, into its entries; *reach: whether some
+   progress waits for it. */
 static int experiment_lock(struct session *s, struct experiment *e,
-			   const struct seen_lock *l)
+			   const struct seen_lock *l, enum whatif_reach *reach)
 {
 	static const double shorter[] = { WHATIF_SHORTER_1, WHATIF_SHORTER_2 };
 	struct experiment_result r;
@@ -306,6 +313,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	}
 	if (err)
 		return err;
+	*reach = r.reach;
 	fit.held = r.holds_per_s * (double)r.hold_ns * 1e-9;
 	fit.stolen = r.stolen;
 	pr_info("--what-if: %s: mean hold %" PRIu64 " ns, slope %.3f "
@@ -444,8 +452,18 @@ int session__what_if(struct session *s, int stop_fd)
 			cfg.n_pids, cfg.n_pids == 1 ? "" : "es");
 		err = experiment__open(&cfg, &e);
 	}
-	for (size_t i = 0; !err && i < n; i++) {
-		err = experiment_lock(s, e, &chosen[i]);
+	for (size_t i = 0, reaching = 0; !err && i < n; i++) {
+		enum whatif_reach reach = WHATIF_REACH_UNKNOWN;
+
+		if (!s->opts->what_if_objects &&
+		    reaching == WHATIF_DEFAULT_LOCKS)
+			break;
+		err = experiment_lock(s, e, &chosen[i], &reach);
+		if (reach != WHATIF_REACH_NO)
+			reaching++;
+		else if (!s->opts->what_if_objects && i + 1 < n)
+			pr_info("--what-if: no progress waits for it; the next "
+				"lock by wait is tried in its place");
 		if (err == -EINTR) {
 			pr_warn("--what-if: stopped before its end");
 			err = 0;
