@@ -30,7 +30,8 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
-              "holders", "stolen_pct", "reaches_progress"}
+              "holders", "stolen_pct", "reaches_progress",
+              "delay_budget_ns", "windows"}
 
 
 def machine_ticks():
@@ -111,6 +112,18 @@ class WhatIf(SyncprofTestCase):
             self.assertGreater(w["experiment_s"], 0)
             self.assertLessEqual(w["experiment_s"], 30)
             self.assertGreater(w["injected_ns"], 0, w)
+            # Holds of 200 us (longer when preempted): one a unit, so
+            # the windows are the units' (65 of them, unless the budget
+            # stopped them), and a budget of 3 to 10 s which the delay
+            # stays within (a release in flight may pass it by its own
+            # delay, 10 ms at most).
+            self.assertLessEqual(w["windows"], 65, w)
+            self.assertTrue(w["windows"] == 65 or w["injected_ns"] >=
+                            w["delay_budget_ns"] - 10**7, w)
+            self.assertGreaterEqual(w["delay_budget_ns"], 3 * 10**9, w)
+            self.assertLessEqual(w["delay_budget_ns"], 10 * 10**9, w)
+            self.assertLessEqual(w["injected_ns"],
+                                 w["delay_budget_ns"] + 10**7, w)
             # Each item spins HOLD_NS of its thread's CPU clock under
             # work_lock: the mean hold's CPU time is at least most of
             # that, and never more than the hold.

@@ -304,10 +304,12 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	err = experiment__run(e, l->address, &r);
 	if (!err)
 		err = whatifmodel__fit(r.windows, r.n_windows, &fit);
-	if (err == -ENODATA || err == -EINVAL) {
+	if (err == -ENODATA || err == -EINVAL || err == -ENOSPC) {
 		pr_warn("--what-if: %s: %s; no prediction", name,
 			err == -EINVAL ? "too few windows (the target ended "
 					 "or the delay budget was spent)" :
+			err == -ENOSPC ? "its windows would need more delay "
+					 "than the budget allows" :
 			"not held, or no progress, while it was timed");
 		return 0;
 	}
@@ -340,6 +342,8 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			.delayed_rate = r.rate_delayed,
 			.after_rate = r.rate_after,
 			.injected_ns = r.injected_ns,
+			.budget_ns = (uint64_t)(r.plan.budget_s * 1e9),
+			.windows = (unsigned int)r.n_windows,
 			.experiment_s = (double)r.elapsed_ns * 1e-9,
 			.holders = (unsigned int)r.holders,
 			.stolen = r.stolen,

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --what-if's windows on one lock.  First the hold phase: the lock's
- * holds timed for HOLD_PHASE_S (the lock return probes attached for it
- * only).  Then EXPERIMENT_ROUNDS rounds of four windows, reference,
- * +25% of the mean hold, reference, +50% (the delays' order swapped
- * every other round), and a last reference: every delayed window has a
- * reference on each side (whatifmodel.c), and the last one shows the
- * rate once the delay is off.  The window's length gives each at least
- * MIN_UNITS units of progress, within [WINDOW_MIN_S, WINDOW_MAX_S].
+ * holds timed for HOLD_PHASE_S, longer (up to HOLD_PHASE_MAX_S) until
+ * WHATIFPLAN_MIN_HOLDS holds were seen (the lock return probes attached
+ * for it only).  From it the plan (whatifplan.c): rounds of four
+ * windows, reference, +25% of the mean hold, reference, +50% (the
+ * delays' order swapped every other round), and a last reference, each
+ * window long enough for enough progress and enough holds, and the
+ * delay budget the rounds need.  Every delayed window has a reference
+ * on each side (whatifmodel.c), and the last one shows the rate once
+ * the delay is off.
  *
  * The delay is written into the programs' .bss between windows: no
  * attach or detach while the target runs, only two stores.
@@ -68,10 +70,9 @@
 #define ENOTSUPP_UPROBE	524
 
 #define HOLD_PHASE_S	0.5
+#define HOLD_PHASE_STEP_S	0.25
+#define HOLD_PHASE_MAX_S	2.0
 #define SETTLE_S	0.1
-#define WINDOW_MIN_S	0.08
-#define WINDOW_MAX_S	0.5
-#define MIN_UNITS	100.0
 /* A thread that ran less than this share of the time adds no capacity. */
 #define MIN_RUN_SHARE	0.02
 /* The empty critical section: sessions of holds, the median's mean. */
@@ -235,7 +236,7 @@ int experiment__open(const struct experiment_config *cfg,
 		       strerror(-err));
 		goto fail;
 	}
-	e->skel->bss->budget_ns = EXPERIMENT_BUDGET_NS;
+	e->skel->bss->budget_ns = 0;	/* each experiment sets its own */
 	e->processes_kept = true;
 	for (size_t p = 0; p < cfg->n_pids; p++) {
 		uint32_t tgid = (uint32_t)cfg->pids[p];
@@ -652,6 +653,13 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		err = wait_window(e, HOLD_PHASE_S);
 	/* Read before the probes go: removing them takes a while. */
 	stamp_now(e, &last);
+	/* A lock held long: enough holds for their mean and the plan. */
+	while (!err && (double)(last.holds - first.holds) <
+		       WHATIFPLAN_MIN_HOLDS &&
+	       (double)(last.ns - first.ns) * 1e-9 < HOLD_PHASE_MAX_S) {
+		err = wait_window(e, HOLD_PHASE_STEP_S);
+		stamp_now(e, &last);
+	}
 	s = (double)(last.ns - first.ns) * 1e-9;
 	holds = last.holds - first.holds;
 	hold_ns = last.hold_ns - first.hold_ns;
@@ -694,14 +702,39 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	return r->hold_ns ? 0 : -ENODATA;
 }
 
-/* The delay of window i, as a fraction of the mean hold. */
-static double window_delay(size_t i)
+/* The windows and the budget, from the hold phase; said on stderr. */
+static int plan(struct experiment *e, struct experiment_result *r)
 {
-	size_t round = i / 4, slot = i % 4;
+	struct whatifplan_input in = {
+		.rate = r->rate, .holds_per_s = r->holds_per_s,
+		.hold_s = (double)r->hold_ns * 1e-9,
+		.max_delay_s = (double)WHATIF_MAX_DELAY_NS * 1e-9,
+	};
+	int err = whatifplan__make(&in, &r->plan);
 
-	if (i >= EXPERIMENT_ROUNDS * 4 || !(slot & 1))
-		return 0;
-	return (slot == 1) == !(round & 1) ? 0.25 : 0.5;
+	if (err == -ENOSPC) {
+		pr_warn("--what-if: the lock is held %.1f times over (%.0f "
+			"holds/s of %.1f us): even %d rounds of windows of "
+			"%.2f s would inject %.1f s of delay, past the budget "
+			"of %.0f s at most; no experiment",
+			r->holds_per_s * in.hold_s, r->holds_per_s,
+			in.hold_s * 1e6, WHATIFPLAN_ROUNDS_MIN,
+			r->plan.window_s, r->plan.spend_s,
+			WHATIFPLAN_BUDGET_MAX_S);
+		return err;
+	}
+	if (err)
+		return -ENODATA;
+	pr_info("--what-if: delays begin: mean hold %.1f us (%.1f us on a "
+		"CPU), %u windows of %.2f s (%.0f holds each), delay budget "
+		"%.1f s (%.1f s expected)", in.hold_s * 1e6,
+		(double)r->hold_cpu_ns / 1e3, whatifplan__windows(&r->plan),
+		r->plan.window_s, r->plan.holds_per_window, r->plan.budget_s,
+		r->plan.spend_s);
+	/* Budget per experiment: what the earlier ones spent is not ours. */
+	e->skel->bss->budget_ns = counts(e)->injected_ns +
+				  (uint64_t)(r->plan.budget_s * 1e9);
+	return 0;
 }
 
 int experiment__run(struct experiment *e, uint64_t object,
@@ -711,7 +744,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	uint64_t injected = counts(e)->injected;
 	uint64_t injected_ns = counts(e)->injected_ns;
 	uint64_t over = counts(e)->over_budget;
-	double rate = 0, window_s, delayed = 0, used = 0, capacity = 0;
+	double rate = 0, delayed = 0, used = 0, capacity = 0;
 	double most = 0;
 	struct taskcpu *cpu = NULL;
 	size_t n_delayed = 0;
@@ -731,35 +764,27 @@ int experiment__run(struct experiment *e, uint64_t object,
 		err = hold_phase(e, r, &rate);
 	if (!err && rate <= 0)
 		err = -ENODATA;
-	window_s = err ? 0 : MIN_UNITS / rate;
-	window_s = window_s < WINDOW_MIN_S ? WINDOW_MIN_S :
-		   window_s > WINDOW_MAX_S ? WINDOW_MAX_S : window_s;
 	if (!err)
-		pr_info("--what-if: delays begin: mean hold %.1f us (%.1f us on "
-			"a CPU), %d windows of %.2f s", (double)r->hold_ns / 1e3,
-			(double)r->hold_cpu_ns / 1e3, EXPERIMENT_WINDOWS,
-			window_s);
-	/* Budget per experiment: what the earlier ones spent is not ours. */
-	e->skel->bss->budget_ns = counts(e)->injected_ns + EXPERIMENT_BUDGET_NS;
-	for (size_t i = 0; !err && i < EXPERIMENT_WINDOWS; i++) {
-		double frac = window_delay(i);
-		uint64_t delay = (uint64_t)(frac * (double)r->hold_ns);
+		err = plan(e, r);
+	for (unsigned int i = 0; !err && i < whatifplan__windows(&r->plan);
+	     i++) {
+		uint64_t delay = (uint64_t)(whatifplan__delay(&r->plan, i) *
+					    1e9 + 0.5);
+		bool slowed = delay > 0;
 		uint64_t units, start, spent;
 		struct stamp at;
 
-		if (delay > WHATIF_MAX_DELAY_NS)
-			delay = WHATIF_MAX_DELAY_NS;
 		e->skel->bss->delay_ns = delay;
 		stamp_now(e, &at);
 		units = at.units;
 		start = at.ns;
-		if (!frac)
+		if (!slowed)
 			err = taskcpu__begin(cpu);
 		if (!err)
-			err = wait_window(e, window_s);
-		if (!err && !frac)
+			err = wait_window(e, r->plan.window_s);
+		if (!err && !slowed)
 			err = taskcpu__end(cpu);
-		if (!err && !frac)
+		if (!err && !slowed)
 			taskcpu__window(cpu, clock__monotonic_ns() - start,
 					MIN_RUN_SHARE, &used, &capacity, &most);
 		e->skel->bss->delay_ns = 0;
@@ -771,15 +796,15 @@ int experiment__run(struct experiment *e, uint64_t object,
 			.delay = (double)delay / (double)r->hold_ns,
 			.rate = (double)(at.units - units) /
 				((double)spent * 1e-9),
-			.used = frac ? 0 : used,
-			.capacity = frac ? 0 : capacity,
-			.most = frac ? 0 : most,
+			.used = slowed ? 0 : used,
+			.capacity = slowed ? 0 : capacity,
+			.most = slowed ? 0 : most,
 		};
 		r->n_windows = i + 1;
-		pr_debug("--what-if: window %zu: delay %" PRIu64 " ns, %.0f "
+		pr_debug("--what-if: window %u: delay %" PRIu64 " ns, %.0f "
 			 "units/s, %.2f s", i, delay, r->windows[i].rate,
 			 (double)spent * 1e-9);
-		if (frac) {
+		if (slowed) {
 			delayed += r->windows[i].rate;
 			n_delayed++;
 		} else {
@@ -787,8 +812,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 		}
 		if (counts(e)->over_budget != over) {
 			pr_warn("--what-if: the delay budget (%.1f s) is spent; "
-				"the experiment stops early",
-				(double)EXPERIMENT_BUDGET_NS * 1e-9);
+				"the experiment stops early", r->plan.budget_s);
 			break;
 		}
 	}

@@ -13,12 +13,7 @@
 #include <sys/types.h>
 
 #include "whatifmodel.h"
-
-/* Reference, +25%, reference, +50%, ... and a last reference. */
-#define EXPERIMENT_ROUNDS	16
-#define EXPERIMENT_WINDOWS	(EXPERIMENT_ROUNDS * 4 + 1)
-/* Injected delay, summed over threads, one lock's experiment at most. */
-#define EXPERIMENT_BUDGET_NS	3000000000ull
+#include "whatifplan.h"
 
 struct experiment_config {
 	/* The processes: the lock's holders and the progress may be in any
@@ -50,7 +45,8 @@ struct experiment_result {
 	enum whatif_reach reach;
 	uint64_t progress_threads;
 	uint64_t wakes;
-	struct whatif_window windows[EXPERIMENT_WINDOWS];
+	struct whatifplan plan;		/* the windows and the budget */
+	struct whatif_window windows[WHATIFPLAN_WINDOWS_MAX];
 	size_t n_windows;
 	struct whatif_cpu cpu;		/* the holds' CPU */
 	double used, capacity;		/* CPUs, reference windows in all */
@@ -72,7 +68,9 @@ int experiment__open(const struct experiment_config *cfg,
 void experiment__free(struct experiment *e);
 /*
  * Runs one lock's experiment: -ENODATA when it was not held in the hold
- * phase or nothing progressed, -EINTR when a stop fd fired.
+ * phase or nothing progressed, -ENOSPC when its windows would need more
+ * delay than the largest budget (out->plan says how much; said on
+ * stderr), -EINTR when a stop fd fired.
  */
 int experiment__run(struct experiment *e, uint64_t object,
 		    struct experiment_result *out);

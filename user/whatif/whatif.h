@@ -32,6 +32,8 @@ struct whatif_entry {
 	double delayed_rate;		/* during the delayed windows */
 	double after_rate;		/* the last window, delay off */
 	uint64_t injected_ns;		/* delay injected */
+	uint64_t budget_ns;		/* the most it could (its plan's) */
+	unsigned int windows;		/* the windows run */
 	double experiment_s;		/* the lock's experiment, in all */
 	double stolen;			/* the host's share of the busy time */
 	enum whatif_reach reach;	/* its holders and the progress */

@@ -172,6 +172,9 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 		jsonout__set(o, "experiment_s", json_real(e->experiment_s), err);
 		jsonout__set(o, "injected_ns", jsonout__uint(e->injected_ns),
 			     err);
+		jsonout__set(o, "delay_budget_ns", jsonout__uint(e->budget_ns),
+			     err);
+		jsonout__set(o, "windows", jsonout__uint(e->windows), err);
 		jsonout__set(o, "rate_before", json_real(e->base_rate), err);
 		jsonout__set(o, "rate_during", json_real(e->delayed_rate), err);
 		jsonout__set(o, "rate_after", json_real(e->after_rate), err);
