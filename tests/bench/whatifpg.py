@@ -48,6 +48,8 @@ DELAY_US = int(os.environ.get("WHATIF_PG_DELAY_US", "4000"))
 CLIENTS = os.environ.get("WHATIF_PG_CLIENTS", "8")
 RUN_S = 3
 PAIRS = int(os.environ.get("WHATIF_PG_PAIRS", "5"))
+# WHATIF_PG_VERBOSE=1: syncprof's debug lines (each window's rate).
+VERBOSE = "-vv" if os.environ.get("WHATIF_PG_VERBOSE") else "-v"
 HANG_S = 300
 # PostgreSQL 15's lwlocknames.txt: WALWriteLock is main lock 8.
 WAL_WRITE_LOCK = 8
@@ -88,7 +90,7 @@ def predict(pg, addr):
         # Its backends forked, connected and in their loop.
         time.sleep(2)
         out = os.path.join(pg.dir, "whatif.json")
-        prof = subprocess.run([SYNCPROF, "-v", "--mode", "contended", "--pid",
+        prof = subprocess.run([SYNCPROF, VERBOSE, "--mode", "contended", "--pid",
                                str(pg.postmaster()), "--children", "-d", "2",
                                f"--what-if=0x{addr:x}", "--progress",
                                "CommitTransactionCommand", "--format",
@@ -143,6 +145,10 @@ def whatif_postgres(results):
         print(f"{'short':>5} {'pred':>7} {'[low,':>8} {'high]':>8} bnd  "
               f"{'lock':>7} {'queue':>7} {'hold us':>8} {'delay us':>8} "
               f"{'real':>7} {'error':>7} inside")
+        w = entries[0]
+        print(f"experiment: {w['windows']} windows, delay budget "
+              f"{w['delay_budget_ns'] / 1e9:.2f} s, injected "
+              f"{w['injected_ns'] / 1e9:.2f} s, {w['experiment_s']:.1f} s")
         for w in sorted(entries, key=lambda w: w["shorter_pct"]):
             s = w["shorter_pct"] / 100
             hold_us = w["hold_ns"] / 1e3
@@ -152,6 +158,10 @@ def whatif_postgres(results):
                    "low_pct": w["low_pct"], "high_pct": w["high_pct"],
                    "bound": w["bound"], "hold_us": hold_us,
                    "lock_gain_pct": w["lock_gain_pct"],
+                   "cpu_cap_pct": w["cpu_cap_pct"],
+                   "windows": w["windows"],
+                   "delay_budget_ns": w["delay_budget_ns"],
+                   "injected_ns": w["injected_ns"],
                    "queue_gain_pct": w["queue_gain_pct"],
                    "rate_before": w["rate_before"],
                    "experiment_s": w["experiment_s"]}

@@ -44,6 +44,8 @@ ACQUIRED = re.compile(r"acquired \S+ on .* after ([0-9.]+) ms")
 # busy machine: the sampler gets the CPU when the backends are asleep).  Before --off-cpu syncprof
 # saw 8% (0.45 of 5.8 backends waiting).
 HEAVY_RATIO = (0.90, 1.10)
+# WALWriteLock's holds lengthened by commit_delay (as tests/bench/whatifpg.py).
+COMMIT_DELAY_US = 4000
 
 
 class Postgres(SyncprofTestCase):
@@ -278,10 +280,15 @@ class Postgres(SyncprofTestCase):
         # experiment delays WALWriteLock at LWLockRelease, named by its
         # address, in the backends --children follows, and counts
         # CommitTransactionCommand in all of them.  How close it comes
-        # is make bench's (whatif_pg): here, that it ran on the lock.
+        # is make bench's (whatif_pg): here, that it ran on the lock,
+        # held for milliseconds: pgbench's sessions sleep COMMIT_DELAY_US
+        # holding it at each WAL flush (commit_delay, theirs only), so
+        # its windows and delay budget are the ones a slow disk gives.
         others = len(self.backends())  # the server's own processes
+        env = dict(os.environ, PGOPTIONS=f"-c commit_delay={COMMIT_DELAY_US}"
+                   " -c commit_siblings=1")
         load = subprocess.Popen(self.pg.pgbench_argv(
-            "-n", "-c", "4", "-j", "2", "-T", "300"),
+            "-n", "-c", "4", "-j", "2", "-T", "300"), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             # Its backends forked and connected before syncprof reads
@@ -317,6 +324,19 @@ class Postgres(SyncprofTestCase):
             self.assertIs(w["reaches_progress"], True, w)
             self.assertGreater(w["hold_ns"], 0, w)
             self.assertGreater(w["injected_ns"], 0, w)
+            # The commit_delay sleep is in the hold.
+            self.assertGreater(w["hold_ns"], COMMIT_DELAY_US * 1000 / 2, w)
+            # The plan fitted to holds of milliseconds: a budget of 3 to
+            # 10 s, the delay within it (a release in flight may pass it
+            # by its own delay, 10 ms at most), and every planned window
+            # run (6 rounds at least): the budget covered them.
+            self.assertGreaterEqual(w["delay_budget_ns"], 3 * 10**9, w)
+            self.assertLessEqual(w["delay_budget_ns"], 10 * 10**9, w)
+            self.assertLessEqual(w["injected_ns"],
+                                 w["delay_budget_ns"] + 10**7, w)
+            self.assertNotIn("the experiment stops early", run.stderr)
+            self.assertGreaterEqual(w["windows"], 25, w)
+            self.assertEqual(w["windows"] % 4, 1, w)
             self.assertGreater(w["rate_before"], 0, w)
             self.assertLessEqual(w["low_pct"], w["predicted_gain_pct"], w)
             self.assertGreaterEqual(w["high_pct"], w["predicted_gain_pct"],

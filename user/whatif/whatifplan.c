@@ -6,13 +6,13 @@
  * A window must hold enough progress (WHATIFPLAN_MIN_UNITS) and enough
  * of the lock's holds (WHATIFPLAN_MIN_HOLDS): the delay reaches the
  * progress only through the holds it lengthens, and the progress of a
- * lock held long comes in bursts (PostgreSQL's WALWriteLock, held 20 ms
- * a flush, commits a group of transactions at each release: windows of
- * 0.15 s, long enough for 100 commits, saw 3 flushes each and read 0 to
- * 1052 commits/s with no delay at all).  So the window is the longer of
- * the two: the units' at most UNITS_MAX_S (a slow target: the former
- * windows, unchanged), the holds' at most WINDOW_MAX_S, at least
- * WINDOW_MIN_S.
+ * lock held long comes in bursts (PostgreSQL's WALWriteLock commits a
+ * group of transactions at each release of a flush: with holds of 8 ms,
+ * 100 commits' time, 0.08 s, saw 8 of them).  So the window is the
+ * longer of the two: the units' at most UNITS_MAX_S (a slow target: the
+ * former windows, unchanged), the holds' at most WINDOW_MAX_S, at least
+ * WINDOW_MIN_S.  A lock released 40 times or more in 100 units' time
+ * (one hold a unit, the test target's) keeps the former windows.
  *
  * The delay a round injects is expected at most window x holds per
  * second x (d25 + d50) (summed over threads: a lock held by several at
@@ -21,7 +21,8 @@
  * window lengthened by a quarter and a half cost 30 holds' time a
  * round, 6 ms for holds of 200 us, 0.6 s for holds of 20 ms.  A fixed
  * budget (3 s, the former one) spent itself in a few windows on the
- * long holds.  The budget is the plan's expected spend times a margin
+ * long holds (PostgreSQL on a slow disk: holds of 12.5 ms, no
+ * prediction).  The budget is the plan's expected spend times a margin
  * (the hold phase's rate moves with the machine's load), never below
  * WHATIFPLAN_BUDGET_MIN_S nor above WHATIFPLAN_BUDGET_MAX_S; the rounds
  * are cut to fit the largest budget and the windows' time
