@@ -139,6 +139,30 @@ static void test_long_holds_get_holds_per_window_and_budget(void **state UNUSED)
 	assert_true(p.budget_s <= WHATIFPLAN_BUDGET_MAX_S);
 }
 
+/*
+ * A hold phase measured on PostgreSQL (commit_delay 20 ms, 4 clients,
+ * one UPDATE a transaction): 190 commits/s, WALWriteLock held 16.3 ms,
+ * 59.7 times a second.  The former windows of 0.5 s (the units') would
+ * inject 16 x 0.5 s x 59.7/s x 12.2 ms = 5.8 s, past the fixed 3 s
+ * (that run's budget was spent and it stopped early); the plan: 40
+ * holds a window (0.67 s), 13 rounds within the largest budget, 6.4 s
+ * expected, a budget of 9.6 s.
+ */
+static void test_measured_walwritelock(void **state UNUSED)
+{
+	struct whatifplan p;
+	double former = 16 * 0.5 * 59.7 * 0.75 * 16.3e-3;
+
+	assert_true(former > WHATIFPLAN_BUDGET_MIN_S);
+	make(190, 59.7, 16.3e-3, &p, 0);
+	assert_true(fabs(p.window_s - 40 / 59.7) < 1e-12);
+	assert_int_equal(p.rounds, 13);
+	assert_int_equal(whatifplan__windows(&p), 53);
+	assert_true(fabs(p.spend_s - 13 * 40 * 0.75 * 16.3e-3) < 1e-9);
+	assert_true(fabs(p.budget_s - 1.5 * p.spend_s) < 1e-9);
+	assert_true(p.budget_s > 9.5 && p.budget_s <= WHATIFPLAN_BUDGET_MAX_S);
+}
+
 /* Holds past 20 ms: each delay at most 10 ms, so 25% and 50% merge. */
 static void test_delay_per_hold_is_bounded(void **state UNUSED)
 {
@@ -230,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_holds_per_unit_keep_the_former_windows),
 		cmocka_unit_test(test_slow_progress_lengthens_the_window),
 		cmocka_unit_test(test_long_holds_get_holds_per_window_and_budget),
+		cmocka_unit_test(test_measured_walwritelock),
 		cmocka_unit_test(test_delay_per_hold_is_bounded),
 		cmocka_unit_test(test_budget_cuts_rounds),
 		cmocka_unit_test(test_shared_lock_past_the_budget),
