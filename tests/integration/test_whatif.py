@@ -6,7 +6,8 @@ target left as before when syncprof is killed in the middle, and the
 experiment across forked processes sharing one lock (--children).
 
 How close the predictions come to the shorter version run for real is
-test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
+test_whatif_accuracy.py's, and where the CPUs become the limit
+test_whatif_cpubound.py's; the decoy lock and the CPU cap are measured
 by make bench (whatif section, tests/bench/whatifbench.py) beside the
 machine's load."""
 import json
