@@ -112,11 +112,11 @@ class WhatIfCpuBound(SyncprofTestCase):
         gain, pairs = real[50]
         self.assertGreaterEqual(pairs, WINDOWS // 2, summary)
         self.assertGreater(gain, 0, summary)
-        # The CPUs, not the lock, bound it: the cap below the lock's
-        # arithmetic, the prediction at or below the cap.
+        # The CPUs, not the lock alone, bound it: the prediction below
+        # the lock's arithmetic and at or below the CPUs' bound.
         self.assertEqual(w["bound"], "cpu", summary)
         self.assertIsNotNone(w["cpu_cap_pct"], summary)
-        self.assertLess(w["cpu_cap_pct"], w["lock_gain_pct"], summary)
+        self.assertLess(w["predicted_gain_pct"], w["lock_gain_pct"], summary)
         self.assertLessEqual(w["predicted_gain_pct"],
                              w["cpu_cap_pct"] + 1e-9, summary)
         # And right: the real gain inside the interval, the point
