@@ -6,8 +6,8 @@ tests/targets/whatif's 4 workers each make items: a hold of work_lock
 that sleeps 150 us (a section waiting for I/O) and works 100 us on a
 CPU, then 190 us of work outside it.  On one CPU of its own the lock
 bounds them (the CPU is used 82% to 88% of the time); with holds 50%
-shorter the CPU does (93% to 96%), and the real gain (+32% to +37%) is
-below the lock's own arithmetic (+40% to +56%).
+shorter the CPU does (93% to 96%), and the real gain (+31% to +42%) is
+below the lock's own arithmetic (+40% to +59%).
 
 The target is pinned to one CPU (the last the test may use) at the
 highest priority, in a session of its own whose scheduling group gets

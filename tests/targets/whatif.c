@@ -150,7 +150,8 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(lock);
 		if (nap) {
-			struct timespec ts = { 0, (long)nap };
+			struct timespec ts = { nap / 1000000000u,
+					       (long)(nap % 1000000000u) };
 
 			while (nanosleep(&ts, &ts) && errno == EINTR)
 				;
