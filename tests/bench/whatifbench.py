@@ -8,17 +8,17 @@ threshold in make test.
 
 Against tests/targets/whatif, workers that make items (one hold of
 work_lock each) and measure their own rate of items.  The truth is the
-shorter version run for real: with --ab FRAC the target's windows
-alternate between the critical section as given and FRAC shorter, each
-short window paired with the base windows beside it (a busy machine
-drifts by more than the effect); the median of those ratios is the real
-gain, measured just before and just after syncprof's prediction (made
-with --mode contended -d 1 --progress item_done on the unchanged
-target).  The lock and procs cases measure it in the very process
-syncprof profiles (tests/targets/whatif --control, whatiftruth.py: the
-same threads, the same scheduling group), their errors against the
-pooled median of before and after, WHATIF_REPEAT runs each (3), and
-print each case's median error with the load it was measured under.
+shorter version run for real: told on its stdin (--control), the
+target's windows alternate between the critical section as given and
+FRAC shorter, each short window paired with the base windows beside it
+(a busy machine drifts by more than the effect); the median of those
+ratios is the real gain, measured just before and just after syncprof's
+prediction (made with --mode contended -d 1 --progress item_done on the
+unchanged target), in the very process syncprof profiles
+(whatiftruth.py: the same threads, the same scheduling group).  The
+lock, cpu and procs cases give their errors against the pooled median
+of before and after, WHATIF_REPEAT runs each (3), and print each case's
+median error with the load it was measured under.
 The cases:
 
   lock     3 workers, 200 us held, 20 us outside: the lock bounds them;
@@ -28,10 +28,13 @@ The cases:
   decoy    the same plus 4 threads sleeping 1 ms under decoy_lock, which
            has more wait than work_lock and which no item needs: its
            predicted gain (ideally 0) beside work_lock's.
-  cpu      2 workers, 150 us held, 150 us outside: half as long holds
-           would need more CPU than the target can get, so the
-           prediction should be capped (bound "cpu") below the lock's
-           own arithmetic; predicted vs real for 50% shorter.
+  cpu      4 workers, holds of 150 us asleep and 100 us of work, 190 us
+           of work outside, pinned to one CPU at the highest priority
+           (whatiftruth.py's cpu=): the lock bounds them, half as long
+           holds would make the CPU the limit, so the prediction should
+           be capped (bound "cpu") below the lock's own arithmetic;
+           predicted vs real for 25% and 50% shorter, paired in the
+           same process (test_whatif_cpubound.py's case).
   procs    2 forked processes of 2 workers each, one lock in memory
            they share (--procs 2), profiled with --children: the delay
            goes into the holder processes, the progress is summed over
@@ -61,7 +64,8 @@ SYNCPROF = os.path.join(ROOT, "syncprof")
 TARGET = os.path.join(BUILD, "tests", "targets", "whatif")
 LOCK_BOUND = ["--threads", "3", "--hold-us", "200", "--work-us", "20"]
 DECOY = LOCK_BOUND + ["--decoy-threads", "4", "--decoy-hold-us", "1000"]
-CPU_BOUND = ["--threads", "2", "--hold-us", "150", "--work-us", "150"]
+CPU_BOUND = ["--threads", "4", "--hold-us", "100", "--hold-sleep-us", "150",
+             "--work-us", "190"]
 PROCS = ["--procs", "2", "--threads", "2", "--hold-us", "200", "--work-us",
          "20"]
 # A run that hangs is ended: longer than any experiment takes.
@@ -75,23 +79,6 @@ REPEAT = int(os.environ.get("WHATIF_REPEAT", "3"))
 def load_average():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
-
-
-def real_gain(args, frac, seconds=6):
-    """The target's own gain from critical sections frac shorter, in %:
-    the median of its paired windows."""
-    out = subprocess.run([TARGET, *args, "--ab", str(frac), "--seconds",
-                          str(seconds), "--window-ms", "100"],
-                         capture_output=True, text=True, timeout=HANG_S,
-                         check=True).stdout.split("\n")
-    windows = [(line.split()[0], float(line.split()[1]))
-               for line in out if line.split()[:1] in (["base"], ["short"])]
-    ratios = [rate / ((windows[i - 1][1] + windows[i + 1][1]) / 2)
-              for i, (kind, rate) in enumerate(windows)
-              if kind == "short" and 0 < i < len(windows) - 1]
-    if not ratios:
-        raise RuntimeError(f"whatif --ab {frac}: no paired windows")
-    return (statistics.median(ratios) - 1) * 100
 
 
 def predict_pid(pid, what_if, extra=()):
@@ -123,12 +110,12 @@ def last_report(path, what_if):
     return report
 
 
-def paired(args, what_if, extra=(), header=0):
+def paired(args, what_if, extra=(), header=0, cpu=None):
     """The prediction on a running target between two measurements of
     the real gain by the same process (whatiftruth.py: 25%, 50%, the
     experiment, 50%, 25%): the report, and each fraction's real gains
-    before and after."""
-    with Truth(TARGET, args, hang_s=HANG_S) as truth:
+    before and after.  cpu: the target pinned to that CPU."""
+    with Truth(TARGET, args, hang_s=HANG_S, cpu=cpu) as truth:
         if header:
             truth.lines(header)
         truth.settle()
@@ -222,12 +209,15 @@ def lock_case(rows, loads):
 
 
 def cpu_case(rows, loads):
-    loads.append(load_average())
-    before = real_gain(CPU_BOUND, 0.5)
-    report = predict(CPU_BOUND, "--what-if=work_lock")
-    rows.append(compare("cpu", entry(report, "work_lock", 50),
-                        (before, real_gain(CPU_BOUND, 0.5))))
-    loads.append(load_average())
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    for _ in range(REPEAT):
+        loads.append(load_average())
+        report, reals = paired(CPU_BOUND, "--what-if=work_lock", cpu=cpu)
+        for s in (25, 50):
+            rows.append(compare("cpu", entry(report, "work_lock", s),
+                                reals[s]))
+            rows[-1]["load"] = loads[-1]
+        loads.append(load_average())
 
 
 def procs_case(rows, loads):
@@ -286,7 +276,7 @@ def whatif_accuracy(results):
     """make bench's whatif section: results["whatif"]."""
     res = {"load_before": load_average(), "rows": [], "loads": []}
     print("--what-if: predicted gain vs the shorter version run for real "
-          "(tests/targets/whatif --control or --ab)")
+          "(tests/targets/whatif --control)")
     print(f"{'case':<6} {'short':>5}  {'pred':>7} {'[low,':>8} "
           f"{'high]':>8} {'bnd':<4} {'before':>7} {'after':>7}  "
           f"{'error':>8}  {'inside':<6} {'exp s':>5} {'queue':>7}")

@@ -6,7 +6,8 @@ target left as before when syncprof is killed in the middle, and the
 experiment across forked processes sharing one lock (--children).
 
 How close the predictions come to the shorter version run for real is
-test_whatif_accuracy.py's; the decoy lock and the CPU cap are measured
+test_whatif_accuracy.py's, and where the CPUs become the limit
+test_whatif_cpubound.py's; the decoy lock and the CPU cap are measured
 by make bench (whatif section, tests/bench/whatifbench.py) beside the
 machine's load."""
 import json
@@ -101,9 +102,10 @@ class WhatIf(SyncprofTestCase):
                                     w)
             self.assertIn(w["bound"], ("lock", "cpu"))
             if w["bound"] == "cpu":
+                # The CPUs' cap, or below it at the knee.
                 self.assertIsNotNone(w["cpu_cap_pct"], w)
-                self.assertAlmostEqual(w["predicted_gain_pct"],
-                                       w["cpu_cap_pct"], places=6)
+                self.assertLessEqual(w["predicted_gain_pct"],
+                                     w["cpu_cap_pct"] + 1e-6, w)
                 self.assertLessEqual(w["predicted_gain_pct"],
                                      w["lock_gain_pct"], w)
             else:

@@ -15,6 +15,7 @@ are made long enough for MIN_ITEMS items each at the rate the target
 makes them (settle()): on a machine others keep busy a window of a few
 items is noise.
 """
+import os
 import statistics
 import subprocess
 import threading
@@ -22,21 +23,44 @@ import threading
 # Items per window, at least; the windows' length within these bounds.
 MIN_ITEMS = 200
 WINDOW_MS = (100, 600)
+# A pinned target's nice, and its scheduling group's.
+PRIORITY = -20
+
+
+def pinned(cpu):
+    """preexec_fn: the process on one CPU, at the highest priority."""
+    def setup():
+        os.sched_setaffinity(0, {cpu})
+        os.setpriority(os.PRIO_PROCESS, 0, PRIORITY)
+    return setup
 
 
 class Truth:
     """A running tests/targets/whatif --control and its windows."""
 
-    def __init__(self, target, args, window_ms=100, hang_s=240):
+    def __init__(self, target, args, window_ms=100, hang_s=240, cpu=None):
+        """cpu: the target pinned to that one CPU at the highest
+        priority, in a session of its own whose scheduling group
+        (/proc/PID/autogroup) gets the same: the CPU it can have is
+        then that one, whatever the machine's load."""
         self.hang_s = hang_s
         self.proc = subprocess.Popen([target, *args, "--control",
                                       "--seconds", "3600", "--window-ms",
                                       str(window_ms)],
                                      stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True,
+                                     preexec_fn=(None if cpu is None
+                                                 else pinned(cpu)),
+                                     start_new_session=cpu is not None)
         self.pid = self.proc.pid
-        # (kind, rate, fraction), in the target's order.
+        group = f"/proc/{self.pid}/autogroup"
+        if cpu is not None and os.path.exists(group):
+            with open(group, "w") as f:
+                f.write(str(PRIORITY))
+        # (kind, rate, fraction), in the target's order, and the CPUs
+        # the target used in each.
         self.windows = []
+        self.cpus = []
         self.header = []
         self.cond = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -49,6 +73,7 @@ class Truth:
                 if words[:1] in (["rate"], ["base"], ["short"]):
                     self.windows.append((words[0], float(words[1]),
                                          float(words[5])))
+                    self.cpus.append(float(words[7]))
                 else:
                     self.header.append(words)
                 self.cond.notify_all()
@@ -132,6 +157,16 @@ class Truth:
         if not r:
             raise RuntimeError(f"no paired windows of ab {frac}")
         return (statistics.median(r) - 1) * 100, len(r)
+
+    def cpu_by_kind(self, since=0, until=None):
+        """The median of the CPUs the target used in its windows, by
+        (kind, fraction): ("base", 0.5), ("short", 0.5), ("rate", 0.0)."""
+        with self.cond:
+            w = list(zip(self.windows[since:until], self.cpus[since:until]))
+        kinds = {}
+        for (kind, _, frac), cpu in w:
+            kinds.setdefault((kind, round(frac, 3)), []).append(cpu)
+        return {k: statistics.median(v) for k, v in kinds.items()}
 
     def rates(self, frac=0.0):
         with self.cond:

@@ -14,7 +14,17 @@
  * --ab FRAC runs the shorter version for real: windows alternate between
  * holds of --hold-us and of --hold-us x (1 - FRAC), printed "base R" and
  * "short R", so that a test can pair each short window with the base
- * windows beside it.
+ * windows beside it.  --control does the same with FRAC read from
+ * "ab FRAC" lines on stdin (and "window MS"), and ends the target at
+ * end-of-file.
+ *
+ * --hold-sleep-us S: the critical section also sleeps S us (before its
+ * work), as a section that waits for I/O under its lock does; --ab
+ * shortens the sleep by the same fraction as the work.  The timer slack
+ * is set to 1 ns so that the sleep is what was asked.
+ *
+ * Every window's line ends with "cpu C": the CPUs the process used in
+ * it (its CPU time over the window's, every thread of this process).
  *
  * --decoy-threads M: M threads that take decoy_lock and sleep
  * --decoy-hold-us under it, in a loop, making nothing: more wait than
@@ -54,6 +64,7 @@ pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
 struct shared {
 	atomic_ulong items, unlocks, slow_unlocks;
 	atomic_uint hold_ns;		/* the critical section, now */
+	atomic_uint sleep_ns;		/* its sleep, now */
 	atomic_bool stop;
 	pthread_mutex_t shared_lock;	/* --procs: the workers' lock */
 };
@@ -78,7 +89,9 @@ static double iterations_per_ns;
    the windows' length. */
 static atomic_uint ab_ppm, window_ms = 250;
 
-/* --control: "ab FRAC" lines on stdin set it, until end-of-file. */
+/* --control: "ab FRAC" lines on stdin set it; at end-of-file the
+   controller is gone, and so is the target (a test killed midway
+   leaves no target running, pinned at a high priority). */
 static void *control(void *arg)
 {
 	char line[64];
@@ -92,7 +105,7 @@ static void *control(void *arg)
 		if (sscanf(line, "window %u", &ms) == 1 && ms > 0)
 			atomic_store(&window_ms, ms);
 	}
-	return NULL;
+	_exit(0);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -100,6 +113,14 @@ static uint64_t thread_cpu_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -137,11 +158,19 @@ static void *worker(void *arg)
 	(void)arg;
 	while (!atomic_load(&sh->stop)) {
 		unsigned int hold = atomic_load(&sh->hold_ns);
+		unsigned int nap = atomic_load(&sh->sleep_ns);
 		uint64_t t0;
 
 		if (feed_ns)
 			sem_wait(&tokens);
 		pthread_mutex_lock(lock);
+		if (nap) {
+			struct timespec ts = { nap / 1000000000u,
+					       (long)(nap % 1000000000u) };
+
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
 		spin_ns(hold);
 		t0 = thread_cpu_ns();
 		pthread_mutex_unlock(lock);
@@ -188,6 +217,7 @@ int main(int argc, char **argv)
 	bool controlled = false;
 	pid_t kids[16];
 	double seconds = 10, ab = 0;
+	unsigned int nap_ns = 0;
 	pthread_t t[64];
 	int n = 0;
 
@@ -201,6 +231,8 @@ int main(int argc, char **argv)
 			threads = atoi(v);
 		else if (!strcmp(k, "--hold-us"))
 			base_ns = (unsigned int)(atof(v) * 1000);
+		else if (!strcmp(k, "--hold-sleep-us"))
+			nap_ns = (unsigned int)(atof(v) * 1000);
 		else if (!strcmp(k, "--work-us"))
 			work_ns = (unsigned int)(atof(v) * 1000);
 		else if (!strcmp(k, "--decoy-threads"))
@@ -240,8 +272,11 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&sh->shared_lock, &attr);
 		lock = &sh->shared_lock;
 	}
+	/* Inherited by the threads (and processes) made after. */
+	prctl(PR_SET_TIMERSLACK, 1UL);
 	calibrate();
 	atomic_store(&sh->hold_ns, base_ns);
+	atomic_store(&sh->sleep_ns, nap_ns);
 	/* Each lock taken once before the threads start (a first probe
 	   hit may map its page with the address space's lock held). */
 	pthread_mutex_lock(lock);
@@ -287,7 +322,7 @@ int main(int argc, char **argv)
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 		unsigned long before = atomic_load(&sh->items);
 		unsigned long unlocked = 0, slow = 0;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), cpu0 = process_cpu_ns();
 		int w = 0;
 
 		while (now_ns() < end) {
@@ -298,6 +333,8 @@ int main(int argc, char **argv)
 
 			atomic_store(&sh->hold_ns, shorter ?
 				     (unsigned int)(base_ns * (1 - frac)) : base_ns);
+			atomic_store(&sh->sleep_ns, shorter ?
+				     (unsigned int)(nap_ns * (1 - frac)) : nap_ns);
 			sleep_us((int)atomic_load(&window_ms) * 1000);
 			after = atomic_load(&sh->items);
 			t1 = now_ns();
@@ -308,9 +345,13 @@ int main(int argc, char **argv)
 				unsigned long u = atomic_load(&sh->unlocks);
 				unsigned long sl = atomic_load(&sh->slow_unlocks);
 
-				printf(" slow %.3f ab %.2f\n", u > unlocked ?
+				uint64_t cpu1 = process_cpu_ns();
+
+				printf(" slow %.3f ab %.2f cpu %.3f\n", u > unlocked ?
 				       (double)(sl - slow) / (double)(u - unlocked) : 0.0,
-				       frac);
+				       frac, (double)(cpu1 - cpu0) /
+					     (double)(t1 - t0));
+				cpu0 = cpu1;
 				unlocked = u;
 				slow = sl;
 			}

@@ -131,24 +131,94 @@ static void test_cpus_cap_where_the_bottleneck_moves(void **state UNUSED)
 	/* The lock says +83%; the CPUs allow 2 / (1.09 - 0.45): +212%. */
 	assert_false(p.capped);
 	assert_true(p.cap_pct > 200);
-	/* Could: 1.2 CPUs, of which 1.09 are used: 1.2 / 0.636, +88.6%;
-	   one window at 1.3, one at 1.1: an interval around it. */
+	/* Could: 1.2 CPUs, of which 1.09 are used: 1.2 / 0.636, +88.6%,
+	   less than a tenth above the lock's +83.3%: near the knee, the
+	   p-norm of the two (below, by hand) reads +81.5%, said bound by
+	   the CPUs.  One window at 1.3, one at 1.1: an interval around it. */
 	for (size_t i = 0; i < n; i++)
 		if (w[i].delay == 0)
 			w[i].capacity = 1.2;
 	whatifmodel__predict(&fit, 0.5, w, n, &cpu, &p);
-	assert_false(p.capped);
+	assert_true(p.capped);
+	assert_true(p.cap_pct > p.lock_gain_pct);
+	assert_true(p.gain_pct > 81 && p.gain_pct < 82);
 	whatifmodel__predict(&fit, 0.75, w, n, &cpu, &p);
 	/* 75% shorter: the lock +214%; the CPUs 1.2 / (1.09 - 0.68): +194%. */
 	assert_true(p.capped);
-	assert_true(fabs(p.gain_pct - (1.2 / (rate * 240e-6 - rate * 150e-6)
-				       - 1) * 100) < 1e-6);
+	assert_true(fabs(p.cap_pct - (1.2 / (rate * 240e-6 - rate * 150e-6)
+				      - 1) * 100) < 1e-6);
+	/* The knee: the lock's part of a unit (200/220) and the CPUs'
+	   (1.09 / 1.2) are alike, p = ln 2 / -ln(200/220), and the unit
+	   then takes the p-norm of 0.25 x 200/220 and 0.41 / 1.2. */
+	{
+		double l = 200.0 / 220, c = rate * 240e-6 / 1.2;
+		double pw = log(2) / -log(l);
+		double c2 = (rate * 240e-6 - rate * 150e-6) / 1.2;
+		double t = pow(pow(0.25 * l, pw) + pow(c2, pw), 1 / pw);
+
+		assert_true(fabs(c - l) < 1e-9);
+		assert_true(fabs(p.gain_pct - (1 / t - 1) * 100) < 1e-6);
+		assert_true(p.gain_pct < p.cap_pct);
+	}
 	assert_true(p.lock_gain_pct > p.gain_pct);
 	w[0].capacity = 1.3;
 	w[2].capacity = 1.1;
 	whatifmodel__predict(&fit, 0.75, w, n, &cpu, &p);
 	assert_true(p.capped);
 	assert_true(p.low_pct < p.gain_pct && p.gain_pct < p.high_pct);
+}
+
+/*
+ * Where the lock's part of a unit or the CPUs' is the whole unit (a
+ * lock held all the time), there is no knee: the capped prediction is
+ * the CPUs' bound itself.  Where neither is (a unit takes longer than
+ * each: the target runs below both bounds), the capped prediction lies
+ * below the bound by the same p-norm.  The case measured: 4 threads on
+ * one CPU, the lock's part 0.656 of a unit, 0.874 of the CPU used,
+ * 0.137 of it the holds' half.
+ */
+static void test_capped_below_its_bound_at_the_knee(void **state UNUSED)
+{
+	struct whatif_window w[40];
+	struct whatif_fit fit;
+	struct whatif_prediction p;
+	/* Saturated: a unit is the hold alone. */
+	size_t n = lock_bound(w, 8, 200e-6, 0, 0);
+	struct whatif_cpu cpu = { .hold_cpu_per_unit = 100e-6 };
+	double rate = w[0].rate;
+
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	for (size_t i = 0; i < n; i++)
+		if (w[i].delay == 0) {
+			w[i].used = rate * 180e-6;
+			w[i].capacity = 1;
+		}
+	whatifmodel__predict(&fit, 0.5, w, n, &cpu, &p);
+	/* The lock +100%; the CPUs 1 / (0.9 - 0.25): +53.8%, as is. */
+	assert_true(p.capped);
+	assert_true(fabs(p.gain_pct - (1 / (0.9 - 0.25) - 1) * 100) < 1e-6);
+	assert_true(fabs(p.gain_pct - p.cap_pct) < 1e-9);
+
+	/* The case measured: a unit 381 us (2623/s), the lock's part
+	   0.656 of it, 0.874 of a CPU used, holds of 105 us on a CPU. */
+	n = lock_bound(w, 8, 0.656 * 381e-6, 0.344 * 381e-6, 0);
+	cpu.hold_cpu_per_unit = 105e-6;
+	rate = w[0].rate;
+	assert_int_equal(whatifmodel__fit(w, n, &fit), 0);
+	for (size_t i = 0; i < n; i++)
+		if (w[i].delay == 0) {
+			w[i].used = 0.874;
+			w[i].capacity = 1;
+		}
+	whatifmodel__predict(&fit, 0.5, w, n, &cpu, &p);
+	/* The lock +48.8%, the CPUs 1 / (0.874 - 0.138): +35.8%; at the
+	   knee (p near 2.8) about +30%.  (The real gain: +33%.) */
+	assert_true(p.capped);
+	assert_true(fabs(p.lock_gain_pct - (1 / (1 - 0.656 / 2) - 1) * 100) < 1e-6);
+	assert_true(fabs(p.cap_pct - (1 / (0.874 - rate * 52.5e-6) - 1) * 100)
+		    < 1e-6);
+	assert_true(p.gain_pct > 28 && p.gain_pct < 32);
+	assert_true(p.low_pct <= p.gain_pct && p.gain_pct <= p.high_pct);
 }
 
 /* Two windows starved of CPU (a tenth of the rate) among 16: the
@@ -302,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_drift_cancels_in_pairs),
 		cmocka_unit_test(test_lock_nothing_needs_predicts_nothing),
 		cmocka_unit_test(test_cpus_cap_where_the_bottleneck_moves),
+		cmocka_unit_test(test_capped_below_its_bound_at_the_knee),
 		cmocka_unit_test(test_starved_windows_leave_the_slope),
 		cmocka_unit_test(test_slope_bounded_by_the_time_held),
 		cmocka_unit_test(test_stolen_share_widens_the_interval),

@@ -740,7 +740,7 @@ static int plan(struct experiment *e, struct experiment_result *r)
 int experiment__run(struct experiment *e, uint64_t object,
 		    struct experiment_result *r)
 {
-	uint64_t begin = clock__monotonic_ns(), ref_ns = 0;
+	uint64_t begin = clock__monotonic_ns();
 	uint64_t injected = counts(e)->injected;
 	uint64_t injected_ns = counts(e)->injected_ns;
 	uint64_t over = counts(e)->over_budget;
@@ -785,7 +785,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 		if (!err && !slowed)
 			err = taskcpu__end(cpu);
 		if (!err && !slowed)
-			taskcpu__window(cpu, clock__monotonic_ns() - start,
+			taskcpu__window(cpu, taskcpu__last_ns(cpu),
 					MIN_RUN_SHARE, &used, &capacity, &most);
 		e->skel->bss->delay_ns = 0;
 		if (err)
@@ -807,8 +807,6 @@ int experiment__run(struct experiment *e, uint64_t object,
 		if (slowed) {
 			delayed += r->windows[i].rate;
 			n_delayed++;
-		} else {
-			ref_ns += spent;
 		}
 		if (counts(e)->over_budget != over) {
 			pr_warn("--what-if: the delay budget (%.1f s) is spent; "
@@ -818,8 +816,8 @@ int experiment__run(struct experiment *e, uint64_t object,
 	}
 	e->skel->bss->delay_ns = 0;
 	if (!err && r->n_windows) {
-		taskcpu__usage(cpu, ref_ns, MIN_RUN_SHARE, &r->used,
-			       &r->capacity);
+		taskcpu__usage(cpu, taskcpu__sum_ns(cpu), MIN_RUN_SHARE,
+			       &r->used, &r->capacity);
 		r->stolen = taskcpu__stolen(cpu);
 		/* Holds per unit of progress (hold phase) x mean on a CPU. */
 		r->cpu.hold_cpu_per_unit = r->holds_per_s / rate *

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "clock.h"
 #include "taskcpu.h"
 #include "schedstat.h"
 
@@ -65,6 +66,11 @@ struct taskcpu {
 	uint64_t idle;			/* idle ticks in the windows */
 	uint64_t busy, steal;		/* busy and stolen ticks in them */
 	uint64_t last_idle;		/* in the last window */
+	/* When the window's readings were taken (the middle of each pass
+	   over the threads), its length and the windows' sum: a reader
+	   kept off its CPU between its own clock and the readings would
+	   count time in which the threads' CPU was not read. */
+	uint64_t begin_ns, last_ns, sum_ns;
 	struct taskcpu_thread *threads;
 	size_t n, cap;
 };
@@ -201,22 +207,43 @@ static uint64_t ticks_since(uint64_t now, uint64_t then)
 
 int taskcpu__begin(struct taskcpu *t)
 {
+	uint64_t before = clock__monotonic_ns();
+	int err;
+
 	for (size_t i = 0; i < t->n; i++)
 		t->threads[i].seen = t->threads[i].last_run =
 			t->threads[i].last_wait = 0;
 	t->begin = machine_ticks();
-	return read_all(t, true);
+	err = read_all(t, true);
+	t->begin_ns = before + (clock__monotonic_ns() - before) / 2;
+	return err;
 }
 
 int taskcpu__end(struct taskcpu *t)
 {
+	uint64_t before = clock__monotonic_ns(), at;
 	struct machine_ticks now = machine_ticks();
+	int err;
 
 	t->last_idle = ticks_since(now.idle, t->begin.idle);
 	t->idle += t->last_idle;
 	t->busy += ticks_since(now.busy, t->begin.busy);
 	t->steal += ticks_since(now.steal, t->begin.steal);
-	return read_all(t, false);
+	err = read_all(t, false);
+	at = before + (clock__monotonic_ns() - before) / 2;
+	t->last_ns = at > t->begin_ns ? at - t->begin_ns : 0;
+	t->sum_ns += t->last_ns;
+	return err;
+}
+
+uint64_t taskcpu__last_ns(const struct taskcpu *t)
+{
+	return t->last_ns;
+}
+
+uint64_t taskcpu__sum_ns(const struct taskcpu *t)
+{
+	return t->sum_ns;
 }
 
 double taskcpu__stolen(const struct taskcpu *t)

@@ -22,6 +22,14 @@ int taskcpu__begin(struct taskcpu *t);
 /* Reads them again: what each did since begin is added to its sums. */
 int taskcpu__end(struct taskcpu *t);
 /*
+ * The last window's length, from the middle of begin's readings to the
+ * middle of end's, and the sum over the windows: the time the CPU
+ * figures below are per (a clock read apart from the readings counts
+ * the reader's own delays: on a loaded machine, milliseconds).
+ */
+uint64_t taskcpu__last_ns(const struct taskcpu *t);
+uint64_t taskcpu__sum_ns(const struct taskcpu *t);
+/*
  * Over the windows so far, window_ns of them in all: the CPUs the
  * threads used, and the CPUs they could have used had every thread that
  * ran (min_share of the time or more) stayed runnable: what they used

@@ -72,6 +72,11 @@ struct whatif_prediction {
 	bool capped;		/* the CPUs, not the lock, would bound it */
 	bool at_held;		/* the slope cut to the share held */
 	double lock_low_pct;	/* the slope's own low, before the queue's */
+	/* The CPUs the target used, of those it could have, in the
+	   reference windows (summed), and what it would use with the
+	   holds shorter at the same rate; 0: not known. */
+	double cpu_share;
+	double cpu_share_after;
 };
 
 /*
