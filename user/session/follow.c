@@ -53,7 +53,12 @@ struct follow {
 	size_t n_unread, unread_cap;
 	pid_t *stale;		/* a dlclose ended: read at the next tick */
 	size_t n_stale, stale_cap;
+	unsigned int sweeps;	/* session__sweep_processes's ticks */
 };
+
+/* Every this many ticks a sweep reads every followed process: an exit
+   event lost in a full ring is found within as many seconds. */
+#define SWEEP_ALL_EVERY 16
 
 /*
  * A process whose dlclose ended (SP_LOAD_UNLOADED) is read again at the
@@ -801,7 +806,8 @@ void session__sweep_processes(struct session *s)
 {
 	struct follow *f = s->follow;
 	pid_t gone[64];
-	size_t n = procset__sweep(f->procs, gone, 64);
+	size_t n = procset__sweep(f->procs, gone, 64,
+				  ++f->sweeps % SWEEP_ALL_EVERY == 0);
 
 	session__forget_rows(s);
 	symbolizer__housekeep();
