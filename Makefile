@@ -584,9 +584,9 @@ FUZZ_BINS     := $(addprefix $(FUZZ_OUT)/fuzz_,$(FUZZ_NAMES))
 FUZZ_MODS_procmaps   := files/procmaps files/linereader files/targetfile array log
 FUZZ_MODS_elfimage   := files/elfimage files/targetfile array log
 FUZZ_MODS_cfitable   := unwind/cfitable files/targetfile array log
-FUZZ_MODS_modindex   := symbols/modindex array
+FUZZ_MODS_modindex   := symbols/modindex symbols/modshare array
 FUZZ_MODS_symbolizer := symbols/symbolizer symbols/dwflsession symbols/srclines symbols/objectnames \
-                        symbols/symcache symbols/procspace symbols/modindex symbols/memberpath symbols/callarg \
+                        symbols/symcache symbols/procspace symbols/modindex symbols/modshare symbols/memberpath symbols/callarg \
                         symbols/srcpath symbols/holders symbols/perfmap debuginfo/debugfind debuginfo/debugfetch files/elfshare \
                         files/targetfile symbols/demangle symbols/maphistory debuginfo/dwflfile files/procmaps files/linereader \
                         array log

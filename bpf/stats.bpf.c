@@ -36,4 +36,5 @@ tid_filter_map_t tid_filter SEC(".maps");	/* max_entries: the --tid count */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");
 unread_procs_map_t unread_procs SEC(".maps");
+unloading_map_t unloading SEC(".maps");
 targets_map_t targets SEC(".maps");	/* max_entries set by the loader */

@@ -120,6 +120,20 @@ typedef struct {
 extern unread_procs_map_t unread_procs SEC(".maps");
 
 /*
+ * The processes inside a dlclose: from the loader's call that says
+ * RT_DELETE to its call that says RT_CONSISTENT (modwatch.bpf.c); taken
+ * out at the second call or at the exit.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used */
+} unloading_map_t;
+extern unloading_map_t unloading SEC(".maps");
+
+/*
  * The followed processes, by tgid (value: unused, 1): filled by the
  * loader with the --pid processes, and by follow.bpf.c at fork time with
  * their new children (--children), before the child runs its first
@@ -222,7 +236,9 @@ static __always_inline bool is_target(__u64 pid_tgid)
  * Several processes: whether an event can wait for the loader's next
  * wake-up (another event's, or its housekeeping tick, where it takes the
  * ring first): a fork read at its first wait, the exec of a process not
- * read yet, an exit.  Each had woken the loader, three times for every
+ * read yet, the end of a dlclose (the tables were marked stale at its
+ * start: walks go by file until the loader re-reads), an exit.  Each
+ * had woken the loader, three times for every
  * short program of a fork/exec storm that never waits.  The others wake
  * it always: a record that does not wake would keep the ring's own
  * wake-up (only when the loader has read everything before) from the
@@ -234,6 +250,7 @@ static __always_inline __u64 module_event_wakeup(__u32 type, __u32 tgid,
 	if (!multi_target)
 		return 0;
 	if ((type == SP_MODULE_EVENT_FORK && !(parent & SP_FORK_READ_NOW)) ||
+	    (type == SP_MODULE_EVENT_LOAD && (parent & SP_LOAD_UNLOADED)) ||
 	    (type == SP_MODULE_EVENT_EXEC &&
 	     bpf_map_lookup_elem(&unread_procs, &tgid)) ||
 	    type == SP_MODULE_EVENT_EXIT || type == SP_MODULE_EVENT_THREAD_EXIT)

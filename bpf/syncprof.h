@@ -190,6 +190,11 @@ enum sp_module_event {
    first wait (unread_procs was full). */
 #define SP_FORK_READ_NOW	(1u << 31)
 
+/* SP_MODULE_EVENT_LOAD's parent: the change ended a dlclose (libraries
+   removed only; the process's tables were marked stale at its start, so
+   the loader may re-read its maps later, bpf/follow/modwatch.bpf.c). */
+#define SP_LOAD_UNLOADED	1u
+
 struct sp_module_event_rec {
 	__u32 type;		/* enum sp_module_event */
 	__u32 tgid;		/* the process it happened in */

@@ -31,6 +31,8 @@ def run_unit(build):
     env = dict(os.environ)
     env.setdefault("SYNCPROF_FIXTURES",
                    os.path.join(os.path.abspath(build), "tests", "fixtures"))
+    env.setdefault("SYNCPROF_TARGETS",
+                   os.path.join(os.path.abspath(build), "tests", "targets"))
     for binary in sorted(glob.glob(os.path.join(build, "tests/unit/test_*"))):
         if binary.endswith((".o", ".d")):
             continue

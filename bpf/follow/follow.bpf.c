@@ -83,6 +83,7 @@ int follow_exit(struct process_exit_args *ctx)
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&forked_from, &tgid);
 	bpf_map_delete_elem(&unread_procs, &tgid);
+	bpf_map_delete_elem(&unloading, &tgid);
 	bpf_map_delete_elem(&exec_seqs, &tgid);
 	bpf_map_delete_elem(&proc_layouts, &tgid);
 	module_event(SP_MODULE_EVENT_EXIT, tgid, 0);

@@ -88,7 +88,7 @@ static Elf_Scn *elfimage__section(struct elfimage *image, GElf_Word type)
 
 /* Best match for NAME in one symbol table: 1 found, 0 not. */
 static int elfimage__search(struct elfimage *image, Elf_Scn *symtab,
-			    Elf_Data *versym, const char *name,
+			    Elf_Data *versym, const char *name, int type,
 			    GElf_Sym *best)
 {
 	GElf_Shdr shdr;
@@ -108,7 +108,7 @@ static int elfimage__search(struct elfimage *image, Elf_Scn *symtab,
 		bool is_default;
 
 		if (!gelf_getsym(data, (int)i, &sym) ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    GELF_ST_TYPE(sym.st_info) != type ||
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		sym_name = elf_strptr(image->elf, shdr.sh_link, sym.st_name);
@@ -133,8 +133,10 @@ static int elfimage__search(struct elfimage *image, Elf_Scn *symtab,
 	return found;
 }
 
-int elfimage__find_func(struct elfimage *image, const char *name,
-			struct elfimage_func *func)
+/* NAME among the defined symbols of one type, .dynsym first (an
+   object's file_offset: 0). */
+static int elfimage__find(struct elfimage *image, const char *name, int type,
+			  struct elfimage_func *func)
 {
 	Elf_Scn *dynsym = elfimage__section(image, SHT_DYNSYM);
 	Elf_Scn *symtab = elfimage__section(image, SHT_SYMTAB);
@@ -144,14 +146,31 @@ int elfimage__find_func(struct elfimage *image, const char *name,
 	int found = 0;
 
 	if (dynsym)
-		found = elfimage__search(image, dynsym, versym, name, &sym);
+		found = elfimage__search(image, dynsym, versym, name, type,
+					 &sym);
 	if (!found && symtab)
-		found = elfimage__search(image, symtab, NULL, name, &sym);
+		found = elfimage__search(image, symtab, NULL, name, type, &sym);
 	if (!found)
 		return -ENOENT;
 	func->vaddr = sym.st_value;
 	func->size = sym.st_size;
+	func->file_offset = 0;
+	/* Data in .bss has no bytes in the file. */
+	if (type == STT_OBJECT)
+		return 0;
 	return elfimage__vaddr_to_offset(image, sym.st_value, &func->file_offset);
+}
+
+int elfimage__find_func(struct elfimage *image, const char *name,
+			struct elfimage_func *func)
+{
+	return elfimage__find(image, name, STT_FUNC, func);
+}
+
+int elfimage__find_object(struct elfimage *image, const char *name,
+			  struct elfimage_func *object)
+{
+	return elfimage__find(image, name, STT_OBJECT, object);
 }
 
 bool elfimage__is_dynamic(struct elfimage *image)

@@ -30,6 +30,9 @@ void elfimage__close(struct elfimage *image);
  */
 int elfimage__find_func(struct elfimage *image, const char *name,
 			struct elfimage_func *func);
+/* The same among the defined data objects (vaddr and size; no offset). */
+int elfimage__find_object(struct elfimage *image, const char *name,
+			  struct elfimage_func *object);
 /*
  * Calls fn for each defined function of .dynsym (name without version),
  * stopping at the first non-zero return, which it returns.

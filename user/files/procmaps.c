@@ -168,13 +168,34 @@ int procmaps__parse(FILE *file, struct procmaps **out)
 }
 
 /*
+ * Whether an earlier read of the process placed the same file at the same
+ * range with the same text: its link then said what the text says (a
+ * name the text spells otherwise had its own, different path there).
+ */
+static bool procmaps__named_before(const struct procmaps *prev,
+				   const struct procmaps_entry *e)
+{
+	const struct procmaps_entry *p = prev ? procmaps__find(prev, e->start)
+					      : NULL;
+
+	return p && p->start == e->start && p->end == e->end &&
+	       p->offset == e->offset && p->dev == e->dev &&
+	       p->inode == e->inode && p->deleted == e->deleted &&
+	       !strcmp(p->path, e->path);
+}
+
+/*
  * The maps file prints a newline in a path as "\012" (and a name that is
  * "\012" itself the same way) and drops trailing blanks, so its text does
  * not always name the file.  map_files' links do: each code mapping's
  * path is taken from there when it can be read (root: CAP_SYS_ADMIN),
- * without the " (deleted)" the link adds.
+ * without the " (deleted)" the link adds.  A mapping an earlier read of
+ * the process (prev) already named from its link, and found as its text
+ * says, is not asked again: a process re-read at each library it loads
+ * cost a readlink per code mapping each time.
  */
-static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid)
+static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid,
+				    const struct procmaps *prev)
 {
 	static const char deleted[] = " (deleted)";
 
@@ -184,7 +205,8 @@ static void procmaps__resolve_paths(struct procmaps *maps, pid_t pid)
 		ssize_t n;
 		char *copy;
 
-		if (!e->exec || e->path[0] != '/')
+		if (!e->exec || e->path[0] != '/' ||
+		    procmaps__named_before(prev, e))
 			continue;
 		snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 			 (int)pid, e->start, e->end);
@@ -266,6 +288,12 @@ static FILE *procmaps__open(pid_t pid, char *buf)
  */
 int procmaps__read(pid_t pid, struct procmaps **out)
 {
+	return procmaps__read_since(pid, NULL, out);
+}
+
+int procmaps__read_since(pid_t pid, const struct procmaps *prev,
+			 struct procmaps **out)
+{
 	char *buf = malloc(MAPS_READ_BUF);
 	FILE *file = procmaps__open(pid, buf);
 	int err, c;
@@ -287,7 +315,7 @@ int procmaps__read(pid_t pid, struct procmaps **out)
 	fclose(file);
 	free(buf);
 	if (!err)
-		procmaps__resolve_paths(*out, pid);
+		procmaps__resolve_paths(*out, pid, prev);
 	return err;
 }
 

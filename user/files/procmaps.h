@@ -31,6 +31,13 @@ struct procmaps *procmaps__new(void);
 int procmaps__add(struct procmaps *maps, const struct procmaps_entry *entry);
 /* The maps of pid, with code mappings named by their files' own paths. */
 int procmaps__read(pid_t pid, struct procmaps **out);
+/*
+ * The same, after prev (an earlier read of pid, or NULL): a code mapping
+ * prev holds with the same file, range and text keeps that name without
+ * asking its link again.
+ */
+int procmaps__read_since(pid_t pid, const struct procmaps *prev,
+			 struct procmaps **out);
 void procmaps__free(struct procmaps *maps);
 
 /* Drops every entry but executable, file-backed ones. */

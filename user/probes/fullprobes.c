@@ -455,13 +455,19 @@ void probes__detach(struct probes *p)
 int probes__attach_loader(struct probes *p, const char *loader)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
-	struct elfimage_func func;
+	struct elfimage_func func, r_debug;
 	struct elfimage *image;
 	int err = elfimage__open(loader, &image);
 
 	if (err)
 		return err;
 	err = elfimage__find_func(image, "_dl_debug_state", &func);
+	/* Without _r_debug every call is told (modwatch.bpf.c). */
+	if (!err && !elfimage__find_object(image, "_r_debug", &r_debug) &&
+	    r_debug.size >= 32) {
+		p->skel->bss->loader_debug_state = func.vaddr;
+		p->skel->bss->loader_r_debug = r_debug.vaddr;
+	}
 	elfimage__close(image);
 	if (err)
 		return err;

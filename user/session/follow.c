@@ -51,7 +51,37 @@ struct follow {
 	size_t n_naming, naming_cap;
 	struct unread *unread;	/* forked, not read until their first wait */
 	size_t n_unread, unread_cap;
+	pid_t *stale;		/* a dlclose ended: read at the next tick */
+	size_t n_stale, stale_cap;
+	unsigned int sweeps;	/* session__sweep_processes's ticks */
 };
+
+/* Every this many ticks a sweep reads every followed process: an exit
+   event lost in a full ring is found within as many seconds. */
+#define SWEEP_ALL_EVERY 16
+
+/*
+ * A process whose dlclose ended (SP_LOAD_UNLOADED) is read again at the
+ * next housekeeping tick, or sooner with its next load, not at once: its
+ * mapping array was made stale when the dlclose began, so its walks go
+ * by file meanwhile, and a library that went names nothing new (the
+ * names' history keeps it; the read that follows closes its file).  A
+ * process that loaded and unloaded a library in turn cost two maps
+ * reads and two installs a cycle; now one.
+ */
+static void follow__stale(struct follow *f, pid_t pid, bool stale)
+{
+	for (size_t i = 0; i < f->n_stale; i++) {
+		if (f->stale[i] != pid)
+			continue;
+		if (!stale)
+			f->stale[i] = f->stale[--f->n_stale];
+		return;
+	}
+	if (stale && !array__grow(&f->stale, &f->stale_cap, f->n_stale + 1,
+				  sizeof(*f->stale)))
+		f->stale[f->n_stale++] = pid;
+}
 
 /*
  * A process forked while several are followed is read (its mappings,
@@ -140,6 +170,7 @@ void session__follow_free(struct session *s)
 	blockedtime__free(f->blocked);
 	free(f->naming);
 	free(f->unread);
+	free(f->stale);
 	procset__free(f->procs);
 	free(f);
 	s->follow = NULL;
@@ -566,7 +597,7 @@ static int event_by_pid(const void *a, const void *b)
  */
 struct proc_batch {
 	pid_t pid, parent;
-	bool fork, exec, load, exit;
+	bool fork, exec, load, unload, exit;
 };
 
 /* ev sorted by pid (event_by_pid): out[] gets one entry per process. */
@@ -591,6 +622,11 @@ static size_t batch_by_pid(const struct probes_proc_event *ev, size_t n,
 			b->exec = true;
 			break;
 		case SP_MODULE_EVENT_LOAD:
+			if (ev[i].parent & SP_LOAD_UNLOADED)
+				b->unload = true;
+			else
+				b->load = true;
+			break;
 		case SP_MODULE_EVENT_WAIT:	/* read at its first wait */
 			b->load = true;
 			break;
@@ -652,6 +688,10 @@ static void session__process_events(struct session *s)
 		if (f->space && ev[i].type != SP_MODULE_EVENT_EXIT &&
 		    follow__unread(f, pid) && ev[i].type != SP_MODULE_EVENT_WAIT)
 			continue;
+		/* A dlclose's end names nothing (follow__stale). */
+		if (f->space && ev[i].type == SP_MODULE_EVENT_LOAD &&
+		    (ev[i].parent & SP_LOAD_UNLOADED))
+			continue;
 		if (f->space && !array__grow(&f->naming, &f->naming_cap,
 					     f->n_naming + 1, sizeof(*f->naming))) {
 			f->naming[f->n_naming] = ev[i];
@@ -671,13 +711,20 @@ static void session__process_events(struct session *s)
 		memcpy(sorted, ev, n * sizeof(*sorted));
 		qsort(sorted, n, sizeof(*sorted), event_by_pid);
 		m = batch_by_pid(sorted, n, batch);
-		for (size_t i = 0; i < m; i++)
-			if (!batch[i].exit && !follow__unread(f, batch[i].pid) &&
-			    (batch[i].fork || batch[i].exec || batch[i].load))
-				session__sync_process(s, batch[i].pid);
-			else	/* a read before these events names nothing */
+		for (size_t i = 0; i < m; i++) {
+			const struct proc_batch *b = &batch[i];
+			bool read = !b->exit && !follow__unread(f, b->pid);
+
+			follow__stale(f, b->pid, read && b->unload);
+			if (read && (b->fork || b->exec || b->load)) {
+				follow__stale(f, b->pid, false);
+				session__sync_process(s, b->pid);
+			} else if (!(read && b->unload)) {
+				/* a read before these events names nothing */
 				procmaps__free(probes__take_maps(s->probes,
-								 batch[i].pid));
+								 b->pid));
+			}	/* a dlclose's end: a load's read still names */
+		}
 	} else {
 		/* No memory to batch: every event's process, as it came. */
 		for (size_t i = 0; i < n; i++)
@@ -759,10 +806,25 @@ void session__sweep_processes(struct session *s)
 {
 	struct follow *f = s->follow;
 	pid_t gone[64];
-	size_t n = procset__sweep(f->procs, gone, 64);
+	size_t n = procset__sweep(f->procs, gone, 64,
+				  ++f->sweeps % SWEEP_ALL_EVERY == 0);
 
 	session__forget_rows(s);
 	symbolizer__housekeep();
+	/* The dlcloses since the last tick (follow__stale): tables, then
+	   names from the same read (the closed files leave the sessions,
+	   a deleted one is closed). */
+	probes__keep_maps(s->probes, true);
+	for (size_t i = 0; i < f->n_stale; i++) {
+		struct procmaps *maps;
+
+		session__sync_process(s, f->stale[i]);
+		maps = probes__take_maps(s->probes, f->stale[i]);
+		if (maps)	/* else gone: its exit names */
+			procspace__update_from(f->space, f->stale[i], 0, maps);
+	}
+	probes__keep_maps(s->probes, false);
+	f->n_stale = 0;
 	for (size_t i = 0; i < n; i++) {
 		follow__read_now(f, gone[i], NULL);
 		pr_info("PID %d exited", (int)gone[i]);

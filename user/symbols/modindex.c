@@ -13,6 +13,10 @@
  * libc with Debian's debug file, 836 variables in 17 ms, once, on top
  * of the ~130 ms its functions' index and DWARF cost; ld.so 1.5 ms; a
  * program of 10,000 functions 2.2 ms.
+ *
+ * The DWARF ranges and variables are the build's, shared by the modules
+ * of every copy of it (modshare.c): a copy of a library or program seen
+ * again is indexed by its symbols alone.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -21,13 +25,8 @@
 #include <string.h>
 
 #include "modindex.h"
+#include "modshare.h"
 #include "array.h"
-
-struct func_range {
-	Dwarf_Addr lo;		/* DWARF addresses: target address - bias */
-	Dwarf_Addr hi;
-	Dwarf_Off die;
-};
 
 struct symbol {
 	GElf_Addr lo;		/* target address */
@@ -37,27 +36,24 @@ struct symbol {
 	int rank;		/* binding: 0 global, 1 weak, 2 local */
 };
 
-struct var_addr {
-	Dwarf_Addr addr;	/* DWARF address: target address - bias */
-	Dwarf_Off die;
-};
-
 struct modindex {
 	Dwarf *dwarf;
 	Dwarf_Addr bias;
-	struct func_range *funcs;
+	struct modshare *share;	/* the DWARF's ranges; NULL: no DWARF */
+	/* A scan's results (DWARF addresses: target address - bias), until
+	   handed to share. */
+	struct modshare_func *funcs;
 	size_t n_funcs, cap_funcs;
+	struct modshare_var *vars;
+	size_t n_vars, cap_vars;
 	struct symbol *syms;
 	size_t n_syms;
-	struct var_addr *vars;
-	size_t n_vars, cap_vars;
-	bool vars_indexed;
 	bool dwarf_unsafe;	/* a string section runs past its end */
 };
 
 static int cmp_range(const void *pa, const void *pb)
 {
-	const struct func_range *a = pa, *b = pb;
+	const struct modshare_func *a = pa, *b = pb;
 
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
@@ -79,7 +75,7 @@ static int modindex__add_range(struct modindex *idx, Dwarf_Addr lo,
 	if (array__grow(&idx->funcs, &idx->cap_funcs, idx->n_funcs + 1,
 			sizeof(*idx->funcs)))
 		return -ENOMEM;
-	idx->funcs[idx->n_funcs++] = (struct func_range){ lo, hi, die };
+	idx->funcs[idx->n_funcs++] = (struct modshare_func){ lo, hi, die };
 	return 0;
 }
 
@@ -126,10 +122,14 @@ static int modindex__visit_function(struct modindex *idx, Dwarf_Die *die)
  * DIE's and abbreviation table's terminators, the string tables') does.
  * libdw reads DW_FORM_string values with strlen: in a file without that
  * last NUL (a target's, or a fuzzer's), it would read past the section's
- * end.  Such a module's DWARF is not used at all.
+ * end.  Such a module's DWARF is not used at all.  The sizes of the
+ * first three go in key.
  */
-static bool dwarf_sections_terminated(Dwarf *dwarf)
+static bool dwarf_sections_terminated(Dwarf *dwarf, struct modshare_key *key)
 {
+	uint64_t *sizes[] = {
+		&key->info_size, &key->abbrev_size, &key->str_size, NULL,
+	};
 	static const char *const ends_with_nul[] = {
 		".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
 	};
@@ -154,29 +154,54 @@ static bool dwarf_sections_terminated(Dwarf *dwarf)
 			if (data && data->d_size &&
 			    ((const char *)data->d_buf)[data->d_size - 1])
 				return false;
+			if (sizes[i])
+				*sizes[i] = shdr.sh_size;
 		}
 	}
 	return true;
 }
 
+/* The build ID of mod's file, for the key; none: 0 (nothing shared). */
+static void modindex__build_id(Dwfl_Module *mod, struct modshare_key *key)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	key->id_len = 0;
+	if (n > 0 && (size_t)n <= sizeof(key->id)) {
+		memcpy(key->id, bits, (size_t)n);
+		key->id_len = (size_t)n;
+	}
+}
+
 static int modindex__index_dwarf(struct modindex *idx, Dwfl_Module *mod)
 {
+	struct modshare_key key = { 0 };
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr cu_bias;
+	int err;
 
 	idx->dwarf = dwfl_module_getdwarf(mod, &idx->bias);
-	if (idx->dwarf && !dwarf_sections_terminated(idx->dwarf)) {
+	if (idx->dwarf && !dwarf_sections_terminated(idx->dwarf, &key)) {
 		idx->dwarf = NULL;
 		idx->dwarf_unsafe = true;
 	}
 	if (!idx->dwarf)
+		return 0;
+	modindex__build_id(mod, &key);
+	idx->share = modshare__find(&key);
+	if (idx->share)
 		return 0;
 	while ((cu = dwfl_module_nextcu(mod, cu, &cu_bias)))
 		if (modindex__scan(idx, cu, modindex__visit_function))
 			return -ENOMEM;
 	if (idx->n_funcs)
 		qsort(idx->funcs, idx->n_funcs, sizeof(*idx->funcs), cmp_range);
-	return 0;
+	err = modshare__add(&key, idx->funcs, idx->n_funcs, &idx->share);
+	idx->funcs = NULL;
+	idx->n_funcs = idx->cap_funcs = 0;
+	return err;
 }
 
 /* The string tables of an ELF file's symbol tables, as libdwfl reads them. */
@@ -284,6 +309,7 @@ void modindex__free(struct modindex *idx)
 {
 	if (!idx)
 		return;
+	modshare__put(idx->share);
 	free(idx->funcs);
 	free(idx->syms);
 	free(idx->vars);
@@ -340,21 +366,25 @@ int modindex__scopes(const struct modindex *idx, GElf_Addr pc,
 		     Dwarf_Die **scopes)
 {
 	Dwarf_Addr at = pc - idx->bias;
-	size_t lo = 0, hi = idx->n_funcs, depth = 0, cap = 0;
+	size_t lo = 0, hi = 0, depth = 0, cap = 0;
+	const struct modshare_func *funcs;
 	Dwarf_Die *path = NULL, die;
 
 	*scopes = NULL;
+	if (!idx->share)
+		return 0;
+	funcs = modshare__funcs(idx->share, &hi);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (idx->funcs[mid].lo <= at)
+		if (funcs[mid].lo <= at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* Functions do not overlap: only the nearest start can hold pc. */
-	if (!lo || at >= idx->funcs[lo - 1].hi ||
-	    !dwarf_offdie(idx->dwarf, idx->funcs[lo - 1].die, &die))
+	if (!lo || at >= funcs[lo - 1].hi ||
+	    !dwarf_offdie(idx->dwarf, funcs[lo - 1].die, &die))
 		return 0;
 	if (array__grow(&path, &cap, 8, sizeof(*path)))
 		return 0;
@@ -409,7 +439,7 @@ static bool variable_address(Dwarf_Die *var, Dwarf_Addr *out)
 
 static int cmp_var(const void *pa, const void *pb)
 {
-	const struct var_addr *a = pa, *b = pb;
+	const struct modshare_var *a = pa, *b = pb;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
@@ -426,32 +456,36 @@ static int modindex__visit_variable(struct modindex *idx, Dwarf_Die *die)
 	if (array__grow(&idx->vars, &idx->cap_vars, idx->n_vars + 1,
 			sizeof(*idx->vars)))
 		return -ENOMEM;
-	idx->vars[idx->n_vars++] = (struct var_addr){ addr, dwarf_dieoffset(die) };
+	idx->vars[idx->n_vars++] = (struct modshare_var){ addr,
+							  dwarf_dieoffset(die) };
 	return 0;
 }
 
+/* The build's variables, indexed for every module of it. */
 static int modindex__index_vars(struct modindex *idx)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 
-	idx->vars_indexed = true;
-	if (!idx->dwarf)
-		return 0;
 	while (!dwarf_get_units(idx->dwarf, cu, &cu, NULL, NULL, &cudie, NULL))
 		if (modindex__scan(idx, &cudie, modindex__visit_variable)) {
-			idx->vars_indexed = false;
+			free(idx->vars);
+			idx->vars = NULL;
+			idx->n_vars = idx->cap_vars = 0;
 			return -ENOMEM;
 		}
 	if (idx->n_vars)
 		qsort(idx->vars, idx->n_vars, sizeof(*idx->vars), cmp_var);
+	modshare__set_vars(idx->share, idx->vars, idx->n_vars);
+	idx->vars = NULL;
+	idx->n_vars = idx->cap_vars = 0;
 	return 0;
 }
 
 static int cmp_var_addr(const void *key, const void *pv)
 {
 	const Dwarf_Addr *a = key;
-	const struct var_addr *v = pv;
+	const struct modshare_var *v = pv;
 
 	return *a < v->addr ? -1 : *a > v->addr;
 }
@@ -459,23 +493,23 @@ static int cmp_var_addr(const void *key, const void *pv)
 int modindex__variable(struct modindex *idx, GElf_Addr addr, Dwarf_Die *die)
 {
 	Dwarf_Addr at = addr - idx->bias;
-	const struct var_addr *v, *end;
+	const struct modshare_var *vars, *v, *end;
+	size_t n;
 	int err;
 
-	if (!idx->vars_indexed && (err = modindex__index_vars(idx))) {
-		free(idx->vars);
-		idx->vars = NULL;
-		idx->n_vars = idx->cap_vars = 0;
+	if (!idx->share)
+		return -ENOENT;
+	if (!modshare__vars(idx->share, &vars, &n) &&
+	    (err = modindex__index_vars(idx)))
 		return err;
-	}
-	v = idx->n_vars ? bsearch(&at, idx->vars, idx->n_vars, sizeof(*v),
-				  cmp_var_addr) : NULL;
+	modshare__vars(idx->share, &vars, &n);
+	v = n ? bsearch(&at, vars, n, sizeof(*v), cmp_var_addr) : NULL;
 	if (!v)
 		return -ENOENT;
 	/* Definitions at one address (C++'s inline variables): each in turn. */
-	while (v > idx->vars && v[-1].addr == at)
+	while (v > vars && v[-1].addr == at)
 		v--;
-	for (end = idx->vars + idx->n_vars; v < end && v->addr == at; v++) {
+	for (end = vars + n; v < end && v->addr == at; v++) {
 		Dwarf_Attribute type;
 
 		/* A definition may leave its type to its declaration. */

@@ -13,6 +13,15 @@
  * ended) and PIDs that now belong to another process.  A PID reused by a
  * new followed process is a new entry; the old one stays, exited.
  *
+ * A sweep reads the stat file of the processes whose exit might not be
+ * told: found in /proc and not yet seen running since the kernel's
+ * filter took them in.  A child the kernel told of (forked under its
+ * watch), or one a sweep has seen running, is told when it exits: it is
+ * read again only by a whole sweep, every few (procset__sweep's all),
+ * for an exit event lost in a full ring.  Reading every followed
+ * process's stat file each second was a thirtieth of --all's CPU on the
+ * soak's load.
+ *
  * Exited processes are kept for their names, the newest EXITED_KEEP of
  * them: under --all every process that ever ran stayed, and each add,
  * sweep and report looked through all of them (40,000 in an hour; the
@@ -40,6 +49,7 @@ struct entry {
 	pid_t pid;
 	pid_t parent;
 	unsigned long long start;	/* clock ticks after boot; 0: unknown */
+	bool told;		/* its exit will be told (see above) */
 	char comm[COMM_MAX];
 };
 
@@ -204,7 +214,7 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 	 * sweep (most short processes end before, their exit told too).
 	 */
 	if (parent && comm && comm[0])
-		running = true;
+		running = e->told = true;
 	else if (process_state(pid, &start, &running))
 		start = 0;
 	e->start = start;
@@ -220,7 +230,7 @@ bool procset__add(struct procset *set, pid_t pid, pid_t parent,
 	return true;
 }
 
-size_t procset__sweep(struct procset *set, pid_t *gone, size_t max)
+size_t procset__sweep(struct procset *set, pid_t *gone, size_t max, bool all)
 {
 	size_t n = 0;
 
@@ -228,15 +238,17 @@ size_t procset__sweep(struct procset *set, pid_t *gone, size_t max)
 		unsigned long long start = 0;
 		bool running = false;
 
-		if (set->exited[i])
+		if (set->exited[i] || (set->entries[i].told && !all))
 			continue;
 		if (process_state(set->entries[i].pid, &start, &running) ||
 		    !running || (set->entries[i].start && start &&
 				 start != set->entries[i].start)) {
 			procset__mark_exited(set, i);
 			gone[n++] = set->entries[i].pid;
-		} else if (!set->entries[i].start) {
-			set->entries[i].start = start;	/* added by an event */
+		} else {
+			set->entries[i].told = true;
+			if (!set->entries[i].start)	/* added by an event */
+				set->entries[i].start = start;
 		}
 	}
 	procset__trim(set);

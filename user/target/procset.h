@@ -39,9 +39,10 @@ size_t procset__alive(const struct procset *set);
 /*
  * Marks exited the processes that ended without an exit event: gone,
  * zombies, or their PID now another process's.  Their PIDs go to gone
- * (up to max); the count is returned.
+ * (up to max); the count is returned.  Only those whose exit might not
+ * be told are read, unless all (procset.c).
  */
-size_t procset__sweep(struct procset *set, pid_t *gone, size_t max);
+size_t procset__sweep(struct procset *set, pid_t *gone, size_t max, bool all);
 /*
  * The PIDs of exited processes let go since the last call (only the
  * newest exited are kept: procset.c); *pids is the set's, valid until

@@ -481,7 +481,8 @@ static int unwinder__read_maps(struct unwinder *u, pid_t pid,
 			       struct procmaps **out)
 {
 	struct procmaps *whole;
-	int err = procmaps__read(pid, &whole);
+	int err = procmaps__read_since(pid, unwinder__last_maps(u, pid),
+				       &whole);
 
 	if (err) {
 		pr_debug("unwind: PID %d: maps: %s", (int)pid, strerror(-err));
