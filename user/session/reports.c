@@ -54,7 +54,6 @@ struct reports {
 	uint64_t findings_calls;	/* ... over these (polls, reports) */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
-	uint64_t trim_ns;	/* the last malloc_trim (session__trim) */
 	uint64_t attach_ns;	/* when counting began: the probes went live */
 	uint64_t last_ns;	/* when the last report's window ended */
 	uint64_t next_window;	/* the first window of the next delta report */
@@ -660,25 +659,6 @@ static struct snapshot *session__waiting(struct session *s, uint64_t now_ns)
 	return waiting;
 }
 
-/*
- * Freed memory goes back to the system at most every TRIM_EVERY_NS:
- * trimming after every read (each second under --serve) gave back the
- * read's arrays only for the next read to fault their pages in again,
- * a twentieth of --all's CPU on the soak's load.  In between, the next
- * read reuses them: the RSS is what the rows need plus one read's arrays.
- */
-#define TRIM_EVERY_NS (30ull * 1000000000ull)
-
-static void session__trim(struct reports *r)
-{
-	uint64_t now = clock__monotonic_ns();
-
-	if (r->trim_ns && now - r->trim_ns < TRIM_EVERY_NS)
-		return;
-	malloc_trim(0);
-	r->trim_ns = now;
-}
-
 /* Reads the probes: the change since the read before joins pending.
    Every read goes through here, reports or not (see fold.c). */
 int session__read(struct session *s)
@@ -727,7 +707,8 @@ int session__read(struct session *s)
 	r->prev = snap;
 	/* The threads' run times, read while they live. */
 	session__findings(s, NULL, 0, &(struct findout){ 0 });
-	session__trim(r);
+	/* The read's arrays go back: the RSS is what the rows need. */
+	malloc_trim(0);
 	return 0;
 }
 
