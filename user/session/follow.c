@@ -151,6 +151,15 @@ int session__follow_start(struct session *s, bool several)
 			procset__exited(f->procs, opts->pids[i]);
 			err = 0;
 		}
+		/* --all: one process the kernel will not show (a mapping
+		   read failing with EIO as it changes) does not stop the
+		   others; followed as the ones read later are. */
+		if (opts->all && err && err != -ENOMEM) {
+			pr_warn("PID %d: cannot read its mappings (%s); some of "
+				"its waits may go unnamed", (int)opts->pids[i],
+				strerror(-err));
+			err = 0;
+		}
 		if (err) {
 			pr_err("cannot read the mappings of PID %d: %s",
 			       (int)opts->pids[i], strerror(-err));
