@@ -35,6 +35,6 @@ hists_map_t hists SEC(".maps");		/* max_entries set by the loader */
 tid_filter_map_t tid_filter SEC(".maps");	/* max_entries: the --tid count */
 /* One event per change of the target's libraries (dlopen, dlclose). */
 module_events_map_t module_events SEC(".maps");
-unread_procs_map_t unread_procs SEC(".maps");
-unloading_map_t unloading SEC(".maps");
+pid_set_map_t unread_procs SEC(".maps");
+pid_set_map_t unloading SEC(".maps");
 targets_map_t targets SEC(".maps");	/* max_entries set by the loader */

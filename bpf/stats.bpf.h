@@ -102,6 +102,15 @@ typedef struct {
 } module_events_map_t;
 extern module_events_map_t module_events SEC(".maps");
 
+/* A set of processes by tgid (value: unused), memory as used. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} pid_set_map_t;
+
 /*
  * --children, --all: the processes forked that the loader has not read
  * yet (follow.bpf.c adds them at fork).  The loader reads a process's
@@ -110,28 +119,14 @@ extern module_events_map_t module_events SEC(".maps");
  * first wait takes the process out of the map and tells the loader
  * (SP_MODULE_EVENT_WAIT), once: the delete that succeeds is the one.
  */
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, 32768);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used */
-} unread_procs_map_t;
-extern unread_procs_map_t unread_procs SEC(".maps");
+extern pid_set_map_t unread_procs SEC(".maps");
 
 /*
  * The processes inside a dlclose: from the loader's call that says
  * RT_DELETE to its call that says RT_CONSISTENT (modwatch.bpf.c); taken
  * out at the second call or at the exit.
  */
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, 32768);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used */
-} unloading_map_t;
-extern unloading_map_t unloading SEC(".maps");
+extern pid_set_map_t unloading SEC(".maps");
 
 /*
  * The followed processes, by tgid (value: unused, 1): filled by the
