@@ -119,12 +119,8 @@ def paired(args, what_if, extra=(), header=0, cpu=None):
         if header:
             truth.lines(header)
         truth.settle()
-        for s in (25, 50):
-            truth.measure(s / 100, WINDOWS)
-        middle = truth.mark()
-        report = predict_pid(truth.pid, what_if, extra)
-        for s in (50, 25):
-            truth.measure(s / 100, WINDOWS)
+        report, _, middle, _ = truth.around(
+            lambda: predict_pid(truth.pid, what_if, extra), WINDOWS)
         reals = {s: (truth.gain(s / 100, until=middle)[0],
                      truth.gain(s / 100, since=middle)[0],
                      truth.gain(s / 100)[0]) for s in (25, 50)}

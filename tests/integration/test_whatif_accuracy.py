@@ -48,16 +48,11 @@ class WhatIfAccuracy(SyncprofTestCase):
         real gains before and after."""
         with Truth(TARGET, LOCK_BOUND) as truth:
             truth.settle()
-            truth.measure(0.25, WINDOWS)
-            truth.measure(0.5, WINDOWS)
-            middle = truth.mark()
-            prof = self.start_syncprof(["--mode", "contended", "--pid",
-                                        str(truth.pid), "-d", "1",
-                                        "--what-if=work_lock", "--progress",
-                                        "item_done"])
-            run = self.finish_syncprof(prof)
-            truth.measure(0.5, WINDOWS)
-            truth.measure(0.25, WINDOWS)
+            run, _, middle, _ = truth.around(
+                lambda: self.finish_syncprof(self.start_syncprof(
+                    ["--mode", "contended", "--pid", str(truth.pid), "-d",
+                     "1", "--what-if=work_lock", "--progress",
+                     "item_done"])), WINDOWS)
             real = {s: truth.gain(s / 100) for s in (25, 50)}
             before = {s: truth.gain(s / 100, until=middle)[0]
                       for s in (25, 50)}

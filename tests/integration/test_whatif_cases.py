@@ -88,9 +88,9 @@ class WhatIfCases(SyncprofTestCase):
     def test_a_feeder_reaches_the_progress_through_wakeups(self):
         with Truth(TARGET, FEEDER) as truth:
             truth.settle()
-            truth.measure(0.5, WINDOWS)
-            run = self.what_if(truth.pid, ["feed_lock"])
-            truth.measure(0.5, WINDOWS)
+            run, _, _, _ = truth.around(
+                lambda: self.what_if(truth.pid, ["feed_lock"]), WINDOWS,
+                fracs=(0.5,))
             real, pairs = truth.gain(0.5)
         entries = by_shorter(run.reports[-1], "feed_lock")
         self.assertEqual(sorted(entries), [25.0, 50.0], entries)

@@ -65,18 +65,11 @@ class WhatIfCpuBound(SyncprofTestCase):
         and the target's CPU in the windows as given and 50% shorter."""
         with Truth(TARGET, CPU_BOUND, cpu=cpu) as truth:
             truth.settle()
-            begin = truth.mark()
-            truth.measure(0.25, WINDOWS)
-            truth.measure(0.5, WINDOWS)
-            middle = truth.mark()
-            prof = self.start_syncprof(["--mode", "contended", "--pid",
-                                        str(truth.pid), "-d", "1",
-                                        "--what-if=work_lock", "--progress",
-                                        "item_done"])
-            run = self.finish_syncprof(prof)
-            resumed = truth.mark()
-            truth.measure(0.5, WINDOWS)
-            truth.measure(0.25, WINDOWS)
+            run, begin, middle, resumed = truth.around(
+                lambda: self.finish_syncprof(self.start_syncprof(
+                    ["--mode", "contended", "--pid", str(truth.pid), "-d",
+                     "1", "--what-if=work_lock", "--progress",
+                     "item_done"])), WINDOWS)
             real = {s: truth.gain(s / 100, since=begin) for s in (25, 50)}
             before = {s: truth.gain(s / 100, since=begin, until=middle)[0]
                       for s in (25, 50)}

@@ -136,6 +136,22 @@ class Truth:
         with self.cond:
             return len(self.windows)
 
+    def around(self, experiment, windows, fracs=(0.25, 0.5)):
+        """experiment() between two measurements of each fraction, in
+        mirrored order (25%, 50%, experiment, 50%, 25%: a load that
+        grows or falls over the minute weighs on both sides alike).
+        Returns its result and the marks where the windows before it
+        began, where it began and where it ended."""
+        begin = self.mark()
+        for frac in fracs:
+            self.measure(frac, windows)
+        middle = self.mark()
+        result = experiment()
+        resumed = self.mark()
+        for frac in reversed(fracs):
+            self.measure(frac, windows)
+        return result, begin, middle, resumed
+
     def ratios(self, frac, since=0, until=None):
         with self.cond:
             w = list(self.windows[since:until])
