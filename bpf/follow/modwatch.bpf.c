@@ -66,17 +66,6 @@ static __always_inline int loader_state(struct pt_regs *ctx)
 	return -1;
 }
 
-/* An exec's mark (target_exec): the mapping array and layout unused. */
-static __always_inline void tables_stale(__u32 tgid)
-{
-	__u32 seq;
-
-	__sync_fetch_and_add(&exec_seq, 1);
-	seq = exec_seq;
-	bpf_map_update_elem(&exec_seqs, &tgid, &seq, BPF_ANY);
-	bpf_map_delete_elem(&proc_layouts, &tgid);
-}
-
 static __always_inline int on_modules_changed(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -91,7 +80,7 @@ static __always_inline int on_modules_changed(struct pt_regs *ctx)
 	if (state == SP_RT_DELETE) {
 		/* Not marked (the map full): told at its end, as before. */
 		if (!bpf_map_update_elem(&unloading, &tgid, &one, BPF_ANY))
-			tables_stale(tgid);
+			process_tables_stale(tgid);
 		return 0;
 	}
 	if (state == SP_RT_CONSISTENT &&

@@ -734,16 +734,11 @@ SEC("tracepoint/sched/sched_process_exec")
 int target_exec(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = (__u32)(pid_tgid >> 32), seq;
+	__u32 tgid = (__u32)(pid_tgid >> 32);
 
 	if (!is_target(pid_tgid))
 		return 0;
-	/* Two execs at once may read one value: each differs from before. */
-	__sync_fetch_and_add(&exec_seq, 1);
-	seq = exec_seq;
-	bpf_map_update_elem(&exec_seqs, &tgid, &seq, BPF_ANY);
-	/* Its frame cache entries describe the old image. */
-	bpf_map_delete_elem(&proc_layouts, &tgid);
+	process_tables_stale(tgid);
 	module_event(SP_MODULE_EVENT_EXEC, tgid, 0);
 	return 0;
 }

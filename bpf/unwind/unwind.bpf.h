@@ -135,6 +135,22 @@ typedef struct {
 extern proc_layouts_map_t proc_layouts SEC(".maps");
 
 /*
+ * A process's tables no longer describe its memory (an exec, the start of
+ * a dlclose): a new exec_seq for it, so its mapping array is unused until
+ * the loader installs another, and its frame cache layout dropped.  Two
+ * marks at once may read one value: each differs from before.
+ */
+static __always_inline void process_tables_stale(__u32 tgid)
+{
+	__u32 seq;
+
+	__sync_fetch_and_add(&exec_seq, 1);
+	seq = exec_seq;
+	bpf_map_update_elem(&exec_seqs, &tgid, &seq, BPF_ANY);
+	bpf_map_delete_elem(&proc_layouts, &tgid);
+}
+
+/*
  * --children: a forked child's parent (follow.bpf.c).  Until the loader
  * has read the child's mappings, its walks use its parent's: a fork
  * copies the address space, so the child's first waits are named too.
