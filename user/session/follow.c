@@ -723,10 +723,10 @@ static void session__process_events(struct session *s)
 		for (size_t i = 0; i < m; i++) {
 			const struct proc_batch *b = &batch[i];
 			bool read = !b->exit && !follow__unread(f, b->pid);
+			bool sync = read && (b->fork || b->exec || b->load);
 
-			follow__stale(f, b->pid, read && b->unload);
-			if (read && (b->fork || b->exec || b->load)) {
-				follow__stale(f, b->pid, false);
+			follow__stale(f, b->pid, read && b->unload && !sync);
+			if (sync) {
 				session__sync_process(s, b->pid);
 			} else if (!(read && b->unload)) {
 				/* a read before these events names nothing */
