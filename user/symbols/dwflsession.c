@@ -481,6 +481,32 @@ void dwflsession__report(struct dwflsession *s, const struct procmaps *maps)
 }
 
 /*
+ * The session can know a file its process's last names read did not: a
+ * lookup that missed re-reads the maps itself (symbolizer.c).  Such a
+ * file's unmapping is no loss to the caller's read, so the caller asks
+ * here too: a dlopened copy reported so, then unloaded and deleted, was
+ * held until its process next mapped a file it had not.
+ */
+bool dwflsession__outdated(const struct dwflsession *s,
+			   const struct procmaps *maps)
+{
+	for (size_t i = 0; i < s->n_slots; i++) {
+		const struct module_slot *slot = s->slots[i];
+		bool found = false;
+
+		for (size_t k = 0; slot->mapped && !found &&
+				   k < procmaps__count(maps); k++) {
+			const struct procmaps_entry *e = procmaps__entry(maps, k);
+
+			found = e->dev == slot->dev && e->inode == slot->inode;
+		}
+		if (slot->mapped && !found)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The list trimmed again: a file that was not deleted yet when its last
  * process let go of it (a short program is deleted after it exits) is
  * closed once it is, not at the next trim, which a quiet host may never

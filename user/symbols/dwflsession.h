@@ -35,6 +35,9 @@ void dwflsession__free(struct dwflsession *s);
  * (a file at the same load base is reported once), and opens them now.
  */
 void dwflsession__report(struct dwflsession *s, const struct procmaps *maps);
+/* Whether a module the session holds as mapped is not in maps. */
+bool dwflsession__outdated(const struct dwflsession *s,
+			   const struct procmaps *maps);
 /*
  * The session's process is gone (exited, or exec'ed another image): no
  * module of it is mapped any more (see dwflsession.c on what is kept).

@@ -315,7 +315,8 @@ int procspace__update_from(struct procspace *ps, pid_t pid, pid_t parent,
 	err = maps ? 0 : procmaps__read(pid, &maps);
 	if (err)
 		return err;
-	lost = segs_lost_file(p, maps);
+	lost = segs_lost_file(p, maps) ||
+	       (p->sym && symbolizer__outdated(p->sym, maps));
 	err = segs_from_maps(p, maps);
 	if (!err)
 		procspace__drop_stale(ps, p);

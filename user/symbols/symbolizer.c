@@ -126,6 +126,13 @@ int symbolizer__update(struct symbolizer *sym, const struct procmaps *maps)
 	return err < 0 ? err : 0;
 }
 
+bool symbolizer__outdated(const struct symbolizer *sym,
+			  const struct procmaps *maps)
+{
+	return !sym->space && !sym->frozen && sym->session &&
+	       dwflsession__outdated(sym->session, maps);
+}
+
 /* An empty session: no module yet. */
 static struct symbolizer *symbolizer__alloc(pid_t pid, const char *debuginfo_path)
 {

@@ -71,6 +71,9 @@ void symbolizer__free(struct symbolizer *sym);
 int symbolizer__refresh(struct symbolizer *sym);
 /* The same from maps the caller read of the target (the unwinder's). */
 int symbolizer__update(struct symbolizer *sym, const struct procmaps *maps);
+/* Whether it names by a file that maps no longer shows. */
+bool symbolizer__outdated(const struct symbolizer *sym,
+			  const struct procmaps *maps);
 /* The target exited: never read its /proc files again (the PID may be reused). */
 void symbolizer__freeze(struct symbolizer *sym);
 /*
