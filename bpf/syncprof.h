@@ -166,6 +166,9 @@ enum sp_counter {
 	SP_CNT_CAUSED_FULL,	/* the caused map full: a part of a wait
 				   charged to a hold was not kept (for the
 				   findings; the wait itself is counted) */
+	SP_CNT_RELEASE_STOPPED,	/* --blame: a release's walk stopped inside
+				   libc (as SP_CNT_UNWIND_STOPPED, but no
+				   wait is left there: its charge is) */
 	SP_CNT__COUNT,
 };
 

@@ -268,7 +268,8 @@ static __always_inline void release_site(struct unwind_result *w)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	unwind_user(regs->ip, regs->sp, regs->bp, UNWIND_KEEP, w);
+	unwind_user(regs->ip, regs->sp, regs->bp,
+		    UNWIND_KEEP | UNWIND_RELEASE, w);
 }
 
 static __always_inline int wake_enter(__u64 uaddr, __u64 uaddr2, __u32 cmd)

@@ -648,8 +648,9 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 	if (!w->left_libc) {
 		/* The innermost known pc: inside libc. */
 		res->callsite = w->pc;
-		counter_bump(w->stopped_in_libc ? SP_CNT_UNWIND_STOPPED
-					       : SP_CNT_UNWIND_DEEP);
+		counter_bump(flags & UNWIND_RELEASE ? SP_CNT_RELEASE_STOPPED :
+			     w->stopped_in_libc ? SP_CNT_UNWIND_STOPPED
+						: SP_CNT_UNWIND_DEEP);
 		if (w->stop_kind == RULE_K_STALE) {
 			counter_bump(SP_CNT_STACK_STALE);
 			res->cut = w->stopped_in_libc ? UNWIND_CUT_LIBC : 0;

@@ -324,6 +324,9 @@ struct unwind_result {
 #define UNWIND_LATE		4	/* the last walk of a wait: a stack
 					   still cut by a table not read yet
 					   keeps its raw frames (late_walks) */
+#define UNWIND_RELEASE		8	/* a release's walk (--blame): a stop
+					   inside libc is no wait left there
+					   (SP_CNT_RELEASE_STOPPED) */
 
 /*
  * Walks from (pc, sp, bp) in the current task; keeps the stack when

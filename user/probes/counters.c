@@ -158,6 +158,7 @@ void probes__stack_counts(struct probes *p, struct probes_stack_counts *c)
 	c->stale = probes__counter(p, SP_CNT_STACK_STALE);
 	c->lost = probes__counter(p, SP_CNT_STACK_LOST);
 	c->misses = probes__counter(p, SP_CNT_FRAME_MISS);
+	c->release_stopped = probes__counter(p, SP_CNT_RELEASE_STOPPED);
 }
 
 uint64_t probes__dropped_processes(struct probes *p)

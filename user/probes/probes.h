@@ -335,6 +335,7 @@ struct probes_stack_counts {
 	uint64_t stale;		/* of which right after an exec */
 	uint64_t lost;		/* frames not kept: the stacks map was full */
 	uint64_t misses;	/* frames looked up past the frame cache */
+	uint64_t release_stopped; /* releases' walks left inside libc */
 };
 void probes__stack_counts(struct probes *p, struct probes_stack_counts *c);
 

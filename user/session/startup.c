@@ -323,13 +323,15 @@ void session__report_costs(struct session *s)
 			(unsigned long long)late.cut);
 	if (probes__unwinds(s->probes))
 		pr_info("stacks: %zu kept; call sites left inside libc %llu "
-			"(unwind_stopped); walks stopped early %llu (JIT or "
+			"(unwind_stopped) and %llu of releases; walks stopped "
+			"early %llu (JIT or "
 			"anonymous code %llu, just after an exec %llu), frames "
 			"lost to a full map %llu, frame cache misses %llu; "
 			"%zu drained and named by no row read (%llu let go "
 			"unnamed)",
 			stacktab__count(s->stacks),
 			(unsigned long long)probes__unwind_stopped(s->probes),
+			(unsigned long long)c.release_stopped,
 			(unsigned long long)c.stopped, (unsigned long long)c.anon,
 			(unsigned long long)c.stale, (unsigned long long)c.lost,
 			(unsigned long long)c.misses, pending,
