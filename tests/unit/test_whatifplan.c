@@ -21,7 +21,7 @@ static void make(double rate, double holds_per_s, double hold_s,
 		 struct whatifplan *p, int want)
 {
 	struct whatifplan_input in = { rate, holds_per_s, hold_s,
-				       MAX_DELAY_S };
+				       MAX_DELAY_S, 0 };
 
 	assert_int_equal(whatifplan__make(&in, p), want);
 }
@@ -196,6 +196,30 @@ static void test_budget_cuts_rounds(void **state UNUSED)
 	assert_true(fabs(p.budget_s - p.spend_s * WHATIFPLAN_MARGIN) < 1e-9);
 }
 
+/* A time limit below the plan's own: the rounds cut to fit it, down
+   to the fewest; past that, -ETIME with what they would take. */
+static void test_time_limit_cuts_the_rounds(void **state UNUSED)
+{
+	struct whatifplan_input in = { 665, 48, 20e-3, MAX_DELAY_S, 30.0 };
+	struct whatifplan p, whole;
+
+	make(665, 48, 20e-3, &whole, 0);
+	assert_int_equal(whatifplan__make(&in, &p), 0);
+	assert_true(p.rounds < whole.rounds);
+	assert_true(p.rounds >= WHATIFPLAN_ROUNDS_MIN);
+	assert_true(whatifplan__time(&p) <= 30.0);
+	assert_true(whatifplan__time(&p) + 4 * p.window_s > 30.0);
+	assert_true(fabs(p.window_s - whole.window_s) < 1e-12);
+	in.time_max_s = 5.0;
+	assert_int_equal(whatifplan__make(&in, &p), -ETIME);
+	assert_int_equal(p.rounds, WHATIFPLAN_ROUNDS_MIN);
+	assert_true(whatifplan__time(&p) > 5.0);
+	/* 0: the plan's own limit. */
+	in.time_max_s = 0;
+	assert_int_equal(whatifplan__make(&in, &p), 0);
+	assert_int_equal(p.rounds, whole.rounds);
+}
+
 /* A read lock held by 8 threads at once: no plan fits; said, with what
    the least rounds would need. */
 static void test_shared_lock_past_the_budget(void **state UNUSED)
@@ -257,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_measured_walwritelock),
 		cmocka_unit_test(test_delay_per_hold_is_bounded),
 		cmocka_unit_test(test_budget_cuts_rounds),
+		cmocka_unit_test(test_time_limit_cuts_the_rounds),
 		cmocka_unit_test(test_shared_lock_past_the_budget),
 		cmocka_unit_test(test_windows_alternate),
 		cmocka_unit_test(test_nonsense_input),

@@ -5,7 +5,9 @@
  * the locks chosen from the profile at its end (the ones asked for, or
  * the WHATIF_DEFAULT_LOCKS with the most wait that some progress waits
  * for: a lock found apart from the progress gives its entry and the
- * next one by wait is tried, up to WHATIF_DEFAULT_TRIES), each one's
+ * next one by wait is tried, up to WHATIF_DEFAULT_TRIES, within
+ * WHATIF_DEFAULT_TIME_S of experiments in all: a lock whose fewest
+ * windows do not fit the time left is named, not tried), each one's
  * experiment
  * (experiment.c), its predictions (whatifmodel.c), kept in s->what_if
  * for the final report.  The experiment's own waits (its delays lengthen
@@ -27,6 +29,7 @@
 #include <strings.h>
 
 #include "array.h"
+#include "clock.h"
 #include "elfimage.h"
 #include "experiment.h"
 #include "log.h"
@@ -43,6 +46,10 @@
 /* Without a list: locks tried at most, apart ones (no progress waits for
    them) not counted in the three. */
 #define WHATIF_DEFAULT_TRIES	6
+/* Without a list: the experiments' time in all, shared by the locks
+   still to try (a lock held for milliseconds takes up to
+   WHATIFPLAN_TIME_MAX_S of windows; six of them took minutes). */
+#define WHATIF_DEFAULT_TIME_S	120.0
 /* Functions named when --progress names none of the target's. */
 #define WHATIF_CHOICES		12
 
@@ -290,7 +297,8 @@ static int choose(struct session *s, const struct seen_lock *seen,
 /* One lock's experiment, into its entries; *reach: whether some
    progress waits for it. */
 static int experiment_lock(struct session *s, struct experiment *e,
-			   const struct seen_lock *l, enum whatif_reach *reach)
+			   const struct seen_lock *l, double time_max_s,
+			   enum whatif_reach *reach)
 {
 	static const double shorter[] = { WHATIF_SHORTER_1, WHATIF_SHORTER_2 };
 	struct experiment_result r;
@@ -301,7 +309,15 @@ static int experiment_lock(struct session *s, struct experiment *e,
 
 	pr_info("--what-if: experimenting on %s (0x%" PRIx64 ")", name,
 		l->address);
-	err = experiment__run(e, l->address, &r);
+	err = experiment__run(e, l->address, time_max_s, &r);
+	if (err == -ETIME) {
+		pr_warn("--what-if: %s: its windows would take %.0f s at "
+			"least, and %.0f s of the %.0f s for the locks tried "
+			"without a list are left; not tried (--what-if=%s "
+			"tries it)", name, whatifplan__time(&r.plan),
+			time_max_s, WHATIF_DEFAULT_TIME_S, name);
+		return err;
+	}
 	if (!err)
 		err = whatifmodel__fit(r.windows, r.n_windows, &fit);
 	if (err == -ENODATA || err == -EINVAL || err == -ENOSPC) {
@@ -419,6 +435,7 @@ int session__what_if(struct session *s, int stop_fd)
 	struct experiment *e = NULL;
 	size_t n_seen = 0, n = 0;
 	char measure[256];
+	uint64_t begin;
 	int err;
 
 	if (!s->what_if || !setup)
@@ -456,13 +473,26 @@ int session__what_if(struct session *s, int stop_fd)
 			cfg.n_pids, cfg.n_pids == 1 ? "" : "es");
 		err = experiment__open(&cfg, &e);
 	}
+	begin = clock__monotonic_ns();
 	for (size_t i = 0, reaching = 0; !err && i < n; i++) {
 		enum whatif_reach reach = WHATIF_REACH_UNKNOWN;
+		double left = WHATIF_DEFAULT_TIME_S -
+			      (double)(clock__monotonic_ns() - begin) * 1e-9;
 
 		if (!s->opts->what_if_objects &&
 		    reaching == WHATIF_DEFAULT_LOCKS)
 			break;
-		err = experiment_lock(s, e, &chosen[i], &reach);
+		/* Without a list, the time left shared by the locks still
+		   wanted; a list's locks each get the plan's own limit. */
+		left /= (double)(WHATIF_DEFAULT_LOCKS - reaching);
+		err = experiment_lock(s, e, &chosen[i],
+				      s->opts->what_if_objects ? 0 :
+				      fmax(fmin(left, WHATIFPLAN_TIME_MAX_S),
+					   1e-3), &reach);
+		if (err == -ETIME) {
+			err = 0;
+			continue;
+		}
 		if (reach != WHATIF_REACH_NO)
 			reaching++;
 		else if (!s->opts->what_if_objects && i + 1 < n)

@@ -703,12 +703,14 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 }
 
 /* The windows and the budget, from the hold phase; said on stderr. */
-static int plan(struct experiment *e, struct experiment_result *r)
+static int plan(struct experiment *e, double time_max_s,
+		struct experiment_result *r)
 {
 	struct whatifplan_input in = {
 		.rate = r->rate, .holds_per_s = r->holds_per_s,
 		.hold_s = (double)r->hold_ns * 1e-9,
 		.max_delay_s = (double)WHATIF_MAX_DELAY_NS * 1e-9,
+		.time_max_s = time_max_s,
 	};
 	int err = whatifplan__make(&in, &r->plan);
 
@@ -723,6 +725,8 @@ static int plan(struct experiment *e, struct experiment_result *r)
 			WHATIFPLAN_BUDGET_MAX_S);
 		return err;
 	}
+	if (err == -ETIME)
+		return err;	/* the caller says what it had left */
 	if (err)
 		return -ENODATA;
 	pr_info("--what-if: delays begin: mean hold %.1f us (%.1f us on a "
@@ -738,7 +742,7 @@ static int plan(struct experiment *e, struct experiment_result *r)
 }
 
 int experiment__run(struct experiment *e, uint64_t object,
-		    struct experiment_result *r)
+		    double time_max_s, struct experiment_result *r)
 {
 	uint64_t begin = clock__monotonic_ns();
 	uint64_t injected = counts(e)->injected;
@@ -765,7 +769,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	if (!err && rate <= 0)
 		err = -ENODATA;
 	if (!err)
-		err = plan(e, r);
+		err = plan(e, time_max_s, r);
 	for (unsigned int i = 0; !err && i < whatifplan__windows(&r->plan);
 	     i++) {
 		uint64_t delay = (uint64_t)(whatifplan__delay(&r->plan, i) *

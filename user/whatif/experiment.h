@@ -67,12 +67,14 @@ int experiment__open(const struct experiment_config *cfg,
 /* Detaches everything (the target runs as before); NULL is fine. */
 void experiment__free(struct experiment *e);
 /*
- * Runs one lock's experiment: -ENODATA when it was not held in the hold
- * phase or nothing progressed, -ENOSPC when its windows would need more
- * delay than the largest budget (out->plan says how much; said on
- * stderr), -EINTR when a stop fd fired.
+ * Runs one lock's experiment, its windows within time_max_s (0: the
+ * plan's own limit): -ENODATA when it was not held in the hold phase or
+ * nothing progressed, -ENOSPC when its windows would need more delay
+ * than the largest budget (out->plan says how much; said on stderr),
+ * -ETIME when even the fewest windows would take longer than time_max_s
+ * (out->plan: how long), -EINTR when a stop fd fired.
  */
 int experiment__run(struct experiment *e, uint64_t object,
-		    struct experiment_result *out);
+		    double time_max_s, struct experiment_result *out);
 
 #endif

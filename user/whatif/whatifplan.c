@@ -59,6 +59,8 @@ int whatifplan__make(const struct whatifplan_input *in,
 		     struct whatifplan *out)
 {
 	unsigned int rounds = WHATIFPLAN_ROUNDS_MAX;
+	double time_max = in->time_max_s > 0 ? in->time_max_s
+					     : WHATIFPLAN_TIME_MAX_S;
 	double window;
 
 	*out = (struct whatifplan){ 0 };
@@ -75,7 +77,7 @@ int whatifplan__make(const struct whatifplan_input *in,
 	out->delay_s[1] = clamp(0.5 * in->hold_s, 0, in->max_delay_s);
 	out->holds_per_window = out->window_s * in->holds_per_s;
 	while (rounds > WHATIFPLAN_ROUNDS_MIN &&
-	       (double)(rounds * 4 + 1) * out->window_s > WHATIFPLAN_TIME_MAX_S)
+	       (double)(rounds * 4 + 1) * out->window_s > time_max)
 		rounds--;
 	while (rounds > WHATIFPLAN_ROUNDS_MIN &&
 	       spend(out, in->holds_per_s, rounds) * WHATIFPLAN_MARGIN >
@@ -85,8 +87,9 @@ int whatifplan__make(const struct whatifplan_input *in,
 	out->spend_s = spend(out, in->holds_per_s, rounds);
 	out->budget_s = clamp(out->spend_s * WHATIFPLAN_MARGIN,
 			      WHATIFPLAN_BUDGET_MIN_S, WHATIFPLAN_BUDGET_MAX_S);
-	return out->spend_s * WHATIFPLAN_MARGIN > WHATIFPLAN_BUDGET_MAX_S ?
-	       -ENOSPC : 0;
+	if (out->spend_s * WHATIFPLAN_MARGIN > WHATIFPLAN_BUDGET_MAX_S)
+		return -ENOSPC;
+	return whatifplan__time(out) > time_max ? -ETIME : 0;
 }
 
 /* Reference, +25%, reference, +50%; the two swapped every other round. */
@@ -102,4 +105,9 @@ double whatifplan__delay(const struct whatifplan *p, unsigned int i)
 unsigned int whatifplan__windows(const struct whatifplan *p)
 {
 	return p->rounds * 4 + 1;
+}
+
+double whatifplan__time(const struct whatifplan *p)
+{
+	return (double)whatifplan__windows(p) * p->window_s;
 }

@@ -34,6 +34,8 @@ struct whatifplan_input {
 	double holds_per_s;	/* the lock's holds per second */
 	double hold_s;		/* their mean length */
 	double max_delay_s;	/* the delay per hold at most (10 ms) */
+	/* The windows' time at most; 0: WHATIFPLAN_TIME_MAX_S */
+	double time_max_s;
 };
 
 struct whatifplan {
@@ -50,13 +52,15 @@ struct whatifplan {
  * The plan for in: -ENOSPC when even WHATIFPLAN_ROUNDS_MIN rounds would
  * inject more than the largest budget (a lock held by many threads at
  * once, each release delayed); out then holds what they would need.
- * -EINVAL when in has no rate, holds or hold.
+ * -ETIME when their windows would take longer than in->time_max_s (out
+ * as well).  -EINVAL when in has no rate, holds or hold.
  */
 int whatifplan__make(const struct whatifplan_input *in,
 		     struct whatifplan *out);
 /* Window i's delay per hold in seconds; 0: a reference window. */
 double whatifplan__delay(const struct whatifplan *p, unsigned int i);
-/* The windows the plan runs. */
+/* The windows the plan runs, and the time they take. */
 unsigned int whatifplan__windows(const struct whatifplan *p);
+double whatifplan__time(const struct whatifplan *p);
 
 #endif
