@@ -35,7 +35,8 @@
  * a row joins the "other" row of its lock type (no object, call site or
  * stack), counted (blamekeep merged).  A backstop bounds the own rows
  * by their count too, an eighth of --map-size (16,384 under --all; at
- * least BLAMEKEEP_OWN_MIN): a long-lived releaser whose waiters come
+ * least BLAMEKEEP_OWN_MIN, so that a small table keeps the rows of the
+ * named processes as a big one does): a long-lived releaser whose waiters come
  * and go would otherwise keep its rows forever; beyond it the oldest
  * quarter is folded.  Nothing is dropped: a folded row's charges are
  * added to the row it joins.  Each such move is recorded in the map's
@@ -70,7 +71,7 @@
 #include "syncprof.skel.h"
 
 #define BLAMEKEEP_OWN_SHARE 8		/* of --map-size */
-#define BLAMEKEEP_OWN_MIN 64
+#define BLAMEKEEP_OWN_MIN 4096		/* 3 rows a named exited process */
 #define BLAMEKEEP_MERGED_MAX 4096
 
 struct blamekeep {
