@@ -397,8 +397,6 @@ void probes__blame_kept(const struct probes *p,
 		return;
 	*out = (struct probes_blame_kept){
 		.rows = k->n + k->n_other, .own = k->n, .own_max = k->max,
-		.by_program = k->n_other, .by_program_max =
-		BLAMEKEEP_MERGED_MAX + SP_TYPE__COUNT,
 		.merged = k->merged, .folded = k->folded,
 	};
 }

@@ -269,14 +269,13 @@ uint64_t probes__live_ns(const struct probes *p);
 int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
  * --blame's rows of exited threads and processes kept out of its map
- * (blamekeep.c): all of them (rows); under their own keys (own, at most
- * own_max) and by program or "other" (by_program, at most
- * by_program_max); of those taken out, the rows folded by program when
- * they were among the oldest own ones, and those merged into the
- * "other" rows beyond the bound.
+ * (blamekeep.c): all of them (rows), of which under their own keys (own,
+ * at most own_max); of those taken out, the rows folded by program from
+ * their own keys, and those merged into the "other" rows beyond the
+ * bound.
  */
 struct probes_blame_kept {
-	size_t rows, own, own_max, by_program, by_program_max;
+	size_t rows, own, own_max;
 	uint64_t folded, merged;
 };
 void probes__blame_kept(const struct probes *p,
