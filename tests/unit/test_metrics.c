@@ -28,6 +28,8 @@ static char *render(struct metrics *m)
 		.resident_bytes = 4096, .exited_rows = 10,
 		.exited_rows_forgotten = 3, .exited_rows_merged = 7,
 		.blame_rows_kept = 11, .blame_rows_merged = 2,
+		.blame_rows_own = 9, .blame_rows_own_max = 64,
+		.blame_rows_folded = 5,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -110,6 +112,12 @@ static void test_changes_add_up(void **state UNUSED)
 			       "syncprof_charge_rows_kept{table=\"blame\"} 11\n"));
 	assert_non_null(strstr(text,
 			       "syncprof_charge_rows_merged_total{table=\"blame\"} 2\n"));
+	assert_non_null(strstr(text,
+			       "syncprof_charge_rows_own{table=\"blame\"} 9\n"));
+	assert_non_null(strstr(text,
+			       "syncprof_charge_rows_own_max{table=\"blame\"} 64\n"));
+	assert_non_null(strstr(text,
+			       "syncprof_charge_rows_folded_total{table=\"blame\"} 5\n"));
 	free(text);
 	/* Seconds to the nanosecond; counts past 32 bits. */
 	add(m, "server", "tiny t.c:1", 5000000000ull, 1500, NULL);

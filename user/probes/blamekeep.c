@@ -22,22 +22,43 @@
  * history twice.  Rejected: handing them to the next read only, as the
  * caused map does (one reader): the other readers would lose them.
  *
- * The bound: BLAMEKEEP_MAX rows under their own keys (120 bytes each),
- * which a storm of short programs under --all reaches in minutes (a row
- * or two a process).  Beyond it, a row is kept as fold.c keeps the rows
- * of forgotten processes: under process 0, no thread, its call site and
- * lock as canonical addresses (translated now, while its process is
- * still known) and its stack as its canonical frames' id, so that the
- * runs of one program share their rows; at most BLAMEKEEP_MERGED_MAX
- * of those, beyond which a row joins the "other" row of its lock type
- * (no object, call site or stack), counted (blamekeep merged).  Each
- * such move is recorded in the map's next read, so that a reader
- * reading in turn counts the row once; a reader that skipped that read
- * counts the moved row's earlier charges again in its next delta.  The
- * moves wait for that read: none before the map's first read (no reader
- * has a row to move), at most BLAMEKEEP_MAX of them (--serve reads the
- * map only when /debug/pprof/mutex is asked; beyond, the next delta
- * counts those rows' earlier charges again).
+ * The bound: a row stays under its own key while its processes are
+ * named (procset.c keeps the newest exited: at most 1,280), so that a
+ * profile names its process and PID as the waits' rows do; once the
+ * releaser's process or the waiter's is forgotten (probes__forget_pids,
+ * at the read that forgets their waits' rows), the row is folded, as
+ * fold.c folds the rows of forgotten processes: under process 0, no
+ * thread, its call site and lock as canonical addresses and its stack as
+ * its canonical frames' id (all translated when the row was taken,
+ * while its process was still known), so that the runs of one program
+ * share their rows; at most BLAMEKEEP_MERGED_MAX of those, beyond which
+ * a row joins the "other" row of its lock type (no object, call site or
+ * stack), counted (blamekeep merged).  A backstop bounds the own rows
+ * by their count too, an eighth of --map-size (16,384 under --all; at
+ * least BLAMEKEEP_OWN_MIN, so that a small table keeps the rows of the
+ * named processes as a big one does): a long-lived releaser whose waiters come
+ * and go would otherwise keep its rows forever; beyond it the oldest
+ * quarter is folded.  Nothing is dropped: a folded row's charges are
+ * added to the row it joins.  Each such move is recorded in the map's
+ * next read, so that a reader reading in turn counts the row once; a
+ * reader that skipped that read counts the moved row's earlier charges
+ * again in its next delta.  The moves wait for that read: none before
+ * the map's first read (no reader has a row to move), at most twice the
+ * own rows' bound of them (--serve reads the map only when
+ * /debug/pprof/mutex is asked; beyond, the next delta counts those
+ * rows' earlier charges again).
+ *
+ * Before, the rows were kept under their own keys until 16,384 of them,
+ * whatever their age: a storm of short programs (about 5 rows a
+ * process) filled them only after some 3,300 processes, an hour at a few
+ * a second, and each read of the map copied them all (512 bytes a row
+ * in a snapshot, in several copies while a mutex profile is made):
+ * syncprof's VmRSS rose for that hour.  Bounded by the named processes,
+ * they stop growing once 1,280 processes have exited.  Rejected: a
+ * bound by count alone (2,048 rows, say): the rows of processes the
+ * report still names would lose their PID in the profiles while their
+ * waits keep it, and a run of --children with a bigger table would lose
+ * them long before it filled.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,13 +70,16 @@
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 
-#define BLAMEKEEP_MAX 16384
+#define BLAMEKEEP_OWN_SHARE 8		/* of --map-size */
+#define BLAMEKEEP_OWN_MIN 4096		/* 3 rows a named exited process */
 #define BLAMEKEEP_MERGED_MAX 4096
 
 struct blamekeep {
-	struct sp_key *keys;		/* kept under their own keys */
+	/* Kept under their own keys, oldest first, each with the key it
+	   is folded under once it is among the oldest (prog). */
+	struct sp_key *keys, *prog;
 	struct sp_value *values;
-	size_t n, cap, cap_values;
+	size_t n, cap, cap_values, cap_prog, max;
 	/* Beyond BLAMEKEEP_MAX: by program (process 0), and "other" rows;
 	   open addressing, cap a power of two. */
 	struct sp_key *other_keys;
@@ -66,7 +90,8 @@ struct blamekeep {
 	struct sp_key *moved;		/* since the last read: from, to */
 	size_t n_moved, cap_moved;
 	bool read;			/* the map was read once */
-	uint64_t merged;
+	uint64_t merged;		/* into "other" rows */
+	uint64_t folded;		/* own rows folded by program */
 };
 
 /* Adds v's counts to c (the "other" rows: no window maxima). */
@@ -175,11 +200,11 @@ static struct sp_key blamekeep__program_key(struct probes *p,
 	return m;
 }
 
-static int blamekeep__merge(struct probes *p, const struct sp_key *key,
+static int blamekeep__merge(struct blamekeep *k, const struct sp_key *key,
+			    const struct sp_key *prog,
 			    const struct sp_value *v)
 {
-	struct blamekeep *k = p->blame_kept;
-	struct sp_key to = blamekeep__program_key(p, key);
+	struct sp_key to = *prog;
 	size_t i;
 
 	if (array__grow(&k->moved, &k->cap_moved, k->n_moved + 2,
@@ -200,11 +225,36 @@ static int blamekeep__merge(struct probes *p, const struct sp_key *key,
 		k->n_other++;
 	}
 	blamekeep__sum(&k->other_values[i], v);
-	if (!k->read || k->n_moved >= 2 * BLAMEKEEP_MAX)
+	if (!k->read || k->n_moved >= 2 * k->max)
 		return 0;
 	k->moved[k->n_moved++] = *key;
 	k->moved[k->n_moved++] = to;
 	return 0;
+}
+
+/*
+ * The oldest quarter of the own rows folded by program (blamekeep__merge),
+ * the rest moved to the front: 0 or -ENOMEM (then nothing moved).
+ */
+static int blamekeep__fold_oldest(struct blamekeep *k)
+{
+	size_t n = k->max / 4 ? k->max / 4 : 1, done = 0;
+	int err = 0;
+
+	if (n > k->n)
+		n = k->n;
+	while (done < n && !err) {
+		err = blamekeep__merge(k, &k->keys[done], &k->prog[done],
+				       &k->values[done]);
+		done += !err;
+	}
+	memmove(k->keys, k->keys + done, (k->n - done) * sizeof(*k->keys));
+	memmove(k->prog, k->prog + done, (k->n - done) * sizeof(*k->prog));
+	memmove(k->values, k->values + done,
+		(k->n - done) * sizeof(*k->values));
+	k->n -= done;
+	k->folded += done;
+	return err;
 }
 
 /* key's last value, out of the map and kept. */
@@ -212,13 +262,79 @@ static int blamekeep__take(struct probes *p, int fd, const struct sp_key *key)
 {
 	struct blamekeep *k = p->blame_kept;
 	struct sp_value last;
+	struct sp_key prog;
 
 	if (bpf_map_lookup_and_delete_elem(fd, key, &last))
 		return 0;	/* gone already */
-	if (k->n >= BLAMEKEEP_MAX)
-		return blamekeep__merge(p, key, &last);
+	/* Its program's key now, while its process is known. */
+	prog = blamekeep__program_key(p, key);
+	if (k->n >= k->max && blamekeep__fold_oldest(k))
+		return blamekeep__merge(k, key, &prog, &last);
+	if (array__grow(&k->prog, &k->cap_prog, k->n + 1, sizeof(*k->prog)))
+		return blamekeep__merge(k, key, &prog, &last);
+	k->prog[k->n] = prog;
 	return blamekeep__append(&k->keys, &k->values, &k->n, &k->cap,
 				 &k->cap_values, key, &last);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool blamekeep__forgotten(pid_t pid, const pid_t *pids, size_t n)
+{
+	return pid && bsearch(&pid, pids, n, sizeof(*pids), cmp_pid);
+}
+
+int probes__forget_blame(struct probes *p, pid_t *pids, size_t n)
+{
+	struct blamekeep *k = p->blame_kept;
+	size_t out = 0;
+	int err = 0;
+
+	if (!k || !n || !k->n)
+		return 0;
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	for (size_t i = 0; i < k->n; i++) {
+		const struct sp_key *key = &k->keys[i];
+
+		if (!err && (blamekeep__forgotten((pid_t)key->pid, pids, n) ||
+			     blamekeep__forgotten((pid_t)key->owner_tid, pids,
+						  n))) {
+			err = blamekeep__merge(k, key, &k->prog[i],
+					       &k->values[i]);
+			if (!err) {
+				k->folded++;
+				continue;
+			}
+		}
+		k->keys[out] = k->keys[i];
+		k->prog[out] = k->prog[i];
+		k->values[out] = k->values[i];
+		out++;
+	}
+	k->n = out;
+	return err;
+}
+
+/* The store, made at its first use: 0 or -ENOMEM. */
+static int blamekeep__make(struct probes *p)
+{
+	struct blamekeep *k;
+
+	if (p->blame_kept)
+		return 0;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->max = p->map_size / BLAMEKEEP_OWN_SHARE;
+	if (k->max < BLAMEKEEP_OWN_MIN)
+		k->max = BLAMEKEEP_OWN_MIN;
+	p->blame_kept = k;
+	return 0;
 }
 
 int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
@@ -230,11 +346,8 @@ int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
 	if (!p->blame || (!n_dead && !(told && (p->n_gone[0] ||
 						 p->n_gone[1]))))
 		return 0;
-	if (!p->blame_kept) {
-		p->blame_kept = calloc(1, sizeof(*p->blame_kept));
-		if (!p->blame_kept)
-			return -ENOMEM;
-	}
+	if (blamekeep__make(p))
+		return -ENOMEM;
 	p->blame_kept->canon = canon;
 	return probes__take_gone_charges(p, fd, dead, n_dead, told,
 					 blamekeep__take);
@@ -249,14 +362,12 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 
 	if (err)
 		return err;
-	if (!k) {
-		p->blame_kept = k = calloc(1, sizeof(*k));
-		if (!k) {
-			snapshot__free(*out);
-			*out = NULL;
-			return -ENOMEM;
-		}
+	if (blamekeep__make(p)) {
+		snapshot__free(*out);
+		*out = NULL;
+		return -ENOMEM;
 	}
+	k = p->blame_kept;
 	k->read = true;
 	for (size_t i = 0; !err && i < k->n; i++)
 		err = snapshot__add(*out, &k->keys[i], &k->values[i], 1, open);
@@ -276,13 +387,18 @@ int probes__read_blame(struct probes *p, struct snapshot **out)
 	return 0;
 }
 
-void probes__blame_kept(const struct probes *p, size_t *rows,
-			uint64_t *merged)
+void probes__blame_kept(const struct probes *p,
+			struct probes_blame_kept *out)
 {
 	const struct blamekeep *k = p->blame_kept;
 
-	*rows = k ? k->n + k->n_other : 0;
-	*merged = k ? k->merged : 0;
+	*out = (struct probes_blame_kept){ 0 };
+	if (!k)
+		return;
+	*out = (struct probes_blame_kept){
+		.rows = k->n + k->n_other, .own = k->n, .own_max = k->max,
+		.merged = k->merged, .folded = k->folded,
+	};
 }
 
 void probes__blame_kept_free(struct probes *p)
@@ -292,6 +408,7 @@ void probes__blame_kept_free(struct probes *p)
 	if (!k)
 		return;
 	free(k->keys);
+	free(k->prog);
 	free(k->values);
 	free(k->other_keys);
 	free(k->other_values);

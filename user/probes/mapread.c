@@ -452,6 +452,9 @@ int probes__read(struct probes *p, struct snapshot **out)
 	/* Before this read's threads: a row moves once a read. */
 	err = fold__forget_pids(p->fold, p->forget, p->n_forget, p->window,
 				snap);
+	/* --blame's rows of those processes too (pids sorted now). */
+	if (!err)	/* --blame's rows of those processes too */
+		err = probes__forget_blame(p, p->forget, p->n_forget);
 	p->n_forget = 0;
 	if (err)
 		goto fail;

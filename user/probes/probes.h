@@ -269,11 +269,17 @@ uint64_t probes__live_ns(const struct probes *p);
 int probes__read_blame(struct probes *p, struct snapshot **out);
 /*
  * --blame's rows of exited threads and processes kept out of its map
- * (blamekeep.c), and of those taken out, the rows merged into the "other"
- * rows beyond its bound.
+ * (blamekeep.c): all of them (rows), of which under their own keys (own,
+ * at most own_max); of those taken out, the rows folded by program from
+ * their own keys, and those merged into the "other" rows beyond the
+ * bound.
  */
-void probes__blame_kept(const struct probes *p, size_t *rows,
-			uint64_t *merged);
+struct probes_blame_kept {
+	size_t rows, own, own_max;
+	uint64_t folded, merged;
+};
+void probes__blame_kept(const struct probes *p,
+			struct probes_blame_kept *out);
 /*
  * Contended mode with blame on: the waits charged to the holds they
  * overlapped, by the release that ended each hold (bpf/measure/

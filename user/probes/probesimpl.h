@@ -271,6 +271,12 @@ int probes__fold_blame(struct probes *p, const __u32 *dead, size_t n_dead,
 		       probes_told_gone_fn told,
 		       void (*canon)(void *p, struct sp_key *key));
 void probes__blame_kept_free(struct probes *p);
+/*
+ * The own rows of blamekeep.c whose releaser's or waiter's process is
+ * in pids (forgotten by the report; sorted here) folded by program; 0 or
+ * -ENOMEM (the rows not folded yet stay).
+ */
+int probes__forget_blame(struct probes *p, pid_t *pids, size_t n);
 
 /* procevents.c */
 /* pid's thread tid (0: the whole process) exited: its rows fold. */

@@ -49,6 +49,10 @@ struct feed_health {
 	   (probes__blame_kept); merged into "other" rows by the bound. */
 	size_t blame_rows_kept;
 	uint64_t blame_rows_merged;
+	/* Of them, those under their own keys (the newest exited's) and
+	   their bound; the oldest own rows folded by program. */
+	size_t blame_rows_own, blame_rows_own_max;
+	uint64_t blame_rows_folded;
 };
 
 /*

@@ -783,6 +783,23 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 			 "kept.");
 	fprintf(out, "syncprof_charge_rows_merged_total{table=\"blame\"} %"
 		PRIu64 "\n", h->blame_rows_merged);
+	promtext__family(out, "syncprof_charge_rows_own", "gauge",
+			 "Of the rows of a charge table kept, those of the "
+			 "newest exited threads and processes, under their "
+			 "own keys (process and PID named).");
+	fprintf(out, "syncprof_charge_rows_own{table=\"blame\"} %zu\n",
+		h->blame_rows_own);
+	promtext__family(out, "syncprof_charge_rows_own_max", "gauge",
+			 "The bound on syncprof_charge_rows_own: beyond it "
+			 "the oldest are folded by program.");
+	fprintf(out, "syncprof_charge_rows_own_max{table=\"blame\"} %zu\n",
+		h->blame_rows_own_max);
+	promtext__family(out, "syncprof_charge_rows_folded_total", "counter",
+			 "Rows of a charge table folded from their own keys "
+			 "into their program's rows (process 0) by the bound "
+			 "on own rows, their charges kept.");
+	fprintf(out, "syncprof_charge_rows_folded_total{table=\"blame\"} %"
+		PRIu64 "\n", h->blame_rows_folded);
 	promtext__one(out, "syncprof_resident_memory_bytes", "gauge",
 		      "syncprof's resident memory.", h->resident_bytes);
 	if (h->cache)

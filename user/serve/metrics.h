@@ -64,6 +64,10 @@ struct metrics_health {
 	/* --blame's rows of exited threads kept; merged by the bound. */
 	size_t blame_rows_kept;
 	uint64_t blame_rows_merged;
+	/* Of them, under their own keys, and their bound; folded by
+	   program from there (see feed.h). */
+	size_t blame_rows_own, blame_rows_own_max;
+	uint64_t blame_rows_folded;
 };
 
 /* max_series below METRICS_MIN_SERIES is taken as that. */

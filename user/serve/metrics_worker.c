@@ -91,6 +91,9 @@ static int worker__render(struct metrics_worker *w, char **data, size_t *len)
 		.exited_rows_merged = w->health.exited_rows_merged,
 		.blame_rows_kept = w->health.blame_rows_kept,
 		.blame_rows_merged = w->health.blame_rows_merged,
+		.blame_rows_own = w->health.blame_rows_own,
+		.blame_rows_own_max = w->health.blame_rows_own_max,
+		.blame_rows_folded = w->health.blame_rows_folded,
 	};
 	FILE *out = open_memstream(data, len);
 	int err;

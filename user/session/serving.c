@@ -133,9 +133,16 @@ int session__serve_publish(struct session *s)
 		probes__exited_rows(s->probes, &health.exited_rows,
 				    &health.exited_rows_forgotten,
 				    &health.exited_rows_merged);
-	if (s->probes)
-		probes__blame_kept(s->probes, &health.blame_rows_kept,
-				   &health.blame_rows_merged);
+	if (s->probes) {
+		struct probes_blame_kept kept;
+
+		probes__blame_kept(s->probes, &kept);
+		health.blame_rows_kept = kept.rows;
+		health.blame_rows_merged = kept.merged;
+		health.blame_rows_own = kept.own;
+		health.blame_rows_own_max = kept.own_max;
+		health.blame_rows_folded = kept.folded;
+	}
 	changes = session__take_changes(s);
 	procs = session__process_names(s, &n);
 	session__drops(s, &health.drops);
