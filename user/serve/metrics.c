@@ -683,6 +683,15 @@ static void metrics__write_duty(const struct metrics_health *h, FILE *out)
 		      "sample).", h->duty_cut);
 }
 
+/* One family of a charge table's rows: only --blame's so far. */
+static void blame_table_metric(FILE *out, const char *name,
+			       const char *type, const char *help,
+			       uint64_t value)
+{
+	promtext__family(out, name, type, help);
+	fprintf(out, "%s{table=\"blame\"} %" PRIu64 "\n", name, value);
+}
+
 int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		   FILE *out)
 {
@@ -771,35 +780,30 @@ int metrics__write(const struct metrics *m, const struct metrics_health *h,
 		      "Rows of forgotten processes merged into the "
 		      "\"other\" row of their lock type by the bound on "
 		      "such rows.", h->exited_rows_merged);
-	promtext__family(out, "syncprof_charge_rows_kept", "gauge",
+	blame_table_metric(out, "syncprof_charge_rows_kept", "gauge",
 			 "Rows of a charge table (blame: --blame's) of exited "
 			 "threads and processes, taken out of the kernel's "
-			 "table and kept.");
-	fprintf(out, "syncprof_charge_rows_kept{table=\"blame\"} %zu\n",
-		h->blame_rows_kept);
-	promtext__family(out, "syncprof_charge_rows_merged_total", "counter",
+			 "table and kept.",
+			   h->blame_rows_kept);
+	blame_table_metric(out, "syncprof_charge_rows_merged_total", "counter",
 			 "Rows of a charge table merged into the \"other\" "
 			 "row of their lock type by the bound on the rows "
-			 "kept.");
-	fprintf(out, "syncprof_charge_rows_merged_total{table=\"blame\"} %"
-		PRIu64 "\n", h->blame_rows_merged);
-	promtext__family(out, "syncprof_charge_rows_own", "gauge",
+			 "kept.",
+			   h->blame_rows_merged);
+	blame_table_metric(out, "syncprof_charge_rows_own", "gauge",
 			 "Of the rows of a charge table kept, those of the "
 			 "newest exited threads and processes, under their "
-			 "own keys (process and PID named).");
-	fprintf(out, "syncprof_charge_rows_own{table=\"blame\"} %zu\n",
-		h->blame_rows_own);
-	promtext__family(out, "syncprof_charge_rows_own_max", "gauge",
+			 "own keys (process and PID named).",
+			   h->blame_rows_own);
+	blame_table_metric(out, "syncprof_charge_rows_own_max", "gauge",
 			 "The bound on syncprof_charge_rows_own: beyond it "
-			 "the oldest are folded by program.");
-	fprintf(out, "syncprof_charge_rows_own_max{table=\"blame\"} %zu\n",
-		h->blame_rows_own_max);
-	promtext__family(out, "syncprof_charge_rows_folded_total", "counter",
+			 "the oldest are folded by program.",
+			   h->blame_rows_own_max);
+	blame_table_metric(out, "syncprof_charge_rows_folded_total", "counter",
 			 "Rows of a charge table folded from their own keys "
 			 "into their program's rows (process 0) by the bound "
-			 "on own rows, their charges kept.");
-	fprintf(out, "syncprof_charge_rows_folded_total{table=\"blame\"} %"
-		PRIu64 "\n", h->blame_rows_folded);
+			 "on own rows, their charges kept.",
+			   h->blame_rows_folded);
 	promtext__one(out, "syncprof_resident_memory_bytes", "gauge",
 		      "syncprof's resident memory.", h->resident_bytes);
 	if (h->cache)
