@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "symbolinfo.h"
+#include "wakecurve.h"
 #include "whatifmodel.h"
 
 /* The shortenings predicted, as fractions of the mean hold. */
@@ -37,6 +38,14 @@ struct whatif_entry {
 	double experiment_s;		/* the lock's experiment, in all */
 	double stolen;			/* the host's share of the busy time */
 	enum whatif_reach reach;	/* its holders and the progress */
+	/* The handoffs (hold phase, wakecurve.c): mean now, predicted
+	   with these holds, the share whose waiter was woken, and the
+	   waiters' wake-up curve; handoff_ns 0: none timed */
+	double handoff_ns;
+	double handoff_after_ns;
+	double handoff_woken;
+	struct wakecurve_point curve[WAKECURVE_BINS];
+	size_t n_curve;
 };
 
 struct whatif {

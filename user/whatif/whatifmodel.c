@@ -211,15 +211,19 @@ int whatifmodel__fit(const struct whatif_window *w, size_t n,
 /* The most a shorter hold can take off a unit's time, by the line. */
 #define WHATIF_MAX_CUT 0.95
 
-static double lock_gain(double slope, double shorter)
+/* The gain of a unit's time cut by `cut` (a share of it). */
+static double gain_of_cut(double cut)
 {
-	double cut = slope * shorter;
-
 	if (cut <= 0)
 		return 0;
 	if (cut > WHATIF_MAX_CUT)
 		cut = WHATIF_MAX_CUT;
 	return (1 / (1 - cut) - 1) * 100;
+}
+
+static double lock_gain(double slope, double shorter)
+{
+	return gain_of_cut(slope * shorter);
 }
 
 /*
@@ -331,26 +335,38 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 		       fit->slope;
 
 	double stolen = fmin(fmax(fit->stolen, 0), WHATIF_MAX_STOLEN);
+	/* The handoffs' shrink past the line (wakecurve.c): past the share
+	   held too, the handoffs are not holds.  The interval's end on its
+	   side moves with it. */
+	double h = isfinite(fit->handoff_cut) ? fit->handoff_cut : 0;
+	double plain;
 
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
 	out->at_held = slope < fit->slope;
-	out->lock_gain_pct = lock_gain(slope, shorter);
+	out->lock_gain_pct = gain_of_cut(slope * shorter + h);
+	plain = lock_gain(slope, shorter);
 	/* Cut to the share held: the share reads low where the hold
 	   phase's probes lengthen the handoffs, the slope high where the
 	   spin's own CPU counts; the point is the middle of the two (the
 	   slope at most the whole lock), the interval spans both. */
-	if (out->at_held)
+	if (out->at_held) {
+		double whole = fmin(fit->slope, 1) * shorter;
+
 		out->lock_gain_pct = (out->lock_gain_pct +
-				      lock_gain(fmin(fit->slope, 1), shorter)) / 2;
+				      gain_of_cut(whole + h)) / 2;
+		plain = (plain + gain_of_cut(whole)) / 2;
+	}
+	out->handoff_pct = out->lock_gain_pct - plain;
 	out->gain_pct = out->lock_gain_pct;
-	out->low_pct = lock_gain(fmin(fit->low, slope) * (1 - stolen),
-				 shorter);
+	out->low_pct = gain_of_cut(fmin(fit->low, slope) * (1 - stolen) *
+				   shorter + fmin(h, 0));
 	out->lock_low_pct = out->low_pct;
-	out->high_pct = lock_gain(fmax(fit->high, slope * (1 + stolen)),
-				  shorter);
+	out->high_pct = gain_of_cut(fmax(fit->high, slope * (1 + stolen)) *
+				    shorter + fmax(h, 0));
 	/* Cut to the share held, up to the whole lock's arithmetic. */
 	if (out->at_held)
-		out->high_pct = fmax(out->high_pct, lock_gain(1, shorter));
+		out->high_pct = fmax(out->high_pct,
+				     gain_of_cut(shorter + fmax(h, 0)));
 	cpu_cap(w, n, shorter, cpu, out);
 	if (out->cap_pct < 0)
 		return;
@@ -441,4 +457,5 @@ void whatifmodel__apart(struct whatif_prediction *p, double shorter,
 	p->lock_low_pct = 0;
 	p->capped = false;
 	p->at_held = false;
+	p->handoff_pct = 0;
 }
