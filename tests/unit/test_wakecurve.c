@@ -151,6 +151,31 @@ static void test_thin_bins_merge(void **state UNUSED)
 	assert_true(fabs(p[1].lat - (20 * 20e3 + 3 * 40e3) / 23) < 1e-6);
 }
 
+/* A point below the one before it is pooled with it: never faster
+   after a longer idle. */
+static void test_dips_are_pooled(void **state UNUSED)
+{
+	struct wakecurve c = { 0 };
+	struct wakecurve_point p[WAKECURVE_BINS];
+	size_t n;
+
+	wakes(&c, 10, 20, 6);
+	wakes(&c, 110, 20, 20);
+	wakes(&c, 135, 60, 8);		/* a dip: pooled with 110 us */
+	wakes(&c, 160, 20, 30);
+	n = wakecurve__points(&c, p);
+	assert_int_equal(n, 3);
+	assert_true(fabs(p[1].wakes - 80) < 1e-9);
+	assert_true(fabs(p[1].lat - (20 * 20e3 + 60 * 8e3) / 80) < 1e-6);
+	assert_true(fabs(p[1].idle - (20 * 110e3 + 60 * 135e3) / 80) < 1e-6);
+	/* A dip below two points: pooled down the curve. */
+	wakes(&c, 185, 200, 1);
+	n = wakecurve__points(&c, p);
+	assert_int_equal(n, 1);
+	for (size_t i = 1; i < n; i++)
+		assert_true(p[i].lat >= p[i - 1].lat);
+}
+
 /* Below the curve's first point nothing was measured: flat. */
 static void test_below_the_curve_is_flat(void **state UNUSED)
 {
@@ -205,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_straight_curve_is_the_slopes),
 		cmocka_unit_test(test_busy_machine_has_no_curve),
 		cmocka_unit_test(test_thin_bins_merge),
+		cmocka_unit_test(test_dips_are_pooled),
 		cmocka_unit_test(test_below_the_curve_is_flat),
 		cmocka_unit_test(test_predict_adds_the_handoffs),
 	};

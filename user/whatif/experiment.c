@@ -678,6 +678,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		err = wait_window(e, SETTLE_S);
 	stamp_now(e, &first);
 	wake_add(e, &r->wake, -1);
+	pr_info("--what-if: timing the holds and handoffs");
 	if (!err)
 		err = wait_window(e, HOLD_PHASE_S);
 	/* Read before the probes go: removing them takes a while. */
@@ -691,6 +692,10 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	}
 	wake_add(e, &r->wake, 1);
 	s = (double)(last.ns - first.ns) * 1e-9;
+	pr_info("--what-if: holds timed: %.2f s, %" PRIu64 " holds, %.0f "
+		"handoffs of %.1f us", s, last.holds - first.holds,
+		r->wake.n_handoffs, r->wake.n_handoffs > 0 ?
+		r->wake.handoff_ns / r->wake.n_handoffs / 1e3 : 0.0);
 	holds = last.holds - first.holds;
 	hold_ns = last.hold_ns - first.hold_ns;
 	off_ns = last.off_ns - first.off_ns;

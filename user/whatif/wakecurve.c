@@ -14,8 +14,12 @@
  * and the bins, merged in order until each point has WAKECURVE_MIN_WAKES
  * wake-ups (a few wake-ups of a bin are noise, and a step between two
  * noisy bins would read as a shrink), give the mean latency at their
- * mean idle; between points the curve is linear, past its ends flat (no
- * shrink is read where nothing was measured).  A wake-up whose CPU was
+ * mean idle.  A longer idle never wakes faster (a deeper idle state, a
+ * vCPU its host stopped polling): a point below the one before it is
+ * noise, pooled with it until the curve rises or stays (adjacent
+ * violators pooled, weighted by their wake-ups).  Between points the
+ * curve is linear, past its ends flat (no shrink is read where nothing
+ * was measured).  A wake-up whose CPU was
  * busy (it queued behind another task) is off the curve and moves with
  * nothing.
  *
@@ -35,11 +39,24 @@
  * (the mean of a step is not on it).
  */
 #include <math.h>
+#include <string.h>
 
 #include "wakecurve.h"
 
 /* Wake-ups one point of the curve holds at least. */
 #define WAKECURVE_MIN_WAKES	20.0
+
+/* Sums of n more wake-ups (idle, lat: their sums) into point at. */
+static void merge(struct wakecurve_point *p, size_t at, double idle,
+		  double lat, double n)
+{
+	double all = n + p[at].wakes;
+
+	p[at] = (struct wakecurve_point){ (p[at].idle * p[at].wakes + idle) /
+					  all,
+					  (p[at].lat * p[at].wakes + lat) / all,
+					  all };
+}
 
 /* The curve's points, in order of idle; their number. */
 static size_t points(const struct wakecurve *c,
@@ -57,13 +74,22 @@ static size_t points(const struct wakecurve *c,
 		p[m++] = (struct wakecurve_point){ idle / n, lat / n, n };
 		n = idle = lat = 0;
 	}
-	/* The last few: into the last point, or a point of their own. */
-	if (n > 0 && m) {
-		double all = n + p[m - 1].wakes;
-
-		p[m - 1] = (struct wakecurve_point){
-			(p[m - 1].idle * p[m - 1].wakes + idle) / all,
-			(p[m - 1].lat * p[m - 1].wakes + lat) / all, all };
+	/* The last few: into the last point. */
+	if (n > 0 && m)
+		merge(p, m - 1, idle, lat, n);
+	/* Never faster after a longer idle: a point below the one before
+	   it is pooled with it (and again, down the curve). */
+	for (size_t i = 1; i < m;) {
+		if (p[i].lat >= p[i - 1].lat) {
+			i++;
+			continue;
+		}
+		merge(p, i - 1, p[i].idle * p[i].wakes, p[i].lat * p[i].wakes,
+		      p[i].wakes);
+		memmove(&p[i], &p[i + 1], (m - i - 1) * sizeof(*p));
+		m--;
+		if (i > 1)
+			i--;
 	}
 	return m;
 }

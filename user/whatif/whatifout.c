@@ -164,6 +164,7 @@ static void json_handoffs(json_t *o, const struct whatif_entry *e, int *err)
 	jsonout__set(o, "handoff_woken_pct", timed ?
 		     json_real(e->handoff_woken * 100) : json_null(), err);
 	jsonout__set(o, "handoff_gain_pct", json_real(e->p.handoff_pct), err);
+	jsonout__set(o, "probe_ns", jsonout__uint(e->probe_ns), err);
 	if (!curve) {
 		*err = -ENOMEM;
 		return;
