@@ -82,6 +82,18 @@
  * load read 1% to 11% of gain).  Its holds shorter free only their CPU
  * (whatifmodel__apart), which counts only where the CPUs were the limit.
  *
+ * The handoffs (wakecurve.c): where the CPUs idle, a waiter's wake-up
+ * costs more after a longer idle, and shorter holds shorten the idles
+ * across a step the delays, going up, never reach; on a 2-CPU guest at
+ * rest the test target's real gain for 200 us holds 25% shorter passed
+ * the whole lock's arithmetic, its handoff down from about 44 us to
+ * 31 us.  The caller gives the share of a unit's time the handoffs' move
+ * along the measured curve takes off beyond the line (handoff_cut),
+ * per shortening; it is added to the slope's cut, past the share held
+ * too (a handoff is no hold), and the interval's end on its side moves
+ * with it.  On a loaded machine the wake-ups find busy CPUs and the cut
+ * is 0.
+ *
  * The cross-check, a closed queue (whatifmodel__queue): the threads that
  * held the lock in the hold phase as customers, the lock as a server of
  * demand visits x hold per unit, the rest of a unit's time a pure delay
