@@ -43,8 +43,9 @@ The cases:
 The load average (1 minute) is printed before and after each case.
 Each paired row is followed by the handoffs syncprof timed (now and
 with the holds shorter, JSON handoff_ns and handoff_predicted_ns), the
-points of the gain their move past the slope's line adds
-(handoff_gain_pct), the prediction and its error without them, and the
+points of the gain their move past the slope's line would add
+(handoff_gain_pct, not in the prediction), the prediction and its error
+with them, and the
 wake-up curve (idle before: latency, us).  WHATIF_CASES picks cases
 (lock,cpu,procs,decoy), WHATIF_HOLD_US the lock case's hold (200).
 
@@ -197,13 +198,14 @@ def compare(name, w, reals):
            "handoff_woken_pct": w.get("handoff_woken_pct"),
            "handoff_gain_pct": w.get("handoff_gain_pct"),
            "wake_curve": w.get("wake_curve")}
-    # The prediction without the handoffs' move past the line (bound by
-    # the lock: added to its arithmetic), and its error.
-    plain = w["predicted_gain_pct"] - (w.get("handoff_gain_pct") or 0)
+    # The prediction with the handoffs' move past the line (said, not
+    # applied: added to the lock's arithmetic where the lock bounds it),
+    # and its error.
+    moved = w["predicted_gain_pct"] + (w.get("handoff_gain_pct") or 0)
     if w["bound"] != "lock":
-        plain = w["predicted_gain_pct"]
-    row["plain_pct"] = plain
-    row["plain_error_pct"] = (plain - real) / real * 100 if real else None
+        moved = w["predicted_gain_pct"]
+    row["moved_pct"] = moved
+    row["moved_error_pct"] = (moved - real) / real * 100 if real else None
     errs = f"{err:+7.1f}%" if err is not None else "      -"
     queue = w.get("queue_gain_pct")
     queue = f"{queue:7.1f}" if queue is not None else "      -"
@@ -214,13 +216,13 @@ def compare(name, w, reals):
     if w.get("handoff_ns"):
         curve = ", ".join(f"{p['idle_ns'] / 1e3:.0f}:{p['latency_ns'] / 1e3:.1f}"
                           for p in w.get("wake_curve") or [])
-        perr = row["plain_error_pct"]
-        perr = f"{perr:+.1f}%" if perr is not None else "-"
+        merr = row["moved_error_pct"]
+        merr = f"{merr:+.1f}%" if merr is not None else "-"
         print(f"       handoffs {w['handoff_ns'] / 1e3:.1f} us -> "
               f"{w['handoff_predicted_ns'] / 1e3:.1f} us "
               f"({w['handoff_woken_pct']:.0f}% woken), "
-              f"{w['handoff_gain_pct']:+.1f} points; without them "
-              f"{plain:.1f} ({perr}); wake-ups (idle us: latency us) "
+              f"{w['handoff_gain_pct']:+.1f} points; with them "
+              f"{moved:.1f} ({merr}); wake-ups (idle us: latency us) "
               f"{curve or 'none idle'}")
     return row
 
@@ -266,11 +268,11 @@ def medians(rows):
             out.setdefault((r["case"], r["shorter_pct"]), []).append(r)
     for (case, short), rs in sorted(out.items()):
         errs = [abs(r["error_pct"]) for r in rs]
-        plain = [abs(r["plain_error_pct"]) for r in rs
-                 if r.get("plain_error_pct") is not None]
-        if plain:
-            print(f"{case} {short:.0f}%: without the handoffs' move "
-                  f"median |error| {statistics.median(plain):.1f}%")
+        moved = [abs(r["moved_error_pct"]) for r in rs
+                 if r.get("moved_error_pct") is not None]
+        if moved:
+            print(f"{case} {short:.0f}%: with the handoffs' move "
+                  f"median |error| {statistics.median(moved):.1f}%")
         within = sum(1 for e in errs if e <= 20)
         inside = sum(1 for r in rs if r["real_inside_interval"])
         print(f"{case} {short:.0f}%: median |error| "

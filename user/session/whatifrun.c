@@ -372,6 +372,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	n_delays = window_delays(&r, delays, ARRAY_SIZE(delays));
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
 		struct wakecurve_shift ws;
+		double cut;
 		struct whatif_entry w = {
 			.object = l->address,
 			.site = l->site,
@@ -395,7 +396,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 
 		wakecurve__shift(&r.wake, fit.held, shorter[i], delays,
 				 n_delays, &ws);
-		fit.handoff_cut = handoff_cut(&r, &fit, &ws);
+		cut = handoff_cut(&r, &fit, &ws);
 		w.handoff_ns = ws.handoff_ns;
 		w.handoff_after_ns = ws.after_ns;
 		w.handoff_woken = ws.woken_share;
@@ -406,10 +407,20 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			 "cut %.4f", name, r.wake.n_handoffs,
 			 ws.handoff_ns / 1e3, ws.woken_share * 100,
 			 ws.after_ns / 1e3, shorter[i] * 100,
-			 ws.extra_ns / 1e3, ws.wakes, w.n_curve,
-			 fit.handoff_cut);
+			 ws.extra_ns / 1e3, ws.wakes, w.n_curve, cut);
 		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
 				     &r.cpu, &w.p);
+		/* What the handoffs' move would add: said, not applied
+		   (docs/what-if.md, step 6: not yet measured to help). */
+		if (cut != 0) {
+			struct whatif_prediction moved;
+
+			fit.handoff_cut = cut;
+			whatifmodel__predict(&fit, shorter[i], r.windows,
+					     r.n_windows, &r.cpu, &moved);
+			fit.handoff_cut = 0;
+			w.handoff_pct = moved.handoff_pct;
+		}
 		/* Apart: its slope is the delay's CPU, and the queue's
 		   customers are not the progress's. */
 		if (r.reach == WHATIF_REACH_NO)

@@ -45,6 +45,9 @@ struct whatif_entry {
 	double handoff_ns;
 	double handoff_after_ns;
 	double handoff_woken;
+	/* The points of the lock's gain their move past the slope's line
+	   would add (whatifmodel.h's handoff_pct; not in p) */
+	double handoff_pct;
 	struct wakecurve_point curve[WAKECURVE_BINS];
 	size_t n_curve;
 };

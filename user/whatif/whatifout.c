@@ -110,14 +110,15 @@ void whatifout__table(FILE *out, const struct whatif *w)
 	for (size_t i = 0; i < w->n; i++) {
 		const struct whatif_entry *e = &w->entries[i];
 
-		if (fabs(e->p.handoff_pct) < HANDOFF_SHOWN_PCT)
+		if (fabs(e->handoff_pct) < HANDOFF_SHOWN_PCT)
 			continue;
-		fprintf(out, "Handoffs: %s %.0f%% shorter: %+.1f of the gain's "
-			"points are its handoffs' wake-ups (%.1f us -> %.1f us): "
-			"a CPU idle for less wakes its waiter faster, which "
-			"lengthened holds do not show.\n",
+		fprintf(out, "Handoffs: %s %.0f%% shorter: its handoffs' "
+			"wake-ups would add %+.1f points to the lock's gain "
+			"(%.1f us -> %.1f us; not in the Gain shown): a CPU idle "
+			"for less wakes its waiter faster, which lengthened "
+			"holds do not show.\n",
 			e->object_name ? e->object_name : "?", e->shorter * 100,
-			e->p.handoff_pct, e->handoff_ns / 1e3,
+			e->handoff_pct, e->handoff_ns / 1e3,
 			e->handoff_after_ns / 1e3);
 	}
 	if (w->n)
@@ -163,7 +164,7 @@ static void json_handoffs(json_t *o, const struct whatif_entry *e, int *err)
 		     json_real(e->handoff_after_ns) : json_null(), err);
 	jsonout__set(o, "handoff_woken_pct", timed ?
 		     json_real(e->handoff_woken * 100) : json_null(), err);
-	jsonout__set(o, "handoff_gain_pct", json_real(e->p.handoff_pct), err);
+	jsonout__set(o, "handoff_gain_pct", json_real(e->handoff_pct), err);
 	jsonout__set(o, "probe_ns", jsonout__uint(e->probe_ns), err);
 	if (!curve) {
 		*err = -ENOMEM;
