@@ -118,5 +118,13 @@ class WhatIfHandoff(SyncprofTestCase):
                 self.assertGreater(p["latency_ns"], 0, curve)
             self.assertLessEqual(e["handoff_predicted_ns"],
                                  e["handoff_ns"] + 1e-6, e)
+            # Every point's wake-ups are among the waiters' (the busy
+            # ones off the curve; fewer than a point's none on it).
+            self.assertLessEqual(sum(p["wakes"] for p in curve),
+                                 e["wakes"] + 1e-6, e)
+            if curve:
+                self.assertAlmostEqual(
+                    sum(p["wakes"] for p in curve) / e["wakes"] * 100,
+                    100 - e["wakes_busy_pct"], delta=1e-6, msg=e)
             self.assertGreaterEqual(e["handoff_woken_pct"], 0, e)
             self.assertLessEqual(e["handoff_woken_pct"], 100, e)

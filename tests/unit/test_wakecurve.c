@@ -66,6 +66,7 @@ static void test_step_crossed_by_shorter_holds(void **state UNUSED)
 	assert_true(s.known);
 	assert_true(fabs(s.handoff_ns - 40e3) < 1e-6);
 	assert_true(fabs(s.woken_share - 1) < 1e-9);
+	assert_true(s.busy_share == 0);
 	/* 210 us -> 126 us of idle: the step, 20 us -> 6 us, all of it
 	   past the line. */
 	now = wakecurve__at(&c, x * 1e3);
@@ -124,6 +125,8 @@ static void test_busy_machine_has_no_curve(void **state UNUSED)
 	assert_true(fabs(s.handoff_ns - 45e3) < 1e-6);
 	assert_true(fabs(s.after_ns - 45e3) < 1e-6);
 	assert_true(fabs(s.woken_share - 300.0 / 350) < 1e-9);
+	assert_true(fabs(s.wakes - 400) < 1e-9);
+	assert_true(fabs(s.busy_share - 1) < 1e-9);
 	assert_true(s.extra_ns == 0);
 }
 

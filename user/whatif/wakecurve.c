@@ -140,6 +140,8 @@ void wakecurve__shift(const struct wakecurve *c, double held, double shorter,
 		out->wakes += c->wakes[i].count;
 	}
 	out->woken_share = woken / c->n_handoffs;
+	if (out->wakes > 0)
+		out->busy_share = c->wakes[WHATIF_WAKE_BUSY].count / out->wakes;
 	for (size_t k = 0; k < n_delays; k++)
 		lines += delays[k] > 0;
 	held = fmin(fmax(held, 0), 1);

@@ -48,7 +48,8 @@ struct wakecurve_shift {
 	   does not hold (what the slope misses); may be negative. */
 	double extra_ns;
 	double woken_share;	/* handoffs whose waiter was woken */
-	double wakes;		/* the curve's wake-ups */
+	double wakes;		/* the waiters' wake-ups */
+	double busy_share;	/* of them, those whose CPU was busy */
 };
 
 /* The curve's points in order of idle (bins merged until each has

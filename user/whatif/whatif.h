@@ -45,6 +45,8 @@ struct whatif_entry {
 	double handoff_ns;
 	double handoff_after_ns;
 	double handoff_woken;
+	double wakes, wakes_busy;	/* the waiters' wake-ups; the share
+					   whose CPU was busy (no idle) */
 	/* The points of the lock's gain their move past the slope's line
 	   would add (whatifmodel.h's handoff_pct; not in p) */
 	double handoff_pct;
