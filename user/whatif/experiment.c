@@ -34,6 +34,13 @@
  * --progress: the default progress, every lock call, is made by every
  * lock's holders.
  *
+ * The hold phase times the lock's handoffs and its waiters' wake-ups
+ * too (bpf/experiment/whatif.bpf.c): the sums, binned by the idle of the
+ * CPU a waiter ran on, are read at its start and end like the holds
+ * (their difference is the phase's), into a wakecurve (wakecurve.c).  The
+ * phase is said on stderr at both ends ("timing the holds", "holds
+ * timed"): a test holds the handoffs to the target's own in between.
+ *
  * Several processes (--children, several --pid): every probe is attached
  * once per process, with its PID (not system-wide: other programs using
  * the same libc pay nothing, and a lock at the same address in one of
