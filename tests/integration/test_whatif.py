@@ -34,7 +34,8 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "holders", "stolen_pct", "reaches_progress",
               "delay_budget_ns", "windows", "handoff_ns",
               "handoff_predicted_ns", "handoff_woken_pct", "handoff_gain_pct",
-              "probe_ns", "wake_curve", "wakes", "wakes_busy_pct"}
+              "probe_ns", "wake_curve", "wakes", "wakes_busy_pct",
+              "handoff_below_curve_pct"}
 
 
 def machine_ticks():

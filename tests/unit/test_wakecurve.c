@@ -67,6 +67,7 @@ static void test_step_crossed_by_shorter_holds(void **state UNUSED)
 	assert_true(fabs(s.handoff_ns - 40e3) < 1e-6);
 	assert_true(fabs(s.woken_share - 1) < 1e-9);
 	assert_true(s.busy_share == 0);
+	assert_true(s.below_share == 0);
 	/* 210 us -> 126 us of idle: the step, 20 us -> 6 us, all of it
 	   past the line. */
 	now = wakecurve__at(&c, x * 1e3);
@@ -191,10 +192,19 @@ static void test_below_the_curve_is_flat(void **state UNUSED)
 	assert_true(fabs(wakecurve__at(&c, 50e3) - wakecurve__at(&c, 210e3))
 		    < 1e-9);
 	wakecurve__shift(&c, 0.9, 0.5, delays, 2, &s);
-	/* The line's rise above (0.01 us per us) is all the slope sees,
-	   and the flat part below reads less than it: a negative rest. */
-	assert_true(s.extra_ns < 0);
+	/* 210 us -> 115.5 us: below the curve, nothing measured says how
+	   far (the line's rise above is no guide to the step below). */
+	assert_true(s.known);
+	assert_true(s.extra_ns == 0);
+	assert_true(fabs(s.below_share - 1) < 1e-9);
 	assert_true(fabs(s.after_ns - s.handoff_ns) < 1e-6);
+	/* Handoffs higher up, shortened within it: moved, and the line's
+	   part taken off. */
+	handoffs(&c, 460, 100, 40);
+	wakecurve__shift(&c, 0.9, 0.25, delays, 2, &s);
+	assert_true(fabs(s.below_share - 0.5) < 1e-9);
+	assert_true(s.after_ns < s.handoff_ns);
+	assert_true(fabs(s.extra_ns) < 1);
 }
 
 /* The shrink past the line, in the prediction: a cut of the unit. */

@@ -402,6 +402,7 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		w.handoff_woken = ws.woken_share;
 		w.wakes = ws.wakes;
 		w.wakes_busy = ws.busy_share;
+		w.handoff_below = ws.below_share;
 		w.n_curve = wakecurve__points(&r.wake, w.curve);
 		pr_debug("--what-if: %s: %.0f handoffs of %.1f us (%.0f%% woken), "
 			 "%.1f us with holds %.0f%% shorter, %.2f us of it past "

@@ -50,6 +50,9 @@ struct wakecurve_shift {
 	double woken_share;	/* handoffs whose waiter was woken */
 	double wakes;		/* the waiters' wake-ups */
 	double busy_share;	/* of them, those whose CPU was busy */
+	/* Of the woken handoffs, those whose idle, shortened, falls below
+	   the curve: left as they are. */
+	double below_share;
 };
 
 /* The curve's points in order of idle (bins merged until each has

@@ -47,6 +47,8 @@ struct whatif_entry {
 	double handoff_woken;
 	double wakes, wakes_busy;	/* the waiters' wake-ups; the share
 					   whose CPU was busy (no idle) */
+	double handoff_below;		/* woken handoffs shortened below
+					   the curve: not moved */
 	/* The points of the lock's gain their move past the slope's line
 	   would add (whatifmodel.h's handoff_pct; not in p) */
 	double handoff_pct;
