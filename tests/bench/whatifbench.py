@@ -41,6 +41,13 @@ The cases:
            them; predicted vs real for 25% and 50% shorter.
 
 The load average (1 minute) is printed before and after each case.
+Each paired row is followed by the handoffs syncprof timed (now and
+with the holds shorter, JSON handoff_ns and handoff_predicted_ns), the
+points of the gain their move past the slope's line would add
+(handoff_gain_pct, not in the prediction), the prediction and its error
+with them, and the
+wake-up curve (idle before: latency, us).  WHATIF_CASES picks cases
+(lock,cpu,procs,decoy), WHATIF_HOLD_US the lock case's hold (200).
 
   tests/bench/whatifbench.py [--json FILE]
 
@@ -62,7 +69,10 @@ from whatiftruth import Truth  # noqa: E402
 BUILD = os.environ.get("SYNCPROF_BUILD", os.path.join(ROOT, "build"))
 SYNCPROF = os.path.join(ROOT, "syncprof")
 TARGET = os.path.join(BUILD, "tests", "targets", "whatif")
-LOCK_BOUND = ["--threads", "3", "--hold-us", "200", "--work-us", "20"]
+# The lock case's hold (WHATIF_HOLD_US: 100 puts it on the guest's fast
+# side of the wake-up's step, docs/what-if.md).
+LOCK_BOUND = ["--threads", "3", "--hold-us",
+              os.environ.get("WHATIF_HOLD_US", "200"), "--work-us", "20"]
 DECOY = LOCK_BOUND + ["--decoy-threads", "4", "--decoy-hold-us", "1000"]
 CPU_BOUND = ["--threads", "4", "--hold-us", "100", "--hold-sleep-us", "150",
              "--work-us", "190"]
@@ -182,7 +192,20 @@ def compare(name, w, reals):
            "error_pct": err, "real_inside_interval": inside,
            "experiment_s": w["experiment_s"],
            "queue_gain_pct": w.get("queue_gain_pct"),
-           "methods_agree": w.get("methods_agree")}
+           "methods_agree": w.get("methods_agree"),
+           "handoff_ns": w.get("handoff_ns"),
+           "handoff_predicted_ns": w.get("handoff_predicted_ns"),
+           "handoff_woken_pct": w.get("handoff_woken_pct"),
+           "handoff_gain_pct": w.get("handoff_gain_pct"),
+           "wake_curve": w.get("wake_curve")}
+    # The prediction with the handoffs' move past the line (said, not
+    # applied: added to the lock's arithmetic where the lock bounds it),
+    # and its error.
+    moved = w["predicted_gain_pct"] + (w.get("handoff_gain_pct") or 0)
+    if w["bound"] != "lock":
+        moved = w["predicted_gain_pct"]
+    row["moved_pct"] = moved
+    row["moved_error_pct"] = (moved - real) / real * 100 if real else None
     errs = f"{err:+7.1f}%" if err is not None else "      -"
     queue = w.get("queue_gain_pct")
     queue = f"{queue:7.1f}" if queue is not None else "      -"
@@ -190,6 +213,17 @@ def compare(name, w, reals):
           f"[{w['low_pct']:6.1f}, {w['high_pct']:7.1f}] {w['bound']:<4} "
           f"{reals[0]:7.1f} {reals[1]:7.1f}  {errs}  "
           f"{'yes' if inside else 'no':<6} {w['experiment_s']:5.1f} {queue}")
+    if w.get("handoff_ns"):
+        curve = ", ".join(f"{p['idle_ns'] / 1e3:.0f}:{p['latency_ns'] / 1e3:.1f}"
+                          for p in w.get("wake_curve") or [])
+        merr = row["moved_error_pct"]
+        merr = f"{merr:+.1f}%" if merr is not None else "-"
+        print(f"       handoffs {w['handoff_ns'] / 1e3:.1f} us -> "
+              f"{w['handoff_predicted_ns'] / 1e3:.1f} us "
+              f"({w['handoff_woken_pct']:.0f}% woken), "
+              f"{w['handoff_gain_pct']:+.1f} points; with them "
+              f"{moved:.1f} ({merr}); wake-ups (idle us: latency us) "
+              f"{curve or 'none idle'}")
     return row
 
 
@@ -234,6 +268,11 @@ def medians(rows):
             out.setdefault((r["case"], r["shorter_pct"]), []).append(r)
     for (case, short), rs in sorted(out.items()):
         errs = [abs(r["error_pct"]) for r in rs]
+        moved = [abs(r["moved_error_pct"]) for r in rs
+                 if r.get("moved_error_pct") is not None]
+        if moved:
+            print(f"{case} {short:.0f}%: with the handoffs' move "
+                  f"median |error| {statistics.median(moved):.1f}%")
         within = sum(1 for e in errs if e <= 20)
         inside = sum(1 for r in rs if r["real_inside_interval"])
         print(f"{case} {short:.0f}%: median |error| "

@@ -32,7 +32,10 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
               "holders", "stolen_pct", "reaches_progress",
-              "delay_budget_ns", "windows"}
+              "delay_budget_ns", "windows", "handoff_ns",
+              "handoff_predicted_ns", "handoff_woken_pct", "handoff_gain_pct",
+              "probe_ns", "wake_curve", "wakes", "wakes_busy_pct",
+              "handoff_below_curve_pct"}
 
 
 def machine_ticks():

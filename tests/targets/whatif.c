@@ -24,7 +24,11 @@
  * is set to 1 ns so that the sleep is what was asked.
  *
  * Every window's line ends with "cpu C": the CPUs the process used in
- * it (its CPU time over the window's, every thread of this process).
+ * it (its CPU time over the window's, every thread of this process),
+ * then "handoff H N": the mean handoff of the workers' lock in it, in
+ * us, over its N handoffs (a release, timed just before the unlock
+ * call, to the next lock call's return by a worker that called before
+ * that release; a worker that came after found it free).
  *
  * --decoy-threads M: M threads that take decoy_lock and sleep
  * --decoy-hold-us under it, in a loop, making nothing: more wait than
@@ -66,6 +70,8 @@ struct shared {
 	atomic_uint hold_ns;		/* the critical section, now */
 	atomic_uint sleep_ns;		/* its sleep, now */
 	atomic_bool stop;
+	atomic_ulong released_ns;	/* the lock's last release */
+	atomic_ulong handoffs, handoff_ns;
 	pthread_mutex_t shared_lock;	/* --procs: the workers' lock */
 };
 
@@ -161,9 +167,18 @@ static void *worker(void *arg)
 		unsigned int nap = atomic_load(&sh->sleep_ns);
 		uint64_t t0;
 
+		uint64_t called, got, released;
+
 		if (feed_ns)
 			sem_wait(&tokens);
+		called = now_ns();
 		pthread_mutex_lock(lock);
+		got = now_ns();
+		released = atomic_load(&sh->released_ns);
+		if (called < released && got > released) {
+			atomic_fetch_add(&sh->handoffs, 1);
+			atomic_fetch_add(&sh->handoff_ns, got - released);
+		}
 		if (nap) {
 			struct timespec ts = { nap / 1000000000u,
 					       (long)(nap % 1000000000u) };
@@ -173,6 +188,7 @@ static void *worker(void *arg)
 		}
 		spin_ns(hold);
 		t0 = thread_cpu_ns();
+		atomic_store(&sh->released_ns, now_ns());
 		pthread_mutex_unlock(lock);
 		if (thread_cpu_ns() - t0 >= hold / 4)
 			atomic_fetch_add(&sh->slow_unlocks, 1);
@@ -321,7 +337,7 @@ int main(int argc, char **argv)
 	{
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 		unsigned long before = atomic_load(&sh->items);
-		unsigned long unlocked = 0, slow = 0;
+		unsigned long unlocked = 0, slow = 0, handed = 0, handed_ns = 0;
 		uint64_t t0 = now_ns(), cpu0 = process_cpu_ns();
 		int w = 0;
 
@@ -346,11 +362,19 @@ int main(int argc, char **argv)
 				unsigned long sl = atomic_load(&sh->slow_unlocks);
 
 				uint64_t cpu1 = process_cpu_ns();
+				unsigned long h = atomic_load(&sh->handoffs);
+				unsigned long hn = atomic_load(&sh->handoff_ns);
 
-				printf(" slow %.3f ab %.2f cpu %.3f\n", u > unlocked ?
+				printf(" slow %.3f ab %.2f cpu %.3f handoff %.2f %lu\n",
+				       u > unlocked ?
 				       (double)(sl - slow) / (double)(u - unlocked) : 0.0,
 				       frac, (double)(cpu1 - cpu0) /
-					     (double)(t1 - t0));
+					     (double)(t1 - t0),
+				       h > handed ? (double)(hn - handed_ns) /
+						    (double)(h - handed) / 1e3 : 0.0,
+				       h - handed);
+				handed = h;
+				handed_ns = hn;
 				cpu0 = cpu1;
 				unlocked = u;
 				slow = sl;

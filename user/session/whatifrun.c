@@ -294,6 +294,42 @@ static int choose(struct session *s, const struct seen_lock *seen,
 	return err;
 }
 
+/*
+ * The share of a unit's time holds `shorter` shorter take off beyond the
+ * slope through the handoffs (wakecurve.c): each handoff's extra shrink
+ * times the handoffs per second, as far as the lock bounds the progress
+ * (its slope over the share held).
+ */
+static double handoff_cut(const struct experiment_result *r,
+			  const struct whatif_fit *fit,
+			  const struct wakecurve_shift *ws)
+{
+	double per_s, bound;
+
+	if (!ws->known || !r->holds || !(fit->held > 0))
+		return 0;
+	per_s = r->holds_per_s * r->wake.n_handoffs / (double)r->holds;
+	bound = fmin(fmax(fit->slope / fit->held, 0), 1);
+	return bound * per_s * ws->extra_ns * 1e-9;
+}
+
+/* The delays of r's windows, as fractions of the hold: each once. */
+static size_t window_delays(const struct experiment_result *r, double *out,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_windows; i++) {
+		size_t j;
+
+		for (j = 0; j < n && out[j] != r->windows[i].delay; j++)
+			;
+		if (j == n && n < max && r->windows[i].delay > 0)
+			out[n++] = r->windows[i].delay;
+	}
+	return n;
+}
+
 /* One lock's experiment, into its entries; *reach: whether some
    progress waits for it. */
 static int experiment_lock(struct session *s, struct experiment *e,
@@ -303,6 +339,8 @@ static int experiment_lock(struct session *s, struct experiment *e,
 	static const double shorter[] = { WHATIF_SHORTER_1, WHATIF_SHORTER_2 };
 	struct experiment_result r;
 	struct whatif_fit fit;
+	double delays[4];
+	size_t n_delays;
 	char buf[32];
 	const char *name = lock_name(s, l, buf, sizeof(buf));
 	int err;
@@ -347,13 +385,17 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			"or made, progress (%" PRIu64 " threads did) in %" PRIu64
 			" wakeup pairs: apart from it, only its holds' CPU "
 			"counts", name, r.holders, r.progress_threads, r.wakes);
+	n_delays = window_delays(&r, delays, ARRAY_SIZE(delays));
 	for (size_t i = 0; i < ARRAY_SIZE(shorter); i++) {
+		struct wakecurve_shift ws;
+		double cut;
 		struct whatif_entry w = {
 			.object = l->address,
 			.site = l->site,
 			.shorter = shorter[i],
 			.hold_ns = r.hold_ns,
 			.hold_cpu_ns = r.hold_cpu_ns,
+			.probe_ns = r.probe_ns,
 			.base_rate = fit.base_rate,
 			.delayed_rate = r.rate_delayed,
 			.after_rate = r.rate_after,
@@ -368,8 +410,36 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		};
 		double q;
 
+		wakecurve__shift(&r.wake, fit.held, shorter[i], delays,
+				 n_delays, &ws);
+		cut = handoff_cut(&r, &fit, &ws);
+		w.handoff_ns = ws.handoff_ns;
+		w.handoff_after_ns = ws.after_ns;
+		w.handoff_woken = ws.woken_share;
+		w.wakes = ws.wakes;
+		w.wakes_busy = ws.busy_share;
+		w.handoff_below = ws.below_share;
+		w.n_curve = wakecurve__points(&r.wake, w.curve);
+		pr_debug("--what-if: %s: %.0f handoffs of %.1f us (%.0f%% woken), "
+			 "%.1f us with holds %.0f%% shorter, %.2f us of it past "
+			 "the line; %.0f wake-ups on a curve of %zu points: "
+			 "cut %.4f", name, r.wake.n_handoffs,
+			 ws.handoff_ns / 1e3, ws.woken_share * 100,
+			 ws.after_ns / 1e3, shorter[i] * 100,
+			 ws.extra_ns / 1e3, ws.wakes, w.n_curve, cut);
 		whatifmodel__predict(&fit, shorter[i], r.windows, r.n_windows,
 				     &r.cpu, &w.p);
+		/* What the handoffs' move would add: said, not applied
+		   (docs/what-if.md, step 6: not yet measured to help). */
+		if (cut != 0) {
+			struct whatif_prediction moved;
+
+			fit.handoff_cut = cut;
+			whatifmodel__predict(&fit, shorter[i], r.windows,
+					     r.n_windows, &r.cpu, &moved);
+			fit.handoff_cut = 0;
+			w.handoff_pct = moved.handoff_pct;
+		}
 		/* Apart: its slope is the delay's CPU, and the queue's
 		   customers are not the progress's. */
 		if (r.reach == WHATIF_REACH_NO)

@@ -34,6 +34,13 @@
  * --progress: the default progress, every lock call, is made by every
  * lock's holders.
  *
+ * The hold phase times the lock's handoffs and its waiters' wake-ups
+ * too (bpf/experiment/whatif.bpf.c): the sums, binned by the idle of the
+ * CPU a waiter ran on, are read at its start and end like the holds
+ * (their difference is the phase's), into a wakecurve (wakecurve.c).  The
+ * phase is said on stderr at both ends ("timing the holds", "holds
+ * timed"): a test holds the handoffs to the target's own in between.
+ *
  * Several processes (--children, several --pid): every probe is attached
  * once per process, with its PID (not system-wide: other programs using
  * the same libc pay nothing, and a lock at the same address in one of
@@ -588,6 +595,25 @@ static int judge_reach(struct experiment *e, uint64_t object, bool lost,
 	return err;
 }
 
+/* The handoffs and wake-ups counted so far, into c times sign. */
+static void wake_add(struct experiment *e, struct wakecurve *c, double sign)
+{
+	const struct whatif_wakebin *w = e->skel->bss->wake_bins;
+	const struct whatif_wakebin *h = e->skel->bss->handoff_bins;
+
+	for (size_t i = 0; i < WAKECURVE_BINS; i++) {
+		c->wakes[i].count += sign * (double)w[i].count;
+		c->wakes[i].idle_ns += sign * (double)w[i].idle_ns;
+		c->wakes[i].lat_ns += sign * (double)w[i].lat_ns;
+		c->handoffs[i].count += sign * (double)h[i].count;
+		c->handoffs[i].idle_ns += sign * (double)h[i].idle_ns;
+		c->handoffs[i].lat_ns += sign * (double)h[i].lat_ns;
+		c->handoffs[i].handoff_ns += sign * (double)h[i].handoff_ns;
+	}
+	c->n_handoffs += sign * (double)counts(e)->handoffs;
+	c->handoff_ns += sign * (double)counts(e)->handoff_ns;
+}
+
 /* The hold phase: the lock's mean hold, its holds and progress per s. */
 static int hold_phase(struct experiment *e, struct experiment_result *r,
 		      double *rate)
@@ -598,7 +624,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	uint64_t holders = counts(e)->holders;
 	uint64_t lost = counts(e)->reach_lost;
 	struct stamp first, last;
-	struct bpf_link *sw, *waking = NULL;
+	struct bpf_link *sw, *waking = NULL, *woken = NULL;
 	size_t n_hold = 0;
 	bool observe = e->cfg.progress_path && e->processes_kept;
 	double s;
@@ -606,6 +632,8 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 
 	map_clear(e->skel->maps.progress_threads, sizeof(uint32_t));
 	map_clear(e->skel->maps.wakes, sizeof(struct whatif_wake));
+	map_clear(e->skel->maps.taking, sizeof(uint32_t));
+	e->skel->bss->released_ns = 0;
 
 	for (size_t i = 0; !err && i < e->n_holds; i++) {
 		const struct hold_func *h = &e->holds[i];
@@ -636,6 +664,13 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	sw = err ? NULL : bpf_program__attach(e->skel->progs.whatif_switch);
 	if (!err && !sw)
 		err = -errno;
+	/* Without it the handoffs are timed, their wake-ups not. */
+	if (!err) {
+		woken = bpf_program__attach(e->skel->progs.whatif_waiter_woken);
+		if (!woken)
+			pr_debug("--what-if: waiters' wake-ups not timed: %s",
+				 strerror(errno));
+	}
 	if (!err && observe) {
 		waking = bpf_program__attach(e->skel->progs.whatif_waking);
 		if (!waking)
@@ -649,6 +684,8 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	if (!err)
 		err = wait_window(e, SETTLE_S);
 	stamp_now(e, &first);
+	wake_add(e, &r->wake, -1);
+	pr_info("--what-if: timing the holds and handoffs");
 	if (!err)
 		err = wait_window(e, HOLD_PHASE_S);
 	/* Read before the probes go: removing them takes a while. */
@@ -660,7 +697,12 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		err = wait_window(e, HOLD_PHASE_STEP_S);
 		stamp_now(e, &last);
 	}
+	wake_add(e, &r->wake, 1);
 	s = (double)(last.ns - first.ns) * 1e-9;
+	pr_info("--what-if: holds timed: %.2f s, %" PRIu64 " holds, %.0f "
+		"handoffs of %.1f us", s, last.holds - first.holds,
+		r->wake.n_handoffs, r->wake.n_handoffs > 0 ?
+		r->wake.handoff_ns / r->wake.n_handoffs / 1e3 : 0.0);
 	holds = last.holds - first.holds;
 	hold_ns = last.hold_ns - first.hold_ns;
 	off_ns = last.off_ns - first.off_ns;
@@ -668,6 +710,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	units = last.units - first.units;
 	n_hold = e->n_hold;
 	e->skel->bss->observing = 0;
+	bpf_link__destroy(woken);
 	bpf_link__destroy(waking);
 	detach(e->hold_links, &e->n_hold);
 	bpf_link__destroy(sw);
@@ -690,6 +733,21 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		 (unsigned long long)r->wakes,
 		 r->reach == WHATIF_REACH_YES ? "yes" :
 		 r->reach == WHATIF_REACH_NO ? "no" : "not known");
+	for (size_t i = 0; i < WAKECURVE_BINS; i++)
+		if (r->wake.wakes[i].count > 0)
+			pr_debug("--what-if: waiters woken after %s%.0f us idle: "
+				 "%.0f, %.1f us each; %.0f handoffs of them, "
+				 "%.1f us each", i == WHATIF_WAKE_BUSY ?
+				 "a busy CPU, " : "",
+				 r->wake.wakes[i].idle_ns / 1e3 /
+				 r->wake.wakes[i].count,
+				 r->wake.wakes[i].count,
+				 r->wake.wakes[i].lat_ns / 1e3 /
+				 r->wake.wakes[i].count,
+				 r->wake.handoffs[i].count,
+				 r->wake.handoffs[i].count > 0 ?
+				 r->wake.handoffs[i].handoff_ns / 1e3 /
+				 r->wake.handoffs[i].count : 0.0);
 	if (!holds)
 		return -ENODATA;
 	r->hold_cpu_ns = hold_ns / holds;
@@ -697,6 +755,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	r->hold_ns = without_probes(r->hold_ns, e->empty_ns);
 	r->hold_cpu_ns = without_probes(r->hold_cpu_ns, e->empty_ns);
 	r->holds_per_s = (double)holds / s;
+	r->holds = holds;
 	r->holders = holders;
 	r->rate = *rate;
 	return r->hold_ns ? 0 : -ENODATA;

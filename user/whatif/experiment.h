@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "wakecurve.h"
 #include "whatifmodel.h"
 #include "whatifplan.h"
 
@@ -45,6 +46,9 @@ struct experiment_result {
 	enum whatif_reach reach;
 	uint64_t progress_threads;
 	uint64_t wakes;
+	/* The lock's handoffs and its waiters' wake-ups, hold phase */
+	struct wakecurve wake;
+	uint64_t holds;			/* holds timed then */
 	struct whatifplan plan;		/* the windows and the budget */
 	struct whatif_window windows[WHATIFPLAN_WINDOWS_MAX];
 	size_t n_windows;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "symbolinfo.h"
+#include "wakecurve.h"
 #include "whatifmodel.h"
 
 /* The shortenings predicted, as fractions of the mean hold. */
@@ -28,6 +29,7 @@ struct whatif_entry {
 	unsigned int holders;		/* threads that held it */
 	uint64_t hold_ns;		/* mean hold measured */
 	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
+	uint64_t probe_ns;		/* the probes' part taken off it */
 	double base_rate;		/* progress/s without delay */
 	double delayed_rate;		/* during the delayed windows */
 	double after_rate;		/* the last window, delay off */
@@ -37,6 +39,21 @@ struct whatif_entry {
 	double experiment_s;		/* the lock's experiment, in all */
 	double stolen;			/* the host's share of the busy time */
 	enum whatif_reach reach;	/* its holders and the progress */
+	/* The handoffs (hold phase, wakecurve.c): mean now, predicted
+	   with these holds, the share whose waiter was woken, and the
+	   waiters' wake-up curve; handoff_ns 0: none timed */
+	double handoff_ns;
+	double handoff_after_ns;
+	double handoff_woken;
+	double wakes, wakes_busy;	/* the waiters' wake-ups; the share
+					   whose CPU was busy (no idle) */
+	double handoff_below;		/* woken handoffs shortened below
+					   the curve: not moved */
+	/* The points of the lock's gain their move past the slope's line
+	   would add (whatifmodel.h's handoff_pct; not in p) */
+	double handoff_pct;
+	struct wakecurve_point curve[WAKECURVE_BINS];
+	size_t n_curve;
 };
 
 struct whatif {

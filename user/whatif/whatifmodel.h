@@ -46,6 +46,10 @@ struct whatif_fit {
 	/* The share of the machine's busy time its host took (a guest's
 	   steal), set by the caller: the interval widens by it. */
 	double stolen;
+	/* The share of a unit's time holds `shorter` shorter take off
+	   beyond the slope (the handoffs' wake-ups, wakecurve.c), set by
+	   the caller for each shortening; 0: none. */
+	double handoff_cut;
 };
 
 /* Whether the lock's holders reach a thread that makes progress
@@ -77,6 +81,8 @@ struct whatif_prediction {
 	   holds shorter at the same rate; 0: not known. */
 	double cpu_share;
 	double cpu_share_after;
+	/* The points of lock_gain_pct that fit->handoff_cut adds. */
+	double handoff_pct;
 };
 
 /*
