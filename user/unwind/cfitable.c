@@ -107,6 +107,22 @@ static int cmp_row(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/*
+ * Rows come out of the walk, and out of modtable's marking, in address
+ * order nearly always (disjoint, so no two share a start): a pass that
+ * finds them sorted spares the sort, which was a sixth of the time a
+ * large module's table took (cc1's two sorts: 0.15 s of 0.9 s).
+ */
+void cfitable__sort_rows(struct sp_unwind_row *rows, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (rows[i].start < rows[i - 1].start) {
+			qsort(rows, n, sizeof(*rows), cmp_row);
+			return;
+		}
+	}
+}
+
 static int spans__push(struct spans *s, uint64_t lo, uint64_t hi)
 {
 	if (array__grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
@@ -618,7 +634,7 @@ static void cfitable__merge(struct cfitable *table)
 
 	if (!table->n_rows)
 		return;
-	qsort(table->rows, table->n_rows, sizeof(*table->rows), cmp_row);
+	cfitable__sort_rows(table->rows, table->n_rows);
 	for (size_t i = 1; i < table->n_rows; i++) {
 		struct sp_unwind_row *last = &table->rows[j];
 
