@@ -26,7 +26,12 @@
  *  - an own interpreter of the CFA instructions (one pass per FDE, as
  *    perf does): a second reading of CIE initial state, remember/restore
  *    state and the x86-64 ABI defaults that libdw, and hence our
- *    symbolizer, already gets right; 10 ms does not call for it.
+ *    symbolizer, already gets right; 10 ms does not call for it.  Since
+ *    measured: a compiler's module (cc1, 441,669 rows) takes 0.6-0.9 s,
+ *    three quarters of it in dwarf_cfi_addrframe (each call finds its
+ *    FDE and interprets it from the start), and under --all on a host
+ *    that builds software such tables are most of what the tables
+ *    cost: the interpreter may now pay.
  *  - FDE starts from .eh_frame_hdr's search table: no lengths, and
  *    nothing for .debug_frame.
  *  - merging rows across the alignment padding between functions: 1,590
