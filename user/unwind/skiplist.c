@@ -7,10 +7,11 @@
  * skipped; its caller's frame is the call site anyway.
  *
  * The built-in wrappers are a hundred globs tried against every function
- * of every module: each glob's literal prefix is compared first (its
- * first character inline), and a glob without one looks for its longest
- * literal run before fnmatch runs, so a name costs its demangling and a
- * few string compares.  A stripped
+ * of every module: a name is tried only against the globs whose prefix
+ * starts with its first byte and those without a prefix (in the list's
+ * order: the first match wins), each glob's literal prefix is compared
+ * first, and a glob without one looks for its longest literal run before
+ * fnmatch runs, so a name costs its demangling and a few string compares.  A stripped
  * library's static slow path (GLib's g_mutex_lock_slowpath) has no
  * symbol at all: the wrappers that say so (WRAPPER_F_CALLEES) are
  * decoded (capstone) for direct calls and jumps to code no symbol
@@ -41,9 +42,19 @@ struct skip_glob {
 	bool user;
 };
 
+/* The globs a name that starts with one byte can match, in list order. */
+struct skip_bucket {
+	uint32_t *v;
+	size_t n, cap;
+};
+
 struct skiplist {
 	struct skip_glob *globs;
 	size_t n, cap;
+	/* By a name's first byte: the globs whose prefix starts with it and
+	   those without a prefix.  The hundred built-in globs were all
+	   tried for every function of every module. */
+	struct skip_bucket by_first[256];
 	bool user;
 };
 
@@ -96,6 +107,16 @@ static int skiplist__push(struct skiplist *list, const char *glob,
 	g->user = user;
 	list->n++;
 	list->user |= user;
+	/* A glob goes after those pushed before it, in each of its buckets. */
+	for (unsigned int c = 0; c < 256; c++) {
+		struct skip_bucket *b = &list->by_first[c];
+
+		if (g->prefix && (unsigned char)g->glob[0] != c)
+			continue;
+		if (array__grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v)))
+			return -ENOMEM;
+		b->v[b->n++] = (uint32_t)(list->n - 1);
+	}
 	return 0;
 }
 
@@ -134,6 +155,8 @@ void skiplist__free(struct skiplist *list)
 		return;
 	for (size_t i = 0; i < list->n; i++)
 		free(list->globs[i].glob);
+	for (unsigned int c = 0; c < 256; c++)
+		free(list->by_first[c].v);
 	free(list->globs);
 	free(list);
 }
@@ -182,8 +205,7 @@ size_t skiplist__base_len(const char *demangled)
 static bool glob_matches(const struct skip_glob *g, const char *name,
 			 size_t len)
 {
-	if (len < g->prefix || (g->prefix && name[0] != g->glob[0]) ||
-	    strncmp(name, g->glob, g->prefix))
+	if (len < g->prefix || strncmp(name, g->glob, g->prefix))
 		return false;
 	if (g->infix_len && !memmem(name, len, g->glob + g->infix,
 				    g->infix_len))
@@ -197,6 +219,7 @@ static const struct skip_glob *skiplist__find(const struct skiplist *list,
 	size_t len = strlen(demangled);
 	size_t base = skiplist__base_len(demangled);
 	const struct skip_glob *found = NULL;
+	const struct skip_bucket *bucket;
 	char *short_name = NULL;
 
 	if (skiplist__empty(list))
@@ -206,8 +229,10 @@ static const struct skip_glob *skiplist__find(const struct skiplist *list,
 		if (!short_name)
 			return NULL;
 	}
-	for (size_t i = 0; i < list->n && !found; i++) {
-		const struct skip_glob *g = &list->globs[i];
+	/* The short name starts as the whole one: one bucket for both. */
+	bucket = &list->by_first[(unsigned char)demangled[0]];
+	for (size_t i = 0; i < bucket->n && !found; i++) {
+		const struct skip_glob *g = &list->globs[bucket->v[i]];
 
 		if (glob_matches(g, demangled, len) ||
 		    (short_name && glob_matches(g, short_name, base)))
