@@ -117,6 +117,34 @@ static void test_match_whole_or_base(void **state UNUSED)
 	skiplist__free(list);
 }
 
+/*
+ * Globs that start with a wildcard: their longest literal run is looked
+ * for before fnmatch; a name with it must still match the whole glob, a
+ * name without it never does, and a glob with a bracket or an escape is
+ * left to fnmatch alone.
+ */
+static void test_match_leading_wildcard(void **state UNUSED)
+{
+	const char *const globs[] = { "*std::barrier<*>::*", "?lock_*_slow",
+				      "*[Gg]uard::drop", "*\\*x" };
+	struct skiplist *list = list_of(globs, ARRAY_SIZE(globs));
+
+	assert_true(skiplist__match(list, "std::barrier<void>::wait(long)"));
+	assert_true(skiplist__match(list,
+				    "void std::barrier<F>::arrive() const"));
+	assert_false(skiplist__match(list, "std::barrier<void>"));
+	assert_false(skiplist__match(list, "std::latch::wait()"));
+	assert_true(skiplist__match(list, "_lock_mutex_slow"));
+	assert_false(skiplist__match(list, "lock_mutex_slow"));
+	assert_false(skiplist__match(list, "_lock_mutex_fast"));
+	assert_true(skiplist__match(list, "MutexGuard::drop"));
+	assert_true(skiplist__match(list, "app::guard::drop"));
+	assert_false(skiplist__match(list, "app::Guard::take"));
+	assert_true(skiplist__match(list, "a*x"));
+	assert_false(skiplist__match(list, "ax"));
+	skiplist__free(list);
+}
+
 static void test_empty_list_matches_nothing(void **state UNUSED)
 {
 	struct skiplist *list = list_of(NULL, 0);
@@ -381,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_base_len),
 		cmocka_unit_test(test_demangle_name),
 		cmocka_unit_test(test_match_whole_or_base),
+		cmocka_unit_test(test_match_leading_wildcard),
 		cmocka_unit_test(test_empty_list_matches_nothing),
 		cmocka_unit_test(test_ranges_of_cxx_methods_and_their_clones),
 		cmocka_unit_test(test_ranges_merge_neighbours),

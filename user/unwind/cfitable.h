@@ -52,6 +52,8 @@ void cfitable__free(struct cfitable *table);
 const struct sp_unwind_row *cfitable__rows(const struct cfitable *table,
 					   size_t *n);
 void cfitable__stats(const struct cfitable *table, struct cfitable_stats *st);
+/* Sorts rows by start; an array already sorted is only checked. */
+void cfitable__sort_rows(struct sp_unwind_row *rows, size_t n);
 /*
  * The row whose [start, end) holds addr, or NULL: a binary search, as the
  * BPF side does it.  For a return address look up ra - 1.

@@ -48,13 +48,6 @@ static int rowvec__push(struct rowvec *r, const struct sp_unwind_row *row,
 	return 0;
 }
 
-static int cmp_row(const void *pa, const void *pb)
-{
-	const struct sp_unwind_row *a = pa, *b = pb;
-
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
 /* push rbp; mov rsp, rbp: CFA = rbp + 16, the caller's rbp at CFA - 16. */
 static const struct sp_unwind_row fp_rule = {
 	.cfa_reg = SP_UNWIND_CFA_RBP,
@@ -116,8 +109,7 @@ int modtable__mark(const struct sp_unwind_row *rows, size_t n,
 		free(r.v);
 		return err;
 	}
-	if (r.n)
-		qsort(r.v, r.n, sizeof(*r.v), cmp_row);
+	cfitable__sort_rows(r.v, r.n);
 	*out = r.v;
 	*n_out = r.n;
 	return 0;

@@ -7,8 +7,11 @@
  * skipped; its caller's frame is the call site anyway.
  *
  * The built-in wrappers are a hundred globs tried against every function
- * of every module: each glob's literal prefix is compared first, so a
- * name costs its demangling and a few string compares.  A stripped
+ * of every module: a name is tried only against the globs whose prefix
+ * starts with its first byte and those without a prefix (in the list's
+ * order: the first match wins), each glob's literal prefix is compared
+ * first, and a glob without one looks for its longest literal run before
+ * fnmatch runs, so a name costs its demangling and a few string compares.  A stripped
  * library's static slow path (GLib's g_mutex_lock_slowpath) has no
  * symbol at all: the wrappers that say so (WRAPPER_F_CALLEES) are
  * decoded (capstone) for direct calls and jumps to code no symbol
@@ -31,16 +34,55 @@
 struct skip_glob {
 	char *glob;
 	size_t prefix;		/* literal characters before the first [*?\ */
+	/* A glob with no prefix: its longest run of literal characters,
+	   which every name it matches contains (none: 0). */
+	size_t infix, infix_len;
 	uint32_t attrs;		/* row attributes of its functions */
 	unsigned int flags;	/* enum wrapper_flags */
 	bool user;
 };
 
+/* The globs a name that starts with one byte can match, in list order. */
+struct skip_bucket {
+	uint32_t *v;
+	size_t n, cap;
+};
+
 struct skiplist {
 	struct skip_glob *globs;
 	size_t n, cap;
+	/* By a name's first byte: the globs whose prefix starts with it and
+	   those without a prefix.  The hundred built-in globs were all
+	   tried for every function of every module. */
+	struct skip_bucket by_first[256];
 	bool user;
 };
+
+/*
+ * A glob that starts with a wildcard ("*std::barrier<*>::*") has no
+ * prefix to compare, and fnmatch ran for it against every function of
+ * every module (a third of the matching's time for a C++ program):
+ * its longest literal run is looked for first (memmem).  Only for globs
+ * of '*' and '?' alone: a bracket or an escape would need parsing.
+ */
+static void skip_glob__infix(struct skip_glob *g)
+{
+	const char *glob = g->glob;
+
+	g->infix = g->infix_len = 0;
+	if (g->prefix || strpbrk(glob, "[\\"))
+		return;
+	for (size_t at = 0; glob[at];) {
+		size_t run = strcspn(glob + at, "*?");
+
+		if (run > g->infix_len) {
+			g->infix = at;
+			g->infix_len = run;
+		}
+		at += run;
+		at += glob[at] != '\0';
+	}
+}
 
 static int skiplist__push(struct skiplist *list, const char *glob,
 			  int type, unsigned int flags, bool user)
@@ -55,6 +97,7 @@ static int skiplist__push(struct skiplist *list, const char *glob,
 	if (!g->glob)
 		return -ENOMEM;
 	g->prefix = strcspn(glob, "*?[\\");
+	skip_glob__infix(g);
 	g->attrs = SP_UNWIND_A_SKIP;
 	if (type != WRAPPER_UNTYPED)
 		g->attrs |= SP_UNWIND_A_TYPE(type);
@@ -64,6 +107,16 @@ static int skiplist__push(struct skiplist *list, const char *glob,
 	g->user = user;
 	list->n++;
 	list->user |= user;
+	/* A glob goes after those pushed before it, in each of its buckets. */
+	for (unsigned int c = 0; c < 256; c++) {
+		struct skip_bucket *b = &list->by_first[c];
+
+		if (g->prefix && (unsigned char)g->glob[0] != c)
+			continue;
+		if (array__grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v)))
+			return -ENOMEM;
+		b->v[b->n++] = (uint32_t)(list->n - 1);
+	}
 	return 0;
 }
 
@@ -102,6 +155,8 @@ void skiplist__free(struct skiplist *list)
 		return;
 	for (size_t i = 0; i < list->n; i++)
 		free(list->globs[i].glob);
+	for (unsigned int c = 0; c < 256; c++)
+		free(list->by_first[c].v);
 	free(list->globs);
 	free(list);
 }
@@ -152,6 +207,9 @@ static bool glob_matches(const struct skip_glob *g, const char *name,
 {
 	if (len < g->prefix || strncmp(name, g->glob, g->prefix))
 		return false;
+	if (g->infix_len && !memmem(name, len, g->glob + g->infix,
+				    g->infix_len))
+		return false;
 	return !fnmatch(g->glob, name, 0);
 }
 
@@ -161,6 +219,7 @@ static const struct skip_glob *skiplist__find(const struct skiplist *list,
 	size_t len = strlen(demangled);
 	size_t base = skiplist__base_len(demangled);
 	const struct skip_glob *found = NULL;
+	const struct skip_bucket *bucket;
 	char *short_name = NULL;
 
 	if (skiplist__empty(list))
@@ -170,8 +229,10 @@ static const struct skip_glob *skiplist__find(const struct skiplist *list,
 		if (!short_name)
 			return NULL;
 	}
-	for (size_t i = 0; i < list->n && !found; i++) {
-		const struct skip_glob *g = &list->globs[i];
+	/* The short name starts as the whole one: one bucket for both. */
+	bucket = &list->by_first[(unsigned char)demangled[0]];
+	for (size_t i = 0; i < bucket->n && !found; i++) {
+		const struct skip_glob *g = &list->globs[bucket->v[i]];
 
 		if (glob_matches(g, demangled, len) ||
 		    (short_name && glob_matches(g, short_name, base)))
