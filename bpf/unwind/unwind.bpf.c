@@ -651,7 +651,12 @@ __noinline int unwind_user(__u64 pc, __u64 sp, __u64 bp, __u32 flags,
 		counter_bump(flags & UNWIND_RELEASE ? SP_CNT_RELEASE_STOPPED :
 			     w->stopped_in_libc ? SP_CNT_UNWIND_STOPPED
 						: SP_CNT_UNWIND_DEEP);
-		if (w->stop_kind == RULE_K_STALE) {
+		/* A wait's walk stopped by a table not read yet stopped
+		   early too (the stale walks are of those); a release's
+		   stop is its own counter's only (no walk again cancels
+		   it, and it is no wait left in libc). */
+		if (w->stop_kind == RULE_K_STALE && !(flags & UNWIND_RELEASE)) {
+			counter_bump(SP_CNT_STACK_STOPPED);
 			counter_bump(SP_CNT_STACK_STALE);
 			res->cut = w->stopped_in_libc ? UNWIND_CUT_LIBC : 0;
 		}
@@ -713,6 +718,7 @@ __noinline int unwind_rewalked(const struct unwind_result *first,
 	switch (cancel->cut) {
 	case UNWIND_CUT_LIBC:
 		counter_add(SP_CNT_UNWIND_STOPPED, -1ull);
+		counter_add(SP_CNT_STACK_STOPPED, -1ull);
 		counter_add(SP_CNT_STACK_STALE, -1ull);
 		break;
 	case UNWIND_CUT_STACK:
