@@ -152,7 +152,8 @@ static bool dwarf_sections_terminated(Dwarf *dwarf, struct modshare_key *key)
 				continue;
 			data = elf_getdata(scn, NULL);
 			if (data && data->d_size &&
-			    ((const char *)data->d_buf)[data->d_size - 1])
+			    (!data->d_buf || shdr.sh_type == SHT_NOBITS ||
+			     ((const char *)data->d_buf)[data->d_size - 1]))
 				return false;
 			if (sizes[i])
 				*sizes[i] = shdr.sh_size;
