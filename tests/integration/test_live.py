@@ -577,7 +577,9 @@ class Live(SyncprofTestCase):
             tmux.keys("p")
             screen = self.wait_for(tmux, lambda s: s.setting("paused"),
                                    "PAUSED")
-            fit = len(screen.rows)
+            # The rows shown, as the screen counts them: an event row
+            # (show all) is one too, and ROW does not parse it.
+            fit = int(screen.settings.group(7))
             if int(screen.settings.group(8)) >= 2 * fit + 2:
                 break
             tmux.keys("p")
