@@ -4,7 +4,8 @@
  * member path (memberpath.c) from the variable's DWARF type; without
  * DWARF, by symbol+0xoff.  A lock in no module (heap) is named by the
  * variable whose first word points to it (holders.c: GLib's GRWLock),
- * whose table is read from the live target at most once a second, or,
+ * whose table is read from the live target at most once a second (an
+ * address it did not name: at most every 30 s), or,
  * by the caller's choice, by the type of the pointer the lock call was
  * passed (callarg.c).  Lookups by name (--object NAME) search every
  * module's symbol table, then a member path in the variable's type.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "callarg.h"
 #include "clock.h"
 #include "demangle.h"
@@ -30,12 +32,20 @@
 #include "objectnames.h"
 #include "symcache.h"
 
+/* A heap address the table read at built_ns did not name. */
+struct unheld {
+	uint64_t addr;
+	uint64_t built_ns;
+};
+
 struct objectnames {
 	struct dwflsession *session;	/* not owned */
 	struct symcache *strings;	/* not owned */
 	pid_t pid;
 	struct holders *holders;	/* heap locks' named handles */
 	uint64_t holders_ns;		/* when they were read */
+	struct unheld *unheld;		/* addresses no table named */
+	size_t n_unheld, cap_unheld;
 };
 
 int objectnames__new(struct dwflsession *session, struct symcache *strings,
@@ -57,30 +67,81 @@ void objectnames__free(struct objectnames *o)
 	if (!o)
 		return;
 	holders__free(o->holders);
+	free(o->unheld);
 	free(o);
+}
+
+/* A table is read again at most once a second ... */
+#define HOLDERS_REFRESH_NS	1000000000ull
+/* ... and for an address it did not name, not before this: most heap
+   locks have no named holder (a lock in a malloc'd struct), and each
+   read of the table reads every data symbol of the target's modules. */
+#define HOLDERS_RETRY_NS	(30 * 1000000000ull)
+/* Addresses remembered as unnamed; past this, forgotten together. */
+#define HOLDERS_UNHELD_MAX	4096
+
+static struct unheld *objectnames__unheld(struct objectnames *o, uint64_t addr)
+{
+	for (size_t i = 0; i < o->n_unheld; i++)
+		if (o->unheld[i].addr == addr)
+			return &o->unheld[i];
+	return NULL;
+}
+
+/* Whether addr, not named by the table now, may be named by a new one. */
+static bool objectnames__worth_reading(struct objectnames *o, uint64_t addr,
+				       uint64_t now)
+{
+	struct unheld *u = objectnames__unheld(o, addr);
+
+	if (o->holders && now - o->holders_ns < HOLDERS_REFRESH_NS)
+		return false;
+	return !u || now - u->built_ns >= HOLDERS_RETRY_NS;
+}
+
+/* addr not named by a table read for it at built_ns. */
+static void objectnames__note_unheld(struct objectnames *o, uint64_t addr,
+				     uint64_t built_ns)
+{
+	struct unheld *u = objectnames__unheld(o, addr);
+
+	if (u) {
+		u->built_ns = built_ns;
+		return;
+	}
+	if (o->n_unheld >= HOLDERS_UNHELD_MAX)
+		o->n_unheld = 0;
+	if (!array__grow(&o->unheld, &o->cap_unheld, o->n_unheld + 1,
+			 sizeof(*o->unheld)))
+		o->unheld[o->n_unheld++] = (struct unheld){ addr, built_ns };
 }
 
 /*
  * A heap object (in no module): the variable whose first word points to
- * it (holders.h), read from the live target at most once a second.
+ * it (holders.h), from a table read from the live target at most once a
+ * second, and for an address an earlier table did not name, at most
+ * every HOLDERS_RETRY_NS.
  */
 static const char *objectnames__held(struct objectnames *o, uint64_t addr,
 				     bool live)
 {
 	uint64_t now = clock__monotonic_ns();
-	const char *name;
+	const char *name = holders__find(o->holders, addr);
+	struct holders *h;
 
-	if (live && (!o->holders || now - o->holders_ns > 1000000000ull)) {
-		struct holders *h;
-
-		if (!holders__build(dwflsession__dwfl(o->session), o->pid, &h)) {
-			holders__free(o->holders);
-			o->holders = h;
-			o->holders_ns = now;
-		}
+	if (name || !live || !objectnames__worth_reading(o, addr, now))
+		return name ? symcache__own(o->strings, strdup(name)) : NULL;
+	if (holders__build(dwflsession__dwfl(o->session), o->pid, &h))
+		return NULL;
+	holders__free(o->holders);
+	o->holders = h;
+	o->holders_ns = now;
+	name = holders__find(h, addr);
+	if (!name) {
+		objectnames__note_unheld(o, addr, now);
+		return NULL;
 	}
-	name = holders__find(o->holders, addr);
-	return name ? symcache__own(o->strings, strdup(name)) : NULL;
+	return symcache__own(o->strings, strdup(name));
 }
 
 /* The DWARF type of the variable whose symbol starts at addr. */
