@@ -121,8 +121,13 @@ class WhatIfCpuBound(SyncprofTestCase):
         self.assertLessEqual(w["predicted_gain_pct"],
                              w["cpu_cap_pct"] + 1e-9, summary)
         # And right: the real gain inside the interval, the point
-        # within a fifth of it.
+        # within a fifth of it, give or take what the truth itself
+        # moved across the experiment (half its before-after spread:
+        # the real gain is measured too, and the stillness check above
+        # lets it move by up to twice the fifth).
         self.assertLessEqual(w["low_pct"], gain, summary)
         self.assertGreaterEqual(w["high_pct"], gain, summary)
+        moved = abs(before[50] - after[50]) / 2
+        summary["tolerance"] = WITHIN * gain + moved
         self.assertLessEqual(abs(w["predicted_gain_pct"] - gain),
-                             WITHIN * gain, summary)
+                             WITHIN * gain + moved, summary)
