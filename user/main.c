@@ -218,7 +218,7 @@ static int session__loop(struct session *s, int signal_fd)
 			if (session__serving(s) && session__space(s))
 				session__take_events(s);
 			err = session__read_between(s);
-			if (!err)
+			if (err > 0)
 				err = session__serve_publish(s);
 			if (!err)
 				session__notice_children(s, session__totals(s));

@@ -35,12 +35,15 @@ int probes__read_charges(struct probes *p, int fd, struct snapshot **out)
 	struct sp_key key, next;
 	struct sp_key *prev = NULL;
 	int err = snapshot__new(&snap);
+	size_t rows = 0;
 
 	if (err)
 		return err;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
+		if (++rows > p->charge_rows_read)
+			p->charge_rows_read = rows;
 		if (bpf_map_lookup_elem(fd, &key, p->values))
 			continue;
 		err = snapshot__add(snap, &key, p->values, 1,
@@ -155,6 +158,8 @@ int probes__take_gone_charges(struct probes *p, int fd, const __u32 *dead,
 	size_t got = 0, n_gone = 0;
 	int err = probes__charge_keys(fd, &keys, &got);
 
+	if (got > p->charge_rows_read)
+		p->charge_rows_read = got;
 	for (size_t i = 0; !err && i < got; i++)
 		if (probes__charge_gone(p, &keys[i], dead, n_dead, told))
 			keys[n_gone++] = keys[i];

@@ -446,6 +446,7 @@ int probes__read(struct probes *p, struct snapshot **out)
 
 	/* Calls ending from now on count toward the next window's max. */
 	p->skel->bss->window = ++p->window;
+	p->charge_rows_read = 0;
 	err = snapshot__new(&snap);
 	if (err)
 		return err;

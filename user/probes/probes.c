@@ -268,7 +268,7 @@ int probes__new(const struct probes_config *cfg, struct probes **out)
 		err = stacktab__new(&p->raw_stacks);
 	if (!err)
 		err = stacktab__new(&p->raw_old);
-	p->raw_keep_reads = cfg->unnamed_stacks_reads;
+	p->raw_keep_ns = cfg->unnamed_stacks_s * 1000000000ull;
 	if (err)
 		goto fail;
 	p->skel = syncprof_bpf__open();

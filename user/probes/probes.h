@@ -59,10 +59,10 @@ struct probes_config {
 	unsigned int max_threads;	/* threads map entries */
 	bool blame;			/* --blame: charge waits to releases */
 	/*
-	 * Stacks drained that no row read names are held this many reads
+	 * Stacks drained that no row read names are held this many seconds
 	 * to twice as many, then let go (counted); 0: for the whole run.
 	 */
-	unsigned int unnamed_stacks_reads;
+	unsigned int unnamed_stacks_s;
 	bool caused;			/* contended, with blame: charge waits
 					   to the holds they waited through
 					   (read by the findings only) */
@@ -235,9 +235,15 @@ int probes__read_stacks(struct probes *p, const struct snapshot *snap,
 size_t probes__rows_read(const struct probes *p);
 /*
  * Stacks drained and named by no row read yet, held raw; *let_go: those
- * let go unnamed (probes_config.unnamed_stacks_reads).
+ * let go unnamed (probes_config.unnamed_stacks_s).
  */
 size_t probes__stacks_pending(const struct probes *p, uint64_t *let_go);
+/*
+ * The most rows one of the maps read had at the last read (the stats
+ * map, a charges map whose exited rows were looked for, the stacks
+ * drained): each holds --map-size rows at most.
+ */
+size_t probes__rows_most(const struct probes *p);
 /* Stacks drained since the last read began: made since the read before. */
 size_t probes__stacks_drained(const struct probes *p);
 /*

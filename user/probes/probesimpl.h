@@ -169,11 +169,12 @@ struct probes {
 	void *stack_buf;		/* one stacks map value */
 	/* Drained, not resolved yet: this generation and the one before. */
 	struct stacktab *raw_stacks, *raw_old;
-	unsigned int raw_reads;		/* drains of this generation */
-	unsigned int raw_keep_reads;	/* its length; 0: kept for the run */
+	uint64_t raw_since_ns;		/* when this generation began */
+	uint64_t raw_keep_ns;		/* its length; 0: kept for the run */
 	uint64_t raw_let_go;		/* stacks of generations let go */
 	size_t stacks_drained;		/* drained since the last read began */
 	size_t rows_read;		/* in the stats map at the last read */
+	size_t charge_rows_read;	/* the most in a charges map since */
 	bool caused;			/* the caused map is filled */
 	/* Its rows of exited threads, taken out of it since its last read. */
 	struct sp_key *caused_gone_keys;

@@ -25,7 +25,7 @@
  * otherwise: --serve reads --blame's rows (whose releases' stacks are
  * walked at every wake of the host under --all) only when a mutex
  * profile is asked, so its raw stacks go in generations of
- * unnamed_stacks_reads reads (two tables, the older one freed whole:
+ * unnamed_stacks_s seconds (two tables, the older one freed whole:
  * no per-stack age), counted; a row that names one later has no frames.
  *
  * Rejected: deleting only the ids the rows read named, and only after
@@ -41,6 +41,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "probesimpl.h"
 #include "syncprof.skel.h"
 
@@ -86,16 +87,22 @@ static int probes__drain_each(struct probes *p, int fd,
 }
 
 /*
- * Every raw_keep_reads drains, the generation before is let go and this
- * one becomes it: a stack no row named is held between one and two
- * generations.
+ * At the first drain raw_keep_ns after the generation began, the
+ * generation before is let go and this one becomes it: a stack no row
+ * named is held between one and two generations (by time: reads come
+ * at scrapes too, and further apart when the maps are quiet).
  */
 static int probes__age_raw(struct probes *p)
 {
+	uint64_t now = clock__monotonic_ns();
 	struct stacktab *fresh;
 	int err;
 
-	if (!p->raw_keep_reads || ++p->raw_reads < p->raw_keep_reads)
+	if (!p->raw_keep_ns)
+		return 0;
+	if (!p->raw_since_ns)
+		p->raw_since_ns = now;
+	if (now - p->raw_since_ns < p->raw_keep_ns)
 		return 0;
 	err = stacktab__new(&fresh);
 	if (err)
@@ -104,7 +111,7 @@ static int probes__age_raw(struct probes *p)
 	stacktab__free(p->raw_old);
 	p->raw_old = p->raw_stacks;
 	p->raw_stacks = fresh;
-	p->raw_reads = 0;
+	p->raw_since_ns = now;
 	return 0;
 }
 
@@ -207,6 +214,15 @@ size_t probes__stacks_pending(const struct probes *p, uint64_t *let_go)
 size_t probes__rows_read(const struct probes *p)
 {
 	return p->rows_read;
+}
+
+size_t probes__rows_most(const struct probes *p)
+{
+	size_t most = p->rows_read;
+
+	if (p->charge_rows_read > most)
+		most = p->charge_rows_read;
+	return p->stacks_drained > most ? p->stacks_drained : most;
 }
 
 size_t probes__stacks_drained(const struct probes *p)

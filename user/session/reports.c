@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct reports {
 	uint64_t findings_calls;	/* ... over these (polls, reports) */
 	struct why *prev_why;		/* --why: the last read */
 	uint64_t read_ns;	/* when prev was read */
+	uint64_t read_gap_ns;	/* ... after the read before it */
 	uint64_t attach_ns;	/* when counting began: the probes went live */
 	uint64_t last_ns;	/* when the last report's window ended */
 	uint64_t next_window;	/* the first window of the next delta report */
@@ -207,10 +209,7 @@ void session__read_span(const struct session *s, uint64_t *start_ns,
 	*read_ns = s->reports->read_ns;
 }
 
-/*
- * Between reports: a read when the last is half a housekeeping period
- * old (exited threads' rows leave the kernel's map then).
- */
+
 void session__keep_changes(struct session *s)
 {
 	s->reports->keep_changes = true;
@@ -224,11 +223,39 @@ struct snapshot *session__take_changes(struct session *s)
 	return changes;
 }
 
+/*
+ * Between reports: a read when the last is half a housekeeping period
+ * old (exited threads' rows leave the kernel's map then).  --serve: a
+ * scrape reads for itself, and each read walks every bucket of the
+ * maps (a few thousand rows in a hundred thousand buckets: the largest
+ * part of an idle server's CPU), so a read every SERVE_READ_S, unless
+ * the maps fill: the most rows a map had at the last read, at the rate
+ * they came (over at least a housekeeping period), would pass
+ * 1/SERVE_READ_FILL_SHARE of --map-size in SERVE_READ_S.
+ */
+#define SERVE_READ_S 5.0
+#define SERVE_READ_FILL_SHARE 4
+
+static bool session__maps_filling(const struct session *s)
+{
+	double gap_s = fmax(s->reports->read_gap_ns * 1e-9, HOUSEKEEPING_S);
+
+	return !s->probes || !s->reports->read_gap_ns ||
+	       probes__rows_most(s->probes) * fmax(SERVE_READ_S / gap_s, 1) >
+	       (double)s->opts->map_size / SERVE_READ_FILL_SHARE;
+}
+
 int session__read_between(struct session *s)
 {
-	if (clock__monotonic_ns() - s->reports->read_ns >= HOUSEKEEPING_S * 1e9 / 2)
-		return session__read(s);
-	return 0;
+	double period_s = HOUSEKEEPING_S / 2;
+	int err;
+
+	if (s->opts->serve && !session__maps_filling(s))
+		period_s = SERVE_READ_S;
+	if (clock__monotonic_ns() - s->reports->read_ns < period_s * 1e9)
+		return 0;
+	err = session__read(s);
+	return err ? err : 1;
 }
 
 /*
@@ -676,8 +703,12 @@ int session__read(struct session *s)
 		return err;
 	if (s->probes)
 		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err)	/* keys canonical already: probes__set_stacks */
+	if (!err) {	/* keys canonical already: probes__set_stacks */
+		uint64_t before = r->read_ns;
+
 		err = session__now(s, &r->read_ns);
+		r->read_gap_ns = r->read_ns - before;
+	}
 	err = err ? err : snapshot__follow(&r->pending, snap);
 	if (err) {
 		snapshot__free(snap);

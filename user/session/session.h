@@ -89,6 +89,8 @@ int session__read_apart(struct session *s);
 void session__read_span(const struct session *s, uint64_t *start_ns,
 			uint64_t *read_ns);
 void session__drops(struct session *s, struct format_drops *out);
+/* A read between reports when one is due: 1 when it read, 0 when none
+   was due, or -errno. */
 int session__read_between(struct session *s);
 /* --serve: every read's change kept from now on, until taken (NULL: none). */
 void session__keep_changes(struct session *s);

@@ -466,7 +466,7 @@ int session__start(struct session *s, char *library, size_t len,
 		 * its stack: the stacks no row named go after 2-4 minutes.
 		 * A report reads every row at its end: all stay.
 		 */
-		.unnamed_stacks_reads = opts->serve ? 120 : 0,
+		.unnamed_stacks_s = opts->serve ? 120 : 0,
 		.why = opts->why,
 		.hold = opts->hold,
 		.lock_order = opts->lock_order,
