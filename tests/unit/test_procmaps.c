@@ -367,6 +367,26 @@ static void test_find_outside_and_in_gaps(void **state UNUSED)
 	procmaps__free(maps);
 }
 
+static void test_maps_file_by_device_and_inode(void **state UNUSED)
+{
+	static const char text[] =
+		"7f0000000000-7f0000001000 rw-s 00000000 00:05 77   /dev/shm/pool\n"
+		"7f0000010000-7f0000020000 r-xp 00000000 08:01 200  /usr/lib/libx.so\n";
+	struct procmaps *maps = NULL;
+	uint64_t sda1 = makedev(8, 1), shm = makedev(0, 5);
+
+	assert_int_equal(parse_text(text, &maps), 0);
+	assert_true(procmaps__maps_file(maps, sda1, 200, false));
+	assert_true(procmaps__maps_file(maps, sda1, 200, true));
+	/* Data only: mapped, but not executable. */
+	assert_true(procmaps__maps_file(maps, shm, 77, false));
+	assert_false(procmaps__maps_file(maps, shm, 77, true));
+	/* The inode on another device, another inode on the device. */
+	assert_false(procmaps__maps_file(maps, makedev(8, 2), 200, false));
+	assert_false(procmaps__maps_file(maps, sda1, 201, false));
+	procmaps__free(maps);
+}
+
 static void test_find_skips_non_file_mappings(void **state UNUSED)
 {
 	struct procmaps *maps = NULL;
@@ -588,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_find_boundaries),
 		cmocka_unit_test(test_find_outside_and_in_gaps),
 		cmocka_unit_test(test_find_skips_non_file_mappings),
+		cmocka_unit_test(test_maps_file_by_device_and_inode),
 		cmocka_unit_test(test_find_every_entry_of_a_long_list),
 		cmocka_unit_test(test_is_library_positive),
 		cmocka_unit_test(test_is_library_negative),

@@ -361,6 +361,18 @@ const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
 	return index < maps->count ? &maps->entries[index] : NULL;
 }
 
+bool procmaps__maps_file(const struct procmaps *maps, uint64_t dev,
+			 uint64_t inode, bool exec)
+{
+	for (size_t i = 0; i < maps->count; i++) {
+		const struct procmaps_entry *e = &maps->entries[i];
+
+		if (e->inode == inode && e->dev == dev && (e->exec || !exec))
+			return true;
+	}
+	return false;
+}
+
 const struct procmaps_entry *procmaps__find(const struct procmaps *maps,
 					    uint64_t addr)
 {

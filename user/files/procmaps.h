@@ -47,6 +47,9 @@ int procmaps__exec_files(const struct procmaps *maps, struct procmaps **out);
 size_t procmaps__count(const struct procmaps *maps);
 const struct procmaps_entry *procmaps__entry(const struct procmaps *maps,
 					     size_t index);
+/* Whether a mapping (an executable one, with exec) is of the file dev:inode. */
+bool procmaps__maps_file(const struct procmaps *maps, uint64_t dev,
+			 uint64_t inode, bool exec);
 /* The file-backed entry that holds addr, or NULL. */
 const struct procmaps_entry *procmaps__find(const struct procmaps *maps,
 					    uint64_t addr);

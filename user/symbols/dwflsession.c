@@ -492,15 +492,9 @@ bool dwflsession__outdated(const struct dwflsession *s,
 {
 	for (size_t i = 0; i < s->n_slots; i++) {
 		const struct module_slot *slot = s->slots[i];
-		bool found = false;
 
-		for (size_t k = 0; slot->mapped && !found &&
-				   k < procmaps__count(maps); k++) {
-			const struct procmaps_entry *e = procmaps__entry(maps, k);
-
-			found = e->dev == slot->dev && e->inode == slot->inode;
-		}
-		if (slot->mapped && !found)
+		if (slot->mapped &&
+		    !procmaps__maps_file(maps, slot->dev, slot->inode, false))
 			return true;
 	}
 	return false;

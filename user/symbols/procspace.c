@@ -187,34 +187,15 @@ static int segs_add(struct proc *p, const struct segment *s)
 	return 0;
 }
 
-static bool file_has_exec(const struct procmaps *maps, uint64_t dev,
-			  uint64_t inode)
-{
-	for (size_t i = 0; i < procmaps__count(maps); i++) {
-		const struct procmaps_entry *e = procmaps__entry(maps, i);
-
-		if (e->exec && e->inode == inode && e->dev == dev)
-			return true;
-	}
-	return false;
-}
 
 /* The segments of a maps list (see the design comment). */
 /* Whether a file of p's segments is not in maps any more. */
 static bool segs_lost_file(const struct proc *p, const struct procmaps *maps)
 {
-	for (size_t i = 0; i < p->n_segs; i++) {
-		const struct segment *g = &p->segs[i];
-		bool found = false;
-
-		for (size_t k = 0; !found && k < procmaps__count(maps); k++) {
-			const struct procmaps_entry *e = procmaps__entry(maps, k);
-
-			found = e->inode == g->inode && e->dev == g->dev;
-		}
-		if (!found)
+	for (size_t i = 0; i < p->n_segs; i++)
+		if (!procmaps__maps_file(maps, p->segs[i].dev, p->segs[i].inode,
+					 false))
 			return true;
-	}
 	return false;
 }
 
@@ -237,7 +218,8 @@ static int segs_from_maps(struct proc *p, const struct procmaps *maps)
 		struct segment s = {
 			.start = e->start, .end = e->end, .offset = e->offset,
 			.dev = e->dev, .inode = e->inode,
-			.shared_data = !file_has_exec(maps, e->dev, e->inode),
+			.shared_data = !procmaps__maps_file(maps, e->dev,
+							    e->inode, true),
 			.path = (char *)e->path,
 		};
 		err = segs_add(p, &s);
