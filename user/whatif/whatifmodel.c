@@ -392,7 +392,9 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 		return;
 	/* Near the knee (the CPUs' bound less than a tenth above the
 	   lock's arithmetic, or below it): the two bounds combined. */
-	if (out->cap_pct < out->gain_pct * (1 + WHATIF_KNEE_NEAR)) {
+	bool near = out->cap_pct < out->gain_pct * (1 + WHATIF_KNEE_NEAR);
+
+	if (near) {
 		/* The lock's part: the slope its arithmetic implies. */
 		double g = out->lock_gain_pct / 100;
 		double lock = shorter > 0 ? (1 - 1 / (1 + g)) / shorter : 0;
@@ -410,7 +412,12 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	}
 	out->low_pct = fmin(fmin(out->low_pct, out->cap_low_pct),
 			    out->gain_pct);
-	out->high_pct = fmin(out->high_pct, out->cap_high_pct);
+	/* Near the knee the CPUs' bound is no hard end: on the CPU-bound
+	   test target the real gain for 50% shorter ran 14% above it once
+	   (36.0% against a cap of 30.8%, the interval's end 33.6%).  The
+	   interval keeps the lock's end there. */
+	if (!near)
+		out->high_pct = fmin(out->high_pct, out->cap_high_pct);
 }
 
 /* The hold phase's holds may read up to this much more than the time. */
