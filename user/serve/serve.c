@@ -12,8 +12,8 @@
  * The loop only hands over data.  A scrape asks it for a fresh read
  * (serve__fd, serve__wants) and waits for it at most
  * METRICS_WORKER_READ_WAIT_MS: a busy loop makes the answer older (by
- * at most the loop's own period of reads, reports.c), never later.  A profile's rows
- * are named on the loop, in slices (profile.h: the symbolizer is the
+ * at most the loop's own period of reads, reports.c), never later.  A
+ * profile's rows are named on the loop, in slices (profile.h: the symbolizer is the
  * loop's, and libdwfl is not thread-safe), and handed back by
  * serve__answer as a job of copies, which the profile worker encodes;
  * meanwhile the HTTP thread and the worker go on serving the others.

@@ -209,7 +209,6 @@ void session__read_span(const struct session *s, uint64_t *start_ns,
 	*read_ns = s->reports->read_ns;
 }
 
-
 void session__keep_changes(struct session *s)
 {
 	s->reports->keep_changes = true;
