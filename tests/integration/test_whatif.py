@@ -13,6 +13,7 @@ machine's load."""
 import json
 import os
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -29,7 +30,8 @@ PROCS = ["--procs", "2", "--threads", "2", "--hold-us", "200",
 ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "predicted_gain_pct", "low_pct", "high_pct", "progress",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
-              "hold_cpu_ns", "experiment_s", "injected_ns", "rate_before",
+              "hold_cpu_ns", "hold_cpu_share", "experiment_s", "injected_ns",
+              "rate_before",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
               "holders", "stolen_pct", "reaches_progress",
               "delay_budget_ns", "windows", "handoff_ns",
@@ -71,10 +73,11 @@ class WhatIf(SyncprofTestCase):
                                    "--window-ms", "200"],
                                   stdout=subprocess.PIPE, text=True)
         self.children.append(target)
-        rates = []
+        rates, held = [], []
         reader = threading.Thread(
-            target=lambda: rates.extend(float(line.split()[1])
-                                        for line in target.stdout),
+            target=lambda: [(rates.append(float(line.split()[1])),
+                             held.append(float(line.split()[12])))
+                            for line in target.stdout],
             daemon=True)
         reader.start()
         stolen_before = machine_ticks()
@@ -134,6 +137,14 @@ class WhatIf(SyncprofTestCase):
             # that, and never more than the hold.
             self.assertGreaterEqual(w["hold_cpu_ns"], 0.8 * HOLD_NS, w)
             self.assertLessEqual(w["hold_cpu_ns"], w["hold_ns"], w)
+            # The holds' share of the target's CPU, as the target
+            # measured it (its workers' thread clocks inside the lock
+            # over its process clock), window by window.
+            own = statistics.median(held)
+            self.assertIsNotNone(w["hold_cpu_share"], w)
+            self.assertLessEqual(w["hold_cpu_share"], 1, w)
+            self.assertAlmostEqual(w["hold_cpu_share"], own,
+                                   delta=0.15 * own, msg=(w, held))
             # Items per second as the target counted them, window by
             # window, while syncprof ran (a loaded machine moves it).
             self.assertGreaterEqual(w["rate_before"], 0.5 * min(seen),

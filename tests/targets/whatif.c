@@ -28,7 +28,11 @@
  * then "handoff H N": the mean handoff of the workers' lock in it, in
  * us, over its N handoffs (a release, timed just before the unlock
  * call, to the next lock call's return by a worker that called before
- * that release; a worker that came after found it free).
+ * that release; a worker that came after found it free), then
+ * "holdcpu S": the workers' CPU time inside work_lock (their thread
+ * clocks, taken on its return and before the unlock) over the
+ * process's CPU time in the window (one process: --procs counts the
+ * parent's).
  *
  * --decoy-threads M: M threads that take decoy_lock and sleep
  * --decoy-hold-us under it, in a loop, making nothing: more wait than
@@ -72,6 +76,8 @@ struct shared {
 	atomic_bool stop;
 	atomic_ulong released_ns;	/* the lock's last release */
 	atomic_ulong handoffs, handoff_ns;
+	/* The workers' CPU time inside work_lock (their thread clocks) */
+	atomic_ulong hold_cpu_ns;
 	pthread_mutex_t shared_lock;	/* --procs: the workers' lock */
 };
 
@@ -165,7 +171,7 @@ static void *worker(void *arg)
 	while (!atomic_load(&sh->stop)) {
 		unsigned int hold = atomic_load(&sh->hold_ns);
 		unsigned int nap = atomic_load(&sh->sleep_ns);
-		uint64_t t0;
+		uint64_t t0, held_cpu;
 
 		uint64_t called, got, released;
 
@@ -174,6 +180,7 @@ static void *worker(void *arg)
 		called = now_ns();
 		pthread_mutex_lock(lock);
 		got = now_ns();
+		held_cpu = thread_cpu_ns();
 		released = atomic_load(&sh->released_ns);
 		if (called < released && got > released) {
 			atomic_fetch_add(&sh->handoffs, 1);
@@ -188,6 +195,7 @@ static void *worker(void *arg)
 		}
 		spin_ns(hold);
 		t0 = thread_cpu_ns();
+		atomic_fetch_add(&sh->hold_cpu_ns, t0 - held_cpu);
 		atomic_store(&sh->released_ns, now_ns());
 		pthread_mutex_unlock(lock);
 		if (thread_cpu_ns() - t0 >= hold / 4)
@@ -338,6 +346,7 @@ int main(int argc, char **argv)
 		uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 		unsigned long before = atomic_load(&sh->items);
 		unsigned long unlocked = 0, slow = 0, handed = 0, handed_ns = 0;
+		unsigned long held_ns = 0;
 		uint64_t t0 = now_ns(), cpu0 = process_cpu_ns();
 		int w = 0;
 
@@ -365,14 +374,20 @@ int main(int argc, char **argv)
 				unsigned long h = atomic_load(&sh->handoffs);
 				unsigned long hn = atomic_load(&sh->handoff_ns);
 
-				printf(" slow %.3f ab %.2f cpu %.3f handoff %.2f %lu\n",
+				unsigned long hc = atomic_load(&sh->hold_cpu_ns);
+
+				printf(" slow %.3f ab %.2f cpu %.3f handoff %.2f %lu"
+				       " holdcpu %.3f\n",
 				       u > unlocked ?
 				       (double)(sl - slow) / (double)(u - unlocked) : 0.0,
 				       frac, (double)(cpu1 - cpu0) /
 					     (double)(t1 - t0),
 				       h > handed ? (double)(hn - handed_ns) /
 						    (double)(h - handed) / 1e3 : 0.0,
-				       h - handed);
+				       h - handed, cpu1 > cpu0 ?
+				       (double)(hc - held_ns) /
+				       (double)(cpu1 - cpu0) : 0.0);
+				held_ns = hc;
 				handed = h;
 				handed_ns = hn;
 				cpu0 = cpu1;

@@ -219,6 +219,23 @@ static void test_capped_below_its_bound_at_the_knee(void **state UNUSED)
 		    < 1e-6);
 	assert_true(p.gain_pct > 28 && p.gain_pct < 32);
 	assert_true(p.low_pct <= p.gain_pct && p.gain_pct <= p.high_pct);
+
+	/* The hold phase ran the loop slower (141 us of CPU a hold), yet
+	   the holds took the same share of the CPU the target used then
+	   (0.158): the share, not the seconds, is what the windows free. */
+	{
+		struct whatif_prediction by_share;
+		double share = rate * 105e-6 / 0.874;
+
+		cpu.hold_cpu_per_unit = 141e-6;
+		cpu.hold_cpu_share = share;
+		whatifmodel__predict(&fit, 0.5, w, n, &cpu, &by_share);
+		assert_true(fabs(by_share.cap_pct - p.cap_pct) < 1e-6);
+		assert_true(fabs(by_share.gain_pct - p.gain_pct) < 1e-6);
+		cpu.hold_cpu_share = 0;
+		whatifmodel__predict(&fit, 0.5, w, n, &cpu, &by_share);
+		assert_true(by_share.cap_pct > p.cap_pct + 3);
+	}
 }
 
 /* Two windows starved of CPU (a tenth of the rate) among 16: the

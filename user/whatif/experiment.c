@@ -50,6 +50,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -614,9 +615,39 @@ static void wake_add(struct experiment *e, struct wakecurve *c, double sign)
 	c->handoff_ns += sign * (double)counts(e)->handoff_ns;
 }
 
+/*
+ * The holds' share of the CPU the target's threads used in the hold
+ * phase.  A unit's CPU moves between the hold phase and the windows
+ * (the loop's speed on a CPU whose sibling is busy, the probes' own):
+ * on the test target pinned to one CPU its holds' CPU read 96 to 141 us
+ * for 100 us of work from one run to the next, where the share of the
+ * two in the same seconds moved by 3%.  The holds' part on a CPU is
+ * their time on the wall less their time switched out, which counts
+ * what the host took from the CPU meanwhile (a guest's steal); the
+ * threads' CPU (schedstat) does not, where the kernel accounts steal:
+ * the holds' part is taken down by the host's share of the busy time
+ * in the same seconds (without it, a hold phase whose host took 47%
+ * read every hold's time on a CPU, a share of 1 for the target's 0.6).
+ */
+static void hold_cpu_share(struct taskcpu *cpu, struct experiment_result *r)
+{
+	double used = 0, capacity = 0, most = 0;
+	double stolen = taskcpu__stolen(cpu);
+
+	taskcpu__window(cpu, taskcpu__last_ns(cpu), MIN_RUN_SHARE, &used,
+			&capacity, &most);
+	if (used > 0)
+		r->cpu.hold_cpu_share = fmin(r->holds_per_s *
+					     (double)r->hold_cpu_ns * 1e-9 *
+					     (1 - stolen) / used, 1);
+	pr_debug("--what-if: hold phase: CPUs used %.2f, the host's share "
+		 "%.3f, the holds' share %.3f", used, stolen,
+		 r->cpu.hold_cpu_share);
+}
+
 /* The hold phase: the lock's mean hold, its holds and progress per s. */
 static int hold_phase(struct experiment *e, struct experiment_result *r,
-		      double *rate)
+		      struct taskcpu *cpu, double *rate)
 {
 	uint64_t holds, hold_ns, off_ns, units;
 	/* Threads that held it, from the probes' start (keyed by object:
@@ -684,6 +715,8 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	if (!err)
 		err = wait_window(e, SETTLE_S);
 	stamp_now(e, &first);
+	if (!err)
+		err = taskcpu__begin(cpu);
 	wake_add(e, &r->wake, -1);
 	pr_info("--what-if: timing the holds and handoffs");
 	if (!err)
@@ -697,6 +730,8 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 		err = wait_window(e, HOLD_PHASE_STEP_S);
 		stamp_now(e, &last);
 	}
+	if (!err)
+		err = taskcpu__end(cpu);
 	wake_add(e, &r->wake, 1);
 	s = (double)(last.ns - first.ns) * 1e-9;
 	pr_info("--what-if: holds timed: %.2f s, %" PRIu64 " holds, %.0f "
@@ -758,6 +793,7 @@ static int hold_phase(struct experiment *e, struct experiment_result *r,
 	r->holds = holds;
 	r->holders = holders;
 	r->rate = *rate;
+	hold_cpu_share(cpu, r);
 	return r->hold_ns ? 0 : -ENODATA;
 }
 
@@ -809,7 +845,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 	uint64_t over = counts(e)->over_budget;
 	double rate = 0, delayed = 0, used = 0, capacity = 0;
 	double most = 0;
-	struct taskcpu *cpu = NULL;
+	struct taskcpu *cpu = NULL, *phase_cpu = NULL;
 	size_t n_delayed = 0;
 	int err;
 
@@ -824,7 +860,9 @@ int experiment__run(struct experiment *e, uint64_t object,
 	e->skel->bss->object = object;
 	err = taskcpu__new(e->cfg.pids, e->cfg.n_pids, &cpu);
 	if (!err)
-		err = hold_phase(e, r, &rate);
+		err = taskcpu__new(e->cfg.pids, e->cfg.n_pids, &phase_cpu);
+	if (!err)
+		err = hold_phase(e, r, phase_cpu, &rate);
 	if (!err && rate <= 0)
 		err = -ENODATA;
 	if (!err)
@@ -898,6 +936,7 @@ int experiment__run(struct experiment *e, uint64_t object,
 		 r->injected, r->injected ? (double)r->injected_ns /
 			       (double)r->injected / 1e3 : 0.0,
 		 r->used, r->capacity, r->cpu.hold_cpu_per_unit * 1e6);
+	taskcpu__free(phase_cpu);
 	taskcpu__free(cpu);
 	return err;
 }

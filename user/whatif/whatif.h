@@ -30,6 +30,7 @@ struct whatif_entry {
 	uint64_t hold_ns;		/* mean hold measured */
 	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
 	uint64_t probe_ns;		/* the probes' part taken off it */
+	double hold_cpu_share;		/* of the target's CPU; 0: unknown */
 	double base_rate;		/* progress/s without delay */
 	double delayed_rate;		/* during the delayed windows */
 	double after_rate;		/* the last window, delay off */

@@ -20,8 +20,11 @@
  * Where shortening the lock moves the bottleneck to the CPUs, the line
  * no longer holds: in a reference window the target's threads used
  * `used` CPUs at its rate and could have had `capacity`; shorter holds
- * free s of their CPU time per unit, so the rate can grow at most to
- * capacity / (used - freed) of what it was.  One such bound per window,
+ * free s of their share of the CPU used (timed in the hold phase
+ * against the threads' CPU in the same seconds: a unit's CPU seconds
+ * move between phases, the loop slower while a sibling CPU is busy, by
+ * a third on one test target where the share moved by 3%), so the rate
+ * can grow at most to capacity / (used - freed) of what it was.  One such bound per window,
  * their mean and its interval (the machine's load moves it); the
  * prediction is the lower of the lock's and the CPUs', and says which.
  * On a machine others keep busy, capacity is what the target gets now
@@ -269,7 +272,9 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0 ||
 		    m == WHATIF_MAX_WINDOWS)
 			continue;
-		holds = fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
+		holds = cpu->hold_cpu_share > 0 ?
+			cpu->hold_cpu_share * w[i].used :
+			fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
 		left = w[i].used - holds * shorter;
 		if (left <= 0)
 			continue;

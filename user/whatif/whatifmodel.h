@@ -60,9 +60,14 @@ enum whatif_reach {
 	WHATIF_REACH_NO,	/* apart: only its holds' CPU can matter */
 };
 
-/* What the lock's holds cost the CPUs: seconds on a CPU per unit. */
+/*
+ * What the lock's holds cost the CPUs: seconds on a CPU per unit, and
+ * their share of the CPU the target's threads used in the same seconds
+ * (0: not known; the share is then taken from the seconds per unit).
+ */
 struct whatif_cpu {
 	double hold_cpu_per_unit;
+	double hold_cpu_share;
 };
 
 struct whatif_prediction {

@@ -224,6 +224,8 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 		jsonout__set(o, "hold_ns", jsonout__uint(e->hold_ns), err);
 		jsonout__set(o, "hold_cpu_ns", jsonout__uint(e->hold_cpu_ns),
 			     err);
+		jsonout__set(o, "hold_cpu_share", e->hold_cpu_share > 0 ?
+			     json_real(e->hold_cpu_share) : json_null(), err);
 		jsonout__set(o, "experiment_s", json_real(e->experiment_s), err);
 		jsonout__set(o, "injected_ns", jsonout__uint(e->injected_ns),
 			     err);
