@@ -31,7 +31,7 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "predicted_gain_pct", "low_pct", "high_pct", "progress",
               "bound", "lock_gain_pct", "cpu_cap_pct", "hold_ns",
               "hold_cpu_ns", "hold_cpu_share", "experiment_s", "injected_ns",
-              "rate_before",
+              "rate_before", "cpus_used", "cpus_could",
               "rate_during", "rate_after", "queue_gain_pct", "methods_agree",
               "holders", "stolen_pct", "reaches_progress",
               "delay_budget_ns", "windows", "handoff_ns",
@@ -73,10 +73,11 @@ class WhatIf(SyncprofTestCase):
                                    "--window-ms", "200"],
                                   stdout=subprocess.PIPE, text=True)
         self.children.append(target)
-        rates, held = [], []
+        rates, held, cpus = [], [], []
         reader = threading.Thread(
             target=lambda: [(rates.append(float(line.split()[1])),
-                             held.append(float(line.split()[12])))
+                             held.append(float(line.split()[12])),
+                             cpus.append(float(line.split()[7])))
                             for line in target.stdout],
             daemon=True)
         reader.start()
@@ -145,6 +146,15 @@ class WhatIf(SyncprofTestCase):
             self.assertLessEqual(w["hold_cpu_share"], 1, w)
             self.assertAlmostEqual(w["hold_cpu_share"], own,
                                    delta=0.15 * own, msg=(w, held))
+            # The CPUs it used, as its process clock read them (its
+            # windows, delayed ones among them: the spin is CPU too),
+            # and at most the two it could have.
+            mine = statistics.median(cpus)
+            self.assertAlmostEqual(w["cpus_used"], mine, delta=0.2 * mine,
+                                   msg=(w, cpus))
+            self.assertLessEqual(w["cpus_used"], w["cpus_could"] + 1e-6, w)
+            self.assertLessEqual(w["cpus_could"],
+                                 len(os.sched_getaffinity(0)) + 1e-6, w)
             # Items per second as the target counted them, window by
             # window, while syncprof ran (a loaded machine moves it).
             self.assertGreaterEqual(w["rate_before"], 0.5 * min(seen),

@@ -31,6 +31,9 @@ struct whatif_entry {
 	uint64_t hold_cpu_ns;		/* the part of it on a CPU */
 	uint64_t probe_ns;		/* the probes' part taken off it */
 	double hold_cpu_share;		/* of the target's CPU; 0: unknown */
+	/* CPUs the target used and could have, reference windows; 0:
+	   unknown */
+	double cpus_used, cpus_could;
 	double base_rate;		/* progress/s without delay */
 	double delayed_rate;		/* during the delayed windows */
 	double after_rate;		/* the last window, delay off */

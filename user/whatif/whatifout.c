@@ -242,6 +242,10 @@ json_t *whatifout__json(const struct whatif *w, int *err)
 			     err);
 		jsonout__set(o, "holders", jsonout__uint(e->holders), err);
 		jsonout__set(o, "stolen_pct", json_real(e->stolen * 100), err);
+		jsonout__set(o, "cpus_used", e->cpus_used > 0 ?
+			     json_real(e->cpus_used) : json_null(), err);
+		jsonout__set(o, "cpus_could", e->cpus_could > 0 ?
+			     json_real(e->cpus_could) : json_null(), err);
 		jsonout__set(o, "reaches_progress",
 			     e->reach == WHATIF_REACH_UNKNOWN ? json_null() :
 			     json_boolean(e->reach == WHATIF_REACH_YES), err);
