@@ -700,14 +700,17 @@ int session__read(struct session *s)
 	err = s->probes ? probes__read(s->probes, &snap) : snapshot__new(&snap);
 	if (err)
 		return err;
-	if (s->probes)
-		err = probes__read_stacks(s->probes, snap, s->stacks);
-	if (!err) {	/* keys canonical already: probes__set_stacks */
+	/* The window ends as the counts are read: a call that ends while
+	   the stacks are read after them is the next window's. */
+	{
 		uint64_t before = r->read_ns;
 
 		err = session__now(s, &r->read_ns);
 		r->read_gap_ns = r->read_ns - before;
 	}
+	/* keys canonical already: probes__set_stacks */
+	if (!err && s->probes)
+		err = probes__read_stacks(s->probes, snap, s->stacks);
 	err = err ? err : snapshot__follow(&r->pending, snap);
 	if (err) {
 		snapshot__free(snap);
