@@ -10,7 +10,9 @@ rate against the base windows beside it is the real gain
 just before and just after the experiment (25%, 50%, experiment, 50%,
 25%), pooled.  The prediction, made on the unchanged target, must come
 within a fifth (relative) of the real gain, and the real gain must fall
-inside the interval syncprof gives.
+inside the interval syncprof gives.  The real gain is a measurement
+too: the bound allows besides half of what it moved between before and
+after.
 
 The truth is only a truth when it held still: when the machine's load
 moved the real gain measured before the experiment and the one measured
@@ -86,7 +88,13 @@ class WhatIfAccuracy(SyncprofTestCase):
             gain, pairs = real[s]
             self.assertGreaterEqual(pairs, WINDOWS // 2, summary)
             self.assertGreater(gain, 0, summary)
+            # Within a fifth, give or take what the truth itself moved
+            # across the experiment (half its before-after spread: the
+            # real gain is measured too, and the stillness check above
+            # lets it move by up to twice the fifth), as in
+            # test_whatif_cpubound.py.
+            moved = abs(before[s] - after[s]) / 2
             self.assertLessEqual(abs(w["predicted_gain_pct"] - gain),
-                                 WITHIN * gain, summary)
+                                 WITHIN * gain + moved, summary)
             self.assertLessEqual(w["low_pct"], gain, summary)
             self.assertGreaterEqual(w["high_pct"], gain, summary)
