@@ -60,7 +60,13 @@ class Capabilities(SyncprofTestCase):
         stderr = seen + prof.unread_stderr + rest
         self.assertEqual(prof.returncode, 0, stderr)
         self.assertNotIn("error", stderr)
-        self.assertNotIn("warning:", stderr)
+        # No warning of a missing capability.  The calibration's warning
+        # that most of its calls were slowed says the machine is busy
+        # (beside other suites), which the capabilities do not decide.
+        warnings = [line for line in stderr.splitlines()
+                    if "warning:" in line
+                    and "calibration unstable" not in line]
+        self.assertEqual(warnings, [], stderr)
         with open(truth) as f:
             expected = json.load(f)
         with open(out) as f:

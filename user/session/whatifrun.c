@@ -444,9 +444,12 @@ static int experiment_lock(struct session *s, struct experiment *e,
 			w.handoff_pct = moved.handoff_pct;
 		}
 		/* Apart: its slope is the delay's CPU, and the queue's
-		   customers are not the progress's. */
+		   customers are not the progress's.  Its holds' CPU per
+		   second from their share, as the CPUs' bound takes it. */
 		if (r.reach == WHATIF_REACH_NO)
 			whatifmodel__apart(&w.p, shorter[i],
+					   r.cpu.hold_cpu_share > 0 ?
+					   r.cpu.hold_cpu_share * r.used :
 					   r.holds_per_s *
 					   (double)r.hold_cpu_ns * 1e-9,
 					   r.used, r.capacity);

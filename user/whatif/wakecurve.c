@@ -22,14 +22,13 @@
  * 150 us, measured alone) was not on the target's own curve, and a
  * flat extension under it read the line's small rise above as a
  * negative rest (-0.3 and -1.4 points where the real gains were 25% and
- * 27% above the slope's).  A longer idle never wakes faster (a deeper idle state, a
- * vCPU its host stopped polling): a point below the one before it is
- * noise, pooled with it until the curve rises or stays (adjacent
- * violators pooled, weighted by their wake-ups).  Between points the
- * curve is linear, past its ends flat (no shrink is read where nothing
- * was measured).  A wake-up whose CPU was
- * busy (it queued behind another task) is off the curve and moves with
- * nothing.
+ * 27% above the slope's).  A longer idle never wakes faster (a deeper
+ * idle state, a vCPU its host stopped polling): a point below the one
+ * before it is noise, pooled with it until the curve rises or stays
+ * (adjacent violators pooled, weighted by their wake-ups).  Between
+ * points the curve is linear, past its ends flat (no shrink is read
+ * where nothing was measured).  A wake-up whose CPU was busy (it
+ * queued behind another task) is off the curve and moves with nothing.
  *
  * The woken handoffs' own idles say where they sit on it.  With holds
  * s shorter an idle shrinks by s x held of itself (held: the share of

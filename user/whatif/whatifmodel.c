@@ -24,14 +24,14 @@
  * against the threads' CPU in the same seconds: a unit's CPU seconds
  * move between phases, the loop slower while a sibling CPU is busy, by
  * a third on one test target where the share moved by 3%), so the rate
- * can grow at most to capacity / (used - freed) of what it was.  One such bound per window,
- * their mean and its interval (the machine's load moves it); the
- * prediction is the lower of the lock's and the CPUs', and says which.
- * On a machine others keep busy, capacity is what the target gets now
- * plus the idle CPUs; a target that needs more may take some from the
- * others, which no measurement of the present shows: the interval's high
- * end is then the bound with every CPU the target's threads could run
- * on (`most`).
+ * can grow at most to capacity / (used - freed) of what it was.  One
+ * such bound per window, their mean and its interval (the machine's
+ * load moves it); the prediction is the lower of the lock's and the
+ * CPUs', and says which.  On a machine others keep busy, capacity is
+ * what the target gets now plus the idle CPUs; a target that needs more
+ * may take some from the others, which no measurement of the present
+ * shows: the interval's high end is then the bound with every CPU the
+ * target's threads could run on (`most`).
  *
  * The CPUs' bound is a bound: near the knee, where the lock and the
  * CPUs both nearly bound, a target runs below both (its threads all
@@ -251,12 +251,12 @@ static double lock_gain(double slope, double shorter)
 
 /*
  * The CPUs' bound, in %, over the reference windows that know their
- * CPUs: the bound of their sums, and as its interval the range the middle 80% of the
- * windows' bounds lay in (the machine's load moves the bound from one
- * window to the next, and the real run sees other windows), widened
- * down to the bound with no more CPU than the target used (idle CPUs
- * others may take first) and up to a CPU per thread; -1 when no window
- * knows.
+ * CPUs: the bound of their sums, and as its interval the range the
+ * middle 80% of the windows' bounds lay in (the machine's load moves
+ * the bound from one window to the next, and the real run sees other
+ * windows), widened down to the bound with no more CPU than the target
+ * used (idle CPUs others may take first) and up to a CPU per thread; -1
+ * when no window knows.
  */
 static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		    const struct whatif_cpu *cpu, struct whatif_prediction *out)

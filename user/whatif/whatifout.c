@@ -37,8 +37,9 @@ static void site_text(const struct whatif_entry *e, char *buf, size_t len)
 bool whatifout__disagree(const struct whatif_entry *e)
 {
 	/* The slope's interval before the CPUs' cap (the queue sees no
-	   CPUs) and before the queue's own gain widened it, and apart by more than a quarter of the slope's gain or
-	   5 points: the two see the same lock through different noise. */
+	   CPUs) and before the queue's own gain widened it, and apart by
+	   more than a quarter of the slope's gain or 5 points: the two
+	   see the same lock through different noise. */
 	double low = fmin(e->p.lock_low_pct, e->p.lock_gain_pct);
 	double high = fmax(e->p.high_pct, e->p.lock_gain_pct);
 	double apart = fabs(e->queue_pct - e->p.lock_gain_pct);
