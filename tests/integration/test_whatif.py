@@ -37,7 +37,7 @@ ENTRY_KEYS = {"object", "object_address", "site", "shorter_pct",
               "delay_budget_ns", "windows", "handoff_ns",
               "handoff_predicted_ns", "handoff_woken_pct", "handoff_gain_pct",
               "probe_ns", "wake_curve", "wakes", "wakes_busy_pct",
-              "handoff_below_curve_pct"}
+              "handoff_below_curve_pct", "handoff_idle_pct"}
 
 
 def machine_ticks():

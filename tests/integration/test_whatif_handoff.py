@@ -128,3 +128,13 @@ class WhatIfHandoff(SyncprofTestCase):
                     100 - e["wakes_busy_pct"], delta=1e-6, msg=e)
             self.assertGreaterEqual(e["handoff_woken_pct"], 0, e)
             self.assertLessEqual(e["handoff_woken_pct"], 100, e)
+            # The handoffs woken on idle CPUs, a share of the time: at
+            # most the handoffs' own (their mean x the holds a second,
+            # one handoff a hold at most), none where every wake-up
+            # found its CPU busy.
+            idle = e["handoff_idle_pct"]
+            self.assertGreaterEqual(idle, 0, e)
+            self.assertLessEqual(idle, e["handoff_ns"] * 1e-9 *
+                                 e["rate_before"] * 100 * 1.5 + 1e-6, e)
+            if e["wakes_busy_pct"] >= 100 - 1e-9:
+                self.assertEqual(idle, 0, e)

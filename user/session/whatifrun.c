@@ -313,6 +313,22 @@ static double handoff_cut(const struct experiment_result *r,
 	return bound * per_s * ws->extra_ns * 1e-9;
 }
 
+/*
+ * The share of a unit's time in handoffs whose waiter was woken on an
+ * idle CPU (whatifmodel.h's handoff_idle); 0 when no wake-up was timed.
+ */
+static double handoff_idle(const struct experiment_result *r,
+			   const struct wakecurve_shift *ws)
+{
+	double per_s;
+
+	if (!r->holds || !(ws->wakes > 0))
+		return 0;
+	per_s = r->holds_per_s * r->wake.n_handoffs / (double)r->holds;
+	return fmin(fmax(per_s * ws->handoff_ns * 1e-9 * ws->woken_share *
+			 (1 - ws->busy_share), 0), 1);
+}
+
 /* The delays of r's windows, as fractions of the hold: each once. */
 static size_t window_delays(const struct experiment_result *r, double *out,
 			    size_t max)
@@ -416,6 +432,8 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		wakecurve__shift(&r.wake, fit.held, shorter[i], delays,
 				 n_delays, &ws);
 		cut = handoff_cut(&r, &fit, &ws);
+		fit.handoff_idle = handoff_idle(&r, &ws);
+		w.handoff_idle = fit.handoff_idle;
 		w.handoff_ns = ws.handoff_ns;
 		w.handoff_after_ns = ws.after_ns;
 		w.handoff_woken = ws.woken_share;

@@ -56,6 +56,9 @@ struct whatif_entry {
 	/* The points of the lock's gain their move past the slope's line
 	   would add (whatifmodel.h's handoff_pct; not in p) */
 	double handoff_pct;
+	/* The share of a unit's time in handoffs woken on an idle CPU
+	   (whatifmodel.h's handoff_idle) */
+	double handoff_idle;
 	struct wakecurve_point curve[WAKECURVE_BINS];
 	size_t n_curve;
 };

@@ -50,6 +50,13 @@ struct whatif_fit {
 	   beyond the slope (the handoffs' wake-ups, wakecurve.c), set by
 	   the caller for each shortening; 0: none. */
 	double handoff_cut;
+	/* The share of a unit's time in handoffs whose waiter was woken on
+	   an idle CPU, set by the caller; 0: none or not known.  Shorter
+	   holds shorten those idles, and a wake-up after a shorter idle
+	   can be faster (a guest's vCPU still polled by its host), which
+	   lengthened holds never show: the interval's high end allows
+	   them to vanish. */
+	double handoff_idle;
 };
 
 /* Whether the lock's holders reach a thread that makes progress

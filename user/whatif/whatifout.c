@@ -166,6 +166,8 @@ static void json_handoffs(json_t *o, const struct whatif_entry *e, int *err)
 	jsonout__set(o, "handoff_woken_pct", timed ?
 		     json_real(e->handoff_woken * 100) : json_null(), err);
 	jsonout__set(o, "handoff_gain_pct", json_real(e->handoff_pct), err);
+	jsonout__set(o, "handoff_idle_pct", e->wakes > 0 ?
+		     json_real(e->handoff_idle * 100) : json_null(), err);
 	jsonout__set(o, "probe_ns", jsonout__uint(e->probe_ns), err);
 	jsonout__set(o, "handoff_below_curve_pct", timed ?
 		     json_real(e->handoff_below * 100) : json_null(), err);
