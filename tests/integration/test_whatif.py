@@ -74,12 +74,15 @@ class WhatIf(SyncprofTestCase):
                                   stdout=subprocess.PIPE, text=True)
         self.children.append(target)
         rates, held, cpus = [], [], []
-        reader = threading.Thread(
-            target=lambda: [(rates.append(float(line.split()[1])),
-                             held.append(float(line.split()[12])),
-                             cpus.append(float(line.split()[7])))
-                            for line in target.stdout],
-            daemon=True)
+
+        def read():
+            # "rate R slow S ab F cpu C handoff H N holdcpu S"
+            for line in target.stdout:
+                words = line.split()
+                rates.append(float(words[1]))
+                cpus.append(float(words[7]))
+                held.append(float(words[12]))
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         stolen_before = machine_ticks()
         prof = self.start_syncprof(["--mode", "contended", "--pid",

@@ -13,10 +13,11 @@
  * (serve__fd, serve__wants) and waits for it at most
  * METRICS_WORKER_READ_WAIT_MS: a busy loop makes the answer older (by
  * at most the loop's own period of reads, reports.c), never later.  A
- * profile's rows are named on the loop, in slices (profile.h: the symbolizer is the
- * loop's, and libdwfl is not thread-safe), and handed back by
- * serve__answer as a job of copies, which the profile worker encodes;
- * meanwhile the HTTP thread and the worker go on serving the others.
+ * profile's rows are named on the loop, in slices (profile.h: the
+ * symbolizer is the loop's, and libdwfl is not thread-safe), and handed
+ * back by serve__answer as a job of copies, which the profile worker
+ * encodes; meanwhile the HTTP thread and the worker go on serving the
+ * others.
  *
  * A request of only empty lines gets no 400: MHD 0.9.75 skips any number
  * of them before a request line, so the header bound shuts it.

@@ -294,6 +294,12 @@ static int choose(struct session *s, const struct seen_lock *seen,
 	return err;
 }
 
+/* The lock's handoffs per second, hold phase. */
+static double handoffs_per_s(const struct experiment_result *r)
+{
+	return r->holds_per_s * r->wake.n_handoffs / (double)r->holds;
+}
+
 /*
  * The share of a unit's time holds `shorter` shorter take off beyond the
  * slope through the handoffs (wakecurve.c): each handoff's extra shrink
@@ -304,13 +310,12 @@ static double handoff_cut(const struct experiment_result *r,
 			  const struct whatif_fit *fit,
 			  const struct wakecurve_shift *ws)
 {
-	double per_s, bound;
+	double bound;
 
 	if (!ws->known || !r->holds || !(fit->held > 0))
 		return 0;
-	per_s = r->holds_per_s * r->wake.n_handoffs / (double)r->holds;
 	bound = fmin(fmax(fit->slope / fit->held, 0), 1);
-	return bound * per_s * ws->extra_ns * 1e-9;
+	return bound * handoffs_per_s(r) * ws->extra_ns * 1e-9;
 }
 
 /*
@@ -320,13 +325,10 @@ static double handoff_cut(const struct experiment_result *r,
 static double handoff_idle(const struct experiment_result *r,
 			   const struct wakecurve_shift *ws)
 {
-	double per_s;
-
 	if (!r->holds || !(ws->wakes > 0))
 		return 0;
-	per_s = r->holds_per_s * r->wake.n_handoffs / (double)r->holds;
-	return fmin(fmax(per_s * ws->handoff_ns * 1e-9 * ws->woken_share *
-			 (1 - ws->busy_share), 0), 1);
+	return fmin(fmax(handoffs_per_s(r) * ws->handoff_ns * 1e-9 *
+			 ws->woken_share * (1 - ws->busy_share), 0), 1);
 }
 
 /* The delays of r's windows, as fractions of the hold: each once. */
@@ -466,10 +468,9 @@ static int experiment_lock(struct session *s, struct experiment *e,
 		   second from their share, as the CPUs' bound takes it. */
 		if (r.reach == WHATIF_REACH_NO)
 			whatifmodel__apart(&w.p, shorter[i],
-					   r.cpu.hold_cpu_share > 0 ?
-					   r.cpu.hold_cpu_share * r.used :
-					   r.holds_per_s *
-					   (double)r.hold_cpu_ns * 1e-9,
+					   whatifmodel__holds_cpu(&r.cpu,
+								  r.used,
+								  r.rate),
 					   r.used, r.capacity);
 		else if (r.rate > 0 &&
 		    !whatifmodel__queue(w.holders, r.holds_per_s / r.rate,

@@ -187,8 +187,6 @@ static int segs_add(struct proc *p, const struct segment *s)
 	return 0;
 }
 
-
-/* The segments of a maps list (see the design comment). */
 /* Whether a file of p's segments is not in maps any more. */
 static bool segs_lost_file(const struct proc *p, const struct procmaps *maps)
 {
@@ -199,6 +197,7 @@ static bool segs_lost_file(const struct proc *p, const struct procmaps *maps)
 	return false;
 }
 
+/* The segments of a maps list (see the design comment). */
 static int segs_from_maps(struct proc *p, const struct procmaps *maps)
 {
 	segs_free(p);

@@ -259,6 +259,13 @@ static double lock_gain(double slope, double shorter)
 	return gain_of_cut(slope * shorter);
 }
 
+double whatifmodel__holds_cpu(const struct whatif_cpu *cpu, double used,
+			      double rate)
+{
+	return cpu->hold_cpu_share > 0 ? cpu->hold_cpu_share * used :
+	       cpu->hold_cpu_per_unit * rate;
+}
+
 /*
  * The CPUs' bound, in %, over the reference windows that know their
  * CPUs: the bound of their sums, and as its interval the range the
@@ -282,9 +289,8 @@ static void cpu_cap(const struct whatif_window *w, size_t n, double shorter,
 		if (w[i].delay != 0 || w[i].used <= 0 || w[i].capacity <= 0 ||
 		    m == WHATIF_MAX_WINDOWS)
 			continue;
-		holds = cpu->hold_cpu_share > 0 ?
-			cpu->hold_cpu_share * w[i].used :
-			fmin(cpu->hold_cpu_per_unit * w[i].rate, w[i].used);
+		holds = fmin(whatifmodel__holds_cpu(cpu, w[i].used, w[i].rate),
+			     w[i].used);
 		left = w[i].used - holds * shorter;
 		if (left <= 0)
 			continue;
@@ -357,6 +363,13 @@ static double knee_gain(double lock, double cpu, double lock_after,
 	       100;
 }
 
+/* A slope with the idle handoffs' share added: at most the whole unit,
+   never less than the slope itself. */
+static double with_idle(double slope, double idle)
+{
+	return fmax(slope, fmin(slope + idle, 1));
+}
+
 void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 			  const struct whatif_window *w, size_t n,
 			  const struct whatif_cpu *cpu,
@@ -377,7 +390,7 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	/* Handoffs woken on idle CPUs shrink with the holds, in
 	   proportion (their idles do), up to the whole unit. */
 	double idle = fmin(fmax(fit->handoff_idle, 0), 1);
-	double point = fmax(slope, fmin(slope + idle, 1));
+	double point = with_idle(slope, idle);
 	double plain, bare;
 
 	*out = (struct whatif_prediction){ .cap_pct = -1 };
@@ -391,11 +404,11 @@ void whatifmodel__predict(const struct whatif_fit *fit, double shorter,
 	   slope at most the whole lock), the interval spans both. */
 	if (out->at_held) {
 		double whole = fmin(fit->slope, 1);
-		double with_idle = fmax(whole, fmin(fit->slope + idle, 1));
+		double whole_idle = with_idle(whole, idle);
 
 		out->lock_gain_pct = (out->lock_gain_pct +
-				      gain_of_cut(with_idle * shorter + h)) / 2;
-		plain = (plain + gain_of_cut(with_idle * shorter)) / 2;
+				      gain_of_cut(whole_idle * shorter + h)) / 2;
+		plain = (plain + gain_of_cut(whole_idle * shorter)) / 2;
 		bare = (bare + gain_of_cut(whole * shorter)) / 2;
 	}
 	out->handoff_pct = out->lock_gain_pct - plain;

@@ -139,6 +139,14 @@ int whatifmodel__queue(unsigned int threads, double visits, double hold_s,
 void whatifmodel__span_queue(struct whatif_prediction *p, double queue_pct);
 
 /*
+ * The CPUs the lock's holds take, of `used` CPUs at `rate` units per
+ * second: their share of the CPU used, when known, else their seconds
+ * a unit at that rate.
+ */
+double whatifmodel__holds_cpu(const struct whatif_cpu *cpu, double used,
+			      double rate);
+
+/*
  * A lock apart from the progress (WHATIF_REACH_NO): holds `shorter`
  * shorter free that share of their CPU (hold_cpu_per_s: seconds on a
  * CPU per second) for the target's threads, which used `used` CPUs and
